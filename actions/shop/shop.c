@@ -1,0 +1,3 @@
+#include "common.h"
+#include "handler.h"
+const struct handler_def shop_handlers[] = {{NULL, NULL}};

@@ -1,0 +1,99 @@
+/*
+ * bounds.h - every limit of gemini-agent, in one place, with its reason.
+ *
+ * The BOUND_* values are hard ceilings. Configuration (conf/agent.yaml) may
+ * only lower the ones it names; config.c refuses a value above the ceiling.
+ * The DEFAULT_* values are what a key that is absent from the config means.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_BOUNDS_H
+#define APP_BOUNDS_H
+
+/* --- request bodies ---------------------------------------------------- */
+
+/* Largest request body we ever accept: a long chat history plus page state
+ * fits in a few hundred KB; 8 MiB is far past any honest client. */
+#define BOUND_BODY_BYTES   (8u * 1024 * 1024)
+#define DEFAULT_BODY_BYTES (1024u * 1024)
+
+/* JSON nesting of request bodies. Page state and schemas are shallow; deep
+ * nesting is only ever an attack on recursive code (ours or jansson's). */
+#define BOUND_JSON_DEPTH 32
+
+/* --- chat protocol (used by the chat routes) ---------------------------- */
+
+#define BOUND_HISTORY_TURNS       2000
+#define DEFAULT_HISTORY_TURNS     200
+#define BOUND_TOOLS               512
+#define DEFAULT_TOOLS             128
+#define BOUND_PAGE_STATE_BYTES    (4u * 1024 * 1024)
+#define DEFAULT_PAGE_STATE_BYTES  (256u * 1024)
+/* Gemini calls per request; the issue fixes the clamp at 1..15. */
+#define BOUND_LOOP_STEPS          15
+#define DEFAULT_LOOP_STEPS        8
+
+/* --- time ---------------------------------------------------------------- */
+
+/* Total deadline of one Gemini call, retries included. It must end before
+ * nginx's fastcgi_read_timeout (nginx/gemini-agent.conf sets 300 s). */
+#define BOUND_GEMINI_TIMEOUT_MS   280000
+#define DEFAULT_GEMINI_TIMEOUT_MS 60000
+#define BOUND_ACTION_TIMEOUT_MS   120000
+#define DEFAULT_ACTION_TIMEOUT_MS 10000
+
+/* --- workers ------------------------------------------------------------- */
+
+#define BOUND_WORKERS             64
+#define DEFAULT_WORKERS           2
+#define BOUND_REQUESTS_PER_WORKER 100000000L
+
+/* A worker that dies sooner than this after it started counts as a crash
+ * loop; its replacement waits BACKOFF_MIN_MS, doubling to BACKOFF_MAX_MS. */
+#define WORKER_CRASH_WINDOW_MS 1000
+#define WORKER_BACKOFF_MIN_MS  100
+#define WORKER_BACKOFF_MAX_MS  5000
+/* How long a stopping master waits for workers to finish requests in
+ * flight before it kills them: a whole Gemini call plus margin. */
+#define WORKER_STOP_GRACE_MS   (BOUND_GEMINI_TIMEOUT_MS + 5000)
+
+/* --- YAML files (agent.yaml, plugin.yaml, .jay-action) -------------------- */
+
+/* libyaml 0.2.5 has no nesting limit of its own: we stop at this depth. */
+#define BOUND_YAML_DEPTH  32
+/* Nodes per YAML document: a .jay-action has tens; this refuses billions. */
+#define BOUND_YAML_NODES  20000
+/* Bytes per YAML file. */
+#define BOUND_YAML_BYTES  (1024u * 1024)
+
+/* --- server actions ------------------------------------------------------ */
+
+#define BOUND_PLUGINS             64
+#define BOUND_ACTIONS             512
+/* Names: `<plugin>.<name>`; each part is an identifier of this length. */
+#define BOUND_NAME_LEN            64
+/* JSON Schema nesting in a .jay-action (also caps validator recursion). */
+#define BOUND_SCHEMA_DEPTH        BOUND_JSON_DEPTH
+/* Longest POSIX ERE `pattern` we compile. */
+#define BOUND_PATTERN_LEN         1024
+/* Serialized output of one action; more is a handler bug, not a result. */
+#define BOUND_ACTION_OUTPUT_BYTES (1024u * 1024)
+
+/* --- paths --------------------------------------------------------------- */
+
+#define BOUND_PATH_LEN 4096
+
+#if DEFAULT_BODY_BYTES > BOUND_BODY_BYTES
+#error "DEFAULT_BODY_BYTES exceeds BOUND_BODY_BYTES"
+#endif
+#if DEFAULT_LOOP_STEPS > BOUND_LOOP_STEPS
+#error "DEFAULT_LOOP_STEPS exceeds BOUND_LOOP_STEPS"
+#endif
+#if DEFAULT_GEMINI_TIMEOUT_MS > BOUND_GEMINI_TIMEOUT_MS
+#error "DEFAULT_GEMINI_TIMEOUT_MS exceeds BOUND_GEMINI_TIMEOUT_MS"
+#endif
+#if BOUND_SCHEMA_DEPTH > BOUND_JSON_DEPTH
+#error "a schema may not nest deeper than the JSON that carries it"
+#endif
+
+#endif /* APP_BOUNDS_H */

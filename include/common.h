@@ -1,0 +1,44 @@
+/*
+ * common.h - first include of every .c file in gemini-agent.
+ *
+ * Feature-test macros, compiler attributes and a few tiny helpers that every
+ * module uses. It holds no state and declares no functions of its own.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_COMMON_H
+#define APP_COMMON_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* ppoll, accept4, memmem; glibc only, like our deploys */
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTR_FMT(f, a) __attribute__((format(printf, f, a)))
+#define ATTR_WUR       __attribute__((warn_unused_result))
+#define NORETURN       __attribute__((noreturn))
+#define UNUSED         __attribute__((unused))
+#else
+#define ATTR_FMT(f, a)
+#define ATTR_WUR
+#define NORETURN
+#define UNUSED
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * TESTABLE marks functions that are static in the program but visible to the
+ * Check suites, so tests reach parser internals without widening the API.
+ */
+#ifdef TESTING
+#define TESTABLE
+#else
+#define TESTABLE static
+#endif
+
+#endif /* APP_COMMON_H */

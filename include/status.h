@@ -1,0 +1,81 @@
+/*
+ * status.h - what went wrong, as a value: status codes and error detail.
+ *
+ * Every failure in gemini-agent is an `enum status` plus a message a user can
+ * act on. status.c holds the one table that maps a status to its wire code
+ * (the snake_case `error.code` of the JSON envelope) and its HTTP status;
+ * nothing else decides between 400, 413 or 502.
+ *
+ * Not here: writing the error to the client (see reply.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_STATUS_H
+#define APP_STATUS_H
+
+#include "common.h"
+
+/* Append only: values may be logged or tested by number. */
+enum status {
+    ST_OK = 0,
+    ST_INTERNAL,          /* 500 internal_error: our bug or the OS failed */
+    ST_NO_MEMORY,         /* 500 internal_error */
+    ST_INVALID_JSON,      /* 400 invalid_json: syntax, UTF-8, duplicates, depth */
+    ST_BAD_REQUEST,       /* 400 bad_request: JSON of the wrong shape */
+    ST_BAD_LENGTH,        /* 400 bad_content_length: garbage CONTENT_LENGTH */
+    ST_SHORT_BODY,        /* 400 incomplete_body: fewer bytes than announced */
+    ST_NOT_FOUND,         /* 404 not_found: no such route */
+    ST_UNKNOWN_ACTION,    /* 404 unknown_action */
+    ST_METHOD,            /* 405 method_not_allowed */
+    ST_TOO_LARGE,         /* 413 payload_too_large */
+    ST_MEDIA_TYPE,        /* 415 unsupported_media_type */
+    ST_SCHEMA,            /* 422 schema_violation */
+    ST_ACTION_FAILED,     /* 500 action_failed: a handler reported failure */
+    ST_CONFIG,            /* 500 config_error: a config file is wrong */
+    ST_NOT_CONFIGURED,    /* 503 not_configured: e.g. no API key */
+    ST_INVALID_HISTORY,   /* 400 invalid_history */
+    ST_TOOL_CONFLICT,     /* 400 tool_name_conflict */
+    ST_UPSTREAM_AUTH,     /* 502 upstream_auth */
+    ST_UPSTREAM_REJECTED, /* 502 upstream_rejected */
+    ST_UPSTREAM_RATE,     /* 503 upstream_rate_limited */
+    ST_UPSTREAM_DOWN,     /* 503 upstream_unavailable */
+    ST_UPSTREAM_TIMEOUT,  /* 504 upstream_timeout */
+    ST_UPSTREAM_BAD,      /* 502 upstream_bad_response */
+    ST_IO,                /* 500 internal_error: a file could not be read */
+    ST__COUNT
+};
+
+/* Longest error message we keep; longer ones are cut at a UTF-8 boundary. */
+#define STATUS_TEXT_MAX 384
+
+/*
+ * The caller owns the detail. First error wins: once `code` is set, later
+ * status_set() calls leave it alone, so the root cause survives cleanup.
+ * Zero-initialise (`struct status_error err = {0};`) before first use.
+ */
+struct status_error {
+    enum status code;
+    char text[STATUS_TEXT_MAX];
+};
+
+/*
+ * Record `code` and a printf-style message in `e` unless it already holds
+ * an error. `e` may be NULL. Always returns -1, so callers can write
+ * `return status_set(err, ST_X, "...");`.
+ */
+int status_set(struct status_error *e, enum status code, const char *fmt, ...)
+    ATTR_FMT(3, 4);
+
+/* Forget a recorded error (used where a failure is expected and handled). */
+void status_clear(struct status_error *e);
+
+/* The snake_case wire code of `code`, e.g. "payload_too_large". Static. */
+const char *status_code(enum status code);
+
+/* The HTTP status for `code`, e.g. 413. ST_OK maps to 200. */
+int status_http(enum status code);
+
+/* The HTTP reason phrase for an HTTP status, e.g. "Payload Too Large". */
+const char *status_reason(int http);
+
+#endif /* APP_STATUS_H */

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Install every Debian package the build and the tests need.
+# Safe to run twice: apt-get install skips what is already there.
+set -eu
+PKGS="build-essential pkg-config clang libfcgi-dev libfcgi-bin libcurl4-openssl-dev \
+libyaml-dev libjansson-dev check nginx curl python3 wrk"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+        || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q --no-install-recommends $missing
