@@ -1,0 +1,30 @@
+/*
+ * worker.h - serve requests: a FastCGI worker loop, or one CGI request.
+ *
+ * A worker owns one arena (reset after every request) and reads the
+ * immutable config it was forked with. It handles one request at a time;
+ * SIGTERM/SIGINT are held while a request is in flight and only acted on
+ * between requests, so a stopping worker always finishes what it started.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_WORKER_H
+#define APP_WORKER_H
+
+#include "common.h"
+
+struct config;
+
+/*
+ * Accept and answer FastCGI requests on `listen_fd` (non-blocking, shared
+ * with sibling workers) until SIGTERM/SIGINT or, when the config sets
+ * maxRequestsPerWorker, until that many requests were served. Returns the
+ * process exit code: 0 for a normal stop or recycle.
+ */
+int worker_run(const struct config *cfg, int listen_fd);
+
+/* Answer the one CGI request described by the environment and stdin.
+ * Returns the process exit code. */
+int worker_cgi(const struct config *cfg);
+
+#endif /* APP_WORKER_H */

@@ -1,0 +1,160 @@
+/*
+ * dispatch.c - routing table and the request path.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "common.h"
+#include "dispatch.h"
+#include "action.h"
+#include "arena.h"
+#include "config.h"
+#include "httpio.h"
+#include "jschema.h"
+#include "logmsg.h"
+#include "plugin.h"
+#include "reply.h"
+#include "request.h"
+#include "status.h"
+
+#include <jansson.h>
+#include <string.h>
+
+/* What a route's work needs; lives for one request. */
+struct exchange {
+    const struct config *cfg;
+    struct httpio *io;
+    struct arena *arena;
+    const char *arg;     /* the path after a prefix route, e.g. "shop.x" */
+    json_t *body;        /* decoded request body, arena-owned; or NULL */
+    json_t *err_details; /* extra members of the error object; or NULL */
+    int status;          /* HTTP status of the answer */
+};
+
+typedef int (*route_fn)(struct exchange *x, struct status_error *err);
+
+struct route {
+    const char *path;  /* exact; or a prefix when it ends with '/' */
+    const char *method;
+    bool takes_body;
+    route_fn run;
+};
+
+/* GET /_jay/actions: the listing is built once when plugins load. */
+static int
+route_list_actions(struct exchange *x, struct status_error *err)
+{
+    const struct plugin_set *ps = x->cfg->plugins;
+
+    (void)err;
+    x->status = 200;
+    return reply_raw(x->io, 200, NULL, ps->listing_json, ps->listing_len);
+}
+
+/* POST /_jay/actions/<plugin>.<name>: the body is the action's input. */
+static int
+route_run_action(struct exchange *x, struct status_error *err)
+{
+    const struct plugin_action *act = plugin_find(x->cfg->plugins, x->arg);
+    struct jschema_fail fail = {0};
+    json_t *out;
+
+    if (act == NULL)
+        return status_set(err, ST_UNKNOWN_ACTION,
+                          "there is no action named '%s'; GET /_jay/actions "
+                          "lists them",
+                          x->arg);
+    if (action_run(x->cfg, act, x->body, x->arena, &out, &fail, err) != 0) {
+        if (err->code == ST_SCHEMA)
+            x->err_details = arena_take_json(
+                x->arena, json_pack("{s:s, s:s}", "path", fail.path, "rule",
+                                    fail.rule ? fail.rule : ""));
+        return -1;
+    }
+    x->status = 200;
+    return reply_json(x->io, 200, out);
+}
+
+/* Every route. Paths ending in '/' match as prefixes (the rest is `arg`). */
+static const struct route routes[] = {
+    {"/_jay/actions", "GET", false, route_list_actions},
+    {"/_jay/actions/", "POST", true, route_run_action},
+};
+
+/*
+ * Find the route for `path`. A path that exists with another method sets
+ * *allow to that method (for 405); no route at all returns NULL too.
+ */
+static const struct route *
+route_find(const char *method, const char *path, const char **arg,
+           const char **allow)
+{
+    *allow = NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
+        const struct route *r = &routes[i];
+        size_t n = strlen(r->path);
+        bool prefix = r->path[n - 1] == '/';
+        bool hit;
+
+        if (prefix)
+            hit = strncmp(path, r->path, n) == 0 && path[n] != '\0' &&
+                  strchr(path + n, '/') == NULL;
+        else
+            hit = strcmp(path, r->path) == 0 ||
+                  (strncmp(path, r->path, n) == 0 && strcmp(path + n, "/") == 0);
+        if (!hit)
+            continue;
+        if (strcmp(method, r->method) != 0) {
+            *allow = r->method;
+            continue;
+        }
+        *arg = prefix ? path + n : NULL;
+        return r;
+    }
+    return NULL;
+}
+
+int
+dispatch_request(const struct config *cfg, struct httpio *io, struct arena *a)
+{
+    struct exchange x = {cfg, io, a, NULL, NULL, NULL, 0};
+    struct status_error err = {0};
+    struct request_head head = {"", ""};
+    const struct route *r;
+    const char *allow = NULL;
+    char allow_hdr[64] = "";
+    int rc;
+
+    /* 1: which route, and is the method right */
+    rc = request_head(io, a, &head, &err);
+    if (rc != 0)
+        goto out;
+    r = route_find(head.method, head.path, &x.arg, &allow);
+    if (r == NULL) {
+        if (allow != NULL) {
+            snprintf(allow_hdr, sizeof(allow_hdr), "Allow: %s\r\n", allow);
+            rc = status_set(&err, ST_METHOD, "use %s for %s", allow,
+                            head.path);
+        } else {
+            rc = status_set(&err, ST_NOT_FOUND, "no route for %s", head.path);
+        }
+        goto out;
+    }
+    /* 2: the body: content type, length, bytes, strict JSON */
+    if (r->takes_body) {
+        rc = request_json_body(io, (size_t)cfg->limits.max_body_bytes, a,
+                               &x.body, &err);
+        if (rc != 0)
+            goto out;
+    }
+    /* 3: the route's own work, which writes the answer on success */
+    rc = r->run(&x, &err);
+out:
+    if (rc != 0 && !io->replied) {
+        x.status = status_http(err.code);
+        if (x.status >= 500)
+            log_err("%s %s: %s: %s", head.method, head.path,
+                    status_code(err.code), err.text);
+        reply_error(io, &err, x.err_details, allow_hdr[0] ? allow_hdr : NULL);
+    }
+    return io->replied ? x.status : 0;
+}
