@@ -8,7 +8,9 @@
  *   - explicit tags (`!foo`, `!!str`) are refused;
  *   - nesting deeper than BOUND_YAML_DEPTH and more than BOUND_YAML_NODES
  *     nodes are refused as soon as they are seen (libyaml 0.2.5 has no
- *     nesting limit of its own: a 100 000-deep file must fail fast);
+ *     nesting limit of its own: a 100 000-deep file must fail fast). The
+ *     root mapping or sequence is depth 1, a collection inside it depth 2;
+ *     scalars add no depth. Every node counts, mapping keys included;
  *   - files over BOUND_YAML_BYTES, several documents in one file, and
  *     duplicate keys in a mapping are refused.
  * Nodes live in the caller's arena. Scalars keep their text and whether they
@@ -66,7 +68,9 @@ bool ydoc_bool(const struct ydoc_node *n, bool *out);
 bool ydoc_int(const struct ydoc_node *n, long long *out);
 /* Any number, including integers, .inf/.nan excluded. */
 bool ydoc_number(const struct ydoc_node *n, double *out);
-/* A string scalar: quoted, or plain and not null/bool/number. */
+/* A string scalar: quoted, or plain and not null/bool/number. NULL also for
+ * a string with an embedded NUL (a "\0" escape), so callers never see a
+ * truncated string; ydoc_to_json() keeps those whole. */
 const char *ydoc_string(const struct ydoc_node *n);
 
 /* A readable name of the node's kind or type for messages:

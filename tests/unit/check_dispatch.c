@@ -1,0 +1,464 @@
+/*
+ * check_dispatch.c - the request path without a web server: routing,
+ * methods, content type and length, strict JSON, schema violations, the
+ * error envelope and its headers. A memory transport stands in for
+ * FastCGI (httpio.h), so every case runs the exact code a worker runs.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "common.h"
+#include "arena.h"
+#include "config.h"
+#include "diag.h"
+#include "dispatch.h"
+#include "httpio.h"
+#include "jsonin.h"
+#include "request.h"
+#include "sbuf.h"
+#include "status.h"
+
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* --- a memory transport ---------------------------------------------------- */
+
+struct memio {
+    const char *const *params; /* name, value, name, value, ..., NULL */
+    const char *body;
+    size_t body_len, pos;
+    struct sbuf out;
+};
+
+static const char *
+mem_param(void *ctx, const char *name)
+{
+    struct memio *m = ctx;
+    for (size_t i = 0; m->params[i]; i += 2)
+        if (strcmp(m->params[i], name) == 0)
+            return m->params[i + 1];
+    return NULL;
+}
+
+static long
+mem_read(void *ctx, char *buf, size_t n)
+{
+    struct memio *m = ctx;
+    size_t left = m->body_len - m->pos;
+    /* Hand out at most 7 bytes at a time: the reader must loop. */
+    size_t k = n < left ? n : left;
+    k = k > 7 ? 7 : k;
+    memcpy(buf, m->body + m->pos, k);
+    m->pos += k;
+    return (long)k;
+}
+
+static int
+mem_write(void *ctx, const char *buf, size_t n)
+{
+    struct memio *m = ctx;
+    return sbuf_add(&m->out, buf, n);
+}
+
+static const struct httpio_ops mem_ops = {mem_param, mem_read, mem_write};
+
+/* --- fixture: the real shop plugin, data in a temp dir -------------------- */
+
+static struct config *cfg;
+static char tmpdir[64];
+
+static void
+setup(void)
+{
+    char path[512];
+    struct diag d = DIAG_INIT;
+    FILE *f;
+
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/ga-dispatch-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    snprintf(path, sizeof(path), "%s/agent.yaml", tmpdir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "actions: [%s/../../actions]\n"
+            "dataDir: %s/var\n"
+            "gemini: %s/.gemini.yaml\n"
+            "limits: {maxBodyBytes: 4096}\n",
+            getcwd((char[512]){0}, 512), tmpdir, tmpdir);
+    fclose(f);
+    cfg = config_load(path, &d);
+    ck_assert_ptr_nonnull(cfg);
+    diag_release(&d);
+}
+
+static void
+teardown(void)
+{
+    char cmd[600];
+    config_free(cfg);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Run one request; returns the status and fills *body_out (caller frees)
+ * and the raw head into head[]. */
+struct result {
+    int status;
+    char head[1024];
+    json_t *body;
+};
+
+static struct result
+run(const char *method, const char *uri, const char *ctype, const char *clen,
+    const char *body)
+{
+    const char *params[] = {"REQUEST_METHOD", method, "DOCUMENT_URI", uri,
+                            "CONTENT_TYPE", ctype, "CONTENT_LENGTH", clen,
+                            NULL};
+    struct memio m = {params, body ? body : "", body ? strlen(body) : 0, 0,
+                      {0}};
+    struct httpio io = {&mem_ops, &m, false};
+    struct arena a;
+    struct result r = {0};
+    char lenbuf[32];
+
+    if (clen == NULL && body != NULL) {
+        snprintf(lenbuf, sizeof(lenbuf), "%zu", strlen(body));
+        params[7] = lenbuf;
+    }
+    /* NULL values end the list early; keep the list dense instead. */
+    const char *dense[10];
+    size_t n = 0;
+    for (size_t i = 0; i < 8; i += 2)
+        if (params[i + 1] != NULL) {
+            dense[n++] = params[i];
+            dense[n++] = params[i + 1];
+        }
+    dense[n] = NULL;
+    m.params = dense;
+    sbuf_init(&m.out, 1 << 20);
+    arena_init(&a);
+    r.status = dispatch_request(cfg, &io, &a);
+    arena_release(&a);
+    const char *sep = strstr(m.out.buf, "\r\n\r\n");
+    ck_assert_ptr_nonnull(sep);
+    snprintf(r.head, sizeof(r.head), "%.*s", (int)(sep - m.out.buf),
+             m.out.buf);
+    r.body = json_loads(sep + 4, 0, NULL);
+    ck_assert_msg(r.body != NULL, "body is not JSON: %s", sep + 4);
+    sbuf_release(&m.out);
+    return r;
+}
+
+static const char *
+err_code(const struct result *r)
+{
+    return json_string_value(
+        json_object_get(json_object_get(r->body, "error"), "code"));
+}
+
+static const char *
+err_field(const struct result *r, const char *k)
+{
+    return json_string_value(
+        json_object_get(json_object_get(r->body, "error"), k));
+}
+
+/* --- table: every error status of the HTTP contract --------------------- */
+
+struct http_case {
+    const char *name, *method, *uri, *ctype, *clen, *body;
+    int status;
+    const char *code;
+    const char *msg_has; /* substring of error.message, or NULL */
+};
+
+static const char *const J = "application/json";
+
+static const struct http_case http_cases[] = {
+    {"unknown route", "GET", "/nothing", NULL, NULL, NULL, 404, "not_found",
+     "/nothing"},
+    {"unknown api route", "POST", "/api/agent/nope", J, NULL, "{}", 404,
+     "not_found", NULL},
+    {"unknown action", "POST", "/_jay/actions/shop.nope", J, NULL, "{}", 404,
+     "unknown_action", "shop.nope"},
+    {"nested path is not an action", "POST", "/_jay/actions/shop/x", J, NULL,
+     "{}", 404, "not_found", NULL},
+    {"GET on an action", "GET", "/_jay/actions/shop.searchProducts", NULL,
+     NULL, NULL, 405, "method_not_allowed", "POST"},
+    {"POST on the list", "POST", "/_jay/actions", J, NULL, "{}", 405,
+     "method_not_allowed", "GET"},
+    {"DELETE on the list", "DELETE", "/_jay/actions", NULL, NULL, NULL, 405,
+     "method_not_allowed", NULL},
+    {"no content type", "POST", "/_jay/actions/shop.searchProducts", NULL,
+     NULL, "{}", 415, "unsupported_media_type", "application/json"},
+    {"text/plain", "POST", "/_jay/actions/shop.searchProducts", "text/plain",
+     NULL, "{}", 415, "unsupported_media_type", NULL},
+    {"json-ish prefix", "POST", "/_jay/actions/shop.searchProducts",
+     "application/jsonx", NULL, "{}", 415, "unsupported_media_type", NULL},
+    {"length garbage", "POST", "/_jay/actions/shop.searchProducts", J, "12abc",
+     "{}", 400, "bad_content_length", NULL},
+    {"length negative", "POST", "/_jay/actions/shop.searchProducts", J, "-1",
+     "{}", 400, "bad_content_length", NULL},
+    {"length overflow", "POST", "/_jay/actions/shop.searchProducts", J,
+     "99999999999999999999999", "{}", 400, "bad_content_length", NULL},
+    {"length with space", "POST", "/_jay/actions/shop.searchProducts", J,
+     " 2", "{}", 400, "bad_content_length", NULL},
+    {"too large by header", "POST", "/_jay/actions/shop.searchProducts", J,
+     "4097", "{}", 413, "payload_too_large", "4096"},
+    {"short body", "POST", "/_jay/actions/shop.searchProducts", J, "50",
+     "{\"query\":\"x\"}", 400, "incomplete_body", "13 of 50"},
+    {"empty body", "POST", "/_jay/actions/shop.searchProducts", J, "0", "",
+     400, "invalid_json", "empty"},
+    {"syntax", "POST", "/_jay/actions/shop.searchProducts", J, NULL,
+     "{\"query\":}", 400, "invalid_json", "line 1, column"},
+    {"duplicate key", "POST", "/_jay/actions/shop.searchProducts", J, NULL,
+     "{\"query\":\"a\",\"query\":\"b\"}", 400, "invalid_json", "duplicate"},
+    {"lone surrogate", "POST", "/_jay/actions/shop.searchProducts", J, NULL,
+     "{\"query\":\"\\ud800\"}", 400, "invalid_json", "Unicode"},
+    {"NUL escape", "POST", "/_jay/actions/shop.searchProducts", J, NULL,
+     "{\"query\":\"a\\u0000\"}", 400, "invalid_json", "u0000"},
+    {"invalid UTF-8", "POST", "/_jay/actions/shop.searchProducts", J, NULL,
+     "{\"query\":\"\xc3\x28\"}", 400, "invalid_json", "line 1"},
+    {"too deep", "POST", "/_jay/actions/shop.searchProducts", J, NULL,
+     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+     400, "invalid_json", "deeper than 32"},
+    {"wrong type", "POST", "/_jay/actions/shop.searchProducts", J, NULL,
+     "{\"query\":5}", 422, "schema_violation", "/query"},
+    {"missing required", "POST", "/_jay/actions/shop.searchProducts", J, NULL,
+     "{}", 422, "schema_violation", "query"},
+    {"extra property", "POST", "/_jay/actions/shop.searchProducts", J, NULL,
+     "{\"query\":\"a\",\"colour\":1}", 422, "schema_violation", "colour"},
+    {"rating too high", "POST", "/_jay/actions/shop.addReview", J, NULL,
+     "{\"productId\":\"p001\",\"rating\":6,\"text\":\"x\"}", 422,
+     "schema_violation", "/rating"},
+    {"rating as string", "POST", "/_jay/actions/shop.addReview", J, NULL,
+     "{\"productId\":\"p001\",\"rating\":\"5\",\"text\":\"x\"}", 422,
+     "schema_violation", "/rating"},
+    {"array where object wanted", "POST", "/_jay/actions/shop.searchProducts",
+     J, NULL, "[]", 422, "schema_violation", NULL},
+    {"unknown slug", "POST", "/_jay/actions/shop.getProductBySlug", J, NULL,
+     "{\"slug\":\"no-such-thing\"}", 404, "not_found", "no-such-thing"},
+    {"HTTP-only action wants an object", "POST",
+     "/_jay/actions/shop.listCategories", J, NULL, "[1]", 400, "bad_request",
+     NULL},
+};
+
+START_TEST(http_errors)
+{
+    const struct http_case *c = &http_cases[_i];
+    struct result r = run(c->method, c->uri, c->ctype, c->clen, c->body);
+
+    ck_assert_msg(r.status == c->status, "%s: status %d, want %d", c->name,
+                  r.status, c->status);
+    ck_assert_msg(err_code(&r) && strcmp(err_code(&r), c->code) == 0,
+                  "%s: code %s, want %s", c->name, err_code(&r), c->code);
+    const char *msg = err_field(&r, "message");
+    ck_assert_msg(msg && msg[0], "%s: no message", c->name);
+    if (c->msg_has)
+        ck_assert_msg(strstr(msg, c->msg_has), "%s: message '%s' lacks '%s'",
+                      c->name, msg, c->msg_has);
+    /* Headers every JSON answer carries. */
+    ck_assert(strstr(r.head, "Content-Type: application/json; charset=utf-8"));
+    ck_assert(strstr(r.head, "X-Content-Type-Options: nosniff"));
+    ck_assert(strstr(r.head, "Cache-Control: no-store"));
+    if (c->status == 405)
+        ck_assert_msg(strstr(r.head, "\r\nAllow: "), "%s: no Allow", c->name);
+    json_decref(r.body);
+}
+END_TEST
+
+/* --- success paths ---------------------------------------------------------- */
+
+START_TEST(list_shows_exposed_actions_only)
+{
+    struct result r = run("GET", "/_jay/actions", NULL, NULL, NULL);
+    json_t *list = json_object_get(r.body, "actions");
+    size_t i;
+    json_t *a;
+    bool search = false, review_side = false;
+
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_array_size(list), 3);
+    json_array_foreach(list, i, a) {
+        const char *n = json_string_value(json_object_get(a, "name"));
+        ck_assert_str_ne(n, "shop.listCategories");
+        ck_assert(json_is_object(json_object_get(a, "inputSchema")));
+        search |= strcmp(n, "shop.searchProducts") == 0;
+        if (strcmp(n, "shop.addReview") == 0)
+            review_side = json_is_true(json_object_get(a, "sideEffects"));
+    }
+    ck_assert(search);
+    ck_assert(review_side);
+    json_decref(r.body);
+    /* trailing slash is the same list */
+    r = run("GET", "/_jay/actions/", NULL, NULL, NULL);
+    ck_assert_int_eq(r.status, 200);
+    json_decref(r.body);
+}
+END_TEST
+
+START_TEST(search_is_case_insensitive_and_limited)
+{
+    struct result r = run("POST", "/_jay/actions/shop.searchProducts",
+                          "Application/JSON; charset=utf-8", NULL,
+                          "{\"query\":\"KEYBOARD\",\"limit\":2}");
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(json_array_size(json_object_get(r.body, "products")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "total")), 3);
+    json_decref(r.body);
+    /* category matches too */
+    r = run("POST", "/_jay/actions/shop.searchProducts", J, NULL,
+            "{\"query\":\"hubs & adapters\"}");
+    ck_assert_int_eq(json_integer_value(json_object_get(r.body, "total")), 3);
+    json_decref(r.body);
+}
+END_TEST
+
+START_TEST(review_is_appended)
+{
+    char path[600], line[512];
+    struct result r = run(
+        "POST", "/_jay/actions/shop.addReview", J, NULL,
+        "{\"productId\":\"p004\",\"rating\":5,\"text\":\"Great hub \\u00e9\"}");
+    FILE *f;
+    int lines = 0;
+
+    ck_assert_int_eq(r.status, 200);
+    ck_assert(json_is_true(json_object_get(r.body, "ok")));
+    json_decref(r.body);
+    /* a rejected review adds nothing */
+    r = run("POST", "/_jay/actions/shop.addReview", J, NULL,
+            "{\"productId\":\"nope\",\"rating\":5,\"text\":\"x\"}");
+    ck_assert_int_eq(r.status, 404);
+    json_decref(r.body);
+    snprintf(path, sizeof(path), "%s/var/shop-reviews.jsonl", tmpdir);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof(line), f)) {
+        json_t *v = json_loads(line, 0, NULL);
+        ck_assert_ptr_nonnull(v);
+        ck_assert_str_eq(json_string_value(json_object_get(v, "productId")),
+                         "p004");
+        json_decref(v);
+        lines++;
+    }
+    fclose(f);
+    ck_assert_int_eq(lines, 1);
+}
+END_TEST
+
+START_TEST(route_from_request_uri_and_script_name)
+{
+    const char *p1[] = {"REQUEST_METHOD", "GET", "REQUEST_URI",
+                        "/_jay/actions?x=/y", NULL};
+    const char *p2[] = {"REQUEST_METHOD", "GET", "SCRIPT_NAME", "/_jay",
+                        "PATH_INFO", "/actions", NULL};
+    const char *const *sets[] = {p1, p2};
+
+    for (size_t i = 0; i < 2; i++) {
+        struct memio m = {sets[i], "", 0, 0, {0}};
+        struct httpio io = {&mem_ops, &m, false};
+        struct arena a;
+        sbuf_init(&m.out, 1 << 20);
+        arena_init(&a);
+        ck_assert_int_eq(dispatch_request(cfg, &io, &a), 200);
+        arena_release(&a);
+        sbuf_release(&m.out);
+    }
+}
+END_TEST
+
+/* --- Content-Length parsing, directly -------------------------------------- */
+
+START_TEST(content_length_table)
+{
+    static const struct {
+        const char *in;
+        int rc;
+        size_t want;
+    } t[] = {
+        {NULL, 0, 0},          {"", 0, 0},
+        {"0", 0, 0},           {"17", 0, 17},
+        {"00017", 0, 17},      {"18446744073709551615", 0, SIZE_MAX},
+        {"18446744073709551616", -1, 0},
+        {"+1", -1, 0},         {"1 ", -1, 0},
+        {"0x10", -1, 0},       {"1e3", -1, 0},
+        {"999999999999999999999999999", -1, 0},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+        struct status_error e = {0};
+        size_t v = 99;
+        int rc = request_parse_length(t[i].in, &v, &e);
+        ck_assert_msg(rc == t[i].rc, "'%s'", t[i].in ? t[i].in : "(null)");
+        if (rc == 0)
+            ck_assert_uint_eq(v, t[i].want);
+        else
+            ck_assert_int_eq(e.code, ST_BAD_LENGTH);
+    }
+}
+END_TEST
+
+/* --- jsonin: depth is counted outside strings only ------------------------ */
+
+START_TEST(jsonin_depth_and_positions)
+{
+    struct status_error e = {0};
+    char deep[80];
+    json_t *v;
+
+    /* brackets inside strings do not nest */
+    const char *in_string = "{\"a\":\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}";
+    v = jsonin_decode(in_string, strlen(in_string), 32, &e);
+    ck_assert_ptr_nonnull(v);
+    json_decref(v);
+    /* an escaped quote does not end a string */
+    v = jsonin_decode("[\"\\\"[[[[\"]", 10, 2, &e);
+    ck_assert_ptr_nonnull(v);
+    json_decref(v);
+    /* exactly 32 levels pass, 33 fail, with the column of the 33rd */
+    memset(deep, '[', 32);
+    memset(deep + 32, ']', 32);
+    v = jsonin_decode(deep, 64, 32, &e);
+    ck_assert_ptr_nonnull(v);
+    json_decref(v);
+    memset(deep, '[', 33);
+    memset(deep + 33, ']', 33);
+    ck_assert_ptr_null(jsonin_decode(deep, 66, 32, &e));
+    ck_assert_int_eq(e.code, ST_INVALID_JSON);
+    ck_assert_ptr_nonnull(strstr(e.text, "column 33"));
+    /* positions on later lines */
+    status_clear(&e);
+    ck_assert_ptr_null(jsonin_decode("{\n  \"a\": 1,\n  \"a\": 2\n}", 22, 32,
+                                     &e));
+    ck_assert_ptr_nonnull(strstr(e.text, "line 3"));
+    /* not NUL-terminated input is fine */
+    status_clear(&e);
+    v = jsonin_decode("{}garbage", 2, 32, &e);
+    ck_assert_ptr_nonnull(v);
+    json_decref(v);
+}
+END_TEST
+
+Suite *
+dispatch_suite(void)
+{
+    Suite *s = suite_create("dispatch");
+    TCase *tc = tcase_create("http");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, http_errors, 0, (int)ARRAY_SIZE(http_cases));
+    tcase_add_test(tc, list_shows_exposed_actions_only);
+    tcase_add_test(tc, search_is_case_insensitive_and_limited);
+    tcase_add_test(tc, review_is_appended);
+    tcase_add_test(tc, route_from_request_uri_and_script_name);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("decode");
+    tcase_add_test(tc, content_length_table);
+    tcase_add_test(tc, jsonin_depth_and_positions);
+    suite_add_tcase(s, tc);
+    return s;
+}
