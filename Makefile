@@ -7,6 +7,7 @@
 #   make test       everything: deps, unit, unit under ASan/UBSan, HTTP tests
 #   make deps       install the Debian packages the build and tests need
 #   make demo       build and serve the demo behind nginx on 127.0.0.1
+#   make install    install the binary (PREFIX=/usr/local) and site files
 #   make clean      remove all build output
 
 ifeq ($(origin CC),default)
@@ -106,6 +107,16 @@ http: all
 test:
 	scripts/test.sh
 
+# Install the program; conf/, nginx/ and www/ are copied for the site
+# owner to adapt (.gemini.yaml is never part of it: it is ignored by git and
+# written by `gemini-agent setup`).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+install: all
+	install -D -m 0755 $(BUILD)/gemini-agent $(DESTDIR)$(PREFIX)/bin/gemini-agent
+	install -d $(DESTDIR)$(PREFIX)/share/gemini-agent
+	cp -R conf nginx www actions $(DESTDIR)$(PREFIX)/share/gemini-agent/
+
 deps:
 	scripts/install-deps.sh
 
@@ -119,4 +130,4 @@ clean:
 	rm -rf build build-*
 
 -include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(BUILD)/src/main.d
-.PHONY: all check check-asan run-unit asan http test deps demo format clean
+.PHONY: all check check-asan run-unit asan http test deps demo format clean install

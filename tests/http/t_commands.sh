@@ -1,0 +1,180 @@
+#!/bin/bash
+# t_commands.sh - the site owner's commands: setup, check, actions list |
+# show | types, agent-kit. No server is started; everything runs in the
+# test's temp dir against copies of the repo's conf/ and actions/.
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_binary
+
+T=$T_TMP
+ga() { env -u GEMINI_API_KEY -u GOOGLE_API_KEY "$GA_BIN" "$@"; }
+
+# --- setup -----------------------------------------------------------------
+mkdir -p "$T/conf"
+cp "$REPO/conf/gemini.yaml.template" "$T/conf/"
+out=$(ga setup --config-dir "$T/conf" 2>&1); rc=$?
+check "setup succeeds" test "$rc" -eq 0
+check "setup writes .gemini.yaml" test -f "$T/conf/.gemini.yaml"
+mode=$(stat -c %a "$T/conf/.gemini.yaml")
+check "setup file mode is 0600 (got $mode)" test "$mode" = 600
+check "setup copies the template" cmp -s "$T/conf/gemini.yaml.template" "$T/conf/.gemini.yaml"
+check "setup says what to edit next" grep -q "apiKey" <<<"$out"
+echo "apiKey: 'edited-by-owner'" >"$T/conf/.gemini.yaml"
+out=$(ga setup --config-dir "$T/conf" 2>&1); rc=$?
+check "setup refuses to overwrite (exit 1)" test "$rc" -eq 1
+check "setup explains the refusal" grep -q "already exists" <<<"$out"
+check "setup left the edited file alone" grep -q edited-by-owner "$T/conf/.gemini.yaml"
+out=$(ga setup --config-dir "$T/nowhere" 2>&1); rc=$?
+check "setup without a template fails" test "$rc" -ne 0
+
+# --- check: a clean configuration -------------------------------------------
+mkdir -p "$T/site/conf" "$T/site/actions"
+cp -r "$REPO/actions/shop" "$T/site/actions/"
+cat >"$T/site/conf/agent.yaml" <<'EOF'
+limits:
+  maxBodyBytes: 4096
+EOF
+printf "apiKey: 'AIza-test-key-for-check'\n" >"$T/site/conf/.gemini.yaml"
+chmod 600 "$T/site/conf/.gemini.yaml"
+out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1); rc=$?
+check "check passes a sound configuration" test "$rc" -eq 0
+check "check says ok" grep -qx "ok" <<<"$out"
+check "check never prints the key" bash -c '! grep -q AIza-test-key-for-check <<<"$1"' _ "$out"
+
+# --- check: every problem on its own line, file:line: message ---------------
+cat >"$T/site/conf/agent.yaml" <<'EOF'
+limits:
+  maxBodyBytes: lots
+  colour: blue
+EOF
+out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1); rc=$?
+check "check fails a bad agent.yaml (exit 1)" test "$rc" -eq 1
+check "wrong type named with file:line and key" \
+    grep -q "agent.yaml:2: 'limits.maxBodyBytes' must be an integer" <<<"$out"
+check "unknown key named with file:line" grep -q "agent.yaml:3: unknown key 'colour'" <<<"$out"
+echo 'limits: {maxLoopSteps: 99}' >"$T/site/conf/agent.yaml"
+out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1)
+check "out-of-range value is named" grep -q "agent.yaml:1: 'limits.maxLoopSteps' is 99" <<<"$out"
+printf 'base: &b {a: 1}\nlimits: *b\n' >"$T/site/conf/agent.yaml"
+out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1)
+check "aliases are refused" grep -qi "anchor\|alias" <<<"$out"
+python3 -c "print('a:' + ' [' * 100000)" >"$T/site/conf/agent.yaml"
+start=$(now_ms)
+out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1); rc=$?
+took=$(($(now_ms) - start))
+check "a 100 000-deep document is refused" test "$rc" -eq 1
+check "... in well under a second (${took} ms)" test "$took" -lt 500
+: >"$T/site/conf/agent.yaml"
+
+# A broken plugin next to a good one: reported with file and line, and the
+# good one still loads.
+mkdir -p "$T/site/actions/broken"
+cat >"$T/site/actions/broken/plugin.yaml" <<'EOF'
+name: broken
+actions:
+  - name: doThing
+    action: ./do-thing.jay-action
+EOF
+cat >"$T/site/actions/broken/do-thing.jay-action" <<'EOF'
+name: doThing
+description: Does a thing.
+inputSchema:
+  type: object
+  properties:
+    x:
+      oneOf: [{type: string}]
+EOF
+out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1); rc=$?
+check "check fails on a broken plugin" test "$rc" -eq 1
+check "unsupported keyword reported at its line" \
+    grep -q "do-thing.jay-action:7: inputSchema/properties/x/oneOf: unsupported keyword 'oneOf'" <<<"$out"
+check "a .jay-action without a handler is reported" \
+    grep -q "plugin.yaml:3: no handler is compiled in for 'broken.doThing'" <<<"$out"
+check "the good plugin still loads" grep -q "4 actions (3 exposed" <<<"$out"
+rm -rf "$T/site/actions/broken"
+
+# A compiled-in handler that no entry names.
+sed -i '/listCategories/d' "$T/site/actions/shop/plugin.yaml"
+out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1); rc=$?
+check "a handler without an entry fails check" test "$rc" -eq 1
+check "... and is named" grep -q "handler 'shop.listCategories' is compiled in but no plugin.yaml entry names it" <<<"$out"
+cp "$REPO/actions/shop/plugin.yaml" "$T/site/actions/shop/plugin.yaml"
+
+# --- check: the API key -----------------------------------------------------
+cp "$REPO/conf/gemini.yaml.template" "$T/site/conf/.gemini.yaml"
+out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1); rc=$?
+check "a placeholder key fails check" test "$rc" -eq 1
+check "... and says so" grep -q "placeholder" <<<"$out"
+out=$(GEMINI_API_KEY=env-canary-424242 "$GA_BIN" check --config "$T/site/conf/agent.yaml" 2>&1); rc=$?
+check "a key from GEMINI_API_KEY passes" test "$rc" -eq 0
+check "... with a note naming GEMINI_API_KEY" grep -q "note: the API key comes from GEMINI_API_KEY" <<<"$out"
+check "... and without printing it" bash -c '! grep -q env-canary-424242 <<<"$1"' _ "$out"
+out=$(env -u GEMINI_API_KEY GOOGLE_API_KEY=google-canary-99 "$GA_BIN" check --config "$T/site/conf/agent.yaml" 2>&1)
+check "GOOGLE_API_KEY is noted too" grep -q "comes from GOOGLE_API_KEY" <<<"$out"
+rm -f "$T/site/conf/.gemini.yaml"
+out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1); rc=$?
+check "a missing .gemini.yaml fails check and points at setup" \
+    bash -c '[ "$1" -eq 1 ] && grep -q "gemini-agent setup" <<<"$2"' _ "$rc" "$out"
+printf "apiKey: ''\n" >"$T/site/conf/.gemini.yaml"
+out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1); rc=$?
+check "an empty key fails check" bash -c '[ "$1" -eq 1 ] && grep -q "empty" <<<"$2"' _ "$rc" "$out"
+printf "apiKey: 'AIza-test-key-for-check'\n" >"$T/site/conf/.gemini.yaml"
+chmod 600 "$T/site/conf/.gemini.yaml"
+
+# --- actions list / show ----------------------------------------------------
+CFG=$T/site/conf/agent.yaml
+out=$(ga actions list --config "$CFG" 2>&1)
+check "list names every action" bash -c 'for a in searchProducts getProductBySlug addReview listCategories; do grep -q "shop.$a" <<<"$1" || exit 1; done' _ "$out"
+check "list marks HTTP-only entries" grep -q "shop.listCategories.*http only" <<<"$out"
+check "list marks side effects" grep -q "shop.addReview.*side effects" <<<"$out"
+ga actions show shop.searchProducts --config "$CFG" >"$T/show.json" 2>&1
+check "show prints the action as JSON with its schema" python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))
+assert a["name"] == "shop.searchProducts"
+assert a["functionName"] == "action_shop_searchProducts"
+assert a["inputSchema"]["required"] == ["query"]
+assert a["sideEffects"] is False' "$T/show.json"
+ga actions show shop.nope --config "$CFG" >/dev/null 2>&1
+check "show of an unknown action fails" test $? -eq 1
+
+# --- actions types ----------------------------------------------------------
+ga actions types --out "$T/types" --config "$CFG" >/dev/null 2>&1
+check "types writes a .d.ts per exposed action" test "$(ls "$T/types" | wc -l)" -eq 3
+D=$T/types/search-products.jay-action.d.ts
+check "types: Input interface" grep -q "export interface SearchProductsInput" "$D"
+check "types: Output interface" grep -q "export interface SearchProductsOutput" "$D"
+check "types: required property" grep -qE "^ +query: string;" "$D"
+check "types: optional property" grep -qE "^ +limit\?: number;" "$D"
+check "types: nested array of objects" grep -q "products:" "$D"
+check "types: no file for HTTP-only entries" bash -c '! ls "$1" | grep -qi categor' _ "$T/types"
+ga actions types --config "$CFG" >/dev/null 2>&1
+check "types without --out writes next to the .jay-action" \
+    test -f "$T/site/actions/shop/add-review.jay-action.d.ts"
+check "types: integer bounds become number" grep -qE "rating: number;" "$T/site/actions/shop/add-review.jay-action.d.ts"
+
+# --- agent-kit ---------------------------------------------------------------
+ga agent-kit --out "$T/kit" --config "$CFG" >/dev/null 2>&1
+K=$T/kit/actions-index.yaml
+check "agent-kit writes actions-index.yaml" test -s "$K"
+check "agent-kit lists every exposed action" bash -c 'for a in searchProducts getProductBySlug addReview; do grep -q "name: shop.$a" "$1" || exit 1; done' _ "$K"
+check "agent-kit leaves out HTTP-only entries" bash -c '! grep -q listCategories "$1"' _ "$K"
+check "agent-kit records schemas and source files" bash -c 'grep -q "inputSchema:" "$1" && grep -q "source: .*search-products.jay-action" "$1"' _ "$K"
+# The index must be YAML our own strict loader accepts. Feed it to `check`
+# as if it were agent.yaml: the loader parses the whole document before
+# looking at keys, so the only complaints must be about the shape of
+# `actions` (a list of mappings, where agent.yaml wants folder names).
+cp "$K" "$T/kit/as-config.yaml"
+out=$(ga check --config "$T/kit/as-config.yaml" 2>&1)
+check "agent-kit output parses as YAML" \
+    bash -c 'grep -q "as-config.yaml:[0-9]*: .actions. must be" <<<"$1" && ! grep -v "actions. must be\|^problems found" <<<"$1" | grep -q .' _ "$out"
+
+# --- usage errors ----------------------------------------------------------------
+ga frobnicate >/dev/null 2>&1
+check "unknown command exits 2" test $? -eq 2
+ga serve --config "$CFG" >/dev/null 2>&1
+check "serve without --socket/--listen exits 2" test $? -eq 2
+ga serve --workers 0 --socket "$T/s" --config "$CFG" >/dev/null 2>&1
+check "serve with --workers 0 exits 2" test $? -eq 2
+
+finish
