@@ -108,14 +108,14 @@ test:
 	scripts/test.sh
 
 # Install the program; conf/, nginx/ and www/ are copied for the site
-# owner to adapt (.gemini.yaml is never part of it: it is ignored by git and
-# written by `gemini-agent setup`).
+# owner to adapt. A local conf/.gemini.yaml (it holds the key) is left out.
 PREFIX  ?= /usr/local
 DESTDIR ?=
 install: all
 	install -D -m 0755 $(BUILD)/gemini-agent $(DESTDIR)$(PREFIX)/bin/gemini-agent
 	install -d $(DESTDIR)$(PREFIX)/share/gemini-agent
 	cp -R conf nginx www actions $(DESTDIR)$(PREFIX)/share/gemini-agent/
+	rm -f $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.gemini.yaml
 
 deps:
 	scripts/install-deps.sh
