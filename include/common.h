@@ -32,6 +32,14 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
+ * Drop `const` from a pointer, for APIs that take a non-const pointer but
+ * only read through it (jansson's object iterators and json_object_update
+ * source). The uintptr_t step keeps -Wcast-qual quiet on purpose: every use
+ * is such a read-only call.
+ */
+#define UNCONST(p) ((void *)(uintptr_t)(p))
+
+/*
  * TESTABLE marks functions that are static in the program but visible to the
  * Check suites, so tests reach parser internals without widening the API.
  */

@@ -40,16 +40,6 @@ type_bit(const json_t *v)
     return 1u << json_typeof(v);
 }
 
-/*
- * jansson's object iterators take a json_t * but never modify the object;
- * this is the one place that drops const for them.
- */
-static json_t *
-unconst(const json_t *v)
-{
-    return (json_t *)(uintptr_t)v;
-}
-
 /* A real counts as an integer when integral and within json_int_t range;
  * the range test comes first because casting an out-of-range double is UB. */
 static bool
@@ -116,7 +106,7 @@ values_equal(const json_t *a, const json_t *b, unsigned depth)
     if (json_is_object(a)) {
         if (json_object_size(a) != json_object_size(b))
             return false;
-        json_object_foreach(unconst(a), key, av) {
+        json_object_foreach(UNCONST(a), key, av) {
             const json_t *bv = json_object_get(b, key);
             if (bv == NULL || !values_equal(av, bv, depth + 1))
                 return false;
@@ -395,7 +385,7 @@ check_properties(struct check *c, const struct keyword *kw UNUSED,
     const char *name;
     const json_t *sub;
 
-    json_object_foreach(unconst(value), name, sub) {
+    json_object_foreach(UNCONST(value), name, sub) {
         size_t mark = jptr_push(&c->ptr, name);
         check_schema(c, sub, depth + 1);
         jptr_pop(&c->ptr, mark);
@@ -538,7 +528,7 @@ check_schema(struct check *c, const json_t *schema, unsigned depth)
         problem(c, "schema must be an object");
         return;
     }
-    json_object_foreach(unconst(schema), key, value) {
+    json_object_foreach(UNCONST(schema), key, value) {
         size_t mark = jptr_push(&c->ptr, key);
         if ((kw = keyword_find(key)) == NULL)
             problem(c, "unsupported keyword '%s'", key);
@@ -813,7 +803,7 @@ v_properties(struct validation *v, const json_t *value,
 
     if (!json_is_object(instance))
         return 0;
-    json_object_foreach(unconst(value), name, sub) {
+    json_object_foreach(UNCONST(value), name, sub) {
         size_t mark;
         int rc;
 
@@ -838,7 +828,7 @@ v_additional(struct validation *v, const json_t *value, const json_t *schema,
 
     if (!json_is_object(instance) || json_is_true(value))
         return 0;
-    json_object_foreach(unconst(instance), name, item) {
+    json_object_foreach(UNCONST(instance), name, item) {
         size_t mark;
         int rc;
 

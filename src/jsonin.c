@@ -14,8 +14,8 @@
  * inside them do not count; everything else is left to jansson, which sees
  * the same bytes next. Returns 0 or -1 with err set.
  */
-TESTABLE int
-jsonin_check_depth(const char *buf, size_t len, int max_depth,
+static int
+check_depth(const char *buf, size_t len, int max_depth,
                    struct status_error *err)
 {
     int depth = 0, line = 1;
@@ -72,7 +72,7 @@ jsonin_decode(const char *buf, size_t len, int max_depth,
                    "the request body is empty; send a JSON value");
         return NULL;
     }
-    if (jsonin_check_depth(buf, len, max_depth, err) != 0)
+    if (check_depth(buf, len, max_depth, err) != 0)
         return NULL;
     v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
     if (v == NULL) {

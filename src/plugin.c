@@ -65,9 +65,17 @@ plugin_fn_name(const char *name, char *out, size_t size)
 
 /* --- loading state -------------------------------------------------------- */
 
+/*
+ * Entries that were reported stay in `actions` (with bad[i] set) until the
+ * cross-entry checks have run: a compiled-in handler named by a broken
+ * entry is not an orphan, and a name collision is worth reporting even
+ * when both entries are broken for other reasons. plugin_load() then drops
+ * them.
+ */
 struct loader {
     struct diag *d;
     struct plugin_action *actions;
+    bool *bad;
     size_t count, alloc;
 };
 
@@ -90,9 +98,13 @@ loader_push(struct loader *l)
     if (l->count == l->alloc) {
         size_t n = l->alloc ? l->alloc * 2 : 16;
         struct plugin_action *p = realloc(l->actions, n * sizeof(*p));
+        bool *b;
         if (p == NULL)
             return NULL;
         l->actions = p;
+        if ((b = realloc(l->bad, n * sizeof(*b))) == NULL)
+            return NULL;
+        l->bad = b;
         l->alloc = n;
     }
     struct plugin_action *a = &l->actions[l->count];
@@ -297,12 +309,14 @@ load_entry(struct loader *l, const char *plugin, const char *dir,
     a->name = strdup(regname);
     a->fn_name = strdup(fn);
     a->plugin_dir = strdup(dir);
-    if (l->d->count != before || a->name == NULL || a->fn_name == NULL ||
-        a->plugin_dir == NULL || (action_file && a->source == NULL)) {
-        action_release(a); /* reported: leave this entry out */
+    if (a->name == NULL || a->fn_name == NULL || a->plugin_dir == NULL ||
+        (action_file && a->source == NULL)) {
+        diag_add(l->d, file, e->line, "out of memory");
+        action_release(a);
         return;
     }
-    l->count++;
+    /* reported: kept for the cross checks, then left out */
+    l->bad[l->count++] = l->d->count != before;
 }
 
 static void
@@ -413,7 +427,8 @@ scan_dir(struct loader *l, const char *root)
         names[n++] = sub;
     }
     closedir(dp);
-    qsort(names, n, sizeof(*names), cmp_str);
+    if (n > 0) /* qsort's base must not be NULL, even for no items */
+        qsort(names, n, sizeof(*names), cmp_str);
     for (size_t i = 0; i < n; i++) {
         if (i < BOUND_PLUGINS)
             load_plugin(l, names[i]);
@@ -447,6 +462,8 @@ drop_duplicates(struct loader *l)
                          a->name, b->name, b->fn_name);
             action_release(b);
             memmove(b, b + 1, (l->count - j - 1) * sizeof(*b));
+            memmove(&l->bad[j], &l->bad[j + 1],
+                    (l->count - j - 1) * sizeof(*l->bad));
             l->count--;
             j--;
         }
@@ -506,8 +523,9 @@ out:
 struct plugin_set *
 plugin_load(char *const *dirs, size_t ndirs, struct diag *d)
 {
-    struct loader l = {d, NULL, 0, 0};
+    struct loader l = {d, NULL, NULL, 0, 0};
     struct plugin_set *set = calloc(1, sizeof(*set));
+    size_t kept = 0;
 
     if (set == NULL)
         return NULL;
@@ -515,6 +533,14 @@ plugin_load(char *const *dirs, size_t ndirs, struct diag *d)
         scan_dir(&l, dirs[i]);
     drop_duplicates(&l);
     report_orphan_handlers(&l);
+    for (size_t i = 0; i < l.count; i++) {
+        if (l.bad[i])
+            action_release(&l.actions[i]);
+        else
+            l.actions[kept++] = l.actions[i];
+    }
+    l.count = kept;
+    free(l.bad);
     if (l.count > 0)
         qsort(l.actions, l.count, sizeof(*l.actions), cmp_action);
     set->actions = l.actions;
@@ -529,7 +555,7 @@ plugin_load(char *const *dirs, size_t ndirs, struct diag *d)
 const struct plugin_action *
 plugin_find(const struct plugin_set *set, const char *name)
 {
-    struct plugin_action key = {.name = (char *)(uintptr_t)name};
+    struct plugin_action key = {.name = UNCONST(name)};
 
     if (set == NULL || set->count == 0)
         return NULL;

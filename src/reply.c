@@ -103,7 +103,7 @@ reply_error(struct httpio *io, const struct status_error *err,
     scrub_utf8(msg);
     inner = json_pack("{s:s, s:s}", "code", status_code(code), "message", msg);
     if (inner != NULL && details != NULL)
-        json_object_update(inner, (json_t *)(uintptr_t)details);
+        json_object_update(inner, UNCONST(details));
     env = inner ? json_pack("{s:o}", "error", inner) : NULL;
     if (env != NULL)
         body = json_dumps(env, JSON_COMPACT);
