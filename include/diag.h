@@ -38,6 +38,9 @@ void diag_add(struct diag *d, const char *file, int line, const char *fmt, ...)
  * when line is 0), optionally prefixed, e.g. "error: ". */
 void diag_print(const struct diag *d, FILE *out, const char *prefix);
 
+/* Log each item as a warning line (logmsg.h), for the server's log. */
+void diag_log(const struct diag *d);
+
 /* Move all items of `from` to the end of `to`; `from` is left empty. */
 void diag_move(struct diag *to, struct diag *from);
 

@@ -4,14 +4,17 @@
 # web root and socket replaced, inside a minimal main config whose every
 # path (pid, logs, temp files) lives in OUTDIR. Never touches /etc/nginx.
 #
-#   scripts/render-nginx-conf.sh OUTDIR PORT SOCKET WWWROOT [RATE]
+#   scripts/render-nginx-conf.sh OUTDIR PORT UPSTREAM WWWROOT [RATE]
 #
+# UPSTREAM is the responder's unix socket path (starting with /) or its
+# HOST:PORT when it was started with --listen.
 # RATE (e.g. 1000r/s) replaces the snippet's rate limit, for tests that make
 # many quick requests; omitted, the snippet's own limit stays.
 # Writes OUTDIR/site.conf and OUTDIR/nginx.conf; start nginx with
 #   nginx -c OUTDIR/nginx.conf -p OUTDIR
 set -eu
-out=$1 port=$2 sock=$3 www=$4 rate=${5:-}
+out=$1 port=$2 upstream=$3 www=$4 rate=${5:-}
+case $upstream in /*) upstream=unix:$upstream ;; esac
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
 mkdir -p "$out/tmp"
 # The snippet says `include fastcgi_params;`, relative to the config's folder.
@@ -27,7 +30,7 @@ done
 sed -e "s|listen 127.0.0.1:8080;|listen 127.0.0.1:$port;|" \
     -e "$rate_expr" \
     -e "s|root /srv/gemini-agent/www;|root $www;|" \
-    -e "s|unix:/run/gemini-agent/gemini-agent.sock|unix:$sock|g" \
+    -e "s|unix:/run/gemini-agent/gemini-agent.sock|$upstream|g" \
     "$repo/nginx/gemini-agent.conf" > "$out/site.conf"
 # Root may be running this: keep nginx's workers as the same user, so they
 # can open the responder's 0660 socket.

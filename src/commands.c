@@ -192,7 +192,7 @@ cmd_check(const char *config_path)
 static json_t *
 action_json(const struct plugin_action *a)
 {
-    return json_pack("{s:s, s:s, s:s?, s:b, s:b, s:s?, s:O?, s:O?}", "name",
+    return json_pack("{s:s, s:s, s:s?, s:b, s:b, s:s?, s:O*, s:O*}", "name",
                      a->name, "functionName", a->fn_name, "description",
                      a->description, "exposed", a->exposed, "sideEffects",
                      a->side_effects, "source", a->source, "inputSchema",
@@ -327,7 +327,7 @@ cmd_agent_kit(const char *config_path, const char *out_dir)
 
         if (!a->exposed)
             continue;
-        v = json_pack("{s:s, s:s, s:s, s:b, s:s, s:O, s:O?}", "name", a->name,
+        v = json_pack("{s:s, s:s, s:s, s:b, s:s, s:O, s:O*}", "name", a->name,
                       "functionName", a->fn_name, "description",
                       a->description, "sideEffects", a->side_effects,
                       "source", a->source, "inputSchema", a->input_schema,

@@ -233,6 +233,7 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
     struct arena arena;
     const struct ydoc_node *root = NULL;
     char *file_key = NULL;
+    int key_line = 0; /* where apiKey is, for problems about it */
     bool file_exists;
 
     arena_init(&arena);
@@ -247,6 +248,7 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
         const struct ydoc_node *k = root->keys[i], *v = root->values[i];
         const char *s = ydoc_string(v);
         if (strcmp(k->text, "apiKey") == 0) {
+            key_line = v->line;
             if (s == NULL && !ydoc_is_null(v))
                 diag_add(d, file, v->line, "'apiKey' must be a string");
             else if (s != NULL)
@@ -269,8 +271,10 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
             else
                 set_string(&g->base_url, s);
         } else {
-            unknown_key(d, file, k, "",
-                        "apiKey, model, systemPrompt, baseUrl");
+            /* Not echoed: a key pasted in the wrong place would be. */
+            diag_add(d, file, k->line,
+                     "unknown key (expected one of: apiKey, model, "
+                     "systemPrompt, baseUrl)");
         }
     }
 
@@ -294,7 +298,7 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
                  g->key_source == CONFIG_KEY_ENV_GEMINI ? "GEMINI_API_KEY"
                                                         : "GOOGLE_API_KEY");
     } else if (g->api_key == NULL) {
-        diag_add(d, file, 0,
+        diag_add(d, file, key_line,
                  "no Gemini API key: %s; run `gemini-agent setup` and put "
                  "your key in apiKey, or set GEMINI_API_KEY",
                  !file_exists ? "the file does not exist"
@@ -386,12 +390,13 @@ config_load(const char *path, struct diag *d)
         cfg->data_dir = resolve(cfg->dir, "../var");
     if (cfg->action_dirs == NULL) {
         cfg->action_dirs = calloc(1, sizeof(char *));
-        if (cfg->action_dirs != NULL &&
-            (cfg->action_dirs[0] = resolve(cfg->dir, "../actions")) != NULL)
-            cfg->n_action_dirs = 1;
+        if (cfg->action_dirs == NULL ||
+            (cfg->action_dirs[0] = resolve(cfg->dir, "../actions")) == NULL)
+            goto fail;
+        cfg->n_action_dirs = 1;
     }
-    oom = cfg->gemini.path == NULL || cfg->data_dir == NULL ||
-          cfg->n_action_dirs == 0;
+    /* n_action_dirs may be 0: `actions: []` names no folder */
+    oom = cfg->gemini.path == NULL || cfg->data_dir == NULL;
     if (oom)
         goto fail;
     load_gemini_yaml(cfg, d);

@@ -57,6 +57,18 @@ diag_print(const struct diag *d, FILE *out, const char *prefix)
 }
 
 void
+diag_log(const struct diag *d)
+{
+    for (size_t i = 0; i < d->count; i++) {
+        const struct diag_item *it = &d->items[i];
+        if (it->line > 0)
+            log_warn("config: %s:%d: %s", it->file, it->line, it->msg);
+        else
+            log_warn("config: %s: %s", it->file, it->msg);
+    }
+}
+
+void
 diag_move(struct diag *to, struct diag *from)
 {
     for (size_t i = 0; i < from->count; i++) {

@@ -117,7 +117,7 @@ run_cgi(void)
     /* Only fatal problems: a CGI process starts per request, and the log
      * must not repeat the same warnings for each one (`check` shows them). */
     if (cfg == NULL)
-        diag_print(&d, stderr, "config: ");
+        diag_log(&d);
     diag_release(&d);
     if (cfg == NULL) {
         /* The visitor learns nothing about our files; the log does. */

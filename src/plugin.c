@@ -272,11 +272,11 @@ load_entry(struct loader *l, const char *plugin, const char *dir,
         }
         nn = ydoc_get(e, "name");
         an = ydoc_get(e, "action");
-        if (an == NULL || (action_file = ydoc_string(an)) == NULL) {
+        /* reported, and the entry goes on as a bad HTTP-only one so that
+         * it still names its handler */
+        if (an == NULL || (action_file = ydoc_string(an)) == NULL)
             diag_add(l->d, file, an ? an->line : e->line,
                      "'action' must be the path of a .jay-action file");
-            return;
-        }
     }
     name = ydoc_string(nn);
     if (!valid_name(name)) {
@@ -500,7 +500,7 @@ build_listing(struct plugin_set *set)
         const struct plugin_action *a = &set->actions[i];
         if (!a->exposed)
             continue;
-        json_t *o = json_pack("{s:s, s:s, s:O, s:O?, s:b}", "name", a->name,
+        json_t *o = json_pack("{s:s, s:s, s:O, s:O*, s:b}", "name", a->name,
                               "description", a->description, "inputSchema",
                               a->input_schema, "outputSchema",
                               a->output_schema, "sideEffects", a->side_effects);

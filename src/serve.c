@@ -309,7 +309,7 @@ reload(struct master *m)
 
     log_info("reloading the configuration from '%s'", m->opts->config_path);
     cfg = config_load(m->opts->config_path, &d);
-    diag_print(&d, stderr, "config: ");
+    diag_log(&d);
     diag_release(&d);
     if (cfg == NULL) {
         log_err("config reload failed; keeping the old configuration");
@@ -378,7 +378,7 @@ serve_run(const struct serve_opts *o)
     m->nslots = o->workers;
     signal(SIGPIPE, SIG_IGN);
     m->cfg = config_load(o->config_path, &d);
-    diag_print(&d, stderr, "config: ");
+    diag_log(&d);
     diag_release(&d);
     if (m->cfg == NULL) {
         log_err("cannot start: the configuration has errors");
@@ -394,9 +394,9 @@ serve_run(const struct serve_opts *o)
     m->fd = open_listener(o);
     if (m->fd < 0)
         goto out;
-    log_info("serving on %s with %d workers", o->socket_path ? o->socket_path
-                                                              : o->listen,
-             o->workers);
+    log_info("serving on %s with %d worker%s",
+             o->socket_path ? o->socket_path : o->listen, o->workers,
+             o->workers == 1 ? "" : "s");
     fill_slots(m);
     for (;;) {
         long wait = next_respawn_in(m);

@@ -1,0 +1,705 @@
+/*
+ * check_config.c - config_load(): defaults, path resolution, the key and
+ * limit tables of agent.yaml, environment overrides, the Gemini settings
+ * file, and the refusals. Fixtures live under data/config/; every problem
+ * is pinned by file, line and a distinctive word of its message.
+ *
+ * A canary API key runs through every fixture and environment variable:
+ * no problem message may ever contain it.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "common.h"
+#include "config.h"
+#include "bounds.h"
+#include "diag.h"
+#include "plugin.h"
+
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DATA   "data/config"
+#define CANARY "CANARY-KEY-12345"
+
+static struct diag diag;
+static struct config *cfg;
+
+static const char *const env_names[] = {
+    "GEMINI_API_KEY",       "GOOGLE_API_KEY",      "GEMINI_BASE_URL",
+    "AGENT_MAX_LOOP_STEPS", "GEMINI_AGENT_CONFIG",
+};
+
+/* The developer's own environment must not leak into the cases. */
+static void
+clear_env(void)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(env_names); i++)
+        unsetenv(env_names[i]);
+}
+
+static void
+setup(void)
+{
+    clear_env();
+    diag = (struct diag)DIAG_INIT;
+    cfg = NULL;
+}
+
+static void
+teardown(void)
+{
+    config_free(cfg);
+    cfg = NULL;
+    diag_release(&diag);
+    clear_env();
+}
+
+static void
+set_env(const char *name, const char *value)
+{
+    if (value != NULL)
+        ck_assert_int_eq(setenv(name, value, 1), 0);
+}
+
+/* --- problem assertions --------------------------------------------------- */
+
+/* One expected problem; `word` must occur in the message. */
+struct want {
+    const char *file;
+    int line;
+    const char *word;
+};
+
+/* All problems as `file:line: message` lines, for failure messages. */
+static char *
+dump_diag(void)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    ck_assert_ptr_nonnull(f);
+    if (diag.count == 0)
+        fputs("(none)\n", f);
+    diag_print(&diag, f, "    ");
+    fclose(f);
+    return buf;
+}
+
+/* The key never appears in a problem, whatever the case. */
+static void
+assert_no_canary(void)
+{
+    for (size_t i = 0; i < diag.count; i++) {
+        ck_assert_msg(strstr(diag.items[i].msg, CANARY) == NULL,
+                      "the API key leaked into: %s", diag.items[i].msg);
+        ck_assert_msg(strstr(diag.items[i].file, CANARY) == NULL,
+                      "the API key leaked into: %s", diag.items[i].file);
+    }
+}
+
+/* Exactly the problems of `w` (ended by a NULL file), in any order. */
+static void
+assert_problems(const struct want *w)
+{
+    size_t n = 0;
+    bool used[16] = {false};
+    char *all = dump_diag();
+
+    while (w[n].file != NULL)
+        n++;
+    ck_assert_msg(diag.count == n, "%zu problems, expected %zu:\n%s",
+                  diag.count, n, all);
+    ck_assert_uint_le(n, ARRAY_SIZE(used));
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < diag.count &&
+               (used[j] || strcmp(diag.items[j].file, w[i].file) != 0 ||
+                diag.items[j].line != w[i].line ||
+                strstr(diag.items[j].msg, w[i].word) == NULL))
+            j++;
+        ck_assert_msg(j < diag.count,
+                      "no problem %s:%d mentioning '%s' in:\n%s", w[i].file,
+                      w[i].line, w[i].word, all);
+        used[j] = true;
+    }
+    free(all);
+}
+
+static const struct want no_problems[] = {{NULL, 0, NULL}};
+
+static struct config *
+load(const char *path)
+{
+    cfg = config_load(path, &diag);
+    assert_no_canary();
+    return cfg;
+}
+
+/* A temporary folder holding `agent.yaml` with `text`; *dir and *file are
+ * heap strings the caller passes to remove_temp(). */
+static void
+write_temp_config(const char *text, size_t len, char **dir, char **file)
+{
+    FILE *f;
+
+    *dir = strdup("/tmp/check_config.XXXXXX");
+    ck_assert_ptr_nonnull(*dir);
+    ck_assert_ptr_nonnull(mkdtemp(*dir));
+    ck_assert_int_ge(asprintf(file, "%s/agent.yaml", *dir), 0);
+    f = fopen(*file, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+static void
+remove_temp(char *dir, char *file)
+{
+    unlink(file);
+    rmdir(dir);
+    free(file);
+    free(dir);
+}
+
+static double
+seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) +
+           (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void
+assert_default_limits(const struct config_limits *l)
+{
+    ck_assert_int_eq(l->max_body_bytes, DEFAULT_BODY_BYTES);
+    ck_assert_int_eq(l->max_history_turns, DEFAULT_HISTORY_TURNS);
+    ck_assert_int_eq(l->max_tools, DEFAULT_TOOLS);
+    ck_assert_int_eq(l->max_page_state_bytes, DEFAULT_PAGE_STATE_BYTES);
+    ck_assert_int_eq(l->max_loop_steps, DEFAULT_LOOP_STEPS);
+    ck_assert_int_eq(l->gemini_timeout_ms, DEFAULT_GEMINI_TIMEOUT_MS);
+    ck_assert_int_eq(l->action_timeout_ms, DEFAULT_ACTION_TIMEOUT_MS);
+    ck_assert_int_eq(l->max_requests_per_worker, 0);
+}
+
+/* --- defaults and paths --------------------------------------------------- */
+
+/* Comments only, a zero-byte file and a bare `~` all mean "every default". */
+static const char *const default_cases[] = {"defaults", "empty", "tilde"};
+
+START_TEST(absent_keys_take_defaults)
+{
+    const char *c = default_cases[_i];
+    char dir[64], path[128], want[192];
+
+    snprintf(dir, sizeof(dir), DATA "/%s", c);
+    snprintf(path, sizeof(path), "%s/agent.yaml", dir);
+    ck_assert_ptr_nonnull(load(path));
+    assert_problems(no_problems);
+    ck_assert_str_eq(cfg->path, path);
+    ck_assert_str_eq(cfg->dir, dir);
+    assert_default_limits(&cfg->limits);
+    snprintf(want, sizeof(want), "%s/.gemini.yaml", dir);
+    ck_assert_str_eq(cfg->gemini.path, want);
+    ck_assert_uint_eq(cfg->n_action_dirs, 1);
+    snprintf(want, sizeof(want), "%s/../actions", dir);
+    ck_assert_str_eq(cfg->action_dirs[0], want);
+    snprintf(want, sizeof(want), "%s/../var", dir);
+    ck_assert_str_eq(cfg->data_dir, want);
+    ck_assert_str_eq(cfg->gemini.model, "gemini-3.8-flash");
+    ck_assert_str_eq(cfg->gemini.model, CONFIG_DEFAULT_MODEL);
+    ck_assert_str_eq(cfg->gemini.base_url,
+                     "https://generativelanguage.googleapis.com");
+    ck_assert_str_eq(cfg->gemini.system_prompt, "");
+    ck_assert_str_eq(cfg->gemini.api_key, CANARY);
+    ck_assert_int_eq(cfg->gemini.key_source, CONFIG_KEY_FILE);
+    ck_assert_ptr_nonnull(cfg->plugins);
+    ck_assert_uint_eq(cfg->plugins->count, 4);
+}
+END_TEST
+
+START_TEST(every_key_is_read)
+{
+    const struct config_limits *l;
+    static const struct want w[] = {
+        {"/nonexistent/gemini-agent-actions", 0, "cannot open actions folder"},
+        {NULL, 0, NULL},
+    };
+
+    /* The missing absolute folder is a problem, not a fatal one. */
+    ck_assert_ptr_nonnull(load(DATA "/full/agent.yaml"));
+    assert_problems(w);
+    l = &cfg->limits;
+    ck_assert_int_eq(l->max_body_bytes, 65536);
+    ck_assert_int_eq(l->max_history_turns, 50);
+    ck_assert_int_eq(l->max_tools, 16);
+    ck_assert_int_eq(l->max_page_state_bytes, 4096);
+    ck_assert_int_eq(l->max_loop_steps, 3);
+    ck_assert_int_eq(l->gemini_timeout_ms, 30000);
+    ck_assert_int_eq(l->action_timeout_ms, 2000);
+    ck_assert_int_eq(l->max_requests_per_worker, 1000);
+    /* relative paths hang off the config's folder, absolute ones stay */
+    ck_assert_str_eq(cfg->gemini.path, DATA "/full/keys/gemini.yaml");
+    ck_assert_uint_eq(cfg->n_action_dirs, 2);
+    ck_assert_str_eq(cfg->action_dirs[0], DATA "/full/../actions");
+    ck_assert_str_eq(cfg->action_dirs[1], "/nonexistent/gemini-agent-actions");
+    ck_assert_str_eq(cfg->data_dir, "/srv/gemini-agent/var");
+    ck_assert_str_eq(cfg->gemini.model, "gemini-test-model");
+    ck_assert_str_eq(cfg->gemini.system_prompt, "You sell hubs.");
+    ck_assert_str_eq(cfg->gemini.base_url, "http://127.0.0.1:8089");
+    ck_assert_int_eq(cfg->gemini.key_source, CONFIG_KEY_FILE);
+    ck_assert_uint_eq(cfg->plugins->count, 4);
+}
+END_TEST
+
+START_TEST(actions_may_be_one_folder)
+{
+    ck_assert_ptr_nonnull(load(DATA "/scalar/agent.yaml"));
+    assert_problems(no_problems);
+    ck_assert_uint_eq(cfg->n_action_dirs, 1);
+    ck_assert_str_eq(cfg->action_dirs[0], DATA "/scalar/../actions");
+    ck_assert_str_eq(cfg->data_dir, DATA "/scalar/state");
+    ck_assert_str_eq(cfg->gemini.path, DATA "/scalar/.gemini.yaml");
+}
+END_TEST
+
+/* A config named without a folder resolves against ".". */
+START_TEST(bare_file_name_resolves_against_cwd)
+{
+    char cwd[PATH_MAX];
+
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+    ck_assert_int_eq(chdir(DATA "/defaults"), 0);
+    cfg = config_load("agent.yaml", &diag);
+    ck_assert_int_eq(chdir(cwd), 0);
+    ck_assert_ptr_nonnull(cfg);
+    assert_problems(no_problems);
+    ck_assert_str_eq(cfg->dir, ".");
+    ck_assert_str_eq(cfg->gemini.path, "./.gemini.yaml");
+    ck_assert_str_eq(cfg->action_dirs[0], "./../actions");
+    ck_assert_str_eq(cfg->data_dir, "./../var");
+}
+END_TEST
+
+START_TEST(absolute_config_path_gives_absolute_paths)
+{
+    char *abs = realpath(DATA "/defaults/agent.yaml", NULL), *want = NULL;
+    size_t n;
+
+    ck_assert_ptr_nonnull(abs);
+    ck_assert_ptr_nonnull(load(abs));
+    assert_problems(no_problems);
+    n = strlen(abs) - strlen("/agent.yaml");
+    ck_assert_int_eq(strncmp(cfg->dir, abs, n), 0);
+    ck_assert_uint_eq(strlen(cfg->dir), n);
+    ck_assert_int_ge(asprintf(&want, "%s/.gemini.yaml", cfg->dir), 0);
+    ck_assert_str_eq(cfg->gemini.path, want);
+    ck_assert_int_eq(cfg->action_dirs[0][0], '/');
+    ck_assert_int_eq(cfg->data_dir[0], '/');
+    free(want);
+    free(abs);
+}
+END_TEST
+
+/* `actions: []` loads no plugin; the compiled-in handlers are orphans. */
+START_TEST(empty_action_list_loads_no_plugin)
+{
+    static const struct want w[] = {
+        {"actions", 0, "'shop.searchProducts' is compiled in"},
+        {"actions", 0, "'shop.getProductBySlug' is compiled in"},
+        {"actions", 0, "'shop.addReview' is compiled in"},
+        {"actions", 0, "'shop.listCategories' is compiled in"},
+        {NULL, 0, NULL},
+    };
+
+    ck_assert_ptr_nonnull(load(DATA "/noactions/agent.yaml"));
+    assert_problems(w);
+    ck_assert_uint_eq(cfg->n_action_dirs, 0);
+    ck_assert_ptr_nonnull(cfg->plugins);
+    ck_assert_uint_eq(cfg->plugins->count, 0);
+    ck_assert_str_eq(cfg->plugins->listing_json, "{\"actions\":[]}");
+}
+END_TEST
+
+static const struct {
+    const char *env; /* NULL: unset */
+    const char *want;
+} default_path_cases[] = {
+    {NULL, "conf/agent.yaml"},
+    {"", "conf/agent.yaml"},
+    {"/etc/gemini-agent/agent.yaml", "/etc/gemini-agent/agent.yaml"},
+};
+
+START_TEST(default_path_follows_env)
+{
+    set_env("GEMINI_AGENT_CONFIG", default_path_cases[_i].env);
+    ck_assert_str_eq(config_default_path(), default_path_cases[_i].want);
+}
+END_TEST
+
+/* --- agent.yaml refusals: all fatal --------------------------------------- */
+
+static const struct {
+    const char *path;
+    struct want w; /* w.file NULL: the same as path */
+} fatal_cases[] = {
+    {DATA "/bad/unknown-key.yaml", {NULL, 3, "unknown key 'gemeni'"}},
+    {DATA "/bad/unknown-limit.yaml", {NULL, 3, "'maxBody' in 'limits'"}},
+    {DATA "/bad/limit-string.yaml",
+     {NULL, 2, "must be an integer, not string"}},
+    {DATA "/bad/limit-word.yaml", {NULL, 2, "must be an integer, not string"}},
+    {DATA "/bad/limit-real.yaml", {NULL, 2, "must be an integer, not number"}},
+    {DATA "/bad/limit-above.yaml",
+     {NULL, 3, "is 16; it must be between 1 and 15"}},
+    {DATA "/bad/limit-below.yaml",
+     {NULL, 3, "'limits.geminiTimeoutMs' is 999; it must be between 1000"}},
+    {DATA "/bad/limits-list.yaml", {NULL, 1, "'limits' must be a mapping"}},
+    {DATA "/bad/actions-map.yaml", {NULL, 3, "a list of folders"}},
+    {DATA "/bad/actions-int.yaml",
+     {NULL, 3, "'actions' must be a non-empty string, not integer"}},
+    {DATA "/bad/gemini-empty.yaml", {NULL, 1, "not an empty string"}},
+    {DATA "/bad/datadir-null.yaml",
+     {NULL, 1, "'dataDir' must be a non-empty string, not null"}},
+    {DATA "/bad/not-mapping.yaml", {NULL, 2, "must be a mapping"}},
+    {DATA "/bad/scalar-root.yaml", {NULL, 1, "must be a mapping"}},
+    {DATA "/bad/anchor-alias.yaml", {NULL, 1, "anchors are not allowed"}},
+    {DATA "/bad/alias.yaml", {NULL, 2, "aliases are not allowed"}},
+    {DATA "/bad/tag.yaml", {NULL, 2, "tags are not allowed"}},
+    {DATA "/bad/duplicate.yaml", {NULL, 3, "duplicate key 'dataDir'"}},
+    {DATA "/bad/syntax.yaml", {NULL, 3, "syntax error"}},
+    {DATA "/bad/two-docs.yaml", {NULL, 2, "one document"}},
+    {DATA "/bad/nowhere.yaml", {NULL, 0, "cannot read config"}},
+    /* a folder opens but does not read */
+    {DATA, {NULL, 0, "Is a directory"}},
+    {"", {".", 0, "Is a directory"}},
+};
+
+START_TEST(broken_agent_yaml_is_fatal)
+{
+    struct want w[2] = {fatal_cases[_i].w, {NULL, 0, NULL}};
+
+    if (w[0].file == NULL)
+        w[0].file = fatal_cases[_i].path;
+    ck_assert_ptr_null(load(fatal_cases[_i].path));
+    assert_problems(w);
+}
+END_TEST
+
+/* --- limits --------------------------------------------------------------- */
+
+static const struct {
+    const char *key;
+    size_t offset;
+    long min, max;
+} limit_rows[] = {
+    {"maxBodyBytes", offsetof(struct config_limits, max_body_bytes), 64,
+     BOUND_BODY_BYTES},
+    {"maxHistoryTurns", offsetof(struct config_limits, max_history_turns), 2,
+     BOUND_HISTORY_TURNS},
+    {"maxTools", offsetof(struct config_limits, max_tools), 0, BOUND_TOOLS},
+    {"maxPageStateBytes", offsetof(struct config_limits, max_page_state_bytes),
+     2, BOUND_PAGE_STATE_BYTES},
+    {"maxLoopSteps", offsetof(struct config_limits, max_loop_steps), 1,
+     BOUND_LOOP_STEPS},
+    {"geminiTimeoutMs", offsetof(struct config_limits, gemini_timeout_ms), 1000,
+     BOUND_GEMINI_TIMEOUT_MS},
+    {"actionTimeoutMs", offsetof(struct config_limits, action_timeout_ms), 100,
+     BOUND_ACTION_TIMEOUT_MS},
+    {"maxRequestsPerWorker",
+     offsetof(struct config_limits, max_requests_per_worker), 0,
+     BOUND_REQUESTS_PER_WORKER},
+};
+
+/* Loop index i: row i / 4, and one of min-1, min, max, max+1. */
+START_TEST(limits_are_range_checked)
+{
+    const size_t row = (size_t)_i / 4, which = (size_t)_i % 4;
+    const long lo = limit_rows[row].min, hi = limit_rows[row].max;
+    const long value = which == 0   ? lo - 1
+                       : which == 1 ? lo
+                       : which == 2 ? hi
+                                    : hi + 1;
+    const bool ok = which == 1 || which == 2;
+    char *data = realpath(DATA, NULL), *text = NULL, *dir, *file;
+    char word[96];
+    int len;
+
+    ck_assert_ptr_nonnull(data);
+    len = asprintf(&text,
+                   "gemini: %s/defaults/.gemini.yaml\n"
+                   "actions: [%s/actions]\n"
+                   "limits:\n"
+                   "  %s: %ld\n",
+                   data, data, limit_rows[row].key, value);
+    ck_assert_int_gt(len, 0);
+    write_temp_config(text, (size_t)len, &dir, &file);
+    load(file);
+    if (ok) {
+        ck_assert_ptr_nonnull(cfg);
+        assert_problems(no_problems);
+        ck_assert_int_eq(
+            *(const long *)(const void *)((const char *)&cfg->limits +
+                                          limit_rows[row].offset),
+            value);
+    } else {
+        struct want w[] = {{file, 4, word}, {NULL, 0, NULL}};
+        snprintf(word, sizeof(word),
+                 "'limits.%s' is %ld; it must be between %ld and %ld",
+                 limit_rows[row].key, value, lo, hi);
+        ck_assert_ptr_null(cfg);
+        assert_problems(w);
+    }
+    remove_temp(dir, file);
+    free(text);
+    free(data);
+}
+END_TEST
+
+static const struct {
+    const char *env;  /* NULL: unset */
+    long steps;       /* the file says 3 */
+    const char *word; /* the problem, NULL for none */
+} loop_env_cases[] = {
+    {NULL, 3, NULL},
+    {"", 3, NULL},
+    {"20", 15, NULL},
+    {"15", 15, NULL},
+    {"5", 5, NULL},
+    {"1", 1, NULL},
+    {"0", 1, NULL},
+    {"-3", 1, NULL},
+    {"abc", 3, "must be an integer; using 3"},
+    {"7x", 3, "must be an integer; using 3"},
+    {"99999999999999999999", 3, "must be an integer; using 3"},
+};
+
+START_TEST(loop_steps_env_wins_clamped)
+{
+    struct want w[] = {{"AGENT_MAX_LOOP_STEPS", 0, loop_env_cases[_i].word},
+                       {NULL, 0, NULL}};
+
+    set_env("AGENT_MAX_LOOP_STEPS", loop_env_cases[_i].env);
+    ck_assert_ptr_nonnull(load(DATA "/loop/agent.yaml"));
+    assert_problems(loop_env_cases[_i].word != NULL ? w : no_problems);
+    ck_assert_int_eq(cfg->limits.max_loop_steps, loop_env_cases[_i].steps);
+    unsetenv("AGENT_MAX_LOOP_STEPS");
+}
+END_TEST
+
+/* libyaml has no nesting limit: a 100 000-deep file must fail fast. */
+START_TEST(deep_yaml_is_refused_fast)
+{
+    const size_t depth = 100000;
+    static const char head[] = "limits: ";
+    size_t len = sizeof(head) - 1 + depth + 1;
+    char *text = malloc(len), *dir, *file;
+    struct timespec t0;
+    double secs;
+
+    ck_assert_ptr_nonnull(text);
+    memcpy(text, head, sizeof(head) - 1);
+    memset(text + sizeof(head) - 1, '[', depth);
+    text[len - 1] = '\n';
+    write_temp_config(text, len, &dir, &file);
+    {
+        struct want w[] = {{file, 1, "nesting deeper than"}, {NULL, 0, NULL}};
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        load(file);
+        secs = seconds_since(&t0);
+        ck_assert_ptr_null(cfg);
+        assert_problems(w);
+    }
+    ck_assert_msg(secs < 0.5, "refusing took %.3f s", secs);
+    remove_temp(dir, file);
+    free(text);
+}
+END_TEST
+
+/* --- the Gemini settings file and the key --------------------------------- */
+
+#define DEFAULT_URL CONFIG_DEFAULT_BASE_URL
+#define KEYS        DATA "/gemini/keys/"
+
+/* clang-format off */
+static const struct gemini_case {
+    const char *config;  /* DATA/gemini/<c>.yaml, naming keys/<c>.yaml */
+    const char *env_gemini, *env_google, *env_base; /* NULL: unset */
+    enum config_key_source source;
+    const char *key;     /* NULL: no usable key */
+    const char *base_url;
+    const char *model;   /* NULL: the default */
+    struct want w[3];    /* ended by a NULL file */
+} gemini_cases[] = {
+    {"real", NULL, NULL, NULL, CONFIG_KEY_FILE, CANARY, DEFAULT_URL, NULL,
+     {{0}}},
+    {"missing", NULL, NULL, NULL, CONFIG_KEY_NONE, NULL, DEFAULT_URL, NULL,
+     {{KEYS "missing.yaml", 0, "run `gemini-agent setup`"}}},
+    {"missing", NULL, NULL, NULL, CONFIG_KEY_NONE, NULL, DEFAULT_URL, NULL,
+     {{KEYS "missing.yaml", 0, "the file does not exist"}}},
+    {"placeholder", NULL, NULL, NULL, CONFIG_KEY_NONE, NULL, DEFAULT_URL, NULL,
+     {{KEYS "placeholder.yaml", 2, "apiKey is still the placeholder"}}},
+    {"empty-key", NULL, NULL, NULL, CONFIG_KEY_NONE, NULL, DEFAULT_URL, NULL,
+     {{KEYS "empty-key.yaml", 1, "apiKey is empty"}}},
+    {"null-key", NULL, NULL, NULL, CONFIG_KEY_NONE, NULL, DEFAULT_URL, NULL,
+     {{KEYS "null-key.yaml", 1, "apiKey is missing"}}},
+    {"empty-file", NULL, NULL, NULL, CONFIG_KEY_NONE, NULL, DEFAULT_URL, NULL,
+     {{KEYS "empty-file.yaml", 0, "apiKey is missing"}}},
+    {"list-key", NULL, NULL, NULL, CONFIG_KEY_NONE, NULL, DEFAULT_URL, NULL,
+     {{KEYS "list-key.yaml", 2, "'apiKey' must be a string"},
+      {KEYS "list-key.yaml", 2, "apiKey is missing"}}},
+    {"list-root", NULL, NULL, NULL, CONFIG_KEY_NONE, NULL, DEFAULT_URL, NULL,
+     {{KEYS "list-root.yaml", 1, "must be a mapping"},
+      {KEYS "list-root.yaml", 0, "apiKey is missing"}}},
+    {"syntax", NULL, NULL, NULL, CONFIG_KEY_NONE, NULL, DEFAULT_URL, NULL,
+     {{KEYS "syntax.yaml", 3, "syntax error"},
+      {KEYS "syntax.yaml", 0, "no Gemini API key"}}},
+    /* a key pasted as a mapping key is not echoed back */
+    {"unknown", NULL, NULL, NULL, CONFIG_KEY_NONE, NULL, DEFAULT_URL, NULL,
+     {{KEYS "unknown.yaml", 2, "unknown key"},
+      {KEYS "unknown.yaml", 1, "placeholder"}}},
+    {"ftp", NULL, NULL, NULL, CONFIG_KEY_FILE, CANARY, DEFAULT_URL, NULL,
+     {{KEYS "ftp.yaml", 2, "'baseUrl' must start with https://"}}},
+    {"slash", NULL, NULL, NULL, CONFIG_KEY_FILE, CANARY,
+     "http://127.0.0.1:8089", NULL, {{0}}},
+    {"settings", NULL, NULL, NULL, CONFIG_KEY_FILE, CANARY,
+     "https://example.test/gemini", "gemini-test-model", {{0}}},
+    {"empty-model", NULL, NULL, NULL, CONFIG_KEY_FILE, CANARY, DEFAULT_URL,
+     NULL, {{KEYS "empty-model.yaml", 2, "'model' must be a non-empty"}}},
+    {"prompt-int", NULL, NULL, NULL, CONFIG_KEY_FILE, CANARY, DEFAULT_URL, NULL,
+     {{KEYS "prompt-int.yaml", 2, "'systemPrompt' must be a string"}}},
+    /* the environment wins over the file */
+    {"real", CANARY "-gemini", NULL, NULL, CONFIG_KEY_ENV_GEMINI,
+     CANARY "-gemini", DEFAULT_URL, NULL, {{0}}},
+    {"real", NULL, CANARY "-google", NULL, CONFIG_KEY_ENV_GOOGLE,
+     CANARY "-google", DEFAULT_URL, NULL, {{0}}},
+    {"real", CANARY "-gemini", CANARY "-google", NULL, CONFIG_KEY_ENV_GEMINI,
+     CANARY "-gemini", DEFAULT_URL, NULL, {{0}}},
+    {"real", "", CANARY "-google", NULL, CONFIG_KEY_ENV_GOOGLE,
+     CANARY "-google", DEFAULT_URL, NULL, {{0}}},
+    {"placeholder", CANARY "-gemini", NULL, NULL, CONFIG_KEY_ENV_GEMINI,
+     CANARY "-gemini", DEFAULT_URL, NULL, {{0}}},
+    {"missing", NULL, CANARY "-google", NULL, CONFIG_KEY_ENV_GOOGLE,
+     CANARY "-google", DEFAULT_URL, NULL, {{0}}},
+    {"real", "<" CANARY ">", NULL, NULL, CONFIG_KEY_ENV_GEMINI, NULL,
+     DEFAULT_URL, NULL,
+     {{KEYS "real.yaml", 0, "GEMINI_API_KEY is a placeholder"}}},
+    {"real", NULL, "<" CANARY ">", NULL, CONFIG_KEY_ENV_GOOGLE, NULL,
+     DEFAULT_URL, NULL,
+     {{KEYS "real.yaml", 0, "GOOGLE_API_KEY is a placeholder"}}},
+    {"real", NULL, NULL, "http://localhost:9999/", CONFIG_KEY_FILE, CANARY,
+     "http://localhost:9999", NULL, {{0}}},
+    {"settings", NULL, NULL, "http://localhost:9999", CONFIG_KEY_FILE, CANARY,
+     "http://localhost:9999", "gemini-test-model", {{0}}},
+    {"ftp", NULL, NULL, "http://localhost:9999", CONFIG_KEY_FILE, CANARY,
+     "http://localhost:9999", NULL,
+     {{KEYS "ftp.yaml", 2, "'baseUrl' must start with https://"}}},
+};
+/* clang-format on */
+
+START_TEST(gemini_settings_and_key)
+{
+    const struct gemini_case *c = &gemini_cases[_i];
+    char path[128], gpath[128];
+
+    snprintf(path, sizeof(path), DATA "/gemini/%s.yaml", c->config);
+    set_env("GEMINI_API_KEY", c->env_gemini);
+    set_env("GOOGLE_API_KEY", c->env_google);
+    set_env("GEMINI_BASE_URL", c->env_base);
+    /* the Gemini file's problems are never fatal */
+    ck_assert_ptr_nonnull(load(path));
+    assert_problems(c->w);
+    snprintf(gpath, sizeof(gpath), KEYS "%s.yaml", c->config);
+    ck_assert_str_eq(cfg->gemini.path, gpath);
+    ck_assert_int_eq(cfg->gemini.key_source, c->source);
+    if (c->key == NULL)
+        ck_assert_ptr_null(cfg->gemini.api_key);
+    else
+        ck_assert_str_eq(cfg->gemini.api_key, c->key);
+    ck_assert_str_eq(cfg->gemini.base_url, c->base_url);
+    ck_assert_str_eq(cfg->gemini.model,
+                     c->model ? c->model : CONFIG_DEFAULT_MODEL);
+    ck_assert_str_eq(cfg->gemini.system_prompt,
+                     strcmp(c->config, "settings") == 0 ? "You sell hubs.\n"
+                                                        : "");
+    /* the Gemini file never stops the plugins from loading */
+    ck_assert_uint_eq(cfg->plugins->count, 4);
+}
+END_TEST
+
+/* The printed form of every case is clean too (diag_print adds nothing
+ * of its own, but this is the text `check` shows). */
+START_TEST(key_is_never_printed)
+{
+    char *all;
+
+    for (size_t i = 0; i < ARRAY_SIZE(gemini_cases); i++) {
+        const struct gemini_case *c = &gemini_cases[i];
+        char path[128];
+
+        clear_env();
+        snprintf(path, sizeof(path), DATA "/gemini/%s.yaml", c->config);
+        set_env("GEMINI_API_KEY", c->env_gemini);
+        set_env("GOOGLE_API_KEY", c->env_google);
+        set_env("GEMINI_BASE_URL", c->env_base);
+        cfg = config_load(path, &diag);
+        config_free(cfg);
+        cfg = NULL;
+    }
+    ck_assert_uint_gt(diag.count, 10);
+    assert_no_canary();
+    all = dump_diag();
+    ck_assert_msg(strstr(all, CANARY) == NULL, "the API key leaked:\n%s", all);
+    free(all);
+}
+END_TEST
+
+Suite *
+config_suite(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc;
+
+    tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, absent_keys_take_defaults, 0,
+                        (int)ARRAY_SIZE(default_cases));
+    tcase_add_test(tc, every_key_is_read);
+    tcase_add_test(tc, actions_may_be_one_folder);
+    tcase_add_test(tc, bare_file_name_resolves_against_cwd);
+    tcase_add_test(tc, absolute_config_path_gives_absolute_paths);
+    tcase_add_test(tc, empty_action_list_loads_no_plugin);
+    tcase_add_loop_test(tc, default_path_follows_env, 0,
+                        (int)ARRAY_SIZE(default_path_cases));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("errors");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, broken_agent_yaml_is_fatal, 0,
+                        (int)ARRAY_SIZE(fatal_cases));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("limits");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, limits_are_range_checked, 0,
+                        (int)(4 * ARRAY_SIZE(limit_rows)));
+    tcase_add_loop_test(tc, loop_steps_env_wins_clamped, 0,
+                        (int)ARRAY_SIZE(loop_env_cases));
+    tcase_add_test(tc, deep_yaml_is_refused_fast);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("gemini");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, gemini_settings_and_key, 0,
+                        (int)ARRAY_SIZE(gemini_cases));
+    tcase_add_test(tc, key_is_never_printed);
+    suite_add_tcase(s, tc);
+    return s;
+}
