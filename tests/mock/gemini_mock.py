@@ -1,0 +1,2028 @@
+#!/usr/bin/env python3
+"""gemini_mock.py - a mock of the Gemini REST API (Developer API, v1beta).
+
+Tests must never touch the network; this server speaks the real wire format
+on a loopback address instead.  Python 3 standard library only.
+
+    python3 tests/mock/gemini_mock.py --port 0 --port-file FILE [--host 127.0.0.1]
+
+Routes (the Gemini part):
+    POST /v1beta/models/{model}:generateContent
+    POST /v1beta/models/{model}:streamGenerateContent?alt=sse
+Control routes (not part of Gemini):
+    GET  /__mock/requests[?since=SEQ]   every recorded API request (JSON array)
+    POST /__mock/reset                  clear records, counters, signature registry
+    POST /__mock/scenario               {"name": "...", k: v...} sets the default scenario
+    GET  /__mock/scenario               the default scenario
+    GET  /__mock/health                 200 {"ok": true, ...}
+
+The scenario of a request comes from a marker "[[mock:NAME k=v ...]]" in the
+first user text of `contents`, else the header "x-mock-scenario: NAME k=v ...",
+else the default set through /__mock/scenario, else "text".
+
+tests/mock/README.md documents every scenario, every validation rule and
+which answers are real recorded payloads and which are synthesized.
+"""
+
+import argparse
+import base64
+import copy
+import gzip
+import hashlib
+import hmac
+import http.server
+import ipaddress
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import socketserver
+import sys
+import threading
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_FIXTURES = os.path.join(HERE, "fixtures")
+
+# Model ids the mock serves (wire spec section 8: current models).  Anything
+# else, e.g. the retired gemini-2.0-flash, gets the real 404 body.
+KNOWN_MODELS = [
+    "gemini-3.8-flash", "gemini-3.7-flash", "gemini-3.6-flash",
+    "gemini-3.5-flash", "gemini-3.5-flash-lite", "gemini-3.1-flash-lite",
+    "gemini-3.1-pro-preview", "gemini-3-flash-preview",
+    "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite",
+]
+
+# Real payloads served verbatim (or with the one substitution noted in the
+# README).  Names are those of /work/shared/gemini-fixtures.
+FIXTURE_FILES = [
+    "e400-api-key-invalid.array-wrapped.json",
+    "e400-function-response-count-mismatch.array-wrapped.json",
+    "e400-invalid-json-payload-unknown-field.json",
+    "e400-thought-signature-missing.json",
+    "e403-permission-denied.json",
+    "e404-model-not-found.json",
+    "e429-resource-exhausted-retryinfo.json",
+    "e429-resource-exhausted-vertex-style.array-wrapped.json",
+    "e500-internal.json",
+    "e500-internal.midstream-chunk.json",
+    "e503-unavailable-high-demand.json",
+    "e503-unavailable-overloaded.json",
+    "08-thought-part-max-tokens.response.json",
+    "13-prompt-blocked-safety.response.json",
+    "14-candidate-finish-safety.response.json",
+]
+
+TYPE_PREFIX = "type.googleapis.com/google.ai.generativelanguage.v1beta."
+BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest"
+
+# The one part field the mock emits that no client knows.  It stands for the
+# fields Google adds without notice; the mock accepts it back on replay, as
+# the real API accepts its own fields.
+MOCK_PART_FIELD = "mockFutureField"
+MOCK_PART_FIELD_VALUE = "unknown part field: keep it when replaying"
+
+FUNCTION_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
+FUNCTION_NAME_MSG = ("Invalid function name. Must start with a letter or an underscore. "
+                     "Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.) or "
+                     "dashes (-), with a maximum length of 64.")
+
+STATUS_NAMES = {
+    400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+    404: "NOT_FOUND", 408: "DEADLINE_EXCEEDED", 409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED", 499: "CANCELLED", 500: "INTERNAL",
+    501: "UNIMPLEMENTED", 502: "UNAVAILABLE", 503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+REASONS = {
+    200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+    404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
+    409: "Conflict", 413: "Payload Too Large", 429: "Too Many Requests",
+    499: "Client Closed Request", 500: "Internal Server Error",
+    501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+MAX_BODY = 32 * 1024 * 1024
+
+
+class MockError(Exception):
+    """A problem with the test's own use of the mock (bad marker, param...)."""
+
+
+# ---------------------------------------------------------------------------
+# Small helpers
+
+def camel_to_snake(name):
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
+def snake_to_camel(name):
+    return re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), name)
+
+
+def normalize_numbers(value):
+    """Integral floats become ints, so 2 and 2.0 fingerprint alike (args is a
+    protobuf Struct: every number is a double)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: normalize_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalize_numbers(v) for v in value]
+    return value
+
+
+def canon(value):
+    return json.dumps(normalize_numbers(value), sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def tokens(text):
+    """A deterministic stand-in for a token count."""
+    if not text:
+        return 0
+    return max(1, (len(text) + 3) // 4)
+
+
+def compact(value, limit=200):
+    s = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if len(s) > limit:
+        s = s[:limit] + "..."
+    return s
+
+
+def split_text(text, n):
+    """Split text into at most n non-empty pieces at word boundaries; the
+    pieces concatenate back to text exactly."""
+    if n <= 1 or len(text) < 2:
+        return [text]
+    spaces = [i for i, ch in enumerate(text) if ch == " " and i > 0]
+    if not spaces:
+        step = max(1, len(text) // n)
+        cuts = list(range(step, len(text), step))[: n - 1]
+    else:
+        cuts = []
+        for k in range(1, n):
+            target = len(text) * k // n
+            best = min(spaces, key=lambda i: abs(i - target))
+            if best not in cuts:
+                cuts.append(best)
+        cuts.sort()
+    pieces, prev = [], 0
+    for c in cuts:
+        if c > prev:
+            pieces.append(text[prev:c])
+            prev = c
+    pieces.append(text[prev:])
+    return [p for p in pieces if p] or [text]
+
+
+def sse_dumps(obj):
+    # Same separators as the raw captures (fixtures 09a/10a): "key": value,"next"
+    return json.dumps(obj, separators=(",", ": "), ensure_ascii=False)
+
+
+def pretty(obj):
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+def replace_strings(value, old, new):
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [replace_strings(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: replace_strings(v, old, new) for k, v in value.items()}
+    return value
+
+
+def first_error(obj):
+    """The error object inside {error} or [{error}]."""
+    if isinstance(obj, list) and obj:
+        obj = obj[0]
+    return obj["error"]
+
+
+def parse_scenario_spec(spec):
+    """'NAME k=v k2="v 2"' -> (name, {k: v}).  shlex quoting rules."""
+    try:
+        words = shlex.split(spec)
+    except ValueError as exc:
+        raise MockError("cannot parse scenario %r: %s" % (spec, exc))
+    if not words:
+        raise MockError("empty scenario")
+    name, params = words[0], {}
+    for w in words[1:]:
+        if "=" not in w:
+            raise MockError("scenario parameter %r is not key=value" % w)
+        k, v = w.split("=", 1)
+        params[k] = v
+    return name, params
+
+
+MARKER_RE = re.compile(r"\[\[mock:(.*?)\]\]", re.S)
+
+
+# ---------------------------------------------------------------------------
+# Request schema (proto3 JSON mapping).  Types:
+#   "string" "bool" "int" "float" "bytes" "struct" "value" "any"
+#   ("msg", Name)  ("list", T)  ("map", T)  ("enum", Name, values)
+
+def enum(name, *values):
+    return ("enum", name, values)
+
+
+TYPE_ENUM = enum("Type", "TYPE_UNSPECIFIED", "STRING", "NUMBER", "INTEGER", "BOOLEAN",
+                 "ARRAY", "OBJECT", "NULL")
+
+MESSAGES = {
+    "GenerateContentRequest": {
+        "model": "string",
+        "contents": ("list", ("msg", "Content")),
+        "systemInstruction": ("msg", "Content"),
+        "tools": ("list", ("msg", "Tool")),
+        "toolConfig": ("msg", "ToolConfig"),
+        "safetySettings": ("list", ("msg", "SafetySetting")),
+        "generationConfig": ("msg", "GenerationConfig"),
+        "cachedContent": "string",
+        "serviceTier": "any",
+    },
+    "Content": {
+        "role": "string",
+        "parts": ("list", ("msg", "Part")),
+    },
+    "Part": {
+        "text": "string",
+        "inlineData": ("msg", "Blob"),
+        "functionCall": ("msg", "FunctionCall"),
+        "functionResponse": ("msg", "FunctionResponse"),
+        "fileData": ("msg", "FileData"),
+        "executableCode": "any",
+        "codeExecutionResult": "any",
+        "thought": "bool",
+        "thoughtSignature": "bytes",
+        "videoMetadata": "any",
+        "partMetadata": "struct",
+        "mediaResolution": "any",
+        MOCK_PART_FIELD: "any",
+    },
+    "Blob": {"mimeType": "string", "data": "bytes", "displayName": "string"},
+    "FileData": {"mimeType": "string", "fileUri": "string", "displayName": "string"},
+    "FunctionCall": {"id": "string", "name": "string", "args": "struct"},
+    "FunctionResponse": {
+        "id": "string", "name": "string", "response": "struct",
+        "parts": ("list", ("msg", "FunctionResponsePart")),
+        "willContinue": "bool", "scheduling": "any",
+    },
+    "FunctionResponsePart": {"inlineData": ("msg", "Blob")},
+    "Tool": {
+        "functionDeclarations": ("list", ("msg", "FunctionDeclaration")),
+        "googleSearchRetrieval": "any", "codeExecution": "any", "googleSearch": "any",
+        "urlContext": "any", "fileSearch": "any", "computerUse": "any", "googleMaps": "any",
+    },
+    "FunctionDeclaration": {
+        "name": "string", "description": "string",
+        "behavior": enum("Behavior", "UNSPECIFIED", "BLOCKING", "NON_BLOCKING"),
+        "parameters": ("msg", "Schema"), "parametersJsonSchema": "value",
+        "response": ("msg", "Schema"), "responseJsonSchema": "value",
+    },
+    "Schema": {
+        "type": TYPE_ENUM, "format": "string", "title": "string", "description": "string",
+        "nullable": "bool", "enum": ("list", "string"),
+        "items": ("msg", "Schema"), "minItems": "int", "maxItems": "int",
+        "properties": ("map", ("msg", "Schema")), "required": ("list", "string"),
+        "minProperties": "int", "maxProperties": "int",
+        "propertyOrdering": ("list", "string"),
+        "minLength": "int", "maxLength": "int", "pattern": "string",
+        "minimum": "float", "maximum": "float",
+        "example": "value", "default": "value",
+        "anyOf": ("list", ("msg", "Schema")),
+    },
+    "ToolConfig": {
+        "functionCallingConfig": ("msg", "FunctionCallingConfig"),
+        "retrievalConfig": "any",
+        "includeServerSideToolInvocations": "bool",
+    },
+    "FunctionCallingConfig": {
+        "mode": enum("FunctionCallingConfig.Mode", "MODE_UNSPECIFIED", "AUTO", "ANY",
+                     "NONE", "VALIDATED"),
+        "allowedFunctionNames": ("list", "string"),
+    },
+    "SafetySetting": {
+        "category": enum("HarmCategory", "HARM_CATEGORY_UNSPECIFIED",
+                         "HARM_CATEGORY_DEROGATORY", "HARM_CATEGORY_TOXICITY",
+                         "HARM_CATEGORY_VIOLENCE", "HARM_CATEGORY_SEXUAL",
+                         "HARM_CATEGORY_MEDICAL", "HARM_CATEGORY_DANGEROUS",
+                         "HARM_CATEGORY_HARASSMENT", "HARM_CATEGORY_HATE_SPEECH",
+                         "HARM_CATEGORY_SEXUALLY_EXPLICIT",
+                         "HARM_CATEGORY_DANGEROUS_CONTENT",
+                         "HARM_CATEGORY_CIVIC_INTEGRITY"),
+        "threshold": enum("SafetySetting.HarmBlockThreshold",
+                          "HARM_BLOCK_THRESHOLD_UNSPECIFIED", "BLOCK_LOW_AND_ABOVE",
+                          "BLOCK_MEDIUM_AND_ABOVE", "BLOCK_ONLY_HIGH", "BLOCK_NONE",
+                          "OFF"),
+    },
+    "GenerationConfig": {
+        "stopSequences": ("list", "string"), "responseMimeType": "string",
+        "responseSchema": ("msg", "Schema"), "responseJsonSchema": "value",
+        "responseModalities": ("list", "any"), "candidateCount": "int",
+        "maxOutputTokens": "int", "temperature": "float", "topP": "float",
+        "topK": "int", "seed": "int", "presencePenalty": "float",
+        "frequencyPenalty": "float", "responseLogprobs": "bool", "logprobs": "int",
+        "enableEnhancedCivicAnswers": "bool", "speechConfig": "any",
+        "thinkingConfig": ("msg", "ThinkingConfig"), "imageConfig": "any",
+        "mediaResolution": "any",
+    },
+    "ThinkingConfig": {
+        "includeThoughts": "bool", "thinkingBudget": "int",
+        "thinkingLevel": enum("ThinkingConfig.ThinkingLevel", "THINKING_LEVEL_UNSPECIFIED",
+                              "MINIMAL", "LOW", "MEDIUM", "HIGH"),
+    },
+}
+
+PART_DATA_FIELDS = ["text", "inlineData", "functionCall", "functionResponse",
+                    "fileData", "executableCode", "codeExecutionResult"]
+
+SCALAR_TYPE_NAMES = {"string": "TYPE_STRING", "bool": "TYPE_BOOL", "int": "TYPE_INT32",
+                     "float": "TYPE_FLOAT", "bytes": "TYPE_BYTES"}
+
+
+def type_label(typ):
+    if isinstance(typ, tuple):
+        if typ[0] == "msg":
+            return TYPE_PREFIX + typ[1]
+        if typ[0] == "enum":
+            return TYPE_PREFIX + typ[1]
+        if typ[0] in ("list", "map"):
+            return type_label(typ[1])
+    if typ == "struct":
+        return "type.googleapis.com/google.protobuf.Struct"
+    return SCALAR_TYPE_NAMES.get(typ, "TYPE_MESSAGE")
+
+
+class ProtoWalker:
+    """Checks a request against MESSAGES like the proto3 JSON parser does,
+    and returns a copy with camelCase field names (snake_case is accepted on
+    input).  Problems go to self.violations as (field, description)."""
+
+    def __init__(self):
+        self.violations = []
+
+    def bad_value(self, path, typ, value):
+        if isinstance(value, list) and not (isinstance(typ, tuple) and typ[0] == "list"):
+            desc = "Invalid JSON payload received. Proto field is not repeating, cannot start list."
+        else:
+            desc = "Invalid value at '%s' (%s), %s" % (
+                path, type_label(typ), json.dumps(value, ensure_ascii=False)[:200])
+        self.violations.append((path, desc))
+
+    def walk(self, value, typ, path):
+        if value is None and typ not in ("value", "any"):
+            return None
+        if typ in ("value", "any"):
+            return value
+        if typ == "struct":
+            if not isinstance(value, dict):
+                self.bad_value(path, typ, value)
+            return value
+        if typ in ("string", "bytes"):
+            if not isinstance(value, str):
+                self.bad_value(path, typ, value)
+            return value
+        if typ == "bool":
+            if not isinstance(value, bool):
+                self.bad_value(path, typ, value)
+            return value
+        if typ == "int":
+            ok = (isinstance(value, int) and not isinstance(value, bool)) or \
+                 (isinstance(value, float) and value.is_integer()) or \
+                 (isinstance(value, str) and re.fullmatch(r"-?\d+", value) is not None)
+            if not ok:
+                self.bad_value(path, typ, value)
+            return value
+        if typ == "float":
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not ok:
+                self.bad_value(path, typ, value)
+            return value
+        kind = typ[0]
+        if kind == "enum":
+            values = typ[2]
+            if isinstance(value, str) and value.upper() in values:
+                return value
+            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(values):
+                return value
+            self.bad_value(path, typ, value)
+            return value
+        if kind == "list":
+            if not isinstance(value, list):
+                self.bad_value(path, typ, value)
+                return value
+            return [self.walk(v, typ[1], "%s[%d]" % (path, i)) for i, v in enumerate(value)]
+        if kind == "map":
+            if not isinstance(value, dict):
+                self.bad_value(path, typ, value)
+                return value
+            return {k: self.walk(v, typ[1], "%s[%d].value" % (path, i))
+                    for i, (k, v) in enumerate(value.items())}
+        if kind == "msg":
+            if not isinstance(value, dict):
+                self.bad_value(path, typ, value)
+                return value
+            fields = MESSAGES[typ[1]]
+            out = {}
+            for key, v in value.items():
+                camel = key if key in fields else snake_to_camel(key)
+                if camel not in fields or (camel != key and camel_to_snake(camel) != key):
+                    where = " at '%s'" % path if path else ""
+                    self.violations.append((path, 'Invalid JSON payload received. Unknown name "%s"%s: '
+                                                  'Cannot find field.' % (key, where)))
+                    continue
+                sub = camel_to_snake(camel)
+                r = self.walk(v, fields[camel], "%s.%s" % (path, sub) if path else sub)
+                if r is not None:
+                    out[camel] = r
+            return out
+        raise AssertionError(typ)
+
+
+# ---------------------------------------------------------------------------
+# Shared state
+
+class State:
+    def __init__(self, seed, fixtures_dir, models):
+        self.lock = threading.Lock()
+        self.seed = str(seed)
+        self.secret = hashlib.sha256(("gemini-mock:" + self.seed).encode()).digest()
+        self.models = set(models)
+        self.fixtures = {}
+        for name in FIXTURE_FILES:
+            with open(os.path.join(fixtures_dir, name), encoding="utf-8") as fh:
+                self.fixtures[name] = json.load(fh)
+        self.stop = threading.Event()
+        self.conn_counter = 0
+        self.default_scenario = None  # (name, params) or None
+        self.quiet = False
+        self.reset()
+
+    def reset(self):
+        with self.lock:
+            self.records = []
+            self.seq = 0
+            self.counters = {}
+            self.sig_registry = {}   # (conv, fingerprint) -> set of signatures
+            self.sig_issued = {}     # signature -> fingerprint
+            self.n_resp = 0
+            self.n_id = 0
+            self.n_sig = 0
+
+    def fixture(self, name):
+        return copy.deepcopy(self.fixtures[name])
+
+    def next_conn(self):
+        with self.lock:
+            self.conn_counter += 1
+            return self.conn_counter
+
+    def token(self, kind, n, length, alphabet):
+        h = hashlib.sha256(("%s:%s:%d" % (self.seed, kind, n)).encode()).digest()
+        while len(h) < length:
+            h += hashlib.sha256(h).digest()
+        return "".join(alphabet[b % len(alphabet)] for b in h[:length])
+
+    def response_id(self):
+        with self.lock:
+            self.n_resp += 1
+            n = self.n_resp
+        return self.token("resp", n, 23, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+    def call_id(self):
+        with self.lock:
+            self.n_id += 1
+            n = self.n_id
+        return self.token("id", n, 8, "abcdefghijklmnopqrstuvwxyz0123456789")
+
+    def bump(self, key):
+        """Count one request for (scenario, conversation); return the count
+        before this one."""
+        with self.lock:
+            n = self.counters.get(key, 0)
+            self.counters[key] = n + 1
+            return n
+
+    # -- thought signatures ------------------------------------------------
+    # A mock signature is base64(MAGIC + nonce + mac + filler), where mac binds
+    # it to the exact part it was issued on.  So a signature that was altered
+    # or moved to another part is detected without state, and the registry
+    # (conversation, part fingerprint) -> signature finds parts that come back
+    # without the signature they were issued with.
+
+    MAGIC = b"MOCKSIG\x01"
+    MAGIC_B64 = base64.b64encode(MAGIC)[:10].decode()   # "TU9DS1NJRw"
+
+    def _mac(self, nonce, fp):
+        return hmac.new(self.secret, nonce + fp, hashlib.sha256).digest()[:16]
+
+    def _filler(self, nonce):
+        out, h = b"", self.secret + nonce
+        while len(out) < 72:
+            h = hashlib.sha256(h).digest()
+            out += h
+        return out[:72]
+
+    def issue_signature(self, conv, fp):
+        with self.lock:
+            self.n_sig += 1
+            n = self.n_sig
+        nonce = hashlib.sha256(("%s:sig:%d" % (self.seed, n)).encode()).digest()[:12]
+        raw = self.MAGIC + nonce + self._mac(nonce, fp) + self._filler(nonce)
+        sig = base64.b64encode(raw).decode()
+        with self.lock:
+            self.sig_registry.setdefault((conv, fp), set()).add(sig)
+            self.sig_issued[sig] = fp
+        return sig
+
+    def is_mock_signature(self, sig):
+        return isinstance(sig, str) and sig.startswith(self.MAGIC_B64)
+
+    def signature_matches(self, sig, fp):
+        try:
+            raw = base64.b64decode(sig, validate=True)
+        except (ValueError, TypeError):
+            return False
+        if len(raw) != 8 + 12 + 16 + 72 or not raw.startswith(self.MAGIC) or fp is None:
+            return False
+        nonce, mac, filler = raw[8:20], raw[20:36], raw[36:]
+        return hmac.compare_digest(mac, self._mac(nonce, fp)) and filler == self._filler(nonce)
+
+    def signed_fingerprint(self, conv, fp):
+        with self.lock:
+            return bool(self.sig_registry.get((conv, fp)))
+
+    # -- records -------------------------------------------------------------
+    def add_record(self, rec):
+        with self.lock:
+            self.seq += 1
+            rec["seq"] = self.seq
+            self.records.append(rec)
+            return rec
+
+    def records_json(self, since=0):
+        with self.lock:
+            return json.dumps([r for r in self.records if r["seq"] > since], ensure_ascii=False)
+
+
+def part_fingerprint(part):
+    if not isinstance(part, dict):
+        return None
+    if "functionCall" in part and isinstance(part["functionCall"], dict):
+        fc = part["functionCall"]
+        return b"call\0" + canon([fc.get("name"), fc.get("args") or {}, fc.get("id") or ""])
+    if "text" in part and isinstance(part["text"], str):
+        return b"text\0" + canon([part["text"], bool(part.get("thought"))])
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Plans: what a scenario wants to answer.  The sender renders them.
+
+class Plan:
+    def __init__(self, kind, **kw):
+        self.kind = kind
+        self.__dict__.update(kw)
+
+
+def content_plan(parts, finish="STOP", finish_message=None):
+    """parts: proto-parts, dicts with 'text' or 'functionCall' and an optional
+    '_sign' flag (issue a thoughtSignature for this part)."""
+    return Plan("content", parts=parts, finish=finish, finish_message=finish_message)
+
+
+# ---------------------------------------------------------------------------
+# Error bodies
+
+HTML_ERROR = """<!DOCTYPE html>
+<html lang=en>
+  <meta charset=utf-8>
+  <meta name=viewport content="initial-scale=1, minimum-scale=1, width=device-width">
+  <title>Error {code} ({reason})!!1</title>
+  <p><b>{code}.</b> <ins>That\u2019s an error.</ins>
+  <p>The server encountered a temporary error and could not complete your request.<p>Please try again in 30 seconds.  <ins>That\u2019s all we know.</ins>
+"""
+
+
+def error_obj(code, message, status=None, details=None):
+    err = {"code": code, "message": message, "status": status or STATUS_NAMES.get(code, "UNKNOWN")}
+    if details:
+        err["details"] = details
+    return {"error": err}
+
+
+def bad_request(violations):
+    """400 in the proto-parse shape (fixture e400-invalid-json-payload...)."""
+    msg = "\n".join(d for _, d in violations)
+    fv = []
+    for field, desc in violations:
+        v = {"field": field, "description": desc} if field else {"description": desc}
+        fv.append(v)
+    return error_obj(400, msg, "INVALID_ARGUMENT",
+                     [{"@type": BAD_REQUEST_TYPE, "fieldViolations": fv}])
+
+
+def field_errors(items):
+    """400 in the '* GenerateContentRequest.<path>: <msg>' shape."""
+    msg = "".join("* GenerateContentRequest.%s: %s\n" % (p, m) for p, m in items)
+    return error_obj(400, msg, "INVALID_ARGUMENT")
+
+
+def pairing_error(state, message=None):
+    """The function-response count body (fixture, array-wrapped, legacy
+    errors[]); other pairing problems reuse it with another message."""
+    body = state.fixture("e400-function-response-count-mismatch.array-wrapped.json")
+    if message:
+        err = first_error(body)
+        err["message"] = message
+        for e in err.get("errors", []):
+            e["message"] = message
+    return body
+
+
+def retry_seconds(value):
+    v = str(value).strip()
+    if v.endswith("s"):
+        v = v[:-1]
+    try:
+        secs = float(v)
+    except ValueError:
+        raise MockError("retry=%r is not a duration like 1s or 0.5s" % value)
+    text = ("%d" % secs) if secs.is_integer() else ("%g" % secs)
+    return secs, text + "s"
+
+
+def error_plan(state, ctx, status, params):
+    """The body a given HTTP status gets (README: 'Error bodies')."""
+    headers = []
+    fixture = params.get("fixture")
+    if fixture:
+        matches = [f for f in FIXTURE_FILES if f.startswith("e") and
+                   (f == fixture or f.startswith(fixture + ".") or f == fixture + ".json")]
+        if not matches:
+            raise MockError("fixture=%s: no such error fixture (have: %s)" % (
+                fixture, ", ".join(f for f in FIXTURE_FILES if f.startswith("e"))))
+        body = state.fixture(matches[0])
+        status = first_error(body).get("code", status)
+    elif status == 502 or params.get("html") == "1":
+        return Plan("html", status=status)
+    elif status == 400:
+        body = state.fixture("e400-invalid-json-payload-unknown-field.json")
+    elif status == 401:
+        body = error_obj(401, "Request had invalid authentication credentials. Expected OAuth 2 "
+                              "access token, login cookie or other valid authentication "
+                              "credential. See https://developers.google.com/identity/sign-in/"
+                              "web/devconsole-project.", "UNAUTHENTICATED")
+    elif status == 403:
+        body = state.fixture("e403-permission-denied.json")
+    elif status == 404:
+        body = model_not_found(state, ctx.model if ctx else "unknown")
+    elif status == 429:
+        body = state.fixture("e429-resource-exhausted-retryinfo.json")
+    elif status == 500:
+        body = state.fixture("e500-internal.json")
+    elif status == 503:
+        body = state.fixture("e503-unavailable-high-demand.json")
+    elif status == 504:
+        body = error_obj(504, "Deadline expired before operation could complete.",
+                         "DEADLINE_EXCEEDED")
+    else:
+        body = error_obj(status, REASONS.get(status, "Error"))
+    err = first_error(body)
+    if err.get("code") == 429:
+        secs, text = retry_seconds(params.get("retry", "1s"))
+        for d in err.get("details", []):
+            if d.get("@type", "").endswith("RetryInfo"):
+                d["retryDelay"] = text
+        if ctx:
+            for d in err.get("details", []):
+                for v in d.get("violations", []):
+                    dims = v.get("quotaDimensions")
+                    if isinstance(dims, dict) and "model" in dims:
+                        dims["model"] = ctx.model
+        if params.get("header") == "1":
+            headers.append(("Retry-After", "%d" % max(1, int(-(-secs // 1)))))
+    wrap = params.get("wrap")
+    if wrap == "array" and not isinstance(body, list):
+        body = [body]
+    elif wrap == "object" and isinstance(body, list):
+        body = body[0]
+    return Plan("error", status=status, obj=body, headers=headers)
+
+
+def model_not_found(state, model):
+    body = state.fixture("e404-model-not-found.json")
+    return replace_strings(body, "models/custom-gemini-2.0-flash", "models/" + model)
+
+
+# ---------------------------------------------------------------------------
+# The conversation a request carries
+
+class Ctx:
+    def __init__(self, state, body, model, stream, sse, scen_name, params, headers):
+        self.state = state
+        self.body = body
+        self.model = model
+        self.stream = stream
+        self.sse = sse
+        self.scenario = scen_name
+        self.params = params
+        self.headers = headers
+        self.contents = body.get("contents") or []
+        self.conv = conversation_key(self.contents)
+        # the last "real" user turn: a user content with text, no functionResponse
+        last_user = -1
+        for i, c in enumerate(self.contents):
+            if role_of(c) == "user" and not function_responses(c) and \
+                    any("text" in p for p in c.get("parts", [])):
+                last_user = i
+        self.step = sum(1 for c in self.contents[last_user + 1:]
+                        if role_of(c) == "user" and function_responses(c))
+        last = self.contents[-1] if self.contents else {}
+        self.last_responses = function_responses(last) if role_of(last) == "user" else []
+        self.decls = []
+        for t in body.get("tools") or []:
+            for d in t.get("functionDeclarations") or []:
+                self.decls.append(d)
+        self.prompt_tokens = tokens(json.dumps([self.contents, body.get("systemInstruction"),
+                                                body.get("tools")], separators=(",", ":")))
+
+    def p(self, name, default=None):
+        return self.params.get(name, default)
+
+    def p_int(self, name, default):
+        v = self.params.get(name)
+        if v is None:
+            return default
+        try:
+            return int(v)
+        except ValueError:
+            raise MockError("%s=%r is not an integer" % (name, v))
+
+    def flag(self, name):
+        return self.params.get(name, "0") not in ("0", "", "false", "no")
+
+
+def role_of(content):
+    r = content.get("role") if isinstance(content, dict) else None
+    return r or "user"
+
+
+def function_responses(content):
+    return [p["functionResponse"] for p in content.get("parts") or []
+            if isinstance(p, dict) and "functionResponse" in p]
+
+
+def function_calls(content):
+    return [p for p in content.get("parts") or [] if isinstance(p, dict) and "functionCall" in p]
+
+
+def conversation_key(contents):
+    for c in contents:
+        if role_of(c) == "user":
+            texts = [p["text"] for p in c.get("parts") or []
+                     if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            if texts:
+                return "".join(texts)
+    return ""
+
+
+# ---------------------------------------------------------------------------
+# Validation (the real 400s)
+
+def validate_fields(body):
+    """The '* GenerateContentRequest...' checks, after the proto parse.
+    Returns an error body or None."""
+    items = []
+    contents = body.get("contents")
+    if not contents:
+        return field_errors([("contents", "contents is not specified")])
+    for ci, c in enumerate(contents):
+        role = c.get("role")
+        if role not in (None, "", "user", "model"):
+            return error_obj(400, "Please use a valid role: user, model.", "INVALID_ARGUMENT")
+        parts = c.get("parts") or []
+        if not parts:
+            items.append(("contents[%d].parts" % ci, "contents.parts must not be empty."))
+            continue
+        for pi, p in enumerate(parts):
+            path = "contents[%d].parts[%d]" % (ci, pi)
+            data = [f for f in PART_DATA_FIELDS if f in p]
+            if not data:
+                items.append((path + ".data",
+                              "required oneof field 'data' must have one initialized field"))
+            elif len(data) > 1:
+                items.append((path + ".data", "oneof field 'data' is already set. Cannot set '%s'"
+                              % camel_to_snake(data[1])))
+            if "functionCall" in p and not p["functionCall"].get("name"):
+                items.append((path + ".function_call.name", "Name cannot be empty."))
+            if "functionResponse" in p:
+                fr = p["functionResponse"]
+                if not fr.get("name"):
+                    items.append((path + ".function_response.name", "Name cannot be empty."))
+                if "response" not in fr:
+                    items.append((path + ".function_response.response",
+                                  "response is required and must be a JSON object"))
+    si = body.get("systemInstruction")
+    if si is not None:
+        parts = si.get("parts") or []
+        if not parts:
+            items.append(("system_instruction.parts", "contents.parts must not be empty."))
+        for pi, p in enumerate(parts):
+            if set(p) - {"text"} or not isinstance(p.get("text"), str):
+                items.append(("system_instruction.parts[%d]" % pi,
+                              "only {\"text\": ...} parts are accepted in system_instruction "
+                              "(gemini-mock strictness)"))
+    seen = {}
+    for ti, t in enumerate(body.get("tools") or []):
+        for di, d in enumerate(t.get("functionDeclarations") or []):
+            path = "tools[%d].function_declarations[%d]" % (ti, di)
+            name = d.get("name")
+            if not name:
+                items.append((path + ".name", "Name cannot be empty."))
+            elif not FUNCTION_NAME_RE.match(name):
+                items.append((path + ".name", FUNCTION_NAME_MSG))
+            elif name in seen:
+                items.append((path + ".name", "Duplicate function declaration: %s is also "
+                              "declared at %s (gemini-mock strictness)" % (name, seen[name])))
+            else:
+                seen[name] = path
+            if "parameters" in d and "parametersJsonSchema" in d:
+                items.append((path, "parameters and parameters_json_schema are mutually "
+                              "exclusive; set only one of them"))
+            if "parameters" in d:
+                check_openapi_schema(d["parameters"], path + ".parameters", items)
+            if "parametersJsonSchema" in d:
+                js = d["parametersJsonSchema"]
+                jpath = path + ".parameters_json_schema"
+                if not isinstance(js, dict):
+                    items.append((jpath, "must be a JSON Schema object"))
+                elif not js.get("properties") and (
+                        str(js.get("type", "")).upper() == "OBJECT" or not js):
+                    items.append((jpath + ".properties",
+                                  "should be non-empty for OBJECT type (gemini-mock rule: "
+                                  "declare a parameterless function with no "
+                                  "parameters/parametersJsonSchema at all)"))
+    tc = (body.get("generationConfig") or {}).get("thinkingConfig") or {}
+    if "thinkingLevel" in tc and "thinkingBudget" in tc:
+        items.append(("generation_config.thinking_config",
+                      "thinking_level and thinking_budget cannot be set together"))
+    if items:
+        return field_errors(items)
+    return None
+
+
+def check_openapi_schema(node, path, items):
+    if not isinstance(node, dict):
+        return
+    typ = str(node.get("type", "")).upper()
+    has_props = "properties" in node
+    if typ == "OBJECT":
+        if not node.get("properties"):
+            items.append((path + ".properties", "should be non-empty for OBJECT type"))
+    elif typ:
+        if has_props:
+            items.append((path + ".properties", "only allowed for OBJECT type"))
+        if "required" in node:
+            items.append((path + ".required", "only allowed for OBJECT type"))
+    elif not node.get("anyOf"):
+        items.append((path + ".type", "must be specified when not using one_of, any_of or "
+                                      "all_of fields"))
+    for k, v in (node.get("properties") or {}).items():
+        check_openapi_schema(v, "%s.properties[%s]" % (path, k), items)
+    if isinstance(node.get("items"), dict):
+        check_openapi_schema(node["items"], path + ".items", items)
+    for i, v in enumerate(node.get("anyOf") or []):
+        check_openapi_schema(v, "%s.any_of[%d]" % (path, i), items)
+
+
+def validate_pairing(state, contents):
+    """Function calls and responses: N calls in a model turn -> the next
+    content is a user content with exactly N functionResponse parts, same
+    order, same names, same ids.  Consecutive model contents form one turn
+    (the SDKs send a streamed reply as one content per chunk)."""
+    consumed = set()
+    i = 0
+    while i < len(contents):
+        if role_of(contents[i]) != "model":
+            if function_responses(contents[i]) and i not in consumed:
+                return pairing_error(state, "Please ensure that function response turn comes "
+                                            "immediately after a function call turn.")
+            i += 1
+            continue
+        j, calls = i, []
+        while j < len(contents) and role_of(contents[j]) == "model":
+            calls += [(j, p["functionCall"]) for p in function_calls(contents[j])]
+            j += 1
+        if calls:
+            if i == 0:
+                return pairing_error(state, "Please ensure that function call turn comes "
+                                            "immediately after a user turn or after a function "
+                                            "response turn.")
+            resps = function_responses(contents[j]) if j < len(contents) else []
+            if len(resps) != len(calls):
+                return pairing_error(state)
+            consumed.add(j)
+            call_names = [c.get("name") for _, c in calls]
+            resp_names = [r.get("name") for r in resps]
+            for k, ((_, call), resp) in enumerate(zip(calls, resps)):
+                where = "contents[%d].parts" % j
+                if resp.get("name") != call.get("name"):
+                    if sorted(map(str, call_names)) == sorted(map(str, resp_names)):
+                        msg = ("Please ensure that the function response parts are in the same "
+                               "order as the function call parts of the function call turn: "
+                               "function response %d (%s) is for `%s` but function call %d is "
+                               "`%s`." % (k + 1, where, resp.get("name"), k + 1, call.get("name")))
+                    else:
+                        msg = ("Please ensure that every function response part names the "
+                               "function of its function call part: function response %d (%s) "
+                               "names `%s` but function call %d is `%s`."
+                               % (k + 1, where, resp.get("name"), k + 1, call.get("name")))
+                    return pairing_error(state, msg)
+                cid, rid = call.get("id"), resp.get("id")
+                call_ids = [c.get("id") for _, c in calls]
+                resp_ids = [r.get("id") for r in resps]
+                if cid != rid and None not in call_ids and \
+                        sorted(map(str, call_ids)) == sorted(map(str, resp_ids)):
+                    msg = ("Please ensure that the function response parts are in the same "
+                           "order as the function call parts of the function call turn: "
+                           "function response %d (%s) answers call id `%s` but function call "
+                           "%d has id `%s`." % (k + 1, where, rid, k + 1, cid))
+                    return pairing_error(state, msg)
+                if cid != rid:
+                    def show(v):
+                        return "no id" if v is None else "id `%s`" % v
+                    msg = ("Please ensure that every function response part carries the id of "
+                           "its function call part: function response %d (%s) has %s but "
+                           "function call %d (`%s`) has %s."
+                           % (k + 1, where, show(rid), k + 1, call.get("name"), show(cid)))
+                    return pairing_error(state, msg)
+        i = j
+    return None
+
+
+def validate_signatures(state, conv, contents):
+    """Every part the mock issued with a thoughtSignature must come back with
+    that exact signature, on that exact part."""
+    for ci, c in enumerate(contents):
+        for pi, p in enumerate(c.get("parts") or []):
+            sig = p.get("thoughtSignature")
+            fp = part_fingerprint(p)
+            if state.is_mock_signature(sig):
+                if role_of(c) != "model" or not state.signature_matches(sig, fp):
+                    return error_obj(400, "Corrupted thought signature.", "INVALID_ARGUMENT")
+                continue
+            if role_of(c) != "model" or fp is None or not state.signed_fingerprint(conv, fp):
+                continue
+            if "functionCall" in p:
+                body = state.fixture("e400-thought-signature-missing.json")
+                err = first_error(body)
+                err["message"] = err["message"].replace(
+                    "default_api:codebase_search", "default_api:" + str(p["functionCall"].get("name"))
+                ).replace("position 2", "position %d" % (ci + 1))
+                return body
+            return error_obj(400, "Text part is missing a thought_signature (contents[%d].parts"
+                                  "[%d]). The mock issued this part with a thoughtSignature; "
+                                  "send it back exactly as received (gemini-mock strictness: "
+                                  "the real API does not validate text-part signatures)."
+                             % (ci, pi), "INVALID_ARGUMENT")
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Scenarios
+
+UNIVERSAL_PARAMS = {"delay", "usage", "gap", "fragment", "chunks", "sigpart", "noid",
+                    "nosig", "thoughts", "extra", "textsig", "gzip"}
+CALL_PARAMS = {"tool", "args"}
+
+
+def page_tool(ctx):
+    """(name, decl) of the page tool: tool=NAME, else the first declared
+    function whose name does not start with action_."""
+    name = ctx.p("tool")
+    if name:
+        for d in ctx.decls:
+            if d.get("name") == name:
+                return name, d
+        return name, None
+    for d in ctx.decls:
+        if not str(d.get("name", "")).startswith("action_"):
+            return d["name"], d
+    return None, None
+
+
+def decl_properties(decl):
+    if not decl:
+        return {}
+    schema = decl.get("parametersJsonSchema") or decl.get("parameters") or {}
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return props if isinstance(props, dict) else {}
+
+
+def default_args(ctx, decl, index=0, varied=False):
+    """args=JSON if given (a list gives one object per call), else {} or the
+    first enum value of the first enum property."""
+    raw = ctx.p("args")
+    if raw is not None:
+        try:
+            val = json.loads(raw)
+        except ValueError:
+            raise MockError("args=%r is not JSON" % raw)
+        if isinstance(val, list):
+            val = val[index % len(val)] if val else {}
+        if not isinstance(val, dict):
+            raise MockError("args must be a JSON object (or a list of objects)")
+        return val
+    props = decl_properties(decl)
+    for pname, pschema in props.items():
+        if isinstance(pschema, dict) and isinstance(pschema.get("enum"), list) and pschema["enum"]:
+            en = pschema["enum"]
+            return {pname: en[index % len(en)] if varied else en[0]}
+    if varied:
+        for pname, pschema in props.items():
+            t = str((pschema or {}).get("type", "")).upper() if isinstance(pschema, dict) else ""
+            if t == "STRING":
+                return {pname: "value-%d" % (index + 1)}
+            if t in ("INTEGER", "NUMBER"):
+                return {pname: index + 1}
+    return {}
+
+
+def call_part(ctx, name, args, sign=True):
+    fc = {"name": name, "args": args}
+    if not ctx.flag("noid"):
+        fc = {"id": ctx.state.call_id(), "name": name, "args": args}
+    part = {"functionCall": fc}
+    if sign and not ctx.flag("nosig"):
+        part["_sign"] = True
+    return part
+
+
+def calls_plan(parts):
+    return content_plan(parts, "STOP", "Model generated function call(s).")
+
+
+def text_plan(ctx, text, finish="STOP", sign=None):
+    if sign is None:
+        sign = ctx.flag("textsig")
+    return content_plan([{"text": text, "_sign": sign}], finish)
+
+
+def summary(responses):
+    return "; ".join(compact(r.get("response")) for r in responses) or "(no response)"
+
+
+def quoted_error(responses):
+    out = []
+    for r in responses:
+        resp = r.get("response")
+        if isinstance(resp, dict) and "error" in resp:
+            e = resp["error"]
+            out.append(e if isinstance(e, str) else compact(e))
+        else:
+            out.append(compact(resp))
+    return "; ".join(out)
+
+
+def no_page_tool(ctx):
+    return text_plan(ctx, "gemini-mock: scenario %s needs a page tool: declare a function whose "
+                          "name does not start with action_, or pass tool=NAME" % ctx.scenario)
+
+
+def page_call_parts(ctx):
+    name, decl = page_tool(ctx)
+    if not name:
+        return None
+    return [call_part(ctx, name, default_args(ctx, decl))]
+
+
+def sc_text(ctx):
+    return text_plan(ctx, ctx.p("say", "Hello from the mock."))
+
+
+def sc_page_call(ctx):
+    if ctx.step == 0:
+        parts = page_call_parts(ctx)
+        return calls_plan(parts) if parts else no_page_tool(ctx)
+    return text_plan(ctx, "Done: " + summary(ctx.last_responses))
+
+
+def sc_parallel(ctx):
+    if ctx.step > 0:
+        return text_plan(ctx, "Done: " + summary(ctx.last_responses))
+    name, decl = page_tool(ctx)
+    if not name:
+        return no_page_tool(ctx)
+    n = ctx.p_int("n", 2)
+    parts = [call_part(ctx, name, default_args(ctx, decl, i, varied=True), sign=(i == 0))
+             for i in range(max(1, n))]
+    return calls_plan(parts)
+
+
+def sc_server_chain(ctx):
+    if ctx.step == 0:
+        return calls_plan([call_part(ctx, "action_shop_searchProducts", {"query": "usb"})])
+    if ctx.step == 1:
+        slug = "usb-c-hub"
+        resp = ctx.last_responses[0].get("response") if ctx.last_responses else None
+        try:
+            cand = resp.get("output", resp)
+            if isinstance(cand, dict) and "products" not in cand and "result" in cand:
+                cand = cand["result"]
+            first = cand["products"][0]
+            if isinstance(first.get("slug"), str) and first["slug"]:
+                slug = first["slug"]
+        except (AttributeError, KeyError, IndexError, TypeError):
+            pass
+        return calls_plan([call_part(ctx, "action_shop_getProductBySlug", {"slug": slug})])
+    resp = ctx.last_responses[0].get("response") if ctx.last_responses else None
+    product = None
+    if isinstance(resp, dict):
+        for cand in (resp, resp.get("output"), resp.get("result")):
+            if isinstance(cand, dict) and isinstance(cand.get("product"), dict):
+                product = cand["product"]
+                break
+    if product and product.get("name"):
+        text = "The product is %s" % product["name"]
+        if "price" in product:
+            text += ", priced %s" % product["price"]
+        return text_plan(ctx, text + ".")
+    return text_plan(ctx, "The product lookup returned: " + summary(ctx.last_responses))
+
+
+def sc_mixed(ctx):
+    if ctx.step > 0:
+        return text_plan(ctx, "Done: " + summary(ctx.last_responses))
+    name, decl = page_tool(ctx)
+    if not name:
+        return no_page_tool(ctx)
+    server = ("action_shop_searchProducts", {"query": "hub"})
+    page = (name, default_args(ctx, decl))
+    order = [server, page]
+    if ctx.p("order", "server-first") == "page-first":
+        order = [page, server]
+    elif ctx.p("order", "server-first") != "server-first":
+        raise MockError("order must be server-first or page-first")
+    parts = [call_part(ctx, n, a, sign=(i == 0)) for i, (n, a) in enumerate(order)]
+    return calls_plan(parts)
+
+
+def sc_invalid_args(ctx):
+    if ctx.step == 0:
+        return calls_plan([call_part(ctx, "action_shop_searchProducts", {"query": 5})])
+    return text_plan(ctx, "The tool reported an error: " + quoted_error(ctx.last_responses))
+
+
+def sc_unknown_tool(ctx):
+    if ctx.step == 0:
+        return calls_plan([call_part(ctx, "no_such_tool", {})])
+    return text_plan(ctx, "The tool reported an error: " + quoted_error(ctx.last_responses))
+
+
+def sc_loop(ctx):
+    return calls_plan([call_part(ctx, "action_shop_searchProducts", {"query": "x"})])
+
+
+def sc_text_and_call(ctx):
+    if ctx.step > 0:
+        return text_plan(ctx, "Done: " + summary(ctx.last_responses))
+    parts = page_call_parts(ctx)
+    if not parts:
+        return no_page_tool(ctx)
+    return calls_plan([{"text": ctx.p("say", "Let me check.")}] + parts)
+
+
+def sc_retry_then_ok(ctx):
+    n = ctx.state.bump((ctx.scenario, ctx.conv))
+    if n < ctx.p_int("times", 1):
+        return error_plan(ctx.state, ctx, ctx.p_int("status", 429), ctx.params)
+    return text_plan(ctx, ctx.p("say", "Hello from the mock."))
+
+
+def sc_error(ctx):
+    return error_plan(ctx.state, ctx, ctx.p_int("status", 500), ctx.params)
+
+
+def sc_slow(ctx):
+    ctx.state.stop.wait(ctx.p_int("ms", 1000) / 1000.0)
+    return text_plan(ctx, ctx.p("say", "Hello from the mock."))
+
+
+def sc_stall(ctx):
+    return Plan("stall", inner=text_plan(ctx, "Hello from the mock."), ms=ctx.p_int("ms", 60000))
+
+
+def sc_drop(ctx):
+    return Plan("drop")
+
+
+def sc_html(ctx):
+    return Plan("html", status=ctx.p_int("status", 502))
+
+
+def sc_truncated(ctx):
+    return Plan("truncated", inner=text_plan(ctx, "This reply is cut in half by the mock."),
+                short=ctx.flag("short"))
+
+
+def sc_no_candidates(ctx):
+    return Plan("no-candidates")
+
+
+def finish_only(ctx, reason):
+    n = ctx.state.bump((ctx.scenario, ctx.conv))
+    if n >= ctx.p_int("times", 1):
+        if ctx.step > 0:
+            return text_plan(ctx, "Done: " + summary(ctx.last_responses))
+        return text_plan(ctx, ctx.p("say", "Hello from the mock."))
+    parts = []
+    if ctx.flag("withcall"):
+        parts = page_call_parts(ctx) or [call_part(ctx, "action_shop_searchProducts",
+                                                   {"query": "x"})]
+    return content_plan(parts, reason, ctx.p("message")) if parts else \
+        Plan("finish-only", finish=reason, finish_message=ctx.p("message"))
+
+
+def sc_malformed(ctx):
+    return finish_only(ctx, "MALFORMED_FUNCTION_CALL")
+
+
+def sc_unexpected(ctx):
+    return finish_only(ctx, "UNEXPECTED_TOOL_CALL")
+
+
+def sc_blocked(ctx):
+    return Plan("raw", obj=ctx.state.fixture("13-prompt-blocked-safety.response.json"))
+
+
+def sc_safety(ctx):
+    return Plan("raw", obj=ctx.state.fixture("14-candidate-finish-safety.response.json"))
+
+
+def sc_recitation(ctx):
+    return Plan("finish-only", finish="RECITATION", finish_message=None)
+
+
+def sc_max_tokens(ctx):
+    text = ctx.p("say", "The sky is blue because of Rayleigh scattering: sunlight is made of "
+                        "all colours, and the short blue wavelengths are scattered by the "
+                        "molecules of the")
+    return text_plan(ctx, text, finish="MAX_TOKENS")
+
+
+def sc_thought_only(ctx):
+    return Plan("raw", obj=ctx.state.fixture("08-thought-part-max-tokens.response.json"))
+
+
+def sc_empty_parts(ctx):
+    form = ctx.p("form", "absent")
+    if form not in ("absent", "empty"):
+        raise MockError("form must be absent or empty")
+    return Plan("empty-parts", form=form)
+
+
+def sc_signatures(ctx):
+    if ctx.step < 2:
+        parts = page_call_parts(ctx)
+        return calls_plan(parts) if parts else no_page_tool(ctx)
+    return text_plan(ctx, "Done: " + summary(ctx.last_responses), sign=True)
+
+
+def sc_midstream_error(ctx):
+    return Plan("midstream", inner=text_plan(ctx, ctx.p("say", "This stream breaks after the "
+                                                               "first chunk.")))
+
+
+SCENARIOS = {
+    # name: (function, extra params, one-line doc)
+    "text": (sc_text, {"say"}, "one text part, STOP"),
+    "page-call": (sc_page_call, CALL_PARAMS, "call the page tool, then 'Done: ...'"),
+    "parallel": (sc_parallel, CALL_PARAMS | {"n"}, "n parallel page calls, then text"),
+    "server-chain": (sc_server_chain, set(), "searchProducts -> getProductBySlug -> text"),
+    "mixed": (sc_mixed, CALL_PARAMS | {"order"}, "server call + page call in one turn"),
+    "invalid-args": (sc_invalid_args, set(), "searchProducts {query: 5}, then quote the error"),
+    "unknown-tool": (sc_unknown_tool, set(), "no_such_tool {}, then quote the error"),
+    "loop": (sc_loop, set(), "always call searchProducts {query: x}"),
+    "text-and-call": (sc_text_and_call, CALL_PARAMS | {"say"}, "text + page call in one turn"),
+    "retry-then-ok": (sc_retry_then_ok, {"status", "times", "retry", "header", "wrap",
+                                         "fixture", "say", "html"},
+                      "first `times` requests fail with `status`, then text"),
+    "error": (sc_error, {"status", "retry", "header", "wrap", "fixture", "html"},
+              "always `status` with the real body"),
+    "slow": (sc_slow, {"ms", "say"}, "sleep ms, then text"),
+    "stall": (sc_stall, {"ms"}, "headers + part of the body, then hang ms"),
+    "drop": (sc_drop, set(), "close the connection without a response"),
+    "html": (sc_html, {"status"}, "an HTML error page"),
+    "truncated": (sc_truncated, {"short"}, "200 with half the body"),
+    "no-candidates": (sc_no_candidates, set(), "200 with usageMetadata only"),
+    "malformed": (sc_malformed, CALL_PARAMS | {"times", "message", "withcall", "say"},
+                  "MALFORMED_FUNCTION_CALL `times` times, then text"),
+    "unexpected-tool-call": (sc_unexpected, CALL_PARAMS | {"times", "message", "withcall", "say"},
+                             "UNEXPECTED_TOOL_CALL `times` times, then text"),
+    "blocked": (sc_blocked, set(), "fixture 13: promptFeedback.blockReason SAFETY"),
+    "safety": (sc_safety, set(), "fixture 14: finishReason SAFETY, no content"),
+    "recitation": (sc_recitation, set(), "finishReason RECITATION, no content"),
+    "max-tokens": (sc_max_tokens, {"say"}, "text cut off, MAX_TOKENS"),
+    "thought-only": (sc_thought_only, set(), "fixture 08: only a thought part"),
+    "empty-parts": (sc_empty_parts, {"form"}, "content with no parts, STOP"),
+    "signatures": (sc_signatures, CALL_PARAMS, "Gemini-3 style: signed call, signed call, "
+                                               "signed text"),
+    "midstream-error": (sc_midstream_error, {"say"}, "stream: one chunk, then a bare error "
+                                                     "object (unary: 500)"),
+}
+
+
+def check_scenario(name, params):
+    if name not in SCENARIOS:
+        raise MockError("unknown scenario %r (known: %s)" % (name, ", ".join(sorted(SCENARIOS))))
+    allowed = SCENARIOS[name][1] | UNIVERSAL_PARAMS
+    bad = sorted(set(params) - allowed)
+    if bad:
+        raise MockError("scenario %s: unknown parameter(s) %s (allowed: %s)"
+                        % (name, ", ".join(bad), ", ".join(sorted(allowed))))
+
+
+def resolve_scenario(state, body, headers):
+    """(name, params, source) - marker, header, default, 'text'."""
+    contents = body.get("contents") if isinstance(body, dict) else None
+    if isinstance(contents, list):
+        for c in contents:
+            if isinstance(c, dict) and (c.get("role") or "user") == "user":
+                texts = [p.get("text") for p in c.get("parts") or []
+                         if isinstance(p, dict) and isinstance(p.get("text"), str)]
+                if texts:
+                    m = MARKER_RE.search("".join(texts))
+                    if m:
+                        return parse_scenario_spec(m.group(1)) + ("marker",)
+                    break
+    h = headers.get("x-mock-scenario")
+    if h:
+        return parse_scenario_spec(h) + ("header",)
+    with state.lock:
+        d = state.default_scenario
+    if d:
+        return d[0], dict(d[1]), "default"
+    return "text", {}, "builtin"
+
+
+# ---------------------------------------------------------------------------
+# Rendering plans into responses
+
+class Renderer:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.state = ctx.state
+        self.response_id = self.state.response_id()
+        self.thoughts = ctx.p_int("thoughts", 24)
+
+    def finalize_part(self, proto, extra=True):
+        part = {k: v for k, v in proto.items() if k != "_sign"}
+        if "text" in part and extra and self.ctx.params.get("extra") != "0":
+            part[MOCK_PART_FIELD] = MOCK_PART_FIELD_VALUE
+        if proto.get("_sign"):
+            part["thoughtSignature"] = self.state.issue_signature(self.ctx.conv,
+                                                                  part_fingerprint(part))
+        return part
+
+    def usage(self, cand_tokens, stream=False):
+        prompt = self.ctx.prompt_tokens
+        total = prompt + cand_tokens + self.thoughts
+        if stream:   # key order of the raw SSE captures (09a, 09b)
+            u = {"promptTokenCount": prompt}
+            if cand_tokens:
+                u["candidatesTokenCount"] = cand_tokens
+            u["totalTokenCount"] = total
+            u["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": prompt}]
+            if self.thoughts:
+                u["thoughtsTokenCount"] = self.thoughts
+            return u
+        u = {}
+        if cand_tokens:
+            u["candidatesTokenCount"] = cand_tokens
+        u["promptTokenCount"] = prompt
+        u["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": prompt}]
+        if self.thoughts:
+            u["thoughtsTokenCount"] = self.thoughts
+        u["totalTokenCount"] = total
+        return u
+
+    @staticmethod
+    def part_tokens(part):
+        if "text" in part:
+            return tokens(part["text"])
+        if "functionCall" in part:
+            return tokens(json.dumps(part["functionCall"], separators=(",", ":")))
+        return 0
+
+    def turn_token(self):
+        raw = ("%s%s" % (self.response_id, self.response_id)).encode()
+        return "v1:" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    def unary_obj(self, candidate, cand_tokens):
+        obj = {}
+        if candidate is not None:
+            obj["candidates"] = [candidate]
+        obj["modelVersion"] = self.ctx.model
+        obj["responseId"] = self.response_id
+        if self.ctx.params.get("extra") != "0":
+            obj["turnToken"] = self.turn_token()
+        obj["usageMetadata"] = self.usage(cand_tokens)
+        return obj
+
+    def chunk_obj(self, candidate, cand_tokens, last):
+        obj = {}
+        if candidate is not None:
+            obj["candidates"] = [candidate]
+        if last or self.ctx.params.get("usage", "every") != "last":
+            obj["usageMetadata"] = self.usage(cand_tokens, stream=True)
+        obj["modelVersion"] = self.ctx.model
+        obj["responseId"] = self.response_id
+        return obj
+
+    # -- content plans -----------------------------------------------------
+    def unary_content(self, plan):
+        parts = [self.finalize_part(p) for p in plan.parts]
+        cand = {"content": {"parts": parts, "role": "model"}}
+        if plan.finish_message:
+            cand["finishMessage"] = plan.finish_message
+        cand["finishReason"] = plan.finish
+        cand["index"] = 0
+        return self.unary_obj(cand, sum(self.part_tokens(p) for p in parts))
+
+    def stream_content(self, plan):
+        """Text parts become a few deltas; all function calls of the turn come
+        whole in one chunk; finishReason only on the last chunk."""
+        n_chunks = self.ctx.p_int("chunks", 3)
+        sigpart = self.ctx.p("sigpart", "empty")
+        if sigpart not in ("empty", "last"):
+            raise MockError("sigpart must be empty or last")
+        groups = []   # list of lists of final parts, one list per chunk
+        calls = []
+        for proto in plan.parts:
+            if "functionCall" in proto:
+                calls.append(self.finalize_part(proto))
+                continue
+            if calls:
+                groups.append(calls)
+                calls = []
+            pieces = split_text(proto["text"], n_chunks)
+            for k, piece in enumerate(pieces):
+                last_piece = k == len(pieces) - 1
+                p = {"text": piece}
+                if last_piece and proto.get("_sign") and sigpart == "last":
+                    p["_sign"] = True
+                groups.append([self.finalize_part(p, extra=last_piece)])
+            if proto.get("_sign") and sigpart == "empty":
+                groups.append([self.finalize_part({"text": "", "_sign": True}, extra=False)])
+        if calls:
+            groups.append(calls)
+        events, cum = [], 0
+        if not groups:
+            groups = [[]]
+        for gi, parts in enumerate(groups):
+            last = gi == len(groups) - 1
+            cum += sum(self.part_tokens(p) for p in parts)
+            cand = {"content": {"parts": parts, "role": "model"}}
+            if last:
+                if plan.finish_message:
+                    cand["finishMessage"] = plan.finish_message
+                cand["finishReason"] = plan.finish
+            cand["index"] = 0
+            events.append(self.chunk_obj(cand, cum, last))
+        return events
+
+    def render(self, plan):
+        """-> list of response objects (one for unary; the chunks for a stream)."""
+        stream = self.ctx.stream
+        k = plan.kind
+        if k == "content":
+            return self.stream_content(plan) if stream else [self.unary_content(plan)]
+        if k == "raw":
+            return [plan.obj]
+        if k == "finish-only":
+            cand = {"finishReason": plan.finish, "index": 0}
+            if plan.finish_message:
+                cand = {"finishMessage": plan.finish_message, "finishReason": plan.finish,
+                        "index": 0}
+            return [self.chunk_obj(cand, 0, True) if stream else self.unary_obj(cand, 0)]
+        if k == "no-candidates":
+            return [self.chunk_obj(None, 0, True) if stream else self.unary_obj(None, 0)]
+        if k == "empty-parts":
+            content = {"role": "model"} if plan.form == "absent" else {"parts": [], "role": "model"}
+            cand = {"content": content, "finishReason": "STOP", "index": 0}
+            return [self.chunk_obj(cand, 0, True) if stream else self.unary_obj(cand, 0)]
+        raise AssertionError(k)
+
+
+# ---------------------------------------------------------------------------
+# HTTP
+
+ROUTE_RE = re.compile(r"^/v1beta/models/([^/:]+):(generateContent|streamGenerateContent)$")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "scaffolding on HTTPServer2"
+    sys_version = ""
+    timeout = 300
+
+    def version_string(self):
+        return self.server_version
+
+    def setup(self):
+        super().setup()
+        self.conn_id = self.server.state.next_conn()
+        self.gzip_ok = False
+
+    # BaseHTTPRequestHandler logs the request line, query string (and so a
+    # ?key=) included: silence it; _log() writes our own line.
+    def log_message(self, fmt, *args):
+        pass
+
+    def log_request(self, code="-", size="-"):
+        pass
+
+    def _log(self, rec, path, stream):
+        if self.server.state.quiet:
+            return
+        sys.stderr.write("gemini-mock: conn=%d seq=%s %s %s%s scenario=%s status=%s\n" % (
+            self.conn_id, rec.get("seq", "-"), self.command, path,
+            " (sse)" if stream else "", rec.get("scenario") or "-", rec.get("status")))
+        sys.stderr.flush()
+
+    def do_GET(self):
+        self.dispatch()
+
+    def do_POST(self):
+        self.dispatch()
+
+    do_PUT = do_DELETE = do_PATCH = do_GET
+
+    # -- body ---------------------------------------------------------------
+    def read_body(self):
+        te = (self.headers.get("Transfer-Encoding") or "").lower()
+        if "chunked" in te:
+            out = bytearray()
+            while True:
+                line = self.rfile.readline(65537)
+                if not line:
+                    break
+                size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                out += self.rfile.read(size)
+                self.rfile.readline(65537)
+                if len(out) > MAX_BODY:
+                    raise ValueError("body too large")
+            return bytes(out)
+        n = self.headers.get("Content-Length")
+        if not n:
+            return b""
+        n = int(n)
+        if n > MAX_BODY:
+            raise ValueError("body too large")
+        return self.rfile.read(n)
+
+    # -- output -------------------------------------------------------------
+    def send_bytes(self, status, body, ctype, headers=()):
+        self.send_response(status, REASONS.get(status))
+        self.send_header("Content-Type", ctype)
+        if self.gzip_ok and ctype.startswith("application/json") and body:
+            # like the real API: gzip when the client accepts it (wire spec 9)
+            body = gzip.compress(body, mtime=0)
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Vary", "Origin, X-Origin, Referer")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        self.wfile.flush()
+
+    def send_json(self, status, obj, headers=(), stream_route=False):
+        # The real API answers errors on the streaming route with a plain JSON
+        # body but Content-Type text/event-stream (fixture e404).
+        ctype = "text/event-stream" if stream_route else "application/json; charset=UTF-8"
+        self.send_bytes(status, pretty(obj).encode("utf-8"), ctype, headers)
+
+    def start_chunked(self, ctype):
+        self.send_response(200, "OK")
+        self.send_header("Content-Type", ctype)
+        if ctype == "text/event-stream":
+            self.send_header("Content-Disposition", "attachment")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Vary", "Origin, X-Origin, Referer")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        self.wfile.flush()
+
+    def write_chunk(self, data):
+        if data:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+    def end_chunked(self):
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def control_json(self, status, obj):
+        self.send_bytes(status, (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8"),
+                        "application/json; charset=UTF-8")
+
+    # -- dispatch -----------------------------------------------------------
+    def dispatch(self):
+        self.gzip_ok = False
+        url = urllib.parse.urlsplit(self.path)
+        try:
+            raw = self.read_body()
+        except (ValueError, OSError):
+            self.close_connection = True
+            self.send_bytes(413, b"", "text/plain")
+            return
+        if url.path.startswith("/__mock/"):
+            self.control(url, raw)
+            return
+        try:
+            self.api(url, raw)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def control(self, url, raw):
+        state = self.server.state
+        q = dict(urllib.parse.parse_qsl(url.query))
+        if url.path == "/__mock/health":
+            return self.control_json(200, {"ok": True, "port": self.server.server_address[1],
+                                           "pid": os.getpid()})
+        if url.path == "/__mock/requests" and self.command == "GET":
+            since = int(q.get("since", "0") or 0)
+            body = (state.records_json(since) + "\n").encode("utf-8")
+            return self.send_bytes(200, body, "application/json; charset=UTF-8")
+        if url.path == "/__mock/reset" and self.command == "POST":
+            state.reset()
+            return self.control_json(200, {"ok": True})
+        if url.path == "/__mock/scenario":
+            if self.command == "GET":
+                d = state.default_scenario
+                return self.control_json(200, {"name": d[0] if d else None,
+                                               "params": d[1] if d else {}})
+            if self.command == "POST":
+                try:
+                    obj = json.loads(raw.decode("utf-8") or "{}")
+                    if not isinstance(obj, dict):
+                        raise MockError("body must be a JSON object")
+                    name = obj.pop("name", None)
+                    if name is None:
+                        with state.lock:
+                            state.default_scenario = None
+                        return self.control_json(200, {"ok": True, "name": None, "params": {}})
+                    params = {k: (v if isinstance(v, str) else json.dumps(v))
+                              for k, v in obj.items()}
+                    check_scenario(name, params)
+                except (ValueError, MockError) as exc:
+                    return self.control_json(400, {"ok": False, "error": str(exc)})
+                with state.lock:
+                    state.default_scenario = (name, params)
+                return self.control_json(200, {"ok": True, "name": name, "params": params})
+        return self.control_json(404, {"ok": False, "error": "no control route %s %s"
+                                                            % (self.command, url.path)})
+
+    def api(self, url, raw):
+        state = self.server.state
+        headers = {}
+        for k, v in self.headers.items():
+            k = k.lower()
+            headers[k] = headers[k] + ", " + v if k in headers else v
+        query = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
+        body = None
+        json_error = None
+        if raw.strip():
+            try:
+                body = json.loads(raw.decode("utf-8"),
+                                  parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+            except (ValueError, UnicodeDecodeError) as exc:
+                json_error = str(exc)
+        m = ROUTE_RE.match(url.path)
+        stream = bool(m and m.group(2) == "streamGenerateContent")
+        sse = stream and query.get("alt") == "sse"
+        rec = {"seq": None, "conn": self.conn_id, "method": self.command, "path": url.path,
+               "query": query, "headers": headers, "body": body, "raw_len": len(raw),
+               "scenario": None, "status": None, "stream": stream,
+               "model": m.group(1) if m else None}
+        state.add_record(rec)
+
+        def finish(status, obj=None, hdrs=(), log=True):
+            rec["status"] = status
+            if obj is not None:
+                self.send_json(status, obj, hdrs, stream_route=stream)
+            if log:
+                self._log(rec, url.path, sse)
+
+        scen = None
+        scen_error = None
+        try:
+            scen = resolve_scenario(state, body if isinstance(body, dict) else {}, headers)
+            rec["scenario"] = scen[0]
+            check_scenario(scen[0], scen[1])
+        except MockError as exc:
+            scen_error = str(exc)
+        accept = [t.split(";")[0].strip().lower()
+                  for t in headers.get("accept-encoding", "").split(",")]
+        self.gzip_ok = "gzip" in accept and not (scen and scen[1].get("gzip") == "0")
+
+        if not m or self.command != "POST":
+            return finish(404, error_obj(404, "gemini-mock: no route for %s %s (the mock serves "
+                                              "POST /v1beta/models/{model}:generateContent and "
+                                              ":streamGenerateContent?alt=sse)"
+                                         % (self.command, url.path)))
+        # auth: the key must come in x-goog-api-key
+        key = headers.get("x-goog-api-key", "")
+        if "key" in query or not key:
+            return finish(403, state.fixture("e403-permission-denied.json"))
+        if key == "bad-key":
+            return finish(400, state.fixture("e400-api-key-invalid.array-wrapped.json"))
+        model = m.group(1)
+        if model not in state.models:
+            return finish(404, model_not_found(state, model))
+        # the body
+        if json_error is not None:
+            desc = "Invalid JSON payload received. Unexpected token.\n%s\n^" % (
+                raw[:40].decode("utf-8", "replace"))
+            return finish(400, bad_request([("", desc)]))
+        if body is None:
+            body = {}
+        if not isinstance(body, dict):
+            return finish(400, bad_request([("", 'Invalid JSON payload received. Unknown name "": '
+                                                 'Root element must be a message.')]))
+        walker = ProtoWalker()
+        norm = walker.walk(body, ("msg", "GenerateContentRequest"), "")
+        if walker.violations:
+            return finish(400, bad_request(walker.violations))
+        err = validate_fields(norm)
+        if err is None:
+            err = validate_pairing(state, norm["contents"])
+        if err is None:
+            err = validate_signatures(state, conversation_key(norm["contents"]), norm["contents"])
+        if err is not None:
+            return finish(400, err)
+        if scen_error:
+            return finish(400, error_obj(400, "gemini-mock: " + scen_error, "INVALID_ARGUMENT"))
+        name, params, _src = scen
+        ctx = Ctx(state, norm, model, stream, sse, name, params, headers)
+        try:
+            delay = ctx.p_int("delay", 0)
+            if delay > 0:
+                state.stop.wait(delay / 1000.0)
+            plan = SCENARIOS[name][0](ctx)
+            self.send_plan(ctx, plan, rec, finish)
+        except MockError as exc:
+            return finish(400, error_obj(400, "gemini-mock: " + str(exc), "INVALID_ARGUMENT"))
+
+    # -- sending a plan -------------------------------------------------------
+    def send_plan(self, ctx, plan, rec, finish):
+        state = ctx.state
+        k = plan.kind
+        if k == "error":
+            return finish(plan.status, plan.obj, plan.headers)
+        if k == "html":
+            status = plan.status
+            rec["status"] = status
+            body = HTML_ERROR.format(code=status, reason=REASONS.get(status, "Error"))
+            self.send_bytes(status, body.encode("utf-8"), "text/html; charset=UTF-8")
+            return self._log(rec, self.path.split("?")[0], ctx.sse)
+        if k == "drop":
+            rec["status"] = 0
+            self._log(rec, self.path.split("?")[0], ctx.sse)
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        if k == "midstream":
+            if not ctx.stream:
+                return finish(500, state.fixture("e500-internal.json"))
+            events = Renderer(ctx).render(plan.inner)[:1]
+            for ev in events:   # no finishReason in the one chunk we send
+                for c in ev.get("candidates", []):
+                    c.pop("finishReason", None)
+                    c.pop("finishMessage", None)
+            rec["status"] = 200
+            self._log(rec, self.path.split("?")[0], ctx.sse)
+            self.start_chunked("text/event-stream" if ctx.sse else "application/json; charset=UTF-8")
+            for ev in events:
+                self.write_chunk(b"data: " + sse_dumps(ev).encode("utf-8") + b"\r\n\r\n")
+            bare = json.dumps(state.fixture("e500-internal.midstream-chunk.json"),
+                              separators=(",", ":"))
+            self.write_chunk(bare.encode("utf-8") + b"\n")
+            self.end_chunked()
+            return
+        inner = plan.inner if k in ("stall", "truncated") else plan
+        objs = Renderer(ctx).render(inner)
+        rec["status"] = 200
+        self._log(rec, self.path.split("?")[0], ctx.sse)
+        if not ctx.stream:
+            body = pretty(objs[0]).encode("utf-8")
+            ctype = "application/json; charset=UTF-8"
+            if k == "stall":
+                return self.stall_unary(body, ctype, plan.ms)
+            if k == "truncated":
+                half = body[: len(body) // 2]
+                if plan.short:   # announce the full length, send half, close
+                    self.close_connection = True
+                    self.send_response(200, "OK")
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(half)
+                    self.wfile.flush()
+                    return
+                return self.send_bytes(200, half, ctype)
+            return self.send_bytes(200, body, ctype)
+        # streaming
+        if ctx.sse:
+            payloads = [b"data: " + sse_dumps(o).encode("utf-8") + b"\r\n\r\n" for o in objs]
+            ctype = "text/event-stream"
+        else:   # without alt=sse the API streams one JSON array
+            text = pretty(objs).encode("utf-8")
+            payloads = [text]
+            ctype = "application/json; charset=UTF-8"
+        self.start_chunked(ctype)
+        if k == "stall":   # the first event (or half of the only one), then hang
+            first = payloads[0]
+            self.write_chunk(first if len(payloads) > 1 else first[: max(1, len(first) // 2)])
+            state.stop.wait(plan.ms / 1000.0)
+            self.close_connection = True
+            return
+        if k == "truncated":
+            data = b"".join(payloads)
+            self.write_chunk(data[: len(data) // 2])
+            if plan.short:
+                self.close_connection = True
+                return
+            self.end_chunked()
+            return
+        gap = ctx.p_int("gap", 0) / 1000.0
+        fragment = ctx.flag("fragment")
+        for i, data in enumerate(payloads):
+            if i and gap:
+                state.stop.wait(gap)
+            if fragment:   # split every event over several writes (and TCP segments)
+                step = max(1, min(7, len(data) // 3))
+                for j in range(0, len(data), step):
+                    self.write_chunk(data[j:j + step])
+                    time.sleep(0.002)
+            else:
+                self.write_chunk(data)
+        self.end_chunked()
+
+    def stall_unary(self, body, ctype, ms):
+        self.close_connection = True
+        self.send_response(200, "OK")
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2])
+        self.wfile.flush()
+        self.server.state.stop.wait(ms / 1000.0)
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+
+    def __init__(self, addr, state):
+        self.state = state
+        super().__init__(addr, Handler)
+
+
+class Server6(Server):
+    address_family = socket.AF_INET6
+
+
+# ---------------------------------------------------------------------------
+# main
+
+HELP_EPILOG = """\
+scenarios (select with [[mock:NAME k=v ...]] in the first user text, the
+x-mock-scenario header, or POST /__mock/scenario; default: text):
+""" + "\n".join("  %-22s %s" % (n, SCENARIOS[n][2]) for n in SCENARIOS) + """
+
+parameters accepted by every scenario: delay=ms usage=every|last gap=ms
+fragment=1 chunks=N sigpart=empty|last noid=1 nosig=1 thoughts=N extra=0
+textsig=1 gzip=0.  See tests/mock/README.md.
+
+Stop with SIGTERM or SIGINT (exit status 0).
+"""
+
+
+def loopback_host(host):
+    if host == "localhost":
+        return "127.0.0.1"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    return host if ip.is_loopback else None
+
+
+def write_port_file(path, port):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as fh:
+        fh.write("%d\n" % port)
+    os.replace(tmp, path)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="gemini_mock.py",
+        description="Mock Gemini REST server (v1beta generateContent and "
+                    "streamGenerateContent?alt=sse) for offline tests.",
+        epilog=HELP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--host", default="127.0.0.1",
+                    help="loopback address to bind (127.0.0.0/8, ::1 or localhost); "
+                         "anything else is refused (default 127.0.0.1)")
+    ap.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (default 0)")
+    ap.add_argument("--port-file", metavar="FILE",
+                    help="write the chosen port to FILE once listening (atomically)")
+    ap.add_argument("--model", action="append", default=[], metavar="NAME",
+                    help="also serve this model id (repeatable); known: " + ", ".join(KNOWN_MODELS))
+    ap.add_argument("--seed", default="0",
+                    help="seed for ids, response ids and thought signatures (default 0)")
+    ap.add_argument("--fixtures", default=DEFAULT_FIXTURES, metavar="DIR",
+                    help="directory of the fixture files (default: tests/mock/fixtures)")
+    ap.add_argument("--scenario", metavar="'NAME k=v ...'",
+                    help="initial default scenario (as POST /__mock/scenario)")
+    ap.add_argument("--quiet", action="store_true", help="no per-request log lines")
+    args = ap.parse_args(argv)
+
+    host = loopback_host(args.host)
+    if host is None:
+        sys.stderr.write("gemini-mock: refusing to bind %r: only loopback addresses are allowed\n"
+                         % args.host)
+        return 2
+    try:
+        state = State(args.seed, args.fixtures, KNOWN_MODELS + args.model)
+    except (OSError, ValueError) as exc:
+        sys.stderr.write("gemini-mock: cannot load fixtures: %s\n" % exc)
+        return 2
+    state.quiet = args.quiet
+    if args.scenario:
+        try:
+            name, params = parse_scenario_spec(args.scenario)
+            check_scenario(name, params)
+        except MockError as exc:
+            sys.stderr.write("gemini-mock: --scenario: %s\n" % exc)
+            return 2
+        state.default_scenario = (name, params)
+
+    cls = Server6 if ":" in host else Server
+    try:
+        server = cls((host, args.port), state)
+    except OSError as exc:
+        sys.stderr.write("gemini-mock: cannot bind %s:%d: %s\n" % (host, args.port, exc))
+        return 1
+    port = server.server_address[1]
+
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                              daemon=True)
+    thread.start()
+    if args.port_file:
+        write_port_file(args.port_file, port)
+    sys.stderr.write("gemini-mock: listening on %s port %d (pid %d)\n" % (host, port, os.getpid()))
+    sys.stderr.flush()
+    while not stop.wait(0.2):
+        pass
+    state.stop.set()     # wake stalled and slow handlers
+    server.shutdown()
+    server.server_close()
+    sys.stderr.write("gemini-mock: stopped\n")
+    sys.stderr.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
