@@ -45,7 +45,7 @@ import time
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_FIXTURES = os.path.join(HERE, "fixtures")
+DEFAULT_FIXTURES = os.path.join(HERE, "..", "data", "gemini-fixtures")
 
 # Model ids the mock serves (wire spec section 8: current models).  Anything
 # else, e.g. the retired gemini-2.0-flash, gets the real 404 body.
@@ -57,7 +57,7 @@ KNOWN_MODELS = [
 ]
 
 # Real payloads served verbatim (or with the one substitution noted in the
-# README).  Names are those of /work/shared/gemini-fixtures.
+# README).  Names are those of the shared gemini-fixtures, copied to tests/data.
 FIXTURE_FILES = [
     "e400-api-key-invalid.array-wrapped.json",
     "e400-function-response-count-mismatch.array-wrapped.json",
@@ -1966,7 +1966,7 @@ def main(argv=None):
     ap.add_argument("--seed", default="0",
                     help="seed for ids, response ids and thought signatures (default 0)")
     ap.add_argument("--fixtures", default=DEFAULT_FIXTURES, metavar="DIR",
-                    help="directory of the fixture files (default: tests/mock/fixtures)")
+                    help="directory of the fixture files (default: tests/data/gemini-fixtures)")
     ap.add_argument("--scenario", metavar="'NAME k=v ...'",
                     help="initial default scenario (as POST /__mock/scenario)")
     ap.add_argument("--quiet", action="store_true", help="no per-request log lines")

@@ -20,7 +20,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 MOCK = os.path.join(HERE, "gemini_mock.py")
 MOCKCTL = os.path.join(HERE, "mockctl.py")
-FIXTURES = os.path.join(HERE, "fixtures")
+FIXTURES = os.path.join(HERE, "..", "data", "gemini-fixtures")
 MODEL = "gemini-3.8-flash"
 KEY = "test-key-SECRET-4242"
 
