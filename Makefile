@@ -4,6 +4,7 @@
 #   make check      unit tests (Check)
 #   make asan       AddressSanitizer+UBSan build in build-asan/
 #   make check-asan unit tests under ASan/UBSan
+#   make bench      requests/s, latency and worker RSS of a typical chat request
 #   make test       everything: deps, unit, unit under ASan/UBSan, HTTP tests
 #   make deps       install the Debian packages the build and tests need
 #   make demo       build and serve the demo behind nginx on 127.0.0.1
@@ -104,6 +105,9 @@ asan:
 http: all
 	tests/http/run.sh
 
+bench: all
+	tests/bench/bench.sh
+
 test:
 	scripts/test.sh
 
@@ -130,4 +134,4 @@ clean:
 	rm -rf build build-*
 
 -include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(BUILD)/src/main.d
-.PHONY: all check check-asan run-unit asan http test deps demo format clean install
+.PHONY: all check check-asan run-unit asan http bench test deps demo format clean install

@@ -42,6 +42,20 @@
 #define BOUND_ACTION_TIMEOUT_MS   120000
 #define DEFAULT_ACTION_TIMEOUT_MS 10000
 
+/* --- the Gemini client --------------------------------------------------- */
+
+/* Retries after the first attempt (the issue fixes "at most 2"). */
+#define GEMINI_MAX_RETRIES     2
+/* First back-off; doubles per retry, plus up to 50% jitter. */
+#define GEMINI_BACKOFF_BASE_MS 500
+/* Connecting to Gemini must not take longer than this. */
+#define GEMINI_CONNECT_MS      5000
+/* A response that started and then sent nothing for this long is a stall
+ * (before the first byte only the deadline applies: thinking is slow). */
+#define GEMINI_STALL_MS        15000
+/* Largest Gemini response body we keep; more is cut off (bad response). */
+#define BOUND_UPSTREAM_BYTES   (16u * 1024 * 1024)
+
 /* --- workers ------------------------------------------------------------- */
 
 #define BOUND_WORKERS             64

@@ -17,14 +17,16 @@
 
 struct arena;
 struct config;
+struct gemini;
 struct httpio;
 
 /*
  * Answer the request on `io`. Memory comes from `a`, which the caller
- * resets afterwards. Returns the HTTP status sent (0 when the client went
- * away before the answer was written).
+ * resets afterwards; `g` is the worker's Gemini client (its connection
+ * outlives the request). Returns the HTTP status sent (0 when the client
+ * went away before the answer was written).
  */
-int dispatch_request(const struct config *cfg, struct httpio *io,
-                     struct arena *a);
+int dispatch_request(const struct config *cfg, struct gemini *g,
+                     struct httpio *io, struct arena *a);
 
 #endif /* APP_DISPATCH_H */

@@ -52,6 +52,9 @@ struct plugin_set {
      * changes between reloads, so no request pays for it. */
     char *listing_json;
     size_t listing_len;
+    /* The exposed actions as Gemini function declarations, built once:
+     * every chat request sends them unchanged. NULL when none. */
+    struct json_t *declarations;
 };
 
 /*

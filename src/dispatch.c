@@ -6,6 +6,8 @@
 #include "common.h"
 #include "dispatch.h"
 #include "action.h"
+#include "chat.h"
+#include "gemini.h"
 #include "arena.h"
 #include "config.h"
 #include "httpio.h"
@@ -22,11 +24,13 @@
 /* What a route's work needs; lives for one request. */
 struct exchange {
     const struct config *cfg;
+    struct gemini *g;
     struct httpio *io;
     struct arena *arena;
     const char *arg;     /* the path after a prefix route, e.g. "shop.x" */
     json_t *body;        /* decoded request body, arena-owned; or NULL */
     json_t *err_details; /* extra members of the error object; or NULL */
+    char err_headers[64]; /* extra header lines for the error answer */
     int status;          /* HTTP status of the answer */
 };
 
@@ -74,9 +78,45 @@ route_run_action(struct exchange *x, struct status_error *err)
     return reply_json(x->io, 200, out);
 }
 
-/* Every route. Paths ending in '/' match as prefixes (the rest is `arg`). */
+/* The chat protocol: both routes share one loop (chat.c). */
+static int
+route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
+{
+    struct gemini_failure fail = {0};
+    json_t *answer;
+
+    if (chat_handle(x->cfg, x->g, x->arena, kind, x->body, &answer, &fail,
+                    err) != 0) {
+        if (fail.retry_after_s > 0)
+            snprintf(x->err_headers, sizeof(x->err_headers),
+                     "Retry-After: %ld\r\n", fail.retry_after_s);
+        return -1;
+    }
+    x->status = 200;
+    return reply_json(x->io, 200, answer);
+}
+
+static int
+route_send_message(struct exchange *x, struct status_error *err)
+{
+    return route_chat(x, CHAT_SEND_MESSAGE, err);
+}
+
+static int
+route_submit_results(struct exchange *x, struct status_error *err)
+{
+    return route_chat(x, CHAT_SUBMIT_RESULTS, err);
+}
+
+/* Every route, first match wins. Paths ending in '/' match as prefixes
+ * (the rest is `arg`). The chat routes share the actions namespace with
+ * the jay-stack plugin they replace. */
 static const struct route routes[] = {
     {"/_jay/actions", "GET", false, route_list_actions},
+    {"/_jay/actions/geminiAgent.sendMessage", "POST", true,
+     route_send_message},
+    {"/_jay/actions/geminiAgent.submitToolResults", "POST", true,
+     route_submit_results},
     {"/_jay/actions/", "POST", true, route_run_action},
 };
 
@@ -114,14 +154,14 @@ route_find(const char *method, const char *path, const char **arg,
 }
 
 int
-dispatch_request(const struct config *cfg, struct httpio *io, struct arena *a)
+dispatch_request(const struct config *cfg, struct gemini *g,
+                 struct httpio *io, struct arena *a)
 {
-    struct exchange x = {cfg, io, a, NULL, NULL, NULL, 0};
+    struct exchange x = {cfg, g, io, a, NULL, NULL, NULL, "", 0};
     struct status_error err = {0};
     struct request_head head = {"", ""};
     const struct route *r;
     const char *allow = NULL;
-    char allow_hdr[64] = "";
     int rc;
 
     /* 1: which route, and is the method right */
@@ -131,7 +171,8 @@ dispatch_request(const struct config *cfg, struct httpio *io, struct arena *a)
     r = route_find(head.method, head.path, &x.arg, &allow);
     if (r == NULL) {
         if (allow != NULL) {
-            snprintf(allow_hdr, sizeof(allow_hdr), "Allow: %s\r\n", allow);
+            snprintf(x.err_headers, sizeof(x.err_headers), "Allow: %s\r\n",
+                     allow);
             rc = status_set(&err, ST_METHOD, "use %s for %s", allow,
                             head.path);
         } else {
@@ -154,7 +195,8 @@ out:
         if (x.status >= 500)
             log_err("%s %s: %s: %s", head.method, head.path,
                     status_code(err.code), err.text);
-        reply_error(io, &err, x.err_details, allow_hdr[0] ? allow_hdr : NULL);
+        reply_error(io, &err, x.err_details,
+                    x.err_headers[0] ? x.err_headers : NULL);
     }
     return io->replied ? x.status : 0;
 }

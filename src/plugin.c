@@ -16,6 +16,7 @@
 #include "diag.h"
 #include "handler.h"
 #include "jschema.h"
+#include "toolbridge.h"
 #include "ydoc.h"
 
 #include <dirent.h>
@@ -488,13 +489,15 @@ report_orphan_handlers(struct loader *l)
     }
 }
 
+/* The listing for GET /_jay/actions and the Gemini declarations. */
 static int
 build_listing(struct plugin_set *set)
 {
     json_t *list = json_array(), *root = json_object();
     int rc = -1;
 
-    if (list == NULL || root == NULL)
+    set->declarations = json_array();
+    if (list == NULL || root == NULL || set->declarations == NULL)
         goto out;
     for (size_t i = 0; i < set->count; i++) {
         const struct plugin_action *a = &set->actions[i];
@@ -505,6 +508,10 @@ build_listing(struct plugin_set *set)
                               a->input_schema, "outputSchema",
                               a->output_schema, "sideEffects", a->side_effects);
         if (o == NULL || json_array_append_new(list, o) != 0)
+            goto out;
+        o = toolbridge_declaration(a->fn_name, a->description,
+                                   a->input_schema);
+        if (json_array_append_new(set->declarations, o) != 0)
             goto out;
     }
     if (json_object_set(root, "actions", list) != 0)
@@ -582,5 +589,6 @@ plugin_set_free(struct plugin_set *set)
         action_release(&set->actions[i]);
     free(set->actions);
     free(set->listing_json);
+    json_decref(set->declarations);
     free(set);
 }

@@ -17,6 +17,7 @@
 #include "arena.h"
 #include "config.h"
 #include "dispatch.h"
+#include "gemini.h"
 #include "httpio.h"
 #include "logmsg.h"
 
@@ -80,6 +81,7 @@ worker_run(const struct config *cfg, int listen_fd)
     sigset_t block, waitmask;
     FCGX_Request req;
     struct arena arena;
+    struct gemini gemini;
     long served = 0, max = cfg->limits.max_requests_per_worker;
 
     memset(&sa, 0, sizeof(sa));
@@ -98,6 +100,11 @@ worker_run(const struct config *cfg, int listen_fd)
 
     if (FCGX_Init() != 0 || FCGX_InitRequest(&req, listen_fd, 0) != 0) {
         log_err("cannot initialise libfcgi");
+        return 1;
+    }
+    /* One Gemini client per worker: its connection serves every request. */
+    if (gemini_init(&gemini) != 0) {
+        log_err("cannot initialise the Gemini client");
         return 1;
     }
     arena_init(&arena);
@@ -120,13 +127,14 @@ worker_run(const struct config *cfg, int listen_fd)
             break;
         }
         struct httpio io = {&fcgi_ops, &req, false};
-        dispatch_request(cfg, &io, &arena);
+        dispatch_request(cfg, &gemini, &io, &arena);
         FCGX_Finish_r(&req);
         arena_reset(&arena);
         served++;
     }
     FCGX_Free(&req, 1);
     arena_release(&arena);
+    gemini_release(&gemini);
     return 0;
 }
 
@@ -185,11 +193,17 @@ int
 worker_cgi(const struct config *cfg)
 {
     struct arena arena;
+    struct gemini gemini;
     struct httpio io = {&cgi_ops, NULL, false};
 
     signal(SIGPIPE, SIG_IGN);
+    if (gemini_init(&gemini) != 0) {
+        log_err("cannot initialise the Gemini client");
+        return 1;
+    }
     arena_init(&arena);
-    dispatch_request(cfg, &io, &arena);
+    dispatch_request(cfg, &gemini, &io, &arena);
     arena_release(&arena);
+    gemini_release(&gemini);
     return 0;
 }

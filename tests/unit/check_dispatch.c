@@ -141,7 +141,7 @@ run(const char *method, const char *uri, const char *ctype, const char *clen,
     m.params = dense;
     sbuf_init(&m.out, 1 << 20);
     arena_init(&a);
-    r.status = dispatch_request(cfg, &io, &a);
+    r.status = dispatch_request(cfg, NULL, &io, &a);
     arena_release(&a);
     const char *sep = strstr(m.out.buf, "\r\n\r\n");
     ck_assert_ptr_nonnull(sep);
@@ -365,7 +365,7 @@ START_TEST(route_from_request_uri_and_script_name)
         struct arena a;
         sbuf_init(&m.out, 1 << 20);
         arena_init(&a);
-        ck_assert_int_eq(dispatch_request(cfg, &io, &a), 200);
+        ck_assert_int_eq(dispatch_request(cfg, NULL, &io, &a), 200);
         arena_release(&a);
         sbuf_release(&m.out);
     }

@@ -1,0 +1,172 @@
+/*
+ * toolbridge.c - function declarations for Gemini, and name checks.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "common.h"
+#include "toolbridge.h"
+#include "arena.h"
+#include "plugin.h"
+#include "status.h"
+
+#include <jansson.h>
+#include <string.h>
+
+/* Names of server actions as Gemini sees them; see plugin_fn_name(). */
+#define ACTION_PREFIX "action_"
+
+bool
+toolbridge_valid_name(const char *s)
+{
+    size_t n;
+
+    if (s == NULL || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+                       *s == '_'))
+        return false;
+    for (n = 1; s[n] != '\0'; n++) {
+        char c = s[n];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
+              c == '-'))
+            return false;
+    }
+    return n <= 64;
+}
+
+json_t *
+toolbridge_declaration(const char *name, const char *description,
+                       json_t *schema)
+{
+    json_t *props = schema ? json_object_get(schema, "properties") : NULL;
+    /* Some endpoints reject an OBJECT with empty properties: no schema. */
+    bool has_params = json_is_object(props) && json_object_size(props) > 0;
+
+    return json_pack("{s:s, s:s, s:O*}", "name", name, "description",
+                     description ? description : "", "parametersJsonSchema",
+                     has_params ? schema : NULL);
+}
+
+int
+toolbridge_check(const json_t *tool_defs, long max_tools,
+                 struct status_error *err)
+{
+    size_t i, j;
+    json_t *t;
+
+    if (tool_defs == NULL)
+        return 0;
+    if (!json_is_array(tool_defs))
+        return status_set(err, ST_BAD_REQUEST,
+                          "toolDefinitions must be an array");
+    if (json_array_size(tool_defs) > (size_t)max_tools)
+        return status_set(err, ST_TOO_LARGE,
+                          "%zu page tools; the limit is %ld",
+                          json_array_size(tool_defs), max_tools);
+    json_array_foreach(tool_defs, i, t) {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        json_t *desc = json_object_get(t, "description");
+        json_t *cat = json_object_get(t, "category");
+        json_t *schema = json_object_get(t, "inputSchema");
+        const char *key;
+        json_t *v;
+
+        if (!json_is_object(t))
+            return status_set(err, ST_BAD_REQUEST,
+                              "toolDefinitions[%zu] must be an object", i);
+        json_object_foreach(UNCONST(t), key, v) {
+            if (strcmp(key, "name") != 0 && strcmp(key, "description") != 0 &&
+                strcmp(key, "inputSchema") != 0 && strcmp(key, "category") != 0)
+                return status_set(err, ST_BAD_REQUEST,
+                                  "toolDefinitions[%zu]: unknown member '%s' "
+                                  "(expected name, description, inputSchema, "
+                                  "category)",
+                                  i, key);
+        }
+        if (!toolbridge_valid_name(name))
+            return status_set(err, ST_BAD_REQUEST,
+                              "toolDefinitions[%zu]: the name must match "
+                              "^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$",
+                              i);
+        if (strncmp(name, ACTION_PREFIX, sizeof(ACTION_PREFIX) - 1) == 0)
+            return status_set(err, ST_TOOL_CONFLICT,
+                              "toolDefinitions[%zu]: '%s' is named like a "
+                              "server action; names starting with '%s' are "
+                              "reserved",
+                              i, name, ACTION_PREFIX);
+        if ((desc && !json_is_string(desc)) || (cat && !json_is_string(cat)))
+            return status_set(err, ST_BAD_REQUEST,
+                              "toolDefinitions[%zu]: description and category "
+                              "must be strings",
+                              i);
+        if (schema != NULL) {
+            const char *type =
+                json_string_value(json_object_get(schema, "type"));
+            json_t *props = json_object_get(schema, "properties");
+            if (!json_is_object(schema) || type == NULL ||
+                strcmp(type, "object") != 0 || (props && !json_is_object(props)))
+                return status_set(err, ST_BAD_REQUEST,
+                                  "toolDefinitions[%zu]: inputSchema must be "
+                                  "an object schema (type \"object\")",
+                                  i);
+        }
+        /* Quadratic, but bounded by maxTools (128 by default). */
+        for (j = 0; j < i; j++) {
+            const char *other = json_string_value(
+                json_object_get(json_array_get(tool_defs, j), "name"));
+            if (strcmp(other, name) == 0)
+                return status_set(err, ST_BAD_REQUEST,
+                                  "toolDefinitions[%zu]: the name '%s' is "
+                                  "used twice",
+                                  i, name);
+        }
+    }
+    return 0;
+}
+
+json_t *
+toolbridge_tools(const struct plugin_set *actions, const json_t *tool_defs,
+                 struct arena *a)
+{
+    json_t *decls = json_array(), *tools;
+    size_t i;
+    json_t *t;
+
+    if (decls == NULL)
+        return NULL;
+    /* Server actions first: they do not change between requests, so the
+     * start of the request stays the same (implicit prompt caching). */
+    if (actions->declarations != NULL &&
+        json_array_extend(decls, actions->declarations) != 0)
+        goto fail;
+    json_array_foreach(tool_defs, i, t) {
+        json_t *d = toolbridge_declaration(
+            json_string_value(json_object_get(t, "name")),
+            json_string_value(json_object_get(t, "description")),
+            json_object_get(t, "inputSchema"));
+        if (json_array_append_new(decls, d) != 0)
+            goto fail;
+    }
+    if (json_array_size(decls) == 0) {
+        json_decref(decls);
+        return NULL;
+    }
+    tools = json_pack("[{s:o}]", "functionDeclarations", decls);
+    return arena_take_json(a, tools);
+fail:
+    json_decref(decls);
+    return NULL;
+}
+
+const json_t *
+toolbridge_page_tool(const json_t *tool_defs, const char *name)
+{
+    size_t i;
+    json_t *t;
+
+    json_array_foreach(tool_defs, i, t) {
+        const char *n = json_string_value(json_object_get(t, "name"));
+        if (n != NULL && strcmp(n, name) == 0)
+            return t;
+    }
+    return NULL;
+}
