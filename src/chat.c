@@ -45,6 +45,7 @@ struct chat {
     json_t *tool_defs;    /* borrowed from the body; may be NULL */
     json_t *contents;     /* the history being built (references) */
     json_t *server_calls; /* [{name, args, ok, ms}] */
+    const char *model;    /* modelVersion of the last answer, or NULL */
     struct gemini_usage usage;
     long prompt_tokens, candidates_tokens, thoughts_tokens, cached_tokens,
         total_tokens;
@@ -358,10 +359,10 @@ usage_json(const struct chat *c)
 static json_t *
 answer_base(struct chat *c, const char *type, const char *message)
 {
-    json_t *ans = json_pack("{s:s, s:s*, s:O, s:o, s:O}", "type", type,
+    json_t *ans = json_pack("{s:s, s:s*, s:O, s:o, s:O, s:s*}", "type", type,
                             "message", message, "history", c->contents,
                             "usage", usage_json(c), "serverCalls",
-                            c->server_calls);
+                            c->server_calls, "model", c->model);
     if (ans != NULL && c->truncated_history)
         json_object_set_new(ans, "historyTruncated", json_true());
     return arena_take_json(c->a, ans);
@@ -494,6 +495,10 @@ chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
         free(payload);
         if (rc != 0 || turn_parse(resp, a, &t, err) != 0)
             return -1;
+        /* Which model answered (an alias may name another); the page
+         * shows it, e.g. to say it is talking to the offline demo model. */
+        if (json_is_string(json_object_get(resp, "modelVersion")))
+            c.model = json_string_value(json_object_get(resp, "modelVersion"));
         c.prompt_tokens += t.prompt_tokens;
         c.candidates_tokens += t.candidates_tokens;
         c.thoughts_tokens += t.thoughts_tokens;

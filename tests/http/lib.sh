@@ -16,6 +16,8 @@
 #   GA_PYTHON    the Python 3 to use (default /usr/bin/python3, else python3)
 #   GA_NGINX_SNIPPET  test another site snippet than nginx/gemini-agent.conf
 #   NGINX_BIN    the nginx binary (default: nginx from PATH)
+# The mock Gemini server (tests/mock) is started with start_mock and pointed
+# at with `start_stack --mock`; assert_py checks many things in one Python.
 # Needs bash 5 (EPOCHREALTIME), curl, nginx, python3.
 #
 # shellcheck shell=bash
@@ -210,14 +212,17 @@ stack_ready() {
 # ---------------------------------------------------------------------------
 # Fixtures
 
-# write_gemini_yaml FILE API_KEY
+# write_gemini_yaml FILE API_KEY [BASE_URL [MODEL [SYSTEM_PROMPT]]]
+# BASE_URL defaults to port 9 of the loopback, where nothing listens, so
+# tests never reach the network; the other two to gemini-2.5-flash and ''.
+# Values are written single-quoted: they must not hold a single quote.
 write_gemini_yaml() {
+    local base=${3:-http://127.0.0.1:9} model=${4:-gemini-2.5-flash} sp=${5:-}
     cat >"$1" <<EOF
 apiKey: '$2'
-model: gemini-2.5-flash
-systemPrompt: ''
-# Nothing listens on port 9 of the loopback: tests never reach the network.
-baseUrl: http://127.0.0.1:9
+model: $model
+systemPrompt: '$sp'
+baseUrl: '$base'
 EOF
     chmod 600 "$1"
 }
@@ -320,6 +325,8 @@ new_stack_dir() {
 
 # start_stack [--workers N] [--limits YAML] [--api-key KEY] [--data-dir DIR]
 #             [--listen] [--no-nginx] [--real-rate] [--keep-dir]
+#             [--base-url URL] [--mock] [--model NAME] [--system-prompt TEXT]
+#             [--env NAME=VALUE]...
 # Starts `serve` on a unix socket in a new stack dir and nginx in front of it.
 # --real-rate keeps the snippet's rate limit; otherwise it is raised to
 # 1000r/s so that tests making many quick requests are not throttled.
@@ -327,14 +334,26 @@ new_stack_dir() {
 # the unix socket, and points nginx there.
 # --keep-dir reuses ST_DIR (its agent.yaml and .gemini.yaml) as prepared by
 # the caller after new_stack_dir.
+# --base-url puts baseUrl in the generated .gemini.yaml; --mock is
+# --base-url $MOCK_URL (start_mock first). --model and --system-prompt set
+# those keys. --env adds a variable to the responder's environment (e.g.
+# GEMINI_BASE_URL=..., AGENT_MAX_LOOP_STEPS=2), on top of GA_EXTRA_ENV.
 start_stack() {
     local workers=2 limits='{maxBodyBytes: 4096}' key=test-key-not-a-real-key
-    local nginx=1 real_rate=0 keep=0 data='' listen=0
+    local nginx=1 real_rate=0 keep=0 data='' listen=0 base='' model='' sp=''
+    local -a more_env=()
     while [ $# -gt 0 ]; do
         case $1 in
         --workers) workers=$2; shift ;;
         --limits) limits=$2; shift ;;
         --api-key) key=$2; shift ;;
+        --base-url) base=$2; shift ;;
+        --mock)
+            [ -n "$MOCK_URL" ] || bail "start_stack --mock: no mock running (start_mock)"
+            base=$MOCK_URL ;;
+        --model) model=$2; shift ;;
+        --system-prompt) sp=$2; shift ;;
+        --env) more_env+=("$2"); shift ;;
         --data-dir) data=$2; shift ;;
         --listen) listen=1 ;;
         --no-nginx) nginx=0 ;;
@@ -347,7 +366,7 @@ start_stack() {
     require_binary
     if [ "$keep" -eq 0 ]; then
         new_stack_dir
-        write_gemini_yaml "$ST_DIR/.gemini.yaml" "$key"
+        write_gemini_yaml "$ST_DIR/.gemini.yaml" "$key" "$base" "$model" "$sp"
         write_config "$GA_CONF" "$limits" "$data"
     fi
 
@@ -357,6 +376,7 @@ start_stack() {
         bind=(--listen "$GA_LISTEN")
     fi
     mapfile -d '' -t envv < <(ga_env)
+    envv+=("${more_env[@]+"${more_env[@]}"}")
     "${envv[@]}" "$GA_BIN" serve --config "$GA_CONF" "${bind[@]}" \
         --workers "$workers" --pid-file "$GA_PIDFILE" \
         >"$GA_OUT" 2>"$GA_LOG" </dev/null &
@@ -425,6 +445,7 @@ t_cleanup() {
     trap - EXIT INT TERM
     stop_stack
     kill_leftover_workers
+    stop_mock
     for p in "${T_BG_PIDS[@]+"${T_BG_PIDS[@]}"}"; do
         kill -KILL "$p" 2>/dev/null
         wait "$p" 2>/dev/null
@@ -696,4 +717,115 @@ assert_fast() {
 # count_lines FILE: number of lines (0 if the file is missing).
 count_lines() {
     if [ -e "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi
+}
+
+# ---------------------------------------------------------------------------
+# The mock Gemini server (tests/mock/gemini_mock.py, see its README.md)
+
+MOCK_DIR=$REPO/tests/mock
+MOCK_PID=
+MOCK_PORT=
+MOCK_URL=
+MOCK_PORT_FILE=
+MOCK_LOG=
+MOCK_RECORDS=$T_TMP/mock-records # what the mock recorded, kept before each reset
+MOCK_N_RESETS=0
+
+# start_mock [MOCK_ARGS...]: the mock on 127.0.0.1, port chosen by the
+# kernel (--port 0 --port-file), stderr in $MOCK_LOG. Sets MOCK_PORT,
+# MOCK_URL, MOCK_PORT_FILE. Extra arguments go to gemini_mock.py (e.g.
+# --scenario 'page-call' or --seed 7). Stopped by stop_mock or on exit.
+start_mock() {
+    [ -z "$MOCK_PID" ] || stop_mock
+    MOCK_PORT_FILE=$T_TMP/mock.port
+    MOCK_LOG=$T_TMP/mock.stderr
+    mkdir -p "$MOCK_RECORDS"
+    rm -f "$MOCK_PORT_FILE"
+    "$PY" "$MOCK_DIR/gemini_mock.py" --host 127.0.0.1 --port 0 \
+        --port-file "$MOCK_PORT_FILE" "$@" >>"$T_TMP/mock.stdout" 2>>"$MOCK_LOG" </dev/null &
+    MOCK_PID=$!
+    if ! "$PY" "$MOCK_DIR/mockctl.py" wait --timeout 10 --port-file "$MOCK_PORT_FILE" >/dev/null 2>&1; then
+        bail "the mock Gemini server did not start: $(tail -c 600 "$MOCK_LOG" 2>/dev/null | tr '\n' ' ')"
+    fi
+    MOCK_PORT=$(cat "$MOCK_PORT_FILE")
+    MOCK_URL=http://127.0.0.1:$MOCK_PORT
+}
+
+# stop_mock: SIGTERM (the mock exits within ~0.2 s, even with a stalled
+# request open), SIGKILL if it does not.
+stop_mock() {
+    [ -n "$MOCK_PID" ] || return 0
+    stop_pid "$MOCK_PID" 3000
+    wait "$MOCK_PID" 2>/dev/null
+    MOCK_PID=
+}
+
+# mock_ctl COMMAND [ARGS...]: tests/mock/mockctl.py against the running mock.
+mock_ctl() {
+    "$PY" "$MOCK_DIR/mockctl.py" "$@" --port-file "$MOCK_PORT_FILE"
+}
+
+# mock_save_records: append what the mock recorded so far to
+# $MOCK_RECORDS (one file per call), for checks over the whole test.
+mock_save_records() {
+    [ -n "$MOCK_URL" ] || return 0
+    MOCK_N_RESETS=$((MOCK_N_RESETS + 1))
+    curl -sS --max-time 10 -o "$MOCK_RECORDS/$(printf '%04d' "$MOCK_N_RESETS").json" \
+        "$MOCK_URL/__mock/requests" || not_ok "mock records" "cannot read the mock's records"
+}
+
+# mock_reset: keep the records (mock_save_records), then clear them and the
+# mock's counters (POST /__mock/reset). The default scenario is kept.
+mock_reset() {
+    mock_save_records
+    curl -sS --max-time 10 -o /dev/null -X POST "$MOCK_URL/__mock/reset" ||
+        not_ok "mock reset" "cannot reset the mock"
+}
+
+# mock_count: how many API requests the mock recorded since its reset.
+mock_count() {
+    curl -sS --max-time 10 "$MOCK_URL/__mock/requests" |
+        "$PY" -c 'import json, sys; print(len(json.load(sys.stdin)))'
+}
+
+# ---------------------------------------------------------------------------
+# Many checks in one Python (tests/http/conf/pycheck.py)
+
+SAVED_DIR=$T_TMP/saved
+
+# save_res NAME: keep the last response body as S[NAME] for assert_py.
+save_res() {
+    mkdir -p "$SAVED_DIR"
+    cp "$RES_BODY" "$SAVED_DIR/$1.json"
+}
+
+# assert_py GROUP <<'EOF' ... EOF: one check per line of standard input, on
+# the last response, the mock's records and the saved bodies (the syntax
+# and the names bound are in pycheck.py). Prints and counts ok / not ok.
+assert_py() {
+    local group=$1 line checks=$T_TMP/checks.txt out=$T_TMP/checks.out n=0
+    cat >"$checks"
+    "$PY" "$HTTP_DIR/conf/pycheck.py" check --group "$group" --checks "$checks" \
+        --body "$RES_BODY" --headers "$RES_HDRS" --status "$RES_STATUS" \
+        --mock "${MOCK_URL:-}" --saved "$SAVED_DIR" >"$out" 2>&1
+    local rc=$?
+    while IFS= read -r line; do
+        case $line in
+        'ok - '*) T_PASS=$((T_PASS + 1)); n=$((n + 1)); printf '%s\n' "$line" ;;
+        'not ok - '*) T_FAIL=$((T_FAIL + 1)); n=$((n + 1)); printf '%s\n' "$line" ;;
+        *) printf '# %s\n' "$line" ;;
+        esac
+    done <"$out"
+    if [ "$rc" -ne 0 ] || [ "$n" -eq 0 ]; then
+        not_ok "$group" "pycheck.py failed (exit $rc) or ran no check"
+    fi
+}
+
+# make_json FILE EXPR: write the value of the Python EXPR (names as in
+# assert_py: r is the last response, S the saved bodies) to FILE as JSON.
+make_json() {
+    "$PY" "$HTTP_DIR/conf/pycheck.py" make --out "$1" --expr "$2" \
+        --body "$RES_BODY" --headers "$RES_HDRS" --status "$RES_STATUS" \
+        --mock "${MOCK_URL:-}" --saved "$SAVED_DIR" 2>"$T_TMP/make_json.err" ||
+        bail "make_json: cannot build a body: $(tail -c 400 "$T_TMP/make_json.err" | tr '\n' ' ')"
 }
