@@ -41,6 +41,9 @@ struct gemini_http {
     enum gemini_net net;
     long status;         /* HTTP status; 0 without a response */
     long retry_after_ms; /* Retry-After header, or -1 */
+    int sent;            /* requests that went out: libcurl re-sends a POST
+                          * once, silently, when a reused connection dies
+                          * without an answer; each one counts */
     struct sbuf body;    /* capped at BOUND_UPSTREAM_BYTES */
 };
 

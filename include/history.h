@@ -13,8 +13,9 @@
  *   - each model turn with N calls is followed by a user turn with exactly
  *     N responses (same names, same order). With `pending` allowed, the
  *     LAST model turn may instead be followed by nothing, or by a user
- *     turn answering only the calls the server answers (the state a mixed
- *     turn leaves for submitToolResults).
+ *     turn answering some of its calls, in call order: those the server
+ *     answered when the turn ran (the state a mixed turn leaves for
+ *     submitToolResults).
  * A violation is ST_INVALID_HISTORY with a message naming the turn
  * ("history[3]: ...").
  *
@@ -32,17 +33,9 @@ enum history_flags {
     HISTORY_ALLOW_PENDING = 1 << 0, /* the last calls may be unanswered */
 };
 
-/* Is `fn_name` a page tool (answered by the browser)? Every other call
- * is answered by the server: actions, and unknown names with an error. */
-typedef bool (*history_page_fn)(void *ctx, const char *fn_name);
-
-/*
- * Check `history` (a JSON array). `is_page` tells page-tool calls from
- * calls the server answers, for the pending rule. Returns 0, or -1 with
- * err set.
- */
-int history_check(const struct json_t *history, history_page_fn is_page,
-                  void *ctx, unsigned flags, struct status_error *err);
+/* Check `history` (a JSON array). Returns 0, or -1 with err set. */
+int history_check(const struct json_t *history, unsigned flags,
+                  struct status_error *err);
 
 /*
  * The index of the first turn to keep so that at most `max_turns` turns

@@ -86,12 +86,6 @@ is_page_call(const struct chat *c, const char *name)
            toolbridge_page_tool(c->tool_defs, name) != NULL;
 }
 
-static bool
-page_call_fn(void *ctx, const char *name)
-{
-    return is_page_call(ctx, name);
-}
-
 static json_t *
 function_response(const json_t *call, json_t *response)
 {
@@ -195,6 +189,21 @@ find_pending(json_t *history, struct pending *p)
     p->any = true;
 }
 
+/* Is `part` the functionResponse to `call` (same name; same id when the
+ * call had one)? */
+static bool
+answers_call(const json_t *part, const json_t *call)
+{
+    const json_t *fr = json_object_get(part, "functionResponse");
+    const json_t *id = json_object_get(call, "id");
+    const char *name = json_string_value(json_object_get(fr, "name"));
+
+    return name != NULL &&
+           strcmp(name, json_string_value(json_object_get(call, "name"))) ==
+               0 &&
+           (id == NULL || json_equal(id, json_object_get(fr, "id")));
+}
+
 /* The browser's result for one call: {"result": v} or {"error": v}. */
 static json_t *
 browser_response(const json_t *r)
@@ -237,14 +246,12 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
         if (call == NULL)
             continue;
         name = json_string_value(json_object_get(call, "name"));
-        if (!is_page_call(c, name)) {
-            /* answered by the server when the turn ran */
-            json_t *given = json_array_get(p->partial, next_partial++);
-            if (given == NULL)
-                return status_set(err, ST_INVALID_HISTORY,
-                                  "history[%zu]: the server's answer to "
-                                  "'%s' is missing",
-                                  p->model + 1, name);
+        /* Answered by the server when the turn ran? The partial turn says
+         * so (history_check made sure it follows call order); the page
+         * may since have lost the tool, so names cannot tell. */
+        json_t *given = json_array_get(p->partial, next_partial);
+        if (answers_call(given, call)) {
+            next_partial++;
             if (json_array_append(parts, given) != 0)
                 return oom(err);
             continue;
@@ -417,8 +424,7 @@ chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
     if (toolbridge_check(in.tool_defs, cfg->limits.max_tools, err) != 0)
         return -1;
     if (in.history != NULL &&
-        history_check(in.history, page_call_fn, &c, HISTORY_ALLOW_PENDING,
-                      err) != 0)
+        history_check(in.history, HISTORY_ALLOW_PENDING, err) != 0)
         return -1;
     c.contents = arena_take_json(a, json_array());
     c.server_calls = arena_take_json(a, json_array());

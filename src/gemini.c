@@ -526,6 +526,7 @@ gemini_generate(struct gemini *g, const struct config *cfg, const char *body,
     h.net = GEMINI_NET_OK;
     h.status = 0;
     h.retry_after_ms = -1;
+    h.sent = 1;
     sbuf_init(&h.body, BOUND_UPSTREAM_BYTES);
     if (check_settings(cfg, err) != 0)
         goto out;
@@ -547,13 +548,18 @@ gemini_generate(struct gemini *g, const struct config *cfg, const char *body,
         h.net = GEMINI_NET_OK;
         h.status = 0;
         h.retry_after_ms = -1;
+        h.sent = 1;
         if (t->post(t->ctx, url, cfg->gemini.api_key, body, len,
                     deadline - now, &h) != 0) {
             status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
             goto out;
         }
+        /* A silent re-send by libcurl is an attempt too: the retry budget
+         * and the usage count say how often Gemini was really asked. */
+        if (h.sent > 1)
+            attempt += h.sent - 1;
         if (usage != NULL)
-            usage->calls++;
+            usage->calls += h.sent > 1 ? h.sent : 1;
         if (h.net == GEMINI_NET_OK && h.status >= 200 && h.status < 300) {
             rc = take_response(&h, a, response, err);
             goto out;
@@ -796,6 +802,22 @@ map_curl(CURLcode res, const struct gemini_xfer *x, long elapsed_ms,
     }
 }
 
+/* Counts the request heads libcurl sends (CURLINFO_HEADER_OUT), without
+ * looking at them: they hold the key. */
+static int
+curl_debug_cb(CURL *c, curl_infotype type, char *data, size_t size,
+              void *userp)
+{
+    struct gemini_http *out = userp;
+
+    (void)c;
+    (void)data;
+    (void)size;
+    if (type == CURLINFO_HEADER_OUT)
+        out->sent++;
+    return 0;
+}
+
 static int
 curl_post(void *ctx, const char *url, const char *api_key, const char *body,
           size_t len, long timeout_ms, struct gemini_http *out)
@@ -835,9 +857,11 @@ curl_post(void *ctx, const char *url, const char *api_key, const char *body,
         curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_WRITEDATA, &x) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_HEADERDATA, &x) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x) != CURLE_OK)
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_DEBUGDATA, out) != CURLE_OK)
         goto out; /* only a failed strdup of the URL can get here */
 
+    out->sent = 0;
     t0 = mono_ms();
     res = curl_easy_perform(c);
     if (x.no_memory)
@@ -857,6 +881,9 @@ out:
     curl_easy_setopt(c, CURLOPT_WRITEDATA, NULL);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, NULL);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, NULL);
+    curl_easy_setopt(c, CURLOPT_DEBUGDATA, NULL);
+    if (out->sent < 1)
+        out->sent = 1; /* refused before sending still used an attempt */
     headers_free(g);
     return rc;
 }
@@ -897,7 +924,12 @@ gemini_init(struct gemini *g)
             CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, curl_xferinfo_cb) !=
             CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L) != CURLE_OK) {
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L) != CURLE_OK ||
+        /* VERBOSE only feeds curl_debug_cb, which counts request heads;
+         * with a debug function set nothing is printed. */
+        curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug_cb) !=
+            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_VERBOSE, 1L) != CURLE_OK) {
         curl_easy_cleanup(c);
         return -1;
     }

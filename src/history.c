@@ -236,95 +236,90 @@ call_name(const json_t *fc)
     return json_string_value(json_object_get(fc, "name"));
 }
 
-/* Who answers a call: the server unless it is a page tool. */
-struct answerer {
-    history_page_fn is_page;
-    void *ctx;
-};
-
+/* Does functionResponse `fr` answer call `fc`: the same name, and the
+ * call's id when it had one? */
 static bool
-is_server_call(const json_t *fc, const struct answerer *who)
+answers(const json_t *fr, const json_t *fc)
 {
-    return !who->is_page(who->ctx, call_name(fc));
+    const json_t *call_id = json_object_get(fc, "id");
+
+    return strcmp(call_name(fr), call_name(fc)) == 0 &&
+           (call_id == NULL || json_equal(call_id, json_object_get(fr, "id")));
 }
 
 /*
  * Match the functionResponse parts `resp` of turn `turn` against the calls
  * of `oc`, in order: the same name, and the call's id when it had one.
- * With `server_only`, only calls to server actions are answered (the
- * pending state); the page-tool answers come with submitToolResults.
+ * With `partial` (the pending state of a mixed turn) the answers cover a
+ * subsequence of the calls, in call order: the ones the server answered
+ * when the turn ran; the browser's answers come with submitToolResults.
+ * Which calls those were is read from the answers themselves, not from
+ * names, so a page tool that has since left the page changes nothing.
  */
 static int
 match_answers(const struct open_calls *oc, const json_t *resp, size_t turn,
-              const struct answerer *actions, bool server_only,
-              struct status_error *err)
+              bool partial, struct status_error *err)
 {
     struct where w = { .turn = turn };
-    size_t i, want = oc->ncalls, r = 0, nresp = json_array_size(resp);
+    size_t i = 0, r, nresp = json_array_size(resp);
     const json_t *part;
 
-    if (server_only) {
-        want = 0;
-        json_array_foreach(oc->parts, i, part) {
-            const json_t *fc = json_object_get(part, "functionCall");
-            if (fc != NULL && is_server_call(fc, actions))
-                want++;
-        }
-    }
-    if (nresp != want) {
-        if (server_only)
-            return fail(err, &w,
-                        "the model turn history[%zu] made %zu function "
-                        "calls, %zu of them to server actions, but this "
-                        "turn answers %zu",
-                        oc->turn, oc->ncalls, want, nresp);
+    if (!partial && nresp != oc->ncalls)
         return fail(err, &w,
                     "the model turn history[%zu] made %zu function calls "
                     "but this turn answers %zu",
                     oc->turn, oc->ncalls, nresp);
-    }
-
     w.in_part = true;
-    json_array_foreach(oc->parts, i, part) {
-        const json_t *fc = json_object_get(part, "functionCall");
-        const json_t *fr, *call_id;
-        const char *name;
+    for (r = 0; r < nresp; r++) {
+        const json_t *fr =
+            json_object_get(json_array_get(resp, r), "functionResponse");
+        const json_t *fc = NULL;
 
-        if (fc == NULL || (server_only && !is_server_call(fc, actions)))
-            continue;
         w.part = r;
-        fr = json_object_get(json_array_get(resp, r++), "functionResponse");
-        name = call_name(fc);
-        if (strcmp(call_name(fr), name) != 0)
+        /* the next call this response can answer (partial: skip others) */
+        for (; i < json_array_size(oc->parts); i++) {
+            part = json_array_get(oc->parts, i);
+            fc = json_object_get(part, "functionCall");
+            if (fc == NULL)
+                continue;
+            if (!partial || answers(fr, fc))
+                break;
+        }
+        if (i == json_array_size(oc->parts))
+            return fail(err, &w,
+                        "functionResponse \"%.*s\" answers no remaining call "
+                        "of history[%zu], in call order",
+                        NAME_MAX_SHOWN, call_name(fr), oc->turn);
+        if (strcmp(call_name(fr), call_name(fc)) != 0)
             return fail(err, &w,
                         "functionResponse.name \"%.*s\" does not match the "
                         "call \"%.*s\" of history[%zu].parts[%zu]",
-                        NAME_MAX_SHOWN, call_name(fr), NAME_MAX_SHOWN, name,
-                        oc->turn, i);
-        call_id = json_object_get(fc, "id");
-        if (call_id != NULL && !json_equal(call_id, json_object_get(fr, "id")))
+                        NAME_MAX_SHOWN, call_name(fr), NAME_MAX_SHOWN,
+                        call_name(fc), oc->turn, i);
+        if (!answers(fr, fc))
             return fail(err, &w,
                         "functionResponse.id must be \"%.*s\", the id of the "
                         "call in history[%zu].parts[%zu]",
-                        NAME_MAX_SHOWN, json_string_value(call_id), oc->turn,
-                        i);
+                        NAME_MAX_SHOWN,
+                        json_string_value(json_object_get(fc, "id")),
+                        oc->turn, i);
+        i++;
     }
     return 0;
 }
 
 /*
- * A user turn made only of functionResponse parts answers `oc`. In full,
- * unless `pending_ok` (the last turn, with HISTORY_ALLOW_PENDING) and the
- * count says it answers only the server actions.
+ * A user turn made only of functionResponse parts answers `oc`: in full,
+ * or, when `pending_ok` (the last turn, with HISTORY_ALLOW_PENDING) and it
+ * answers fewer calls than were made, in part.
  */
 static int
 check_answers(const struct open_calls *oc, const json_t *resp, size_t turn,
-              const struct answerer *actions, bool pending_ok,
-              struct status_error *err)
+              bool pending_ok, struct status_error *err)
 {
-    bool server_only = pending_ok && json_array_size(resp) != oc->ncalls;
+    bool partial = pending_ok && json_array_size(resp) < oc->ncalls;
 
-    return match_answers(oc, resp, turn, actions, server_only, err);
+    return match_answers(oc, resp, turn, partial, err);
 }
 
 /* --- turns ---------------------------------------------------------------- */
@@ -393,11 +388,8 @@ check_turn(const json_t *turn, size_t index, bool *model,
 }
 
 int
-history_check(const json_t *history, history_page_fn is_page, void *ctx,
-              unsigned flags, struct status_error *err)
+history_check(const json_t *history, unsigned flags, struct status_error *err)
 {
-    const struct answerer who = {is_page, ctx};
-    const struct answerer *actions = &who;
     struct open_calls oc = { 0 };
     size_t i, n;
     const json_t *turn;
@@ -437,7 +429,7 @@ history_check(const json_t *history, history_page_fn is_page, void *ctx,
                         "a turn that answers function calls holds only "
                         "functionResponse parts");
         }
-        if (check_answers(&oc, parts, i, actions,
+        if (check_answers(&oc, parts, i,
                           (flags & HISTORY_ALLOW_PENDING) && i + 1 == n,
                           err) != 0)
             return -1;

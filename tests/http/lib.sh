@@ -784,8 +784,9 @@ mock_reset() {
 
 # mock_count: how many API requests the mock recorded since its reset.
 mock_count() {
-    curl -sS --max-time 10 "$MOCK_URL/__mock/requests" |
-        "$PY" -c 'import json, sys; print(len(json.load(sys.stdin)))'
+    # Each record has one "seq" member; a string in a body holding the same
+    # text would be escaped (\"seq\"), so it is not counted.
+    curl -sS --max-time 10 "$MOCK_URL/__mock/requests" | grep -o '"seq": ' | wc -l | tr -d ' '
 }
 
 # ---------------------------------------------------------------------------
@@ -822,10 +823,11 @@ assert_py() {
 }
 
 # make_json FILE EXPR: write the value of the Python EXPR (names as in
-# assert_py: r is the last response, S the saved bodies) to FILE as JSON.
+# assert_py: r is the last response, or the file $MJ_BODY when set; S the
+# saved bodies) to FILE as JSON.
 make_json() {
     "$PY" "$HTTP_DIR/conf/pycheck.py" make --out "$1" --expr "$2" \
-        --body "$RES_BODY" --headers "$RES_HDRS" --status "$RES_STATUS" \
+        --body "${MJ_BODY:-$RES_BODY}" --headers "$RES_HDRS" --status "$RES_STATUS" \
         --mock "${MOCK_URL:-}" --saved "$SAVED_DIR" 2>"$T_TMP/make_json.err" ||
         bail "make_json: cannot build a body: $(tail -c 400 "$T_TMP/make_json.err" | tr '\n' ' ')"
 }
