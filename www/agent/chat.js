@@ -1,0 +1,873 @@
+/**
+ * The chat widget: the component of gemini-chat.jay-contract.
+ *
+ * What it does
+ *  - Holds the conversation in the browser (the server is stateless): the
+ *    Gemini `history` the server returns, and the messages shown, both kept in
+ *    sessionStorage so a reload of the same tab keeps the conversation.
+ *  - Runs the tool loop of the chat protocol (README "The chat protocol"):
+ *    sendMessage → run the page calls in order → fresh toolDefinitions and
+ *    pageState → submitToolResults → … until a `response` or `blocked`, at most
+ *    `maxRoundTrips` requests per user message; Stop aborts the loop and the
+ *    request in flight.
+ *  - Renders from an HTML template whose elements name contract tags:
+ *      data-ref="tag"       interactive tags (messageInput, sendMessage, …);
+ *                           handled by delegation, so any element works
+ *      data-bind="tag"      data tags, written as text; data-format="markdown"
+ *                           renders the model's Markdown sanitised (markdown.js);
+ *                           a <time> gets datetime= and a local hh:mm
+ *      data-if="expr"       shown only when expr holds: "tag", "!tag",
+ *                           "tag==value", "tag!=value" (arrays: non-empty)
+ *      data-foreach="tag"   a container repeated per item of a list tag; its
+ *                           first element child is the item template; each
+ *                           copy gets data-id (and data-role for messages);
+ *                           inside it, tags resolve on the item first
+ *    The default template is DEFAULT_TEMPLATE below; a page may ship its own
+ *    as a <template> inside the container or as <template id="gemini-chat">.
+ *
+ * What it does not do: find the page's interactions or build tools (the
+ * automation and tools modules do, passed in by index.js), or ever insert the
+ * model's text as HTML (Markdown goes through marked + DOMPurify, everything
+ * else is textContent).
+ *
+ * @module chat
+ */
+import { renderMarkdown } from './markdown.js';
+
+/** Shown when the answering model is the project's offline demo model. */
+export const OFFLINE_NOTICE = 'Offline demo model — answers are scripted';
+
+const STORAGE_VERSION = 1;
+const MAX_STORED_MESSAGES = 300;
+
+/**
+ * The default template. Every element that matters names a contract tag;
+ * classes are only for chat.css.
+ */
+export const DEFAULT_TEMPLATE = `
+<section class="gemini-chat__panel" aria-label="Chat with the page assistant">
+  <header class="gemini-chat__header">
+    <h2 class="gemini-chat__title">Assistant</h2>
+    <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost" data-ref="clearChat" data-if="hasMessages" title="Forget this conversation and start a new one">New chat</button>
+    <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost" data-ref="toggleExpand">
+      <span data-if="!isExpanded">Show all</span><span data-if="isExpanded">Compact</span>
+    </button>
+  </header>
+  <p class="gemini-chat__notice" data-if="notice" data-bind="notice"></p>
+  <ol class="gemini-chat__messages" data-if="isExpanded" data-foreach="messages" aria-live="polite" aria-label="Conversation" tabindex="0">
+    <li class="gemini-chat__message">
+      <span class="gemini-chat__sr" data-if="role==user">You said: </span>
+      <span class="gemini-chat__sr" data-if="role==assistant">Assistant: </span>
+      <div class="gemini-chat__content" data-if="role==assistant" data-bind="content" data-format="markdown"></div>
+      <div class="gemini-chat__content" data-if="role!=assistant" data-bind="content"></div>
+      <time class="gemini-chat__time" data-bind="timestamp"></time>
+    </li>
+  </ol>
+  <div class="gemini-chat__compact" data-if="!isExpanded" aria-live="polite">
+    <p class="gemini-chat__message" data-role="user" data-if="lastUserMessage"><span class="gemini-chat__sr">You said: </span><span data-bind="lastUserMessage"></span></p>
+    <ul class="gemini-chat__activity" data-foreach="activity"><li class="gemini-chat__message" data-bind="content"></li></ul>
+    <div class="gemini-chat__message" data-role="assistant" data-if="lastAssistantMessage"><span class="gemini-chat__sr">Assistant: </span><div class="gemini-chat__content" data-bind="lastAssistantMessage" data-format="markdown"></div></div>
+  </div>
+  <p class="gemini-chat__empty" data-if="!hasMessages">Ask a question about this page, or ask me to do something on it.</p>
+  <div class="gemini-chat__status" data-if="isLoading" role="status">
+    <span class="gemini-chat__spinner" aria-hidden="true"></span>
+    <span class="gemini-chat__status-text" data-bind="statusText"></span>
+    <button type="button" class="gemini-chat__btn gemini-chat__btn--stop" data-ref="stopLoop">Stop</button>
+  </div>
+  <div class="gemini-chat__error" data-if="error" role="alert">
+    <span data-bind="error"></span>
+    <button type="button" class="gemini-chat__btn" data-ref="retry" data-if="canRetry">Retry</button>
+  </div>
+  <form class="gemini-chat__form" autocomplete="off">
+    <textarea class="gemini-chat__input" data-ref="messageInput" rows="1" aria-label="Message to the assistant" placeholder="Ask the assistant…" title="Enter sends; Shift+Enter adds a line"></textarea>
+    <button type="submit" class="gemini-chat__btn gemini-chat__btn--send" data-ref="sendMessage">Send</button>
+  </form>
+</section>`;
+
+/* --- template binding --------------------------------------------------------- */
+
+/** @param {unknown} v */
+function truthy(v) {
+  return Array.isArray(v) ? v.length > 0 : Boolean(v);
+}
+
+/**
+ * Compile a data-if expression into a predicate over a lookup function.
+ * @param {string} expr
+ * @returns {(look: (key: string) => unknown) => boolean}
+ */
+function parseCondition(expr) {
+  const e = expr.trim();
+  const m = /^([\w.-]+)\s*(==|!=)\s*(.*)$/.exec(e);
+  if (m) {
+    const [, key, op, raw] = m;
+    const want = raw.trim().replace(/^(['"])(.*)\1$/, '$2');
+    return (look) => (String(look(key) ?? '') === want) === (op === '==');
+  }
+  if (e.startsWith('!')) {
+    const inner = parseCondition(e.slice(1));
+    return (look) => !inner(look);
+  }
+  return (look) => truthy(look(e));
+}
+
+/**
+ * @typedef {object} Scope  bindings found in one subtree (the root, or one
+ *   repeated item), not descending into nested data-foreach containers
+ * @property {{el: HTMLElement, test: Function}[]} ifs
+ * @property {{el: HTMLElement, key: string, format: string, last?: string}[]} binds
+ * @property {{el: HTMLElement, key: string, template: Element, entries: Map<string, {node: Element, scope: Scope}>}[]} lists
+ */
+
+/**
+ * @param {ParentNode} node   the subtree root
+ * @param {boolean} self      also read the root element's own attributes
+ * @returns {Scope}
+ */
+function compileScope(node, self) {
+  /** @type {Scope} */
+  const scope = { ifs: [], binds: [], lists: [] };
+  const visit = (el) => {
+    if (el.hasAttribute('data-if'))
+      scope.ifs.push({ el, test: parseCondition(el.getAttribute('data-if')) });
+    if (el.hasAttribute('data-foreach')) {
+      const template = el.firstElementChild;
+      el.replaceChildren();
+      if (template)
+        scope.lists.push({ el, key: el.getAttribute('data-foreach').trim(), template, entries: new Map() });
+      return; /* the item template is compiled per copy */
+    }
+    if (el.hasAttribute('data-bind')) {
+      scope.binds.push({
+        el,
+        key: el.getAttribute('data-bind').trim(),
+        format: (el.getAttribute('data-format') || 'text').trim(),
+      });
+    }
+    for (const child of [...el.children]) visit(child);
+  };
+  if (self) visit(/** @type {Element} */ (node));
+  else for (const child of [...node.children]) visit(child);
+  return scope;
+}
+
+/** @param {string} iso */
+function formatTime(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+}
+
+/**
+ * @param {Scope} scope
+ * @param {(key: string) => unknown} look
+ * @param {{doc: Document, markdown: typeof renderMarkdown}} ctx
+ */
+function updateScope(scope, look, ctx) {
+  for (const b of scope.ifs) {
+    const show = b.test(look);
+    if (b.el.hidden === show) b.el.hidden = !show;
+  }
+  for (const b of scope.binds) {
+    const v = look(b.key);
+    const text = v == null ? '' : String(v);
+    if (b.format === 'markdown') {
+      if (b.last !== text) {
+        b.last = text;
+        b.el.replaceChildren(ctx.markdown(text, ctx.doc));
+      }
+    } else if (b.el.localName === 'time') {
+      if (b.last !== text) {
+        b.last = text;
+        b.el.setAttribute('datetime', text);
+        b.el.textContent = formatTime(text);
+      }
+    } else if (b.el.textContent !== text) {
+      b.el.textContent = text;
+    }
+  }
+  for (const list of scope.lists) updateList(list, look, ctx);
+}
+
+/** Keyed update of one data-foreach container: keeps nodes, moves, removes. */
+function updateList(list, look, ctx) {
+  const value = look(list.key);
+  const items = Array.isArray(value) ? value : [];
+  const seen = new Set();
+  let cursor = list.el.firstChild;
+  items.forEach((item, i) => {
+    const id = String(item?.id ?? i);
+    if (seen.has(id)) return;
+    seen.add(id);
+    let entry = list.entries.get(id);
+    if (!entry) {
+      const node = list.template.cloneNode(true);
+      node.setAttribute('data-id', id);
+      entry = { node, scope: compileScope(node, true) };
+      list.entries.set(id, entry);
+    }
+    if (item && typeof item.role === 'string' && entry.node.getAttribute('data-role') !== item.role)
+      entry.node.setAttribute('data-role', item.role);
+    if (entry.node === cursor) cursor = cursor.nextSibling;
+    else list.el.insertBefore(entry.node, cursor);
+    const itemLook = (key) => (item && typeof item === 'object' && key in item ? item[key] : look(key));
+    updateScope(entry.scope, itemLook, ctx);
+  });
+  for (const [id, entry] of list.entries) {
+    if (!seen.has(id)) {
+      entry.node.remove();
+      list.entries.delete(id);
+    }
+  }
+}
+
+/**
+ * Bind a template's content to view-state objects. Exported for tests and
+ * for pages that want the binding without the chat behaviour.
+ *
+ * @param {Element} root   an element holding the (already cloned) template content
+ * @param {{markdown?: typeof renderMarkdown}} [options]
+ * @returns {{update(state: object): void, lists(key: string): Element[]}}
+ *   `update` applies a state object; `lists(key)` returns the data-foreach
+ *   containers bound to `key` (the widget scrolls them).
+ */
+export function bindTemplate(root, { markdown = renderMarkdown } = {}) {
+  const scope = compileScope(root, false);
+  const ctx = { doc: root.ownerDocument, markdown };
+  return {
+    update(state) {
+      updateScope(scope, (key) => state[key], ctx);
+    },
+    lists(key) {
+      return scope.lists.filter((l) => l.key === key).map((l) => l.el);
+    },
+  };
+}
+
+/* --- protocol helpers ------------------------------------------------------------ */
+
+/** An error to show in the widget: `message` is written for the visitor. */
+export class ChatError extends Error {
+  /**
+   * @param {string} code     the server's error code, or network / bad_answer / http_<status>
+   * @param {string} message  plain words for the visitor
+   */
+  constructor(code, message) {
+    super(message);
+    this.name = 'ChatError';
+    this.code = code;
+  }
+}
+
+/**
+ * Turn a failed answer (the JSON envelope, or none) into plain words.
+ * @param {number} status
+ * @param {any} body        parsed JSON or undefined
+ * @param {string|null} retryAfter
+ */
+function errorFromAnswer(status, body, retryAfter) {
+  const code = typeof body?.error?.code === 'string' ? body.error.code : `http_${status}`;
+  const said = typeof body?.error?.message === 'string' ? body.error.message : '';
+  const wait = retryAfter && /^\d+$/.test(retryAfter) ? ` Try again in ${retryAfter} s.` : '';
+  const words = {
+    not_configured: `The assistant is not set up on this server yet.${said ? ` ${said}` : ''}`,
+    upstream_rate_limited: `The assistant is busy right now (too many requests).${wait || ' Wait a moment, then retry.'}`,
+    rate_limited: `Too many requests.${wait || ' Wait a moment, then retry.'}`,
+    upstream_timeout: 'The model took too long to answer. Retry, or ask for something smaller.',
+    upstream_unavailable: 'The model service is not available right now. Retry in a moment.',
+    upstream_auth: "The server's Gemini API key was refused; the site owner needs to check it.",
+    upstream_bad_response: 'The model sent an answer that could not be used. Retry, or rephrase your request.',
+    too_large: 'This conversation has grown too large to send. Start a new chat.',
+  };
+  if (words[code]) return new ChatError(code, words[code]);
+  if (status === 429) return new ChatError(code, words.rate_limited);
+  if (status === 413) return new ChatError(code, words.too_large);
+  if (said) return new ChatError(code, `The server could not answer: ${said}`);
+  return new ChatError(code, `The server could not answer (HTTP ${status}). Retry in a moment.`);
+}
+
+/**
+ * A JSON-safe copy: DOM nodes, functions and undefined are dropped (the
+ * automation's page state holds elements; they must not be serialised).
+ * @param {unknown} value
+ */
+export function toJSONSafe(value) {
+  if (value === undefined) return undefined;
+  const text = JSON.stringify(value, (key, v) => {
+    if (typeof v === 'function') return undefined;
+    if (v && typeof v === 'object' && typeof v.nodeType === 'number' && typeof v.nodeName === 'string') return undefined;
+    return v;
+  });
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+/**
+ * The result text sent back to the model for one page call: the tool's
+ * answer, with its page state cut down to the view state (the full, fresh
+ * page state travels with the same request as `pageState`).
+ * @param {any} result
+ */
+function resultForModel(result) {
+  const out = { ...result };
+  const ps = result?.pageState;
+  if (ps && typeof ps === 'object' && 'viewState' in ps) out.pageState = { viewState: ps.viewState };
+  return JSON.stringify(toJSONSafe(out));
+}
+
+const PAST = {
+  get: 'Got', find: 'Found', send: 'Sent', make: 'Made', run: 'Ran', set: 'Set', put: 'Put',
+  read: 'Read', write: 'Wrote', buy: 'Bought', pay: 'Paid', build: 'Built', submit: 'Submitted',
+  stop: 'Stopped', ship: 'Shipped', drop: 'Dropped', plan: 'Planned',
+};
+const REGULAR = new Set([
+  'search', 'list', 'add', 'create', 'update', 'delete', 'remove', 'fetch', 'check', 'load',
+  'save', 'look', 'query', 'compute', 'calculate', 'count', 'validate', 'book', 'cancel',
+  'place', 'rate', 'apply', 'estimate', 'reserve', 'track', 'convert', 'lookup',
+]);
+
+/** @param {string} verb  lower case */
+function pastTense(verb) {
+  if (PAST[verb]) return PAST[verb];
+  const cap = verb[0].toUpperCase() + verb.slice(1);
+  if (verb.endsWith('e')) return `${cap}d`;
+  if (/[^aeiou]y$/.test(verb)) return `${cap.slice(0, -1)}ied`;
+  return `${cap}ed`;
+}
+
+/**
+ * One progress line for a server action the server ran during the request,
+ * e.g. "Searched products (shop.searchProducts)".
+ * @param {{name: string, args?: object, ok?: boolean}} call  an entry of `serverCalls`
+ */
+export function describeServerCall(call) {
+  const name = String(call?.name ?? 'action');
+  const local = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1) : name;
+  const words = local
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/[_-]+/g, ' ')
+    .trim()
+    .toLowerCase()
+    .split(/\s+/);
+  let text;
+  if (words.length && (PAST[words[0]] || REGULAR.has(words[0])))
+    text = [pastTense(words[0]), ...words.slice(1)].join(' ');
+  else text = `Ran ${words.join(' ')}`;
+  text += ` (${name})`;
+  return call?.ok === false ? `${text} — failed` : text;
+}
+
+/** Fallback description of a page call when none is injected. */
+function defaultDescribeCall(name, args) {
+  const target = args && typeof args === 'object' && args.coordinate ? ` on ${args.coordinate}` : '';
+  return `Ran ${name}${target}`;
+}
+
+/** Fallback serialisation of the catalog (tools.js's toolDefinitions does the same). */
+function defaultToolDefinitions(tools) {
+  return tools
+    .filter((t) => !t.webmcpOnly)
+    .map(({ name, description, inputSchema, category }) => ({
+      name,
+      description,
+      inputSchema,
+      category: category || 'page-automation',
+    }));
+}
+
+function abortError() {
+  const e = new Error('The chat was stopped');
+  e.name = 'AbortError';
+  return e;
+}
+
+/** Let the page react (re-render, observers) before the next call runs. */
+function settle(win) {
+  return new Promise((resolve) => (win?.setTimeout ?? setTimeout)(resolve, 0));
+}
+
+/* --- persistence ----------------------------------------------------------------- */
+
+function loadSaved(storage, key) {
+  try {
+    const raw = storage?.getItem(key);
+    if (!raw) return null;
+    const saved = JSON.parse(raw);
+    if (saved?.v !== STORAGE_VERSION) return null;
+    const messages = Array.isArray(saved.messages)
+      ? saved.messages.filter(
+          (m) => m && typeof m.id === 'string' && typeof m.role === 'string' && typeof m.content === 'string',
+        )
+      : [];
+    return {
+      messages,
+      history: Array.isArray(saved.history) ? saved.history : [],
+      isExpanded: saved.isExpanded === true,
+      model: typeof saved.model === 'string' ? saved.model : '',
+    };
+  } catch {
+    return null;
+  }
+}
+
+/* --- the component ----------------------------------------------------------------- */
+
+/**
+ * @typedef {object} ChatMessage
+ * @property {string} id
+ * @property {'user'|'assistant'|'system'|'action'} role
+ *   user and assistant are the conversation; action is one line per action
+ *   taken (page or server); system is a note from the widget (stopped, limit, blocked)
+ * @property {string} content
+ * @property {string} timestamp  ISO 8601
+ */
+
+/**
+ * @typedef {object} ChatHandle
+ * @property {object} state      a read-only snapshot (a fresh copy on every read)
+ *   of the contract's tags plus history, model, usage, errorCode
+ * @property {(text: string) => Promise<void>} send
+ *   send a message as if typed; ignored (resolves at once) when the text is
+ *   blank or a request is in flight; resolves when the loop has ended
+ * @property {() => Promise<void>} retry   re-send the request that failed
+ * @property {() => void} stop             abort the loop and the request in flight
+ * @property {() => void} clear            forget the conversation
+ * @property {() => void} destroy          stop, remove the widget, drop listeners
+ */
+
+/**
+ * Mount the chat widget into `container`.
+ *
+ * @param {HTMLElement} container  where the widget goes (its non-template children are replaced)
+ * @param {object} options
+ * @param {object} [options.automation]  the AutomationAPI (automation.js); getPageState() feeds `pageState`
+ * @param {() => Array<{name: string, execute: Function, webmcpOnly?: boolean}>} [options.tools]
+ *   returns the current tool catalog (tools.js buildTools); called afresh every round trip
+ * @param {(tools: object[]) => object[]} [options.toolDefinitions]  catalog → JSON for the server (tools.js)
+ * @param {(name: string, args: object, automation: object) => string} [options.describeCall]
+ *   one progress line per page call, e.g. "Clicked Remove on USB-C Hub" (tools.js)
+ * @param {string} [options.endpoint='/_jay/actions']
+ * @param {string} [options.storageKey='gemini-agent:history']
+ * @param {number} [options.maxRoundTrips=15]  requests per user message before the widget stops
+ * @param {typeof fetch} [options.fetch=globalThis.fetch]
+ * @param {Storage|null} [options.storage]  defaults to the window's sessionStorage
+ * @param {HTMLTemplateElement|string} [options.template]
+ *   defaults to a <template> inside the container, else <template id="gemini-chat">, else DEFAULT_TEMPLATE
+ * @param {boolean} [options.expanded=false]  start in full mode (a saved choice wins)
+ * @param {boolean} [options.floating]  float in the corner (also: data-floating on the container)
+ * @returns {ChatHandle}
+ */
+export function mountChat(container, options = {}) {
+  const {
+    automation = null,
+    tools = () => [],
+    toolDefinitions = defaultToolDefinitions,
+    describeCall = defaultDescribeCall,
+    endpoint = '/_jay/actions',
+    storageKey = 'gemini-agent:history',
+    maxRoundTrips = 15,
+    fetch: fetchFn = globalThis.fetch,
+    expanded = container.hasAttribute('data-expanded'),
+    floating = container.hasAttribute('data-floating'),
+  } = options;
+  const doc = container.ownerDocument;
+  const win = doc.defaultView;
+  let storage = options.storage;
+  if (storage === undefined) {
+    try {
+      storage = win?.sessionStorage ?? null;
+    } catch {
+      storage = null; /* storage disabled: the chat still works, without reload memory */
+    }
+  }
+
+  /* state */
+  const saved = loadSaved(storage, storageKey);
+  const s = {
+    messages: saved?.messages ?? [],
+    history: saved?.history ?? [],
+    isExpanded: saved ? saved.isExpanded : Boolean(expanded),
+    model: saved?.model ?? '',
+    isLoading: false,
+    error: '',
+    errorCode: '',
+    statusText: '',
+    usage: null,
+    outcome: '',
+  };
+  let seq = 0;
+  let run = null; /* {controller} while a loop runs */
+  let failed = null; /* {route, payload} of the request that failed, for Retry */
+  let destroyed = false;
+  let generation = 0; /* bumped by clear() and destroy(): a running loop's late results are dropped */
+
+  /* DOM */
+  const root = doc.createElement('div');
+  root.className = floating ? 'gemini-chat gemini-chat--floating' : 'gemini-chat';
+  root.setAttribute('data-agent', 'off');
+  root.append(templateContent());
+  const kept = [...container.children].filter((c) => c.localName === 'template');
+  container.replaceChildren(...kept, root);
+  const view = bindTemplate(root);
+
+  function templateContent() {
+    let t = options.template ?? container.querySelector(':scope > template') ?? doc.querySelector('template#gemini-chat');
+    if (typeof t === 'string' || !t) {
+      const el = doc.createElement('template');
+      el.innerHTML = typeof t === 'string' ? t : DEFAULT_TEMPLATE; /* page-authored or ours, never the model's */
+      t = el;
+    }
+    return t.content.cloneNode(true);
+  }
+
+  function derived() {
+    const msgs = s.messages;
+    let u = msgs.length - 1;
+    while (u >= 0 && msgs[u].role !== 'user') u--;
+    const turn = msgs.slice(u + 1);
+    const answers = turn.filter((m) => m.role === 'assistant');
+    return {
+      notice: s.model.startsWith('offline-demo') ? OFFLINE_NOTICE : '',
+      hasMessages: msgs.length > 0,
+      canRetry: failed !== null && !s.isLoading,
+      lastUserMessage: u >= 0 ? msgs[u].content : '',
+      lastAssistantMessage: answers.length ? answers[answers.length - 1].content : '',
+      activity: turn.filter((m) => m.role === 'action' || m.role === 'system'),
+    };
+  }
+
+  function snapshot() {
+    return { ...s, ...derived() };
+  }
+
+  function inputEl() {
+    return root.querySelector('[data-ref="messageInput"]');
+  }
+
+  let shownCount = -1;
+  function render() {
+    if (destroyed) return;
+    const state = snapshot();
+    view.update(state);
+    root.setAttribute('data-loading', String(state.isLoading));
+    root.setAttribute('data-expanded', String(state.isExpanded));
+    root.setAttribute('aria-busy', String(state.isLoading));
+    if (state.outcome) root.setAttribute('data-outcome', state.outcome);
+    else root.removeAttribute('data-outcome');
+    for (const el of root.querySelectorAll('[data-ref="toggleExpand"]'))
+      el.setAttribute('aria-expanded', String(state.isExpanded));
+    const input = inputEl();
+    const blank = !input || !String(input.value ?? '').trim();
+    for (const el of root.querySelectorAll('[data-ref="sendMessage"]')) el.disabled = state.isLoading || blank;
+    if (state.isExpanded && state.messages.length !== shownCount) {
+      for (const list of view.lists('messages')) list.scrollTop = list.scrollHeight;
+    }
+    shownCount = state.isExpanded ? state.messages.length : -1;
+  }
+
+  function persist() {
+    if (!storage) return;
+    try {
+      storage.setItem(
+        storageKey,
+        JSON.stringify({
+          v: STORAGE_VERSION,
+          messages: s.messages.slice(-MAX_STORED_MESSAGES),
+          history: s.history,
+          isExpanded: s.isExpanded,
+          model: s.model,
+        }),
+      );
+    } catch {
+      /* quota or privacy mode: keep going without reload memory */
+    }
+  }
+
+  function addMessage(role, content) {
+    s.messages.push({
+      id: `m${Date.now().toString(36)}-${(seq++).toString(36)}`,
+      role,
+      content: String(content),
+      timestamp: new Date().toISOString(),
+    });
+    persist();
+    render();
+  }
+
+  function set(patch) {
+    Object.assign(s, patch);
+    render();
+  }
+
+  /* the protocol */
+  function currentTools() {
+    try {
+      const list = tools();
+      return Array.isArray(list) ? list : [];
+    } catch (e) {
+      win?.console?.warn?.('gemini-chat: building the tool catalog failed', e);
+      return [];
+    }
+  }
+
+  function currentPageState() {
+    try {
+      return toJSONSafe(automation?.getPageState?.()) ?? {};
+    } catch (e) {
+      win?.console?.warn?.('gemini-chat: reading the page state failed', e);
+      return {};
+    }
+  }
+
+  async function post(route, body, signal) {
+    let res;
+    let text;
+    try {
+      res = await fetchFn(`${endpoint.replace(/\/+$/, '')}/${route}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify(body),
+        credentials: 'same-origin',
+        signal,
+      });
+      text = await res.text();
+    } catch (e) {
+      if (signal.aborted) throw abortError();
+      throw new ChatError('network', 'Could not reach the server. Check your connection, then retry.');
+    }
+    if (signal.aborted) throw abortError();
+    let data;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = undefined;
+    }
+    if (!res.ok) throw errorFromAnswer(res.status, data, res.headers?.get?.('Retry-After') ?? null);
+    if (!data || typeof data !== 'object' || Array.isArray(data))
+      throw new ChatError('bad_answer', `The server sent an answer the chat cannot read (HTTP ${res.status}). Retry in a moment.`);
+    return data;
+  }
+
+  function absorb(answer) {
+    if (Array.isArray(answer.history)) s.history = answer.history;
+    if (typeof answer.model === 'string') s.model = answer.model;
+    if (answer.usage && typeof answer.usage === 'object') s.usage = answer.usage;
+    persist();
+    if (Array.isArray(answer.serverCalls)) for (const c of answer.serverCalls) addMessage('action', describeServerCall(c));
+    else render();
+  }
+
+  async function runCalls(calls, signal, live) {
+    const results = [];
+    for (const call of calls) {
+      if (signal.aborted) throw abortError();
+      const name = String(call?.name ?? '');
+      const args = call?.args && typeof call.args === 'object' ? call.args : {};
+      const tool = currentTools().find((t) => t.name === name && !t.webmcpOnly);
+      let line;
+      try {
+        line = describeCall(name, args, automation) || defaultDescribeCall(name, args);
+      } catch {
+        line = defaultDescribeCall(name, args);
+      }
+      set({ statusText: `${line}…` });
+      let result;
+      if (!tool) {
+        result = { ok: false, error: `There is no page tool named "${name}" on this page now.` };
+      } else {
+        try {
+          result = await tool.execute(args);
+          if (!result || typeof result !== 'object') result = { ok: true, result };
+        } catch (e) {
+          result = { ok: false, error: e?.message || String(e) };
+        }
+      }
+      await settle(win);
+      if (!live()) throw abortError();
+      const ok = result.ok !== false;
+      addMessage('action', ok ? line : `${line} — failed: ${result.error ?? 'unknown error'}`);
+      results.push({ callId: String(call?.id ?? name), result: resultForModel(result), isError: !ok });
+    }
+    return results;
+  }
+
+  /**
+   * The loop: post `payload` to `route`, run page calls, submit their results,
+   * until the server answers with text (or blocked), the round-trip budget is
+   * spent, Stop is pressed, or a request fails. Never rejects.
+   */
+  async function drive(route, payload) {
+    const controller = new AbortController();
+    const gen = generation;
+    const live = () => gen === generation && !destroyed; /* false after clear() or destroy() */
+    run = { controller };
+    failed = null;
+    set({ isLoading: true, error: '', errorCode: '', outcome: '', statusText: 'Thinking…' });
+    let request = { route, payload };
+    let trips = 0;
+    let outcome = 'response';
+    try {
+      for (;;) {
+        failed = request;
+        const answer = await post(
+          request.route,
+          { ...request.payload, history: s.history, toolDefinitions: toolDefinitions(currentTools()), pageState: currentPageState() },
+          controller.signal,
+        );
+        trips++;
+        failed = null;
+        if (!live()) throw abortError();
+        absorb(answer);
+        if (answer.type === 'response') {
+          addMessage('assistant', answer.message ?? '');
+          break;
+        }
+        if (answer.type === 'blocked') {
+          addMessage('system', answer.message || 'The model declined to answer this. Try rephrasing your request.');
+          outcome = 'blocked';
+          break;
+        }
+        if (answer.type !== 'tool-calls' || !Array.isArray(answer.calls) || answer.calls.length === 0)
+          throw new ChatError('bad_answer', 'The server sent an answer the chat cannot use. Try sending your message again.');
+        if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
+        if (trips >= maxRoundTrips) {
+          addMessage(
+            'system',
+            `Stopped after ${maxRoundTrips} round trips without a final answer. Ask me to continue if you want me to go on.`,
+          );
+          outcome = 'limit';
+          break;
+        }
+        const results = await runCalls(answer.calls, controller.signal, live);
+        if (controller.signal.aborted || !live()) throw abortError();
+        set({ statusText: 'Thinking…' });
+        request = { route: 'geminiAgent.submitToolResults', payload: { results } };
+      }
+    } catch (e) {
+      if (controller.signal.aborted || e?.name === 'AbortError') {
+        failed = null;
+        outcome = 'stopped';
+        if (live()) addMessage('system', 'Stopped.');
+      } else if (live()) {
+        outcome = 'error';
+        const err = e instanceof ChatError ? e : new ChatError('client', `Something went wrong in the chat: ${e?.message || e}`);
+        if (!(e instanceof ChatError)) win?.console?.error?.('gemini-chat:', e);
+        s.error = err.message;
+        s.errorCode = err.code;
+      }
+    } finally {
+      if (run?.controller === controller) run = null;
+      if (live()) {
+        persist();
+        set({ isLoading: false, statusText: '', outcome });
+        container.dispatchEvent(new win.CustomEvent('gemini-chat:done', { bubbles: true, detail: { outcome } }));
+      } else if (!destroyed && !run) {
+        set({ isLoading: false, statusText: '' });
+      }
+    }
+  }
+
+  function send(text) {
+    const message = String(text ?? '');
+    if (destroyed || s.isLoading || !message.trim()) return Promise.resolve();
+    addMessage('user', message.trim());
+    return drive('geminiAgent.sendMessage', { message: message.trim() });
+  }
+
+  function retry() {
+    if (destroyed || s.isLoading || !failed) return Promise.resolve();
+    const { route, payload } = failed;
+    return drive(route, payload);
+  }
+
+  function stop() {
+    run?.controller.abort();
+  }
+
+  function clear() {
+    generation++;
+    stop();
+    failed = null;
+    s.messages = [];
+    s.history = [];
+    s.error = '';
+    s.errorCode = '';
+    s.outcome = '';
+    persist();
+    render();
+  }
+
+  function sendFromInput() {
+    const input = inputEl();
+    if (!input || s.isLoading || !String(input.value).trim()) return;
+    const text = input.value;
+    input.value = '';
+    send(text);
+  }
+
+  /* events, delegated so that any template works */
+  const onClick = (ev) => {
+    const el = ev.target?.closest?.('[data-ref]');
+    if (!el || !root.contains(el)) return;
+    switch (el.getAttribute('data-ref')) {
+      case 'sendMessage':
+        ev.preventDefault();
+        sendFromInput();
+        break;
+      case 'toggleExpand':
+        s.isExpanded = !s.isExpanded;
+        persist();
+        render();
+        break;
+      case 'stopLoop':
+        stop();
+        break;
+      case 'retry':
+        retry();
+        break;
+      case 'clearChat':
+        clear();
+        inputEl()?.focus();
+        break;
+      default:
+    }
+  };
+  const onKeyDown = (ev) => {
+    if (ev.key !== 'Enter' || ev.shiftKey || ev.isComposing || ev.keyCode === 229) return;
+    const el = ev.target?.closest?.('[data-ref="messageInput"]');
+    if (!el || !root.contains(el)) return;
+    ev.preventDefault();
+    sendFromInput();
+  };
+  const onInput = (ev) => {
+    if (ev.target?.closest?.('[data-ref="messageInput"]')) render();
+  };
+  const onSubmit = (ev) => {
+    ev.preventDefault();
+    sendFromInput();
+  };
+  root.addEventListener('click', onClick);
+  root.addEventListener('keydown', onKeyDown);
+  root.addEventListener('input', onInput);
+  root.addEventListener('submit', onSubmit);
+  render();
+
+  return {
+    get state() {
+      return JSON.parse(JSON.stringify(snapshot()));
+    },
+    send,
+    retry,
+    stop,
+    clear,
+    destroy() {
+      generation++;
+      destroyed = true;
+      stop();
+      root.removeEventListener('click', onClick);
+      root.removeEventListener('keydown', onKeyDown);
+      root.removeEventListener('input', onInput);
+      root.removeEventListener('submit', onSubmit);
+      root.remove();
+    },
+  };
+}
