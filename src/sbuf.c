@@ -84,6 +84,19 @@ sbuf_addf(struct sbuf *sb, const char *fmt, ...)
     return 0;
 }
 
+int
+sbuf_add_real(struct sbuf *sb, double d)
+{
+    char buf[40];
+
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof(buf), "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    return sbuf_adds(sb, buf);
+}
+
 void
 sbuf_reset(struct sbuf *sb)
 {

@@ -146,20 +146,6 @@ put_ts_string(struct sbuf *out, const char *s, size_t len)
     return sbuf_adds(out, "\"");
 }
 
-/* The shortest of %.15g..%.17g that reads back as the same double. */
-static int
-put_real(struct sbuf *out, double d)
-{
-    char buf[32];
-
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof(buf), "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
-            break;
-    }
-    return sbuf_adds(out, buf);
-}
-
 /* One enum/const value as a literal type. TypeScript has no literal types
  * for objects and arrays, so those widen to their general type. */
 static int
@@ -171,7 +157,7 @@ put_literal(struct sbuf *out, const json_t *v)
     case JSON_INTEGER:
         return sbuf_addf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     case JSON_REAL:
-        return put_real(out, json_real_value(v));
+        return sbuf_add_real(out, json_real_value(v));
     case JSON_TRUE:
         return sbuf_adds(out, "true");
     case JSON_FALSE:

@@ -230,17 +230,18 @@ put_string(struct sbuf *out, const char *s, size_t len)
 static int
 put_real(struct sbuf *out, double d)
 {
+    size_t start = out->len, m;
     char buf[40];
-    size_t m;
 
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof(buf), "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
-            break;
-    }
+    /* Format in place, then make sure it reads as a real: "1" -> "1.0". */
+    if (sbuf_add_real(out, d) != 0)
+        return -1;
+    snprintf(buf, sizeof(buf), "%s", out->buf + start);
     m = strcspn(buf, "e");
     if (memchr(buf, '.', m) != NULL)
-        return sbuf_adds(out, buf);
+        return 0;
+    out->len = start;
+    out->buf[start] = '\0';
     if (sbuf_add(out, buf, m) || sbuf_adds(out, ".0") ||
         sbuf_adds(out, buf + m))
         return -1;
