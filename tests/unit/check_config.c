@@ -13,6 +13,7 @@
 #include "config.h"
 #include "bounds.h"
 #include "diag.h"
+#include "unit_diag.h"
 #include "plugin.h"
 
 #include <check.h>
@@ -68,29 +69,6 @@ set_env(const char *name, const char *value)
 
 /* --- problem assertions --------------------------------------------------- */
 
-/* One expected problem; `word` must occur in the message. */
-struct want {
-    const char *file;
-    int line;
-    const char *word;
-};
-
-/* All problems as `file:line: message` lines, for failure messages. */
-static char *
-dump_diag(void)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-
-    ck_assert_ptr_nonnull(f);
-    if (diag.count == 0)
-        fputs("(none)\n", f);
-    diag_print(&diag, f, "    ");
-    fclose(f);
-    return buf;
-}
-
 /* The key never appears in a problem, whatever the case. */
 static void
 assert_no_canary(void)
@@ -101,34 +79,6 @@ assert_no_canary(void)
         ck_assert_msg(strstr(diag.items[i].file, CANARY) == NULL,
                       "the API key leaked into: %s", diag.items[i].file);
     }
-}
-
-/* Exactly the problems of `w` (ended by a NULL file), in any order. */
-static void
-assert_problems(const struct want *w)
-{
-    size_t n = 0;
-    bool used[16] = {false};
-    char *all = dump_diag();
-
-    while (w[n].file != NULL)
-        n++;
-    ck_assert_msg(diag.count == n, "%zu problems, expected %zu:\n%s",
-                  diag.count, n, all);
-    ck_assert_uint_le(n, ARRAY_SIZE(used));
-    for (size_t i = 0; i < n; i++) {
-        size_t j = 0;
-        while (j < diag.count &&
-               (used[j] || strcmp(diag.items[j].file, w[i].file) != 0 ||
-                diag.items[j].line != w[i].line ||
-                strstr(diag.items[j].msg, w[i].word) == NULL))
-            j++;
-        ck_assert_msg(j < diag.count,
-                      "no problem %s:%d mentioning '%s' in:\n%s", w[i].file,
-                      w[i].line, w[i].word, all);
-        used[j] = true;
-    }
-    free(all);
 }
 
 static const struct want no_problems[] = {{NULL, 0, NULL}};
@@ -203,7 +153,7 @@ START_TEST(absent_keys_take_defaults)
     snprintf(dir, sizeof(dir), DATA "/%s", c);
     snprintf(path, sizeof(path), "%s/agent.yaml", dir);
     ck_assert_ptr_nonnull(load(path));
-    assert_problems(no_problems);
+    unit_assert_problems(&diag, no_problems);
     ck_assert_str_eq(cfg->path, path);
     ck_assert_str_eq(cfg->dir, dir);
     assert_default_limits(&cfg->limits);
@@ -236,7 +186,7 @@ START_TEST(every_key_is_read)
 
     /* The missing absolute folder is a problem, not a fatal one. */
     ck_assert_ptr_nonnull(load(DATA "/full/agent.yaml"));
-    assert_problems(w);
+    unit_assert_problems(&diag, w);
     l = &cfg->limits;
     ck_assert_int_eq(l->max_body_bytes, 65536);
     ck_assert_int_eq(l->max_history_turns, 50);
@@ -263,7 +213,7 @@ END_TEST
 START_TEST(actions_may_be_one_folder)
 {
     ck_assert_ptr_nonnull(load(DATA "/scalar/agent.yaml"));
-    assert_problems(no_problems);
+    unit_assert_problems(&diag, no_problems);
     ck_assert_uint_eq(cfg->n_action_dirs, 1);
     ck_assert_str_eq(cfg->action_dirs[0], DATA "/scalar/../actions");
     ck_assert_str_eq(cfg->data_dir, DATA "/scalar/state");
@@ -281,7 +231,7 @@ START_TEST(bare_file_name_resolves_against_cwd)
     cfg = config_load("agent.yaml", &diag);
     ck_assert_int_eq(chdir(cwd), 0);
     ck_assert_ptr_nonnull(cfg);
-    assert_problems(no_problems);
+    unit_assert_problems(&diag, no_problems);
     ck_assert_str_eq(cfg->dir, ".");
     ck_assert_str_eq(cfg->gemini.path, "./.gemini.yaml");
     ck_assert_str_eq(cfg->action_dirs[0], "./../actions");
@@ -296,7 +246,7 @@ START_TEST(absolute_config_path_gives_absolute_paths)
 
     ck_assert_ptr_nonnull(abs);
     ck_assert_ptr_nonnull(load(abs));
-    assert_problems(no_problems);
+    unit_assert_problems(&diag, no_problems);
     n = strlen(abs) - strlen("/agent.yaml");
     ck_assert_int_eq(strncmp(cfg->dir, abs, n), 0);
     ck_assert_uint_eq(strlen(cfg->dir), n);
@@ -321,7 +271,7 @@ START_TEST(empty_action_list_loads_no_plugin)
     };
 
     ck_assert_ptr_nonnull(load(DATA "/noactions/agent.yaml"));
-    assert_problems(w);
+    unit_assert_problems(&diag, w);
     ck_assert_uint_eq(cfg->n_action_dirs, 0);
     ck_assert_ptr_nonnull(cfg->plugins);
     ck_assert_uint_eq(cfg->plugins->count, 0);
@@ -389,7 +339,7 @@ START_TEST(broken_agent_yaml_is_fatal)
     if (w[0].file == NULL)
         w[0].file = fatal_cases[_i].path;
     ck_assert_ptr_null(load(fatal_cases[_i].path));
-    assert_problems(w);
+    unit_assert_problems(&diag, w);
 }
 END_TEST
 
@@ -444,7 +394,7 @@ START_TEST(limits_are_range_checked)
     load(file);
     if (ok) {
         ck_assert_ptr_nonnull(cfg);
-        assert_problems(no_problems);
+        unit_assert_problems(&diag, no_problems);
         ck_assert_int_eq(
             *(const long *)(const void *)((const char *)&cfg->limits +
                                           limit_rows[row].offset),
@@ -455,7 +405,7 @@ START_TEST(limits_are_range_checked)
                  "'limits.%s' is %ld; it must be between %ld and %ld",
                  limit_rows[row].key, value, lo, hi);
         ck_assert_ptr_null(cfg);
-        assert_problems(w);
+        unit_assert_problems(&diag, w);
     }
     remove_temp(dir, file);
     free(text);
@@ -488,7 +438,7 @@ START_TEST(loop_steps_env_wins_clamped)
 
     set_env("AGENT_MAX_LOOP_STEPS", loop_env_cases[_i].env);
     ck_assert_ptr_nonnull(load(DATA "/loop/agent.yaml"));
-    assert_problems(loop_env_cases[_i].word != NULL ? w : no_problems);
+    unit_assert_problems(&diag, loop_env_cases[_i].word != NULL ? w : no_problems);
     ck_assert_int_eq(cfg->limits.max_loop_steps, loop_env_cases[_i].steps);
     unsetenv("AGENT_MAX_LOOP_STEPS");
 }
@@ -515,7 +465,7 @@ START_TEST(deep_yaml_is_refused_fast)
         load(file);
         secs = seconds_since(&t0);
         ck_assert_ptr_null(cfg);
-        assert_problems(w);
+        unit_assert_problems(&diag, w);
     }
     ck_assert_msg(secs < 0.5, "refusing took %.3f s", secs);
     remove_temp(dir, file);
@@ -615,7 +565,7 @@ START_TEST(gemini_settings_and_key)
     set_env("GEMINI_BASE_URL", c->env_base);
     /* the Gemini file's problems are never fatal */
     ck_assert_ptr_nonnull(load(path));
-    assert_problems(c->w);
+    unit_assert_problems(&diag, c->w);
     snprintf(gpath, sizeof(gpath), KEYS "%s.yaml", c->config);
     ck_assert_str_eq(cfg->gemini.path, gpath);
     ck_assert_int_eq(cfg->gemini.key_source, c->source);
@@ -655,7 +605,7 @@ START_TEST(key_is_never_printed)
     }
     ck_assert_uint_gt(diag.count, 10);
     assert_no_canary();
-    all = dump_diag();
+    all = unit_dump_diag(&diag);
     ck_assert_msg(strstr(all, CANARY) == NULL, "the API key leaked:\n%s", all);
     free(all);
 }

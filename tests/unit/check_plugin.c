@@ -15,6 +15,7 @@
 #include "plugin.h"
 #include "bounds.h"
 #include "diag.h"
+#include "unit_diag.h"
 #include "handler.h"
 
 #include <check.h>
@@ -48,28 +49,6 @@ teardown(void)
 
 /* --- assertions ----------------------------------------------------------- */
 
-/* One expected problem; `word` must occur in the message. */
-struct want {
-    const char *file;
-    int line;
-    const char *word;
-};
-
-static char *
-dump_diag(void)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-
-    ck_assert_ptr_nonnull(f);
-    if (diag.count == 0)
-        fputs("(none)\n", f);
-    diag_print(&diag, f, "    ");
-    fclose(f);
-    return buf;
-}
-
 /* Whether some problem is at file:line and mentions `word`. */
 static bool
 has_problem(const char *file, int line, const char *word)
@@ -79,34 +58,6 @@ has_problem(const char *file, int line, const char *word)
             diag.items[i].line == line && strstr(diag.items[i].msg, word))
             return true;
     return false;
-}
-
-/* Exactly the problems of `w` (ended by a NULL file), in any order. */
-static void
-assert_problems(const struct want *w)
-{
-    size_t n = 0;
-    bool used[16] = {false};
-    char *all = dump_diag();
-
-    while (w[n].file != NULL)
-        n++;
-    ck_assert_msg(diag.count == n, "%zu problems, expected %zu:\n%s",
-                  diag.count, n, all);
-    ck_assert_uint_le(n, ARRAY_SIZE(used));
-    for (size_t i = 0; i < n; i++) {
-        size_t j = 0;
-        while (j < diag.count &&
-               (used[j] || strcmp(diag.items[j].file, w[i].file) != 0 ||
-                diag.items[j].line != w[i].line ||
-                strstr(diag.items[j].msg, w[i].word) == NULL))
-            j++;
-        ck_assert_msg(j < diag.count,
-                      "no problem %s:%d mentioning '%s' in:\n%s", w[i].file,
-                      w[i].line, w[i].word, all);
-        used[j] = true;
-    }
-    free(all);
 }
 
 /*
@@ -225,7 +176,7 @@ START_TEST(real_actions_load_cleanly)
     size_t exposed = 0;
 
     load_dirs(dirs, 1);
-    assert_problems(none);
+    unit_assert_problems(&diag, none);
     ck_assert_uint_eq(set->count, ARRAY_SIZE(rows));
     for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
         const struct plugin_action *a = &set->actions[i];
@@ -499,7 +450,7 @@ START_TEST(broken_plugins_are_reported_and_skipped)
     while (n < ARRAY_SIZE(c->dirs) && c->dirs[n] != NULL)
         n++;
     load_dirs(c->dirs, n);
-    assert_problems(c->w);
+    unit_assert_problems(&diag, c->w);
     assert_loaded(set, c->loaded);
 }
 END_TEST
@@ -540,7 +491,7 @@ START_TEST(unsupported_keyword_in_block_style)
                                          NULL};
 
     load_dirs(dirs, 1);
-    assert_problems(w);
+    unit_assert_problems(&diag, w);
     assert_loaded(set, loaded);
 }
 END_TEST
@@ -605,7 +556,7 @@ START_TEST(plugin_count_is_bounded)
             ORPHANS,
             {NULL, 0, NULL},
         };
-        assert_problems(w);
+        unit_assert_problems(&diag, w);
     }
     ck_assert_uint_eq(set->count, 0);
     remove_tree(dir);
