@@ -7,6 +7,10 @@
 #   3. unit suites (Check)
 #   4. unit suites again under AddressSanitizer + UBSan (zero reports)
 #   5. HTTP tests: curl through a private nginx to the responder
+#   6. the mock Gemini server's self-test (python3 -m unittest)
+#   7. the browser code's unit tests (node --test tests/js, jsdom)
+#   8. browser tests: the demo page in Debian's chromium (playwright-core)
+#      against nginx + responder + the mock Gemini server (tests/e2e)
 #
 # Ends with one line "N passed, N failed" over all of them; exits 1 when
 # anything failed.
@@ -78,6 +82,50 @@ else
     echo "not ok - HTTP tests: no summary"
     failed=$((failed + 1))
 fi
+
+# node --test prints "# pass N" and "# fail N"; a non-zero exit without
+# a failing test (a file that crashed) counts as one failure.
+count_node() {
+    local name=$1 rc p f
+    shift
+    "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    p=$(grep -E '^# pass [0-9]+$' "$log" | tail -1 | cut -d' ' -f3)
+    f=$(grep -E '^# fail [0-9]+$' "$log" | tail -1 | cut -d' ' -f3)
+    if [ -z "$p" ] || [ -z "$f" ]; then
+        echo "not ok - $name: no summary"
+        failed=$((failed + 1))
+        return
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "not ok - $name: exited with status $rc"
+        failed=$((failed + 1))
+    fi
+}
+
+step "mock Gemini server self-test"
+# unittest prints "Ran N tests" and "OK" or "FAILED (failures=F, errors=E)"
+python3 -m unittest tests/mock/test_mock.py 2>&1 | tee "$log"
+ran=$(sed -nE 's/^Ran ([0-9]+) tests? .*/\1/p' "$log" | tail -1)
+bad=$(sed -nE 's/^FAILED \((.*)\)$/\1/p' "$log" | grep -oE '[0-9]+' |
+      awk '{ n += $1 } END { print n + 0 }')
+if [ -z "$ran" ]; then
+    echo "not ok - mock self-test: no summary"
+    failed=$((failed + 1))
+else
+    passed=$((passed + ran - ${bad:-0}))
+    failed=$((failed + ${bad:-0}))
+fi
+
+step "browser code unit tests"
+# npm packages: jsdom and playwright-core for the tests, www/vendor for the page
+run_step "setup-www" scripts/setup-www.sh
+count_node "browser unit tests" node --test tests/js/
+
+step "browser tests"
+count_node "browser tests" tests/e2e/run.sh
 
 echo
 echo "$passed passed, $failed failed"

@@ -291,12 +291,13 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
         g->key_source = CONFIG_KEY_FILE;
     }
     if (g->key_source != CONFIG_KEY_NONE && key_is_placeholder(g->api_key)) {
-        free(g->api_key);
-        g->api_key = NULL;
         diag_add(d, file, 0,
                  "the API key in %s is a placeholder; set a real key",
                  g->key_source == CONFIG_KEY_ENV_GEMINI ? "GEMINI_API_KEY"
                                                         : "GOOGLE_API_KEY");
+        free(g->api_key);
+        g->api_key = NULL;
+        g->key_source = CONFIG_KEY_NONE; /* no usable key came from anywhere */
     } else if (g->api_key == NULL) {
         diag_add(d, file, key_line,
                  "no Gemini API key: %s; run `gemini-agent setup` and put "

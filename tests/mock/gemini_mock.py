@@ -467,6 +467,7 @@ class State:
         self.conn_counter = 0
         self.default_scenario = None  # (name, params) or None
         self.quiet = False
+        self.any_model = False        # --demo: serve whatever model is asked for
         self.reset()
 
     def reset(self):
@@ -734,6 +735,7 @@ class Ctx:
         self.state = state
         self.body = body
         self.model = model
+        self.model_version = model   # what the answer reports (the demo says offline-demo)
         self.stream = stream
         self.sse = sse
         self.scenario = scen_name
@@ -747,6 +749,7 @@ class Ctx:
             if role_of(c) == "user" and not function_responses(c) and \
                     any("text" in p for p in c.get("parts", [])):
                 last_user = i
+        self.last_user = last_user
         self.step = sum(1 for c in self.contents[last_user + 1:]
                         if role_of(c) == "user" and function_responses(c))
         last = self.contents[-1] if self.contents else {}
@@ -1305,6 +1308,667 @@ def sc_midstream_error(ctx):
                                                                "first chunk.")))
 
 
+# ---------------------------------------------------------------------------
+# The offline demo model (scenario `demo`; the default with --demo)
+#
+# `make demo` without an API key talks to this.  It answers the demo cart
+# page's common requests with real-format replies: it reads the last user
+# text, the function declarations it received and the page state between the
+# <page-state> markers of the system instruction, and picks tools and
+# coordinates only from those declarations.  Like every scenario it is
+# stateless: each reply is worked out again from the history (which calls it
+# already made since the user's message, what they answered) and the fresh
+# page state, so "set the keyboard quantity to 3" clicks once per turn until
+# the page shows 3.
+
+DEMO_MODEL_VERSION = "offline-demo"
+DEMO_MAX_CLICKS = 12          # quantity changes give up after this many clicks
+DEMO_LIST = 5                 # search results listed by name
+
+NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+                "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+NUM = r"(\d+|%s)" % "|".join(NUMBER_WORDS)
+ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "last": -1}
+IRREGULAR = {"mice": "mouse"}
+STOPWORDS = set("""
+a an the and or of to in on at for from by with my your our me i we you it its them this that
+these those is are be please can could would will want like need some any all every one ones
+cart basket item items product products thing things quantity qty amount number count units unit
+pieces piece times more less fewer another remove delete drop take out rid get clear empty set
+change update make increase decrease reduce lower raise bump up down plus minus add put search
+find look show tell what which how many much total there have has do does just also now then
+""".split())
+
+DEMO_HELP_EXAMPLES = [
+    ("remove", "remove an item: *remove the hub*"),
+    ("add", "add an item: *add a desk lamp for 19.99*"),
+    ("quantity", "change a quantity: *increase the mouse*, *set the keyboard quantity to 3*"),
+    ("search", "search the catalog: *search for usb* (or *search for usb and add the first "
+               "one*)"),
+    ("cart", "describe the cart: *what is in my cart?*"),
+]
+
+
+def demo_number(word):
+    if word is None:
+        return None
+    word = word.lower()
+    return int(word) if word.isdigit() else NUMBER_WORDS.get(word)
+
+
+def demo_words(text):
+    """Lower-case words of text; a hyphenated word also gives its pieces."""
+    out = []
+    for w in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", text.lower()):
+        out.append(w)
+        if "-" in w:
+            out += [x for x in w.split("-") if x]
+    return out
+
+
+def demo_same_word(a, b):
+    a, b = IRREGULAR.get(a, a), IRREGULAR.get(b, b)
+    if a == b:
+        return True
+    for x, y in ((a, b), (b, a)):
+        if x + "s" == y or x + "es" == y or (x.endswith("y") and x[:-1] + "ies" == y):
+            return True
+    return False
+
+
+def demo_money(v):
+    try:
+        return "$%.2f" % float(v)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def demo_page_state(ctx):
+    """The JSON between the last <page-state> markers of the system
+    instruction ({} when absent or not JSON)."""
+    si = ctx.body.get("systemInstruction") or {}
+    text = "".join(p.get("text", "") for p in si.get("parts") or [] if isinstance(p, dict))
+    i = text.rfind("<page-state>")
+    if i < 0:
+        return {}
+    j = text.find("</page-state>", i)
+    raw = text[i + len("<page-state>"): j if j >= 0 else len(text)]
+    try:
+        state = json.loads(raw)
+    except ValueError:
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def demo_view(state):
+    vs = state.get("viewState")
+    return vs if isinstance(vs, dict) else state
+
+
+def demo_items(state):
+    """The cart rows: viewState.items, else items, else the first list of
+    objects with a name found anywhere in the state."""
+    def rows(v):
+        if isinstance(v, list) and v and all(isinstance(x, dict) and isinstance(x.get("name"), str)
+                                             for x in v):
+            return v
+        return None
+    for cand in (demo_view(state).get("items"), state.get("items")):
+        if rows(cand) is not None:
+            return cand
+    queue = [state]
+    while queue:
+        v = queue.pop(0)
+        if rows(v) is not None:
+            return v
+        if isinstance(v, dict):
+            queue += [x for k, x in v.items() if k != "interactions"]
+        elif isinstance(v, list):
+            queue += v
+    return []
+
+
+def demo_qty(item):
+    q = item.get("quantity")
+    return q if isinstance(q, (int, float)) and not isinstance(q, bool) else 1
+
+
+def demo_cart_line(state):
+    items = demo_items(state)
+    view = demo_view(state)
+    total = view.get("total")
+    if not isinstance(total, (int, float)) or isinstance(total, bool):
+        total = sum(float(i.get("price") or 0) * demo_qty(i) for i in items)
+    if not items:
+        return "Your cart is now empty."
+    units = sum(demo_qty(i) for i in items)
+    n = len(items)
+    return "Your cart now has %d item%s (%d unit%s), total %s." % (
+        n, "" if n == 1 else "s", units, "" if units == 1 else "s", demo_money(total))
+
+
+def demo_cart_text(state):
+    items = demo_items(state)
+    if not items:
+        return "Your cart is empty."
+    lines = ["- %s — %s × %s" % (i.get("name"), demo_money(i.get("price")), int(demo_qty(i)))
+             for i in items]
+    return "In your cart:\n" + "\n".join(lines) + "\n\n" + demo_cart_line(state).replace(
+        "Your cart now has", "That is")
+
+
+def demo_match_items(text, items):
+    """(score, item) for items named in text: an item id, an ordinal
+    ("the second item"), or words of its name (plurals tolerated)."""
+    words = [w for w in demo_words(text) if w not in STOPWORDS and len(w) > 1]
+    low = text.lower()
+    scored = []
+    for idx, item in enumerate(items):
+        iid = str(item.get("id", ""))
+        if iid and re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(iid.lower()), low):
+            scored.append((100, idx, item))
+            continue
+        name_words = {w for w in demo_words(item.get("name", "")) if len(w) > 1}
+        score = sum(1 for nw in name_words if any(demo_same_word(nw, w) for w in words))
+        if score:
+            scored.append((score, idx, item))
+    if not scored:
+        m = re.search(r"\b(%s)\s+(?:item|one|product|row)\b" % "|".join(ORDINALS), low)
+        if m and items:
+            k = ORDINALS[m.group(1)]
+            if -len(items) <= k < len(items):
+                return [(1, items[k])]
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [(s, it) for s, _, it in scored]
+
+
+def demo_unmatched(text):
+    words = [w for w in re.findall(r"[A-Za-z0-9-]+", text)
+             if w.lower() not in STOPWORDS and not w.isdigit() and w.lower() not in NUMBER_WORDS]
+    return " ".join(words)
+
+
+def demo_find_tool(tools, *patterns):
+    for pat in patterns:
+        for name in tools:
+            if re.fullmatch(pat, name):
+                return name
+    return None
+
+
+def demo_enum_prop(decl):
+    for pname, ps in decl_properties(decl).items():
+        if isinstance(ps, dict) and isinstance(ps.get("enum"), list) and ps["enum"]:
+            return pname, ps["enum"]
+    return None, None
+
+
+def demo_item_args(decl, item, items):
+    """Args naming item through the tool's enum (e.g. coordinate
+    "item-2/removeBtn"); {} for a tool without one; None when the enum does
+    not offer the item (the button is disabled or gone)."""
+    pname, values = demo_enum_prop(decl)
+    if pname is None:
+        return {}
+    iid = str(item.get("id", ""))
+    if iid:
+        for v in values:
+            if iid in str(v).split("/") or str(v) == iid:
+                return {pname: v}
+        return None
+    if len(values) == len(items):
+        return {pname: values[items.index(item)]}
+    return None
+
+
+def demo_fill_args(decl, value):
+    props = decl_properties(decl)
+    if "value" in props or not props:
+        return {"value": value}
+    schema = decl.get("parametersJsonSchema") or decl.get("parameters") or {}
+    for pname in (schema.get("required") or []) + list(props):
+        ps = props.get(pname)
+        if isinstance(ps, dict) and str(ps.get("type", "string")).upper() == "STRING":
+            return {pname: value}
+    return {next(iter(props)): value}
+
+
+def demo_done(ctx):
+    """The calls made since the user's message, with their responses:
+    [{"name", "args", "response"}] in order."""
+    out, pending = [], []
+    for c in ctx.contents[ctx.last_user + 1:]:
+        if role_of(c) == "model":
+            pending += [p["functionCall"] for p in function_calls(c)]
+            continue
+        resps = function_responses(c)
+        for fc, r in zip(pending, resps):
+            out.append({"name": fc.get("name"), "args": fc.get("args") or {},
+                        "response": r.get("response")})
+        pending = pending[len(resps):]
+    return out
+
+
+def demo_error(resp):
+    """The error a function response reports, or None."""
+    if not isinstance(resp, dict):
+        return None
+    if "error" in resp:
+        e = resp["error"]
+        if isinstance(e, dict):
+            e = e.get("message") or compact(e)
+        return str(e)
+    res = resp.get("result", resp.get("output"))
+    if isinstance(res, dict) and res.get("ok") is False:
+        return str(res.get("error") or res.get("message") or "the page reported a failure")
+    return None
+
+
+def demo_result(resp):
+    if isinstance(resp, dict):
+        for k in ("result", "output"):
+            if k in resp:
+                return resp[k]
+    return resp
+
+
+class DemoModel:
+    """One reply of the offline demo model: .plan() -> a Plan."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.tools = {d.get("name"): d for d in ctx.decls if d.get("name")}
+        text = ""
+        if 0 <= ctx.last_user < len(ctx.contents):
+            text = "".join(p.get("text", "") for p in ctx.contents[ctx.last_user].get("parts")
+                           or [] if isinstance(p, dict) and isinstance(p.get("text"), str))
+        self.text = MARKER_RE.sub(" ", text).strip()
+        self.low = self.text.lower()
+        self.state = demo_page_state(ctx)
+        self.items = demo_items(self.state)
+        self.done = demo_done(ctx)
+
+    # -- replies --
+    def say(self, text):
+        return text_plan(self.ctx, text)
+
+    def call(self, *calls, lead=None):
+        """One model turn: an optional short text, then the calls (an id
+        each, the thought signature on the first call, as Gemini 3 does)."""
+        parts = [call_part(self.ctx, name, args, sign=(i == 0))
+                 for i, (name, args) in enumerate(calls)]
+        if lead:
+            parts.insert(0, {"text": lead})
+        return calls_plan(parts)
+
+    TOOL_PATTERNS = {
+        "remove": (r"click-remove-btn", r"click-.*remove.*", r"click-.*delete.*"),
+        "increase": (r"click-increase-btn", r"click-.*(increase|incr|plus).*"),
+        "decrease": (r"click-decrease-btn", r"click-.*(decrease|decr|minus).*"),
+        "fill-name": (r"fill-name-input", r"fill-.*name.*"),
+        "fill-price": (r"fill-price-input", r"fill-.*price.*"),
+        "add": (r"click-add-btn", r"click-add(-.*)?-btn", r"click-add.*"),
+        "search-action": (r"action_shop_searchProducts", r"action_.*[sS]earch.*"),
+        "fill-search": (r"fill-search-input", r"fill-.*search.*"),
+        "click-search": (r"click-search-btn", r"click-.*search.*"),
+    }
+
+    def tool(self, kind):
+        """The declared tool for kind (the demo page's name first)."""
+        return demo_find_tool(self.tools, *self.TOOL_PATTERNS[kind])
+
+    def did(self, *kinds):
+        """The calls of those kinds made since the user's message (by name:
+        the tool may be gone from the fresh declarations, e.g. no rows left)."""
+        return [d for d in self.done
+                if any(demo_find_tool([d["name"]], *self.TOOL_PATTERNS[k]) for k in kinds)]
+
+    def capabilities(self):
+        have = {
+            "remove": self.tool("remove"),
+            "add": self.tool("fill-name") and self.tool("add"),
+            "quantity": self.tool("increase") or self.tool("decrease"),
+            "search": self.tool("search-action") or (self.tool("fill-search") and
+                                                     self.tool("click-search")),
+            "cart": self.items,
+        }
+        return [line for key, line in DEMO_HELP_EXAMPLES if have[key]]
+
+    def help(self, lead):
+        caps = self.capabilities()
+        text = lead + "\n\nI am the **offline demo model**: no Gemini API key is configured, " \
+                      "so I only understand a few simple requests"
+        if caps:
+            text += " on this page:\n" + "\n".join("- " + c for c in caps)
+        else:
+            text += ", and this page offers none of the tools I know how to use."
+        return self.say(text + "\n\nPut a Gemini API key in `conf/.gemini.yaml` (or set "
+                               "`GEMINI_API_KEY`) and restart `make demo` to talk to Gemini.")
+
+    def failed(self):
+        """The first error among the last responses, as (call, message)."""
+        n = len(self.ctx.last_responses)
+        for d in self.done[len(self.done) - n:] if n else []:
+            err = demo_error(d["response"])
+            if err:
+                return d, err
+        return None
+
+    def report_error(self, what):
+        d, err = what
+        args = d["args"]
+        where = " on %s" % next(iter(args.values())) if len(args) == 1 else ""
+        return self.say("I tried `%s`%s, but the page reported an error: %s\n\n%s" % (
+            d["name"], where, err.rstrip("."), demo_cart_line(self.state)))
+
+    # -- the plan --
+    def plan(self):
+        err = self.failed()
+        if err:
+            return self.report_error(err)
+        low = self.low
+        if not low or re.fullmatch(r"(hi|hello|hey|help|hallo|good (morning|afternoon|evening))"
+                                   r"\W*(there)?\W*", low):
+            return self.help("Hello! I can work this cart page for you.")
+        if re.search(r"\b(search|look\s+(for|up)|find|do\s+you\s+(have|sell))\b", low):
+            return self.search()
+        target = self.set_target()
+        if target is not None:
+            return self.quantity(target=target)
+        if re.search(r"\b(increase|raise|bump|more|another|plus)\b", low):
+            return self.quantity(delta=self.amount())
+        if re.search(r"\b(decrease|reduce|lower|less|fewer|minus)\b", low):
+            return self.quantity(delta=-self.amount())
+        if re.search(r"\b(remove|delete|drop|take\s+out|get\s+rid|clear|empty)\b", low):
+            return self.remove()
+        if re.search(r"\badd\b", low):
+            return self.add()
+        if re.search(r"\b(cart|total|basket|what.*\b(have|in)\b)", low):
+            return self.say(demo_cart_text(self.state))
+        if re.search(r"\bhelp\b|\bwhat (else )?can you do\b", low):
+            return self.help("Here is what I can do.")
+        return self.help("Sorry, I did not understand “%s”." % self.text)
+
+    def amount(self):
+        m = re.search(r"\bby\s+%s\b" % NUM, self.low) or \
+            re.search(r"\b%s\s+(more|less|fewer)\b" % NUM, self.low)
+        n = demo_number(m.group(1)) if m else 1
+        return n if n and n > 0 else 1
+
+    def set_target(self):
+        if not re.search(r"\b(set|change|update|make|want|quantity|qty)\b", self.low):
+            return None
+        m = re.search(r"(?:\bto|=)\s*%s\b(?![.,]\d)" % NUM, self.low) or \
+            re.search(r"\b(?:quantity|qty)\s*(?:of\s+(?:the\s+)?[a-z-]+\s+)?(?:to|=|:|at)?\s*%s\b"
+                      r"(?![.,]\d)" % NUM, self.low) or \
+            re.search(r"\b(?:make\s+(?:it|that|them)|want)\s+%s\b(?![.,]\d)" % NUM, self.low)
+        return demo_number(m.group(1)) if m else None
+
+    def one_item(self):
+        found = demo_match_items(self.text, self.items)
+        if not found:
+            return None, self.not_found()
+        return found[0][1], None
+
+    def not_found(self):
+        if not self.items:
+            return self.say("Your cart is empty, so there is nothing to change.")
+        what = demo_unmatched(self.text)
+        return self.say("I could not find %s in your cart. It has: %s." % (
+            "“%s”" % what if what else "that item",
+            ", ".join(str(i.get("name")) for i in self.items)))
+
+    def remove(self):
+        tool = self.tool("remove")
+        if self.did("remove"):
+            names = self.said("Removing ") or ["the item"]
+            return self.say("Removed %s from the cart. %s" % (
+                self.join(["**%s**" % n for n in names]), demo_cart_line(self.state)))
+        if not tool:
+            return self.help("This page does not offer a remove button I can use.")
+        if re.search(r"\b(clear|empty)\b.*\b(cart|basket)\b|\b(everything|all)\b", self.low):
+            targets = list(self.items)
+        else:
+            targets = [it for _, it in demo_match_items(self.text, self.items)]
+            if not targets:
+                return self.not_found()
+        decl = self.tools[tool]
+        calls, names = [], []
+        for it in targets:
+            args = demo_item_args(decl, it, self.items)
+            if args is not None:
+                calls.append((tool, args))
+                names.append("**%s**" % it.get("name"))
+        if not calls:
+            return self.say("I cannot remove %s: its remove button is not available right now."
+                            % self.join(str(it.get("name")) for it in targets))
+        return self.call(*calls, lead="Removing %s." % self.join(names))
+
+    def said(self, prefix):
+        """Names in bold in this model's own texts since the user's message
+        that start with prefix (the removed item is gone from the fresh page
+        state; the call turn said what it was removing)."""
+        # A streamed text may come back split over parts, or over consecutive
+        # model contents (one per chunk): join each model turn's text.
+        turns, buf = [], ""
+        for c in self.ctx.contents[self.ctx.last_user + 1:] + [{"role": "user"}]:
+            if role_of(c) == "model":
+                buf += "".join(p["text"] for p in c.get("parts") or []
+                               if isinstance(p, dict) and isinstance(p.get("text"), str))
+            else:
+                turns.append(buf)
+                buf = ""
+        lines = [line for turn in turns for line in turn.split("\n")]
+        names = []
+        for line in lines:
+            if line.startswith(prefix):
+                names += re.findall(r"\*\*(.+?)\*\*", line)
+        return names
+
+    @staticmethod
+    def join(names):
+        names = list(names)
+        if len(names) <= 1:
+            return "".join(names)
+        return ", ".join(names[:-1]) + " and " + names[-1]
+
+    def quantity(self, target=None, delta=None):
+        if target == 0 and self.did("remove"):
+            return self.say("Removed %s from the cart. %s" % (
+                self.join(["**%s**" % n for n in self.said("Removing ")]) or "the item",
+                demo_cart_line(self.state)))
+        item, reply = self.one_item()
+        if item is None:
+            if self.done:     # e.g. the page dropped the row at quantity 0
+                what = demo_unmatched(self.text)
+                return self.say("%s is no longer in your cart. %s" % (
+                    "“%s”" % what if what else "That item", demo_cart_line(self.state)))
+            return reply
+        name = str(item.get("name"))
+        q = int(demo_qty(item))
+        inc, dec = self.tool("increase"), self.tool("decrease")
+        clicks = self.did("increase", "decrease")
+        if target is not None:
+            if target == 0 and self.tool("remove"):
+                return self.remove_one(item)
+            if q == target:
+                if clicks:
+                    return self.say("**%s** quantity is now %d. %s" % (
+                        name, q, demo_cart_line(self.state)))
+                return self.say("**%s** quantity is already %d." % (name, q))
+            if len(clicks) >= DEMO_MAX_CLICKS:
+                return self.say("I stopped after %d clicks: **%s** quantity is %d, not %d." % (
+                    len(clicks), name, q, target))
+            tool = inc if q < target else dec
+        else:
+            tool = inc if delta > 0 else dec
+            if clicks and len(clicks) >= abs(delta):
+                return self.say("**%s** quantity is now %d. %s" % (
+                    name, q, demo_cart_line(self.state)))
+        if not tool:
+            return self.help("This page does not offer a button to %s quantities." % (
+                "increase" if (target is not None and q < target) or (delta or 0) > 0
+                else "decrease"))
+        args = demo_item_args(self.tools[tool], item, self.items)
+        if args is None:
+            return self.say("I cannot change **%s** any further: that button is not available "
+                            "right now (quantity %d). %s" % (name, q, demo_cart_line(self.state)))
+        return self.call((tool, args))
+
+    def remove_one(self, item):
+        tool = self.tool("remove")
+        args = demo_item_args(self.tools[tool], item, self.items)
+        if args is None:
+            return self.say("I cannot remove **%s**: its remove button is not available." %
+                            item.get("name"))
+        return self.call((tool, args), lead="Removing **%s**." % item.get("name"))
+
+    # -- add an item --
+    def parse_add(self):
+        price = None
+        m = re.search(r"(?:\bfor|\bat|\bpriced(?:\s+at)?|\bcosting|\bcosts?|@|\bprice(?:\s+of)?)"
+                      r"\s*\$?\s*(\d+(?:[.,]\d{1,2})?)\b", self.text, re.I) or \
+            re.search(r"\$\s*(\d+(?:[.,]\d{1,2})?)", self.text)
+        if m:
+            price = m.group(1).replace(",", ".")
+        m = re.search(r"\badd\s+(.+)", self.text, re.I)
+        name = m.group(1) if m else ""
+        name = re.split(r"\s*(?:,|\bfor\b|\bat\b|\bpriced\b|\bcosting\b|\bcosts?\b|\bwhich\b|"
+                        r"\bthat\b|\bwith\b|\$|@|\bto\s+(?:the|my)\s+(?:cart|basket)\b)",
+                        name, maxsplit=1, flags=re.I)[0]
+        name = re.sub(r"^(?:(?:an?|the|one|new|some|item|product)\s+)*(?:(?:called|named)\s+)?",
+                      "", name.strip(), flags=re.I)
+        name = name.strip(" .!?\"'“”‘’")
+        if name and name == name.lower():
+            name = " ".join(w[:1].upper() + w[1:] for w in name.split())
+        return name, price
+
+    def add(self):
+        name, price = self.parse_add()
+        if self.did("add"):
+            return self.added(name, price)
+        fill_name, fill_price, add = self.tool("fill-name"), self.tool("fill-price"), \
+            self.tool("add")
+        if not (fill_name and add):
+            return self.help("This page does not offer an add form I can use.")
+        if not name:
+            return self.say("What should I add? For example: *add a desk lamp for 19.99*.")
+        if price is None:
+            found = demo_match_items(name, self.items)
+            if found and (self.tool("increase")):
+                return self.quantity(delta=self.amount())
+            if fill_price:
+                return self.say("What price should I use for **%s**? For example: *add %s for "
+                                "19.99*." % (name, name.lower()))
+        return self.call(*self.add_calls(name, price))
+
+    def add_calls(self, name, price):
+        calls = [(self.tool("fill-name"), demo_fill_args(self.tools[self.tool("fill-name")], name))]
+        if price is not None and self.tool("fill-price"):
+            calls.append((self.tool("fill-price"),
+                          demo_fill_args(self.tools[self.tool("fill-price")], price)))
+        calls.append((self.tool("add"), {}))
+        return calls
+
+    def added(self, name, price, lead=""):
+        there = [i for i in self.items if str(i.get("name", "")).lower() == name.lower()]
+        if there:
+            it = there[-1]
+            return self.say("%sAdded **%s** at %s to the cart. %s" % (
+                lead, it.get("name"), demo_money(it.get("price", price)),
+                demo_cart_line(self.state)))
+        return self.say("%sI filled in the form and clicked Add, but I do not see **%s** in the "
+                        "cart yet. %s" % (lead, name, demo_cart_line(self.state)))
+
+    # -- search --
+    def parse_query(self):
+        m = re.search(r"(?:search(?:\s+(?:in\s+)?the\s+(?:catalog(?:ue)?|shop|store))?(?:\s+for)?"
+                      r"|look\s+(?:for|up)|find(?:\s+me)?|do\s+you\s+(?:have|sell))\s+(.+)",
+                      self.text, re.I)
+        q = m.group(1) if m else ""
+        q = re.split(r"\s+and\s+(?:then\s+)?(?:add|put)\b|[?!.;]", q, maxsplit=1, flags=re.I)[0]
+        q = re.sub(r"^(?:(?:an?|the|some|any)\s+)+", "", q.strip(), flags=re.I)
+        q = re.sub(r"\s+(?:in|from)\s+(?:the\s+)?(?:catalog(?:ue)?|shop|store)$", "", q,
+                   flags=re.I)
+        q = re.sub(r"\s+(?:products?|items?)$", "", q, flags=re.I)
+        return q.strip(" \"'“”‘’")
+
+    def search(self):
+        query = self.parse_query()
+        action = self.tool("search-action")
+        wants_add = re.search(r"\band\s+(?:then\s+)?(?:add|put)\b", self.low) is not None
+        if not query:
+            return self.say("What should I search for? For example: *search for usb*.")
+        if not action:
+            return self.page_search(query)
+        searches = [d for d in self.done if d["name"] == action]
+        if not searches:
+            return self.call((action, {"query": query}))
+        last = searches[-1]
+        res = demo_result(last["response"])
+        products = res.get("products") if isinstance(res, dict) else None
+        if not isinstance(products, list):
+            return self.say("The search returned something I cannot read: %s" % compact(res))
+        q = last["args"].get("query", query)
+        if not products and len(searches) == 1 and len(q) > 3 and q.lower().endswith("s"):
+            return self.call((action, {"query": q[:-1]}))     # "keyboards" -> "keyboard"
+        found = self.found_text(q, products, res.get("total"))
+        if not wants_add or not products:
+            return self.say(found)
+        pick = self.pick_product(products)
+        add = self.tool("add")
+        if not (self.tool("fill-name") and add):
+            return self.say(found + "\n\nThis page has no add form I can use to add it.")
+        if self.did("add"):
+            return self.added(str(pick.get("name")), pick.get("price"), lead=found + "\n\n")
+        return self.call(*self.add_calls(str(pick.get("name")), self.price_text(pick)))
+
+    @staticmethod
+    def price_text(product):
+        p = product.get("price")
+        if isinstance(p, (int, float)) and not isinstance(p, bool):
+            return "%.2f" % p
+        return None if p is None else str(p)
+
+    def pick_product(self, products):
+        if re.search(r"\bcheapest\b", self.low):
+            return min(products, key=lambda p: float(p.get("price") or 0))
+        if re.search(r"\b(most expensive|priciest)\b", self.low):
+            return max(products, key=lambda p: float(p.get("price") or 0))
+        m = re.search(r"\b(%s)\b" % "|".join(ORDINALS), self.low)
+        if m:
+            k = ORDINALS[m.group(1)]
+            if -len(products) <= k < len(products):
+                return products[k]
+        return products[0]
+
+    @staticmethod
+    def found_text(query, products, total=None):
+        if not products:
+            return "I found no products for “%s” in the catalog." % query
+        n = total if isinstance(total, int) and total >= len(products) else len(products)
+        lines = ["- %s — %s" % (p.get("name"), demo_money(p.get("price")))
+                 for p in products[:DEMO_LIST]]
+        more = len(products) - DEMO_LIST
+        if more > 0:
+            lines.append("- … and %d more" % more)
+        return "I found %d product%s for “%s”:\n%s" % (n, "" if n == 1 else "s", query,
+                                                      "\n".join(lines))
+
+    def page_search(self, query):
+        fill, click = self.tool("fill-search"), self.tool("click-search")
+        if not (fill and click):
+            return self.help("This page offers no search I can use.")
+        if self.did("click-search"):
+            return self.say("I searched the page for “%s”; the results are on the page." % query)
+        return self.call((fill, demo_fill_args(self.tools[fill], query)), (click, {}))
+
+
+def sc_demo(ctx):
+    ctx.model_version = DEMO_MODEL_VERSION
+    return DemoModel(ctx).plan()
+
+
 SCENARIOS = {
     # name: (function, extra params, one-line doc)
     "text": (sc_text, {"say"}, "one text part, STOP"),
@@ -1341,6 +2005,8 @@ SCENARIOS = {
                                                "signed text"),
     "midstream-error": (sc_midstream_error, {"say"}, "stream: one chunk, then a bare error "
                                                      "object (unary: 500)"),
+    "demo": (sc_demo, set(), "the offline demo model: answers the demo cart page's requests "
+                             "(modelVersion offline-demo)"),
 }
 
 
@@ -1434,7 +2100,7 @@ class Renderer:
         obj = {}
         if candidate is not None:
             obj["candidates"] = [candidate]
-        obj["modelVersion"] = self.ctx.model
+        obj["modelVersion"] = self.ctx.model_version
         obj["responseId"] = self.response_id
         if self.ctx.params.get("extra") != "0":
             obj["turnToken"] = self.turn_token()
@@ -1447,7 +2113,7 @@ class Renderer:
             obj["candidates"] = [candidate]
         if last or self.ctx.params.get("usage", "every") != "last":
             obj["usageMetadata"] = self.usage(cand_tokens, stream=True)
-        obj["modelVersion"] = self.ctx.model
+        obj["modelVersion"] = self.ctx.model_version
         obj["responseId"] = self.response_id
         return obj
 
@@ -1757,7 +2423,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if key == "bad-key":
             return finish(400, state.fixture("e400-api-key-invalid.array-wrapped.json"))
         model = m.group(1)
-        if model not in state.models:
+        if model not in state.models and not state.any_model:
             return finish(404, model_not_found(state, model))
         # the body
         if json_error is not None:
@@ -1970,6 +2636,9 @@ def main(argv=None):
     ap.add_argument("--scenario", metavar="'NAME k=v ...'",
                     help="initial default scenario (as POST /__mock/scenario)")
     ap.add_argument("--quiet", action="store_true", help="no per-request log lines")
+    ap.add_argument("--demo", action="store_true",
+                    help="the offline demo model for `make demo`: the default scenario is "
+                         "`demo` (unless --scenario says otherwise) and any model id is served")
     args = ap.parse_args(argv)
 
     host = loopback_host(args.host)
@@ -1983,6 +2652,9 @@ def main(argv=None):
         sys.stderr.write("gemini-mock: cannot load fixtures: %s\n" % exc)
         return 2
     state.quiet = args.quiet
+    if args.demo:
+        state.any_model = True
+        state.default_scenario = ("demo", {})
     if args.scenario:
         try:
             name, params = parse_scenario_spec(args.scenario)
@@ -2012,7 +2684,8 @@ def main(argv=None):
     thread.start()
     if args.port_file:
         write_port_file(args.port_file, port)
-    sys.stderr.write("gemini-mock: listening on %s port %d (pid %d)\n" % (host, port, os.getpid()))
+    sys.stderr.write("gemini-mock: listening on %s port %d (pid %d)%s\n" % (
+        host, port, os.getpid(), " - offline demo model" if args.demo else ""))
     sys.stderr.flush()
     while not stop.wait(0.2):
         pass

@@ -885,6 +885,368 @@ class TestScenarioSelection(MockTestCase):
         self.assertEqual(ctl("scenario", "error", "status=503", "--compact").count("\n"), 1)
 
 
+# ---------------------------------------------------------------------------
+# The offline demo model (scenario demo, default with --demo)
+
+CATALOG = [
+    {"_id": "p004", "slug": "usb-c-hub", "name": "USB-C Hub", "price": 49.99,
+     "category": "Hubs & Adapters", "stock": 25},
+    {"_id": "p005", "slug": "usb-c-to-hdmi-adapter", "name": "USB-C to HDMI Adapter",
+     "price": 19.5, "category": "Hubs & Adapters", "stock": 60},
+    {"_id": "p007", "slug": "mechanical-keyboard", "name": "Mechanical Keyboard", "price": 89.99,
+     "category": "Keyboards", "stock": 12},
+]
+
+
+class DemoPage:
+    """The demo cart page as the browser side presents it to the responder:
+    page tools built from the current rows (coordinate enums), the page state
+    in the system instruction, and the effect of each tool call."""
+
+    def __init__(self, search_action=True, page_search=False, disabled=()):
+        self.items = [
+            {"id": "item-1", "name": "Wireless Mouse", "price": 29.99, "quantity": 1},
+            {"id": "item-2", "name": "USB-C Hub", "price": 49.99, "quantity": 2},
+            {"id": "item-3", "name": "Mechanical Keyboard", "price": 89.99, "quantity": 1},
+        ]
+        self.form = {"name": "", "price": ""}
+        self.next_id = 4
+        self.search_action = search_action
+        self.page_search = page_search
+        self.disabled = set(disabled)
+        self.searched = []
+        self.server_calls = []
+
+    def total(self):
+        return round(sum(i["price"] * i["quantity"] for i in self.items), 2)
+
+    def decls(self):
+        def coord(ref):
+            return {"type": "object", "properties": {"coordinate": {
+                "type": "string", "enum": ["%s/%s" % (i["id"], ref) for i in self.items
+                                           if (i["id"], ref) not in self.disabled]}},
+                "required": ["coordinate"]}
+        fill = {"type": "object", "properties": {"value": {"type": "string"}},
+                "required": ["value"]}
+        out = []
+        if self.items:
+            for ref, name in (("decreaseBtn", "click-decrease-btn"),
+                              ("increaseBtn", "click-increase-btn"),
+                              ("removeBtn", "click-remove-btn")):
+                out.append({"name": name, "description": "Click " + ref,
+                            "parametersJsonSchema": coord(ref)})
+        out += [{"name": "fill-name-input", "description": "Fill name",
+                 "parametersJsonSchema": fill},
+                {"name": "fill-price-input", "description": "Fill price",
+                 "parametersJsonSchema": fill},
+                {"name": "click-add-btn", "description": "Click add"}]
+        if self.page_search:
+            out += [{"name": "fill-search-input", "description": "Fill search",
+                     "parametersJsonSchema": fill},
+                    {"name": "click-search-btn", "description": "Click search"}]
+        if self.search_action:
+            out.append(TOOLS[0]["functionDeclarations"][0])
+        return [{"functionDeclarations": out}]
+
+    def system(self):
+        state = {"viewState": {"items": self.items, "total": self.total(),
+                               "itemCount": len(self.items)},
+                 "interactions": [], "customEvents": []}
+        return {"parts": [{"text": "You are a helpful assistant. Between the <page-state> "
+                                   "markers is the state.\n<page-state>\n"
+                                   + json.dumps(state).replace("<", "\\u003c")
+                                   + "\n</page-state>"}]}
+
+    def run(self, fc):
+        """Run one call; the functionResponse.response the responder sends."""
+        name, args = fc["name"], fc.get("args") or {}
+        if name.startswith("action_"):
+            self.server_calls.append((name, args))
+            q = args["query"].lower()
+            found = [p for p in CATALOG if q in p["name"].lower() or q in p["category"].lower()]
+            return {"result": {"products": found, "total": len(found)}}
+        if name in ("fill-name-input", "fill-price-input", "fill-search-input"):
+            key = name.split("-")[1]
+            if key == "search":
+                self.searched.append(args["value"])
+            else:
+                self.form[key] = args["value"]
+            return {"result": {"ok": True}}
+        if name == "click-add-btn":
+            self.items.append({"id": "item-%d" % self.next_id, "name": self.form["name"],
+                               "price": float(self.form["price"]), "quantity": 1})
+            self.next_id += 1
+            return {"result": {"ok": True}}
+        if name == "click-search-btn":
+            return {"result": {"ok": True}}
+        iid, ref = args["coordinate"].split("/")
+        rows = [i for i in self.items if i["id"] == iid]
+        if not rows:
+            return {"error": "unknown coordinate %s" % args["coordinate"]}
+        row = rows[0]
+        if ref == "removeBtn":
+            self.items.remove(row)
+        elif ref == "increaseBtn":
+            row["quantity"] += 1
+        elif ref == "decreaseBtn":
+            row["quantity"] = max(1, row["quantity"] - 1)
+        return {"result": {"ok": True}}
+
+
+class TestDemoModel(MockTestCase):
+    def setUp(self):
+        super().setUp()
+        request("POST", "/__mock/scenario", {"name": "demo"})
+
+    def converse(self, page, text, history=None, before_run=None, max_turns=20):
+        """Drive the demo model like the responder + widget do; returns
+        (final text, [model turns], history)."""
+        contents = list(history or []) + [user(text)]
+        turns = []
+        for _ in range(max_turns):
+            obj = self.ok(gen({"contents": contents, "tools": page.decls(),
+                               "systemInstruction": page.system()}))
+            self.assertEqual(obj["modelVersion"], "offline-demo")
+            mc = model_content(obj)
+            turns.append(mc)
+            contents.append(mc)
+            calls = [p["functionCall"] for p in mc["parts"] if "functionCall" in p]
+            if not calls:
+                return self.text_of(obj), turns, contents
+            if before_run:
+                before_run(page)
+                before_run = None
+            contents.append(answer(mc, [page.run(fc) for fc in calls]))
+        self.fail("the demo model did not finish within %d turns" % max_turns)
+
+    @staticmethod
+    def calls(turns):
+        return [(p["functionCall"]["name"], p["functionCall"]["args"])
+                for t in turns for p in t["parts"] if "functionCall" in p]
+
+    def test_remove_by_name(self):
+        page = DemoPage()
+        text, turns, _ = self.converse(page, "Remove the hub")
+        self.assertEqual(self.calls(turns), [("click-remove-btn",
+                                              {"coordinate": "item-2/removeBtn"})])
+        call_part = [p for p in turns[0]["parts"] if "functionCall" in p][0]
+        self.assertTrue(call_part["functionCall"]["id"])
+        self.assertTrue(call_part["thoughtSignature"].startswith("TU9DS1NJRw"))
+        self.assertEqual([i["id"] for i in page.items], ["item-1", "item-3"])
+        self.assertIn("Removed **USB-C Hub**", text)
+        self.assertIn("total $119.98", text)
+
+    def test_remove_several_and_plurals(self):
+        page = DemoPage()
+        _, turns, _ = self.converse(page, "please delete the mice and the keyboard")
+        self.assertEqual(self.calls(turns), [
+            ("click-remove-btn", {"coordinate": "item-1/removeBtn"}),
+            ("click-remove-btn", {"coordinate": "item-3/removeBtn"})])
+        # one turn, an id each, the signature on the first call only
+        parts = [p for p in turns[0]["parts"] if "functionCall" in p]
+        self.assertEqual(len(parts), 2)
+        self.assertIn("thoughtSignature", parts[0])
+        self.assertNotIn("thoughtSignature", parts[1])
+        self.assertEqual([i["name"] for i in page.items], ["USB-C Hub"])
+
+    def test_remove_unknown_item(self):
+        page = DemoPage()
+        text, turns, _ = self.converse(page, "remove the lamp")
+        self.assertEqual(self.calls(turns), [])
+        self.assertIn("“lamp”", text)
+        self.assertIn("Wireless Mouse, USB-C Hub, Mechanical Keyboard", text)
+
+    def test_add_item(self):
+        page = DemoPage()
+        text, turns, _ = self.converse(page, "add a desk lamp for 19.99")
+        self.assertEqual(self.calls(turns), [
+            ("fill-name-input", {"value": "Desk Lamp"}),
+            ("fill-price-input", {"value": "19.99"}),
+            ("click-add-btn", {})])
+        self.assertEqual(len(turns), 2)           # the three calls in one turn
+        self.assertEqual(page.items[-1]["name"], "Desk Lamp")
+        self.assertIn("Added **Desk Lamp** at $19.99", text)
+        self.assertIn("4 items", text)
+        self.assertIn("total $239.95", text)
+
+    def test_add_without_price_asks(self):
+        page = DemoPage()
+        text, turns, _ = self.converse(page, "add a desk lamp")
+        self.assertEqual(self.calls(turns), [])
+        self.assertIn("What price", text)
+
+    def test_increase_and_decrease(self):
+        page = DemoPage()
+        text, turns, _ = self.converse(page, "increase the mouse")
+        self.assertEqual(self.calls(turns), [("click-increase-btn",
+                                              {"coordinate": "item-1/increaseBtn"})])
+        self.assertIn("**Wireless Mouse** quantity is now 2", text)
+        text, turns, _ = self.converse(page, "decrease the hub by 1")
+        self.assertEqual(self.calls(turns), [("click-decrease-btn",
+                                              {"coordinate": "item-2/decreaseBtn"})])
+        self.assertIn("**USB-C Hub** quantity is now 1", text)
+        _, turns, _ = self.converse(page, "add 2 more mice")
+        self.assertEqual(len(self.calls(turns)), 2)
+        self.assertEqual(page.items[0]["quantity"], 4)
+
+    def test_set_quantity_one_click_per_turn(self):
+        page = DemoPage()
+        text, turns, _ = self.converse(page, "set the keyboard quantity to 3")
+        self.assertEqual(self.calls(turns), [("click-increase-btn",
+                                              {"coordinate": "item-3/increaseBtn"})] * 2)
+        self.assertEqual(len(turns), 3)           # one click per turn, then text
+        self.assertEqual(page.items[2]["quantity"], 3)
+        self.assertIn("quantity is now 3", text)
+        text, turns, _ = self.converse(page, "change the hub quantity to 1")
+        self.assertEqual(self.calls(turns), [("click-decrease-btn",
+                                              {"coordinate": "item-2/decreaseBtn"})])
+        text, turns, _ = self.converse(page, "set the keyboard quantity to three")
+        self.assertEqual(self.calls(turns), [])
+        self.assertIn("already 3", text)
+
+    def test_set_quantity_re_reads_the_page(self):
+        # The page moves on its own between turns: the model follows the
+        # fresh state instead of counting clicks.
+        page = DemoPage()
+
+        def bump(p):
+            p.items[2]["quantity"] += 1
+        text, turns, _ = self.converse(page, "set the keyboard quantity to 4",
+                                       before_run=bump)
+        self.assertEqual(len(self.calls(turns)), 2)
+        self.assertEqual(page.items[2]["quantity"], 4)
+
+    def test_disabled_coordinate_is_never_invented(self):
+        page = DemoPage(disabled={("item-1", "decreaseBtn")})
+        text, turns, _ = self.converse(page, "decrease the mouse")
+        self.assertEqual(self.calls(turns), [])
+        self.assertIn("not available", text)
+
+    def test_search_then_summary(self):
+        page = DemoPage()
+        text, turns, _ = self.converse(page, "Search for usb")
+        self.assertEqual(self.calls(turns), [("action_shop_searchProducts", {"query": "usb"})])
+        self.assertIn("I found 2 products for “usb”", text)
+        self.assertIn("USB-C Hub — $49.99", text)
+        self.assertIn("USB-C to HDMI Adapter — $19.50", text)
+
+    def test_search_plural_retry(self):
+        page = DemoPage()
+        text, turns, _ = self.converse(page, "do you have keyboardss?")
+        self.assertEqual([a["query"] for _, a in self.calls(turns)], ["keyboardss", "keyboards"])
+        self.assertIn("Mechanical Keyboard", text)
+
+    def test_search_then_add(self):
+        page = DemoPage()
+        text, turns, _ = self.converse(page, "search for hdmi and add the first one")
+        self.assertEqual(self.calls(turns), [
+            ("action_shop_searchProducts", {"query": "hdmi"}),
+            ("fill-name-input", {"value": "USB-C to HDMI Adapter"}),
+            ("fill-price-input", {"value": "19.50"}),
+            ("click-add-btn", {})])
+        self.assertEqual(page.items[-1]["name"], "USB-C to HDMI Adapter")
+        self.assertIn("Added **USB-C to HDMI Adapter** at $19.50", text)
+
+    def test_page_search_without_server_action(self):
+        page = DemoPage(search_action=False, page_search=True)
+        text, turns, _ = self.converse(page, "search for usb")
+        self.assertEqual(self.calls(turns), [("fill-search-input", {"value": "usb"}),
+                                             ("click-search-btn", {})])
+        self.assertEqual(page.searched, ["usb"])
+
+    def test_tool_error_is_reported(self):
+        page = DemoPage()
+
+        def gone(p):           # the row disappears before the call runs
+            p.items = [i for i in p.items if i["id"] != "item-2"]
+        text, turns, _ = self.converse(page, "remove the hub", before_run=gone)
+        self.assertIn("the page reported an error: unknown coordinate item-2/removeBtn", text)
+
+    def test_help_and_unknown(self):
+        page = DemoPage()
+        text, _, _ = self.converse(page, "hello")
+        self.assertIn("offline demo model", text)
+        self.assertIn("*remove the hub*", text)
+        self.assertIn("*search for usb*", text)
+        text, _, _ = self.converse(page, "what is the weather like?")
+        self.assertIn("Sorry, I did not understand", text)
+        self.assertIn("GEMINI_API_KEY", text)
+        text, _, _ = self.converse(page, "what is in my cart?")
+        self.assertIn("- USB-C Hub — $49.99 × 2", text)
+        self.assertIn("total $219.96", text)
+
+    def test_help_lists_only_offered_tools(self):
+        page = DemoPage(search_action=False)
+        text, _, _ = self.converse(page, "help")
+        self.assertNotIn("search for usb", text)
+        self.assertIn("remove the hub", text)
+
+    def test_conversation_continues(self):
+        page = DemoPage()
+        _, _, hist = self.converse(page, "remove the hub")
+        text, turns, _ = self.converse(page, "increase the keyboard", history=hist)
+        self.assertEqual(self.calls(turns), [("click-increase-btn",
+                                              {"coordinate": "item-3/increaseBtn"})])
+        self.assertIn("quantity is now 2", text)
+
+    def test_streaming_and_validation_still_apply(self):
+        page = DemoPage()
+        body = {"contents": [user("remove the hub")], "tools": page.decls(),
+                "systemInstruction": page.system()}
+        evs = gen(body, stream=True).events()
+        self.assertTrue(all(e["modelVersion"] == "offline-demo" for e in evs))
+        mc = merged_stream_content(evs)
+        # dropping the call's signature is the real 400, as in every scenario
+        stripped = copy.deepcopy(mc)
+        for p in stripped["parts"]:
+            p.pop("thoughtSignature", None)
+        body["contents"] += [stripped, answer(mc)]
+        e = self.bad(gen(body))
+        self.assertIn("missing a thought_signature", e["message"])
+
+    def test_streamed_call_turn_replayed_per_chunk(self):
+        # A client that keeps one model content per SSE event (as the SDKs
+        # do) still gets the removed item named in the final text.
+        page = DemoPage()
+        body = {"contents": [user("remove the hub")], "tools": page.decls(),
+                "systemInstruction": page.system()}
+        evs = gen(body, stream=True, query="alt=sse").events()
+        chunks = [ev["candidates"][0]["content"] for ev in evs]
+        self.assertGreater(len(chunks), 1)
+        calls = [p["functionCall"] for c in chunks for p in c["parts"] if "functionCall" in p]
+        resp = {"role": "user", "parts": [{"functionResponse": {
+            "id": calls[0]["id"], "name": calls[0]["name"],
+            "response": page.run(calls[0])}}]}
+        body["contents"] += chunks + [resp]
+        body["systemInstruction"] = page.system()
+        obj = self.ok(gen(body))
+        self.assertIn("Removed **USB-C Hub**", self.text_of(obj))
+
+    def test_demo_flag(self):
+        proc, port, tmp, _ = start_mock(["--demo"])
+        try:
+            global PORT
+            saved, PORT = PORT, port
+            try:
+                page = DemoPage()
+                obj = self.ok(gen({"contents": [user("remove the hub")], "tools": page.decls(),
+                                   "systemInstruction": page.system()},
+                                  model="some-future-model"))
+                self.assertEqual(obj["modelVersion"], "offline-demo")
+                fc = [p for p in model_content(obj)["parts"] if "functionCall" in p][0]
+                self.assertEqual(fc["functionCall"]["name"], "click-remove-btn")
+                # a marker still picks another scenario
+                obj = self.ok(gen(req(user("[[mock:text say=hi]]"))))
+                self.assertEqual(self.text_of(obj), "hi")
+                # the key rules still hold
+                self.assertEqual(gen(req(user("x")), key=None).status, 403)
+            finally:
+                PORT = saved
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(5)
+
+
 class TestProcess(unittest.TestCase):
     def test_help(self):
         p = subprocess.run([sys.executable, MOCK, "--help"], capture_output=True, text=True,

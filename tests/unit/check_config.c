@@ -538,10 +538,11 @@ static const struct gemini_case {
      CANARY "-gemini", DEFAULT_URL, NULL, {{0}}},
     {"missing", NULL, CANARY "-google", NULL, CONFIG_KEY_ENV_GOOGLE,
      CANARY "-google", DEFAULT_URL, NULL, {{0}}},
-    {"real", "<" CANARY ">", NULL, NULL, CONFIG_KEY_ENV_GEMINI, NULL,
+    /* a placeholder in the environment is no key at all */
+    {"real", "<" CANARY ">", NULL, NULL, CONFIG_KEY_NONE, NULL,
      DEFAULT_URL, NULL,
      {{KEYS "real.yaml", 0, "GEMINI_API_KEY is a placeholder"}}},
-    {"real", NULL, "<" CANARY ">", NULL, CONFIG_KEY_ENV_GOOGLE, NULL,
+    {"real", NULL, "<" CANARY ">", NULL, CONFIG_KEY_NONE, NULL,
      DEFAULT_URL, NULL,
      {{KEYS "real.yaml", 0, "GOOGLE_API_KEY is a placeholder"}}},
     {"real", NULL, NULL, "http://localhost:9999/", CONFIG_KEY_FILE, CANARY,
