@@ -63,9 +63,17 @@ for r in $(seq "$runs"); do
     echo "run $r: ${rps[-1]} req/s, p50 ${p50[-1]} ms, p99 ${p99[-1]} ms"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-rss=""
+rss="" ticks=0
 for w in $(sed -n 2p "$tmp/ga.pid" | cut -d: -f2); do
     rss="$rss $(awk '/VmHWM/ {print $2}' "/proc/$w/status") KB"
+    # utime + stime (fields 14 and 15, after the command name)
+    ticks=$((ticks + $(sed 's/.*) //' "/proc/$w/stat" | awk '{print $12 + $13}')))
 done
+total=$(( $(cat "$tmp"/wrk.* | awk '/requests in/ {n += $1} END {print n}') + 1 ))
+hz=$(getconf CLK_TCK)
+kb=$(( $(wc -c < "$tmp/body.json") / 1024 ))
 echo "median of $runs: $(median "${rps[@]}") req/s, p50 $(median "${p50[@]}") ms, p99 $(median "${p99[@]}") ms"
 echo "peak RSS per worker:$rss"
+awk -v t="$ticks" -v hz="$hz" -v n="$total" -v kb="$kb" 'BEGIN {
+    ms = t * 1000 / hz / n
+    printf "worker CPU per request: %.3f ms (%.4f ms per KB of request), over %d requests\n", ms, ms / kb, n }'
