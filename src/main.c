@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -149,6 +151,12 @@ main(int argc, char **argv)
                          : strcmp(lvl, "warn") == 0  ? LOG_LVL_WARN
                          : strcmp(lvl, "error") == 0 ? LOG_LVL_ERROR
                                                      : LOG_LVL_INFO);
+    /* The API key lives in this process's memory: no core dump may carry
+     * it, and no other process of the same user may read it by ptrace. */
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
     /* One-time library set-up, before any worker is forked. */
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
         fprintf(stderr, "gemini-agent: cannot initialise libcurl\n");

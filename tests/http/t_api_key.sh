@@ -102,6 +102,18 @@ REQ_TIMEOUT=30 req POST /_jay/actions/geminiAgent.sendMessage \
 echo "# sendMessage answered $RES_STATUS"
 REQ_TIMEOUT=30 req POST /api/agent/run '{"message":"hi"}'
 echo "# /api/agent/run answered $RES_STATUS"
+# The processes holding the key can never write it to a core dump.
+if read_pidfile; then
+    for pid in "$PF_MASTER" $PF_WORKERS; do
+        if grep -qE '^Max core file size +0 +0 ' "/proc/$pid/limits"; then
+            ok "no core dumps for pid $pid"
+        else
+            not_ok "no core dumps for pid $pid" "$(grep 'core file' "/proc/$pid/limits")"
+        fi
+    done
+else
+    not_ok "pid file" "cannot read $GA_PIDFILE"
+fi
 # Reload twice: with the same config, then with a broken .gemini.yaml.
 kill -HUP "$GA_PID"
 sleep 1
