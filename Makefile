@@ -5,7 +5,7 @@
 #   make asan       AddressSanitizer+UBSan build in build-asan/
 #   make check-asan unit tests under ASan/UBSan
 #   make bench      requests/s, latency and worker RSS of a typical chat request
-#   make test       everything: deps, unit, unit under ASan/UBSan, HTTP tests
+#   make test       everything: deps, unit (plain and ASan/UBSan), HTTP, browser
 #   make deps       install the Debian packages the build and tests need
 #   make demo       build and serve the demo behind nginx on 127.0.0.1
 #   make install    install the binary (PREFIX=/usr/local) and site files

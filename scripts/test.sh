@@ -7,9 +7,11 @@
 #   3. unit suites (Check)
 #   4. unit suites again under AddressSanitizer + UBSan (zero reports)
 #   5. HTTP tests: curl through a private nginx to the responder
-#   6. the mock Gemini server's self-test (python3 -m unittest)
-#   7. the browser code's unit tests (node --test tests/js, jsdom)
-#   8. browser tests: the demo page in Debian's chromium (playwright-core)
+#   6. the chat, routes and CGI HTTP tests again, against the ASan/UBSan
+#      responder, with zero sanitizer reports
+#   7. the mock Gemini server's self-test (python3 -m unittest)
+#   8. the browser code's unit tests (node --test tests/js, jsdom)
+#   9. browser tests: the demo page in Debian's chromium (playwright-core)
 #      against nginx + responder + the mock Gemini server (tests/e2e)
 #
 # Ends with one line "N passed, N failed" over all of them; exits 1 when
@@ -104,6 +106,34 @@ count_node() {
         failed=$((failed + 1))
     fi
 }
+
+step "HTTP tests against the ASan/UBSan responder"
+# The request path end to end (chat loop, Gemini client, CGI) under the
+# sanitizers: any report they write fails the step.
+asan_logs=$(mktemp -d "${TMPDIR:-/tmp}/ga-asan.XXXXXX")
+if make -s asan; then
+    ASAN_OPTIONS=log_path=$asan_logs/asan:detect_leaks=1 \
+    UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
+    GA_BIN=$repo/build-asan/gemini-agent \
+        tests/http/run.sh t_chat.sh t_chat_errors.sh t_routes.sh t_cgi.sh 2>&1 | tee "$log"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+    if [ -n "$line" ]; then
+        passed=$((passed + $(cut -d' ' -f1 <<<"$line")))
+        failed=$((failed + $(cut -d' ' -f3 <<<"$line")))
+    else
+        echo "not ok - HTTP tests (asan): no summary"
+        failed=$((failed + 1))
+    fi
+    if [ -n "$(ls -A "$asan_logs")" ]; then
+        echo "not ok - sanitizer reports from the responder:"
+        cat "$asan_logs"/*
+        failed=$((failed + 1))
+    fi
+else
+    echo "not ok - the ASan/UBSan build failed"
+    failed=$((failed + 1))
+fi
+rm -rf "$asan_logs"
 
 step "mock Gemini server self-test"
 # unittest prints "Ran N tests" and "OK" or "FAILED (failures=F, errors=E)"
