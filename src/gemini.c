@@ -435,10 +435,13 @@ map_failure(const struct gemini *g, const struct config *cfg,
     case GEMINI_NET_OK:
         break;
     case GEMINI_NET_CONNECT:
+        /* The address is for the site owner's log, not for visitors. */
+        log_warn("gemini: no answer from %s after %d attempt%s",
+                 base_url(cfg), attempts, attempts == 1 ? "" : "s");
         return status_set(err, ST_UPSTREAM_DOWN,
-                          "Gemini is unavailable: cannot connect to %s "
+                          "Gemini is unavailable: the connection failed "
                           "(%d attempt%s); try again later",
-                          base_url(cfg), attempts, attempts == 1 ? "" : "s");
+                          attempts, attempts == 1 ? "" : "s");
     case GEMINI_NET_TIMEOUT:
         return status_set(err, ST_UPSTREAM_TIMEOUT,
                           "Gemini did not answer within %ld s",
@@ -453,10 +456,11 @@ map_failure(const struct gemini *g, const struct config *cfg,
                           "Gemini sent a response larger than %u MiB",
                           (unsigned)(BOUND_UPSTREAM_BYTES / (1024 * 1024)));
     case GEMINI_NET_OTHER:
+        log_warn("gemini: TLS or protocol error talking to %s",
+                 base_url(cfg));
         return status_set(err, ST_UPSTREAM_BAD,
-                          "cannot talk to Gemini at %s: TLS or protocol "
-                          "error (details in the error log)",
-                          base_url(cfg));
+                          "cannot talk to Gemini: TLS or protocol error "
+                          "(details in the error log)");
     }
 
     if (s == 401 || s == 403 ||
