@@ -40,6 +40,14 @@
 #define UNCONST(p) ((void *)(uintptr_t)(p))
 
 /*
+ * How we write JSON (with jansson.h included): compact, and reals with 15
+ * significant digits. That writes every decimal of up to 15 digits back
+ * exactly as it came (49.99 stays 49.99, where jansson's default 17 digits
+ * write 49.990000000000002, which a model would read out to visitors).
+ */
+#define APP_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
+
+/*
  * TESTABLE marks functions that are static in the program but visible to the
  * Check suites, so tests reach parser internals without widening the API.
  */

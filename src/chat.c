@@ -493,7 +493,7 @@ chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
             return 0;
         }
         /* 5: Gemini */
-        payload = json_dumps(request, JSON_COMPACT);
+        payload = json_dumps(request, APP_JSON_FLAGS);
         if (payload == NULL)
             return oom(err);
         rc = gemini_generate(g, cfg, payload, strlen(payload), a, &resp,

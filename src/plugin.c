@@ -516,7 +516,7 @@ build_listing(struct plugin_set *set)
     }
     if (json_object_set(root, "actions", list) != 0)
         goto out;
-    set->listing_json = json_dumps(root, JSON_COMPACT);
+    set->listing_json = json_dumps(root, APP_JSON_FLAGS);
     if (set->listing_json == NULL)
         goto out;
     set->listing_len = strlen(set->listing_json);

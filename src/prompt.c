@@ -123,7 +123,7 @@ prompt_system(const struct config *cfg, const json_t *tool_defs,
         struct state_writer w = {&sb, 0,
                                  (size_t)cfg->limits.max_page_state_bytes};
         if (json_dump_callback(page_state, write_state, &w,
-                               JSON_COMPACT | JSON_ENCODE_ANY) != 0) {
+                               APP_JSON_FLAGS | JSON_ENCODE_ANY) != 0) {
             if (w.written > w.max)
                 status_set(err, ST_TOO_LARGE,
                            "the page state is larger than %zu bytes; send "

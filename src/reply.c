@@ -47,7 +47,7 @@ reply_raw(struct httpio *io, int status, const char *extra_headers,
 int
 reply_json(struct httpio *io, int status, const json_t *v)
 {
-    char *body = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *body = json_dumps(v, APP_JSON_FLAGS | JSON_ENCODE_ANY);
     int rc;
 
     if (body == NULL) {
@@ -106,7 +106,7 @@ reply_error(struct httpio *io, const struct status_error *err,
         json_object_update(inner, UNCONST(details));
     env = inner ? json_pack("{s:o}", "error", inner) : NULL;
     if (env != NULL)
-        body = json_dumps(env, JSON_COMPACT);
+        body = json_dumps(env, APP_JSON_FLAGS);
     json_decref(env);
     if (body == NULL)
         return reply_raw(io, 500, NULL, oom, sizeof(oom) - 1);

@@ -183,13 +183,13 @@ add_review(const struct handler_ctx *ctx, const json_t *input,
     review = json_pack("{s:s, s:s, s:O, s:O, s:s}", "id", rid, "productId", id,
                        "rating", json_object_get(input, "rating"), "text",
                        json_object_get(input, "text"), "createdAt", stamp);
-    line = review ? json_dumps(review, JSON_COMPACT) : NULL;
+    line = review ? json_dumps(review, APP_JSON_FLAGS) : NULL;
     if (line == NULL) {
         status_set(err, ST_NO_MEMORY, "out of memory");
         goto out;
     }
     size_t len = strlen(line);
-    line[len] = '\n'; /* json_dumps left room: we replace its NUL ... */
+    line[len] = '\n'; /* over the NUL: the buffer is written, not read */
     if (append_review(ctx, line, len + 1) != 0) {
         status_set(err, ST_ACTION_FAILED,
                    "the review could not be saved; try again later");

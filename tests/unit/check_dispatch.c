@@ -108,6 +108,7 @@ teardown(void)
 struct result {
     int status;
     char head[1024];
+    char raw[256]; /* the start of the body as written */
     json_t *body;
 };
 
@@ -147,6 +148,7 @@ run(const char *method, const char *uri, const char *ctype, const char *clen,
     ck_assert_ptr_nonnull(sep);
     snprintf(r.head, sizeof(r.head), "%.*s", (int)(sep - m.out.buf),
              m.out.buf);
+    snprintf(r.raw, sizeof(r.raw), "%s", sep + 4);
     r.body = json_loads(sep + 4, 0, NULL);
     ck_assert_msg(r.body != NULL, "body is not JSON: %s", sep + 4);
     sbuf_release(&m.out);
@@ -310,6 +312,8 @@ START_TEST(search_is_case_insensitive_and_limited)
     ck_assert_int_eq(json_array_size(json_object_get(r.body, "products")), 2);
     ck_assert_int_eq(json_integer_value(json_object_get(r.body, "total")), 3);
     json_decref(r.body);
+    /* prices are written as the catalog has them, not as 17-digit noise */
+    ck_assert_msg(strstr(r.raw, "\"price\":89.99,") != NULL, "%s", r.raw);
     /* category matches too */
     r = run("POST", "/_jay/actions/shop.searchProducts", J, NULL,
             "{\"query\":\"hubs & adapters\"}");
