@@ -88,10 +88,12 @@ struct json_t *ydoc_to_json(const struct ydoc_node *n, const char *file,
                             struct diag *d);
 
 /*
- * The line of the node a JSON pointer (RFC 6901, e.g.
- * "/inputSchema/properties/limit/minimum") leads to from `root`: the
- * deepest node found along the path, so a pointer to a missing key yields
- * the line of its parent. Returns 0 when even the first step is missing.
+ * The line where a JSON pointer (RFC 6901, e.g.
+ * "/inputSchema/properties/limit/minimum") leads from `root`: the deepest
+ * node found along the path, so a pointer to a missing key yields the line
+ * of its parent. A mapping entry is located by its key's line (a block
+ * value starts on the next line); a sequence item by its own line.
+ * Returns 0 when even the first step is missing.
  */
 int ydoc_line_at(const struct ydoc_node *root, const char *pointer);
 

@@ -711,19 +711,27 @@ ydoc_line_at(const struct ydoc_node *root, const char *pointer)
 {
     const struct ydoc_node *n = root;
     const char *p = pointer;
+    int line;
 
     if (root == NULL)
         return 0;
+    line = root->line;
     while (*p == '/') {
         size_t len = strcspn(p + 1, "/");
         const struct ydoc_node *next = child_at(n, p + 1, len);
 
         if (next == NULL)
             break;
+        /* A mapping entry is where its key is written: a block value
+         * starts on the line below, where a person would not look. */
+        line = next->line;
+        for (size_t i = 0; n->kind == YDOC_MAP && i < n->count; i++)
+            if (n->values[i] == next)
+                line = n->keys[i]->line;
         n = next;
         p += 1 + len;
     }
     if (*p != '\0' && n == root)
         return 0; /* the first step is missing, or not a pointer at all */
-    return n->line;
+    return line;
 }

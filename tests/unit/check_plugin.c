@@ -473,18 +473,15 @@ START_TEST(first_declaration_wins)
 END_TEST
 
 /*
- * KNOWN: when the keyword's value is a block on the lines below, the
- * problem points at the value's first line (8), not at the keyword (7):
- * ydoc_line_at() gives the line of the node a pointer leads to, and the
- * node of "/.../oneOf" is the sequence. Pinned so that a fix (a key-line
- * lookup in ydoc) shows up here; the flow-style case in the table above
- * is on the keyword's line because value and keyword share it.
+ * When the keyword's value is a block on the lines below, the problem
+ * still points at the keyword (line 7), not at the value's first line (8):
+ * ydoc_line_at() locates mapping entries by their keys.
  */
 START_TEST(unsupported_keyword_in_block_style)
 {
     static const char *const dirs[] = {DATA "/jay-oneof-block"};
     static const struct want w[] = {
-        {JA("jay-oneof-block"), 8, "unsupported keyword 'oneOf'"},
+        {JA("jay-oneof-block"), 7, "unsupported keyword 'oneOf'"},
         {NULL, 0, NULL},
     };
     static const char *const loaded[] = {"shop.searchProducts", SHOP_REST,
