@@ -204,6 +204,13 @@ out:
 
 /* --- .gemini.yaml ---------------------------------------------------------- */
 
+/* Gemini is reached over https (http only for a local test server). */
+static bool
+is_http_url(const char *s)
+{
+    return strncmp(s, "https://", 8) == 0 || strncmp(s, "http://", 7) == 0;
+}
+
 /* A key that is missing, empty or still the template's `<...>` text. */
 static bool
 key_is_placeholder(const char *k)
@@ -264,7 +271,7 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
         } else if (strcmp(k->text, "baseUrl") == 0) {
             if (want_string(v, file, "baseUrl", d) == NULL)
                 continue;
-            if (strncmp(s, "https://", 8) != 0 && strncmp(s, "http://", 7) != 0)
+            if (!is_http_url(s))
                 diag_add(d, file, v->line,
                          "'baseUrl' must start with https:// (or http:// "
                          "for a local test server)");
@@ -307,8 +314,15 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
                  : file_key[0] == '\0' ? "apiKey is empty"
                                        : "apiKey is still the placeholder");
     }
-    if ((env = getenv("GEMINI_BASE_URL")) != NULL && env[0] != '\0')
-        set_string(&g->base_url, env);
+    if ((env = getenv("GEMINI_BASE_URL")) != NULL && env[0] != '\0') {
+        if (is_http_url(env))
+            set_string(&g->base_url, env);
+        else
+            diag_add(d, "GEMINI_BASE_URL", 0,
+                     "must start with https:// (or http:// for a local test "
+                     "server); using %s",
+                     g->base_url);
+    }
     /* "https://host/" and "https://host" must build the same URLs. */
     for (size_t n = strlen(g->base_url); n > 0 && g->base_url[n - 1] == '/';)
         g->base_url[--n] = '\0';

@@ -552,6 +552,10 @@ static const struct gemini_case {
     {"ftp", NULL, NULL, "http://localhost:9999", CONFIG_KEY_FILE, CANARY,
      "http://localhost:9999", NULL,
      {{KEYS "ftp.yaml", 2, "'baseUrl' must start with https://"}}},
+    /* a bad URL in the environment is reported and the file's stays */
+    {"settings", NULL, NULL, "ftp://localhost:9999", CONFIG_KEY_FILE, CANARY,
+     "https://example.test/gemini", "gemini-test-model",
+     {{"GEMINI_BASE_URL", 0, "must start with https://"}}},
 };
 /* clang-format on */
 
