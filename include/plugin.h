@@ -38,6 +38,7 @@ struct plugin_action {
     char *description; /* NULL for HTTP-only entries */
     char *source;      /* the .jay-action path; NULL for HTTP-only entries */
     char *plugin_dir;
+    int line; /* the entry's line in plugin_dir/plugin.yaml */
     struct json_t *input_schema;  /* owned; NULL for HTTP-only entries */
     struct json_t *output_schema; /* owned; NULL when not declared */
     bool side_effects;

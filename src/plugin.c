@@ -296,6 +296,7 @@ load_entry(struct loader *l, const char *plugin, const char *dir,
         return;
     }
     a->handler = handler_find(regname);
+    a->line = e->line;
     if (a->handler == NULL)
         diag_add(l->d, file, e->line,
                  "no handler is compiled in for '%s' (add one under "
@@ -450,14 +451,17 @@ drop_duplicates(struct loader *l)
         for (size_t j = i + 1; j < l->count; j++) {
             struct plugin_action *a = &l->actions[i], *b = &l->actions[j];
             bool same = strcmp(a->name, b->name) == 0;
+            char file[BOUND_PATH_LEN];
             if (!same && strcmp(a->fn_name, b->fn_name) != 0)
                 continue;
+            snprintf(file, sizeof(file), "%s/plugin.yaml", b->plugin_dir);
             if (same)
-                diag_add(l->d, b->plugin_dir, 0,
-                         "action '%s' is declared twice (also in %s)",
-                         b->name, a->plugin_dir);
+                diag_add(l->d, file, b->line,
+                         "action '%s' is declared twice (also in "
+                         "%s/plugin.yaml:%d)",
+                         b->name, a->plugin_dir, a->line);
             else
-                diag_add(l->d, b->plugin_dir, 0,
+                diag_add(l->d, file, b->line,
                          "actions '%s' and '%s' both map to the function "
                          "name '%s'; rename one",
                          a->name, b->name, b->fn_name);

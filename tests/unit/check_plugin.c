@@ -409,10 +409,10 @@ static const struct plugin_case {
      {ALL_SHOP}},
     /* names across plugins */
     {{DATA "/duplicate"},
-     {{DATA "/duplicate/shop2", 0,
+     {{DATA "/duplicate/shop2/plugin.yaml", 4,
        "action 'shop.searchProducts' is declared twice (also in "
-       "data/plugins/duplicate/shop)"},
-      {DATA "/duplicate/shop2", 0,
+       "data/plugins/duplicate/shop/plugin.yaml:"},
+      {DATA "/duplicate/shop2/plugin.yaml", 6,
        "action 'shop.listCategories' is declared twice"}},
      {ALL_SHOP}},
     {{DATA "/fn-collision"},
@@ -420,7 +420,7 @@ static const struct plugin_case {
        "no handler is compiled in for 'a-b.c'"},
       {DATA "/fn-collision/a_b/plugin.yaml", 4,
        "no handler is compiled in for 'a_b.c'"},
-      {DATA "/fn-collision/a_b", 0,
+      {DATA "/fn-collision/a_b/plugin.yaml", 4,
        "actions 'a-b.c' and 'a_b.c' both map to the function name "
        "'action_a_b_c'"}},
      {ALL_SHOP}},
