@@ -177,6 +177,49 @@ req POST "$SEARCH" "@$T_TMP/b200"
 assert_error 413 payload_too_large "SIGHUP good config: maxBodyBytes 100 now applies (200-byte body)"
 req POST "$SEARCH" "@$T_TMP/b50"
 assert_status 200 "SIGHUP good config: a 50-byte body is accepted"
+
+# Reloads under load drop nothing: 4 clients send requests for 3 s while
+# the master reloads 5 times; every request must get its 200.
+"$PY" - "$BASE_URL/_jay/actions/shop.searchProducts" >"$T_TMP/load.out" 2>&1 <<'PY' &
+import sys, threading, time, urllib.request
+url, stop, counts = sys.argv[1], time.time() + 3.0, {"ok": 0, "bad": []}
+lock = threading.Lock()
+def client():
+    while time.time() < stop:
+        req = urllib.request.Request(url, data=b'{"query":"usb"}',
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                code = r.status
+        except urllib.error.HTTPError as e:
+            code = e.code
+        except Exception as e:
+            code = repr(e)
+        with lock:
+            if code == 200:
+                counts["ok"] += 1
+            else:
+                counts["bad"].append(code)
+        time.sleep(0.01)  # stay under the test nginx's 1000 r/s limit
+threads = [threading.Thread(target=client) for _ in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(counts["ok"], len(counts["bad"]), counts["bad"][:5])
+PY
+LOAD_PID=$!
+for _ in 1 2 3 4 5; do sleep 0.5; kill -HUP "$GA_PID"; done
+wait "$LOAD_PID"
+read -r n_ok n_bad rest <"$T_TMP/load.out"
+if [ "${n_bad:-x}" = 0 ] && [ "${n_ok:-0}" -gt 50 ]; then
+    ok "5 reloads under load: all $n_ok requests answered 200"
+else
+    not_ok "5 reloads under load: no request dropped" "$(cat "$T_TMP/load.out")"
+fi
+if proc_alive "$GA_PID" && read_pidfile && [ "$(wc -w <<<"$PF_WORKERS")" -eq 2 ]; then
+    ok "5 reloads under load: master alive with 2 workers"
+else
+    not_ok "5 reloads under load: master alive with 2 workers" "pid file '$(tr '\n' '|' <"$GA_PIDFILE")'"
+fi
 stop_stack
 
 # ============================================================================
