@@ -31,7 +31,7 @@ enum status {
     ST_MEDIA_TYPE,        /* 415 unsupported_media_type */
     ST_SCHEMA,            /* 422 schema_violation */
     ST_ACTION_FAILED,     /* 500 action_failed: a handler reported failure */
-    ST_CONFIG,            /* 500 config_error: a config file is wrong */
+    ST_CONFIG,            /* 500 config_error: the config cannot be loaded */
     ST_NOT_CONFIGURED,    /* 503 not_configured: e.g. no API key */
     ST_INVALID_HISTORY,   /* 400 invalid_history */
     ST_TOOL_CONFLICT,     /* 400 tool_name_conflict */
@@ -41,7 +41,6 @@ enum status {
     ST_UPSTREAM_DOWN,     /* 503 upstream_unavailable */
     ST_UPSTREAM_TIMEOUT,  /* 504 upstream_timeout */
     ST_UPSTREAM_BAD,      /* 502 upstream_bad_response */
-    ST_IO,                /* 500 internal_error: a file could not be read */
     ST__COUNT
 };
 

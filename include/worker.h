@@ -23,7 +23,8 @@ struct config;
  */
 int worker_run(const struct config *cfg, int listen_fd);
 
-/* Answer the one CGI request described by the environment and stdin.
+/* Answer the one CGI request described by the environment and stdin;
+ * with `cfg` NULL (the config could not be loaded), a 500 config_error.
  * Returns the process exit code. */
 int worker_cgi(const struct config *cfg);
 

@@ -38,7 +38,6 @@ static const struct {
     [ST_UPSTREAM_DOWN] = {"upstream_unavailable", 503},
     [ST_UPSTREAM_TIMEOUT] = {"upstream_timeout", 504},
     [ST_UPSTREAM_BAD] = {"upstream_bad_response", 502},
-    [ST_IO] = {"internal_error", 500},
 };
 
 /* Cut `s` so that it does not end inside a UTF-8 sequence. */

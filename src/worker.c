@@ -20,6 +20,8 @@
 #include "gemini.h"
 #include "httpio.h"
 #include "logmsg.h"
+#include "reply.h"
+#include "status.h"
 
 #include <errno.h>
 #include <fcgiapp.h>
@@ -197,6 +199,15 @@ worker_cgi(const struct config *cfg)
     struct httpio io = {&cgi_ops, NULL, false};
 
     signal(SIGPIPE, SIG_IGN);
+    if (cfg == NULL) {
+        /* The visitor learns nothing about our files; the log does. */
+        struct status_error err = {0};
+        status_set(&err, ST_CONFIG,
+                   "the server is not configured correctly; see its error "
+                   "log");
+        reply_error(&io, &err, NULL, NULL);
+        return 0;
+    }
     if (gemini_init(&gemini) != 0) {
         log_err("cannot initialise the Gemini client");
         return 1;

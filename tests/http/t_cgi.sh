@@ -69,6 +69,20 @@ assert_error 413 payload_too_large "CGI CONTENT_LENGTH=5000 (over maxBodyBytes 4
 assert_fast 2000 "CGI 413: answered within 2 s without reading the body"
 assert_cgi_exit "CGI 413"
 
+# --- a config that cannot be loaded: a JSON 500 that names no file --------------------
+GOOD_CONF=$GA_CONF
+GA_CONF=$T_TMP/broken-agent.yaml
+printf 'limits: {maxBodyBytes: lots}\n' >"$GA_CONF"
+cgi_run REQUEST_METHOD=GET DOCUMENT_URI=/_jay/actions </dev/null
+assert_error 500 config_error "CGI with a broken config"
+assert_body_lacks "broken-agent.yaml" "CGI broken config: the answer names no file"
+if grep -q "broken-agent.yaml:1: 'limits.maxBodyBytes' must be an integer" "$CGI_STDERR"; then
+    ok "CGI broken config: the log names the file, line and key"
+else
+    not_ok "CGI broken config: the log names the problem" "$(head -c 300 "$CGI_STDERR")"
+fi
+GA_CONF=$GOOD_CONF
+
 # --- no arguments, not under a web server -----------------------------------------------
 mapfile -d '' -t envv < <(ga_env)
 timeout -k 1 5 "${envv[@]}" "$GA_BIN" >"$T_TMP/noargs.out" 2>&1 </dev/null
