@@ -4,6 +4,10 @@
 Tests must never touch the network; this server speaks the real wire format
 on a loopback address instead.  Python 3 standard library only.
 
+It is also the offline demo model: without a Gemini API key, `make demo`
+runs it with --demo in Gemini's place (scripts/demo.sh), so the demo works
+offline.  See "The offline demo model" in tests/mock/README.md.
+
     python3 tests/mock/gemini_mock.py --port 0 --port-file FILE [--host 127.0.0.1]
 
 Routes (the Gemini part):
