@@ -1,6 +1,16 @@
 /*
- * commands.h - the command-line commands other than `serve` (DESIGN §3).
- * Each returns the process exit code.
+ * commands.h - the commands of gemini-agent (DESIGN §3), one file each.
+ *
+ * src/cmd_<name>.c defines two things:
+ *
+ *     int cmd_<name>(int argc, char **argv);  argv[0] is the command name
+ *     const char cmd_<name>_usage[];          its options, as usage shows them
+ *
+ * A command reads its own options with cmdopt.h, so an option it does not
+ * take is an error, and returns the process exit code: 0 done, 1 the work
+ * failed, 2 a wrong command line (CMDOPT_EXIT_USAGE). main.c dispatches
+ * through a table; adding a command is its file, its two lines here and
+ * one row there.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -11,23 +21,33 @@
 
 #include <sys/types.h>
 
-struct config;
+/* serve (--socket PATH | --listen HOST:PORT) [--config FILE] [--workers N]
+ * [--pid-file FILE]: the FastCGI responder (serve.h). */
+int cmd_serve(int argc, char **argv);
+extern const char cmd_serve_usage[];
 
-/* Write DIR/.gemini.yaml from DIR/gemini.yaml.template, mode 0600; never
- * overwrites. */
-int cmd_setup(const char *config_dir);
+/* setup [--config-dir DIR]: write DIR/.gemini.yaml from
+ * DIR/gemini.yaml.template, mode 0600; never overwrites. */
+int cmd_setup(int argc, char **argv);
+extern const char cmd_setup_usage[];
 
-/* Validate everything; problems as `file:line: message`; 1 on problems. */
-int cmd_check(const char *config_path);
+/* check [--config FILE]: validate everything; problems as
+ * `file:line: message`; 1 on problems. */
+int cmd_check(int argc, char **argv);
+extern const char cmd_check_usage[];
 
-/* `actions list`, `actions show NAME` (arg = NAME), `actions types [--out
- * DIR]` (arg = DIR or NULL: next to each .jay-action). */
-int cmd_actions(const char *config_path, const char *sub, const char *arg);
+/* actions list | show NAME | types [--out DIR], each [--config FILE]. */
+int cmd_actions(int argc, char **argv);
+extern const char cmd_actions_usage[];
 
-/* Write OUT/actions-index.yaml describing every exposed action. */
-int cmd_agent_kit(const char *config_path, const char *out_dir);
+/* agent-kit --out DIR [--config FILE]: write DIR/actions-index.yaml
+ * describing every exposed action. */
+int cmd_agent_kit(int argc, char **argv);
+extern const char cmd_agent_kit_usage[];
 
 /* --- shared by the commands (cmd_common.c) -------------------------------- */
+
+struct config;
 
 /* Generated files are small; this cap only stops a runaway. */
 #define CMD_GENERATED_MAX (4u * 1024 * 1024)

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "common.h"
+#include "cmdopt.h"
 #include "commands.h"
 #include "config.h"
 #include "plugin.h"
@@ -14,6 +15,9 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+
+const char cmd_actions_usage[] =
+    "list|show NAME|types [--out DIR] [--config FILE]";
 
 static json_t *
 action_json(const struct plugin_action *a)
@@ -104,8 +108,10 @@ actions_types(const struct plugin_set *ps, const char *out_dir)
     return rc;
 }
 
-int
-cmd_actions(const char *config_path, const char *sub, const char *arg)
+/* sub is list, show (arg = NAME) or types (arg = DIR, or NULL: next to
+ * each .jay-action). */
+static int
+actions(const char *config_path, const char *sub, const char *arg)
 {
     struct config *cfg = cmd_load_config(config_path, true);
     int rc;
@@ -120,4 +126,33 @@ cmd_actions(const char *config_path, const char *sub, const char *arg)
         rc = actions_types(cfg->plugins, arg);
     config_free(cfg);
     return rc;
+}
+
+int
+cmd_actions(int argc, char **argv)
+{
+    const char *config = config_default_path(), *out = NULL, *words[2];
+    const struct cmdopt_opt opts[] = {
+        CMDOPT_STR("--out", &out),
+        CMDOPT_STR("--config", &config),
+        CMDOPT_END,
+    };
+    struct cmdopt_cmd c = {.name = "actions", .usage = cmd_actions_usage,
+                           .opts = opts, .words = words,
+                           .max_words = (int)ARRAY_SIZE(words)};
+    const char *sub;
+    int rc;
+
+    if (cmdopt_parse(&c, argc, argv, &rc) != 0)
+        return rc;
+    sub = c.nwords > 0 ? words[0] : "";
+    if (!((strcmp(sub, "list") == 0 && c.nwords == 1) ||
+          (strcmp(sub, "show") == 0 && c.nwords == 2) ||
+          (strcmp(sub, "types") == 0 && c.nwords == 1)))
+        return cmdopt_fail(&c, "use list, show NAME or types [--out DIR]");
+    /* Accepted and ignored, it would let a typo'd script believe it wrote
+     * files somewhere. */
+    if (out != NULL && strcmp(sub, "types") != 0)
+        return cmdopt_fail(&c, "--out is for 'actions types' only");
+    return actions(config, sub, c.nwords == 2 ? words[1] : out);
 }

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "common.h"
+#include "cmdopt.h"
 #include "commands.h"
 #include "config.h"
 #include "plugin.h"
@@ -16,8 +17,10 @@
 #include <stdio.h>
 #include <string.h>
 
-int
-cmd_agent_kit(const char *config_path, const char *out_dir)
+const char cmd_agent_kit_usage[] = "--out DIR [--config FILE]";
+
+static int
+agent_kit(const char *config_path, const char *out_dir)
 {
     struct config *cfg = cmd_load_config(config_path, true);
     struct sbuf y;
@@ -82,4 +85,24 @@ out:
     sbuf_release(&y);
     config_free(cfg);
     return rc;
+}
+
+int
+cmd_agent_kit(int argc, char **argv)
+{
+    const char *config = config_default_path(), *out = NULL;
+    const struct cmdopt_opt opts[] = {
+        CMDOPT_STR("--out", &out),
+        CMDOPT_STR("--config", &config),
+        CMDOPT_END,
+    };
+    struct cmdopt_cmd c = {.name = "agent-kit",
+                           .usage = cmd_agent_kit_usage, .opts = opts};
+    int rc;
+
+    if (cmdopt_parse(&c, argc, argv, &rc) != 0)
+        return rc;
+    if (out == NULL)
+        return cmdopt_fail(&c, "needs --out DIR");
+    return agent_kit(config, out);
 }

@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "common.h"
+#include "cmdopt.h"
 #include "commands.h"
 #include "config.h"
 #include "diag.h"
@@ -14,8 +15,10 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-int
-cmd_check(const char *config_path)
+const char cmd_check_usage[] = "[--config FILE]";
+
+static int
+check(const char *config_path)
 {
     struct diag d = DIAG_INIT;
     struct config *cfg = config_load(config_path, &d);
@@ -49,4 +52,21 @@ cmd_check(const char *config_path)
     diag_release(&d);
     config_free(cfg);
     return rc;
+}
+
+int
+cmd_check(int argc, char **argv)
+{
+    const char *config = config_default_path();
+    const struct cmdopt_opt opts[] = {
+        CMDOPT_STR("--config", &config),
+        CMDOPT_END,
+    };
+    struct cmdopt_cmd c = {.name = "check", .usage = cmd_check_usage,
+                           .opts = opts};
+    int rc;
+
+    if (cmdopt_parse(&c, argc, argv, &rc) != 0)
+        return rc;
+    return check(config);
 }

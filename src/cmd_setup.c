@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "common.h"
+#include "cmdopt.h"
 #include "commands.h"
 #include "sbuf.h"
 
@@ -15,8 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int
-cmd_setup(const char *config_dir)
+const char cmd_setup_usage[] = "[--config-dir DIR]";
+
+static int
+setup(const char *config_dir)
 {
     char src[4096], dst[4096];
     FILE *in;
@@ -75,4 +78,21 @@ cmd_setup(const char *config_dir)
 out:
     sbuf_release(&text);
     return rc;
+}
+
+int
+cmd_setup(int argc, char **argv)
+{
+    const char *config_dir = "conf";
+    const struct cmdopt_opt opts[] = {
+        CMDOPT_STR("--config-dir", &config_dir),
+        CMDOPT_END,
+    };
+    struct cmdopt_cmd c = {.name = "setup", .usage = cmd_setup_usage,
+                           .opts = opts};
+    int rc;
+
+    if (cmdopt_parse(&c, argc, argv, &rc) != 0)
+        return rc;
+    return setup(config_dir);
 }
