@@ -19,7 +19,7 @@ int
 cmd_serve(int argc, char **argv)
 {
     struct serve_opts o = {.config_path = config_default_path(),
-                           .workers = 2};
+                           .workers = DEFAULT_WORKERS};
     const struct cmdopt_opt opts[] = {
         CMDOPT_STR("--config", &o.config_path),
         CMDOPT_STR("--socket", &o.socket_path),

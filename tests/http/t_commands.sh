@@ -308,4 +308,23 @@ rc=$?
 check "no command (and not CGI): the command list on stderr, exit 2" \
     bash -c '[ "$1" -eq 2 ] && [ ! -s "$2" ] && grep -q "^usage: gemini-agent COMMAND" "$3"' _ "$rc" "$T/ga.out" "$T/ga.err"
 
+# --- serve without --workers starts DEFAULT_WORKERS (include/bounds.h) ------
+DEF=$(awk '$1 == "#define" && $2 == "DEFAULT_WORKERS" {print $3}' "$REPO/include/bounds.h")
+GA_PIDFILE=$T/default.pid
+# Not through ga(): $! must be the master itself, for stop_responder.
+env -u GEMINI_API_KEY -u GOOGLE_API_KEY "$GA_BIN" serve --config "$CFG" \
+    --socket "$T/default.sock" --pid-file "$GA_PIDFILE" >/dev/null 2>"$T/default.log" &
+GA_PID=$!
+T_BG_PIDS+=("$GA_PID")
+if wait_until 10000 pidfile_workers_count_is "$DEF"; then
+    ok "serve without --workers runs DEFAULT_WORKERS ($DEF) workers"
+else
+    not_ok "serve without --workers runs DEFAULT_WORKERS ($DEF)" \
+        "pid file '$(tr '\n' '|' <"$GA_PIDFILE" 2>/dev/null)'; log: $(tail -c 300 "$T/default.log" | tr '\n' '|')"
+fi
+check "... the pid file's master is the process started" test "$PF_MASTER" = "$GA_PID"
+master=$GA_PID
+stop_responder # SIGTERM; clears GA_PID
+check "... and it stops on SIGTERM" bash -c '! kill -0 "$1" 2>/dev/null' _ "$master"
+
 finish
