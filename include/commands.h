@@ -1,6 +1,16 @@
 /*
- * commands.h - the command-line commands other than `serve` (DESIGN §3).
- * Each returns the process exit code.
+ * commands.h - the commands of gemini-agent (DESIGN §3), one file each.
+ *
+ * src/cmd_<name>.c defines two things:
+ *
+ *     int cmd_<name>(int argc, char **argv);  argv[0] is the command name
+ *     const char cmd_<name>_usage[];          its options, as usage shows them
+ *
+ * A command reads its own options with cmdopt.h, so an option it does not
+ * take is an error, and returns the process exit code: 0 done, 1 the work
+ * failed, 2 a wrong command line (CMDOPT_EXIT_USAGE). main.c dispatches
+ * through a table; adding a command is its file, its two lines here and
+ * one row there.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -9,18 +19,48 @@
 
 #include "common.h"
 
-/* Write DIR/.gemini.yaml from DIR/gemini.yaml.template, mode 0600; never
- * overwrites. */
-int cmd_setup(const char *config_dir);
+#include <sys/types.h>
 
-/* Validate everything; problems as `file:line: message`; 1 on problems. */
-int cmd_check(const char *config_path);
+/* serve (--socket PATH | --listen HOST:PORT) [--config FILE] [--workers N]
+ * [--pid-file FILE]: the FastCGI responder (serve.h). */
+int cmd_serve(int argc, char **argv);
+extern const char cmd_serve_usage[];
 
-/* `actions list`, `actions show NAME` (arg = NAME), `actions types [--out
- * DIR]` (arg = DIR or NULL: next to each .jay-action). */
-int cmd_actions(const char *config_path, const char *sub, const char *arg);
+/* setup [--config-dir DIR]: write DIR/.gemini.yaml from
+ * DIR/gemini.yaml.template, mode 0600; never overwrites. */
+int cmd_setup(int argc, char **argv);
+extern const char cmd_setup_usage[];
 
-/* Write OUT/actions-index.yaml describing every exposed action. */
-int cmd_agent_kit(const char *config_path, const char *out_dir);
+/* check [--config FILE]: validate everything; problems as
+ * `file:line: message`; 1 on problems. */
+int cmd_check(int argc, char **argv);
+extern const char cmd_check_usage[];
+
+/* actions list | show NAME | types [--out DIR], each [--config FILE]. */
+int cmd_actions(int argc, char **argv);
+extern const char cmd_actions_usage[];
+
+/* agent-kit --out DIR [--config FILE]: write DIR/actions-index.yaml
+ * describing every exposed action. */
+int cmd_agent_kit(int argc, char **argv);
+extern const char cmd_agent_kit_usage[];
+
+/* --- shared by the commands (cmd_common.c) -------------------------------- */
+
+struct config;
+
+/* Generated files are small; this cap only stops a runaway. */
+#define CMD_GENERATED_MAX (4u * 1024 * 1024)
+
+/* Load the config for a command; prints fatal problems (all of them unless
+ * quiet_ok) on stderr. NULL when it cannot be used. */
+struct config *cmd_load_config(const char *path, bool quiet_ok);
+
+/* Write `len` bytes to `path` through a temporary file and rename; 0/-1. */
+int cmd_write_file(const char *path, const char *data, size_t len,
+                   mode_t mode);
+
+/* mkdir DIR unless it exists; says why on stderr when it cannot. 0/-1. */
+int cmd_make_dir(const char *dir);
 
 #endif /* APP_COMMANDS_H */

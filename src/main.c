@@ -1,112 +1,76 @@
 /*
- * main.c - argument parsing and dispatch; nothing else.
+ * main.c - process-wide set-up, then one command from the table below.
  *
- * With no arguments under a web server that set GATEWAY_INTERFACE, the
- * program answers one CGI request (config from $GEMINI_AGENT_CONFIG).
+ * Each command reads its own options (commands.h, cmdopt.h); main.c only
+ * picks the command by name. With no arguments under a web server that set
+ * GATEWAY_INTERFACE, the program answers one CGI request (config from
+ * $GEMINI_AGENT_CONFIG).
  *
  * SPDX-License-Identifier: MIT
  */
 #include "common.h"
-#include "bounds.h"
+#include "cmdopt.h"
 #include "commands.h"
 #include "config.h"
 #include "diag.h"
-#include "httpio.h"
 #include "logmsg.h"
-#include "serve.h"
 #include "worker.h"
 
 #include <curl/curl.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
-static const char usage[] =
-    "usage: gemini-agent COMMAND [OPTIONS]\n"
-    "\n"
-    "  serve  [--config FILE] (--socket PATH | --listen HOST:PORT)\n"
-    "         [--workers N] [--pid-file FILE]\n"
-    "                              run the FastCGI responder\n"
-    "  setup  [--config-dir DIR]   write DIR/.gemini.yaml from the template\n"
-    "  check  [--config FILE]      validate config, plugins and actions\n"
-    "  actions list|show NAME|types [--out DIR] [--config FILE]\n"
-    "                              the server actions and their types\n"
-    "  agent-kit --out DIR [--config FILE]\n"
-    "                              write DIR/actions-index.yaml\n"
-    "\n"
-    "With no arguments under a web server (GATEWAY_INTERFACE set) it\n"
-    "answers one CGI request; the config comes from $GEMINI_AGENT_CONFIG\n"
-    "(default conf/agent.yaml).\n";
-
-struct args {
-    const char *config, *config_dir, *socket, *listen, *pid_file, *out;
-    int workers;
-    const char *pos[2]; /* positional words after the command */
-    int npos;
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the name */
+    const char *usage;                 /* its options: cmd_<name>_usage */
+    const char *summary;               /* one line: what it does */
 };
 
-static int ATTR_FMT(1, 2)
-bad_usage(const char *fmt, ...)
+static const struct command commands[] = {
+    {"serve", cmd_serve, cmd_serve_usage, "run the FastCGI responder"},
+    {"setup", cmd_setup, cmd_setup_usage,
+     "write DIR/.gemini.yaml from the template"},
+    {"check", cmd_check, cmd_check_usage,
+     "validate config, plugins and actions"},
+    {"actions", cmd_actions, cmd_actions_usage,
+     "the server actions and their types"},
+    {"agent-kit", cmd_agent_kit, cmd_agent_kit_usage,
+     "write DIR/actions-index.yaml"},
+};
+
+/* Layout of the command list: "  NAME   OPTIONS   SUMMARY", the summary on
+ * a line of its own when the options reach into its column. */
+#define USAGE_OPTS_COL    9
+#define USAGE_SUMMARY_COL 30
+
+static void
+usage(FILE *f)
 {
-    va_list ap;
+    fputs("usage: gemini-agent COMMAND [OPTIONS]\n\n", f);
+    for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+        const struct command *c = &commands[i];
+        int col = fprintf(f, "  %-*s ", USAGE_OPTS_COL - 3, c->name);
 
-    fprintf(stderr, "gemini-agent: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n\n%s", usage);
-    return 2;
-}
-
-/* Options shared by every command; unknown ones are errors. */
-static int
-parse_args(int argc, char **argv, struct args *a)
-{
-    for (int i = 2; i < argc; i++) {
-        const char *o = argv[i];
-        const char **slot = NULL;
-
-        if (strcmp(o, "--config") == 0)
-            slot = &a->config;
-        else if (strcmp(o, "--config-dir") == 0)
-            slot = &a->config_dir;
-        else if (strcmp(o, "--socket") == 0)
-            slot = &a->socket;
-        else if (strcmp(o, "--listen") == 0)
-            slot = &a->listen;
-        else if (strcmp(o, "--pid-file") == 0)
-            slot = &a->pid_file;
-        else if (strcmp(o, "--out") == 0)
-            slot = &a->out;
-        else if (strcmp(o, "--workers") == 0) {
-            char *end;
-            if (i + 1 == argc)
-                return bad_usage("%s needs a value", o);
-            long n = strtol(argv[++i], &end, 10);
-            if (*end || end == argv[i] || n < 1 || n > BOUND_WORKERS)
-                return bad_usage("--workers must be 1..64, not '%s'", argv[i]);
-            a->workers = (int)n;
-            continue;
-        } else if (o[0] == '-') {
-            return bad_usage("unknown option '%s'", o);
-        } else if (a->npos < (int)ARRAY_SIZE(a->pos)) {
-            a->pos[a->npos++] = o;
-            continue;
-        } else {
-            return bad_usage("unexpected argument '%s'", o);
+        col = cmdopt_put_lines(f, c->usage, col, USAGE_OPTS_COL);
+        if (col > USAGE_SUMMARY_COL - 2) {
+            fputc('\n', f);
+            col = 0;
         }
-        if (i + 1 == argc)
-            return bad_usage("%s needs a value", o);
-        *slot = argv[++i];
+        fprintf(f, "%*s%s\n", USAGE_SUMMARY_COL - col, "", c->summary);
     }
-    if (a->config == NULL)
-        a->config = config_default_path();
-    return 0;
+    fputs("\n"
+          "`gemini-agent COMMAND --help` shows the usage of one command.\n"
+          "\n"
+          "With no arguments under a web server (GATEWAY_INTERFACE set) it\n"
+          "answers one CGI request; the config comes from "
+          "$GEMINI_AGENT_CONFIG\n"
+          "(default conf/agent.yaml).\n",
+          f);
 }
 
 static int
@@ -129,9 +93,9 @@ run_cgi(void)
 int
 main(int argc, char **argv)
 {
-    struct args a = {.workers = 2};
-    const char *cmd = argc > 1 ? argv[1] : NULL;
+    const char *name = argc > 1 ? argv[1] : NULL;
     const char *lvl = getenv("GEMINI_AGENT_LOG");
+    const struct command *cmd = NULL;
     int rc;
 
     if (lvl != NULL)
@@ -152,50 +116,26 @@ main(int argc, char **argv)
     }
     json_object_seed(0);
 
-    if (cmd == NULL) {
+    if (name == NULL) {
         if (getenv("GATEWAY_INTERFACE") != NULL)
             return run_cgi();
-        fputs(usage, stderr);
-        return 2;
+        usage(stderr);
+        return CMDOPT_EXIT_USAGE;
     }
-    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
-        strcmp(cmd, "help") == 0) {
-        fputs(usage, stdout);
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 ||
+        strcmp(name, "help") == 0) {
+        usage(stdout);
         return 0;
     }
-    rc = parse_args(argc, argv, &a);
-    if (rc != 0)
-        return rc;
-
-    if (strcmp(cmd, "serve") == 0) {
-        struct serve_opts o = {a.config, a.socket, a.listen, a.pid_file,
-                               a.workers};
-        if ((a.socket == NULL) == (a.listen == NULL))
-            return bad_usage("%s needs exactly one of --socket or --listen",
-                             cmd);
-        rc = serve_run(&o);
-    } else if (strcmp(cmd, "setup") == 0) {
-        rc = cmd_setup(a.config_dir ? a.config_dir : "conf");
-    } else if (strcmp(cmd, "check") == 0) {
-        rc = cmd_check(a.config);
-    } else if (strcmp(cmd, "actions") == 0) {
-        const char *sub = a.npos > 0 ? a.pos[0] : "";
-        if (strcmp(sub, "list") == 0 && a.npos == 1)
-            rc = cmd_actions(a.config, sub, NULL);
-        else if (strcmp(sub, "show") == 0 && a.npos == 2)
-            rc = cmd_actions(a.config, sub, a.pos[1]);
-        else if (strcmp(sub, "types") == 0 && a.npos == 1)
-            rc = cmd_actions(a.config, sub, a.out);
-        else
-            return bad_usage("%s: use list, show NAME or types [--out DIR]",
-                             cmd);
-    } else if (strcmp(cmd, "agent-kit") == 0) {
-        if (a.out == NULL)
-            return bad_usage("%s needs --out DIR", cmd);
-        rc = cmd_agent_kit(a.config, a.out);
-    } else {
-        return bad_usage("unknown command '%s'", cmd);
+    for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+        if (strcmp(name, commands[i].name) == 0)
+            cmd = &commands[i];
+    if (cmd == NULL) {
+        fprintf(stderr, "gemini-agent: unknown command '%s'\n\n", name);
+        usage(stderr);
+        return CMDOPT_EXIT_USAGE;
     }
+    rc = cmd->run(argc - 1, argv + 1);
     curl_global_cleanup();
     return rc;
 }

@@ -169,12 +169,162 @@ out=$(ga check --config "$T/kit/as-config.yaml" 2>&1)
 check "agent-kit output parses as YAML" \
     bash -c 'grep -q "as-config.yaml:[0-9]*: .actions. must be" <<<"$1" && ! grep -v "actions. must be\|^problems found" <<<"$1" | grep -q .' _ "$out"
 
-# --- usage errors ----------------------------------------------------------------
-ga frobnicate >/dev/null 2>&1
-check "unknown command exits 2" test $? -eq 2
-ga serve --config "$CFG" >/dev/null 2>&1
-check "serve without --socket/--listen exits 2" test $? -eq 2
-ga serve --workers 0 --socket "$T/s" --config "$CFG" >/dev/null 2>&1
-check "serve with --workers 0 exits 2" test $? -eq 2
+# --- command lines: each command takes only its own options ----------------
+# run_ga ARGS...: run the binary; sets rc, and out / err to what it wrote on
+# stdout / stderr. It runs in $T/cwd and is bounded, so a serve that wrongly
+# accepted its command line neither binds in the checkout nor hangs the test.
+mkdir -p "$T/cwd"
+run_ga() {
+    (cd "$T/cwd" && timeout -k 2 10 env -u GEMINI_API_KEY -u GOOGLE_API_KEY \
+        "$GA_BIN" "$@") >"$T/ga.out" 2>"$T/ga.err"
+    rc=$?
+    out=$(cat "$T/ga.out")
+    err=$(cat "$T/ga.err")
+}
+
+# usage_error LABEL STDERR_TEXT USAGE_LINE ARGS...: ga ARGS exits 2 and
+# writes nothing on stdout; stderr holds STDERR_TEXT and, on its own line,
+# USAGE_LINE (the command's usage), but not the whole command list.
+usage_error() {
+    local label=$1 text=$2 usage=$3
+    shift 3
+    run_ga "$@"
+    if [ "$rc" -eq 2 ] && [ -z "$out" ] && grep -qF -- "$text" <<<"$err" &&
+        grep -qxF -- "$usage" <<<"$err" && ! grep -q "COMMAND" <<<"$err"; then
+        ok "$label"
+    else
+        not_ok "$label" "exit $rc; stderr: $(head -c 300 <<<"$err" | tr '\n' '|'); stdout: $(head -c 100 <<<"$out")"
+    fi
+}
+
+U_SERVE='usage: gemini-agent serve [--config FILE] (--socket PATH | --listen HOST:PORT)'
+U_SETUP='usage: gemini-agent setup [--config-dir DIR]'
+U_CHECK='usage: gemini-agent check [--config FILE]'
+U_ACTIONS='usage: gemini-agent actions list|show NAME|types [--out DIR] [--config FILE]'
+U_KIT='usage: gemini-agent agent-kit --out DIR [--config FILE]'
+
+usage_error "check --workers 3: unknown option, check's usage, exit 2" \
+    "gemini-agent check: unknown option '--workers'" "$U_CHECK" \
+    check --workers 3 --config "$CFG"
+usage_error "check --config without a value" \
+    "gemini-agent check: --config needs a value" "$U_CHECK" check --config
+usage_error "check with a stray word" \
+    "gemini-agent check: unexpected argument 'extra'" "$U_CHECK" \
+    check extra --config "$CFG"
+usage_error "check --socket (a serve option)" \
+    "gemini-agent check: unknown option '--socket'" "$U_CHECK" \
+    check --socket "$T/s" --config "$CFG"
+
+# Would setup take --listen, it would write a .gemini.yaml here.
+mkdir -p "$T/guard"
+cp "$REPO/conf/gemini.yaml.template" "$T/guard/"
+usage_error "setup --listen x: unknown option, setup's usage" \
+    "gemini-agent setup: unknown option '--listen'" "$U_SETUP" \
+    setup --config-dir "$T/guard" --listen x
+check "... and setup wrote nothing" test ! -e "$T/guard/.gemini.yaml"
+usage_error "setup --config (check's option, not setup's)" \
+    "gemini-agent setup: unknown option '--config'" "$U_SETUP" \
+    setup --config-dir "$T/guard" --config "$CFG"
+check "... and setup wrote nothing" test ! -e "$T/guard/.gemini.yaml"
+
+usage_error "actions list --workers 2: unknown option, actions' usage" \
+    "gemini-agent actions: unknown option '--workers'" "$U_ACTIONS" \
+    actions list --workers 2 --config "$CFG"
+usage_error "actions list --out DIR: --out is for types only" \
+    "gemini-agent actions: --out is for 'actions types' only" "$U_ACTIONS" \
+    actions list --out "$T/types2" --config "$CFG"
+check "... and nothing was written" test ! -e "$T/types2"
+usage_error "actions without a subcommand" \
+    "gemini-agent actions: use list, show NAME or types [--out DIR]" "$U_ACTIONS" \
+    actions --config "$CFG"
+usage_error "actions show without a NAME" \
+    "gemini-agent actions: use list, show NAME or types [--out DIR]" "$U_ACTIONS" \
+    actions show --config "$CFG"
+usage_error "actions show with two NAMEs" \
+    "gemini-agent actions: unexpected argument 'shop.addReview'" "$U_ACTIONS" \
+    actions show shop.searchProducts shop.addReview --config "$CFG"
+
+usage_error "agent-kit without --out" \
+    "gemini-agent agent-kit: needs --out DIR" "$U_KIT" agent-kit --config "$CFG"
+usage_error "agent-kit --pid-file (a serve option)" \
+    "gemini-agent agent-kit: unknown option '--pid-file'" "$U_KIT" \
+    agent-kit --out "$T/kit2" --pid-file "$T/p" --config "$CFG"
+check "... and nothing was written" test ! -e "$T/kit2"
+
+usage_error "serve without --socket/--listen" \
+    "gemini-agent serve: give exactly one of --socket PATH or --listen HOST:PORT" \
+    "$U_SERVE" serve --config "$CFG"
+usage_error "serve with both --socket and --listen" \
+    "gemini-agent serve: give exactly one of --socket PATH or --listen HOST:PORT" \
+    "$U_SERVE" serve --socket "$T/s" --listen 127.0.0.1:1 --config "$CFG"
+usage_error "serve --socket followed by another option" \
+    "gemini-agent serve: --socket needs a value" \
+    "$U_SERVE" serve --socket --listen 127.0.0.1:1 --config "$CFG"
+usage_error "serve --workers 0" "gemini-agent serve: --workers must be 1..64, not '0'" \
+    "$U_SERVE" serve --workers 0 --socket "$T/s" --config "$CFG"
+usage_error "serve --workers 65" "gemini-agent serve: --workers must be 1..64, not '65'" \
+    "$U_SERVE" serve --workers 65 --socket "$T/s" --config "$CFG"
+usage_error "serve --workers 2x" "gemini-agent serve: --workers must be 1..64, not '2x'" \
+    "$U_SERVE" serve --workers 2x --socket "$T/s" --config "$CFG"
+usage_error "serve --out (an agent-kit option)" \
+    "gemini-agent serve: unknown option '--out'" \
+    "$U_SERVE" serve --out "$T/x" --socket "$T/s" --config "$CFG"
+check "... and serve made no socket" test ! -e "$T/s"
+
+# --help after a command: its usage on stdout, exit 0.
+for c in serve setup check actions agent-kit; do
+    run_ga "$c" --help --config "$CFG"
+    if [ "$rc" -eq 0 ] && [ -z "$err" ] &&
+        grep -q "^usage: gemini-agent $c " <<<"$out" && ! grep -q COMMAND <<<"$out"; then
+        ok "$c --help: its own usage on stdout, exit 0"
+    else
+        not_ok "$c --help" "exit $rc; stdout: $(head -c 200 <<<"$out" | tr '\n' '|'); stderr: $(head -c 200 <<<"$err")"
+    fi
+    # The command list is made from the same text: each one's options appear
+    # there too.
+    first=$(head -n 1 <<<"$out" | tr -s ' ')
+    first=${first#"usage: gemini-agent $c "}
+    if ga --help | tr -s ' ' | grep -F -- " $c $first" | grep -q "^ $c "; then
+        ok "gemini-agent --help lists $c with the same options"
+    else
+        not_ok "gemini-agent --help lists $c" "'$c $first' missing"
+    fi
+done
+run_ga check -h
+check "check -h is --help" bash -c '[ "$1" -eq 0 ] && [ "$2" = "$3" ]' _ "$rc" "$out" "$U_CHECK"
+
+# The whole command list.
+run_ga --help
+check "--help: the command list on stdout, exit 0" \
+    bash -c '[ "$1" -eq 0 ] && grep -q "^usage: gemini-agent COMMAND" <<<"$2" && grep -q "^  agent-kit " <<<"$2"' _ "$rc" "$out"
+run_ga frobnicate
+check "unknown command: exit 2, named, then the command list on stderr" \
+    bash -c '[ "$1" -eq 2 ] && grep -qx "gemini-agent: unknown command '\''frobnicate'\''" <<<"$2" && grep -q "^  serve " <<<"$2"' _ "$rc" "$err"
+run_ga --workers 3 check
+check "an option before the command is an unknown command" \
+    bash -c '[ "$1" -eq 2 ] && grep -q "unknown command '\''--workers'\''" <<<"$2"' _ "$rc" "$err"
+env -u GATEWAY_INTERFACE -u GEMINI_API_KEY -u GOOGLE_API_KEY "$GA_BIN" >"$T/ga.out" 2>"$T/ga.err"
+rc=$?
+check "no command (and not CGI): the command list on stderr, exit 2" \
+    bash -c '[ "$1" -eq 2 ] && [ ! -s "$2" ] && grep -q "^usage: gemini-agent COMMAND" "$3"' _ "$rc" "$T/ga.out" "$T/ga.err"
+
+# --- serve without --workers starts DEFAULT_WORKERS (include/bounds.h) ------
+DEF=$(awk '$1 == "#define" && $2 == "DEFAULT_WORKERS" {print $3}' "$REPO/include/bounds.h")
+GA_PIDFILE=$T/default.pid
+# Not through ga(): $! must be the master itself, for stop_responder.
+env -u GEMINI_API_KEY -u GOOGLE_API_KEY "$GA_BIN" serve --config "$CFG" \
+    --socket "$T/default.sock" --pid-file "$GA_PIDFILE" >/dev/null 2>"$T/default.log" &
+GA_PID=$!
+T_BG_PIDS+=("$GA_PID")
+if wait_until 10000 pidfile_workers_count_is "$DEF"; then
+    ok "serve without --workers runs DEFAULT_WORKERS ($DEF) workers"
+else
+    not_ok "serve without --workers runs DEFAULT_WORKERS ($DEF)" \
+        "pid file '$(tr '\n' '|' <"$GA_PIDFILE" 2>/dev/null)'; log: $(tail -c 300 "$T/default.log" | tr '\n' '|')"
+fi
+check "... the pid file's master is the process started" test "$PF_MASTER" = "$GA_PID"
+master=$GA_PID
+stop_responder # SIGTERM; clears GA_PID
+check "... and it stops on SIGTERM" bash -c '! kill -0 "$1" 2>/dev/null' _ "$master"
 
 finish
