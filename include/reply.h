@@ -3,8 +3,8 @@
  *
  * Every JSON answer carries `Content-Type: application/json;
  * charset=utf-8`, `X-Content-Type-Options: nosniff` and `Cache-Control:
- * no-store`. Every error is `{"error":{"code":..., "message":...}}` with
- * the HTTP status that status.c maps the code to.
+ * no-store`. Every error is `{"error":{"code":..., "message":...}}` (see
+ * status_json()) with the HTTP status that status.c maps the code to.
  *
  * A client that went away is not an error of ours: writes then fail with
  * -1 and the caller simply finishes the request.

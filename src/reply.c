@@ -60,30 +60,6 @@ reply_json(struct httpio *io, int status, const json_t *v)
     return rc;
 }
 
-/*
- * Replace bytes that are not well-formed UTF-8 with '?', in place, so a
- * message quoting client input can always be encoded as a JSON string.
- */
-static void
-scrub_utf8(char *s)
-{
-    unsigned char *p = (unsigned char *)s;
-
-    while (*p) {
-        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2
-                                 : (*p & 0xF0) == 0xE0 ? 3
-                                 : (*p & 0xF8) == 0xF0 ? 4 : 0;
-        size_t i = 1;
-        while (i < n && (p[i] & 0xC0) == 0x80)
-            i++;
-        if (n == 0 || i < n || (n == 2 && *p < 0xC2)) {
-            *p++ = '?';
-            continue;
-        }
-        p += n;
-    }
-}
-
 int
 reply_error(struct httpio *io, const struct status_error *err,
             const json_t *details, const char *extra_headers)
@@ -92,16 +68,10 @@ reply_error(struct httpio *io, const struct status_error *err,
     static const char oom[] = "{\"error\":{\"code\":\"internal_error\","
                               "\"message\":\"out of memory\"}}";
     enum status code = err->code == ST_OK ? ST_INTERNAL : err->code;
-    char msg[sizeof(err->text)];
-    json_t *inner, *env;
+    json_t *inner = status_json(err), *env;
     char *body = NULL;
     int rc;
 
-    memcpy(msg, err->text[0] ? err->text : "internal error",
-           err->text[0] ? sizeof(msg) : sizeof("internal error"));
-    msg[sizeof(msg) - 1] = '\0';
-    scrub_utf8(msg);
-    inner = json_pack("{s:s, s:s}", "code", status_code(code), "message", msg);
     if (inner != NULL && details != NULL)
         json_object_update(inner, UNCONST(details));
     env = inner ? json_pack("{s:o}", "error", inner) : NULL;
