@@ -113,7 +113,6 @@ run_server_call(struct chat *c, const json_t *call)
     const struct plugin_action *act = plugin_find_fn(c->cfg->plugins, fn);
     json_t *args = json_object_get(call, "args"), *out = NULL;
     struct status_error err = {0};
-    struct jschema_fail fail = {0};
     long t0 = now_ms();
     int rc;
 
@@ -124,7 +123,7 @@ run_server_call(struct chat *c, const json_t *call)
                                            fn));
     if (args == NULL)
         args = arena_take_json(c->a, json_object());
-    rc = action_run(c->cfg, act, args, c->a, &out, &fail, &err);
+    rc = action_run(c->cfg, act, args, c->a, &out, &err);
     json_array_append_new(
         c->server_calls,
         json_pack("{s:s, s:O, s:b, s:I}", "name", act->name, "args", args,

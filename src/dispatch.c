@@ -8,10 +8,8 @@
 #include "action.h"
 #include "chat.h"
 #include "gemini.h"
-#include "arena.h"
 #include "config.h"
 #include "httpio.h"
-#include "jschema.h"
 #include "logmsg.h"
 #include "plugin.h"
 #include "reply.h"
@@ -29,7 +27,6 @@ struct exchange {
     struct arena *arena;
     const char *arg;     /* the path after a prefix route, e.g. "shop.x" */
     json_t *body;        /* decoded request body, arena-owned; or NULL */
-    json_t *err_details; /* extra members of the error object; or NULL */
     char err_headers[64]; /* extra header lines for the error answer */
     int status;          /* HTTP status of the answer */
 };
@@ -59,7 +56,6 @@ static int
 route_run_action(struct exchange *x, struct status_error *err)
 {
     const struct plugin_action *act = plugin_find(x->cfg->plugins, x->arg);
-    struct jschema_fail fail = {0};
     json_t *out;
 
     if (act == NULL)
@@ -67,13 +63,9 @@ route_run_action(struct exchange *x, struct status_error *err)
                           "there is no action named '%s'; GET /_jay/actions "
                           "lists them",
                           x->arg);
-    if (action_run(x->cfg, act, x->body, x->arena, &out, &fail, err) != 0) {
-        if (err->code == ST_SCHEMA)
-            x->err_details = arena_take_json(
-                x->arena, json_pack("{s:s, s:s}", "path", fail.path, "rule",
-                                    fail.rule ? fail.rule : ""));
+    /* a schema violation's path and rule travel in `err` */
+    if (action_run(x->cfg, act, x->body, x->arena, &out, err) != 0)
         return -1;
-    }
     x->status = 200;
     return reply_json(x->io, 200, out);
 }
@@ -157,7 +149,7 @@ int
 dispatch_request(const struct config *cfg, struct gemini *g,
                  struct httpio *io, struct arena *a)
 {
-    struct exchange x = {cfg, g, io, a, NULL, NULL, NULL, "", 0};
+    struct exchange x = {cfg, g, io, a, NULL, NULL, "", 0};
     struct status_error err = {0};
     struct request_head head = {"", ""};
     const struct route *r;
@@ -195,8 +187,7 @@ out:
         if (x.status >= 500)
             log_err("%s %s: %s: %s", head.method, head.path,
                     status_code(err.code), err.text);
-        reply_error(io, &err, x.err_details,
-                    x.err_headers[0] ? x.err_headers : NULL);
+        reply_error(io, &err, NULL, x.err_headers[0] ? x.err_headers : NULL);
     }
     return io->replied ? x.status : 0;
 }

@@ -249,10 +249,32 @@ static const struct http_case http_cases[] = {
      NULL},
 };
 
+/* The detail of the cases above that have one, by name. */
+static const struct {
+    const char *name, *path, *rule;
+} schema_details[] = {
+    {"wrong type", "/query", "type"},
+    {"missing required", "", "required"},
+    {"extra property", "", "additionalProperties"},
+    {"rating too high", "/rating", "maximum"},
+    {"rating as string", "/rating", "type"},
+    {"array where object wanted", "", "type"},
+};
+
 START_TEST(http_errors)
 {
     const struct http_case *c = &http_cases[_i];
     struct result r = run(c->method, c->uri, c->ctype, c->clen, c->body);
+    const char *path = NULL, *rule = NULL;
+
+    for (size_t i = 0; i < ARRAY_SIZE(schema_details); i++) {
+        if (strcmp(c->name, schema_details[i].name) == 0) {
+            path = schema_details[i].path;
+            rule = schema_details[i].rule;
+        }
+    }
+    ck_assert_msg((rule != NULL) == (c->status == 422),
+                  "%s: a schema violation needs its detail here", c->name);
 
     ck_assert_msg(r.status == c->status, "%s: status %d, want %d", c->name,
                   r.status, c->status);
@@ -269,6 +291,43 @@ START_TEST(http_errors)
     ck_assert(strstr(r.head, "Cache-Control: no-store"));
     if (c->status == 405)
         ck_assert_msg(strstr(r.head, "\r\nAllow: "), "%s: no Allow", c->name);
+    /* path and rule only for a schema violation, and then both */
+    if (rule != NULL) {
+        ck_assert_str_eq(err_field(&r, "path"), path);
+        ck_assert_str_eq(err_field(&r, "rule"), rule);
+        ck_assert_int_eq(json_object_size(json_object_get(r.body, "error")),
+                         4);
+    } else {
+        ck_assert_msg(json_object_size(json_object_get(r.body, "error")) == 2,
+                      "%s: error has members besides code and message",
+                      c->name);
+    }
+    json_decref(r.body);
+}
+END_TEST
+
+/* Clients parse these bytes: the whole answer, head and body, is fixed. */
+START_TEST(schema_violation_answer_is_exact)
+{
+    static const char body[] =
+        "{\"error\":{\"code\":\"schema_violation\",\"message\":\"/rating: "
+        "must be <= 5 (maximum)\",\"path\":\"/rating\",\"rule\":"
+        "\"maximum\"}}";
+    struct result r = run("POST", "/_jay/actions/shop.addReview", J, NULL,
+                          "{\"productId\":\"p001\",\"rating\":6,"
+                          "\"text\":\"x\"}");
+    char head[512];
+
+    snprintf(head, sizeof(head),
+             "Status: 422 Unprocessable Content\r\n"
+             "Content-Type: application/json; charset=utf-8\r\n"
+             "Content-Length: %zu\r\n"
+             "X-Content-Type-Options: nosniff\r\n"
+             "Cache-Control: no-store",
+             sizeof(body) - 1);
+    ck_assert_int_eq(r.status, 422);
+    ck_assert_str_eq(r.head, head);
+    ck_assert_str_eq(r.raw, body);
     json_decref(r.body);
 }
 END_TEST
@@ -455,6 +514,7 @@ dispatch_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, http_errors, 0, (int)ARRAY_SIZE(http_cases));
+    tcase_add_test(tc, schema_violation_answer_is_exact);
     tcase_add_test(tc, list_shows_exposed_actions_only);
     tcase_add_test(tc, search_is_case_insensitive_and_limited);
     tcase_add_test(tc, review_is_appended);
