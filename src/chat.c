@@ -403,7 +403,7 @@ page_calls(struct chat *c, const struct turn *t, size_t turn_index)
 int
 chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
             enum chat_kind kind, json_t *body, json_t **answer,
-            struct gemini_failure *fail, struct status_error *err)
+            struct status_error *err)
 {
     struct chat c = {.cfg = cfg, .g = g, .a = a};
     struct chat_input in;
@@ -496,7 +496,7 @@ chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
         if (payload == NULL)
             return oom(err);
         rc = gemini_generate(g, cfg, payload, strlen(payload), a, &resp,
-                             &c.usage, fail, err);
+                             &c.usage, err);
         free(payload);
         if (rc != 0 || turn_parse(resp, a, &t, err) != 0)
             return -1;

@@ -7,7 +7,6 @@
 #include "dispatch.h"
 #include "action.h"
 #include "chat.h"
-#include "gemini.h"
 #include "config.h"
 #include "httpio.h"
 #include "logmsg.h"
@@ -74,14 +73,12 @@ route_run_action(struct exchange *x, struct status_error *err)
 static int
 route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
 {
-    struct gemini_failure fail = {0};
     json_t *answer;
 
-    if (chat_handle(x->cfg, x->g, x->arena, kind, x->body, &answer, &fail,
-                    err) != 0) {
-        if (fail.retry_after_s > 0)
+    if (chat_handle(x->cfg, x->g, x->arena, kind, x->body, &answer, err) != 0) {
+        if (err->retry_after_s > 0)
             snprintf(x->err_headers, sizeof(x->err_headers),
-                     "Retry-After: %ld\r\n", fail.retry_after_s);
+                     "Retry-After: %ld\r\n", err->retry_after_s);
         return -1;
     }
     x->status = 200;
