@@ -26,7 +26,7 @@ struct exchange {
     struct arena *arena;
     const char *arg;     /* the path after a prefix route, e.g. "shop.x" */
     json_t *body;        /* decoded request body, arena-owned; or NULL */
-    char err_headers[64]; /* extra header lines for the error answer */
+    const char *allow;   /* for a 405: the method the path takes */
     int status;          /* HTTP status of the answer */
 };
 
@@ -75,12 +75,9 @@ route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
 {
     json_t *answer;
 
-    if (chat_handle(x->cfg, x->g, x->arena, kind, x->body, &answer, err) != 0) {
-        if (err->retry_after_s > 0)
-            snprintf(x->err_headers, sizeof(x->err_headers),
-                     "Retry-After: %ld\r\n", err->retry_after_s);
+    /* a retry hint (rate limit, outage) travels in `err` */
+    if (chat_handle(x->cfg, x->g, x->arena, kind, x->body, &answer, err) != 0)
         return -1;
-    }
     x->status = 200;
     return reply_json(x->io, 200, answer);
 }
@@ -146,7 +143,7 @@ int
 dispatch_request(const struct config *cfg, struct gemini *g,
                  struct httpio *io, struct arena *a)
 {
-    struct exchange x = {cfg, g, io, a, NULL, NULL, "", 0};
+    struct exchange x = {cfg, g, io, a, NULL, NULL, NULL, 0};
     struct status_error err = {0};
     struct request_head head = {"", ""};
     const struct route *r;
@@ -160,8 +157,7 @@ dispatch_request(const struct config *cfg, struct gemini *g,
     r = route_find(head.method, head.path, &x.arg, &allow);
     if (r == NULL) {
         if (allow != NULL) {
-            snprintf(x.err_headers, sizeof(x.err_headers), "Allow: %s\r\n",
-                     allow);
+            x.allow = allow;
             rc = status_set(&err, ST_METHOD, "use %s for %s", allow,
                             head.path);
         } else {
@@ -184,7 +180,7 @@ out:
         if (x.status >= 500)
             log_err("%s %s: %s: %s", head.method, head.path,
                     status_code(err.code), err.text);
-        reply_error(io, &err, NULL, x.err_headers[0] ? x.err_headers : NULL);
+        reply_error(io, &err, x.allow);
     }
     return io->replied ? x.status : 0;
 }

@@ -53,34 +53,63 @@ reply_json(struct httpio *io, int status, const json_t *v)
     if (body == NULL) {
         struct status_error err = {0};
         status_set(&err, ST_NO_MEMORY, "the response could not be encoded");
-        return reply_error(io, &err, NULL, NULL);
+        return reply_error(io, &err, NULL);
     }
     rc = reply_raw(io, status, NULL, body, strlen(body));
     free(body);
     return rc;
 }
 
+/*
+ * The header lines of an error answer, built here only. `allow` comes from
+ * the routing table; a method is a token of capitals, so anything else is
+ * our bug and stays out of the head rather than splitting it.
+ */
+static void
+error_headers(const struct status_error *err, const char *allow, char *buf,
+              size_t size)
+{
+    int n = 0, m;
+
+    if (allow != NULL && allow[0] != '\0' &&
+        allow[strspn(allow, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")] == '\0')
+        n = snprintf(buf, size, "Allow: %s\r\n", allow);
+    else if (allow != NULL)
+        log_err("a bad Allow value was left out of a %d answer",
+                status_http(err->code));
+    if (n < 0 || (size_t)n >= size)
+        n = 0;
+    buf[n] = '\0';
+    if (err->retry_after_s > 0) {
+        m = snprintf(buf + n, size - (size_t)n, "Retry-After: %ld\r\n",
+                     err->retry_after_s);
+        if (m < 0 || (size_t)m >= size - (size_t)n)
+            buf[n] = '\0';
+    }
+}
+
 int
 reply_error(struct httpio *io, const struct status_error *err,
-            const json_t *details, const char *extra_headers)
+            const char *allow)
 {
     /* Fixed fallback for when even building the envelope fails. */
     static const char oom[] = "{\"error\":{\"code\":\"internal_error\","
                               "\"message\":\"out of memory\"}}";
     enum status code = err->code == ST_OK ? ST_INTERNAL : err->code;
     json_t *inner = status_json(err), *env;
+    char headers[128];
     char *body = NULL;
     int rc;
 
-    if (inner != NULL && details != NULL)
-        json_object_update(inner, UNCONST(details));
     env = inner ? json_pack("{s:o}", "error", inner) : NULL;
     if (env != NULL)
         body = json_dumps(env, APP_JSON_FLAGS);
     json_decref(env);
     if (body == NULL)
         return reply_raw(io, 500, NULL, oom, sizeof(oom) - 1);
-    rc = reply_raw(io, status_http(code), extra_headers, body, strlen(body));
+    error_headers(err, allow, headers, sizeof(headers));
+    rc = reply_raw(io, status_http(code), headers[0] ? headers : NULL, body,
+                   strlen(body));
     free(body);
     return rc;
 }
