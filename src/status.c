@@ -181,6 +181,30 @@ status_reason(int http)
 }
 
 /*
+ * The length of the well-formed UTF-8 sequence at `p` (RFC 3629), or 0.
+ * Overlong forms, surrogates and code points past U+10FFFF are not
+ * well-formed: jansson refuses them in a string, and one such byte run
+ * from a client must not turn the error answer into a 500.
+ */
+static size_t
+utf8_seq(const unsigned char *p)
+{
+    size_t n = p[0] < 0x80 ? 1 : p[0] < 0xC2 ? 0 : p[0] < 0xE0 ? 2
+             : p[0] < 0xF0 ? 3 : p[0] < 0xF5 ? 4 : 0;
+
+    /* stops at the NUL too: it is no continuation byte */
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    }
+    /* the second byte's range is what rules the rest out */
+    if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] > 0x9F) ||
+        (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] > 0x8F))
+        return 0;
+    return n;
+}
+
+/*
  * Replace bytes that are not well-formed UTF-8 with '?', in place, so a
  * message quoting client input can always be encoded as a JSON string.
  */
@@ -190,17 +214,12 @@ scrub_utf8(char *s)
     unsigned char *p = (unsigned char *)s;
 
     while (*p) {
-        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2
-                                 : (*p & 0xF0) == 0xE0 ? 3
-                                 : (*p & 0xF8) == 0xF0 ? 4 : 0;
-        size_t i = 1;
-        while (i < n && (p[i] & 0xC0) == 0x80)
-            i++;
-        if (n == 0 || i < n || (n == 2 && *p < 0xC2)) {
+        size_t n = utf8_seq(p);
+
+        if (n == 0)
             *p++ = '?';
-            continue;
-        }
-        p += n;
+        else
+            p += n;
     }
 }
 

@@ -188,6 +188,11 @@ static const struct http_case http_cases[] = {
      "not_found", NULL},
     {"unknown action", "POST", "/_jay/actions/shop.nope", J, NULL, "{}", 404,
      "unknown_action", "shop.nope"},
+    /* bytes jansson refuses in a string: the message still goes out */
+    {"overlong UTF-8 in the name", "POST", "/_jay/actions/shop.\xe0\x80\x80",
+     J, NULL, "{}", 404, "unknown_action", "'shop.???" "'"},
+    {"surrogate in the name", "POST", "/_jay/actions/shop.\xed\xa0\x80", J,
+     NULL, "{}", 404, "unknown_action", "'shop.???" "'"},
     {"nested path is not an action", "POST", "/_jay/actions/shop/x", J, NULL,
      "{}", 404, "not_found", NULL},
     {"GET on an action", "GET", "/_jay/actions/shop.searchProducts", NULL,

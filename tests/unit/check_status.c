@@ -230,6 +230,15 @@ START_TEST(json_scrubs_invalid_utf8)
         {"stray \x80\xbf", "stray ??"},
         {"short \xe6\x97!", "short ??" "!"}, /* not a trigraph */
         {"overlong \xc0\xaf", "overlong ??"},
+        /* well-formed in shape, refused by jansson: overlong, surrogate,
+         * past U+10FFFF, and a lead byte no sequence has */
+        {"overlong \xe0\x80\xaf", "overlong ???"},
+        {"overlong \xf0\x80\x80\xaf", "overlong ????"},
+        {"surrogate \xed\xa0\x80", "surrogate ???"},
+        {"too high \xf4\x90\x80\x80", "too high ????"},
+        {"no such lead \xf8\x88\x80\x80\x80", "no such lead ?????"},
+        {"edges \xed\x9f\xbf \xf4\x8f\xbf\xbf \xe0\xa0\x80",
+         "edges \xed\x9f\xbf \xf4\x8f\xbf\xbf \xe0\xa0\x80"},
     };
     struct status_error e = {0};
 
