@@ -92,6 +92,10 @@
 #define BOUND_PATTERN_LEN         1024
 /* Serialized output of one action; more is a handler bug, not a result. */
 #define BOUND_ACTION_OUTPUT_BYTES (1024u * 1024)
+/* A schema violation's message, with its NUL: path, what was wrong, rule.
+ * Longer ones end in "..."; a client or the model needs the start, and
+ * it stays below STATUS_TEXT_MAX so the cut is this visible one. */
+#define SCHEMA_MESSAGE_MAX        256
 
 /* --- paths --------------------------------------------------------------- */
 

@@ -18,7 +18,6 @@
 struct arena;
 struct config;
 struct gemini;
-struct gemini_failure;
 struct json_t;
 struct status_error;
 
@@ -27,11 +26,10 @@ enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
 /*
  * Answer one chat request whose decoded body is `body`. Returns 0 with
  * `*answer` (pinned to `a`) the JSON to send with 200, or -1 with `err`
- * set (and `fail->retry_after_s` for a rate limit).
+ * set (err->retry_after_s for a rate limit or an outage).
  */
 int chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
                 enum chat_kind kind, struct json_t *body,
-                struct json_t **answer, struct gemini_failure *fail,
-                struct status_error *err);
+                struct json_t **answer, struct status_error *err);
 
 #endif /* APP_CHAT_H */

@@ -82,11 +82,6 @@ struct gemini_usage {
     int calls; /* HTTP attempts that reached Gemini, retries included */
 };
 
-/* Extra facts about a failed call, for the HTTP answer. */
-struct gemini_failure {
-    long retry_after_s; /* for a Retry-After header on 503; 0 = none */
-};
-
 /* A worker's client over libcurl. Returns 0, or -1 (libcurl failed). */
 int gemini_init(struct gemini *g);
 
@@ -104,13 +99,15 @@ void gemini_release(struct gemini *g);
  * On success returns 0 with `*response` a new reference pinned to `a`.
  * On failure returns -1 with `err` mapped (upstream_auth, _rejected,
  * _rate_limited, _unavailable, _timeout, _bad_response; not_configured
- * without calling Gemini when the key is missing) and `fail` filled.
- * `usage->calls` counts every attempt made.
+ * without calling Gemini when the key is missing). For _rate_limited, and
+ * for _unavailable when Gemini named a delay, err->retry_after_s says when
+ * to come back (the HTTP answer's Retry-After). `usage->calls` counts
+ * every attempt made.
  */
 int gemini_generate(struct gemini *g, const struct config *cfg,
                     const char *body, size_t len, struct arena *a,
                     struct json_t **response, struct gemini_usage *usage,
-                    struct gemini_failure *fail, struct status_error *err);
+                    struct status_error *err);
 
 /* --- pure helpers, exposed for tests ----------------------------------- */
 

@@ -31,6 +31,7 @@
 #include "common.h"
 
 struct json_t;
+struct status_error;
 
 /*
  * Called once per problem found by jschema_check(): `pointer` is the JSON
@@ -45,18 +46,15 @@ typedef void (*jschema_report_fn)(void *ctx, const char *pointer,
 int jschema_check(const struct json_t *schema, jschema_report_fn report,
                   void *ctx);
 
-/* The first violation found by jschema_validate(). */
-struct jschema_fail {
-    char path[256];    /* JSON pointer into the instance, "" for the root */
-    const char *rule;  /* the keyword broken: "type", "required", ... */
-    char message[256]; /* e.g. "/items/2/price: must be >= 0 (minimum)" */
-};
-
 /*
  * Validate `instance` against `schema` (which passed jschema_check()).
- * Returns 0 when valid, -1 with `fail` filled otherwise. `fail` may be NULL.
+ * Returns 0 when valid, or -1 with the first violation in `err` (may be
+ * NULL): ST_SCHEMA, err->path the JSON pointer into the instance ("" for
+ * the root), err->rule the keyword broken ("type", "required", ...) and a
+ * message such as "/items/2/price: must be >= 0 (minimum)", shorter than
+ * SCHEMA_MESSAGE_MAX bytes.
  */
 int jschema_validate(const struct json_t *schema,
-                     const struct json_t *instance, struct jschema_fail *fail);
+                     const struct json_t *instance, struct status_error *err);
 
 #endif /* APP_JSCHEMA_H */

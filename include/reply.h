@@ -3,8 +3,8 @@
  *
  * Every JSON answer carries `Content-Type: application/json;
  * charset=utf-8`, `X-Content-Type-Options: nosniff` and `Cache-Control:
- * no-store`. Every error is `{"error":{"code":..., "message":...}}` with
- * the HTTP status that status.c maps the code to.
+ * no-store`. Every error is `{"error":{"code":..., "message":...}}` (see
+ * status_json()) with the HTTP status that status.c maps the code to.
  *
  * A client that went away is not an error of ours: writes then fail with
  * -1 and the caller simply finishes the request.
@@ -21,7 +21,8 @@ struct json_t;
 struct status_error;
 
 /* Write `status` with a JSON body of `len` bytes. `extra_headers` (may be
- * NULL) is zero or more complete "Name: value\r\n" lines. */
+ * NULL) is zero or more complete "Name: value\r\n" lines; only reply.c
+ * builds them, so header text never comes from outside this module. */
 int reply_raw(struct httpio *io, int status, const char *extra_headers,
               const char *body, size_t len);
 
@@ -29,11 +30,12 @@ int reply_raw(struct httpio *io, int status, const char *extra_headers,
 int reply_json(struct httpio *io, int status, const struct json_t *v);
 
 /*
- * Write the error envelope for `err`. `details` (may be NULL) is an
- * object whose members are added inside "error" (e.g. path and rule of a
- * schema violation). `extra_headers` as for reply_raw (e.g. "Allow: GET").
+ * Write the error envelope `{"error": status_json(err)}` with the HTTP
+ * status of err->code. Headers come from the error and the route: a
+ * `Retry-After: N` line when err->retry_after_s > 0, and `Allow: <allow>`
+ * when `allow` (the method the path takes, for a 405) is not NULL.
  */
 int reply_error(struct httpio *io, const struct status_error *err,
-                const struct json_t *details, const char *extra_headers);
+                const char *allow);
 
 #endif /* APP_REPLY_H */

@@ -43,7 +43,7 @@ count_bytes(const char *buf, size_t size, void *data)
 int
 action_run(const struct config *cfg, const struct plugin_action *act,
            const json_t *input, struct arena *a, json_t **output,
-           struct jschema_fail *fail, struct status_error *err)
+           struct status_error *err)
 {
     struct handler_ctx ctx = {act->plugin_dir, cfg->data_dir, a};
     struct size_probe probe = {0};
@@ -51,10 +51,10 @@ action_run(const struct config *cfg, const struct plugin_action *act,
     int rc;
 
     *output = NULL;
+    /* jschema_validate() sets ST_SCHEMA with the path and rule */
     if (act->input_schema != NULL &&
-        jschema_validate(act->input_schema, input, fail) != 0)
-        return status_set(err, ST_SCHEMA, "%s",
-                          fail ? fail->message : "the input is not valid");
+        jschema_validate(act->input_schema, input, err) != 0)
+        return -1;
     if (act->input_schema == NULL && !json_is_object(input))
         return status_set(err, ST_BAD_REQUEST,
                           "the input of '%s' must be a JSON object", act->name);

@@ -113,7 +113,6 @@ run_server_call(struct chat *c, const json_t *call)
     const struct plugin_action *act = plugin_find_fn(c->cfg->plugins, fn);
     json_t *args = json_object_get(call, "args"), *out = NULL;
     struct status_error err = {0};
-    struct jschema_fail fail = {0};
     long t0 = now_ms();
     int rc;
 
@@ -124,7 +123,7 @@ run_server_call(struct chat *c, const json_t *call)
                                            fn));
     if (args == NULL)
         args = arena_take_json(c->a, json_object());
-    rc = action_run(c->cfg, act, args, c->a, &out, &fail, &err);
+    rc = action_run(c->cfg, act, args, c->a, &out, &err);
     json_array_append_new(
         c->server_calls,
         json_pack("{s:s, s:O, s:b, s:I}", "name", act->name, "args", args,
@@ -404,7 +403,7 @@ page_calls(struct chat *c, const struct turn *t, size_t turn_index)
 int
 chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
             enum chat_kind kind, json_t *body, json_t **answer,
-            struct gemini_failure *fail, struct status_error *err)
+            struct status_error *err)
 {
     struct chat c = {.cfg = cfg, .g = g, .a = a};
     struct chat_input in;
@@ -497,7 +496,7 @@ chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
         if (payload == NULL)
             return oom(err);
         rc = gemini_generate(g, cfg, payload, strlen(payload), a, &resp,
-                             &c.usage, fail, err);
+                             &c.usage, err);
         free(payload);
         if (rc != 0 || turn_parse(resp, a, &t, err) != 0)
             return -1;

@@ -7,11 +7,8 @@
 #include "dispatch.h"
 #include "action.h"
 #include "chat.h"
-#include "gemini.h"
-#include "arena.h"
 #include "config.h"
 #include "httpio.h"
-#include "jschema.h"
 #include "logmsg.h"
 #include "plugin.h"
 #include "reply.h"
@@ -29,8 +26,7 @@ struct exchange {
     struct arena *arena;
     const char *arg;     /* the path after a prefix route, e.g. "shop.x" */
     json_t *body;        /* decoded request body, arena-owned; or NULL */
-    json_t *err_details; /* extra members of the error object; or NULL */
-    char err_headers[64]; /* extra header lines for the error answer */
+    const char *allow;   /* for a 405: the method the path takes */
     int status;          /* HTTP status of the answer */
 };
 
@@ -59,7 +55,6 @@ static int
 route_run_action(struct exchange *x, struct status_error *err)
 {
     const struct plugin_action *act = plugin_find(x->cfg->plugins, x->arg);
-    struct jschema_fail fail = {0};
     json_t *out;
 
     if (act == NULL)
@@ -67,13 +62,9 @@ route_run_action(struct exchange *x, struct status_error *err)
                           "there is no action named '%s'; GET /_jay/actions "
                           "lists them",
                           x->arg);
-    if (action_run(x->cfg, act, x->body, x->arena, &out, &fail, err) != 0) {
-        if (err->code == ST_SCHEMA)
-            x->err_details = arena_take_json(
-                x->arena, json_pack("{s:s, s:s}", "path", fail.path, "rule",
-                                    fail.rule ? fail.rule : ""));
+    /* a schema violation's path and rule travel in `err` */
+    if (action_run(x->cfg, act, x->body, x->arena, &out, err) != 0)
         return -1;
-    }
     x->status = 200;
     return reply_json(x->io, 200, out);
 }
@@ -82,16 +73,11 @@ route_run_action(struct exchange *x, struct status_error *err)
 static int
 route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
 {
-    struct gemini_failure fail = {0};
     json_t *answer;
 
-    if (chat_handle(x->cfg, x->g, x->arena, kind, x->body, &answer, &fail,
-                    err) != 0) {
-        if (fail.retry_after_s > 0)
-            snprintf(x->err_headers, sizeof(x->err_headers),
-                     "Retry-After: %ld\r\n", fail.retry_after_s);
+    /* a retry hint (rate limit, outage) travels in `err` */
+    if (chat_handle(x->cfg, x->g, x->arena, kind, x->body, &answer, err) != 0)
         return -1;
-    }
     x->status = 200;
     return reply_json(x->io, 200, answer);
 }
@@ -157,7 +143,7 @@ int
 dispatch_request(const struct config *cfg, struct gemini *g,
                  struct httpio *io, struct arena *a)
 {
-    struct exchange x = {cfg, g, io, a, NULL, NULL, NULL, "", 0};
+    struct exchange x = {cfg, g, io, a, NULL, NULL, NULL, 0};
     struct status_error err = {0};
     struct request_head head = {"", ""};
     const struct route *r;
@@ -171,8 +157,7 @@ dispatch_request(const struct config *cfg, struct gemini *g,
     r = route_find(head.method, head.path, &x.arg, &allow);
     if (r == NULL) {
         if (allow != NULL) {
-            snprintf(x.err_headers, sizeof(x.err_headers), "Allow: %s\r\n",
-                     allow);
+            x.allow = allow;
             rc = status_set(&err, ST_METHOD, "use %s for %s", allow,
                             head.path);
         } else {
@@ -195,8 +180,7 @@ out:
         if (x.status >= 500)
             log_err("%s %s: %s: %s", head.method, head.path,
                     status_code(err.code), err.text);
-        reply_error(io, &err, x.err_details,
-                    x.err_headers[0] ? x.err_headers : NULL);
+        reply_error(io, &err, x.allow);
     }
     return io->replied ? x.status : 0;
 }

@@ -420,8 +420,7 @@ static int
 map_failure(const struct gemini *g, const struct config *cfg,
             const struct gemini_http *h,
             const struct gemini_error_info *info, int attempts, long wait_ms,
-            long hint_ms, struct gemini_failure *fail,
-            struct status_error *err)
+            long hint_ms, struct status_error *err)
 {
     const char *key = cfg->gemini.api_key;
     char msg[GEMINI_QUOTE_MAX];
@@ -479,12 +478,11 @@ map_failure(const struct gemini *g, const struct config *cfg,
         long after = ceil_s(hint_ms >= 0 ? hint_ms : wait_ms);
         if (after < 1)
             after = 1;
-        if (fail != NULL)
-            fail->retry_after_s = after;
-        return status_set(err, ST_UPSTREAM_RATE,
-                          "Gemini's rate limit was reached; try again in "
-                          "%ld s%s%s%s",
-                          after, msg[0] ? " (" : "", msg, msg[0] ? ")" : "");
+        return status_set_retry(err, ST_UPSTREAM_RATE, after,
+                                "Gemini's rate limit was reached; try again "
+                                "in %ld s%s%s%s",
+                                after, msg[0] ? " (" : "", msg,
+                                msg[0] ? ")" : "");
     }
     if (s >= 400 && s < 500) {
         if (msg[0] != '\0')
@@ -494,17 +492,18 @@ map_failure(const struct gemini *g, const struct config *cfg,
                           "Gemini rejected the request (HTTP %ld)", s);
     }
     if (s >= 500 && s < 600) {
-        if (fail != NULL && hint_ms >= 0)
-            fail->retry_after_s = ceil_s(hint_ms);
+        /* Gemini's own delay, if it named one; else no promise */
+        long after = hint_ms >= 0 ? ceil_s(hint_ms) : 0;
         if (msg[0] != '\0')
-            return status_set(err, ST_UPSTREAM_DOWN,
-                              "Gemini is unavailable (HTTP %ld, %d "
-                              "attempt%s): %s",
-                              s, attempts, attempts == 1 ? "" : "s", msg);
-        return status_set(err, ST_UPSTREAM_DOWN,
-                          "Gemini is unavailable (HTTP %ld, %d attempt%s); "
-                          "try again later",
-                          s, attempts, attempts == 1 ? "" : "s");
+            return status_set_retry(err, ST_UPSTREAM_DOWN, after,
+                                    "Gemini is unavailable (HTTP %ld, %d "
+                                    "attempt%s): %s",
+                                    s, attempts, attempts == 1 ? "" : "s",
+                                    msg);
+        return status_set_retry(err, ST_UPSTREAM_DOWN, after,
+                                "Gemini is unavailable (HTTP %ld, %d "
+                                "attempt%s); try again later",
+                                s, attempts, attempts == 1 ? "" : "s");
     }
     return status_set(err, ST_UPSTREAM_BAD,
                       "Gemini answered with an unexpected HTTP %ld", s);
@@ -513,8 +512,7 @@ map_failure(const struct gemini *g, const struct config *cfg,
 int
 gemini_generate(struct gemini *g, const struct config *cfg, const char *body,
                 size_t len, struct arena *a, struct json_t **response,
-                struct gemini_usage *usage, struct gemini_failure *fail,
-                struct status_error *err)
+                struct gemini_usage *usage, struct status_error *err)
 {
     const struct gemini_transport *t = &g->t;
     struct gemini_http h;
@@ -525,8 +523,6 @@ gemini_generate(struct gemini *g, const struct config *cfg, const char *body,
     int attempt, rc = -1;
 
     *response = NULL;
-    if (fail != NULL)
-        fail->retry_after_s = 0;
     h.net = GEMINI_NET_OK;
     h.status = 0;
     h.retry_after_ms = -1;
@@ -588,7 +584,7 @@ gemini_generate(struct gemini *g, const struct config *cfg, const char *body,
         t->sleep_ms(t->ctx, wait);
     }
     rc = map_failure(g, cfg, &h, have_info ? &info : NULL, attempt, wait, hint,
-                     fail, err);
+                     err);
 out:
     sbuf_release(&h.body);
     return rc;

@@ -15,6 +15,7 @@
 #include "common.h"
 #include "jschema.h"
 #include "bounds.h"
+#include "status.h"
 
 #include <jansson.h>
 #include <regex.h>
@@ -272,8 +273,8 @@ struct check {
 };
 
 struct validation {
-    struct jschema_fail *fail; /* NULL: only the verdict is wanted */
-    struct jptr path;          /* of the instance value being validated */
+    struct status_error *err; /* NULL: only the verdict is wanted */
+    struct jptr path;         /* of the instance value being validated */
 };
 
 struct keyword;
@@ -556,24 +557,25 @@ jschema_check(const json_t *schema, jschema_report_fn report, void *ctx)
 
 /* --- jschema_validate() -------------------------------------------------- */
 
+_Static_assert(SCHEMA_MESSAGE_MAX <= STATUS_TEXT_MAX,
+               "a violation's message must fit the error uncut");
+
 /* Record the violation (when asked to) and return -1. */
 static int ATTR_FMT(3, 4)
 violation(struct validation *v, const char *rule, const char *fmt, ...)
 {
-    struct jschema_fail *f = v->fail;
-    char what[256];
+    char what[256], path[STATUS_PATH_MAX], message[SCHEMA_MESSAGE_MAX];
     va_list ap;
 
-    if (f == NULL)
+    if (v->err == NULL)
         return -1;
     va_start(ap, fmt);
     vfmt_cut(what, sizeof(what), fmt, ap);
     va_end(ap);
-    jptr_text(&v->path, f->path, sizeof(f->path));
-    f->rule = rule;
-    fmt_cut(f->message, sizeof(f->message), "%s: %s (%s)",
-            f->path[0] != '\0' ? f->path : "/", what, rule);
-    return -1;
+    jptr_text(&v->path, path, sizeof(path));
+    fmt_cut(message, sizeof(message), "%s: %s (%s)",
+            path[0] != '\0' ? path : "/", what, rule);
+    return status_set_schema(v->err, path, rule, "%s", message);
 }
 
 static const char *const got_names[] = {
@@ -850,18 +852,18 @@ static int
 v_any_of(struct validation *v, const json_t *value,
          const json_t *schema UNUSED, const json_t *instance, unsigned depth)
 {
-    struct jschema_fail *fail = v->fail;
+    struct status_error *err = v->err;
     const json_t *branch;
     bool ok = false;
     size_t i;
 
-    /* a failing branch is expected: keep its details out of `fail` */
-    v->fail = NULL;
+    /* a failing branch is expected: keep its details out of `err` */
+    v->err = NULL;
     json_array_foreach(value, i, branch) {
         if ((ok = validate(v, branch, instance, depth + 1) == 0))
             break;
     }
-    v->fail = fail;
+    v->err = err;
     if (ok)
         return 0;
     return violation(v, "anyOf", "matches none of the anyOf alternatives");
@@ -935,11 +937,11 @@ validate(struct validation *v, const json_t *schema, const json_t *instance,
 
 int
 jschema_validate(const json_t *schema, const json_t *instance,
-                 struct jschema_fail *fail)
+                 struct status_error *err)
 {
     struct validation v;
 
-    v.fail = fail;
+    v.err = err;
     jptr_init(&v.path);
     return validate(&v, schema, instance, 1);
 }

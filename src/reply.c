@@ -53,7 +53,7 @@ reply_json(struct httpio *io, int status, const json_t *v)
     if (body == NULL) {
         struct status_error err = {0};
         status_set(&err, ST_NO_MEMORY, "the response could not be encoded");
-        return reply_error(io, &err, NULL, NULL);
+        return reply_error(io, &err, NULL);
     }
     rc = reply_raw(io, status, NULL, body, strlen(body));
     free(body);
@@ -61,56 +61,55 @@ reply_json(struct httpio *io, int status, const json_t *v)
 }
 
 /*
- * Replace bytes that are not well-formed UTF-8 with '?', in place, so a
- * message quoting client input can always be encoded as a JSON string.
+ * The header lines of an error answer, built here only. `allow` comes from
+ * the routing table; a method is a token of capitals, so anything else is
+ * our bug and stays out of the head rather than splitting it.
  */
 static void
-scrub_utf8(char *s)
+error_headers(const struct status_error *err, const char *allow, char *buf,
+              size_t size)
 {
-    unsigned char *p = (unsigned char *)s;
+    int n = 0, m;
 
-    while (*p) {
-        size_t n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2
-                                 : (*p & 0xF0) == 0xE0 ? 3
-                                 : (*p & 0xF8) == 0xF0 ? 4 : 0;
-        size_t i = 1;
-        while (i < n && (p[i] & 0xC0) == 0x80)
-            i++;
-        if (n == 0 || i < n || (n == 2 && *p < 0xC2)) {
-            *p++ = '?';
-            continue;
-        }
-        p += n;
+    if (allow != NULL && allow[0] != '\0' &&
+        allow[strspn(allow, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")] == '\0')
+        n = snprintf(buf, size, "Allow: %s\r\n", allow);
+    else if (allow != NULL)
+        log_err("a bad Allow value was left out of a %d answer",
+                status_http(err->code));
+    if (n < 0 || (size_t)n >= size)
+        n = 0;
+    buf[n] = '\0';
+    if (err->retry_after_s > 0) {
+        m = snprintf(buf + n, size - (size_t)n, "Retry-After: %ld\r\n",
+                     err->retry_after_s);
+        if (m < 0 || (size_t)m >= size - (size_t)n)
+            buf[n] = '\0';
     }
 }
 
 int
 reply_error(struct httpio *io, const struct status_error *err,
-            const json_t *details, const char *extra_headers)
+            const char *allow)
 {
     /* Fixed fallback for when even building the envelope fails. */
     static const char oom[] = "{\"error\":{\"code\":\"internal_error\","
                               "\"message\":\"out of memory\"}}";
     enum status code = err->code == ST_OK ? ST_INTERNAL : err->code;
-    char msg[sizeof(err->text)];
-    json_t *inner, *env;
+    json_t *inner = status_json(err), *env;
+    char headers[128];
     char *body = NULL;
     int rc;
 
-    memcpy(msg, err->text[0] ? err->text : "internal error",
-           err->text[0] ? sizeof(msg) : sizeof("internal error"));
-    msg[sizeof(msg) - 1] = '\0';
-    scrub_utf8(msg);
-    inner = json_pack("{s:s, s:s}", "code", status_code(code), "message", msg);
-    if (inner != NULL && details != NULL)
-        json_object_update(inner, UNCONST(details));
     env = inner ? json_pack("{s:o}", "error", inner) : NULL;
     if (env != NULL)
         body = json_dumps(env, APP_JSON_FLAGS);
     json_decref(env);
     if (body == NULL)
         return reply_raw(io, 500, NULL, oom, sizeof(oom) - 1);
-    rc = reply_raw(io, status_http(code), extra_headers, body, strlen(body));
+    error_headers(err, allow, headers, sizeof(headers));
+    rc = reply_raw(io, status_http(code), headers[0] ? headers : NULL, body,
+                   strlen(body));
     free(body);
     return rc;
 }

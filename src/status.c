@@ -1,11 +1,13 @@
 /*
- * status.c - the one table from status to wire code and HTTP status.
+ * status.c - the one table from status to wire code and HTTP status, and
+ * the one writer of an error's JSON and text shapes.
  *
  * SPDX-License-Identifier: MIT
  */
 #include "common.h"
 #include "status.h"
 
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,22 +59,76 @@ trim_utf8_tail(char *s)
     }
 }
 
-int
-status_set(struct status_error *e, enum status code, const char *fmt, ...)
+/*
+ * Record `code` and the message, with empty detail, when `e` holds no error
+ * yet. Returns true when it did, so the caller may add its detail: the
+ * detail of a later error must never land on the first one.
+ */
+static bool ATTR_FMT(3, 0)
+status_vset(struct status_error *e, enum status code, const char *fmt,
+            va_list ap)
 {
-    va_list ap;
     int n;
 
     if (e == NULL || e->code != ST_OK)
-        return -1;
+        return false;
     e->code = code == ST_OK ? ST_INTERNAL : code;
-    va_start(ap, fmt);
     n = vsnprintf(e->text, sizeof(e->text), fmt, ap);
-    va_end(ap);
     if (n < 0)
         e->text[0] = '\0';
     else if ((size_t)n >= sizeof(e->text))
         trim_utf8_tail(e->text);
+    e->rule = NULL;
+    e->path[0] = '\0';
+    e->retry_after_s = 0;
+    return true;
+}
+
+int
+status_set(struct status_error *e, enum status code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    status_vset(e, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int
+status_set_schema(struct status_error *e, const char *path, const char *rule,
+                  const char *fmt, ...)
+{
+    va_list ap;
+    bool set;
+
+    va_start(ap, fmt);
+    set = status_vset(e, ST_SCHEMA, fmt, ap);
+    va_end(ap);
+    if (set) {
+        size_t n = strnlen(path, sizeof(e->path) - 1);
+
+        memcpy(e->path, path, n);
+        e->path[n] = '\0';
+        if (path[n] != '\0')
+            trim_utf8_tail(e->path);
+        e->rule = rule != NULL ? rule : "";
+    }
+    return -1;
+}
+
+int
+status_set_retry(struct status_error *e, enum status code, long retry_after_s,
+                 const char *fmt, ...)
+{
+    va_list ap;
+    bool set;
+
+    va_start(ap, fmt);
+    set = status_vset(e, code, fmt, ap);
+    va_end(ap);
+    if (set && retry_after_s > 0)
+        e->retry_after_s = retry_after_s;
     return -1;
 }
 
@@ -82,6 +138,9 @@ status_clear(struct status_error *e)
     if (e != NULL) {
         e->code = ST_OK;
         e->text[0] = '\0';
+        e->rule = NULL;
+        e->path[0] = '\0';
+        e->retry_after_s = 0;
     }
 }
 
@@ -119,4 +178,100 @@ status_reason(int http)
     case 504: return "Gateway Timeout";
     default: return "Unknown";
     }
+}
+
+/*
+ * The length of the well-formed UTF-8 sequence at `p` (RFC 3629), or 0.
+ * Overlong forms, surrogates and code points past U+10FFFF are not
+ * well-formed: jansson refuses them in a string, and one such byte run
+ * from a client must not turn the error answer into a 500.
+ */
+static size_t
+utf8_seq(const unsigned char *p)
+{
+    size_t n = p[0] < 0x80 ? 1 : p[0] < 0xC2 ? 0 : p[0] < 0xE0 ? 2
+             : p[0] < 0xF0 ? 3 : p[0] < 0xF5 ? 4 : 0;
+
+    /* stops at the NUL too: it is no continuation byte */
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    }
+    /* the second byte's range is what rules the rest out */
+    if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] > 0x9F) ||
+        (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] > 0x8F))
+        return 0;
+    return n;
+}
+
+/*
+ * Replace bytes that are not well-formed UTF-8 with '?', in place, so a
+ * message quoting client input can always be encoded as a JSON string.
+ */
+static void
+scrub_utf8(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+
+    while (*p) {
+        size_t n = utf8_seq(p);
+
+        if (n == 0)
+            *p++ = '?';
+        else
+            p += n;
+    }
+}
+
+/* Copy `src` into dst[size] (cut if need be) with scrub_utf8() applied. */
+static void
+copy_scrubbed(char *dst, size_t size, const char *src)
+{
+    size_t n = strnlen(src, size - 1);
+
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+    scrub_utf8(dst);
+}
+
+json_t *
+status_json(const struct status_error *e)
+{
+    enum status code = e->code == ST_OK ? ST_INTERNAL : e->code;
+    char msg[sizeof(e->text)];
+    char path[sizeof(e->path)];
+
+    copy_scrubbed(msg, sizeof(msg), e->text[0] ? e->text : "internal error");
+    if (e->rule == NULL)
+        return json_pack("{s:s, s:s}", "code", status_code(code), "message",
+                         msg);
+    copy_scrubbed(path, sizeof(path), e->path);
+    return json_pack("{s:s, s:s, s:s, s:s}", "code", status_code(code),
+                     "message", msg, "path", path, "rule", e->rule);
+}
+
+int
+status_text(const struct status_error *e, char *buf, size_t n)
+{
+    enum status code = e->code == ST_OK ? ST_INTERNAL : e->code;
+    int len;
+
+    if (n == 0)
+        return -1;
+    len = snprintf(buf, n, "%s: %s", status_code(code),
+                   e->text[0] ? e->text : "internal error");
+    if (len < 0) {
+        buf[0] = '\0';
+        return -1;
+    }
+    if ((size_t)len >= n)
+        trim_utf8_tail(buf);
+    scrub_utf8(buf);
+    /* One line, and nothing a terminal would act on: messages may quote
+     * client input (a URL path, a JSON key). */
+    for (char *p = buf; *p != '\0'; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7F)
+            *p = '?';
+    }
+    return (size_t)len < n ? 0 : -1;
 }

@@ -205,7 +205,7 @@ worker_cgi(const struct config *cfg)
         status_set(&err, ST_CONFIG,
                    "the server is not configured correctly; see its error "
                    "log");
-        reply_error(&io, &err, NULL, NULL);
+        reply_error(&io, &err, NULL);
         return 0;
     }
     if (gemini_init(&gemini) != 0) {

@@ -13,6 +13,7 @@
 #include "dispatch.h"
 #include "httpio.h"
 #include "jsonin.h"
+#include "reply.h"
 #include "request.h"
 #include "sbuf.h"
 #include "status.h"
@@ -187,10 +188,17 @@ static const struct http_case http_cases[] = {
      "not_found", NULL},
     {"unknown action", "POST", "/_jay/actions/shop.nope", J, NULL, "{}", 404,
      "unknown_action", "shop.nope"},
+    /* bytes jansson refuses in a string: the message still goes out */
+    {"overlong UTF-8 in the name", "POST", "/_jay/actions/shop.\xe0\x80\x80",
+     J, NULL, "{}", 404, "unknown_action", "'shop.???" "'"},
+    {"surrogate in the name", "POST", "/_jay/actions/shop.\xed\xa0\x80", J,
+     NULL, "{}", 404, "unknown_action", "'shop.???" "'"},
     {"nested path is not an action", "POST", "/_jay/actions/shop/x", J, NULL,
      "{}", 404, "not_found", NULL},
     {"GET on an action", "GET", "/_jay/actions/shop.searchProducts", NULL,
      NULL, NULL, 405, "method_not_allowed", "POST"},
+    {"GET on a chat route", "GET", "/_jay/actions/geminiAgent.sendMessage",
+     NULL, NULL, NULL, 405, "method_not_allowed", "POST"},
     {"POST on the list", "POST", "/_jay/actions", J, NULL, "{}", 405,
      "method_not_allowed", "GET"},
     {"DELETE on the list", "DELETE", "/_jay/actions", NULL, NULL, NULL, 405,
@@ -249,10 +257,47 @@ static const struct http_case http_cases[] = {
      NULL},
 };
 
+/* The detail of the cases above that have one, by name. */
+static const struct {
+    const char *name, *path, *rule;
+} schema_details[] = {
+    {"wrong type", "/query", "type"},
+    {"missing required", "", "required"},
+    {"extra property", "", "additionalProperties"},
+    {"rating too high", "/rating", "maximum"},
+    {"rating as string", "/rating", "type"},
+    {"array where object wanted", "", "type"},
+};
+
+static const struct {
+    const char *name, *allow;
+} allow_headers[] = {
+    {"GET on an action", "POST"},
+    {"GET on a chat route", "POST"},
+    {"POST on the list", "GET"},
+    {"DELETE on the list", "GET"},
+};
+
 START_TEST(http_errors)
 {
     const struct http_case *c = &http_cases[_i];
     struct result r = run(c->method, c->uri, c->ctype, c->clen, c->body);
+    const char *path = NULL, *rule = NULL, *allow = NULL;
+
+    for (size_t i = 0; i < ARRAY_SIZE(schema_details); i++) {
+        if (strcmp(c->name, schema_details[i].name) == 0) {
+            path = schema_details[i].path;
+            rule = schema_details[i].rule;
+        }
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(allow_headers); i++) {
+        if (strcmp(c->name, allow_headers[i].name) == 0)
+            allow = allow_headers[i].allow;
+    }
+    ck_assert_msg((rule != NULL) == (c->status == 422),
+                  "%s: a schema violation needs its detail here", c->name);
+    ck_assert_msg((allow != NULL) == (c->status == 405),
+                  "%s: a 405 needs its Allow here", c->name);
 
     ck_assert_msg(r.status == c->status, "%s: status %d, want %d", c->name,
                   r.status, c->status);
@@ -267,9 +312,120 @@ START_TEST(http_errors)
     ck_assert(strstr(r.head, "Content-Type: application/json; charset=utf-8"));
     ck_assert(strstr(r.head, "X-Content-Type-Options: nosniff"));
     ck_assert(strstr(r.head, "Cache-Control: no-store"));
-    if (c->status == 405)
-        ck_assert_msg(strstr(r.head, "\r\nAllow: "), "%s: no Allow", c->name);
+    /* path and rule only for a schema violation, and then both */
+    if (rule != NULL) {
+        ck_assert_str_eq(err_field(&r, "path"), path);
+        ck_assert_str_eq(err_field(&r, "rule"), rule);
+        ck_assert_int_eq(json_object_size(json_object_get(r.body, "error")),
+                         4);
+    } else {
+        ck_assert_msg(json_object_size(json_object_get(r.body, "error")) == 2,
+                      "%s: error has members besides code and message",
+                      c->name);
+    }
+    if (allow != NULL) {
+        char line[32];
+        snprintf(line, sizeof(line), "\r\nAllow: %s", allow);
+        ck_assert_msg(strstr(r.head, line) &&
+                          strstr(r.head, line)[strlen(line)] == '\0',
+                      "%s: want '%s' last in:\n%s", c->name, line + 2, r.head);
+    } else {
+        ck_assert_msg(strstr(r.head, "Allow:") == NULL, "%s: Allow", c->name);
+    }
+    ck_assert_msg(strstr(r.head, "Retry-After:") == NULL, "%s: Retry-After",
+                  c->name);
     json_decref(r.body);
+}
+END_TEST
+
+/* Clients parse these bytes: the whole answer, head and body, is fixed. */
+START_TEST(schema_violation_answer_is_exact)
+{
+    static const char body[] =
+        "{\"error\":{\"code\":\"schema_violation\",\"message\":\"/rating: "
+        "must be <= 5 (maximum)\",\"path\":\"/rating\",\"rule\":"
+        "\"maximum\"}}";
+    struct result r = run("POST", "/_jay/actions/shop.addReview", J, NULL,
+                          "{\"productId\":\"p001\",\"rating\":6,"
+                          "\"text\":\"x\"}");
+    char head[512];
+
+    snprintf(head, sizeof(head),
+             "Status: 422 Unprocessable Content\r\n"
+             "Content-Type: application/json; charset=utf-8\r\n"
+             "Content-Length: %zu\r\n"
+             "X-Content-Type-Options: nosniff\r\n"
+             "Cache-Control: no-store",
+             sizeof(body) - 1);
+    ck_assert_int_eq(r.status, 422);
+    ck_assert_str_eq(r.head, head);
+    ck_assert_str_eq(r.raw, body);
+    json_decref(r.body);
+}
+END_TEST
+
+/* --- the error writer's headers, directly ----------------------------------- */
+
+/* reply_error() into memory; returns the whole answer (caller frees). */
+static char *
+reply_to_memory(const struct status_error *err, const char *allow)
+{
+    const char *none[] = {NULL};
+    struct memio m = {none, "", 0, 0, {0}};
+    struct httpio io = {&mem_ops, &m, false};
+    char *out;
+
+    sbuf_init(&m.out, 1 << 16);
+    ck_assert_int_eq(reply_error(&io, err, allow), 0);
+    ck_assert(io.replied);
+    out = strdup(m.out.buf);
+    ck_assert_ptr_nonnull(out);
+    sbuf_release(&m.out);
+    return out;
+}
+
+START_TEST(reply_error_headers)
+{
+    struct status_error err = {0};
+    char *out;
+
+    /* a retry hint becomes Retry-After; the body stays code + message */
+    status_set_retry(&err, ST_UPSTREAM_RATE, 30, "try again in 30 s");
+    out = reply_to_memory(&err, NULL);
+    ck_assert_str_eq(out,
+                     "Status: 503 Service Unavailable\r\n"
+                     "Content-Type: application/json; charset=utf-8\r\n"
+                     "Content-Length: 72\r\n"
+                     "X-Content-Type-Options: nosniff\r\n"
+                     "Cache-Control: no-store\r\n"
+                     "Retry-After: 30\r\n"
+                     "\r\n"
+                     "{\"error\":{\"code\":\"upstream_rate_limited\","
+                     "\"message\":\"try again in 30 s\"}}");
+    free(out);
+
+    /* no hint, no header */
+    status_clear(&err);
+    status_set_retry(&err, ST_UPSTREAM_DOWN, 0, "down");
+    out = reply_to_memory(&err, NULL);
+    ck_assert_ptr_null(strstr(out, "Retry-After"));
+    ck_assert_ptr_nonnull(strstr(out, "Status: 503 "));
+    free(out);
+
+    /* the allowed method becomes Allow */
+    status_clear(&err);
+    status_set(&err, ST_METHOD, "use GET for /_jay/actions");
+    out = reply_to_memory(&err, "GET");
+    ck_assert_ptr_nonnull(
+        strstr(out, "Cache-Control: no-store\r\nAllow: GET\r\n\r\n{"));
+    free(out);
+
+    /* only a method name ever reaches the head */
+    out = reply_to_memory(&err, "GET\r\nX-Evil: 1");
+    ck_assert_ptr_null(strstr(out, "X-Evil"));
+    ck_assert_ptr_null(strstr(out, "Allow:"));
+    ck_assert_ptr_nonnull(strstr(out, "Status: 405 "));
+    free(out);
 }
 END_TEST
 
@@ -455,6 +611,7 @@ dispatch_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, http_errors, 0, (int)ARRAY_SIZE(http_cases));
+    tcase_add_test(tc, schema_violation_answer_is_exact);
     tcase_add_test(tc, list_shows_exposed_actions_only);
     tcase_add_test(tc, search_is_case_insensitive_and_limited);
     tcase_add_test(tc, review_is_appended);
@@ -462,6 +619,7 @@ dispatch_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("decode");
     tcase_add_test(tc, content_length_table);
+    tcase_add_test(tc, reply_error_headers);
     tcase_add_test(tc, jsonin_depth_and_positions);
     suite_add_tcase(s, tc);
     return s;

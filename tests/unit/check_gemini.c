@@ -462,7 +462,7 @@ struct scenario {
     enum status code;     /* ST_OK: success */
     long min_second_post; /* the 2nd post starts at least this late */
     const char *want[2];  /* substrings of err.text */
-    long retry_after_min; /* fail.retry_after_s at least this */
+    long retry_after_min; /* err.retry_after_s at least this */
 };
 
 static const struct scenario scenarios[] = {
@@ -598,7 +598,6 @@ START_TEST(generate_scenario)
                      .now = 1000000, .start = 1000000};
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, &f};
     struct gemini_usage usage = {0};
-    struct gemini_failure fail = {-7};
     struct status_error err = {0};
     struct test_cfg tc;
     struct gemini g;
@@ -617,7 +616,7 @@ START_TEST(generate_scenario)
     gemini_init_transport(&g, &t);
 
     rc = gemini_generate(&g, &tc.cfg, REQ_BODY, strlen(REQ_BODY), &a, &resp,
-                         &usage, &fail, &err);
+                         &usage, &err);
 
     ck_assert_msg(rc == (sc->code == ST_OK ? 0 : -1), "%s: rc %d (%s)",
                   sc->name, rc, err.text);
@@ -641,10 +640,17 @@ START_TEST(generate_scenario)
                           sc->want[i]);
     }
     if (sc->retry_after_min > 0)
-        ck_assert_msg(fail.retry_after_s >= sc->retry_after_min,
-                      "%s: retry_after_s %ld", sc->name, fail.retry_after_s);
+        ck_assert_msg(err.retry_after_s >= sc->retry_after_min,
+                      "%s: retry_after_s %ld", sc->name, err.retry_after_s);
     else if (sc->code != ST_UPSTREAM_RATE)
-        ck_assert_int_eq(fail.retry_after_s, 0);
+        ck_assert_msg(err.retry_after_s == 0, "%s: retry_after_s %ld",
+                      sc->name, err.retry_after_s);
+    /* a rate limit always says when to come back */
+    if (sc->code == ST_UPSTREAM_RATE)
+        ck_assert_msg(err.retry_after_s >= 1, "%s: no retry_after_s",
+                      sc->name);
+    /* only a schema violation names a path and rule */
+    ck_assert_ptr_null(err.rule);
     assert_no_key(err.text);
     /* Visitors read these messages: the upstream address stays in the log. */
     ck_assert_msg(strstr(err.text, "gemini.test") == NULL,
@@ -736,7 +742,7 @@ START_TEST(generate_scrubs_a_key_at_the_cut)
         gemini_init_transport(&g, &t);
         ck_assert_int_eq(gemini_generate(&g, &tc.cfg, REQ_BODY,
                                          strlen(REQ_BODY), &a, &resp, &usage,
-                                         NULL, &err),
+                                         &err),
                          -1);
         ck_assert_int_eq(err.code, ST_UPSTREAM_REJECTED);
         ck_assert_msg(memmem(err.text, strlen(err.text), TEST_KEY, 4) == NULL,
@@ -781,7 +787,7 @@ START_TEST(generate_refuses_bad_settings)
         gemini_init_transport(&g, &t);
         ck_assert_int_eq(gemini_generate(&g, &tc.cfg, REQ_BODY,
                                          strlen(REQ_BODY), &a, &resp, &usage,
-                                         NULL, &err),
+                                         &err),
                          -1);
         ck_assert_int_eq(err.code, ST_NOT_CONFIGURED);
         ck_assert_msg(strstr(err.text, cases[i].want) != NULL, "%zu: '%s'",
@@ -1000,7 +1006,7 @@ START_TEST(curl_reuses_one_connection)
     ck_assert_int_eq(gemini_init(&g), 0);
     for (int i = 0; i < 2; i++) {
         ck_assert_msg(gemini_generate(&g, &tc.cfg, REQ_BODY, strlen(REQ_BODY),
-                                      &a, &resp, &usage, NULL, &err) == 0,
+                                      &a, &resp, &usage, &err) == 0,
                       "call %d: %s", i, err.text);
         ck_assert_ptr_nonnull(json_object_get(resp, "candidates"));
         ck_assert_ptr_null(g.headers); /* wiped and freed after the call */

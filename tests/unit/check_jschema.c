@@ -10,6 +10,7 @@
 #include "common.h"
 #include "jschema.h"
 #include "bounds.h"
+#include "status.h"
 
 #include <check.h>
 #include <jansson.h>
@@ -237,28 +238,35 @@ START_TEST(validate_table)
     const struct vrow *r = &vrows[_i];
     json_t *schema = load(r->schema), *instance = load(r->instance);
     struct problems p;
-    struct jschema_fail fail;
+    struct status_error err = {0};
     int rc;
 
     /* every schema here is also one jschema_check() accepts */
     ck_assert_msg(check_text(r->schema, &p) == 0, "%s: %s %s", r->schema,
                   p.pointer, p.msg);
-    memset(&fail, 0, sizeof(fail));
-    rc = jschema_validate(schema, instance, &fail);
+    rc = jschema_validate(schema, instance, &err);
     ck_assert_msg(rc == (r->valid ? 0 : -1), "row %d %s %s: rc %d (%s)", _i,
-                  r->schema, r->instance, rc, fail.message);
-    if (!r->valid) {
-        ck_assert_str_eq(fail.path, r->path);
-        ck_assert_str_eq(fail.rule, r->rule);
+                  r->schema, r->instance, rc, err.text);
+    if (r->valid) {
+        /* a valid instance leaves the error alone, also anyOf's misses */
+        ck_assert_int_eq(err.code, ST_OK);
+        ck_assert_ptr_null(err.rule);
+        ck_assert_str_eq(err.path, "");
+    } else {
+        ck_assert_int_eq(err.code, ST_SCHEMA);
+        ck_assert_ptr_nonnull(err.rule);
+        ck_assert_str_eq(err.path, r->path);
+        ck_assert_str_eq(err.rule, r->rule);
         if (r->message != NULL)
-            ck_assert_str_eq(fail.message, r->message);
+            ck_assert_str_eq(err.text, r->message);
+        ck_assert_int_eq(err.retry_after_s, 0);
     }
     json_decref(schema);
     json_decref(instance);
 }
 END_TEST
 
-START_TEST(validate_without_fail_struct)
+START_TEST(validate_without_error)
 {
     json_t *schema = load("{'type':'string'}"), *good = load("'x'");
     json_t *bad = load("1");
@@ -274,24 +282,26 @@ END_TEST
 START_TEST(validate_cuts_long_paths_on_utf8_boundary)
 {
     char name[601] = "";
-    struct jschema_fail fail;
+    struct status_error err = {0};
     json_t *schema, *instance, *check;
 
-    /* 300 two-byte characters: far more than fail.path holds */
+    /* 300 two-byte characters: far more than err.path holds */
     for (size_t i = 0; i < 300; i++)
         memcpy(name + 2 * i, "\xc3\xa9", 3);
     schema = json_pack("{s:{s:{s:s}}}", "properties", name, "type", "string");
     instance = json_pack("{s:i}", name, 1);
-    ck_assert_int_eq(jschema_validate(schema, instance, &fail), -1);
-    ck_assert_str_eq(fail.rule, "type");
-    ck_assert_uint_lt(strlen(fail.path), sizeof(fail.path));
-    ck_assert_ptr_nonnull(strstr(fail.path, "..."));
-    ck_assert_uint_lt(strlen(fail.message), sizeof(fail.message));
+    ck_assert_int_eq(jschema_validate(schema, instance, &err), -1);
+    ck_assert_int_eq(err.code, ST_SCHEMA);
+    ck_assert_str_eq(err.rule, "type");
+    ck_assert_uint_lt(strlen(err.path), sizeof(err.path));
+    ck_assert_ptr_nonnull(strstr(err.path, "..."));
+    ck_assert_uint_lt(strlen(err.text), SCHEMA_MESSAGE_MAX);
+    ck_assert_str_eq(err.text + strlen(err.text) - 3, "...");
     /* json_string() refuses invalid UTF-8: both must survive the cut */
-    check = json_string(fail.path);
+    check = json_string(err.path);
     ck_assert_ptr_nonnull(check);
     json_decref(check);
-    check = json_string(fail.message);
+    check = json_string(err.text);
     ck_assert_ptr_nonnull(check);
     json_decref(check);
     json_decref(schema);
@@ -303,11 +313,31 @@ START_TEST(validate_fails_closed_on_unchecked_schema)
 {
     json_t *schema = load("{'properties':{'a':5}}");
     json_t *instance = load("{'a':1}");
-    struct jschema_fail fail;
+    struct status_error err = {0};
 
-    ck_assert_int_eq(jschema_validate(schema, instance, &fail), -1);
-    ck_assert_str_eq(fail.path, "/a");
-    ck_assert_str_eq(fail.rule, "schema");
+    ck_assert_int_eq(jschema_validate(schema, instance, &err), -1);
+    ck_assert_int_eq(err.code, ST_SCHEMA);
+    ck_assert_str_eq(err.path, "/a");
+    ck_assert_str_eq(err.rule, "schema");
+    ck_assert_str_eq(err.text, "/a: the schema here is not usable (schema)");
+    json_decref(schema);
+    json_decref(instance);
+}
+END_TEST
+
+/* First error wins: a violation found later adds nothing to an error. */
+START_TEST(validate_keeps_an_earlier_error)
+{
+    json_t *schema = load("{'properties':{'a':{'type':'string'}}}");
+    json_t *instance = load("{'a':1}");
+    struct status_error err = {0};
+
+    status_set(&err, ST_BAD_REQUEST, "first");
+    ck_assert_int_eq(jschema_validate(schema, instance, &err), -1);
+    ck_assert_int_eq(err.code, ST_BAD_REQUEST);
+    ck_assert_str_eq(err.text, "first");
+    ck_assert_ptr_null(err.rule);
+    ck_assert_str_eq(err.path, "");
     json_decref(schema);
     json_decref(instance);
 }
@@ -499,7 +529,8 @@ jschema_suite(void)
     TCase *tc = tcase_create("validate");
 
     tcase_add_loop_test(tc, validate_table, 0, (int)ARRAY_SIZE(vrows));
-    tcase_add_test(tc, validate_without_fail_struct);
+    tcase_add_test(tc, validate_without_error);
+    tcase_add_test(tc, validate_keeps_an_earlier_error);
     tcase_add_test(tc, validate_cuts_long_paths_on_utf8_boundary);
     tcase_add_test(tc, validate_fails_closed_on_unchecked_schema);
     suite_add_tcase(s, tc);
