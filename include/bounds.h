@@ -33,6 +33,28 @@
 #define BOUND_LOOP_STEPS          15
 #define DEFAULT_LOOP_STEPS        8
 
+/* The system prompt's one-line summary of a tool keeps at most this many
+ * bytes of its description: the declarations carry the whole text. */
+#define BOUND_PROMPT_DESCRIPTION  300
+/* The system prompt's buffer: the page state may grow 6-fold when every
+ * '<' becomes "\u003c" (7 covers it), plus room for the fixed text and
+ * the tool summaries. */
+#define BOUND_PROMPT_STATE_GROWTH 7
+#define BOUND_PROMPT_FIXED_BYTES  (256u * 1024)
+/* Names quoted back in messages are cut here: they come from the browser. */
+#define BOUND_NAME_SHOWN          64
+
+/* --- memory ---------------------------------------------------------------- */
+
+/* Bytes one request may allocate in all (memlimit.h): the arena's blocks,
+ * sbuf growth and jansson's allocations, counted as they are made. A
+ * large honest request (an 8 MiB body, 15 Gemini steps) stays far below;
+ * past it the request gets a 500, before the machine runs short. */
+#define BOUND_REQUEST_MEMORY      (512u * 1024 * 1024)
+/* Most requests fit in one arena block of this size, which
+ * arena_reset() keeps between requests. */
+#define BOUND_ARENA_BLOCK         (16u * 1024)
+
 /* --- time ---------------------------------------------------------------- */
 
 /* Total deadline of one Gemini call, retries included. It must end before
@@ -41,6 +63,10 @@
 #define DEFAULT_GEMINI_TIMEOUT_MS 60000
 #define BOUND_ACTION_TIMEOUT_MS   120000
 #define DEFAULT_ACTION_TIMEOUT_MS 10000
+
+/* A CGI host that announces more body than it sends and keeps stdin open
+ * must not hang the process: give up after this long without a byte. */
+#define BOUND_CGI_READ_MS         10000
 
 /* --- the Gemini client --------------------------------------------------- */
 
@@ -53,6 +79,11 @@
 /* A response that started and then sent nothing for this long is a stall
  * (before the first byte only the deadline applies: thinking is slow). */
 #define GEMINI_STALL_MS        15000
+/* A retry is only worth making when at least this much time is left after
+ * the wait; an attempt with less can only time out. */
+#define GEMINI_MIN_ATTEMPT_MS  100
+/* Gemini's message quoted in our error text: room for our own words. */
+#define BOUND_GEMINI_QUOTE     200
 /* Largest Gemini response body we keep; more is cut off (bad response). */
 #define BOUND_UPSTREAM_BYTES   (16u * 1024 * 1024)
 
@@ -88,6 +119,9 @@
 #define BOUND_NAME_LEN            64
 /* JSON Schema nesting in a .jay-action (also caps validator recursion). */
 #define BOUND_SCHEMA_DEPTH        BOUND_JSON_DEPTH
+/* Longest JSON pointer jschema builds while it walks an instance; a longer
+ * one is cut (and the error says so). */
+#define BOUND_JSON_POINTER        1024
 /* Longest POSIX ERE `pattern` we compile. */
 #define BOUND_PATTERN_LEN         1024
 /* Serialized output of one action; more is a handler bug, not a result. */
@@ -96,6 +130,28 @@
  * Longer ones end in "..."; a client or the model needs the start, and
  * it stays below STATUS_TEXT_MAX so the cut is this visible one. */
 #define SCHEMA_MESSAGE_MAX        256
+
+/* --- generated files ------------------------------------------------------ */
+
+/* Files the commands generate (types, agent kit) are small; this cap
+ * only stops a runaway. */
+#define BOUND_GENERATED_BYTES (4u * 1024 * 1024)
+/* TypeScript type names come from registered names `<plugin>.<name>`, each
+ * part at most BOUND_NAME_LEN; a leading digit costs one `_`. */
+#define BOUND_TS_TYPE_NAME    (2 * BOUND_NAME_LEN + 8)
+/* libyaml refuses implicit (`key:`) keys longer than 1024 characters; a
+ * quoted key may take 4 characters per byte (`\x01`), so keys longer than
+ * this are written in the explicit `? key` form. */
+#define BOUND_YAML_KEY_INLINE 200
+
+/* --- errors ----------------------------------------------------------------- */
+
+/* Longest error message we keep; longer ones are cut at a UTF-8 boundary. */
+#define STATUS_TEXT_MAX 384
+/* Longest JSON pointer kept as an error's `path` (with its NUL). Schema
+ * violations are as deep as BOUND_SCHEMA_DEPTH; 255 bytes name every honest
+ * path, and jschema marks a longer one as cut with "...". */
+#define STATUS_PATH_MAX 256
 
 /* --- paths --------------------------------------------------------------- */
 

@@ -49,8 +49,6 @@ extern const char cmd_agent_kit_usage[];
 
 struct config;
 
-/* Generated files are small; this cap only stops a runaway. */
-#define CMD_GENERATED_MAX (4u * 1024 * 1024)
 
 /* Load the config for a command; prints fatal problems (all of them unless
  * quiet_ok) on stderr. NULL when it cannot be used. */

@@ -20,6 +20,7 @@
 #define APP_STATUS_H
 
 #include "common.h"
+#include "bounds.h" /* STATUS_TEXT_MAX, STATUS_PATH_MAX */
 
 struct json_t;
 
@@ -52,15 +53,6 @@ enum status {
     ST__COUNT
 };
 
-/* Longest error message we keep; longer ones are cut at a UTF-8 boundary. */
-#define STATUS_TEXT_MAX 384
-
-/*
- * Longest JSON pointer kept as an error's `path` (with its NUL). Schema
- * violations are as deep as BOUND_SCHEMA_DEPTH; 255 bytes name every honest
- * path, and jschema marks a longer one as cut with "...".
- */
-#define STATUS_PATH_MAX 256
 
 /*
  * The caller owns the detail. First error wins: once `code` is set, later

@@ -7,6 +7,7 @@
 #include "common.h"
 #include "cmdopt.h"
 #include "commands.h"
+#include "bounds.h"
 #include "config.h"
 #include "plugin.h"
 #include "sbuf.h"
@@ -94,7 +95,7 @@ actions_types(const struct plugin_set *ps, const char *out_dir)
                      base_name(a->source));
         else
             snprintf(path, sizeof(path), "%s.d.ts", a->source);
-        sbuf_init(&ts, CMD_GENERATED_MAX);
+        sbuf_init(&ts, BOUND_GENERATED_BYTES);
         if (tsgen_action(&ts, shortname, a->description, a->source,
                          a->input_schema, a->output_schema) != 0 ||
             cmd_write_file(path, ts.buf, ts.len, 0644) != 0) {

@@ -14,6 +14,7 @@
  */
 #include "common.h"
 #include "history.h"
+#include "bounds.h"
 #include "status.h"
 
 #include <jansson.h>
@@ -95,8 +96,6 @@ fail(struct status_error *err, const struct where *w, const char *fmt, ...)
                       what);
 }
 
-/* Names in messages are cut here: they come from the browser. */
-#define NAME_MAX_SHOWN 64
 
 static bool
 nonempty_string(const json_t *v)
@@ -187,7 +186,7 @@ check_part(const json_t *part, bool model, const struct where *w,
                 return fail(err, w, "thoughtSignature must be a string");
         } else if (!model) {
             return fail(err, w, "unknown member \"%.*s\"",
-                        len > NAME_MAX_SHOWN ? NAME_MAX_SHOWN : (int)len, key);
+                        len > BOUND_NAME_SHOWN ? BOUND_NAME_SHOWN : (int)len, key);
         }
     }
 
@@ -289,18 +288,18 @@ match_answers(const struct open_calls *oc, const json_t *resp, size_t turn,
             return fail(err, &w,
                         "functionResponse \"%.*s\" answers no remaining call "
                         "of history[%zu], in call order",
-                        NAME_MAX_SHOWN, call_name(fr), oc->turn);
+                        BOUND_NAME_SHOWN, call_name(fr), oc->turn);
         if (strcmp(call_name(fr), call_name(fc)) != 0)
             return fail(err, &w,
                         "functionResponse.name \"%.*s\" does not match the "
                         "call \"%.*s\" of history[%zu].parts[%zu]",
-                        NAME_MAX_SHOWN, call_name(fr), NAME_MAX_SHOWN,
+                        BOUND_NAME_SHOWN, call_name(fr), BOUND_NAME_SHOWN,
                         call_name(fc), oc->turn, i);
         if (!answers(fr, fc))
             return fail(err, &w,
                         "functionResponse.id must be \"%.*s\", the id of the "
                         "call in history[%zu].parts[%zu]",
-                        NAME_MAX_SHOWN,
+                        BOUND_NAME_SHOWN,
                         json_string_value(json_object_get(fc, "id")),
                         oc->turn, i);
         i++;
@@ -351,7 +350,7 @@ check_turn(const json_t *turn, size_t index, bool *model,
             parts = v;
         else
             return fail(err, &w, "unknown member \"%.*s\"",
-                        len > NAME_MAX_SHOWN ? NAME_MAX_SHOWN : (int)len,
+                        len > BOUND_NAME_SHOWN ? BOUND_NAME_SHOWN : (int)len,
                         key);
     }
     /* No default role: Gemini would take a missing one as "user", and a

@@ -191,16 +191,15 @@ dump_value(const json_t *v, char *buf, size_t size)
 
 /* --- JSON pointers ------------------------------------------------------- */
 
-#define JPTR_MAX 1024
 
 /*
  * A JSON pointer built as we descend. Pushes and pops nest, so a pop only
  * restores the length saved by its push. `len` is the pointer's real length;
- * past JPTR_MAX - 1 bytes the text is cut and jptr_text() marks the cut.
+ * past BOUND_JSON_POINTER - 1 bytes the text is cut and jptr_text() marks the cut.
  */
 struct jptr {
     size_t len;
-    char buf[JPTR_MAX];
+    char buf[BOUND_JSON_POINTER];
 };
 
 static void
@@ -213,7 +212,7 @@ jptr_init(struct jptr *p)
 static void
 jptr_putc(struct jptr *p, char c)
 {
-    if (p->len < JPTR_MAX - 1) {
+    if (p->len < BOUND_JSON_POINTER - 1) {
         p->buf[p->len] = c;
         p->buf[p->len + 1] = '\0';
     }
@@ -224,7 +223,7 @@ static void
 jptr_pop(struct jptr *p, size_t mark)
 {
     p->len = mark;
-    p->buf[mark < JPTR_MAX - 1 ? mark : JPTR_MAX - 1] = '\0';
+    p->buf[mark < BOUND_JSON_POINTER - 1 ? mark : BOUND_JSON_POINTER - 1] = '\0';
 }
 
 /* Append "/key" with RFC 6901 escaping; returns the mark for jptr_pop(). */
@@ -257,8 +256,8 @@ jptr_push_index(struct jptr *p, size_t i)
 static void
 jptr_text(const struct jptr *p, char *dst, size_t size)
 {
-    bool cut = p->len > JPTR_MAX - 1;
-    size_t n = cut ? utf8_trim(p->buf, JPTR_MAX - 1) : p->len;
+    bool cut = p->len > BOUND_JSON_POINTER - 1;
+    size_t n = cut ? utf8_trim(p->buf, BOUND_JSON_POINTER - 1) : p->len;
 
     fmt_cut(dst, size, "%.*s%s", (int)n, p->buf, cut ? "..." : "");
 }
@@ -332,7 +331,7 @@ type_matches(int t, const json_t *v)
 static void ATTR_FMT(2, 3)
 problem(struct check *c, const char *fmt, ...)
 {
-    char pointer[JPTR_MAX + 4], msg[256];
+    char pointer[BOUND_JSON_POINTER + 4], msg[256];
     va_list ap;
 
     va_start(ap, fmt);

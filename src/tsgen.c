@@ -30,9 +30,6 @@
 /* Spaces per nesting level of the generated code. */
 #define TS_INDENT 4
 
-/* Registered names are `<plugin>.<name>`, each part at most BOUND_NAME_LEN;
- * a leading digit costs one `_`. */
-#define TS_TYPE_MAX (2 * BOUND_NAME_LEN + 8)
 
 /* JSON Schema `type` names as bits, so that a type array can drop repeats
  * (integer and number both become `number`). */
@@ -624,7 +621,7 @@ tsgen_action(struct sbuf *out, const char *action_name, const char *description,
              const char *source, const json_t *input_schema,
              const json_t *output_schema)
 {
-    char type[TS_TYPE_MAX];
+    char type[BOUND_TS_TYPE_NAME];
 
     if (tsgen_type_name(action_name, type, sizeof(type)) != 0)
         return -1;

@@ -30,13 +30,6 @@
  * indent / YO_INDENT + 1 is the nesting depth of what is written there. */
 #define YO_INDENT 2
 
-/*
- * libyaml refuses implicit (`key:`) keys longer than 1024 characters. A
- * quoted key may take 4 characters per byte (`\x01`), so keys longer than
- * this use the explicit `? key` form.
- */
-#define YO_KEY_MAX 200
-
 /* Returned by utf8_next() for a byte that starts no valid sequence; it is
  * outside Unicode, so it never collides with a real code point. */
 #define UTF8_BAD 0x110000u
@@ -267,7 +260,7 @@ put_member(struct sbuf *out, int indent, const char *key, const json_t *v)
 {
     size_t len = strlen(key);
 
-    if (len <= YO_KEY_MAX) {
+    if (len <= BOUND_YAML_KEY_INLINE) {
         if (put_string(out, key, len) || sbuf_adds(out, ":"))
             return -1;
     } else if (sbuf_adds(out, "? ") || put_string(out, key, len) ||
