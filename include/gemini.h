@@ -120,7 +120,8 @@ struct gemini_error_info {
     long retry_delay_ms;    /* RetryInfo retryDelay, or -1 */
 };
 
-/* Parse an error body. Returns 0, or -1 when it is not one (HTML, ...). */
+/* Parse an error body. Returns 0, -1 when it is not one (HTML, ...), or
+ * -2 when out of memory. */
 int gemini_parse_error(const char *body, size_t len,
                        struct gemini_error_info *out);
 

@@ -9,6 +9,9 @@
  * jansson's recursive parser runs). Every refusal says what and where
  * ("line 3, column 14").
  *
+ * Every parse of the request path goes through jsonin_parse(), which
+ * keeps jansson's parser away from failed allocations (memlimit.h).
+ *
  * SPDX-License-Identifier: MIT
  */
 #ifndef APP_JSONIN_H
@@ -16,14 +19,34 @@
 
 #include "common.h"
 
-struct json_t;
+#include <jansson.h>
+
 struct status_error;
 
 /*
+ * json_loadb(buf, len, flags, jerr) under the request's memory bound.
+ * Returns a new reference, or NULL: with `*oom` true when memory ran out,
+ * else not JSON (`jerr` says why).
+ */
+struct json_t *jsonin_parse(const char *buf, size_t len, size_t flags,
+                            json_error_t *jerr, bool *oom);
+
+/* jsonin_parse() of the file at `path`, read whole (at most `max_bytes`).
+ * NULL with `*oom` false: unreadable, too large or not JSON (`jerr->text`
+ * says which). */
+struct json_t *jsonin_load_file(const char *path, size_t max_bytes,
+                                size_t flags, json_error_t *jerr, bool *oom);
+
+/*
  * Decode `buf[0..len)` (need not be NUL-terminated). Returns a new
- * reference, or NULL with `err` set to ST_INVALID_JSON.
+ * reference, or NULL with `err` set: ST_INVALID_JSON, or ST_NO_MEMORY.
  */
 struct json_t *jsonin_decode(const char *buf, size_t len, int max_depth,
                              struct status_error *err);
+
+/* The first member of the object `obj` whose name is not in `known`
+ * (NULL-terminated), or NULL when there is none. Allocates nothing. */
+const char *jsonin_unknown_member(const struct json_t *obj,
+                                  const char *const *known);
 
 #endif /* APP_JSONIN_H */

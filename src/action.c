@@ -71,7 +71,12 @@ action_run(const struct config *cfg, const struct plugin_action *act,
     if (out == NULL)
         return status_set(err, ST_ACTION_FAILED,
                           "the action '%s' returned nothing", act->name);
-    if (json_dump_callback(out, count_bytes, &probe, APP_JSON_FLAGS) != 0) {
+    if (json_dump_callback(out, count_bytes, &probe, APP_JSON_FLAGS) != 0 &&
+        probe.n <= BOUND_ACTION_OUTPUT_BYTES) {
+        json_decref(out); /* the writer ran out of memory, not of room */
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    }
+    if (probe.n > BOUND_ACTION_OUTPUT_BYTES) {
         log_err("action '%s' returned more than %u bytes", act->name,
                 BOUND_ACTION_OUTPUT_BYTES);
         json_decref(out);

@@ -5,6 +5,8 @@
  */
 #include "common.h"
 #include "arena.h"
+#include "bounds.h"
+#include "memlimit.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -12,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Most requests fit in one 16 KiB block, which arena_reset() keeps. */
-#define ARENA_BLOCK_SIZE (16u * 1024)
 #define ARENA_ALIGN      _Alignof(max_align_t)
 
 struct arena_block {
@@ -46,8 +46,8 @@ arena_alloc(struct arena *a, size_t n)
     if (need < n)
         return NULL; /* overflow */
     if (b == NULL || b->size - b->used < need) {
-        size_t size = need > ARENA_BLOCK_SIZE ? need : ARENA_BLOCK_SIZE;
-        if (size > SIZE_MAX - sizeof(*b))
+        size_t size = need > BOUND_ARENA_BLOCK ? need : BOUND_ARENA_BLOCK;
+        if (size > SIZE_MAX - sizeof(*b) || !memlimit_charge(size))
             return NULL;
         b = malloc(sizeof(*b) + size);
         if (b == NULL)
@@ -166,7 +166,7 @@ arena_reset(struct arena *a)
     /* Keep the oldest block (the first allocated), free the rest. */
     for (b = a->head; b != NULL;) {
         struct arena_block *next = b->next;
-        if (next == NULL && b->size == ARENA_BLOCK_SIZE) {
+        if (next == NULL && b->size == BOUND_ARENA_BLOCK) {
             keep = b;
         } else {
             free(b);

@@ -21,6 +21,7 @@
  */
 #include "common.h"
 #include "gemini.h"
+#include "jsonin.h"
 #include "arena.h"
 #include "bounds.h"
 #include "config.h"
@@ -38,14 +39,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/*
- * A retry is only worth making when at least this much time is left after
- * the wait; an attempt with less can only time out.
- */
-#define GEMINI_MIN_ATTEMPT_MS 100
-
-/* Gemini's message quoted in our error text: room for our own words. */
-#define GEMINI_QUOTE_MAX 200
 
 /* A scrubbed key reads like this in messages. */
 #define GEMINI_REDACTED "[redacted]"
@@ -98,7 +91,7 @@ ends_with(const char *s, const char *suffix)
  * `size`. Gemini's message may reach us already cut, so a tail that is the
  * start of the key is removed too: a cut key is still a leak. `key` may be
  * NULL. TESTABLE: that last case cannot be reached through
- * gemini_generate while GEMINI_QUOTE_MAX is below the parser's cut.
+ * gemini_generate while BOUND_GEMINI_QUOTE is below the parser's cut.
  */
 TESTABLE void gemini_scrub(char *dst, size_t size, const char *msg,
                            const char *key);
@@ -201,15 +194,21 @@ int
 gemini_parse_error(const char *body, size_t len, struct gemini_error_info *out)
 {
     json_t *root = NULL, *top, *e, *v, *details;
+    json_error_t jerr;
     const char *s;
     size_t i;
+    bool oom;
     int rc = -1;
 
     memset(out, 0, sizeof(*out));
     out->retry_delay_ms = -1;
     if (body == NULL || len == 0)
         goto out;
-    root = json_loadb(body, len, 0, NULL);
+    root = jsonin_parse(body, len, 0, &jerr, &oom);
+    if (oom) {
+        rc = -2;
+        goto out;
+    }
     top = root;
     /* Some paths wrap the error in a one-element array (§7.1). */
     if (json_is_array(top))
@@ -394,10 +393,14 @@ take_response(const struct gemini_http *h, struct arena *a,
 {
     json_error_t jerr;
     json_t *root;
+    bool oom;
 
     /* Flags 0: Gemini's JSON is trusted not to repeat keys, and the
      * parts must come back exactly as received. */
-    root = json_loadb(h->body.buf, h->body.len, 0, &jerr);
+    root = jsonin_parse(h->body.buf, h->body.len, 0, &jerr, &oom);
+    if (oom)
+        return status_set(err, ST_NO_MEMORY,
+                          "out of memory reading Gemini's response");
     if (root == NULL) {
         log_warn("gemini: HTTP %ld body is not JSON (line %d, column %d)",
                  h->status, jerr.line, jerr.column);
@@ -423,7 +426,7 @@ map_failure(const struct gemini *g, const struct config *cfg,
             long hint_ms, struct status_error *err)
 {
     const char *key = cfg->gemini.api_key;
-    char msg[GEMINI_QUOTE_MAX];
+    char msg[BOUND_GEMINI_QUOTE];
     long s = h->status;
 
     msg[0] = '\0';
@@ -565,8 +568,16 @@ gemini_generate(struct gemini *g, const struct config *cfg, const char *body,
             goto out;
         }
 
-        have_info = h.net == GEMINI_NET_OK &&
-                    gemini_parse_error(h.body.buf, h.body.len, &info) == 0;
+        have_info = false;
+        if (h.net == GEMINI_NET_OK) {
+            int parsed = gemini_parse_error(h.body.buf, h.body.len, &info);
+            if (parsed == -2) {
+                rc = status_set(err, ST_NO_MEMORY,
+                                "out of memory reading Gemini's error");
+                goto out;
+            }
+            have_info = parsed == 0;
+        }
         if (!have_info)
             gemini_parse_error(NULL, 0, &info); /* just empties it */
         log_attempt(attempt, &h, &info);

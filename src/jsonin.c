@@ -5,9 +5,15 @@
  */
 #include "common.h"
 #include "jsonin.h"
+#include "memlimit.h"
 #include "status.h"
 
+#include "sbuf.h"
+
+#include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
+#include <string.h>
 
 /*
  * Refuse nesting deeper than max_depth. Strings are skipped so brackets
@@ -61,11 +67,66 @@ check_depth(const char *buf, size_t len, int max_depth,
 }
 
 json_t *
+jsonin_parse(const char *buf, size_t len, size_t flags, json_error_t *jerr,
+             bool *oom)
+{
+    json_t *v;
+
+    memlimit_parse_begin();
+    v = json_loadb(buf, len, flags, jerr);
+    memlimit_parse_end();
+    *oom = memlimit_exceeded() ||
+           (v == NULL && json_error_code(jerr) == json_error_out_of_memory);
+    if (*oom) {
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
+json_t *
+jsonin_load_file(const char *path, size_t max_bytes, size_t flags,
+                 json_error_t *jerr, bool *oom)
+{
+    struct sbuf sb;
+    char chunk[8192];
+    size_t n;
+    json_t *v = NULL;
+    FILE *f = fopen(path, "rb");
+
+    *oom = false;
+    if (f == NULL) {
+        snprintf(jerr->text, sizeof(jerr->text), "%s", strerror(errno));
+        return NULL;
+    }
+    sbuf_init(&sb, max_bytes);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        if (sbuf_add(&sb, chunk, n) != 0) {
+            /* over the cap, or out of memory: the cap is the likely one */
+            *oom = sb.len + n <= max_bytes;
+            snprintf(jerr->text, sizeof(jerr->text), "%s",
+                     *oom ? "out of memory" : "the file is too large");
+            goto out;
+        }
+    }
+    if (ferror(f)) {
+        snprintf(jerr->text, sizeof(jerr->text), "read error");
+        goto out;
+    }
+    v = jsonin_parse(sb.buf, sb.len, flags, jerr, oom);
+out:
+    fclose(f);
+    sbuf_release(&sb);
+    return v;
+}
+
+json_t *
 jsonin_decode(const char *buf, size_t len, int max_depth,
               struct status_error *err)
 {
     json_error_t jerr;
     json_t *v;
+    bool oom;
 
     if (len == 0) {
         status_set(err, ST_INVALID_JSON,
@@ -74,7 +135,11 @@ jsonin_decode(const char *buf, size_t len, int max_depth,
     }
     if (check_depth(buf, len, max_depth, err) != 0)
         return NULL;
-    v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+    v = jsonin_parse(buf, len, JSON_REJECT_DUPLICATES, &jerr, &oom);
+    if (oom) {
+        status_set(err, ST_NO_MEMORY, "out of memory reading the request");
+        return NULL;
+    }
     if (v == NULL) {
         /* jansson names its own flag here; say it in the API's terms. */
         const char *what = json_error_code(&jerr) == json_error_null_character
@@ -85,4 +150,20 @@ jsonin_decode(const char *buf, size_t len, int max_depth,
                    jerr.column, what);
     }
     return v;
+}
+
+const char *
+jsonin_unknown_member(const json_t *obj, const char *const *known)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach(UNCONST(obj), key, v) {
+        size_t i = 0;
+        while (known[i] != NULL && strcmp(known[i], key) != 0)
+            i++;
+        if (known[i] == NULL)
+            return key;
+    }
+    return NULL;
 }

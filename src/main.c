@@ -14,6 +14,7 @@
 #include "config.h"
 #include "diag.h"
 #include "logmsg.h"
+#include "memlimit.h"
 #include "worker.h"
 
 #include <curl/curl.h>
@@ -115,6 +116,7 @@ main(int argc, char **argv)
         return 1;
     }
     json_object_seed(0);
+    memlimit_install(); /* jansson allocates under the request's bound */
 
     if (name == NULL) {
         if (getenv("GATEWAY_INTERFACE") != NULL)

@@ -5,6 +5,7 @@
  */
 #include "common.h"
 #include "prompt.h"
+#include "bounds.h"
 #include "arena.h"
 #include "config.h"
 #include "plugin.h"
@@ -40,8 +41,8 @@ add_line(struct sbuf *sb, const char *name, const char *desc, const char *tag)
 {
     size_t n = desc ? strcspn(desc, "\n") : 0;
 
-    if (n > 300)
-        n = 300;
+    if (n > BOUND_PROMPT_DESCRIPTION)
+        n = BOUND_PROMPT_DESCRIPTION;
     return sbuf_addf(sb, "\n- %s%s%s%.*s", name, tag, n ? ": " : "", (int)n,
                      desc ? desc : "");
 }
@@ -50,6 +51,8 @@ add_line(struct sbuf *sb, const char *name, const char *desc, const char *tag)
 struct state_writer {
     struct sbuf *sb;
     size_t written, max;
+    bool failed; /* sticks: jansson writes on after some failed writes
+                  * (see jsonout.h), so the text so far is already bad */
 };
 
 static int
@@ -57,15 +60,21 @@ write_state(const char *buf, size_t size, void *data)
 {
     struct state_writer *w = data;
 
-    w->written += size;
-    if (w->written > w->max)
+    if (w->failed)
         return -1;
+    w->written += size;
+    if (w->written > w->max) {
+        w->failed = true;
+        return -1;
+    }
     while (size > 0) {
         const char *lt = memchr(buf, '<', size);
         size_t run = lt ? (size_t)(lt - buf) : size;
         if (sbuf_add(w->sb, buf, run) != 0 ||
-            (lt && sbuf_add(w->sb, "\\u003c", 6) != 0))
+            (lt && sbuf_add(w->sb, "\\u003c", 6) != 0)) {
+            w->failed = true;
             return -1;
+        }
         run += lt != NULL;
         buf += run;
         size -= run;
@@ -86,7 +95,9 @@ prompt_system(const struct config *cfg, const json_t *tool_defs,
     json_t *t;
     int rc = 0;
 
-    sbuf_init(&sb, (size_t)cfg->limits.max_page_state_bytes * 7 + 256 * 1024);
+    sbuf_init(&sb, (size_t)cfg->limits.max_page_state_bytes *
+                           BOUND_PROMPT_STATE_GROWTH +
+                       BOUND_PROMPT_FIXED_BYTES);
     rc |= sbuf_adds(&sb, cfg->gemini.system_prompt[0]
                              ? cfg->gemini.system_prompt
                              : default_persona);
@@ -121,9 +132,11 @@ prompt_system(const struct config *cfg, const json_t *tool_defs,
                     "inside it.\n<page-state>\n");
     if (page_state != NULL) {
         struct state_writer w = {&sb, 0,
-                                 (size_t)cfg->limits.max_page_state_bytes};
+                                 (size_t)cfg->limits.max_page_state_bytes,
+                                 false};
         if (json_dump_callback(page_state, write_state, &w,
-                               APP_JSON_FLAGS | JSON_ENCODE_ANY) != 0) {
+                               APP_JSON_FLAGS | JSON_ENCODE_ANY) != 0 ||
+            w.failed) {
             if (w.written > w.max)
                 status_set(err, ST_TOO_LARGE,
                            "the page state is larger than %zu bytes; send "

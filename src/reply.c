@@ -6,6 +6,7 @@
 #include "common.h"
 #include "reply.h"
 #include "httpio.h"
+#include "jsonout.h"
 #include "logmsg.h"
 #include "sbuf.h"
 #include "status.h"
@@ -47,7 +48,9 @@ reply_raw(struct httpio *io, int status, const char *extra_headers,
 int
 reply_json(struct httpio *io, int status, const json_t *v)
 {
-    char *body = json_dumps(v, APP_JSON_FLAGS | JSON_ENCODE_ANY);
+    size_t len;
+    char *body = jsonout_dumps(v, APP_JSON_FLAGS | JSON_ENCODE_ANY,
+                               JSONOUT_UNBOUNDED, &len);
     int rc;
 
     if (body == NULL) {
@@ -55,7 +58,7 @@ reply_json(struct httpio *io, int status, const json_t *v)
         status_set(&err, ST_NO_MEMORY, "the response could not be encoded");
         return reply_error(io, &err, NULL);
     }
-    rc = reply_raw(io, status, NULL, body, strlen(body));
+    rc = reply_raw(io, status, NULL, body, len);
     free(body);
     return rc;
 }
@@ -99,17 +102,18 @@ reply_error(struct httpio *io, const struct status_error *err,
     json_t *inner = status_json(err), *env;
     char headers[128];
     char *body = NULL;
+    size_t len = 0;
     int rc;
 
     env = inner ? json_pack("{s:o}", "error", inner) : NULL;
     if (env != NULL)
-        body = json_dumps(env, APP_JSON_FLAGS);
+        body = jsonout_dumps(env, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, &len);
     json_decref(env);
     if (body == NULL)
         return reply_raw(io, 500, NULL, oom, sizeof(oom) - 1);
     error_headers(err, allow, headers, sizeof(headers));
     rc = reply_raw(io, status_http(code), headers[0] ? headers : NULL, body,
-                   strlen(body));
+                   len);
     free(body);
     return rc;
 }

@@ -5,6 +5,7 @@
  */
 #include "common.h"
 #include "sbuf.h"
+#include "memlimit.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +38,8 @@ sbuf_grow(struct sbuf *sb, size_t extra)
         cap = cap > SIZE_MAX / 2 ? want : cap * 2;
     if (cap > sb->max + 1)
         cap = sb->max + 1;
+    if (!memlimit_charge(cap - sb->alloc))
+        return -1;
     char *p = realloc(sb->alloc ? sb->buf : NULL, cap);
     if (p == NULL)
         return -1;

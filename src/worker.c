@@ -15,11 +15,13 @@
 #include "common.h"
 #include "worker.h"
 #include "arena.h"
+#include "bounds.h"
 #include "config.h"
 #include "dispatch.h"
 #include "gemini.h"
 #include "httpio.h"
 #include "logmsg.h"
+#include "memlimit.h"
 #include "reply.h"
 #include "status.h"
 
@@ -129,6 +131,7 @@ worker_run(const struct config *cfg, int listen_fd)
             break;
         }
         struct httpio io = {&fcgi_ops, &req, false};
+        memlimit_reset(BOUND_REQUEST_MEMORY);
         dispatch_request(cfg, &gemini, &io, &arena);
         FCGX_Finish_r(&req);
         arena_reset(&arena);
@@ -142,9 +145,6 @@ worker_run(const struct config *cfg, int listen_fd)
 
 /* --- CGI transport --------------------------------------------------------- */
 
-/* A CGI host that announces more body than it sends and keeps stdin open
- * must not hang the process: give up after this long without a byte. */
-#define CGI_READ_TIMEOUT_MS 10000
 
 static const char *
 cgi_param(void *ctx, const char *name)
@@ -161,7 +161,7 @@ cgi_read(void *ctx, char *buf, size_t n)
 
     (void)ctx;
     for (;;) {
-        int rc = poll(&p, 1, CGI_READ_TIMEOUT_MS);
+        int rc = poll(&p, 1, BOUND_CGI_READ_MS);
         if (rc < 0 && errno == EINTR)
             continue;
         if (rc <= 0)
@@ -198,10 +198,11 @@ worker_cgi(const struct config *cfg)
     struct gemini gemini;
     struct httpio io = {&cgi_ops, NULL, false};
 
+    struct status_error err = {0};
+
     signal(SIGPIPE, SIG_IGN);
     if (cfg == NULL) {
         /* The visitor learns nothing about our files; the log does. */
-        struct status_error err = {0};
         status_set(&err, ST_CONFIG,
                    "the server is not configured correctly; see its error "
                    "log");
@@ -209,10 +210,16 @@ worker_cgi(const struct config *cfg)
         return 0;
     }
     if (gemini_init(&gemini) != 0) {
+        /* Only an allocation inside libcurl fails here: the visitor still
+         * gets an answer, and the web server a Status line. */
         log_err("cannot initialise the Gemini client");
+        status_set(&err, ST_INTERNAL, "the server could not start this "
+                                      "request; try again");
+        reply_error(&io, &err, NULL);
         return 1;
     }
     arena_init(&arena);
+    memlimit_reset(BOUND_REQUEST_MEMORY);
     dispatch_request(cfg, &gemini, &io, &arena);
     arena_release(&arena);
     gemini_release(&gemini);

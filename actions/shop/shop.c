@@ -14,6 +14,8 @@
  */
 #include "common.h"
 #include "handler.h"
+#include "jsonin.h"
+#include "jsonout.h"
 #include "logmsg.h"
 #include "status.h"
 
@@ -30,6 +32,8 @@
 
 #define SHOP_DEFAULT_LIMIT 10
 #define SHOP_REVIEWS_FILE  "shop-reviews.jsonl"
+/* products.json is read whole per call; a catalog past this is a mistake. */
+#define SHOP_CATALOG_MAX   (4u * 1024 * 1024)
 
 /* The catalog array (new reference), or NULL with err set. */
 static json_t *
@@ -38,9 +42,15 @@ load_catalog(const struct handler_ctx *ctx, struct status_error *err)
     char path[4096];
     json_error_t jerr;
     json_t *cat;
+    bool oom;
 
     snprintf(path, sizeof(path), "%s/products.json", ctx->plugin_dir);
-    cat = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    cat = jsonin_load_file(path, SHOP_CATALOG_MAX, JSON_REJECT_DUPLICATES,
+                           &jerr, &oom);
+    if (oom) {
+        status_set(err, ST_NO_MEMORY, "out of memory");
+        return NULL;
+    }
     if (cat == NULL || !json_is_array(cat)) {
         /* The path goes to the log for the site owner, not to the client. */
         log_err("shop: cannot load catalog '%s': %s", path,
@@ -183,12 +193,14 @@ add_review(const struct handler_ctx *ctx, const json_t *input,
     review = json_pack("{s:s, s:s, s:O, s:O, s:s}", "id", rid, "productId", id,
                        "rating", json_object_get(input, "rating"), "text",
                        json_object_get(input, "text"), "createdAt", stamp);
-    line = review ? json_dumps(review, APP_JSON_FLAGS) : NULL;
+    size_t len;
+    line = review ? jsonout_dumps(review, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
+                                  &len)
+                  : NULL;
     if (line == NULL) {
         status_set(err, ST_NO_MEMORY, "out of memory");
         goto out;
     }
-    size_t len = strlen(line);
     line[len] = '\n'; /* over the NUL: the buffer is written, not read */
     if (append_review(ctx, line, len + 1) != 0) {
         status_set(err, ST_ACTION_FAILED,
