@@ -26,7 +26,7 @@ enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
 /*
  * Answer one chat request whose decoded body is `body`. Returns 0 with
  * `*answer` (pinned to `a`) the JSON to send with 200, or -1 with `err`
- * set (err->retry_after_s for a rate limit or an outage).
+ * set (its retry_after_s set for a rate limit).
  */
 int chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
                 enum chat_kind kind, struct json_t *body,

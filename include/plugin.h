@@ -74,6 +74,14 @@ const struct plugin_action *plugin_find(const struct plugin_set *set,
 const struct plugin_action *plugin_find_fn(const struct plugin_set *set,
                                            const char *fn_name);
 
+/* The namespace of server actions as Gemini sees them. It is reserved:
+ * nothing else (no page tool) may have a function name that starts so,
+ * which keeps every name the model calls unambiguous. */
+#define PLUGIN_FN_PREFIX "action_"
+
+/* Does `name` lie in the server actions' namespace? */
+bool plugin_is_fn_name(const char *name);
+
 /* "shop.add-review" -> "action_shop_add_review" into out[size]; -1 if it
  * does not fit. */
 int plugin_fn_name(const char *name, char *out, size_t size);

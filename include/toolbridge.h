@@ -51,11 +51,12 @@ int toolbridge_check(const struct json_t *tool_defs, long max_tools,
 /*
  * The `tools` member of a Gemini request: [{"functionDeclarations":[...]}]
  * with the server actions (shared, built at load) first and the page tools
- * after them, or NULL when there are none. Pinned to the arena.
+ * after them, pinned to the arena; NULL when there are none. Returns 0, or
+ * -1 with err set (out of memory).
  */
-struct json_t *toolbridge_tools(const struct plugin_set *actions,
-                                const struct json_t *tool_defs,
-                                struct arena *a);
+int toolbridge_tools(const struct plugin_set *actions,
+                     const struct json_t *tool_defs, struct arena *a,
+                     struct json_t **tools, struct status_error *err);
 
 /* The page tool definition named `name` (borrowed), or NULL. */
 const struct json_t *toolbridge_page_tool(const struct json_t *tool_defs,

@@ -1,11 +1,16 @@
 /*
- * chat.c - the stateless chat turn loop.
+ * chat.c - the browser chat protocol: geminiAgent.sendMessage and
+ * geminiAgent.submitToolResults (see chat.h), as a caller of the loop.
  *
  * chat_handle() is the map of a chat request: decode -> bound -> the new
- * turn -> prompt + declarations -> Gemini -> actions -> answer. The history
- * is never copied: `contents` holds references to the turns the browser
- * sent and to the parts Gemini returned, so thought signatures and fields
- * we do not know go back exactly as they came.
+ * turn -> prompt + declarations -> the loop -> the answer. The history is
+ * never copied: `contents` holds references to the turns the browser sent
+ * and to the parts Gemini returned, so thought signatures and fields we
+ * do not know go back exactly as they came.
+ *
+ * The loop reports to the chat sink (below), which gathers what the one
+ * JSON answer needs: the server calls that ran, the usage, which model
+ * answered, and how the loop ended.
  *
  * Call ids: the browser needs a handle per page call. It is Gemini's own
  * functionCall.id when there is one, else "call_<turn>_<part>" from the
@@ -17,14 +22,12 @@
  */
 #include "common.h"
 #include "chat.h"
-#include "action.h"
 #include "arena.h"
-#include "config.h"
-#include "gemini.h"
-#include "history.h"
-#include "jschema.h"
-#include "jsonin.h"
 #include "bounds.h"
+#include "config.h"
+#include "history.h"
+#include "jsonin.h"
+#include "loop.h"
 #include "plugin.h"
 #include "prompt.h"
 #include "status.h"
@@ -32,35 +35,24 @@
 #include "turn.h"
 
 #include <jansson.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Everything one chat request works with. */
 struct chat {
-    const struct config *cfg;
-    struct gemini *g;
     struct arena *a;
     json_t *tool_defs;    /* borrowed from the body; may be NULL */
     json_t *contents;     /* the history being built (references) */
-    json_t *server_calls; /* [{name, args, ok, ms}] */
-    const char *model;    /* modelVersion of the last answer, or NULL */
-    struct gemini_usage usage;
-    long prompt_tokens, candidates_tokens, thoughts_tokens, cached_tokens,
-        total_tokens;
+    size_t kept_turns;    /* turns that stay when Gemini blocks the request */
     bool truncated_history;
+    /* gathered by the sink */
+    json_t *server_calls; /* [{name, args, ok, ms}] */
+    json_t *page_calls;   /* [{id, name, args, category}] */
+    struct loop_usage usage;
+    const char *model;    /* modelVersion of the last answer, or NULL */
+    json_t *answer;       /* built when the loop is done */
 };
 
 /* --- small helpers ---------------------------------------------------------- */
-
-static long
-now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 static int
 oom(struct status_error *err)
@@ -80,62 +72,12 @@ call_id(struct arena *a, const json_t *call, size_t turn, size_t part)
  * server answers everything else (actions, and unknown names with an
  * error, so the model can correct itself). */
 static bool
-is_page_call(const struct chat *c, const char *name)
+is_page_call(void *ctx, const char *name)
 {
-    return strncmp(name, "action_", 7) != 0 &&
+    const struct chat *c = ctx;
+
+    return !plugin_is_fn_name(name) &&
            toolbridge_page_tool(c->tool_defs, name) != NULL;
-}
-
-static json_t *
-function_response(const json_t *call, json_t *response)
-{
-    json_t *id = json_object_get(call, "id");
-    /* Echo Gemini's id only when it sent one; never invent one. */
-    return json_pack("{s:{s:O, s:O*, s:o}}", "functionResponse", "name",
-                     json_object_get(call, "name"), "id",
-                     json_is_string(id) ? id : NULL, "response", response);
-}
-
-/* The `response` of a call that failed; the model reads `msg`. */
-static json_t *
-error_response(const char *msg)
-{
-    return json_pack("{s:s}", "error", msg ? msg : "failed");
-}
-
-/* --- server calls ------------------------------------------------------------ */
-
-/* Run one call the server answers; returns the `response` object. */
-static json_t *
-run_server_call(struct chat *c, const json_t *call)
-{
-    const char *fn = json_string_value(json_object_get(call, "name"));
-    const struct plugin_action *act = plugin_find_fn(c->cfg->plugins, fn);
-    json_t *args = json_object_get(call, "args"), *out = NULL;
-    struct status_error err = {0};
-    long t0 = now_ms();
-    int rc;
-
-    if (act == NULL)
-        return error_response(arena_printf(c->a,
-                                           "unknown function '%s': call only "
-                                           "the functions you were given",
-                                           fn));
-    if (args == NULL)
-        args = arena_take_json(c->a, json_object());
-    rc = action_run(c->cfg, act, args, c->a, &out, &err);
-    json_array_append_new(
-        c->server_calls,
-        json_pack("{s:s, s:O, s:b, s:I}", "name", act->name, "args", args,
-                  "ok", rc == 0, "ms", (json_int_t)(now_ms() - t0)));
-    if (rc == 0)
-        return json_pack("{s:O}", "result", out);
-    if (err.code == ST_SCHEMA)
-        return error_response(arena_printf(c->a,
-                                           "invalid arguments: %s; the "
-                                           "action did not run",
-                                           err.text));
-    return error_response(err.text);
 }
 
 /* --- the pending turn ----------------------------------------------------------- */
@@ -204,22 +146,26 @@ answers_call(const json_t *part, const json_t *call)
 }
 
 /* The browser's result for one call: {"result": v} or {"error": v}. */
-static json_t *
-browser_response(const json_t *r)
+static int
+browser_response(const json_t *r, json_t **resp, struct status_error *err)
 {
     json_t *v = json_object_get(r, "result");
     json_t *parsed = NULL;
 
-    /* Results usually come as JSON text; send the value, not the text. */
+    /* Results usually come as JSON text; send the value, not the text
+     * (text that is not JSON goes as it is). */
     if (json_is_string(v)) {
-        struct status_error ignored = {0};
+        struct status_error not_json = {0};
         parsed = jsonin_decode(json_string_value(v), json_string_length(v),
-                               BOUND_JSON_DEPTH, &ignored);
+                               BOUND_JSON_DEPTH, &not_json);
+        if (not_json.code == ST_NO_MEMORY)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
     }
-    return json_pack("{s:o}", json_is_true(json_object_get(r, "isError"))
-                                  ? "error"
-                                  : "result",
-                     parsed ? parsed : json_incref(v ? v : json_null()));
+    *resp = json_pack("{s:o}", json_is_true(json_object_get(r, "isError"))
+                                   ? "error"
+                                   : "result",
+                      parsed ? parsed : json_incref(v ? v : json_null()));
+    return *resp ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
 }
 
 /*
@@ -256,17 +202,21 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
             continue;
         }
         if (results == NULL) {
-            resp = error_response("not run: the visitor sent a new message "
-                                  "instead");
+            resp = json_pack("{s:s}", "error",
+                             "not run: the visitor sent a new message "
+                             "instead");
         } else {
             const char *id = call_id(c->a, call, p->model, k);
+            if (id == NULL)
+                return oom(err);
             size_t i;
             json_t *r;
             json_array_foreach(results, i, r) {
                 const char *cid =
                     json_string_value(json_object_get(r, "callId"));
                 if (cid != NULL && strcmp(cid, id) == 0) {
-                    resp = browser_response(r);
+                    if (browser_response(r, &resp, err) != 0)
+                        return -1;
                     used++;
                     break;
                 }
@@ -277,8 +227,12 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
                                   "(%s)",
                                   id, name);
         }
-        if (json_array_append_new(parts, function_response(call, resp)) != 0)
+        if (resp == NULL ||
+            json_array_append_new(parts, loop_answer_part(call, resp)) != 0) {
+            json_decref(resp);
             return oom(err);
+        }
+        json_decref(resp);
     }
     if (results != NULL && used != json_array_size(results))
         return status_set(err, ST_BAD_REQUEST,
@@ -290,7 +244,10 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
         return oom(err);
     /* the partial turn, if any, is the last one: replace it */
     if (p->partial != NULL)
-        json_array_remove(c->contents, json_array_size(c->contents) - 1);
+        return json_array_set_new(c->contents,
+                                  json_array_size(c->contents) - 1, turn) == 0
+                   ? 0
+                   : oom(err);
     return json_array_append_new(c->contents, turn) == 0 ? 0 : oom(err);
 }
 
@@ -305,23 +262,38 @@ static int
 decode(enum chat_kind kind, json_t *body, struct chat_input *in,
        struct status_error *err)
 {
+    static const char *const send_members[] = {
+        "message", "history", "toolDefinitions", "pageState", NULL};
+    static const char *const results_members[] = {
+        "results", "history", "toolDefinitions", "pageState", NULL};
     json_error_t jerr;
+    const char *unknown;
     int rc;
 
     memset(in, 0, sizeof(*in));
     if (kind == CHAT_SEND_MESSAGE)
-        rc = json_unpack_ex(body, &jerr, JSON_STRICT, "{s:s, s?o, s?o, s?o}",
-                            "message", &in->message, "history", &in->history,
+        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o, s?o, s?o}", "message",
+                            &in->message, "history", &in->history,
                             "toolDefinitions", &in->tool_defs, "pageState",
                             &in->page_state);
     else
-        rc = json_unpack_ex(body, &jerr, JSON_STRICT, "{s:o, s:o, s?o, s?o}",
-                            "results", &in->results, "history", &in->history,
+        rc = json_unpack_ex(body, &jerr, 0, "{s:o, s:o, s?o, s?o}", "results",
+                            &in->results, "history", &in->history,
                             "toolDefinitions", &in->tool_defs, "pageState",
                             &in->page_state);
+    if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
     if (rc != 0)
         return status_set(err, ST_BAD_REQUEST, "the request body: %s",
                           jerr.text);
+    /* Our own check, not JSON_STRICT: jansson's needs memory for it and
+     * reports a failed allocation as a member "left unpacked". */
+    unknown = jsonin_unknown_member(body, kind == CHAT_SEND_MESSAGE
+                                              ? send_members
+                                              : results_members);
+    if (unknown != NULL)
+        return status_set(err, ST_BAD_REQUEST,
+                          "the request body: unknown member '%s'", unknown);
     if (in->message != NULL && in->message[0] == '\0')
         return status_set(err, ST_BAD_REQUEST, "message must not be empty");
     if (in->history != NULL && !json_is_array(in->history))
@@ -334,9 +306,11 @@ decode(enum chat_kind kind, json_t *body, struct chat_input *in,
         json_array_foreach(in->results, i, r) {
             json_t *id, *res;
             int is_error = 0;
-            if (json_unpack_ex(r, &jerr, 0, "{s:o, s?o, s?b}", "callId", &id,
-                               "result", &res, "isError", &is_error) != 0 ||
-                !json_is_string(id))
+            rc = json_unpack_ex(r, &jerr, 0, "{s:o, s?o, s?b}", "callId", &id,
+                                "result", &res, "isError", &is_error);
+            if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
+                return status_set(err, ST_NO_MEMORY, "out of memory");
+            if (rc != 0 || !json_is_string(id))
                 return status_set(err, ST_BAD_REQUEST,
                                   "results[%zu] must be {callId, result, "
                                   "isError}",
@@ -346,56 +320,202 @@ decode(enum chat_kind kind, json_t *body, struct chat_input *in,
     return 0;
 }
 
-/* --- the answer ------------------------------------------------------------------- */
+/* --- the chat sink: what the loop reports, gathered for the answer -------------- */
 
-static json_t *
-usage_json(const struct chat *c)
+static int
+sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
+               struct status_error *err)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:i}", "promptTokens",
-                     (json_int_t)c->prompt_tokens, "candidatesTokens",
-                     (json_int_t)c->candidates_tokens, "thoughtsTokens",
-                     (json_int_t)c->thoughts_tokens, "cachedTokens",
-                     (json_int_t)c->cached_tokens, "totalTokens",
-                     (json_int_t)c->total_tokens, "geminiCalls",
-                     c->usage.calls);
+    struct chat *c = ctx;
+    const char *id;
+
+    if (!handed_back)
+        return 0;
+    id = call_id(c->a, lc->call, lc->turn, lc->part);
+    if (id == NULL ||
+        json_array_append_new(
+            c->page_calls,
+            json_pack("{s:s, s:s, s:O, s:O*}", "id", id, "name", lc->name,
+                      "args", UNCONST(lc->args), "category",
+                      json_object_get(toolbridge_page_tool(c->tool_defs,
+                                                           lc->name),
+                                      "category"))) != 0)
+        return oom(err);
+    return 0;
 }
 
-/* The common members of every answer; `type` and the rest added by the
- * caller. */
+static int
+sink_tool_result(void *ctx, const struct loop_call *lc,
+                 const struct loop_result *r, struct status_error *err)
+{
+    struct chat *c = ctx;
+
+    if (r->action == NULL) /* no such function: the model was told */
+        return 0;
+    if (json_array_append_new(
+            c->server_calls,
+            json_pack("{s:s, s:O, s:b, s:I}", "name", r->action, "args",
+                      UNCONST(lc->args), "ok", r->ok, "ms",
+                      (json_int_t)r->ms)) != 0)
+        return oom(err);
+    return 0;
+}
+
+static int
+sink_usage(void *ctx, const struct loop_usage *total, const char *model,
+           struct status_error *err)
+{
+    struct chat *c = ctx;
+
+    (void)err;
+    c->usage = *total;
+    if (model != NULL) /* the page shows it, e.g. "offline demo model" */
+        c->model = model;
+    return 0;
+}
+
+/* Set `key` to the string `v` when there is one. Not json_pack's "s*":
+ * that drops the key silently when the string cannot be allocated. */
+static int
+set_optional_string(json_t *obj, const char *key, const char *v)
+{
+    return v == NULL ? 0 : json_object_set_new(obj, key, json_string(v));
+}
+
+/* The members every answer has, plus `type` and `message`. */
 static json_t *
 answer_base(struct chat *c, const char *type, const char *message)
 {
-    json_t *ans = json_pack("{s:s, s:s*, s:O, s:o, s:O, s:s*}", "type", type,
-                            "message", message, "history", c->contents,
-                            "usage", usage_json(c), "serverCalls",
-                            c->server_calls, "model", c->model);
-    if (ans != NULL && c->truncated_history)
-        json_object_set_new(ans, "historyTruncated", json_true());
+    const struct loop_usage *u = &c->usage;
+    json_t *ans = json_pack(
+        "{s:s, s:O, s:{s:I, s:I, s:I, s:I, s:I, s:i}, s:O}", "type", type,
+        "history", c->contents, "usage", "promptTokens", (json_int_t)u->prompt,
+        "candidatesTokens", (json_int_t)u->candidates, "thoughtsTokens",
+        (json_int_t)u->thoughts, "cachedTokens", (json_int_t)u->cached,
+        "totalTokens", (json_int_t)u->total, "geminiCalls", u->calls,
+        "serverCalls", c->server_calls);
+
+    if (ans != NULL &&
+        (set_optional_string(ans, "message", message) != 0 ||
+         set_optional_string(ans, "model", c->model) != 0 ||
+         (c->truncated_history &&
+          json_object_set_new(ans, "historyTruncated", json_true()) != 0))) {
+        json_decref(ans);
+        return NULL;
+    }
     return arena_take_json(c->a, ans);
 }
 
-/* The page calls of the last model turn, for the browser. */
-static json_t *
-page_calls(struct chat *c, const struct turn *t, size_t turn_index)
+/* Add `key: value` to the answer being built; the reference to `value`
+ * is taken, also when there is no answer (it could not be built). */
+static int
+answer_add(struct chat *c, const char *key, json_t *value,
+           struct status_error *err)
 {
-    json_t *calls = json_array();
-
-    for (size_t i = 0; calls != NULL && i < t->ncalls; i++) {
-        const struct turn_call *tc = &t->calls[i];
-        const json_t *def;
-        json_t *call = json_object_get(
-            json_array_get(json_object_get(t->content, "parts"), tc->part),
-            "functionCall");
-        if (!is_page_call(c, tc->name))
-            continue;
-        def = toolbridge_page_tool(c->tool_defs, tc->name);
-        json_array_append_new(
-            calls, json_pack("{s:s, s:s, s:O, s:O*}", "id",
-                             call_id(c->a, call, turn_index, tc->part),
-                             "name", tc->name, "args", tc->args, "category",
-                             json_object_get(def, "category")));
+    if (c->answer == NULL) {
+        json_decref(value);
+        return oom(err);
     }
-    return calls;
+    return json_object_set_new(c->answer, key, value) == 0 ? 0 : oom(err);
+}
+
+static int
+sink_done(void *ctx, enum loop_end end, const struct turn *t,
+          struct status_error *err)
+{
+    struct chat *c = ctx;
+    const char *text = t && t->text[0] ? t->text : NULL;
+
+    switch (end) {
+    case LOOP_MAX_STEPS:
+        c->answer = answer_base(c, "response",
+                                "I stopped before finishing: this request "
+                                "reached its limit of steps. Ask me to "
+                                "continue if you want me to go on.");
+        return answer_add(c, "stopReason", json_string("max_steps"), err);
+    case LOOP_BLOCKED:
+        /* Keep the visitor's message and this request's turns out of
+         * the history, or every later request would be blocked again. */
+        while (json_array_size(c->contents) > c->kept_turns)
+            json_array_remove(c->contents, json_array_size(c->contents) - 1);
+        text = arena_printf(c->a,
+                            "Gemini declined to answer this (%s). Try "
+                            "rephrasing your request.",
+                            t->reason[0] ? t->reason : "blocked");
+        c->answer = text ? answer_base(c, "blocked", text) : NULL;
+        return c->answer ? 0 : oom(err);
+    case LOOP_HANDED_BACK:
+        c->answer = answer_base(c, "tool-calls", text);
+        return answer_add(c, "calls", json_incref(c->page_calls), err);
+    case LOOP_TRUNCATED:
+        c->answer = answer_base(c, "response",
+                                text ? text
+                                     : "The answer was cut off before any "
+                                       "text (the output limit was "
+                                       "reached).");
+        return answer_add(c, "truncated", json_true(), err);
+    case LOOP_ANSWERED:
+        break;
+    }
+    c->answer = answer_base(c, "response",
+                            text ? text : "The model returned an empty answer.");
+    return c->answer ? 0 : oom(err);
+}
+
+static const struct loop_sink_ops chat_sink_ops = {
+    .tool_call = sink_tool_call,
+    .tool_result = sink_tool_result,
+    .usage = sink_usage,
+    .done = sink_done,
+};
+
+/* --- the conversation with the new turn ------------------------------------------ */
+
+/*
+ * The history the browser sent, then the new turn: the browser's results,
+ * or the visitor's message (which first closes any calls left waiting),
+ * cut to the newest maxHistoryTurns turns.
+ */
+static int
+conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
+             long max_turns, struct status_error *err)
+{
+    struct pending pend;
+    size_t keep;
+
+    c->contents = arena_take_json(c->a, json_array());
+    if (c->contents == NULL ||
+        (in->history && json_array_extend(c->contents, in->history) != 0))
+        return oom(err);
+    find_pending(c->contents, &pend);
+    if (kind == CHAT_SUBMIT_RESULTS && !pend.any)
+        return status_set(err, ST_BAD_REQUEST,
+                          "there are no tool calls waiting for results at "
+                          "the end of history");
+    if (pend.any &&
+        answer_pending(c, &pend,
+                       kind == CHAT_SUBMIT_RESULTS ? in->results : NULL,
+                       err) != 0)
+        return -1;
+    c->kept_turns = json_array_size(c->contents);
+    if (kind == CHAT_SEND_MESSAGE &&
+        json_array_append_new(c->contents,
+                              json_pack("{s:s, s:[{s:s}]}", "role", "user",
+                                        "parts", "text", in->message)) != 0)
+        return oom(err);
+    keep = history_trim_start(c->contents, (size_t)max_turns);
+    if (keep == 0)
+        return 0;
+    json_t *trimmed = arena_take_json(c->a, json_array());
+    if (trimmed == NULL)
+        return oom(err);
+    for (size_t i = keep; i < json_array_size(c->contents); i++)
+        if (json_array_append(trimmed, json_array_get(c->contents, i)) != 0)
+            return oom(err);
+    c->contents = trimmed;
+    c->kept_turns = c->kept_turns > keep ? c->kept_turns - keep : 0;
+    c->truncated_history = true;
+    return 0;
 }
 
 /* --- one request, top to bottom ---------------------------------------------------- */
@@ -405,13 +525,13 @@ chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
             enum chat_kind kind, json_t *body, json_t **answer,
             struct status_error *err)
 {
-    struct chat c = {.cfg = cfg, .g = g, .a = a};
+    struct chat c = {.a = a};
     struct chat_input in;
-    struct pending pend;
-    json_t *request = NULL, *tools;
-    char *system, *payload;
-    size_t keep, sent_turns;
-    bool retried_malformed = false;
+    struct loop_sink sink = {&chat_sink_ops, &c};
+    struct loop_input li = {.cfg = cfg, .g = g, .a = a,
+                            .max_steps = cfg->limits.max_loop_steps,
+                            .handed_back = is_page_call,
+                            .handed_back_ctx = &c};
 
     *answer = NULL;
     /* 1: decode: the shape of the body */
@@ -425,162 +545,25 @@ chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
     if (in.history != NULL &&
         history_check(in.history, HISTORY_ALLOW_PENDING, err) != 0)
         return -1;
-    c.contents = arena_take_json(a, json_array());
-    c.server_calls = arena_take_json(a, json_array());
-    if (c.contents == NULL || c.server_calls == NULL ||
-        (in.history && json_array_extend(c.contents, in.history) != 0))
-        return oom(err);
 
-    /* 3: the new turn: the browser's results, or the visitor's message
-     * (which first closes any calls left waiting) */
-    find_pending(c.contents, &pend);
-    if (kind == CHAT_SUBMIT_RESULTS && !pend.any)
-        return status_set(err, ST_BAD_REQUEST,
-                          "there are no tool calls waiting for results at "
-                          "the end of history");
-    if (pend.any &&
-        answer_pending(&c, &pend, kind == CHAT_SUBMIT_RESULTS ? in.results
-                                                             : NULL,
-                       err) != 0)
-        return -1;
-    sent_turns = json_array_size(c.contents);
-    if (kind == CHAT_SEND_MESSAGE &&
-        json_array_append_new(c.contents,
-                              json_pack("{s:s, s:[{s:s}]}", "role", "user",
-                                        "parts", "text", in.message)) != 0)
+    /* 3: the conversation with the new turn */
+    c.server_calls = arena_take_json(a, json_array());
+    c.page_calls = arena_take_json(a, json_array());
+    if (c.server_calls == NULL || c.page_calls == NULL)
         return oom(err);
-    keep = history_trim_start(c.contents,
-                              (size_t)cfg->limits.max_history_turns);
-    if (keep > 0) {
-        json_t *trimmed = arena_take_json(a, json_array());
-        if (trimmed == NULL)
-            return oom(err);
-        for (size_t i = keep; i < json_array_size(c.contents); i++)
-            json_array_append(trimmed, json_array_get(c.contents, i));
-        c.contents = trimmed;
-        sent_turns = sent_turns > keep ? sent_turns - keep : 0;
-        c.truncated_history = true;
-    }
+    if (conversation(&c, kind, &in, cfg->limits.max_history_turns, err) != 0)
+        return -1;
+    li.contents = c.contents;
 
     /* 4: prompt + declarations, built once for every step */
-    system = prompt_system(cfg, in.tool_defs, in.page_state, a, err);
-    if (system == NULL)
+    li.system = prompt_system(cfg, in.tool_defs, in.page_state, a, err);
+    if (li.system == NULL ||
+        toolbridge_tools(cfg->plugins, in.tool_defs, a, &li.tools, err) != 0)
         return -1;
-    tools = toolbridge_tools(cfg->plugins, in.tool_defs, a);
-    request = arena_take_json(
-        a, json_pack("{s:{s:[{s:s}]}, s:O, s:O*}", "systemInstruction",
-                     "parts", "text", system, "contents", c.contents, "tools",
-                     tools));
-    if (request == NULL)
-        return oom(err);
 
-    for (long step = 0;; step++) {
-        struct turn t;
-        json_t *resp = NULL, *answers;
-        size_t npage = 0, model_index;
-        int rc;
-
-        if (step == cfg->limits.max_loop_steps) {
-            /* 7: out of steps: say so rather than loop on */
-            *answer = answer_base(&c, "response",
-                                  "I stopped before finishing: this request "
-                                  "reached its limit of steps. Ask me to "
-                                  "continue if you want me to go on.");
-            if (*answer == NULL)
-                return oom(err);
-            json_object_set_new(*answer, "stopReason", json_string("max_steps"));
-            return 0;
-        }
-        /* 5: Gemini */
-        payload = json_dumps(request, APP_JSON_FLAGS);
-        if (payload == NULL)
-            return oom(err);
-        rc = gemini_generate(g, cfg, payload, strlen(payload), a, &resp,
-                             &c.usage, err);
-        free(payload);
-        if (rc != 0 || turn_parse(resp, a, &t, err) != 0)
-            return -1;
-        /* Which model answered (an alias may name another); the page
-         * shows it, e.g. to say it is talking to the offline demo model. */
-        if (json_is_string(json_object_get(resp, "modelVersion")))
-            c.model = json_string_value(json_object_get(resp, "modelVersion"));
-        c.prompt_tokens += t.prompt_tokens;
-        c.candidates_tokens += t.candidates_tokens;
-        c.thoughts_tokens += t.thoughts_tokens;
-        c.cached_tokens += t.cached_tokens;
-        c.total_tokens += t.total_tokens;
-
-        if (t.end == TURN_BLOCKED) {
-            /* Keep the blocked message out of the history, or every
-             * later request would be blocked again. */
-            while (json_array_size(c.contents) > sent_turns)
-                json_array_remove(c.contents, json_array_size(c.contents) - 1);
-            char *msg = arena_printf(a,
-                                     "Gemini declined to answer this (%s). "
-                                     "Try rephrasing your request.",
-                                     t.reason[0] ? t.reason : "blocked");
-            *answer = answer_base(&c, "blocked", msg);
-            return *answer ? 0 : oom(err);
-        }
-        if (t.end == TURN_MALFORMED) {
-            /* Nothing may run; the same request usually works again. */
-            if (!retried_malformed) {
-                retried_malformed = true;
-                continue;
-            }
-            return status_set(err, ST_UPSTREAM_BAD,
-                              "Gemini produced an invalid function call "
-                              "twice (%s); try rephrasing",
-                              t.reason);
-        }
-        model_index = json_array_size(c.contents);
-        if (t.content != NULL &&
-            json_array_append(c.contents, t.content) != 0)
-            return oom(err);
-        if (t.ncalls == 0) {
-            const char *text = t.text[0] ? t.text
-                               : t.end == TURN_TRUNCATED
-                                   ? "The answer was cut off before any "
-                                     "text (the output limit was reached)."
-                                   : "The model returned an empty answer.";
-            *answer = answer_base(&c, "response", text);
-            if (*answer == NULL)
-                return oom(err);
-            if (t.end == TURN_TRUNCATED)
-                json_object_set_new(*answer, "truncated", json_true());
-            return 0;
-        }
-
-        /* 6: server calls run now; page calls go to the browser */
-        answers = arena_take_json(a, json_array());
-        if (answers == NULL)
-            return oom(err);
-        for (size_t i = 0; i < t.ncalls; i++) {
-            json_t *call = json_object_get(
-                json_array_get(json_object_get(t.content, "parts"),
-                               t.calls[i].part),
-                "functionCall");
-            if (is_page_call(&c, t.calls[i].name)) {
-                npage++;
-                continue;
-            }
-            if (json_array_append_new(
-                    answers,
-                    function_response(call, run_server_call(&c, call))) != 0)
-                return oom(err);
-        }
-        if (json_array_size(answers) > 0 &&
-            json_array_append_new(c.contents,
-                                  json_pack("{s:s, s:O}", "role", "user",
-                                            "parts", answers)) != 0)
-            return oom(err);
-        if (npage == 0)
-            continue; /* every call was the server's: straight back */
-        *answer = answer_base(&c, "tool-calls", t.text[0] ? t.text : NULL);
-        if (*answer == NULL ||
-            json_object_set_new(*answer, "calls",
-                                page_calls(&c, &t, model_index)) != 0)
-            return oom(err);
-        return 0;
-    }
+    /* 5: the loop: server calls run here, page calls end the request */
+    if (loop_run(&li, &sink, err) != 0)
+        return -1;
+    *answer = c.answer;
+    return 0;
 }

@@ -45,15 +45,20 @@ valid_name(const char *s)
     return n <= BOUND_NAME_LEN;
 }
 
+bool
+plugin_is_fn_name(const char *name)
+{
+    return strncmp(name, PLUGIN_FN_PREFIX, sizeof(PLUGIN_FN_PREFIX) - 1) == 0;
+}
+
 int
 plugin_fn_name(const char *name, char *out, size_t size)
 {
-    static const char prefix[] = "action_";
-    size_t n = sizeof(prefix) - 1, len = strlen(name);
+    size_t n = sizeof(PLUGIN_FN_PREFIX) - 1, len = strlen(name);
 
     if (len > SIZE_MAX - n - 1 || n + len + 1 > size)
         return -1;
-    memcpy(out, prefix, n);
+    memcpy(out, PLUGIN_FN_PREFIX, n);
     for (size_t i = 0; i < len; i++) {
         char c = name[i];
         bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||

@@ -6,14 +6,12 @@
 #include "common.h"
 #include "toolbridge.h"
 #include "arena.h"
+#include "jsonin.h"
 #include "plugin.h"
 #include "status.h"
 
 #include <jansson.h>
 #include <string.h>
-
-/* Names of server actions as Gemini sees them; see plugin_fn_name(). */
-#define ACTION_PREFIX "action_"
 
 bool
 toolbridge_valid_name(const char *s)
@@ -50,6 +48,8 @@ int
 toolbridge_check(const json_t *tool_defs, long max_tools,
                  struct status_error *err)
 {
+    static const char *const tool_members[] = {"name", "description",
+                                               "inputSchema", "category", NULL};
     size_t i, j;
     json_t *t;
 
@@ -67,32 +67,29 @@ toolbridge_check(const json_t *tool_defs, long max_tools,
         json_t *desc = json_object_get(t, "description");
         json_t *cat = json_object_get(t, "category");
         json_t *schema = json_object_get(t, "inputSchema");
-        const char *key;
-        json_t *v;
+        const char *unknown;
 
         if (!json_is_object(t))
             return status_set(err, ST_BAD_REQUEST,
                               "toolDefinitions[%zu] must be an object", i);
-        json_object_foreach(UNCONST(t), key, v) {
-            if (strcmp(key, "name") != 0 && strcmp(key, "description") != 0 &&
-                strcmp(key, "inputSchema") != 0 && strcmp(key, "category") != 0)
-                return status_set(err, ST_BAD_REQUEST,
-                                  "toolDefinitions[%zu]: unknown member '%s' "
-                                  "(expected name, description, inputSchema, "
-                                  "category)",
-                                  i, key);
-        }
+        unknown = jsonin_unknown_member(t, tool_members);
+        if (unknown != NULL)
+            return status_set(err, ST_BAD_REQUEST,
+                              "toolDefinitions[%zu]: unknown member '%s' "
+                              "(expected name, description, inputSchema, "
+                              "category)",
+                              i, unknown);
         if (!toolbridge_valid_name(name))
             return status_set(err, ST_BAD_REQUEST,
                               "toolDefinitions[%zu]: the name must match "
                               "^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$",
                               i);
-        if (strncmp(name, ACTION_PREFIX, sizeof(ACTION_PREFIX) - 1) == 0)
+        if (plugin_is_fn_name(name))
             return status_set(err, ST_TOOL_CONFLICT,
                               "toolDefinitions[%zu]: '%s' is named like a "
                               "server action; names starting with '%s' are "
                               "reserved",
-                              i, name, ACTION_PREFIX);
+                              i, name, PLUGIN_FN_PREFIX);
         if ((desc && !json_is_string(desc)) || (cat && !json_is_string(cat)))
             return status_set(err, ST_BAD_REQUEST,
                               "toolDefinitions[%zu]: description and category "
@@ -123,38 +120,40 @@ toolbridge_check(const json_t *tool_defs, long max_tools,
     return 0;
 }
 
-json_t *
+int
 toolbridge_tools(const struct plugin_set *actions, const json_t *tool_defs,
-                 struct arena *a)
+                 struct arena *a, json_t **tools, struct status_error *err)
 {
-    json_t *decls = json_array(), *tools;
+    json_t *decls = json_array();
     size_t i;
     json_t *t;
 
+    *tools = NULL;
     if (decls == NULL)
-        return NULL;
+        goto oom;
     /* Server actions first: they do not change between requests, so the
      * start of the request stays the same (implicit prompt caching). */
     if (actions->declarations != NULL &&
         json_array_extend(decls, actions->declarations) != 0)
-        goto fail;
+        goto oom;
     json_array_foreach(tool_defs, i, t) {
         json_t *d = toolbridge_declaration(
             json_string_value(json_object_get(t, "name")),
             json_string_value(json_object_get(t, "description")),
             json_object_get(t, "inputSchema"));
         if (json_array_append_new(decls, d) != 0)
-            goto fail;
+            goto oom;
     }
     if (json_array_size(decls) == 0) {
         json_decref(decls);
-        return NULL;
+        return 0;
     }
-    tools = json_pack("[{s:o}]", "functionDeclarations", decls);
-    return arena_take_json(a, tools);
-fail:
+    *tools = arena_take_json(a, json_pack("[{s:o}]", "functionDeclarations",
+                                          decls));
+    return *tools ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
+oom:
     json_decref(decls);
-    return NULL;
+    return status_set(err, ST_NO_MEMORY, "out of memory");
 }
 
 const json_t *

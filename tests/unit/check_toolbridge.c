@@ -152,7 +152,7 @@ START_TEST(tools_put_actions_first)
     json_t *tools, *decls;
 
     arena_init(&a);
-    tools = toolbridge_tools(cfg->plugins, defs, &a);
+    ck_assert_int_eq(toolbridge_tools(cfg->plugins, defs, &a, &tools, NULL), 0);
     ck_assert_ptr_nonnull(tools);
     ck_assert_int_eq(json_array_size(tools), 1);
     decls = json_object_get(json_array_get(tools, 0), "functionDeclarations");
@@ -184,10 +184,13 @@ START_TEST(tools_none_is_null)
     struct config *cfg = load_shop();
     struct plugin_set empty = {0};
     struct arena a;
+    json_t *tools = json_true();
 
     arena_init(&a);
-    ck_assert_ptr_null(toolbridge_tools(&empty, NULL, &a));
-    ck_assert_ptr_nonnull(toolbridge_tools(cfg->plugins, NULL, &a));
+    ck_assert_int_eq(toolbridge_tools(&empty, NULL, &a, &tools, NULL), 0);
+    ck_assert_ptr_null(tools);
+    ck_assert_int_eq(toolbridge_tools(cfg->plugins, NULL, &a, &tools, NULL), 0);
+    ck_assert_ptr_nonnull(tools);
     arena_release(&a);
     config_free(cfg);
 }

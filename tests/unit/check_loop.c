@@ -1,0 +1,877 @@
+/*
+ * check_loop.c - the agent loop in-process, over a fake Gemini transport:
+ * text, parallel calls, server-only chains, mixed turns, max steps,
+ * blocked, malformed-then-recovered, truncated, hostile usage counts; and
+ * allocation failure injected at every allocation of a loop run and of a
+ * whole chat request, each of which must end in a clean out-of-memory
+ * error (a 500 envelope over HTTP), never a wrong status or half an
+ * answer.
+ *
+ * The server actions are the real shop plugin; Gemini is a script of
+ * answers in the real wire format. Nothing leaves the process.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "common.h"
+#include "loop.h"
+#include "arena.h"
+#include "config.h"
+#include "diag.h"
+#include "dispatch.h"
+#include "gemini.h"
+#include "httpio.h"
+#include "jsonin.h"
+#include "memlimit.h"
+#include "status.h"
+
+#include <check.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* --- Gemini answers in the wire format ------------------------------------ */
+
+#define USAGE(p, c, t)                                                        \
+    "\"usageMetadata\":{\"promptTokenCount\":" #p                             \
+    ",\"candidatesTokenCount\":" #c ",\"totalTokenCount\":" #t "}"
+#define ANSWER(parts, finish)                                                 \
+    "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[" parts    \
+    "]},\"finishReason\":\"" finish "\"}]," USAGE(10, 2, 12)                 \
+    ",\"modelVersion\":\"gemini-test-001\"}"
+#define TEXT(s)  "{\"text\":\"" s "\"}"
+#define CALL(name, args)                                                      \
+    "{\"functionCall\":{\"name\":\"" name "\",\"args\":" args "}}"
+#define SEARCH CALL("action_shop_searchProducts", "{\"query\":\"usb\"}")
+#define BY_SLUG                                                               \
+    CALL("action_shop_getProductBySlug", "{\"slug\":\"usb-c-hub\"}")
+
+/* --- a fake transport: scripted answers, recorded requests ----------------- */
+
+#define FAKE_MAX 16
+
+struct fake {
+    const char *const *answers; /* NULL-terminated; past the end: HTTP 500 */
+    size_t next;
+    int posts;
+    char *requests[FAKE_MAX]; /* bodies as sent (the test's own malloc) */
+};
+
+static int
+fake_post(void *ctx, const char *url, const char *key, const char *body,
+          size_t len, long timeout_ms, struct gemini_http *out)
+{
+    struct fake *f = ctx;
+    const char *ans = f->answers[f->next];
+
+    (void)url, (void)key, (void)timeout_ms;
+    if (f->posts < FAKE_MAX)
+        f->requests[f->posts] = strndup(body, len);
+    f->posts++;
+    out->net = GEMINI_NET_OK;
+    out->sent = 1;
+    out->retry_after_ms = -1;
+    out->status = ans ? 200 : 500;
+    if (ans != NULL)
+        f->next++;
+    return sbuf_adds(&out->body, ans ? ans : "{}");
+}
+
+static void
+fake_sleep(void *ctx, long ms)
+{
+    (void)ctx, (void)ms;
+}
+
+static long
+fake_now(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static void
+fake_release(struct fake *f)
+{
+    for (int i = 0; i < f->posts && i < FAKE_MAX; i++)
+        free(f->requests[i]);
+}
+
+/* --- a sink that writes down every event ---------------------------------- */
+
+struct rec {
+    char log[4096];
+    size_t len;
+    int dones, errors;
+    struct loop_usage usage;
+};
+
+static void ATTR_FMT(2, 3)
+rec_add(struct rec *r, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(r->log + r->len, sizeof(r->log) - r->len, fmt, ap);
+    va_end(ap);
+    ck_assert(n >= 0 && (size_t)n < sizeof(r->log) - r->len);
+    r->len += (size_t)n;
+}
+
+static int
+rec_text(void *ctx, const char *text, struct status_error *err)
+{
+    (void)err;
+    rec_add(ctx, "text:%s\n", text);
+    return 0;
+}
+
+static int
+rec_call(void *ctx, const struct loop_call *c, bool back,
+         struct status_error *err)
+{
+    (void)err;
+    rec_add(ctx, "call:%s:%s\n", c->name, back ? "back" : "run");
+    return 0;
+}
+
+static int
+rec_result(void *ctx, const struct loop_call *c, const struct loop_result *r,
+           struct status_error *err)
+{
+    (void)c, (void)err;
+    ck_assert_ptr_nonnull(r->response);
+    rec_add(ctx, "result:%s:%s\n", r->action ? r->action : "-",
+            r->ok ? "ok" : "fail");
+    return 0;
+}
+
+static int
+rec_usage(void *ctx, const struct loop_usage *u, const char *model,
+          struct status_error *err)
+{
+    struct rec *r = ctx;
+
+    (void)err;
+    r->usage = *u;
+    rec_add(r, "usage:%ld/%d:%s\n", u->total, u->calls, model ? model : "-");
+    return 0;
+}
+
+static const char *const end_names[] = {"answered", "truncated",
+                                        "handed_back", "blocked", "max_steps"};
+
+static int
+rec_done(void *ctx, enum loop_end end, const struct turn *last,
+         struct status_error *err)
+{
+    struct rec *r = ctx;
+
+    (void)last, (void)err;
+    r->dones++;
+    rec_add(r, "done:%s\n", end_names[end]);
+    return 0;
+}
+
+static void
+rec_error(void *ctx, const struct status_error *err)
+{
+    struct rec *r = ctx;
+
+    r->errors++;
+    rec_add(r, "error:%s\n", status_code(err->code));
+}
+
+static const struct loop_sink_ops rec_ops = {rec_text,  rec_call, rec_result,
+                                             rec_usage, rec_done, rec_error};
+
+/* --- fixture: the real shop plugin, a key, data in a temp dir -------------- */
+
+static struct config *cfg;
+static char tmpdir[64];
+
+static void
+write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void
+setup(void)
+{
+    char path[512], text[1024], cwd[512];
+    struct diag d = DIAG_INIT;
+
+    /* The environment must not point the client elsewhere. */
+    unsetenv("GEMINI_API_KEY");
+    unsetenv("GOOGLE_API_KEY");
+    unsetenv("GEMINI_BASE_URL");
+    unsetenv("AGENT_MAX_LOOP_STEPS");
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/ga-loop-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+    snprintf(text, sizeof(text),
+             "actions: [%s/../../actions]\n"
+             "dataDir: %s\n"
+             "gemini: .gemini.yaml\n"
+             "limits: {maxLoopSteps: 4}\n",
+             cwd, tmpdir);
+    write_file(tmpdir, "agent.yaml", text);
+    write_file(tmpdir, ".gemini.yaml",
+               "apiKey: AIzaSyTEST-key_0123456789abcdefghijkl\n"
+               "model: gemini-test\n"
+               "baseUrl: http://127.0.0.1:9\n");
+    snprintf(path, sizeof(path), "%s/agent.yaml", tmpdir);
+    cfg = config_load(path, &d);
+    ck_assert_ptr_nonnull(cfg);
+    ck_assert_ptr_nonnull(cfg->gemini.api_key);
+    diag_release(&d);
+    /* as the program does at start: jansson allocates through the
+     * request's memory bound (and the injection hook) */
+    memlimit_install();
+}
+
+static void
+teardown(void)
+{
+    char cmd[600];
+
+    memlimit_fail_hook = NULL;
+    config_free(cfg);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* --- one loop run ------------------------------------------------------------ */
+
+/* Page tools, run by "the browser", are the names that start with page_. */
+static bool
+page_tool(void *ctx, const char *name)
+{
+    (void)ctx;
+    return strncmp(name, "page_", 5) == 0;
+}
+
+struct run {
+    struct fake fake;
+    struct rec rec;
+    struct arena arena;
+    struct gemini g;
+    json_t *contents;
+    struct status_error err;
+    int rc;
+};
+
+static const char first_turn[] =
+    "[{\"role\":\"user\",\"parts\":[{\"text\":\"find a usb hub\"}]}]";
+
+static void
+run_loop(struct run *r, const char *const *answers, long max_steps)
+{
+    struct gemini_transport t = {fake_post, fake_sleep, fake_now, &r->fake};
+    struct loop_sink sink = {&rec_ops, &r->rec};
+    struct loop_input in = {cfg, &r->g, &r->arena, NULL, NULL,
+                            "You are a test.", max_steps, page_tool, NULL};
+
+    memset(r, 0, sizeof(*r));
+    r->fake.answers = answers;
+    gemini_init_transport(&r->g, &t);
+    arena_init(&r->arena);
+    /* parsed as the request path parses: never with a failed
+     * allocation inside jansson's parser (memlimit.h) */
+    r->contents = jsonin_parse(first_turn, strlen(first_turn), 0,
+                               &(json_error_t){0}, &(bool){false});
+    in.contents = r->contents;
+    in.g = &r->g;
+    in.a = &r->arena;
+    if (r->contents == NULL) { /* only under injected failures */
+        status_set(&r->err, ST_NO_MEMORY, "out of memory");
+        r->rc = -1;
+        r->rec.errors++;
+        rec_add(&r->rec, "error:internal_error\n");
+        return;
+    }
+    r->rc = loop_run(&in, &sink, &r->err);
+}
+
+static void
+run_release(struct run *r)
+{
+    arena_release(&r->arena);
+    json_decref(r->contents);
+    gemini_release(&r->g);
+    fake_release(&r->fake);
+}
+
+/* The role and first part's kind of contents[i], e.g. "model:functionCall". */
+static const char *
+turn_shape(const struct run *r, size_t i, char *buf, size_t size)
+{
+    json_t *turn = json_array_get(r->contents, i);
+    json_t *part = json_array_get(json_object_get(turn, "parts"), 0);
+    const char *kind = json_object_iter_key(json_object_iter(part));
+
+    snprintf(buf, size, "%s:%s",
+             json_string_value(json_object_get(turn, "role")),
+             kind ? kind : "?");
+    return buf;
+}
+
+#define ASSERT_SHAPE(r, i, want)                                              \
+    do {                                                                      \
+        char shape_[64];                                                      \
+        ck_assert_str_eq(turn_shape((r), (i), shape_, sizeof(shape_)),        \
+                         (want));                                             \
+    } while (0)
+
+/* --- the cases ---------------------------------------------------------------- */
+
+START_TEST(text_answer)
+{
+    static const char *const answers[] = {ANSWER(TEXT("Here it is."), "STOP"),
+                                          NULL};
+    struct run r;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.rec.log, "usage:12/1:gemini-test-001\n"
+                                "text:Here it is.\n"
+                                "done:answered\n");
+    ck_assert_int_eq(r.fake.posts, 1);
+    /* the request: system instruction first, then the conversation */
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[0],
+                                 "\"systemInstruction\":{\"parts\":[{\"text\":"
+                                 "\"You are a test.\"}]}"));
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[0], "find a usb hub"));
+    ck_assert_int_eq(json_array_size(r.contents), 2);
+    ASSERT_SHAPE(&r, 1, "model:text");
+    run_release(&r);
+}
+END_TEST
+
+START_TEST(parallel_page_calls_go_back)
+{
+    static const char *const answers[] = {
+        ANSWER(TEXT("Adding both.") "," CALL("page_add", "{\"id\":1}") ","
+                   CALL("page_add", "{\"id\":2}"),
+               "STOP"),
+        NULL};
+    struct run r;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.rec.log, "usage:12/1:gemini-test-001\n"
+                                "text:Adding both.\n"
+                                "call:page_add:back\n"
+                                "call:page_add:back\n"
+                                "done:handed_back\n");
+    ck_assert_int_eq(r.fake.posts, 1);
+    /* the calls wait for the browser: no answer turn yet */
+    ck_assert_int_eq(json_array_size(r.contents), 2);
+    run_release(&r);
+}
+END_TEST
+
+START_TEST(server_only_chain)
+{
+    static const char *const answers[] = {ANSWER(SEARCH, "STOP"),
+                                          ANSWER(BY_SLUG, "STOP"),
+                                          ANSWER(TEXT("The hub costs $29."),
+                                                 "STOP"),
+                                          NULL};
+    struct run r;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.rec.log,
+                     "usage:12/1:gemini-test-001\n"
+                     "call:action_shop_searchProducts:run\n"
+                     "result:shop.searchProducts:ok\n"
+                     "usage:24/2:gemini-test-001\n"
+                     "call:action_shop_getProductBySlug:run\n"
+                     "result:shop.getProductBySlug:ok\n"
+                     "usage:36/3:gemini-test-001\n"
+                     "text:The hub costs $29.\n"
+                     "done:answered\n");
+    ck_assert_int_eq(r.fake.posts, 3);
+    ck_assert_int_eq(json_array_size(r.contents), 6);
+    ASSERT_SHAPE(&r, 1, "model:functionCall");
+    ASSERT_SHAPE(&r, 2, "user:functionResponse");
+    ASSERT_SHAPE(&r, 3, "model:functionCall");
+    ASSERT_SHAPE(&r, 4, "user:functionResponse");
+    ASSERT_SHAPE(&r, 5, "model:text");
+    /* each step sends the results so far: the search result reaches
+     * Gemini with the second request, both with the third */
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1], "\"functionResponse\":{"
+                                 "\"name\":\"action_shop_searchProducts\""));
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1], "usb-c-hub"));
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[2],
+                                 "\"name\":\"action_shop_getProductBySlug\","
+                                 "\"response\":{\"result\""));
+    ck_assert_int_eq(r.rec.usage.prompt, 30);
+    ck_assert_int_eq(r.rec.usage.candidates, 6);
+    run_release(&r);
+}
+END_TEST
+
+START_TEST(mixed_turn_runs_server_calls_and_hands_back_the_rest)
+{
+    static const char *const answers[] = {
+        ANSWER(SEARCH "," CALL("page_show", "{}"), "STOP"), NULL};
+    struct run r;
+    json_t *answers_turn;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.rec.log, "usage:12/1:gemini-test-001\n"
+                                "call:action_shop_searchProducts:run\n"
+                                "result:shop.searchProducts:ok\n"
+                                "call:page_show:back\n"
+                                "done:handed_back\n");
+    /* the server's answer is recorded as a partial turn after the calls */
+    ck_assert_int_eq(json_array_size(r.contents), 3);
+    answers_turn = json_object_get(json_array_get(r.contents, 2), "parts");
+    ck_assert_int_eq(json_array_size(answers_turn), 1);
+    ASSERT_SHAPE(&r, 2, "user:functionResponse");
+    run_release(&r);
+}
+END_TEST
+
+START_TEST(max_steps_stops_the_loop)
+{
+    static const char *const answers[] = {ANSWER(SEARCH, "STOP"),
+                                          ANSWER(SEARCH, "STOP"),
+                                          ANSWER(SEARCH, "STOP"), NULL};
+    struct run r;
+
+    run_loop(&r, answers, 2);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_int_eq(r.fake.posts, 2);
+    ck_assert_ptr_nonnull(strstr(r.rec.log, "done:max_steps\n"));
+    ck_assert_int_eq(r.rec.dones, 1);
+    ck_assert_int_eq(json_array_size(r.contents), 5);
+    run_release(&r);
+}
+END_TEST
+
+START_TEST(blocked_is_not_recorded)
+{
+    static const char *const answers[] = {
+        "{\"promptFeedback\":{\"blockReason\":\"SAFETY\"}," USAGE(5, 0, 5) "}",
+        NULL};
+    struct run r;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.rec.log, "usage:5/1:-\ndone:blocked\n");
+    ck_assert_int_eq(json_array_size(r.contents), 1);
+    run_release(&r);
+}
+END_TEST
+
+START_TEST(malformed_then_recovered)
+{
+    static const char *const answers[] = {
+        "{\"candidates\":[{\"finishReason\":\"MALFORMED_FUNCTION_CALL\"}]}",
+        ANSWER(TEXT("Done."), "STOP"), NULL};
+    struct run r;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_int_eq(r.fake.posts, 2);
+    ck_assert_ptr_nonnull(strstr(r.rec.log, "text:Done.\ndone:answered\n"));
+    /* nothing of the malformed answer is kept */
+    ck_assert_int_eq(json_array_size(r.contents), 2);
+    ck_assert_str_eq(r.fake.requests[0], r.fake.requests[1]);
+    run_release(&r);
+}
+END_TEST
+
+START_TEST(malformed_twice_is_an_error)
+{
+    static const char *const answers[] = {
+        "{\"candidates\":[{\"finishReason\":\"MALFORMED_FUNCTION_CALL\"}]}",
+        "{\"candidates\":[{\"finishReason\":\"UNEXPECTED_TOOL_CALL\"}]}",
+        ANSWER(TEXT("never read"), "STOP"), NULL};
+    struct run r;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_UPSTREAM_BAD);
+    ck_assert_ptr_nonnull(strstr(r.err.text, "UNEXPECTED_TOOL_CALL"));
+    ck_assert_int_eq(r.fake.posts, 2);
+    ck_assert_int_eq(r.rec.dones, 0);
+    ck_assert_int_eq(r.rec.errors, 1);
+    ck_assert_ptr_nonnull(strstr(r.rec.log, "error:upstream_bad_response\n"));
+    run_release(&r);
+}
+END_TEST
+
+START_TEST(truncated_answer)
+{
+    static const char *const answers[] = {
+        ANSWER(TEXT("The first half"), "MAX_TOKENS"), NULL};
+    struct run r;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.rec.log, "usage:12/1:gemini-test-001\n"
+                                "text:The first half\n"
+                                "done:truncated\n");
+    run_release(&r);
+}
+END_TEST
+
+START_TEST(bad_calls_are_answered_with_errors)
+{
+    static const char *const answers[] = {
+        ANSWER(CALL("action_shop_nope", "{}") ","
+                   CALL("action_shop_searchProducts",
+                        "{\"query\":\"x\",\"limit\":500}"),
+               "STOP"),
+        ANSWER(TEXT("Sorry."), "STOP"), NULL};
+    struct run r;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_nonnull(strstr(r.rec.log,
+                                 "result:-:fail\n"
+                                 "call:action_shop_searchProducts:run\n"
+                                 "result:shop.searchProducts:fail\n"));
+    /* the model reads why, and can correct itself */
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1],
+                                 "unknown function 'action_shop_nope'"));
+    ck_assert_msg(strstr(r.fake.requests[1], "invalid arguments: /limit"),
+                  "%s", r.fake.requests[1]);
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1], "did not run"));
+    run_release(&r);
+}
+END_TEST
+
+START_TEST(hostile_usage_counts_saturate)
+{
+    static const char *const answers[] = {
+        "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[" SEARCH
+        "]},\"finishReason\":\"STOP\"}]," USAGE(9223372036854775807, -7,
+                                                9223372036854775807) "}",
+        "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":["
+        TEXT("ok") "]},\"finishReason\":\"STOP\"}],"
+        USAGE(9223372036854775807, 1e300, 9223372036854775807) "}",
+        NULL};
+    struct run r;
+    long acc = LONG_MAX - 1;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_int_eq(r.rec.usage.prompt, LONG_MAX);
+    ck_assert_int_eq(r.rec.usage.total, LONG_MAX);
+    ck_assert_int_eq(r.rec.usage.candidates, LONG_MAX);
+    ck_assert_int_eq(r.rec.usage.calls, 2);
+    loop_usage_add(&acc, 5);
+    ck_assert_int_eq(acc, LONG_MAX);
+    acc = 3;
+    loop_usage_add(&acc, -5);
+    ck_assert_int_eq(acc, 3);
+    run_release(&r);
+}
+END_TEST
+
+START_TEST(upstream_failure_reaches_the_sink)
+{
+    static const char *const answers[] = {NULL}; /* HTTP 500, always */
+    struct run r;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_UPSTREAM_DOWN);
+    ck_assert_int_eq(r.fake.posts, 3); /* the first try and two retries */
+    ck_assert_str_eq(r.rec.log, "error:upstream_unavailable\n");
+    run_release(&r);
+}
+END_TEST
+
+/* --- allocation failure injection ------------------------------------------- */
+
+/*
+ * Fail the allocation numbered `fail_at` (1-based) and count them all:
+ * every allocation of jansson (outside a parse, see memlimit.h), of the
+ * arena and of an sbuf.
+ */
+static long alloc_count, fail_at;
+
+static bool
+count_and_fail(size_t n)
+{
+    (void)n;
+    return ++alloc_count == fail_at;
+}
+
+/* Each failed request logs a line; a sweep would log thousands. */
+static void
+quiet(void)
+{
+    if (!getenv("LOOP_VERBOSE"))
+        ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
+}
+
+static void
+inject(long at)
+{
+    alloc_count = 0;
+    fail_at = at;
+    memlimit_fail_hook = count_and_fail;
+}
+
+static void
+stop_injecting(void)
+{
+    memlimit_fail_hook = NULL;
+}
+
+/* A chain, then a mixed turn: every kind of step the loop takes. */
+static const char *const oom_answers[] = {
+    ANSWER(TEXT("Looking.") "," SEARCH, "STOP"),
+    ANSWER(BY_SLUG "," CALL("page_show", "{\"id\":\"p004\"}"), "STOP"),
+    NULL};
+
+START_TEST(every_allocation_failure_in_the_loop_is_clean)
+{
+    struct run base, r;
+    char *base_contents;
+    long total, failures = 0;
+
+    quiet();
+    run_loop(&base, oom_answers, 4);
+    ck_assert_int_eq(base.rc, 0);
+    base_contents = json_dumps(base.contents, JSON_SORT_KEYS);
+    ck_assert_ptr_nonnull(base_contents);
+    inject(0);
+    run_loop(&r, oom_answers, 4);
+    stop_injecting();
+    total = alloc_count;
+    run_release(&r);
+    ck_assert_int_gt(total, 50);
+
+    for (long at = 1; at <= total; at++) {
+        long live = memlimit_json_live;
+        inject(at);
+        run_loop(&r, oom_answers, 4);
+        stop_injecting();
+        if (r.rc == 0) {
+            /* survived: then exactly as if nothing had failed */
+            char *got = json_dumps(r.contents, JSON_SORT_KEYS);
+            ck_assert_msg(strcmp(r.rec.log, base.rec.log) == 0,
+                          "allocation %ld: events differ:\n%s", at,
+                          r.rec.log);
+            ck_assert_msg(got && strcmp(got, base_contents) == 0,
+                          "allocation %ld: the conversation differs", at);
+            free(got);
+        } else {
+            failures++;
+            ck_assert_msg(r.err.code == ST_NO_MEMORY,
+                          "allocation %ld: %s (%s) instead of out of memory",
+                          at, status_code(r.err.code), r.err.text);
+            ck_assert_msg(r.rec.errors == 1 && r.rec.dones == 0,
+                          "allocation %ld: events:\n%s", at, r.rec.log);
+        }
+        run_release(&r);
+        ck_assert_msg(memlimit_json_live == live,
+                      "allocation %ld: %ld JSON values leaked", at,
+                      memlimit_json_live - live);
+    }
+    ck_assert_int_gt(failures, total / 2);
+    free(base_contents);
+    run_release(&base);
+}
+END_TEST
+
+/* A whole sendMessage request through dispatch_request(), written to a
+ * fixed buffer that no injected failure can touch. */
+struct memio {
+    const char *const *params;
+    const char *body;
+    size_t len, pos;
+    char out[1 << 16];
+    size_t out_len;
+};
+
+static const char *
+mem_param(void *ctx, const char *name)
+{
+    struct memio *m = ctx;
+
+    for (size_t i = 0; m->params[i]; i += 2)
+        if (strcmp(m->params[i], name) == 0)
+            return m->params[i + 1];
+    return NULL;
+}
+
+static long
+mem_read(void *ctx, char *buf, size_t n)
+{
+    struct memio *m = ctx;
+    size_t left = m->len - m->pos;
+
+    if (n > left)
+        n = left;
+    memcpy(buf, m->body + m->pos, n);
+    m->pos += n;
+    return (long)n;
+}
+
+static int
+mem_write(void *ctx, const char *buf, size_t n)
+{
+    struct memio *m = ctx;
+
+    ck_assert_uint_lt(n, sizeof(m->out) - m->out_len);
+    memcpy(m->out + m->out_len, buf, n);
+    m->out_len += n;
+    m->out[m->out_len] = '\0';
+    return 0;
+}
+
+static const struct httpio_ops mem_ops = {mem_param, mem_read, mem_write};
+
+static const char chat_body[] =
+    "{\"message\":\"find a usb hub\",\"history\":[],"
+    "\"toolDefinitions\":[{\"name\":\"page_show\",\"description\":\"Show\","
+    "\"category\":\"navigation\",\"inputSchema\":{\"type\":\"object\","
+    "\"properties\":{\"id\":{\"type\":\"string\"}}}}],"
+    "\"pageState\":{\"cart\":[]}}";
+
+/* Run the request; the whole output (head and body) into m->out. */
+static void
+run_request(struct memio *m, struct fake *f)
+{
+    static const char *const params[] = {
+        "REQUEST_METHOD", "POST", "DOCUMENT_URI",
+        "/_jay/actions/geminiAgent.sendMessage", "CONTENT_TYPE",
+        "application/json", "CONTENT_LENGTH", "221", NULL};
+    struct gemini_transport t = {fake_post, fake_sleep, fake_now, f};
+    struct httpio io = {&mem_ops, m, false};
+    struct gemini g;
+    struct arena a;
+
+    ck_assert_uint_eq(strlen(chat_body), 221);
+    memset(m, 0, sizeof(*m));
+    memset(f, 0, sizeof(*f));
+    m->params = params;
+    m->body = chat_body;
+    m->len = strlen(chat_body);
+    f->answers = oom_answers;
+    gemini_init_transport(&g, &t);
+    arena_init(&a);
+    dispatch_request(cfg, &g, &io, &a);
+    arena_release(&a);
+    gemini_release(&g);
+    fake_release(f);
+}
+
+/* The body with every serverCalls[].ms zeroed: timings differ per run. */
+static char *
+answer_without_timings(const char *out)
+{
+    const char *body = strstr(out, "\r\n\r\n");
+    json_t *v = body ? json_loads(body + 4, 0, NULL) : NULL;
+    json_t *call;
+    size_t i;
+    char *s;
+
+    ck_assert_msg(v != NULL, "not JSON: %s", out);
+    json_array_foreach(json_object_get(v, "serverCalls"), i, call)
+        json_object_set_new(call, "ms", json_integer(0));
+    s = json_dumps(v, JSON_SORT_KEYS);
+    json_decref(v);
+    return s;
+}
+
+START_TEST(every_allocation_failure_in_a_request_is_a_500)
+{
+    static struct memio m;
+    struct fake f;
+    char *base;
+    long total, failures = 0;
+
+    quiet();
+    run_request(&m, &f);
+    ck_assert_msg(strncmp(m.out, "Status: 200 OK\r\n", 16) == 0, "%s", m.out);
+    ck_assert_ptr_nonnull(strstr(m.out, "\"type\":\"tool-calls\""));
+    base = answer_without_timings(m.out);
+    inject(0);
+    run_request(&m, &f);
+    stop_injecting();
+    total = alloc_count;
+    ck_assert_int_gt(total, 100);
+
+    for (long at = 1; at <= total; at++) {
+        long live = memlimit_json_live;
+        inject(at);
+        run_request(&m, &f);
+        stop_injecting();
+        ck_assert_msg(memlimit_json_live == live,
+                      "allocation %ld: %ld JSON values leaked", at,
+                      memlimit_json_live - live);
+        if (strncmp(m.out, "Status: 200 OK\r\n", 16) == 0) {
+            char *got = answer_without_timings(m.out);
+            ck_assert_msg(strcmp(got, base) == 0,
+                          "allocation %ld: 200 with another answer:\n%s", at,
+                          got);
+            free(got);
+            continue;
+        }
+        failures++;
+        ck_assert_msg(strncmp(m.out,
+                              "Status: 500 Internal Server Error\r\n", 35) == 0,
+                      "allocation %ld of %ld: not a 500:\n%s", at, total,
+                      m.out);
+        ck_assert_msg(strstr(m.out, "\r\n\r\n{\"error\":{\"code\":"
+                                    "\"internal_error\",\"message\":") != NULL,
+                      "allocation %ld: not the error envelope:\n%s", at,
+                      m.out);
+    }
+    ck_assert_int_gt(failures, total / 2);
+    free(base);
+}
+END_TEST
+
+Suite *
+loop_suite(void)
+{
+    Suite *s = suite_create("loop");
+    TCase *tc = tcase_create("loop");
+    TCase *oom = tcase_create("out of memory");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, text_answer);
+    tcase_add_test(tc, parallel_page_calls_go_back);
+    tcase_add_test(tc, server_only_chain);
+    tcase_add_test(tc, mixed_turn_runs_server_calls_and_hands_back_the_rest);
+    tcase_add_test(tc, max_steps_stops_the_loop);
+    tcase_add_test(tc, blocked_is_not_recorded);
+    tcase_add_test(tc, malformed_then_recovered);
+    tcase_add_test(tc, malformed_twice_is_an_error);
+    tcase_add_test(tc, truncated_answer);
+    tcase_add_test(tc, bad_calls_are_answered_with_errors);
+    tcase_add_test(tc, hostile_usage_counts_saturate);
+    tcase_add_test(tc, upstream_failure_reaches_the_sink);
+    suite_add_tcase(s, tc);
+
+    tcase_add_checked_fixture(oom, setup, teardown);
+    tcase_set_timeout(oom, 120);
+    tcase_add_test(oom, every_allocation_failure_in_the_loop_is_clean);
+    tcase_add_test(oom, every_allocation_failure_in_a_request_is_a_500);
+    suite_add_tcase(s, oom);
+    return s;
+}
