@@ -22,6 +22,8 @@
 #include "common.h"
 #include "gemini.h"
 #include "jsonin.h"
+#include "monotime.h"
+#include "utf8.h"
 #include "arena.h"
 #include "bounds.h"
 #include "config.h"
@@ -44,25 +46,6 @@
 #define GEMINI_REDACTED "[redacted]"
 
 /* --- small string helpers ---------------------------------------------- */
-
-/* Index at which `s[0..n)` may be cut without splitting a UTF-8 sequence. */
-static size_t
-utf8_cut(const char *s, size_t n)
-{
-    size_t i = n;
-
-    /* Step back over continuation bytes to the lead byte of the last
-     * sequence; drop that sequence when it does not fit whole. */
-    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
-        i--;
-    if (i > 0 && ((unsigned char)s[i - 1] & 0x80)) {
-        unsigned char lead = (unsigned char)s[i - 1];
-        size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-        if (n - (i - 1) < want)
-            return i - 1;
-    }
-    return n;
-}
 
 /* Copy `src` into `dst[size]`, cut at a UTF-8 boundary when too long. */
 static void
@@ -615,19 +598,10 @@ struct gemini_xfer {
 };
 
 static long
-mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static long
 curl_now_ms(void *ctx)
 {
     (void)ctx;
-    return mono_ms();
+    return monotime_ms();
 }
 
 static void
@@ -657,7 +631,7 @@ curl_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
         return 0;
     }
     x->started = true;
-    x->last_ms = mono_ms();
+    x->last_ms = monotime_ms();
     return n;
 }
 
@@ -726,7 +700,7 @@ curl_xferinfo_cb(void *clientp, curl_off_t dltotal, curl_off_t dlnow,
     struct gemini_xfer *x = clientp;
 
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    if (x->started && mono_ms() - x->last_ms >= x->stall_ms) {
+    if (x->started && monotime_ms() - x->last_ms >= x->stall_ms) {
         x->stalled = true;
         return 1;
     }
@@ -873,11 +847,11 @@ curl_post(void *ctx, const char *url, const char *api_key, const char *body,
         goto out; /* only a failed strdup of the URL can get here */
 
     out->sent = 0;
-    t0 = mono_ms();
+    t0 = monotime_ms();
     res = curl_easy_perform(c);
     if (x.no_memory)
         goto out;
-    out->net = map_curl(res, &x, mono_ms() - t0, timeout_ms);
+    out->net = map_curl(res, &x, monotime_ms() - t0, timeout_ms);
     if (res == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
     else
@@ -908,7 +882,7 @@ gemini_init(struct gemini *g)
 
     memset(g, 0, sizeof(*g));
     g->stall_ms = GEMINI_STALL_MS;
-    g->seed = (unsigned)mono_ms() ^ (unsigned)getpid() * 2654435761u;
+    g->seed = (unsigned)monotime_ms() ^ (unsigned)getpid() * 2654435761u;
     g->t.post = curl_post;
     g->t.sleep_ms = curl_sleep_ms;
     g->t.now_ms = curl_now_ms;

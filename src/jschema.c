@@ -14,6 +14,7 @@
  */
 #include "common.h"
 #include "jschema.h"
+#include "utf8.h"
 #include "bounds.h"
 #include "status.h"
 
@@ -117,35 +118,6 @@ values_equal(const json_t *a, const json_t *b, unsigned depth)
     return json_equal(a, b);
 }
 
-/* Length in code points; jansson has already rejected invalid UTF-8. */
-static size_t
-utf8_length(const char *s, size_t n)
-{
-    size_t count = 0;
-
-    for (size_t i = 0; i < n; i++)
-        count += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return count;
-}
-
-/* The longest prefix of s[0..n) that does not end inside a UTF-8 sequence. */
-static size_t
-utf8_trim(const char *s, size_t n)
-{
-    size_t lead = n;
-    unsigned char c;
-    size_t need;
-
-    while (lead > 0 && ((unsigned char)s[lead - 1] & 0xC0) == 0x80)
-        lead--;
-    if (lead == 0)
-        return 0;
-    lead--;
-    c = (unsigned char)s[lead];
-    need = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-    return n - lead >= need ? n : lead;
-}
-
 /*
  * vsnprintf() into dst (size >= 4); a cut text ends with "..." on a UTF-8
  * boundary, since messages end up in JSON strings, which must stay valid.
@@ -158,7 +130,7 @@ vfmt_cut(char *dst, size_t size, const char *fmt, va_list ap)
     if (n < 0) {
         dst[0] = '\0';
     } else if ((size_t)n >= size) {
-        size_t keep = utf8_trim(dst, size - 4);
+        size_t keep = utf8_cut(dst, size - 4);
         memcpy(dst + keep, "...", 4);
     }
 }
@@ -257,7 +229,7 @@ static void
 jptr_text(const struct jptr *p, char *dst, size_t size)
 {
     bool cut = p->len > BOUND_JSON_POINTER - 1;
-    size_t n = cut ? utf8_trim(p->buf, BOUND_JSON_POINTER - 1) : p->len;
+    size_t n = cut ? utf8_cut(p->buf, BOUND_JSON_POINTER - 1) : p->len;
 
     fmt_cut(dst, size, "%.*s%s", (int)n, p->buf, cut ? "..." : "");
 }
@@ -683,7 +655,7 @@ v_min_length(struct validation *v, const json_t *value,
     json_int_t min = json_integer_value(value);
 
     if (!json_is_string(instance) ||
-        (json_int_t)utf8_length(json_string_value(instance),
+        (json_int_t)utf8_count(json_string_value(instance),
                                 json_string_length(instance)) >= min)
         return 0;
     return violation(v, "minLength",
@@ -699,7 +671,7 @@ v_max_length(struct validation *v, const json_t *value,
     json_int_t max = json_integer_value(value);
 
     if (!json_is_string(instance) ||
-        (json_int_t)utf8_length(json_string_value(instance),
+        (json_int_t)utf8_count(json_string_value(instance),
                                 json_string_length(instance)) <= max)
         return 0;
     return violation(v, "maxLength",

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "diag.h"
 #include "logmsg.h"
+#include "monotime.h"
 #include "worker.h"
 
 #include <arpa/inet.h>
@@ -55,14 +56,6 @@ struct master {
     pid_t retiring[BOUND_WORKERS * 4]; /* old generations still finishing */
     int nretiring;
 };
-
-static long
-now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 /* --- the listening socket --------------------------------------------------- */
 
@@ -201,7 +194,7 @@ spawn(struct master *m, int i)
 
     if (pid < 0) {
         log_err("cannot start a worker: %s", strerror(errno));
-        m->slots[i].respawn_at = now_ms() + WORKER_BACKOFF_MIN_MS;
+        m->slots[i].respawn_at = monotime_ms() + WORKER_BACKOFF_MIN_MS;
         return -1;
     }
     if (pid == 0) {
@@ -212,7 +205,7 @@ spawn(struct master *m, int i)
         _exit(worker_run(m->cfg, m->fd));
     }
     m->slots[i].pid = pid;
-    m->slots[i].started_ms = now_ms();
+    m->slots[i].started_ms = monotime_ms();
     m->slots[i].respawn_at = 0;
     return pid;
 }
@@ -221,7 +214,7 @@ spawn(struct master *m, int i)
 static void
 fill_slots(struct master *m)
 {
-    long now = now_ms();
+    long now = monotime_ms();
     bool changed = false;
 
     for (int i = 0; i < m->nslots; i++)
@@ -236,7 +229,7 @@ fill_slots(struct master *m)
 static long
 next_respawn_in(const struct master *m)
 {
-    long best = -1, now = now_ms();
+    long best = -1, now = monotime_ms();
 
     for (int i = 0; i < m->nslots; i++)
         if (m->slots[i].pid == 0) {
@@ -268,14 +261,14 @@ reap(struct master *m)
         if (i == m->nslots)
             continue; /* an old generation's worker finished */
         crashed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-        young = now_ms() - m->slots[i].started_ms < WORKER_CRASH_WINDOW_MS;
+        young = monotime_ms() - m->slots[i].started_ms < WORKER_CRASH_WINDOW_MS;
         if (crashed)
             log_warn("worker %ld %s %d", (long)pid,
                      WIFSIGNALED(status) ? "killed by signal" : "exited with",
                      WIFSIGNALED(status) ? WTERMSIG(status)
                                          : WEXITSTATUS(status));
         m->slots[i].pid = 0;
-        m->slots[i].respawn_at = now_ms();
+        m->slots[i].respawn_at = monotime_ms();
         if (crashed && young) {
             /* Dying as soon as they start: do not spin. */
             long d = WORKER_BACKOFF_MIN_MS;
@@ -339,7 +332,7 @@ reload(struct master *m)
 static void
 stop_all(struct master *m, const sigset_t *set)
 {
-    long deadline = now_ms() + WORKER_STOP_GRACE_MS;
+    long deadline = monotime_ms() + WORKER_STOP_GRACE_MS;
 
     signal_all(m, SIGTERM);
     for (;;) {
@@ -350,11 +343,11 @@ stop_all(struct master *m, const sigset_t *set)
         }
         if (!any)
             break;
-        long left = deadline - now_ms();
+        long left = deadline - monotime_ms();
         if (left <= 0) {
             log_warn("workers did not finish in time; killing them");
             signal_all(m, SIGKILL);
-            deadline = now_ms() + 1000;
+            deadline = monotime_ms() + 1000;
             left = 1000;
         }
         struct timespec ts = {left / 1000, (left % 1000) * 1000000};

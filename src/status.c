@@ -6,6 +6,7 @@
  */
 #include "common.h"
 #include "status.h"
+#include "utf8.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -46,17 +47,7 @@ static const struct {
 static void
 trim_utf8_tail(char *s)
 {
-    size_t n = strlen(s);
-    size_t i = n;
-
-    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
-        i--;
-    if (i > 0 && ((unsigned char)s[i - 1] & 0x80)) {
-        unsigned char lead = (unsigned char)s[i - 1];
-        size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-        if (n - (i - 1) < want)
-            s[i - 1] = '\0';
-    }
+    s[utf8_cut(s, strlen(s))] = '\0';
 }
 
 /*
@@ -180,50 +171,7 @@ status_reason(int http)
     }
 }
 
-/*
- * The length of the well-formed UTF-8 sequence at `p` (RFC 3629), or 0.
- * Overlong forms, surrogates and code points past U+10FFFF are not
- * well-formed: jansson refuses them in a string, and one such byte run
- * from a client must not turn the error answer into a 500.
- */
-static size_t
-utf8_seq(const unsigned char *p)
-{
-    size_t n = p[0] < 0x80 ? 1 : p[0] < 0xC2 ? 0 : p[0] < 0xE0 ? 2
-             : p[0] < 0xF0 ? 3 : p[0] < 0xF5 ? 4 : 0;
-
-    /* stops at the NUL too: it is no continuation byte */
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    }
-    /* the second byte's range is what rules the rest out */
-    if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] > 0x9F) ||
-        (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] > 0x8F))
-        return 0;
-    return n;
-}
-
-/*
- * Replace bytes that are not well-formed UTF-8 with '?', in place, so a
- * message quoting client input can always be encoded as a JSON string.
- */
-static void
-scrub_utf8(char *s)
-{
-    unsigned char *p = (unsigned char *)s;
-
-    while (*p) {
-        size_t n = utf8_seq(p);
-
-        if (n == 0)
-            *p++ = '?';
-        else
-            p += n;
-    }
-}
-
-/* Copy `src` into dst[size] (cut if need be) with scrub_utf8() applied. */
+/* Copy `src` into dst[size] (cut if need be) with utf8_scrub() applied. */
 static void
 copy_scrubbed(char *dst, size_t size, const char *src)
 {
@@ -231,7 +179,7 @@ copy_scrubbed(char *dst, size_t size, const char *src)
 
     memcpy(dst, src, n);
     dst[n] = '\0';
-    scrub_utf8(dst);
+    utf8_scrub(dst);
 }
 
 json_t *
@@ -266,7 +214,7 @@ status_text(const struct status_error *e, char *buf, size_t n)
     }
     if ((size_t)len >= n)
         trim_utf8_tail(buf);
-    scrub_utf8(buf);
+    utf8_scrub(buf);
     /* One line, and nothing a terminal would act on: messages may quote
      * client input (a URL path, a JSON key). */
     for (char *p = buf; *p != '\0'; p++) {

@@ -15,6 +15,7 @@
 #include "yamlout.h"
 #include "bounds.h"
 #include "sbuf.h"
+#include "utf8.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -29,10 +30,6 @@
 /* Spaces per nesting level. Every block level indents by exactly this, so
  * indent / YO_INDENT + 1 is the nesting depth of what is written there. */
 #define YO_INDENT 2
-
-/* Returned by utf8_next() for a byte that starts no valid sequence; it is
- * outside Unicode, so it never collides with a real code point. */
-#define UTF8_BAD 0x110000u
 
 /* Characters that give a plain scalar another meaning when they lead it. */
 static const char yo_indicators[] = "-?:,[]{}#&*!|>'\"%@`";
@@ -61,46 +58,6 @@ put_indent(struct sbuf *out, int n)
 }
 
 /* ---- strings ------------------------------------------------------------ */
-
-/*
- * Decode the UTF-8 sequence at s[0..len): returns its length and sets *cp,
- * or returns 1 with *cp = UTF8_BAD for a byte that starts no valid sequence
- * (jansson strings are valid UTF-8; C strings from callers may not be).
- */
-static size_t
-utf8_next(const unsigned char *s, size_t len, uint32_t *cp)
-{
-    /* the least code point each length may encode: less is overlong */
-    static const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
-    uint32_t c = s[0];
-    size_t n;
-
-    *cp = UTF8_BAD;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4;
-    else
-        return 1;
-    if (n > len)
-        return 1;
-    c &= 0x7fu >> n; /* the lead byte's payload bits */
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 1;
-        c = c << 6 | (s[i] & 0x3f);
-    }
-    if (c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 1;
-    *cp = c;
-    return n;
-}
 
 /*
  * Code points written as escapes: controls (C0, DEL, C1), most of which
