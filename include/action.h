@@ -19,7 +19,7 @@
 #include "common.h"
 
 struct arena;
-struct config;
+struct config_actions;
 struct json_t;
 struct plugin_action;
 struct status_error;
@@ -29,7 +29,8 @@ struct status_error;
  * reference pinned to the arena (do not decref), or -1 with `err` set; on
  * ST_SCHEMA err->path and err->rule say where and which rule.
  */
-int action_run(const struct config *cfg, const struct plugin_action *act,
+int action_run(const struct config_actions *env,
+               const struct plugin_action *act,
                const struct json_t *input, struct arena *a,
                struct json_t **output, struct status_error *err);
 

@@ -21,7 +21,7 @@
  * nesting is only ever an attack on recursive code (ours or jansson's). */
 #define BOUND_JSON_DEPTH 32
 
-/* --- chat protocol (used by the chat routes) ---------------------------- */
+/* --- chat protocol (used by the chat routes) --------------------------- */
 
 #define BOUND_HISTORY_TURNS       2000
 #define DEFAULT_HISTORY_TURNS     200
@@ -44,7 +44,7 @@
 /* Names quoted back in messages are cut here: they come from the browser. */
 #define BOUND_NAME_SHOWN          64
 
-/* --- memory ---------------------------------------------------------------- */
+/* --- memory ------------------------------------------------------------ */
 
 /* Bytes one request may allocate in all (memlimit.h): the arena's blocks,
  * sbuf growth and jansson's allocations, counted as they are made. A
@@ -55,7 +55,7 @@
  * arena_reset() keeps between requests. */
 #define BOUND_ARENA_BLOCK         (16u * 1024)
 
-/* --- time ---------------------------------------------------------------- */
+/* --- time -------------------------------------------------------------- */
 
 /* Total deadline of one Gemini call, retries included. It must end before
  * nginx's fastcgi_read_timeout (nginx/gemini-agent.conf sets 300 s). */
@@ -68,7 +68,7 @@
  * must not hang the process: give up after this long without a byte. */
 #define BOUND_CGI_READ_MS         10000
 
-/* --- the Gemini client --------------------------------------------------- */
+/* --- the Gemini client ------------------------------------------------- */
 
 /* Retries after the first attempt (the issue fixes "at most 2"). */
 #define GEMINI_MAX_RETRIES     2
@@ -87,7 +87,7 @@
 /* Largest Gemini response body we keep; more is cut off (bad response). */
 #define BOUND_UPSTREAM_BYTES   (16u * 1024 * 1024)
 
-/* --- workers ------------------------------------------------------------- */
+/* --- workers ----------------------------------------------------------- */
 
 #define BOUND_WORKERS             64
 #define DEFAULT_WORKERS           2
@@ -111,7 +111,7 @@
 /* Bytes per YAML file. */
 #define BOUND_YAML_BYTES  (1024u * 1024)
 
-/* --- server actions ------------------------------------------------------ */
+/* --- server actions ---------------------------------------------------- */
 
 #define BOUND_PLUGINS             64
 #define BOUND_ACTIONS             512
@@ -131,7 +131,7 @@
  * it stays below STATUS_TEXT_MAX so the cut is this visible one. */
 #define SCHEMA_MESSAGE_MAX        256
 
-/* --- generated files ------------------------------------------------------ */
+/* --- generated files --------------------------------------------------- */
 
 /* Files the commands generate (types, agent kit) are small; this cap
  * only stops a runaway. */
@@ -144,7 +144,7 @@
  * this are written in the explicit `? key` form. */
 #define BOUND_YAML_KEY_INLINE 200
 
-/* --- errors ----------------------------------------------------------------- */
+/* --- errors ------------------------------------------------------------ */
 
 /* Longest error message we keep; longer ones are cut at a UTF-8 boundary. */
 #define STATUS_TEXT_MAX 384
@@ -153,7 +153,7 @@
  * path, and jschema marks a longer one as cut with "...". */
 #define STATUS_PATH_MAX 256
 
-/* --- paths --------------------------------------------------------------- */
+/* --- paths ------------------------------------------------------------- */
 
 #define BOUND_PATH_LEN 4096
 

@@ -16,9 +16,9 @@
 #include "common.h"
 
 struct arena;
-struct config;
 struct gemini;
 struct json_t;
+struct site;
 struct status_error;
 
 enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
@@ -28,7 +28,7 @@ enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
  * `*answer` (pinned to `a`) the JSON to send with 200, or -1 with `err`
  * set (its retry_after_s set for a rate limit).
  */
-int chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
+int chat_handle(const struct site *site, struct gemini *g, struct arena *a,
                 enum chat_kind kind, struct json_t *body,
                 struct json_t **answer, struct status_error *err);
 

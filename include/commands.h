@@ -47,12 +47,11 @@ extern const char cmd_agent_kit_usage[];
 
 /* --- shared by the commands (cmd_common.c) -------------------------------- */
 
-struct config;
+struct site;
 
-
-/* Load the config for a command; prints fatal problems (all of them unless
+/* Load the site for a command; prints fatal problems (all of them unless
  * quiet_ok) on stderr. NULL when it cannot be used. */
-struct config *cmd_load_config(const char *path, bool quiet_ok);
+struct site *cmd_load_site(const char *path, bool quiet_ok);
 
 /* Write `len` bytes to `path` through a temporary file and rename; 0/-1. */
 int cmd_write_file(const char *path, const char *data, size_t len,

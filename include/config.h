@@ -1,17 +1,19 @@
 /*
- * config.h - the loaded configuration: agent.yaml, .gemini.yaml, plugins.
+ * config.h - the loaded configuration: agent.yaml and .gemini.yaml.
  *
- * config_load() reads conf/agent.yaml (DESIGN §4), the Gemini settings file
- * it names, and every plugin under its `actions` folders, into one
- * immutable `struct config`. After load nothing writes to it: workers read
- * it, the master replaces it whole on SIGHUP. It is the only shared state.
+ * config_load() reads conf/agent.yaml (README "Configuration") and the
+ * Gemini settings file it names into one immutable `struct config`. It is
+ * a leaf: it loads no plugins (the site does, see site.h). Each module is
+ * handed only its own part: the Gemini client `gemini` (with its
+ * timeout), server actions `actions` (folders, data folder, timeout), the
+ * request path `limits`.
  *
  * Problems go to a `struct diag` as `file:line: message`. They come in two
  * weights: a broken agent.yaml is fatal (config_load returns NULL: there is
- * nothing sound to serve with); a broken plugin, .jay-action or a missing
- * API key is not (the rest still loads and serves; `check` fails).
+ * nothing sound to serve with); a missing API key is not (the rest still
+ * loads and serves; `check` fails).
  *
- * Not here: the validation of one plugin (plugin.h), YAML parsing (ydoc.h).
+ * Not here: plugins (plugin.h), YAML parsing (ydoc.h).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -21,7 +23,6 @@
 #include "common.h"
 
 struct diag;
-struct plugin_set;
 
 struct config_limits {
     long max_body_bytes;
@@ -29,8 +30,6 @@ struct config_limits {
     long max_tools;
     long max_page_state_bytes;
     long max_loop_steps;   /* env AGENT_MAX_LOOP_STEPS wins, clamped 1..15 */
-    long gemini_timeout_ms;
-    long action_timeout_ms;
     long max_requests_per_worker; /* 0 = never recycle */
 };
 
@@ -49,20 +48,27 @@ struct config_gemini {
     char *model;
     char *system_prompt; /* "" when unset */
     char *base_url;      /* no trailing slash; env GEMINI_BASE_URL wins */
+    long timeout_ms;     /* one call, retries included (geminiTimeoutMs) */
+};
+
+/* What running server actions needs. */
+struct config_actions {
+    char **dirs;    /* the folders that hold plugin folders */
+    size_t ndirs;   /* may be 0: `actions: []` names none */
+    char *data_dir; /* writable state of the actions (dataDir) */
+    long timeout_ms; /* one action's watchdog (actionTimeoutMs) */
 };
 
 struct config {
     char *path;        /* agent.yaml as given */
     char *dir;         /* its folder: the base of relative paths */
-    char **action_dirs;
-    size_t n_action_dirs;
-    char *data_dir;
     struct config_limits limits;
     struct config_gemini gemini;
-    struct plugin_set *plugins;
+    struct config_actions actions;
 };
 
-/* The default model when .gemini.yaml names none (gemini-wire.md §8). */
+/* The default model when .gemini.yaml names none
+ * (docs/internals/gemini-wire.md §9). */
 #define CONFIG_DEFAULT_MODEL    "gemini-3.8-flash"
 #define CONFIG_DEFAULT_BASE_URL "https://generativelanguage.googleapis.com"
 

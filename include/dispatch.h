@@ -16,9 +16,9 @@
 #include "common.h"
 
 struct arena;
-struct config;
 struct gemini;
 struct httpio;
+struct site;
 
 /*
  * Answer the request on `io`. Memory comes from `a`, which the caller
@@ -26,7 +26,7 @@ struct httpio;
  * outlives the request). Returns the HTTP status sent (0 when the client
  * went away before the answer was written).
  */
-int dispatch_request(const struct config *cfg, struct gemini *g,
+int dispatch_request(const struct site *site, struct gemini *g,
                      struct httpio *io, struct arena *a);
 
 #endif /* APP_DISPATCH_H */

@@ -22,7 +22,7 @@
 #include "sbuf.h"
 
 struct arena;
-struct config;
+struct config_gemini;
 struct json_t;
 struct status_error;
 
@@ -95,7 +95,7 @@ void gemini_release(struct gemini *g);
  * Retries at most twice, only on 408/429/500/502/503/504 and connection
  * failures, with exponential back-off plus jitter, honouring RetryInfo
  * retryDelay and Retry-After, never past the deadline of
- * cfg->limits.gemini_timeout_ms from the call's start.
+ * gc->timeout_ms from the call's start.
  * On success returns 0 with `*response` a new reference pinned to `a`.
  * On failure returns -1 with `err` mapped (upstream_auth, _rejected,
  * _rate_limited, _unavailable, _timeout, _bad_response; not_configured
@@ -104,7 +104,7 @@ void gemini_release(struct gemini *g);
  * to come back (the HTTP answer's Retry-After). `usage->calls` counts
  * every attempt made.
  */
-int gemini_generate(struct gemini *g, const struct config *cfg,
+int gemini_generate(struct gemini *g, const struct config_gemini *gc,
                     const char *body, size_t len, struct arena *a,
                     struct json_t **response, struct gemini_usage *usage,
                     struct status_error *err);

@@ -21,9 +21,11 @@
 #include "common.h"
 
 struct arena;
-struct config;
+struct config_actions;
+struct config_gemini;
 struct gemini;
 struct json_t;
+struct plugin_set;
 struct status_error;
 struct turn;
 
@@ -37,7 +39,7 @@ struct loop_call {
 
 /* What running a call the loop answers itself gave. */
 struct loop_result {
-    const char *action; /* the registered action name; NULL: no such
+    const char *action;            /* the registered action name; NULL: no such
                          * function (the model is told so) */
     const struct json_t *response; /* the functionResponse.response */
     bool ok;
@@ -90,8 +92,10 @@ struct loop_sink {
 };
 
 struct loop_input {
-    const struct config *cfg; /* the Gemini settings and server actions */
     struct gemini *g;
+    const struct config_gemini *gemini;      /* model, key, timeout */
+    const struct plugin_set *actions;        /* the server actions */
+    const struct config_actions *action_env; /* their data dir, timeout */
     struct arena *a;
     struct json_t *contents; /* the conversation; the loop appends to it */
     struct json_t *tools;    /* the request's `tools`, or NULL */

@@ -19,7 +19,9 @@
  * Loading never stops at the first problem: a bad entry or plugin is
  * reported to the diag list and left out; the others load.
  *
- * The set is immutable after plugin_load(); it belongs to the config.
+ * The set is immutable after plugin_load(); it belongs to the site, which
+ * also builds what is presented of it (the HTTP listing, the Gemini
+ * declarations, the prompt's summary): the registry knows none of them.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -49,13 +51,6 @@ struct plugin_action {
 struct plugin_set {
     struct plugin_action *actions; /* sorted by name */
     size_t count;
-    /* GET /_jay/actions body, built once at load: the listing never
-     * changes between reloads, so no request pays for it. */
-    char *listing_json;
-    size_t listing_len;
-    /* The exposed actions as Gemini function declarations, built once:
-     * every chat request sends them unchanged. NULL when none. */
-    struct json_t *declarations;
 };
 
 /*

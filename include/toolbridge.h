@@ -49,12 +49,19 @@ int toolbridge_check(const struct json_t *tool_defs, long max_tools,
                      struct status_error *err);
 
 /*
- * The `tools` member of a Gemini request: [{"functionDeclarations":[...]}]
- * with the server actions (shared, built at load) first and the page tools
- * after them, pinned to the arena; NULL when there are none. Returns 0, or
- * -1 with err set (out of memory).
+ * The exposed server actions as function declarations (a new array, empty
+ * when there are none), or NULL when out of memory. Built once, when the
+ * site loads: every chat request sends them unchanged.
  */
-int toolbridge_tools(const struct plugin_set *actions,
+struct json_t *toolbridge_action_declarations(const struct plugin_set *actions);
+
+/*
+ * The `tools` member of a Gemini request: [{"functionDeclarations":[...]}]
+ * with the server actions' declarations (`action_decls`, may be NULL)
+ * first and the page tools after them, pinned to the arena; NULL when
+ * there are none. Returns 0, or -1 with err set (out of memory).
+ */
+int toolbridge_tools(const struct json_t *action_decls,
                      const struct json_t *tool_defs, struct arena *a,
                      struct json_t **tools, struct status_error *err);
 

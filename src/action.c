@@ -41,11 +41,11 @@ count_bytes(const char *buf, size_t size, void *data)
 }
 
 int
-action_run(const struct config *cfg, const struct plugin_action *act,
+action_run(const struct config_actions *env, const struct plugin_action *act,
            const json_t *input, struct arena *a, json_t **output,
            struct status_error *err)
 {
-    struct handler_ctx ctx = {act->plugin_dir, cfg->data_dir, a};
+    struct handler_ctx ctx = {act->plugin_dir, env->data_dir, a};
     struct size_probe probe = {0};
     json_t *out = NULL;
     int rc;
@@ -58,7 +58,7 @@ action_run(const struct config *cfg, const struct plugin_action *act,
     if (act->input_schema == NULL && !json_is_object(input))
         return status_set(err, ST_BAD_REQUEST,
                           "the input of '%s' must be a JSON object", act->name);
-    watchdog(cfg->limits.action_timeout_ms);
+    watchdog(env->timeout_ms);
     rc = act->handler->run(&ctx, input, &out, err);
     watchdog(0);
     if (rc != 0) {

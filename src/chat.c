@@ -30,6 +30,7 @@
 #include "loop.h"
 #include "plugin.h"
 #include "prompt.h"
+#include "site.h"
 #include "status.h"
 #include "toolbridge.h"
 #include "turn.h"
@@ -40,19 +41,19 @@
 /* Everything one chat request works with. */
 struct chat {
     struct arena *a;
-    json_t *tool_defs;    /* borrowed from the body; may be NULL */
-    json_t *contents;     /* the history being built (references) */
-    size_t kept_turns;    /* turns that stay when Gemini blocks the request */
+    json_t *tool_defs; /* borrowed from the body; may be NULL */
+    json_t *contents;  /* the history being built (references) */
+    size_t kept_turns; /* turns that stay when Gemini blocks the request */
     bool truncated_history;
     /* gathered by the sink */
     json_t *server_calls; /* [{name, args, ok, ms}] */
     json_t *page_calls;   /* [{id, name, args, category}] */
     struct loop_usage usage;
-    const char *model;    /* modelVersion of the last answer, or NULL */
-    json_t *answer;       /* built when the loop is done */
+    const char *model; /* modelVersion of the last answer, or NULL */
+    json_t *answer;    /* built when the loop is done */
 };
 
-/* --- small helpers ---------------------------------------------------------- */
+/* --- small helpers ----------------------------------------------------- */
 
 static int
 oom(struct status_error *err)
@@ -80,7 +81,7 @@ is_page_call(void *ctx, const char *name)
            toolbridge_page_tool(c->tool_defs, name) != NULL;
 }
 
-/* --- the pending turn ----------------------------------------------------------- */
+/* --- the pending turn -------------------------------------------------- */
 
 /*
  * The last model turn's calls and what is known of their answers: a
@@ -88,9 +89,9 @@ is_page_call(void *ctx, const char *name)
  * user turn holding the answers the server already gave (a mixed turn).
  */
 struct pending {
-    size_t model;      /* index of the model turn in the received history */
-    json_t *calls;     /* the functionCall parts' parent parts (borrowed) */
-    json_t *partial;   /* the server's answers so far, or NULL */
+    size_t model;    /* index of the model turn in the received history */
+    json_t *calls;   /* the functionCall parts' parent parts (borrowed) */
+    json_t *partial; /* the server's answers so far, or NULL */
     bool any;
 };
 
@@ -161,9 +162,9 @@ browser_response(const json_t *r, json_t **resp, struct status_error *err)
         if (not_json.code == ST_NO_MEMORY)
             return status_set(err, ST_NO_MEMORY, "out of memory");
     }
-    *resp = json_pack("{s:o}", json_is_true(json_object_get(r, "isError"))
-                                   ? "error"
-                                   : "result",
+    *resp = json_pack("{s:o}",
+                      json_is_true(json_object_get(r, "isError")) ? "error"
+                                                                  : "result",
                       parsed ? parsed : json_incref(v ? v : json_null()));
     return *resp ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
 }
@@ -244,14 +245,14 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
         return oom(err);
     /* the partial turn, if any, is the last one: replace it */
     if (p->partial != NULL)
-        return json_array_set_new(c->contents,
-                                  json_array_size(c->contents) - 1, turn) == 0
+        return json_array_set_new(c->contents, json_array_size(c->contents) - 1,
+                                  turn) == 0
                    ? 0
                    : oom(err);
     return json_array_append_new(c->contents, turn) == 0 ? 0 : oom(err);
 }
 
-/* --- request decoding ------------------------------------------------------------ */
+/* --- request decoding -------------------------------------------------- */
 
 struct chat_input {
     const char *message;
@@ -288,9 +289,8 @@ decode(enum chat_kind kind, json_t *body, struct chat_input *in,
                           jerr.text);
     /* Our own check, not JSON_STRICT: jansson's needs memory for it and
      * reports a failed allocation as a member "left unpacked". */
-    unknown = jsonin_unknown_member(body, kind == CHAT_SEND_MESSAGE
-                                              ? send_members
-                                              : results_members);
+    unknown = jsonin_unknown_member(
+        body, kind == CHAT_SEND_MESSAGE ? send_members : results_members);
     if (unknown != NULL)
         return status_set(err, ST_BAD_REQUEST,
                           "the request body: unknown member '%s'", unknown);
@@ -320,7 +320,7 @@ decode(enum chat_kind kind, json_t *body, struct chat_input *in,
     return 0;
 }
 
-/* --- the chat sink: what the loop reports, gathered for the answer -------------- */
+/* --- the chat sink: what the loop reports, gathered for the answer ----- */
 
 static int
 sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
@@ -335,11 +335,11 @@ sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
     if (id == NULL ||
         json_array_append_new(
             c->page_calls,
-            json_pack("{s:s, s:s, s:O, s:O*}", "id", id, "name", lc->name,
-                      "args", UNCONST(lc->args), "category",
-                      json_object_get(toolbridge_page_tool(c->tool_defs,
-                                                           lc->name),
-                                      "category"))) != 0)
+            json_pack(
+                "{s:s, s:s, s:O, s:O*}", "id", id, "name", lc->name, "args",
+                UNCONST(lc->args), "category",
+                json_object_get(toolbridge_page_tool(c->tool_defs, lc->name),
+                                "category"))) != 0)
         return oom(err);
     return 0;
 }
@@ -352,11 +352,11 @@ sink_tool_result(void *ctx, const struct loop_call *lc,
 
     if (r->action == NULL) /* no such function: the model was told */
         return 0;
-    if (json_array_append_new(
-            c->server_calls,
-            json_pack("{s:s, s:O, s:b, s:I}", "name", r->action, "args",
-                      UNCONST(lc->args), "ok", r->ok, "ms",
-                      (json_int_t)r->ms)) != 0)
+    if (json_array_append_new(c->server_calls,
+                              json_pack("{s:s, s:O, s:b, s:I}", "name",
+                                        r->action, "args", UNCONST(lc->args),
+                                        "ok", r->ok, "ms",
+                                        (json_int_t)r->ms)) != 0)
         return oom(err);
     return 0;
 }
@@ -457,8 +457,8 @@ sink_done(void *ctx, enum loop_end end, const struct turn *t,
     case LOOP_ANSWERED:
         break;
     }
-    c->answer = answer_base(c, "response",
-                            text ? text : "The model returned an empty answer.");
+    c->answer = answer_base(
+        c, "response", text ? text : "The model returned an empty answer.");
     return c->answer ? 0 : oom(err);
 }
 
@@ -469,7 +469,7 @@ static const struct loop_sink_ops chat_sink_ops = {
     .done = sink_done,
 };
 
-/* --- the conversation with the new turn ------------------------------------------ */
+/* --- the conversation with the new turn -------------------------------- */
 
 /*
  * The history the browser sent, then the new turn: the browser's results,
@@ -518,18 +518,23 @@ conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
     return 0;
 }
 
-/* --- one request, top to bottom ---------------------------------------------------- */
+/* --- one request, top to bottom ---------------------------------------- */
 
 int
-chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
+chat_handle(const struct site *site, struct gemini *g, struct arena *a,
             enum chat_kind kind, json_t *body, json_t **answer,
             struct status_error *err)
 {
+    const struct config_limits *lim = &site->cfg->limits;
     struct chat c = {.a = a};
     struct chat_input in;
     struct loop_sink sink = {&chat_sink_ops, &c};
-    struct loop_input li = {.cfg = cfg, .g = g, .a = a,
-                            .max_steps = cfg->limits.max_loop_steps,
+    struct loop_input li = {.g = g,
+                            .gemini = &site->cfg->gemini,
+                            .actions = site->actions,
+                            .action_env = &site->cfg->actions,
+                            .a = a,
+                            .max_steps = lim->max_loop_steps,
                             .handed_back = is_page_call,
                             .handed_back_ctx = &c};
 
@@ -540,7 +545,7 @@ chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
     c.tool_defs = in.tool_defs;
 
     /* 2: bound and check what the browser sent */
-    if (toolbridge_check(in.tool_defs, cfg->limits.max_tools, err) != 0)
+    if (toolbridge_check(in.tool_defs, lim->max_tools, err) != 0)
         return -1;
     if (in.history != NULL &&
         history_check(in.history, HISTORY_ALLOW_PENDING, err) != 0)
@@ -551,14 +556,15 @@ chat_handle(const struct config *cfg, struct gemini *g, struct arena *a,
     c.page_calls = arena_take_json(a, json_array());
     if (c.server_calls == NULL || c.page_calls == NULL)
         return oom(err);
-    if (conversation(&c, kind, &in, cfg->limits.max_history_turns, err) != 0)
+    if (conversation(&c, kind, &in, lim->max_history_turns, err) != 0)
         return -1;
     li.contents = c.contents;
 
     /* 4: prompt + declarations, built once for every step */
-    li.system = prompt_system(cfg, in.tool_defs, in.page_state, a, err);
-    if (li.system == NULL ||
-        toolbridge_tools(cfg->plugins, in.tool_defs, a, &li.tools, err) != 0)
+    li.system = prompt_system(site->prompt_head, lim->max_page_state_bytes,
+                              in.tool_defs, in.page_state, a, err);
+    if (li.system == NULL || toolbridge_tools(site->declarations, in.tool_defs,
+                                              a, &li.tools, err) != 0)
         return -1;
 
     /* 5: the loop: server calls run here, page calls end the request */

@@ -10,6 +10,7 @@
 #include "bounds.h"
 #include "config.h"
 #include "plugin.h"
+#include "site.h"
 #include "sbuf.h"
 #include "tsgen.h"
 
@@ -114,18 +115,18 @@ actions_types(const struct plugin_set *ps, const char *out_dir)
 static int
 actions(const char *config_path, const char *sub, const char *arg)
 {
-    struct config *cfg = cmd_load_config(config_path, true);
+    struct site *site = cmd_load_site(config_path, true);
     int rc;
 
-    if (cfg == NULL)
+    if (site == NULL)
         return 1;
     if (strcmp(sub, "list") == 0)
-        rc = actions_list(cfg->plugins);
+        rc = actions_list(site->actions);
     else if (strcmp(sub, "show") == 0)
-        rc = actions_show(cfg->plugins, arg);
+        rc = actions_show(site->actions, arg);
     else
-        rc = actions_types(cfg->plugins, arg);
-    config_free(cfg);
+        rc = actions_types(site->actions, arg);
+    site_free(site);
     return rc;
 }
 

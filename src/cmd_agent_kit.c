@@ -10,6 +10,7 @@
 #include "bounds.h"
 #include "config.h"
 #include "plugin.h"
+#include "site.h"
 #include "sbuf.h"
 #include "yamlout.h"
 
@@ -23,12 +24,12 @@ const char cmd_agent_kit_usage[] = "--out DIR [--config FILE]";
 static int
 agent_kit(const char *config_path, const char *out_dir)
 {
-    struct config *cfg = cmd_load_config(config_path, true);
+    struct site *site = cmd_load_site(config_path, true);
     struct sbuf y;
     char path[4096];
     int rc = 1;
 
-    if (cfg == NULL)
+    if (site == NULL)
         return 1;
     sbuf_init(&y, BOUND_GENERATED_BYTES);
     if (cmd_make_dir(out_dir) != 0)
@@ -42,8 +43,8 @@ agent_kit(const char *config_path, const char *out_dir)
                       "# the model sees it as the function <functionName>.\n"
                       "actions:\n") != 0)
         goto out;
-    for (size_t i = 0; i < cfg->plugins->count; i++) {
-        const struct plugin_action *a = &cfg->plugins->actions[i];
+    for (size_t i = 0; i < site->actions->count; i++) {
+        const struct plugin_action *a = &site->actions->actions[i];
         json_t *v;
         int bad;
 
@@ -84,7 +85,7 @@ agent_kit(const char *config_path, const char *out_dir)
     rc = 0;
 out:
     sbuf_release(&y);
-    config_free(cfg);
+    site_free(site);
     return rc;
 }
 

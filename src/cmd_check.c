@@ -11,6 +11,7 @@
 #include "config.h"
 #include "diag.h"
 #include "plugin.h"
+#include "site.h"
 
 #include <stdio.h>
 #include <sys/stat.h>
@@ -21,7 +22,8 @@ static int
 check(const char *config_path)
 {
     struct diag d = DIAG_INIT;
-    struct config *cfg = config_load(config_path, &d);
+    struct site *site = site_load(config_path, &d);
+    const struct config *cfg = site ? site->cfg : NULL;
     size_t exposed = 0;
     struct stat st;
     int rc;
@@ -43,14 +45,14 @@ check(const char *config_path)
             printf("note: %s can be read by other users; run chmod 600 on "
                    "it\n",
                    g->path);
-        for (size_t i = 0; i < cfg->plugins->count; i++)
-            exposed += cfg->plugins->actions[i].exposed;
+        for (size_t i = 0; i < site->actions->count; i++)
+            exposed += site->actions->actions[i].exposed;
         printf("%s: %zu actions (%zu exposed to the model), model %s\n",
-               config_path, cfg->plugins->count, exposed, g->model);
+               config_path, site->actions->count, exposed, g->model);
     }
     printf("%s\n", rc == 0 ? "ok" : "problems found");
     diag_release(&d);
-    config_free(cfg);
+    site_free(site);
     return rc;
 }
 

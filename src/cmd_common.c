@@ -6,8 +6,8 @@
  */
 #include "common.h"
 #include "commands.h"
-#include "config.h"
 #include "diag.h"
+#include "site.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,18 +56,18 @@ cmd_make_dir(const char *dir)
     return 0;
 }
 
-/* Load the config for a command; prints problems. NULL when fatal. */
-struct config *
-cmd_load_config(const char *path, bool quiet_ok)
+/* Load the site for a command; prints problems. NULL when fatal. */
+struct site *
+cmd_load_site(const char *path, bool quiet_ok)
 {
     struct diag d = DIAG_INIT;
-    struct config *cfg = config_load(path, &d);
+    struct site *site = site_load(path, &d);
 
-    if (!quiet_ok || cfg == NULL)
+    if (!quiet_ok || site == NULL)
         diag_print(&d, stderr, "");
     diag_release(&d);
-    if (cfg == NULL)
+    if (site == NULL)
         fprintf(stderr, "error: the configuration in '%s' cannot be used\n",
                 path);
-    return cfg;
+    return site;
 }

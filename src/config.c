@@ -1,5 +1,5 @@
 /*
- * config.c - load agent.yaml, the Gemini settings file and the plugins.
+ * config.c - load agent.yaml and the Gemini settings file.
  *
  * Keys are described by tables (name, type, range, where to store), so the
  * README's key list, the defaults and the range checks cannot drift apart
@@ -13,7 +13,6 @@
 #include "arena.h"
 #include "bounds.h"
 #include "diag.h"
-#include "plugin.h"
 #include "ydoc.h"
 
 #include <errno.h>
@@ -26,35 +25,35 @@
 
 struct limit_key {
     const char *name;
-    size_t offset; /* into struct config_limits */
+    size_t offset; /* into struct config: each module's part holds its own */
     long min, max, def;
 };
 
 #define LIMIT(n, field, lo, hi, d)                                             \
-    {n, offsetof(struct config_limits, field), lo, hi, d}
+    {n, offsetof(struct config, field), lo, hi, d}
 
 static const struct limit_key limit_keys[] = {
-    LIMIT("maxBodyBytes", max_body_bytes, 64, BOUND_BODY_BYTES,
+    LIMIT("maxBodyBytes", limits.max_body_bytes, 64, BOUND_BODY_BYTES,
           DEFAULT_BODY_BYTES),
-    LIMIT("maxHistoryTurns", max_history_turns, 2, BOUND_HISTORY_TURNS,
+    LIMIT("maxHistoryTurns", limits.max_history_turns, 2, BOUND_HISTORY_TURNS,
           DEFAULT_HISTORY_TURNS),
-    LIMIT("maxTools", max_tools, 0, BOUND_TOOLS, DEFAULT_TOOLS),
-    LIMIT("maxPageStateBytes", max_page_state_bytes, 2,
+    LIMIT("maxTools", limits.max_tools, 0, BOUND_TOOLS, DEFAULT_TOOLS),
+    LIMIT("maxPageStateBytes", limits.max_page_state_bytes, 2,
           BOUND_PAGE_STATE_BYTES, DEFAULT_PAGE_STATE_BYTES),
-    LIMIT("maxLoopSteps", max_loop_steps, 1, BOUND_LOOP_STEPS,
+    LIMIT("maxLoopSteps", limits.max_loop_steps, 1, BOUND_LOOP_STEPS,
           DEFAULT_LOOP_STEPS),
-    LIMIT("geminiTimeoutMs", gemini_timeout_ms, 1000, BOUND_GEMINI_TIMEOUT_MS,
+    LIMIT("geminiTimeoutMs", gemini.timeout_ms, 1000, BOUND_GEMINI_TIMEOUT_MS,
           DEFAULT_GEMINI_TIMEOUT_MS),
-    LIMIT("actionTimeoutMs", action_timeout_ms, 100, BOUND_ACTION_TIMEOUT_MS,
+    LIMIT("actionTimeoutMs", actions.timeout_ms, 100, BOUND_ACTION_TIMEOUT_MS,
           DEFAULT_ACTION_TIMEOUT_MS),
-    LIMIT("maxRequestsPerWorker", max_requests_per_worker, 0,
+    LIMIT("maxRequestsPerWorker", limits.max_requests_per_worker, 0,
           BOUND_REQUESTS_PER_WORKER, 0),
 };
 
 static long *
-limit_slot(struct config_limits *l, const struct limit_key *k)
+limit_slot(struct config *cfg, const struct limit_key *k)
 {
-    return (long *)(void *)((char *)l + k->offset);
+    return (long *)(void *)((char *)cfg + k->offset);
 }
 
 /* --- small helpers ---------------------------------------------------------- */
@@ -131,7 +130,7 @@ load_limits(struct config *cfg, const struct ydoc_node *map, const char *file,
                      lk->name, val, lk->min, lk->max);
             continue;
         }
-        *limit_slot(&cfg->limits, lk) = (long)val;
+        *limit_slot(cfg, lk) = (long)val;
     }
 }
 
@@ -146,15 +145,15 @@ load_action_dirs(struct config *cfg, const struct ydoc_node *v,
                  "'actions' must be a folder or a list of folders");
         return;
     }
-    cfg->action_dirs = calloc(n ? n : 1, sizeof(char *));
-    if (cfg->action_dirs == NULL)
+    cfg->actions.dirs = calloc(n ? n : 1, sizeof(char *));
+    if (cfg->actions.dirs == NULL)
         return;
     for (size_t i = 0; i < n; i++) {
         const struct ydoc_node *e = v->kind == YDOC_SEQ ? v->values[i] : v;
         const char *s = want_string(e, file, "actions", d);
-        if (s != NULL && (cfg->action_dirs[cfg->n_action_dirs] =
+        if (s != NULL && (cfg->actions.dirs[cfg->actions.ndirs] =
                               resolve(cfg->dir, s)) != NULL)
-            cfg->n_action_dirs++;
+            cfg->actions.ndirs++;
     }
 }
 
@@ -188,8 +187,8 @@ load_agent_yaml(struct config *cfg, struct diag *d)
             load_action_dirs(cfg, v, file, d);
         } else if (strcmp(k->text, "dataDir") == 0) {
             if ((s = want_string(v, file, "dataDir", d)) != NULL) {
-                free(cfg->data_dir);
-                cfg->data_dir = resolve(cfg->dir, s);
+                free(cfg->actions.data_dir);
+                cfg->actions.data_dir = resolve(cfg->dir, s);
             }
         } else if (strcmp(k->text, "limits") == 0) {
             load_limits(cfg, v, file, d);
@@ -370,7 +369,7 @@ config_load(const char *path, struct diag *d)
     if (cfg == NULL)
         return NULL;
     for (size_t i = 0; i < ARRAY_SIZE(limit_keys); i++)
-        *limit_slot(&cfg->limits, &limit_keys[i]) = limit_keys[i].def;
+        *limit_slot(cfg, &limit_keys[i]) = limit_keys[i].def;
     if (path[0] == '\0')
         path = "."; /* fails the access() check below with a clear message */
     cfg->path = strdup(path);
@@ -401,23 +400,20 @@ config_load(const char *path, struct diag *d)
      * actions/ and var/). */
     if (cfg->gemini.path == NULL)
         cfg->gemini.path = resolve(cfg->dir, ".gemini.yaml");
-    if (cfg->data_dir == NULL)
-        cfg->data_dir = resolve(cfg->dir, "../var");
-    if (cfg->action_dirs == NULL) {
-        cfg->action_dirs = calloc(1, sizeof(char *));
-        if (cfg->action_dirs == NULL ||
-            (cfg->action_dirs[0] = resolve(cfg->dir, "../actions")) == NULL)
+    if (cfg->actions.data_dir == NULL)
+        cfg->actions.data_dir = resolve(cfg->dir, "../var");
+    if (cfg->actions.dirs == NULL) {
+        cfg->actions.dirs = calloc(1, sizeof(char *));
+        if (cfg->actions.dirs == NULL ||
+            (cfg->actions.dirs[0] = resolve(cfg->dir, "../actions")) == NULL)
             goto fail;
-        cfg->n_action_dirs = 1;
+        cfg->actions.ndirs = 1;
     }
     /* n_action_dirs may be 0: `actions: []` names no folder */
-    oom = cfg->gemini.path == NULL || cfg->data_dir == NULL;
+    oom = cfg->gemini.path == NULL || cfg->actions.data_dir == NULL;
     if (oom)
         goto fail;
     load_gemini_yaml(cfg, d);
-    cfg->plugins = plugin_load(cfg->action_dirs, cfg->n_action_dirs, d);
-    if (cfg->plugins == NULL)
-        goto fail;
     return cfg;
 fail:
     config_free(cfg);
@@ -429,12 +425,12 @@ config_free(struct config *cfg)
 {
     if (cfg == NULL)
         return;
-    for (size_t i = 0; i < cfg->n_action_dirs; i++)
-        free(cfg->action_dirs[i]);
-    free(cfg->action_dirs);
+    for (size_t i = 0; i < cfg->actions.ndirs; i++)
+        free(cfg->actions.dirs[i]);
+    free(cfg->actions.dirs);
     free(cfg->path);
     free(cfg->dir);
-    free(cfg->data_dir);
+    free(cfg->actions.data_dir);
     free(cfg->gemini.path);
     if (cfg->gemini.api_key != NULL) {
         /* Do not leave the key in freed heap memory (core dumps). */
@@ -444,6 +440,5 @@ config_free(struct config *cfg)
     free(cfg->gemini.model);
     free(cfg->gemini.system_prompt);
     free(cfg->gemini.base_url);
-    plugin_set_free(cfg->plugins);
     free(cfg);
 }

@@ -13,6 +13,7 @@
 #include "plugin.h"
 #include "reply.h"
 #include "request.h"
+#include "site.h"
 #include "status.h"
 
 #include <jansson.h>
@@ -20,7 +21,7 @@
 
 /* What a route's work needs; lives for one request. */
 struct exchange {
-    const struct config *cfg;
+    const struct site *site;
     struct gemini *g;
     struct httpio *io;
     struct arena *arena;
@@ -43,18 +44,18 @@ struct route {
 static int
 route_list_actions(struct exchange *x, struct status_error *err)
 {
-    const struct plugin_set *ps = x->cfg->plugins;
+    const struct site *s = x->site;
 
     (void)err;
     x->status = 200;
-    return reply_raw(x->io, 200, NULL, ps->listing_json, ps->listing_len);
+    return reply_raw(x->io, 200, NULL, s->listing, s->listing_len);
 }
 
 /* POST /_jay/actions/<plugin>.<name>: the body is the action's input. */
 static int
 route_run_action(struct exchange *x, struct status_error *err)
 {
-    const struct plugin_action *act = plugin_find(x->cfg->plugins, x->arg);
+    const struct plugin_action *act = plugin_find(x->site->actions, x->arg);
     json_t *out;
 
     if (act == NULL)
@@ -63,7 +64,7 @@ route_run_action(struct exchange *x, struct status_error *err)
                           "lists them",
                           x->arg);
     /* a schema violation's path and rule travel in `err` */
-    if (action_run(x->cfg, act, x->body, x->arena, &out, err) != 0)
+    if (action_run(&x->site->cfg->actions, act, x->body, x->arena, &out, err) != 0)
         return -1;
     x->status = 200;
     return reply_json(x->io, 200, out);
@@ -76,7 +77,7 @@ route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
     json_t *answer;
 
     /* a retry hint (rate limit, outage) travels in `err` */
-    if (chat_handle(x->cfg, x->g, x->arena, kind, x->body, &answer, err) != 0)
+    if (chat_handle(x->site, x->g, x->arena, kind, x->body, &answer, err) != 0)
         return -1;
     x->status = 200;
     return reply_json(x->io, 200, answer);
@@ -140,10 +141,10 @@ route_find(const char *method, const char *path, const char **arg,
 }
 
 int
-dispatch_request(const struct config *cfg, struct gemini *g,
+dispatch_request(const struct site *site, struct gemini *g,
                  struct httpio *io, struct arena *a)
 {
-    struct exchange x = {cfg, g, io, a, NULL, NULL, NULL, 0};
+    struct exchange x = {site, g, io, a, NULL, NULL, NULL, 0};
     struct status_error err = {0};
     struct request_head head = {"", ""};
     const struct route *r;
@@ -167,7 +168,7 @@ dispatch_request(const struct config *cfg, struct gemini *g,
     }
     /* 2: the body: content type, length, bytes, strict JSON */
     if (r->takes_body) {
-        rc = request_json_body(io, (size_t)cfg->limits.max_body_bytes, a,
+        rc = request_json_body(io, (size_t)site->cfg->limits.max_body_bytes, a,
                                &x.body, &err);
         if (rc != 0)
             goto out;

@@ -272,15 +272,15 @@ next_rand(unsigned *state)
 /* --- the policy -------------------------------------------------------- */
 
 static const char *
-settings_path(const struct config *cfg)
+settings_path(const struct config_gemini *gc)
 {
-    return cfg->gemini.path != NULL ? cfg->gemini.path : ".gemini.yaml";
+    return gc->path != NULL ? gc->path : ".gemini.yaml";
 }
 
 static const char *
-base_url(const struct config *cfg)
+base_url(const struct config_gemini *gc)
 {
-    return cfg->gemini.base_url != NULL ? cfg->gemini.base_url
+    return gc->base_url != NULL ? gc->base_url
                                         : CONFIG_DEFAULT_BASE_URL;
 }
 
@@ -291,35 +291,35 @@ base_url(const struct config *cfg)
  * the environment too), and none is Gemini's fault.
  */
 static int
-check_settings(const struct config *cfg, struct status_error *err)
+check_settings(const struct config_gemini *gc, struct status_error *err)
 {
-    const char *key = cfg->gemini.api_key;
-    const char *model = cfg->gemini.model;
+    const char *key = gc->api_key;
+    const char *model = gc->model;
 
     if (key == NULL || key[0] == '\0')
         return status_set(err, ST_NOT_CONFIGURED,
                           "no Gemini API key is configured: put it in %s "
                           "(apiKey) or set GEMINI_API_KEY",
-                          settings_path(cfg));
+                          settings_path(gc));
     for (const char *p = key; *p != '\0'; p++) {
         if ((unsigned char)*p <= 0x20 || *p == 0x7F)
             return status_set(err, ST_NOT_CONFIGURED,
                               "the Gemini API key contains spaces or control "
                               "characters: check apiKey in %s or "
                               "GEMINI_API_KEY",
-                              settings_path(cfg));
+                              settings_path(gc));
     }
     if (model == NULL || model[0] == '\0')
         return status_set(err, ST_NOT_CONFIGURED,
                           "no Gemini model is configured: set model in %s",
-                          settings_path(cfg));
+                          settings_path(gc));
     if (strlen(model) > 128 ||
         strspn(model, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                       "0123456789._-") != strlen(model))
         return status_set(err, ST_NOT_CONFIGURED,
                           "the Gemini model '%.64s' is not a model id "
                           "(letters, digits, '.', '_', '-'): set model in %s",
-                          model, settings_path(cfg));
+                          model, settings_path(gc));
     return 0;
 }
 
@@ -403,12 +403,12 @@ take_response(const struct gemini_http *h, struct arena *a,
  * needed, `hint_ms` Gemini's own (or -1).
  */
 static int
-map_failure(const struct gemini *g, const struct config *cfg,
+map_failure(const struct gemini *g, const struct config_gemini *gc,
             const struct gemini_http *h,
             const struct gemini_error_info *info, int attempts, long wait_ms,
             long hint_ms, struct status_error *err)
 {
-    const char *key = cfg->gemini.api_key;
+    const char *key = gc->api_key;
     char msg[BOUND_GEMINI_QUOTE];
     long s = h->status;
 
@@ -422,7 +422,7 @@ map_failure(const struct gemini *g, const struct config *cfg,
     case GEMINI_NET_CONNECT:
         /* The address is for the site owner's log, not for visitors. */
         log_warn("gemini: no answer from %s after %d attempt%s",
-                 base_url(cfg), attempts, attempts == 1 ? "" : "s");
+                 base_url(gc), attempts, attempts == 1 ? "" : "s");
         return status_set(err, ST_UPSTREAM_DOWN,
                           "Gemini is unavailable: the connection failed "
                           "(%d attempt%s); try again later",
@@ -430,7 +430,7 @@ map_failure(const struct gemini *g, const struct config *cfg,
     case GEMINI_NET_TIMEOUT:
         return status_set(err, ST_UPSTREAM_TIMEOUT,
                           "Gemini did not answer within %ld s",
-                          ceil_s(cfg->limits.gemini_timeout_ms));
+                          ceil_s(gc->timeout_ms));
     case GEMINI_NET_STALL:
         return status_set(err, ST_UPSTREAM_TIMEOUT,
                           "Gemini's answer started, then stopped arriving: "
@@ -442,7 +442,7 @@ map_failure(const struct gemini *g, const struct config *cfg,
                           (unsigned)(BOUND_UPSTREAM_BYTES / (1024 * 1024)));
     case GEMINI_NET_OTHER:
         log_warn("gemini: TLS or protocol error talking to %s",
-                 base_url(cfg));
+                 base_url(gc));
         return status_set(err, ST_UPSTREAM_BAD,
                           "cannot talk to Gemini: TLS or protocol error "
                           "(details in the error log)");
@@ -454,12 +454,12 @@ map_failure(const struct gemini *g, const struct config *cfg,
         return status_set(err, ST_UPSTREAM_AUTH,
                           "Gemini refused the API key; check apiKey in %s or "
                           "GEMINI_API_KEY (HTTP %ld%s%s)",
-                          settings_path(cfg), s, msg[0] ? ": " : "", msg);
+                          settings_path(gc), s, msg[0] ? ": " : "", msg);
     if (s == 404)
         return status_set(err, ST_UPSTREAM_REJECTED,
                           "Gemini does not know the model '%s'; it may be "
                           "retired: set model in %s",
-                          cfg->gemini.model, settings_path(cfg));
+                          gc->model, settings_path(gc));
     if (s == 429) {
         long after = ceil_s(hint_ms >= 0 ? hint_ms : wait_ms);
         if (after < 1)
@@ -496,7 +496,7 @@ map_failure(const struct gemini *g, const struct config *cfg,
 }
 
 int
-gemini_generate(struct gemini *g, const struct config *cfg, const char *body,
+gemini_generate(struct gemini *g, const struct config_gemini *gc, const char *body,
                 size_t len, struct arena *a, struct json_t **response,
                 struct gemini_usage *usage, struct status_error *err)
 {
@@ -514,16 +514,16 @@ gemini_generate(struct gemini *g, const struct config *cfg, const char *body,
     h.retry_after_ms = -1;
     h.sent = 1;
     sbuf_init(&h.body, BOUND_UPSTREAM_BYTES);
-    if (check_settings(cfg, err) != 0)
+    if (check_settings(gc, err) != 0)
         goto out;
     url = arena_printf(a, "%s/v1beta/models/%s:generateContent",
-                       base_url(cfg), cfg->gemini.model);
+                       base_url(gc), gc->model);
     if (url == NULL) {
         status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
         goto out;
     }
 
-    deadline = t->now_ms(t->ctx) + cfg->limits.gemini_timeout_ms;
+    deadline = t->now_ms(t->ctx) + gc->timeout_ms;
     for (attempt = 1;; attempt++) {
         now = t->now_ms(t->ctx);
         if (deadline - now <= 0) {
@@ -535,7 +535,7 @@ gemini_generate(struct gemini *g, const struct config *cfg, const char *body,
         h.status = 0;
         h.retry_after_ms = -1;
         h.sent = 1;
-        if (t->post(t->ctx, url, cfg->gemini.api_key, body, len,
+        if (t->post(t->ctx, url, gc->api_key, body, len,
                     deadline - now, &h) != 0) {
             status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
             goto out;
@@ -577,7 +577,7 @@ gemini_generate(struct gemini *g, const struct config *cfg, const char *body,
             break;
         t->sleep_ms(t->ctx, wait);
     }
-    rc = map_failure(g, cfg, &h, have_info ? &info : NULL, attempt, wait, hint,
+    rc = map_failure(g, gc, &h, have_info ? &info : NULL, attempt, wait, hint,
                      err);
 out:
     sbuf_release(&h.body);

@@ -30,7 +30,7 @@
 struct loop {
     const struct loop_input *in;
     const struct loop_sink *sink;
-    json_t *request;       /* the generateContent body, reused every step */
+    json_t *request; /* the generateContent body, reused every step */
     struct loop_usage usage;
     struct gemini_usage calls;
 };
@@ -42,10 +42,10 @@ oom(struct status_error *err)
 }
 
 /* Call a sink op that may be absent. */
-#define EMIT(l, op, ...)                                                      \
-    ((l)->sink->ops->op == NULL ? 0                                           \
-                                : (l)->sink->ops->op((l)->sink->ctx,          \
-                                                     __VA_ARGS__))
+#define EMIT(l, op, ...)                                                       \
+    ((l)->sink->ops->op == NULL                                                \
+         ? 0                                                                   \
+         : (l)->sink->ops->op((l)->sink->ctx, __VA_ARGS__))
 
 void
 loop_usage_add(long *acc, long v)
@@ -59,8 +59,8 @@ loop_usage_add(long *acc, long v)
 static json_t *
 error_response(struct arena *a, const char *msg)
 {
-    return arena_take_json(a, json_pack("{s:s}", "error",
-                                        msg ? msg : "failed"));
+    return arena_take_json(a,
+                           json_pack("{s:s}", "error", msg ? msg : "failed"));
 }
 
 /* Run one call the loop answers; -1 only when out of memory. */
@@ -68,9 +68,8 @@ static int
 run_call(struct loop *l, const struct loop_call *c, struct loop_result *r,
          struct status_error *err)
 {
-    const struct config *cfg = l->in->cfg;
     struct arena *a = l->in->a;
-    const struct plugin_action *act = plugin_find_fn(cfg->plugins, c->name);
+    const struct plugin_action *act = plugin_find_fn(l->in->actions, c->name);
     struct status_error failed = {0};
     json_t *out = NULL;
     long t0 = monotime_ms();
@@ -85,7 +84,7 @@ run_call(struct loop *l, const struct loop_call *c, struct loop_result *r,
         return r->response ? 0 : oom(err);
     }
     r->action = act->name;
-    r->ok = action_run(cfg, act, c->args, a, &out, &failed) == 0;
+    r->ok = action_run(l->in->action_env, act, c->args, a, &out, &failed) == 0;
     r->ms = monotime_ms() - t0;
     if (failed.code == ST_NO_MEMORY)
         return status_set(err, ST_NO_MEMORY, "%s", failed.text);
@@ -120,14 +119,14 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
     json_t *resp = NULL;
     const char *model;
     size_t len;
-    char *payload = jsonout_dumps(l->request, APP_JSON_FLAGS,
-                                  JSONOUT_UNBOUNDED, &len);
+    char *payload = jsonout_dumps(l->request, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
+                                  &len);
     int rc;
 
     if (payload == NULL)
         return oom(err);
-    rc = gemini_generate(in->g, in->cfg, payload, len, in->a,
-                         &resp, &l->calls, err);
+    rc = gemini_generate(in->g, in->gemini, payload, len, in->a, &resp,
+                         &l->calls, err);
     free(payload);
     l->usage.calls = l->calls.calls;
     if (rc != 0 || turn_parse(resp, in->a, t, err) != 0)
@@ -186,13 +185,14 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
         if (run_call(l, &c, &r, err) != 0 ||
             EMIT(l, tool_result, &c, &r, err) != 0)
             return -1;
-        if (json_array_append_new(answers, loop_answer_part(c.call, r.response)))
+        if (json_array_append_new(answers,
+                                  loop_answer_part(c.call, r.response)))
             return oom(err);
     }
     if (json_array_size(answers) > 0 &&
-        json_array_append_new(in->contents,
-                              json_pack("{s:s, s:O}", "role", "user", "parts",
-                                        answers)) != 0)
+        json_array_append_new(
+            in->contents,
+            json_pack("{s:s, s:O}", "role", "user", "parts", answers)) != 0)
         return oom(err);
     return 0;
 }
@@ -226,8 +226,8 @@ loop_run(const struct loop_input *in, const struct loop_sink *sink,
 
     l.request = arena_take_json(
         in->a, json_pack("{s:{s:[{s:s}]}, s:O, s:O*}", "systemInstruction",
-                         "parts", "text", in->system, "contents",
-                         in->contents, "tools", in->tools));
+                         "parts", "text", in->system, "contents", in->contents,
+                         "tools", in->tools));
     if (l.request == NULL) {
         oom(err);
         return fail(&l, err);
@@ -257,9 +257,9 @@ loop_run(const struct loop_input *in, const struct loop_sink *sink,
         if (record(&l, &t, &index, err) != 0)
             return fail(&l, err);
         if (t.ncalls == 0)
-            return finish(&l, t.end == TURN_TRUNCATED ? LOOP_TRUNCATED
-                                                      : LOOP_ANSWERED,
-                          &t, err);
+            return finish(
+                &l, t.end == TURN_TRUNCATED ? LOOP_TRUNCATED : LOOP_ANSWERED,
+                &t, err);
         if (run_calls(&l, &t, index, &handed, err) != 0)
             return fail(&l, err);
         if (handed > 0)

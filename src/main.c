@@ -15,6 +15,7 @@
 #include "diag.h"
 #include "logmsg.h"
 #include "memlimit.h"
+#include "site.h"
 #include "worker.h"
 
 #include <curl/curl.h>
@@ -78,16 +79,16 @@ static int
 run_cgi(void)
 {
     struct diag d = DIAG_INIT;
-    struct config *cfg = config_load(config_default_path(), &d);
+    struct site *site = site_load(config_default_path(), &d);
     int rc;
 
     /* Only fatal problems: a CGI process starts per request, and the log
      * must not repeat the same warnings for each one (`check` shows them). */
-    if (cfg == NULL)
+    if (site == NULL)
         diag_log(&d);
     diag_release(&d);
-    rc = worker_cgi(cfg); /* with no config it answers config_error */
-    config_free(cfg);
+    rc = worker_cgi(site); /* with no site it answers config_error */
+    site_free(site);
     return rc;
 }
 

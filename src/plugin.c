@@ -16,7 +16,6 @@
 #include "diag.h"
 #include "handler.h"
 #include "jschema.h"
-#include "toolbridge.h"
 #include "ydoc.h"
 
 #include <dirent.h>
@@ -498,44 +497,6 @@ report_orphan_handlers(struct loader *l)
     }
 }
 
-/* The listing for GET /_jay/actions and the Gemini declarations. */
-static int
-build_listing(struct plugin_set *set)
-{
-    json_t *list = json_array(), *root = json_object();
-    int rc = -1;
-
-    set->declarations = json_array();
-    if (list == NULL || root == NULL || set->declarations == NULL)
-        goto out;
-    for (size_t i = 0; i < set->count; i++) {
-        const struct plugin_action *a = &set->actions[i];
-        if (!a->exposed)
-            continue;
-        json_t *o = json_pack("{s:s, s:s, s:O, s:O*, s:b}", "name", a->name,
-                              "description", a->description, "inputSchema",
-                              a->input_schema, "outputSchema",
-                              a->output_schema, "sideEffects", a->side_effects);
-        if (o == NULL || json_array_append_new(list, o) != 0)
-            goto out;
-        o = toolbridge_declaration(a->fn_name, a->description,
-                                   a->input_schema);
-        if (json_array_append_new(set->declarations, o) != 0)
-            goto out;
-    }
-    if (json_object_set(root, "actions", list) != 0)
-        goto out;
-    set->listing_json = json_dumps(root, APP_JSON_FLAGS);
-    if (set->listing_json == NULL)
-        goto out;
-    set->listing_len = strlen(set->listing_json);
-    rc = 0;
-out:
-    json_decref(list);
-    json_decref(root);
-    return rc;
-}
-
 struct plugin_set *
 plugin_load(char *const *dirs, size_t ndirs, struct diag *d)
 {
@@ -561,10 +522,6 @@ plugin_load(char *const *dirs, size_t ndirs, struct diag *d)
         qsort(l.actions, l.count, sizeof(*l.actions), cmp_action);
     set->actions = l.actions;
     set->count = l.count;
-    if (build_listing(set) != 0) {
-        plugin_set_free(set);
-        return NULL;
-    }
     return set;
 }
 
@@ -597,7 +554,5 @@ plugin_set_free(struct plugin_set *set)
     for (size_t i = 0; i < set->count; i++)
         action_release(&set->actions[i]);
     free(set->actions);
-    free(set->listing_json);
-    json_decref(set->declarations);
     free(set);
 }

@@ -19,7 +19,7 @@
 #include "common.h"
 #include "serve.h"
 #include "bounds.h"
-#include "config.h"
+#include "site.h"
 #include "diag.h"
 #include "logmsg.h"
 #include "monotime.h"
@@ -48,7 +48,7 @@ struct slot {
 
 struct master {
     const struct serve_opts *opts;
-    struct config *cfg;
+    struct site *site; /* swapped whole on SIGHUP */
     int fd;
     struct slot slots[BOUND_WORKERS];
     int nslots;
@@ -202,7 +202,7 @@ spawn(struct master *m, int i)
         signal(SIGCHLD, SIG_DFL);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        _exit(worker_run(m->cfg, m->fd));
+        _exit(worker_run(m->site, m->fd));
     }
     m->slots[i].pid = pid;
     m->slots[i].started_ms = monotime_ms();
@@ -298,17 +298,17 @@ static void
 reload(struct master *m)
 {
     struct diag d = DIAG_INIT;
-    struct config *cfg;
+    struct site *site;
 
     log_info("reloading the configuration from '%s'", m->opts->config_path);
-    cfg = config_load(m->opts->config_path, &d);
+    site = site_load(m->opts->config_path, &d);
     diag_log(&d);
     diag_release(&d);
-    if (cfg == NULL) {
+    if (site == NULL) {
         log_err("config reload failed; keeping the old configuration");
         return;
     }
-    /* The old generation finishes its requests with the config it was
+    /* The old generation finishes its requests with the site it was
      * forked with; the new one starts at once on the same socket. */
     for (int i = 0; i < m->nslots; i++) {
         if (m->slots[i].pid > 0 &&
@@ -321,8 +321,8 @@ reload(struct master *m)
         m->slots[i].pid = 0;
         m->slots[i].respawn_at = 0;
     }
-    config_free(m->cfg);
-    m->cfg = cfg;
+    site_free(m->site);
+    m->site = site;
     m->crashes = 0;
     fill_slots(m);
     log_info("configuration reloaded");
@@ -370,10 +370,10 @@ serve_run(const struct serve_opts *o)
     m->fd = -1;
     m->nslots = o->workers;
     signal(SIGPIPE, SIG_IGN);
-    m->cfg = config_load(o->config_path, &d);
+    m->site = site_load(o->config_path, &d);
     diag_log(&d);
     diag_release(&d);
-    if (m->cfg == NULL) {
+    if (m->site == NULL) {
         log_err("cannot start: the configuration has errors");
         goto out;
     }
@@ -416,7 +416,7 @@ out:
     }
     if (o->pid_file && rc == 0)
         unlink(o->pid_file);
-    config_free(m->cfg);
+    site_free(m->site);
     free(m);
     return rc;
 }

@@ -120,8 +120,26 @@ toolbridge_check(const json_t *tool_defs, long max_tools,
     return 0;
 }
 
+json_t *
+toolbridge_action_declarations(const struct plugin_set *actions)
+{
+    json_t *decls = json_array();
+
+    for (size_t i = 0; decls != NULL && i < actions->count; i++) {
+        const struct plugin_action *act = &actions->actions[i];
+        if (act->exposed &&
+            json_array_append_new(decls, toolbridge_declaration(
+                                             act->fn_name, act->description,
+                                             act->input_schema)) != 0) {
+            json_decref(decls);
+            return NULL;
+        }
+    }
+    return decls;
+}
+
 int
-toolbridge_tools(const struct plugin_set *actions, const json_t *tool_defs,
+toolbridge_tools(const json_t *action_decls, const json_t *tool_defs,
                  struct arena *a, json_t **tools, struct status_error *err)
 {
     json_t *decls = json_array();
@@ -133,8 +151,8 @@ toolbridge_tools(const struct plugin_set *actions, const json_t *tool_defs,
         goto oom;
     /* Server actions first: they do not change between requests, so the
      * start of the request stays the same (implicit prompt caching). */
-    if (actions->declarations != NULL &&
-        json_array_extend(decls, actions->declarations) != 0)
+    if (action_decls != NULL &&
+        json_array_extend(decls, UNCONST(action_decls)) != 0)
         goto oom;
     json_array_foreach(tool_defs, i, t) {
         json_t *d = toolbridge_declaration(

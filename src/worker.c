@@ -17,6 +17,7 @@
 #include "arena.h"
 #include "bounds.h"
 #include "config.h"
+#include "site.h"
 #include "dispatch.h"
 #include "gemini.h"
 #include "httpio.h"
@@ -79,14 +80,14 @@ fcgi_write(void *ctx, const char *buf, size_t n)
 static const struct httpio_ops fcgi_ops = {fcgi_param, fcgi_read, fcgi_write};
 
 int
-worker_run(const struct config *cfg, int listen_fd)
+worker_run(const struct site *site, int listen_fd)
 {
     struct sigaction sa;
     sigset_t block, waitmask;
     FCGX_Request req;
     struct arena arena;
     struct gemini gemini;
-    long served = 0, max = cfg->limits.max_requests_per_worker;
+    long served = 0, max = site->cfg->limits.max_requests_per_worker;
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_stop; /* no SA_RESTART: ppoll must return */
@@ -132,7 +133,7 @@ worker_run(const struct config *cfg, int listen_fd)
         }
         struct httpio io = {&fcgi_ops, &req, false};
         memlimit_reset(BOUND_REQUEST_MEMORY);
-        dispatch_request(cfg, &gemini, &io, &arena);
+        dispatch_request(site, &gemini, &io, &arena);
         FCGX_Finish_r(&req);
         arena_reset(&arena);
         served++;
@@ -192,7 +193,7 @@ cgi_write(void *ctx, const char *buf, size_t n)
 static const struct httpio_ops cgi_ops = {cgi_param, cgi_read, cgi_write};
 
 int
-worker_cgi(const struct config *cfg)
+worker_cgi(const struct site *site)
 {
     struct arena arena;
     struct gemini gemini;
@@ -201,7 +202,7 @@ worker_cgi(const struct config *cfg)
     struct status_error err = {0};
 
     signal(SIGPIPE, SIG_IGN);
-    if (cfg == NULL) {
+    if (site == NULL) {
         /* The visitor learns nothing about our files; the log does. */
         status_set(&err, ST_CONFIG,
                    "the server is not configured correctly; see its error "
@@ -220,7 +221,7 @@ worker_cgi(const struct config *cfg)
     }
     arena_init(&arena);
     memlimit_reset(BOUND_REQUEST_MEMORY);
-    dispatch_request(cfg, &gemini, &io, &arena);
+    dispatch_request(site, &gemini, &io, &arena);
     arena_release(&arena);
     gemini_release(&gemini);
     return 0;

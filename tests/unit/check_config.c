@@ -11,6 +11,7 @@
  */
 #include "common.h"
 #include "config.h"
+#include "site.h"
 #include "bounds.h"
 #include "diag.h"
 #include "unit_diag.h"
@@ -28,7 +29,8 @@
 #define CANARY "CANARY-KEY-12345"
 
 static struct diag diag;
-static struct config *cfg;
+static struct site *site; /* config_load() and the plugins it names */
+static struct config *cfg;   /* site->cfg */
 
 static const char *const env_names[] = {
     "GEMINI_API_KEY",       "GOOGLE_API_KEY",      "GEMINI_BASE_URL",
@@ -48,13 +50,15 @@ setup(void)
 {
     clear_env();
     diag = (struct diag)DIAG_INIT;
+    site = NULL;
     cfg = NULL;
 }
 
 static void
 teardown(void)
 {
-    config_free(cfg);
+    site_free(site);
+    site = NULL;
     cfg = NULL;
     diag_release(&diag);
     clear_env();
@@ -86,7 +90,8 @@ static const struct want no_problems[] = {{NULL, 0, NULL}};
 static struct config *
 load(const char *path)
 {
-    cfg = config_load(path, &diag);
+    site = site_load(path, &diag);
+    cfg = site ? site->cfg : NULL;
     assert_no_canary();
     return cfg;
 }
@@ -135,8 +140,6 @@ assert_default_limits(const struct config_limits *l)
     ck_assert_int_eq(l->max_tools, DEFAULT_TOOLS);
     ck_assert_int_eq(l->max_page_state_bytes, DEFAULT_PAGE_STATE_BYTES);
     ck_assert_int_eq(l->max_loop_steps, DEFAULT_LOOP_STEPS);
-    ck_assert_int_eq(l->gemini_timeout_ms, DEFAULT_GEMINI_TIMEOUT_MS);
-    ck_assert_int_eq(l->action_timeout_ms, DEFAULT_ACTION_TIMEOUT_MS);
     ck_assert_int_eq(l->max_requests_per_worker, 0);
 }
 
@@ -157,13 +160,15 @@ START_TEST(absent_keys_take_defaults)
     ck_assert_str_eq(cfg->path, path);
     ck_assert_str_eq(cfg->dir, dir);
     assert_default_limits(&cfg->limits);
+    ck_assert_int_eq(cfg->gemini.timeout_ms, DEFAULT_GEMINI_TIMEOUT_MS);
+    ck_assert_int_eq(cfg->actions.timeout_ms, DEFAULT_ACTION_TIMEOUT_MS);
     snprintf(want, sizeof(want), "%s/.gemini.yaml", dir);
     ck_assert_str_eq(cfg->gemini.path, want);
-    ck_assert_uint_eq(cfg->n_action_dirs, 1);
+    ck_assert_uint_eq(cfg->actions.ndirs, 1);
     snprintf(want, sizeof(want), "%s/../actions", dir);
-    ck_assert_str_eq(cfg->action_dirs[0], want);
+    ck_assert_str_eq(cfg->actions.dirs[0], want);
     snprintf(want, sizeof(want), "%s/../var", dir);
-    ck_assert_str_eq(cfg->data_dir, want);
+    ck_assert_str_eq(cfg->actions.data_dir, want);
     ck_assert_str_eq(cfg->gemini.model, "gemini-3.8-flash");
     ck_assert_str_eq(cfg->gemini.model, CONFIG_DEFAULT_MODEL);
     ck_assert_str_eq(cfg->gemini.base_url,
@@ -171,8 +176,8 @@ START_TEST(absent_keys_take_defaults)
     ck_assert_str_eq(cfg->gemini.system_prompt, "");
     ck_assert_str_eq(cfg->gemini.api_key, CANARY);
     ck_assert_int_eq(cfg->gemini.key_source, CONFIG_KEY_FILE);
-    ck_assert_ptr_nonnull(cfg->plugins);
-    ck_assert_uint_eq(cfg->plugins->count, 4);
+    ck_assert_ptr_nonnull(site->actions);
+    ck_assert_uint_eq(site->actions->count, 4);
 }
 END_TEST
 
@@ -193,20 +198,20 @@ START_TEST(every_key_is_read)
     ck_assert_int_eq(l->max_tools, 16);
     ck_assert_int_eq(l->max_page_state_bytes, 4096);
     ck_assert_int_eq(l->max_loop_steps, 3);
-    ck_assert_int_eq(l->gemini_timeout_ms, 30000);
-    ck_assert_int_eq(l->action_timeout_ms, 2000);
+    ck_assert_int_eq(cfg->gemini.timeout_ms, 30000);
+    ck_assert_int_eq(cfg->actions.timeout_ms, 2000);
     ck_assert_int_eq(l->max_requests_per_worker, 1000);
     /* relative paths hang off the config's folder, absolute ones stay */
     ck_assert_str_eq(cfg->gemini.path, DATA "/full/keys/gemini.yaml");
-    ck_assert_uint_eq(cfg->n_action_dirs, 2);
-    ck_assert_str_eq(cfg->action_dirs[0], DATA "/full/../actions");
-    ck_assert_str_eq(cfg->action_dirs[1], "/nonexistent/gemini-agent-actions");
-    ck_assert_str_eq(cfg->data_dir, "/srv/gemini-agent/var");
+    ck_assert_uint_eq(cfg->actions.ndirs, 2);
+    ck_assert_str_eq(cfg->actions.dirs[0], DATA "/full/../actions");
+    ck_assert_str_eq(cfg->actions.dirs[1], "/nonexistent/gemini-agent-actions");
+    ck_assert_str_eq(cfg->actions.data_dir, "/srv/gemini-agent/var");
     ck_assert_str_eq(cfg->gemini.model, "gemini-test-model");
     ck_assert_str_eq(cfg->gemini.system_prompt, "You sell hubs.");
     ck_assert_str_eq(cfg->gemini.base_url, "http://127.0.0.1:8089");
     ck_assert_int_eq(cfg->gemini.key_source, CONFIG_KEY_FILE);
-    ck_assert_uint_eq(cfg->plugins->count, 4);
+    ck_assert_uint_eq(site->actions->count, 4);
 }
 END_TEST
 
@@ -214,9 +219,9 @@ START_TEST(actions_may_be_one_folder)
 {
     ck_assert_ptr_nonnull(load(DATA "/scalar/agent.yaml"));
     unit_assert_problems(&diag, no_problems);
-    ck_assert_uint_eq(cfg->n_action_dirs, 1);
-    ck_assert_str_eq(cfg->action_dirs[0], DATA "/scalar/../actions");
-    ck_assert_str_eq(cfg->data_dir, DATA "/scalar/state");
+    ck_assert_uint_eq(cfg->actions.ndirs, 1);
+    ck_assert_str_eq(cfg->actions.dirs[0], DATA "/scalar/../actions");
+    ck_assert_str_eq(cfg->actions.data_dir, DATA "/scalar/state");
     ck_assert_str_eq(cfg->gemini.path, DATA "/scalar/.gemini.yaml");
 }
 END_TEST
@@ -228,14 +233,14 @@ START_TEST(bare_file_name_resolves_against_cwd)
 
     ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
     ck_assert_int_eq(chdir(DATA "/defaults"), 0);
-    cfg = config_load("agent.yaml", &diag);
+    cfg = load("agent.yaml");
     ck_assert_int_eq(chdir(cwd), 0);
     ck_assert_ptr_nonnull(cfg);
     unit_assert_problems(&diag, no_problems);
     ck_assert_str_eq(cfg->dir, ".");
     ck_assert_str_eq(cfg->gemini.path, "./.gemini.yaml");
-    ck_assert_str_eq(cfg->action_dirs[0], "./../actions");
-    ck_assert_str_eq(cfg->data_dir, "./../var");
+    ck_assert_str_eq(cfg->actions.dirs[0], "./../actions");
+    ck_assert_str_eq(cfg->actions.data_dir, "./../var");
 }
 END_TEST
 
@@ -252,8 +257,8 @@ START_TEST(absolute_config_path_gives_absolute_paths)
     ck_assert_uint_eq(strlen(cfg->dir), n);
     ck_assert_int_ge(asprintf(&want, "%s/.gemini.yaml", cfg->dir), 0);
     ck_assert_str_eq(cfg->gemini.path, want);
-    ck_assert_int_eq(cfg->action_dirs[0][0], '/');
-    ck_assert_int_eq(cfg->data_dir[0], '/');
+    ck_assert_int_eq(cfg->actions.dirs[0][0], '/');
+    ck_assert_int_eq(cfg->actions.data_dir[0], '/');
     free(want);
     free(abs);
 }
@@ -272,10 +277,10 @@ START_TEST(empty_action_list_loads_no_plugin)
 
     ck_assert_ptr_nonnull(load(DATA "/noactions/agent.yaml"));
     unit_assert_problems(&diag, w);
-    ck_assert_uint_eq(cfg->n_action_dirs, 0);
-    ck_assert_ptr_nonnull(cfg->plugins);
-    ck_assert_uint_eq(cfg->plugins->count, 0);
-    ck_assert_str_eq(cfg->plugins->listing_json, "{\"actions\":[]}");
+    ck_assert_uint_eq(cfg->actions.ndirs, 0);
+    ck_assert_ptr_nonnull(site->actions);
+    ck_assert_uint_eq(site->actions->count, 0);
+    ck_assert_str_eq(site->listing, "{\"actions\":[]}");
 }
 END_TEST
 
@@ -350,21 +355,21 @@ static const struct {
     size_t offset;
     long min, max;
 } limit_rows[] = {
-    {"maxBodyBytes", offsetof(struct config_limits, max_body_bytes), 64,
+    {"maxBodyBytes", offsetof(struct config, limits.max_body_bytes), 64,
      BOUND_BODY_BYTES},
-    {"maxHistoryTurns", offsetof(struct config_limits, max_history_turns), 2,
+    {"maxHistoryTurns", offsetof(struct config, limits.max_history_turns), 2,
      BOUND_HISTORY_TURNS},
-    {"maxTools", offsetof(struct config_limits, max_tools), 0, BOUND_TOOLS},
-    {"maxPageStateBytes", offsetof(struct config_limits, max_page_state_bytes),
+    {"maxTools", offsetof(struct config, limits.max_tools), 0, BOUND_TOOLS},
+    {"maxPageStateBytes", offsetof(struct config, limits.max_page_state_bytes),
      2, BOUND_PAGE_STATE_BYTES},
-    {"maxLoopSteps", offsetof(struct config_limits, max_loop_steps), 1,
+    {"maxLoopSteps", offsetof(struct config, limits.max_loop_steps), 1,
      BOUND_LOOP_STEPS},
-    {"geminiTimeoutMs", offsetof(struct config_limits, gemini_timeout_ms), 1000,
+    {"geminiTimeoutMs", offsetof(struct config, gemini.timeout_ms), 1000,
      BOUND_GEMINI_TIMEOUT_MS},
-    {"actionTimeoutMs", offsetof(struct config_limits, action_timeout_ms), 100,
+    {"actionTimeoutMs", offsetof(struct config, actions.timeout_ms), 100,
      BOUND_ACTION_TIMEOUT_MS},
     {"maxRequestsPerWorker",
-     offsetof(struct config_limits, max_requests_per_worker), 0,
+     offsetof(struct config, limits.max_requests_per_worker), 0,
      BOUND_REQUESTS_PER_WORKER},
 };
 
@@ -396,7 +401,7 @@ START_TEST(limits_are_range_checked)
         ck_assert_ptr_nonnull(cfg);
         unit_assert_problems(&diag, no_problems);
         ck_assert_int_eq(
-            *(const long *)(const void *)((const char *)&cfg->limits +
+            *(const long *)(const void *)((const char *)cfg +
                                           limit_rows[row].offset),
             value);
     } else {
@@ -585,7 +590,7 @@ START_TEST(gemini_settings_and_key)
                      strcmp(c->config, "settings") == 0 ? "You sell hubs.\n"
                                                         : "");
     /* the Gemini file never stops the plugins from loading */
-    ck_assert_uint_eq(cfg->plugins->count, 4);
+    ck_assert_uint_eq(site->actions->count, 4);
 }
 END_TEST
 
@@ -604,8 +609,9 @@ START_TEST(key_is_never_printed)
         set_env("GEMINI_API_KEY", c->env_gemini);
         set_env("GOOGLE_API_KEY", c->env_google);
         set_env("GEMINI_BASE_URL", c->env_base);
-        cfg = config_load(path, &diag);
-        config_free(cfg);
+        load(path);
+        site_free(site);
+        site = NULL;
         cfg = NULL;
     }
     ck_assert_uint_gt(diag.count, 10);

@@ -15,6 +15,7 @@
 #include "jsonin.h"
 #include "reply.h"
 #include "request.h"
+#include "site.h"
 #include "sbuf.h"
 #include "status.h"
 
@@ -68,7 +69,7 @@ static const struct httpio_ops mem_ops = {mem_param, mem_read, mem_write};
 
 /* --- fixture: the real shop plugin, data in a temp dir -------------------- */
 
-static struct config *cfg;
+static struct site *site;
 static char tmpdir[64];
 
 static void
@@ -90,8 +91,8 @@ setup(void)
             "limits: {maxBodyBytes: 4096}\n",
             getcwd((char[512]){0}, 512), tmpdir, tmpdir);
     fclose(f);
-    cfg = config_load(path, &d);
-    ck_assert_ptr_nonnull(cfg);
+    site = site_load(path, &d);
+    ck_assert_ptr_nonnull(site);
     diag_release(&d);
 }
 
@@ -99,7 +100,7 @@ static void
 teardown(void)
 {
     char cmd[600];
-    config_free(cfg);
+    site_free(site);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     ck_assert_int_eq(system(cmd), 0);
 }
@@ -143,7 +144,7 @@ run(const char *method, const char *uri, const char *ctype, const char *clen,
     m.params = dense;
     sbuf_init(&m.out, 1 << 20);
     arena_init(&a);
-    r.status = dispatch_request(cfg, NULL, &io, &a);
+    r.status = dispatch_request(site, NULL, &io, &a);
     arena_release(&a);
     const char *sep = strstr(m.out.buf, "\r\n\r\n");
     ck_assert_ptr_nonnull(sep);
@@ -525,7 +526,7 @@ START_TEST(route_from_request_uri_and_script_name)
         struct arena a;
         sbuf_init(&m.out, 1 << 20);
         arena_init(&a);
-        ck_assert_int_eq(dispatch_request(cfg, NULL, &io, &a), 200);
+        ck_assert_int_eq(dispatch_request(site, NULL, &io, &a), 200);
         arena_release(&a);
         sbuf_release(&m.out);
     }

@@ -87,7 +87,7 @@ test_cfg_init(struct test_cfg *tc, const char *base, long timeout_ms)
     tc->cfg.gemini.api_key = tc->key;
     tc->cfg.gemini.model = tc->model;
     tc->cfg.gemini.base_url = tc->base;
-    tc->cfg.limits.gemini_timeout_ms = timeout_ms;
+    tc->cfg.gemini.timeout_ms = timeout_ms;
 }
 
 /* The key must not appear in `s`, not even its first 8 characters. */
@@ -611,11 +611,11 @@ START_TEST(generate_scenario)
                                      : sc->timeout_ms < 0 ? 0 : 60000);
     if (sc->no_key)
         tc.cfg.gemini.api_key = NULL;
-    f.timeout = tc.cfg.limits.gemini_timeout_ms;
+    f.timeout = tc.cfg.gemini.timeout_ms;
     arena_init(&a);
     gemini_init_transport(&g, &t);
 
-    rc = gemini_generate(&g, &tc.cfg, REQ_BODY, strlen(REQ_BODY), &a, &resp,
+    rc = gemini_generate(&g, &tc.cfg.gemini, REQ_BODY, strlen(REQ_BODY), &a, &resp,
                          &usage, &err);
 
     ck_assert_msg(rc == (sc->code == ST_OK ? 0 : -1), "%s: rc %d (%s)",
@@ -740,7 +740,7 @@ START_TEST(generate_scrubs_a_key_at_the_cut)
         f.calls = 0;
         arena_init(&a);
         gemini_init_transport(&g, &t);
-        ck_assert_int_eq(gemini_generate(&g, &tc.cfg, REQ_BODY,
+        ck_assert_int_eq(gemini_generate(&g, &tc.cfg.gemini, REQ_BODY,
                                          strlen(REQ_BODY), &a, &resp, &usage,
                                          &err),
                          -1);
@@ -785,7 +785,7 @@ START_TEST(generate_refuses_bad_settings)
         snprintf(tc.key, sizeof(tc.key), "%s", cases[i].key);
         arena_init(&a);
         gemini_init_transport(&g, &t);
-        ck_assert_int_eq(gemini_generate(&g, &tc.cfg, REQ_BODY,
+        ck_assert_int_eq(gemini_generate(&g, &tc.cfg.gemini, REQ_BODY,
                                          strlen(REQ_BODY), &a, &resp, &usage,
                                          &err),
                          -1);
@@ -1005,7 +1005,7 @@ START_TEST(curl_reuses_one_connection)
     arena_init(&a);
     ck_assert_int_eq(gemini_init(&g), 0);
     for (int i = 0; i < 2; i++) {
-        ck_assert_msg(gemini_generate(&g, &tc.cfg, REQ_BODY, strlen(REQ_BODY),
+        ck_assert_msg(gemini_generate(&g, &tc.cfg.gemini, REQ_BODY, strlen(REQ_BODY),
                                       &a, &resp, &usage, &err) == 0,
                       "call %d: %s", i, err.text);
         ck_assert_ptr_nonnull(json_object_get(resp, "candidates"));

@@ -22,6 +22,7 @@
 #include "httpio.h"
 #include "jsonin.h"
 #include "memlimit.h"
+#include "site.h"
 #include "status.h"
 
 #include <check.h>
@@ -35,19 +36,18 @@
 
 /* --- Gemini answers in the wire format ------------------------------------ */
 
-#define USAGE(p, c, t)                                                        \
-    "\"usageMetadata\":{\"promptTokenCount\":" #p                             \
+#define USAGE(p, c, t)                                                         \
+    "\"usageMetadata\":{\"promptTokenCount\":" #p                              \
     ",\"candidatesTokenCount\":" #c ",\"totalTokenCount\":" #t "}"
-#define ANSWER(parts, finish)                                                 \
-    "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[" parts    \
-    "]},\"finishReason\":\"" finish "\"}]," USAGE(10, 2, 12)                 \
-    ",\"modelVersion\":\"gemini-test-001\"}"
-#define TEXT(s)  "{\"text\":\"" s "\"}"
-#define CALL(name, args)                                                      \
+#define ANSWER(parts, finish)                                                  \
+    "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[" parts      \
+    "]},\"finishReason\":\"" finish                                            \
+    "\"}]," USAGE(10, 2, 12) ",\"modelVersion\":\"gemini-test-001\"}"
+#define TEXT(s) "{\"text\":\"" s "\"}"
+#define CALL(name, args)                                                       \
     "{\"functionCall\":{\"name\":\"" name "\",\"args\":" args "}}"
-#define SEARCH CALL("action_shop_searchProducts", "{\"query\":\"usb\"}")
-#define BY_SLUG                                                               \
-    CALL("action_shop_getProductBySlug", "{\"slug\":\"usb-c-hub\"}")
+#define SEARCH  CALL("action_shop_searchProducts", "{\"query\":\"usb\"}")
+#define BY_SLUG CALL("action_shop_getProductBySlug", "{\"slug\":\"usb-c-hub\"}")
 
 /* --- a fake transport: scripted answers, recorded requests ----------------- */
 
@@ -109,8 +109,7 @@ struct rec {
     struct loop_usage usage;
 };
 
-static void ATTR_FMT(2, 3)
-rec_add(struct rec *r, const char *fmt, ...)
+static void ATTR_FMT(2, 3) rec_add(struct rec *r, const char *fmt, ...)
 {
     va_list ap;
     int n;
@@ -162,8 +161,8 @@ rec_usage(void *ctx, const struct loop_usage *u, const char *model,
     return 0;
 }
 
-static const char *const end_names[] = {"answered", "truncated",
-                                        "handed_back", "blocked", "max_steps"};
+static const char *const end_names[] = {"answered", "truncated", "handed_back",
+                                        "blocked", "max_steps"};
 
 static int
 rec_done(void *ctx, enum loop_end end, const struct turn *last,
@@ -191,7 +190,7 @@ static const struct loop_sink_ops rec_ops = {rec_text,  rec_call, rec_result,
 
 /* --- fixture: the real shop plugin, a key, data in a temp dir -------------- */
 
-static struct config *cfg;
+static struct site *site;
 static char tmpdir[64];
 
 static void
@@ -233,9 +232,9 @@ setup(void)
                "model: gemini-test\n"
                "baseUrl: http://127.0.0.1:9\n");
     snprintf(path, sizeof(path), "%s/agent.yaml", tmpdir);
-    cfg = config_load(path, &d);
-    ck_assert_ptr_nonnull(cfg);
-    ck_assert_ptr_nonnull(cfg->gemini.api_key);
+    site = site_load(path, &d);
+    ck_assert_ptr_nonnull(site);
+    ck_assert_ptr_nonnull(site->cfg->gemini.api_key);
     diag_release(&d);
     /* as the program does at start: jansson allocates through the
      * request's memory bound (and the injection hook) */
@@ -248,7 +247,7 @@ teardown(void)
     char cmd[600];
 
     memlimit_fail_hook = NULL;
-    config_free(cfg);
+    site_free(site);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     ck_assert_int_eq(system(cmd), 0);
 }
@@ -281,8 +280,14 @@ run_loop(struct run *r, const char *const *answers, long max_steps)
 {
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, &r->fake};
     struct loop_sink sink = {&rec_ops, &r->rec};
-    struct loop_input in = {cfg, &r->g, &r->arena, NULL, NULL,
-                            "You are a test.", max_steps, page_tool, NULL};
+    struct loop_input in = {.g = &r->g,
+                            .gemini = &site->cfg->gemini,
+                            .actions = site->actions,
+                            .action_env = &site->cfg->actions,
+                            .a = &r->arena,
+                            .system = "You are a test.",
+                            .max_steps = max_steps,
+                            .handed_back = page_tool};
 
     memset(r, 0, sizeof(*r));
     r->fake.answers = answers;
@@ -328,11 +333,11 @@ turn_shape(const struct run *r, size_t i, char *buf, size_t size)
     return buf;
 }
 
-#define ASSERT_SHAPE(r, i, want)                                              \
-    do {                                                                      \
-        char shape_[64];                                                      \
-        ck_assert_str_eq(turn_shape((r), (i), shape_, sizeof(shape_)),        \
-                         (want));                                             \
+#define ASSERT_SHAPE(r, i, want)                                               \
+    do {                                                                       \
+        char shape_[64];                                                       \
+        ck_assert_str_eq(turn_shape((r), (i), shape_, sizeof(shape_)),         \
+                         (want));                                              \
     } while (0)
 
 /* --- the cases ---------------------------------------------------------------- */
@@ -363,8 +368,8 @@ END_TEST
 START_TEST(parallel_page_calls_go_back)
 {
     static const char *const answers[] = {
-        ANSWER(TEXT("Adding both.") "," CALL("page_add", "{\"id\":1}") ","
-                   CALL("page_add", "{\"id\":2}"),
+        ANSWER(TEXT("Adding both.") "," CALL("page_add", "{\"id\":1}") "," CALL(
+                   "page_add", "{\"id\":2}"),
                "STOP"),
         NULL};
     struct run r;
@@ -385,25 +390,22 @@ END_TEST
 
 START_TEST(server_only_chain)
 {
-    static const char *const answers[] = {ANSWER(SEARCH, "STOP"),
-                                          ANSWER(BY_SLUG, "STOP"),
-                                          ANSWER(TEXT("The hub costs $29."),
-                                                 "STOP"),
-                                          NULL};
+    static const char *const answers[] = {
+        ANSWER(SEARCH, "STOP"), ANSWER(BY_SLUG, "STOP"),
+        ANSWER(TEXT("The hub costs $29."), "STOP"), NULL};
     struct run r;
 
     run_loop(&r, answers, 4);
     ck_assert_int_eq(r.rc, 0);
-    ck_assert_str_eq(r.rec.log,
-                     "usage:12/1:gemini-test-001\n"
-                     "call:action_shop_searchProducts:run\n"
-                     "result:shop.searchProducts:ok\n"
-                     "usage:24/2:gemini-test-001\n"
-                     "call:action_shop_getProductBySlug:run\n"
-                     "result:shop.getProductBySlug:ok\n"
-                     "usage:36/3:gemini-test-001\n"
-                     "text:The hub costs $29.\n"
-                     "done:answered\n");
+    ck_assert_str_eq(r.rec.log, "usage:12/1:gemini-test-001\n"
+                                "call:action_shop_searchProducts:run\n"
+                                "result:shop.searchProducts:ok\n"
+                                "usage:24/2:gemini-test-001\n"
+                                "call:action_shop_getProductBySlug:run\n"
+                                "result:shop.getProductBySlug:ok\n"
+                                "usage:36/3:gemini-test-001\n"
+                                "text:The hub costs $29.\n"
+                                "done:answered\n");
     ck_assert_int_eq(r.fake.posts, 3);
     ck_assert_int_eq(json_array_size(r.contents), 6);
     ASSERT_SHAPE(&r, 1, "model:functionCall");
@@ -413,7 +415,8 @@ START_TEST(server_only_chain)
     ASSERT_SHAPE(&r, 5, "model:text");
     /* each step sends the results so far: the search result reaches
      * Gemini with the second request, both with the third */
-    ck_assert_ptr_nonnull(strstr(r.fake.requests[1], "\"functionResponse\":{"
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1],
+                                 "\"functionResponse\":{"
                                  "\"name\":\"action_shop_searchProducts\""));
     ck_assert_ptr_nonnull(strstr(r.fake.requests[1], "usb-c-hub"));
     ck_assert_ptr_nonnull(strstr(r.fake.requests[2],
@@ -536,9 +539,9 @@ END_TEST
 START_TEST(bad_calls_are_answered_with_errors)
 {
     static const char *const answers[] = {
-        ANSWER(CALL("action_shop_nope", "{}") ","
-                   CALL("action_shop_searchProducts",
-                        "{\"query\":\"x\",\"limit\":500}"),
+        ANSWER(CALL("action_shop_nope",
+                    "{}") "," CALL("action_shop_searchProducts",
+                                   "{\"query\":\"x\",\"limit\":500}"),
                "STOP"),
         ANSWER(TEXT("Sorry."), "STOP"), NULL};
     struct run r;
@@ -550,10 +553,10 @@ START_TEST(bad_calls_are_answered_with_errors)
                                  "call:action_shop_searchProducts:run\n"
                                  "result:shop.searchProducts:fail\n"));
     /* the model reads why, and can correct itself */
-    ck_assert_ptr_nonnull(strstr(r.fake.requests[1],
-                                 "unknown function 'action_shop_nope'"));
-    ck_assert_msg(strstr(r.fake.requests[1], "invalid arguments: /limit"),
-                  "%s", r.fake.requests[1]);
+    ck_assert_ptr_nonnull(
+        strstr(r.fake.requests[1], "unknown function 'action_shop_nope'"));
+    ck_assert_msg(strstr(r.fake.requests[1], "invalid arguments: /limit"), "%s",
+                  r.fake.requests[1]);
     ck_assert_ptr_nonnull(strstr(r.fake.requests[1], "did not run"));
     run_release(&r);
 }
@@ -561,14 +564,15 @@ END_TEST
 
 START_TEST(hostile_usage_counts_saturate)
 {
-    static const char *const answers[] = {
-        "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[" SEARCH
-        "]},\"finishReason\":\"STOP\"}]," USAGE(9223372036854775807, -7,
-                                                9223372036854775807) "}",
-        "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":["
-        TEXT("ok") "]},\"finishReason\":\"STOP\"}],"
-        USAGE(9223372036854775807, 1e300, 9223372036854775807) "}",
-        NULL};
+    static const char *const answers[] =
+        {
+            "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":"
+            "[" SEARCH "]},\"finishReason\":\"STOP\"}]," USAGE(
+                9223372036854775807, -7, 9223372036854775807) "}",
+            "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":"
+            "[" TEXT("ok") "]},\"finishReason\":\"STOP\"}]," USAGE(
+                9223372036854775807, 1e300, 9223372036854775807) "}",
+            NULL};
     struct run r;
     long acc = LONG_MAX - 1;
 
@@ -642,8 +646,7 @@ stop_injecting(void)
 /* A chain, then a mixed turn: every kind of step the loop takes. */
 static const char *const oom_answers[] = {
     ANSWER(TEXT("Looking.") "," SEARCH, "STOP"),
-    ANSWER(BY_SLUG "," CALL("page_show", "{\"id\":\"p004\"}"), "STOP"),
-    NULL};
+    ANSWER(BY_SLUG "," CALL("page_show", "{\"id\":\"p004\"}"), "STOP"), NULL};
 
 START_TEST(every_allocation_failure_in_the_loop_is_clean)
 {
@@ -672,8 +675,7 @@ START_TEST(every_allocation_failure_in_the_loop_is_clean)
             /* survived: then exactly as if nothing had failed */
             char *got = json_dumps(r.contents, JSON_SORT_KEYS);
             ck_assert_msg(strcmp(r.rec.log, base.rec.log) == 0,
-                          "allocation %ld: events differ:\n%s", at,
-                          r.rec.log);
+                          "allocation %ld: events differ:\n%s", at, r.rec.log);
             ck_assert_msg(got && strcmp(got, base_contents) == 0,
                           "allocation %ld: the conversation differs", at);
             free(got);
@@ -756,9 +758,15 @@ static void
 run_request(struct memio *m, struct fake *f)
 {
     static const char *const params[] = {
-        "REQUEST_METHOD", "POST", "DOCUMENT_URI",
-        "/_jay/actions/geminiAgent.sendMessage", "CONTENT_TYPE",
-        "application/json", "CONTENT_LENGTH", "221", NULL};
+        "REQUEST_METHOD",
+        "POST",
+        "DOCUMENT_URI",
+        "/_jay/actions/geminiAgent.sendMessage",
+        "CONTENT_TYPE",
+        "application/json",
+        "CONTENT_LENGTH",
+        "221",
+        NULL};
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, f};
     struct httpio io = {&mem_ops, m, false};
     struct gemini g;
@@ -773,7 +781,7 @@ run_request(struct memio *m, struct fake *f)
     f->answers = oom_answers;
     gemini_init_transport(&g, &t);
     arena_init(&a);
-    dispatch_request(cfg, &g, &io, &a);
+    dispatch_request(site, &g, &io, &a);
     arena_release(&a);
     gemini_release(&g);
     fake_release(f);
@@ -832,14 +840,12 @@ START_TEST(every_allocation_failure_in_a_request_is_a_500)
             continue;
         }
         failures++;
-        ck_assert_msg(strncmp(m.out,
-                              "Status: 500 Internal Server Error\r\n", 35) == 0,
-                      "allocation %ld of %ld: not a 500:\n%s", at, total,
-                      m.out);
+        ck_assert_msg(
+            strncmp(m.out, "Status: 500 Internal Server Error\r\n", 35) == 0,
+            "allocation %ld of %ld: not a 500:\n%s", at, total, m.out);
         ck_assert_msg(strstr(m.out, "\r\n\r\n{\"error\":{\"code\":"
                                     "\"internal_error\",\"message\":") != NULL,
-                      "allocation %ld: not the error envelope:\n%s", at,
-                      m.out);
+                      "allocation %ld: not the error envelope:\n%s", at, m.out);
     }
     ck_assert_int_gt(failures, total / 2);
     free(base);

@@ -11,6 +11,7 @@
 #include "plugin.h"
 #include "prompt.h"
 #include "status.h"
+#include "site.h"
 #include "toolbridge.h"
 
 #include <check.h>
@@ -131,19 +132,19 @@ START_TEST(declarations_shape)
 END_TEST
 
 /* The real plugins, loaded once per test (Check forks each test). */
-static struct config *
+static struct site *
 load_shop(void)
 {
     struct diag d = DIAG_INIT;
-    struct config *cfg = config_load("data/toolbridge/agent.yaml", &d);
-    ck_assert_ptr_nonnull(cfg);
+    struct site *site = site_load("data/toolbridge/agent.yaml", &d);
+    ck_assert_ptr_nonnull(site);
     diag_release(&d);
-    return cfg;
+    return site;
 }
 
 START_TEST(tools_put_actions_first)
 {
-    struct config *cfg = load_shop();
+    struct site *site = load_shop();
     struct arena a;
     json_t *defs = J("[{\"name\":\"click-remove-btn\",\"description\":\"Remove"
                      "\",\"inputSchema\":{\"type\":\"object\",\"properties\":"
@@ -152,7 +153,7 @@ START_TEST(tools_put_actions_first)
     json_t *tools, *decls;
 
     arena_init(&a);
-    ck_assert_int_eq(toolbridge_tools(cfg->plugins, defs, &a, &tools, NULL), 0);
+    ck_assert_int_eq(toolbridge_tools(site->declarations, defs, &a, &tools, NULL), 0);
     ck_assert_ptr_nonnull(tools);
     ck_assert_int_eq(json_array_size(tools), 1);
     decls = json_object_get(json_array_get(tools, 0), "functionDeclarations");
@@ -175,24 +176,27 @@ START_TEST(tools_put_actions_first)
     ck_assert_ptr_null(toolbridge_page_tool(defs, "nope"));
     arena_release(&a);
     json_decref(defs);
-    config_free(cfg);
+    site_free(site);
 }
 END_TEST
 
 START_TEST(tools_none_is_null)
 {
-    struct config *cfg = load_shop();
+    struct site *site = load_shop();
     struct plugin_set empty = {0};
+    json_t *none = toolbridge_action_declarations(&empty);
     struct arena a;
     json_t *tools = json_true();
 
     arena_init(&a);
-    ck_assert_int_eq(toolbridge_tools(&empty, NULL, &a, &tools, NULL), 0);
+    ck_assert_uint_eq(json_array_size(none), 0);
+    ck_assert_int_eq(toolbridge_tools(none, NULL, &a, &tools, NULL), 0);
     ck_assert_ptr_null(tools);
-    ck_assert_int_eq(toolbridge_tools(cfg->plugins, NULL, &a, &tools, NULL), 0);
+    ck_assert_int_eq(toolbridge_tools(site->declarations, NULL, &a, &tools, NULL), 0);
     ck_assert_ptr_nonnull(tools);
     arena_release(&a);
-    config_free(cfg);
+    json_decref(none);
+    site_free(site);
 }
 END_TEST
 
@@ -200,7 +204,7 @@ END_TEST
 
 START_TEST(prompt_order_and_delimiters)
 {
-    struct config *cfg = load_shop();
+    struct site *site = load_shop();
     struct status_error e = {0};
     struct arena a;
     json_t *defs = J("[{\"name\":\"click-add-btn\",\"description\":\"Add the "
@@ -210,7 +214,8 @@ START_TEST(prompt_order_and_delimiters)
     const char *p, *persona, *actions, *page_tools, *state_at, *end;
 
     arena_init(&a);
-    p = prompt_system(cfg, defs, state, &a, &e);
+    p = prompt_system(site->prompt_head, 
+                      site->cfg->limits.max_page_state_bytes, defs, state, &a, &e);
     ck_assert_ptr_nonnull(p);
     persona = strstr(p, "helpful assistant");
     actions = strstr(p, "## Available Server Actions");
@@ -233,13 +238,13 @@ START_TEST(prompt_order_and_delimiters)
     arena_release(&a);
     json_decref(defs);
     json_decref(state);
-    config_free(cfg);
+    site_free(site);
 }
 END_TEST
 
 START_TEST(prompt_prefix_is_stable_across_states)
 {
-    struct config *cfg = load_shop();
+    struct site *site = load_shop();
     struct status_error e = {0};
     struct arena a;
     json_t *s1 = J("{\"n\":1}"), *s2 = J("{\"n\":2,\"more\":true}");
@@ -247,8 +252,10 @@ START_TEST(prompt_prefix_is_stable_across_states)
     size_t common = 0;
 
     arena_init(&a);
-    p1 = prompt_system(cfg, NULL, s1, &a, &e);
-    p2 = prompt_system(cfg, NULL, s2, &a, &e);
+    p1 = prompt_system(site->prompt_head, 
+                      site->cfg->limits.max_page_state_bytes, NULL, s1, &a, &e);
+    p2 = prompt_system(site->prompt_head, 
+                      site->cfg->limits.max_page_state_bytes, NULL, s2, &a, &e);
     while (p1[common] && p1[common] == p2[common])
         common++;
     mark = strstr(p1, "<page-state>\n");
@@ -258,30 +265,29 @@ START_TEST(prompt_prefix_is_stable_across_states)
     arena_release(&a);
     json_decref(s1);
     json_decref(s2);
-    config_free(cfg);
+    site_free(site);
 }
 END_TEST
 
 START_TEST(prompt_refuses_large_state)
 {
-    struct config *cfg = load_shop();
+    struct site *site = load_shop();
     struct status_error e = {0};
     struct arena a;
     json_t *big = J("{\"text\":\"0123456789012345678901234567890123456789"
                     "0123456789012345678901234567890123456789\"}");
     json_t *small = J("{\"ok\":true}");
 
-    cfg->limits.max_page_state_bytes = 64;
     arena_init(&a);
-    ck_assert_ptr_null(prompt_system(cfg, NULL, big, &a, &e));
+    ck_assert_ptr_null(prompt_system(site->prompt_head, 64, NULL, big, &a, &e));
     ck_assert_int_eq(e.code, ST_TOO_LARGE);
     ck_assert_int_eq(status_http(e.code), 413);
     status_clear(&e);
-    ck_assert_ptr_nonnull(prompt_system(cfg, NULL, small, &a, &e));
+    ck_assert_ptr_nonnull(prompt_system(site->prompt_head, 64, NULL, small, &a, &e));
     arena_release(&a);
     json_decref(big);
     json_decref(small);
-    config_free(cfg);
+    site_free(site);
 }
 END_TEST
 
