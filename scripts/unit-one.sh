@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build and run one unit suite alone, so work on one module is not blocked
 # by another module's half-written files. Usage:
-#   scripts/unit-one.sh MOD [extra src/*.c files...] [--asan]
+#   scripts/unit-one.sh MOD [extra src/*/*.c files...] [--asan]
 # Builds tests/unit/check_MOD.c with the leaf modules plus the extra files
 # into build-one/MOD/ and runs it from tests/unit/.
 set -eu
@@ -29,8 +29,9 @@ EOC
 # shellcheck disable=SC2086
 gcc -std=c11 -DTESTING -O1 -g $asan -Wall -Wextra -Werror -Wshadow \
     -Wstrict-prototypes -Wpointer-arith -Wcast-qual -Wwrite-strings -Wvla \
-    -Wformat=2 -fno-common -Iinclude \
-    src/arena.c src/sbuf.c src/status.c src/diag.c src/logmsg.c $extra \
+    -Wformat=2 -fno-common -Isrc -Iinclude \
+    src/core/arena.c src/core/sbuf.c src/core/status.c src/core/diag.c \
+    src/core/logmsg.c $extra \
     "tests/unit/check_$mod.c" "$out/main.c" -o "$out/check" \
     $(pkg-config --cflags --libs jansson yaml-0.1 check)
 cd tests/unit && "../../$out/check"

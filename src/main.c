@@ -8,15 +8,15 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "cmdopt.h"
-#include "commands.h"
-#include "config.h"
-#include "diag.h"
-#include "logmsg.h"
-#include "memlimit.h"
-#include "site.h"
-#include "worker.h"
+#include "core/common.h"
+#include "cmd/cmdopt.h"
+#include "cmd/commands.h"
+#include "core/config.h"
+#include "core/diag.h"
+#include "core/logmsg.h"
+#include "core/memlimit.h"
+#include "http/site.h"
+#include "proc/worker.h"
 
 #include <curl/curl.h>
 #include <jansson.h>

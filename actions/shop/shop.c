@@ -12,12 +12,12 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "handler.h"
-#include "jsonin.h"
-#include "jsonout.h"
-#include "logmsg.h"
-#include "status.h"
+#include "core/common.h"
+#include "gemini-agent/handler.h"
+#include "core/jsonin.h"
+#include "core/jsonout.h"
+#include "core/logmsg.h"
+#include "core/status.h"
 
 #include <errno.h>
 #include <fcntl.h>

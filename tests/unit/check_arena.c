@@ -3,10 +3,10 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "arena.h"
-#include "sbuf.h"
-#include "status.h"
+#include "core/common.h"
+#include "core/arena.h"
+#include "core/sbuf.h"
+#include "core/status.h"
 
 #include <check.h>
 #include <jansson.h>

@@ -9,13 +9,13 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "config.h"
-#include "site.h"
-#include "bounds.h"
-#include "diag.h"
+#include "core/common.h"
+#include "core/config.h"
+#include "http/site.h"
+#include "core/bounds.h"
+#include "core/diag.h"
 #include "unit_diag.h"
-#include "plugin.h"
+#include "registry/plugin.h"
 
 #include <check.h>
 #include <limits.h>

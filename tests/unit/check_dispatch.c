@@ -6,18 +6,18 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "arena.h"
-#include "config.h"
-#include "diag.h"
-#include "dispatch.h"
-#include "httpio.h"
-#include "jsonin.h"
-#include "reply.h"
-#include "request.h"
-#include "site.h"
-#include "sbuf.h"
-#include "status.h"
+#include "core/common.h"
+#include "core/arena.h"
+#include "core/config.h"
+#include "core/diag.h"
+#include "http/dispatch.h"
+#include "http/httpio.h"
+#include "core/jsonin.h"
+#include "http/reply.h"
+#include "http/request.h"
+#include "http/site.h"
+#include "core/sbuf.h"
+#include "core/status.h"
 
 #include <check.h>
 #include <jansson.h>

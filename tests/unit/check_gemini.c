@@ -9,14 +9,14 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "gemini.h"
-#include "arena.h"
-#include "bounds.h"
-#include "config.h"
-#include "logmsg.h"
-#include "sbuf.h"
-#include "status.h"
+#include "core/common.h"
+#include "gemini/gemini.h"
+#include "core/arena.h"
+#include "core/bounds.h"
+#include "core/config.h"
+#include "core/logmsg.h"
+#include "core/sbuf.h"
+#include "core/status.h"
 
 #include <arpa/inet.h>
 #include <check.h>

@@ -10,13 +10,13 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "history.h"
-#include "arena.h"
-#include "diag.h"
-#include "plugin.h"
-#include "status.h"
-#include "turn.h"
+#include "core/common.h"
+#include "agent/history.h"
+#include "core/arena.h"
+#include "core/diag.h"
+#include "registry/plugin.h"
+#include "core/status.h"
+#include "agent/turn.h"
 
 #include <check.h>
 #include <jansson.h>

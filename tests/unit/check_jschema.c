@@ -7,10 +7,10 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "jschema.h"
-#include "bounds.h"
-#include "status.h"
+#include "core/common.h"
+#include "registry/jschema.h"
+#include "core/bounds.h"
+#include "core/status.h"
 
 #include <check.h>
 #include <jansson.h>

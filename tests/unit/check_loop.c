@@ -12,18 +12,18 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "loop.h"
-#include "arena.h"
-#include "config.h"
-#include "diag.h"
-#include "dispatch.h"
-#include "gemini.h"
-#include "httpio.h"
-#include "jsonin.h"
-#include "memlimit.h"
-#include "site.h"
-#include "status.h"
+#include "core/common.h"
+#include "agent/loop.h"
+#include "core/arena.h"
+#include "core/config.h"
+#include "core/diag.h"
+#include "http/dispatch.h"
+#include "gemini/gemini.h"
+#include "http/httpio.h"
+#include "core/jsonin.h"
+#include "core/memlimit.h"
+#include "http/site.h"
+#include "core/status.h"
 
 #include <check.h>
 #include <jansson.h>

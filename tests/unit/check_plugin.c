@@ -11,13 +11,13 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "plugin.h"
-#include "site.h"
-#include "bounds.h"
-#include "diag.h"
+#include "core/common.h"
+#include "registry/plugin.h"
+#include "http/site.h"
+#include "core/bounds.h"
+#include "core/diag.h"
 #include "unit_diag.h"
-#include "handler.h"
+#include "gemini-agent/handler.h"
 
 #include <check.h>
 #include <ftw.h>

@@ -7,8 +7,8 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "status.h"
+#include "core/common.h"
+#include "core/status.h"
 
 #include <check.h>
 #include <jansson.h>

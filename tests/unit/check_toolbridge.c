@@ -4,15 +4,15 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "arena.h"
-#include "config.h"
-#include "diag.h"
-#include "plugin.h"
-#include "prompt.h"
-#include "status.h"
-#include "site.h"
-#include "toolbridge.h"
+#include "core/common.h"
+#include "core/arena.h"
+#include "core/config.h"
+#include "core/diag.h"
+#include "registry/plugin.h"
+#include "agent/prompt.h"
+#include "core/status.h"
+#include "http/site.h"
+#include "agent/toolbridge.h"
 
 #include <check.h>
 #include <jansson.h>

@@ -4,10 +4,10 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "tsgen.h"
-#include "bounds.h"
-#include "sbuf.h"
+#include "core/common.h"
+#include "registry/tsgen.h"
+#include "core/bounds.h"
+#include "core/sbuf.h"
 
 #include <check.h>
 #include <jansson.h>

@@ -11,10 +11,10 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "turn.h"
-#include "arena.h"
-#include "status.h"
+#include "core/common.h"
+#include "agent/turn.h"
+#include "core/arena.h"
+#include "core/status.h"
 
 #include <check.h>
 #include <glob.h>

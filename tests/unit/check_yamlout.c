@@ -7,10 +7,10 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "yamlout.h"
-#include "bounds.h"
-#include "sbuf.h"
+#include "core/common.h"
+#include "core/yamlout.h"
+#include "core/bounds.h"
+#include "core/sbuf.h"
 
 #include <check.h>
 #include <jansson.h>

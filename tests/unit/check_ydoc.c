@@ -4,11 +4,11 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
-#include "ydoc.h"
-#include "arena.h"
-#include "bounds.h"
-#include "diag.h"
+#include "core/common.h"
+#include "core/ydoc.h"
+#include "core/arena.h"
+#include "core/bounds.h"
+#include "core/diag.h"
 
 #include <check.h>
 #include <jansson.h>

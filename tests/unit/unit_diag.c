@@ -3,9 +3,9 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "common.h"
+#include "core/common.h"
 #include "unit_diag.h"
-#include "diag.h"
+#include "core/diag.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #ifndef APP_UNIT_DIAG_H
 #define APP_UNIT_DIAG_H
 
-#include "common.h"
+#include "core/common.h"
 
 struct diag;
 

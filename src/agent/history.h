@@ -1,0 +1,49 @@
+/*
+ * history.h - the conversation the browser sends back, checked and bounded.
+ *
+ * The server keeps no session: every request carries the whole history in
+ * Gemini's `contents` form. Before any of it reaches Gemini it must be a
+ * history Gemini accepts (gemini-wire.md §2.1, §5):
+ *   - roles "user" and "model" only; every turn has a non-empty `parts`;
+ *   - every part is an object of a known kind: text, inlineData, fileData,
+ *     functionCall, functionResponse, executableCode, codeExecutionResult
+ *     (thought / thoughtSignature ride along on those);
+ *   - functionCall only in model turns, functionResponse only in user
+ *     turns, `functionResponse.response` an object;
+ *   - each model turn with N calls is followed by a user turn with exactly
+ *     N responses (same names, same order). With `pending` allowed, the
+ *     LAST model turn may instead be followed by nothing, or by a user
+ *     turn answering some of its calls, in call order: those the server
+ *     answered when the turn ran (the state a mixed turn leaves for
+ *     submitToolResults).
+ * A violation is ST_INVALID_HISTORY with a message naming the turn
+ * ("history[3]: ...").
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_HISTORY_H
+#define APP_HISTORY_H
+
+#include "core/common.h"
+
+struct json_t;
+struct status_error;
+
+enum history_flags {
+    HISTORY_ALLOW_PENDING = 1 << 0, /* the last calls may be unanswered */
+};
+
+/* Check `history` (a JSON array). Returns 0, or -1 with err set. */
+int history_check(const struct json_t *history, unsigned flags,
+                  struct status_error *err);
+
+/*
+ * The index of the first turn to keep so that at most `max_turns` turns
+ * remain, cut only where a user turn with text begins (never between a
+ * call and its response). 0 when nothing needs to go; when no such cut
+ * fits, the latest text user turn (so a single over-long tool chain is
+ * kept whole rather than broken).
+ */
+size_t history_trim_start(const struct json_t *history, size_t max_turns);
+
+#endif /* APP_HISTORY_H */

@@ -1,0 +1,269 @@
+/*
+ * loop.c - the agent loop (see loop.h).
+ *
+ * loop_run() is the map: ask Gemini, read the turn, record it, run the
+ * calls the loop answers, and go round again until something ends it.
+ * Each Gemini call sends the same request object: `contents` is the
+ * caller's conversation, which grows by reference as turns are recorded,
+ * so nothing is copied between steps.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "agent/loop.h"
+#include "registry/action.h"
+#include "core/arena.h"
+#include "core/config.h"
+#include "gemini/gemini.h"
+#include "core/jsonout.h"
+#include "core/monotime.h"
+#include "registry/plugin.h"
+#include "core/status.h"
+#include "agent/turn.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One run of the loop. */
+struct loop {
+    const struct loop_input *in;
+    const struct loop_sink *sink;
+    json_t *request; /* the generateContent body, reused every step */
+    struct loop_usage usage;
+    struct gemini_usage calls;
+};
+
+static int
+oom(struct status_error *err)
+{
+    return status_set(err, ST_NO_MEMORY, "out of memory");
+}
+
+/* Call a sink op that may be absent. */
+#define EMIT(l, op, ...)                                                       \
+    ((l)->sink->ops->op == NULL                                                \
+         ? 0                                                                   \
+         : (l)->sink->ops->op((l)->sink->ctx, __VA_ARGS__))
+
+void
+loop_usage_add(long *acc, long v)
+{
+    if (v <= 0)
+        return;
+    *acc = *acc > LONG_MAX - v ? LONG_MAX : *acc + v;
+}
+
+/* The `response` of a call that failed; the model reads `error`. */
+static json_t *
+error_response(struct arena *a, const char *msg)
+{
+    return arena_take_json(a,
+                           json_pack("{s:s}", "error", msg ? msg : "failed"));
+}
+
+/* Run one call the loop answers; -1 only when out of memory. */
+static int
+run_call(struct loop *l, const struct loop_call *c, struct loop_result *r,
+         struct status_error *err)
+{
+    struct arena *a = l->in->a;
+    const struct plugin_action *act = plugin_find_fn(l->in->actions, c->name);
+    struct status_error failed = {0};
+    json_t *out = NULL;
+    long t0 = monotime_ms();
+
+    memset(r, 0, sizeof(*r));
+    if (act == NULL) {
+        const char *msg = arena_printf(a,
+                                       "unknown function '%s': call only "
+                                       "the functions you were given",
+                                       c->name);
+        r->response = msg ? error_response(a, msg) : NULL;
+        return r->response ? 0 : oom(err);
+    }
+    r->action = act->name;
+    r->ok = action_run(l->in->action_env, act, c->args, a, &out, &failed) == 0;
+    r->ms = monotime_ms() - t0;
+    if (failed.code == ST_NO_MEMORY)
+        return status_set(err, ST_NO_MEMORY, "%s", failed.text);
+    if (r->ok)
+        r->response = arena_take_json(a, json_pack("{s:O}", "result", out));
+    else if (failed.code == ST_SCHEMA)
+        r->response = error_response(
+            a, arena_printf(a, "invalid arguments: %s; the action did not run",
+                            failed.text));
+    else
+        r->response = error_response(a, failed.text);
+    return r->response ? 0 : oom(err);
+}
+
+json_t *
+loop_answer_part(const json_t *call, const json_t *response)
+{
+    json_t *id = json_object_get(call, "id");
+
+    /* Echo Gemini's id only when it sent one; never invent one. */
+    return json_pack("{s:{s:O, s:O*, s:O}}", "functionResponse", "name",
+                     json_object_get(call, "name"), "id",
+                     json_is_string(id) ? id : NULL, "response",
+                     UNCONST(response));
+}
+
+/* Ask Gemini once and read its answer into `t`. */
+static int
+ask(struct loop *l, struct turn *t, struct status_error *err)
+{
+    const struct loop_input *in = l->in;
+    json_t *resp = NULL;
+    const char *model;
+    size_t len;
+    char *payload = jsonout_dumps(l->request, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
+                                  &len);
+    int rc;
+
+    if (payload == NULL)
+        return oom(err);
+    rc = gemini_generate(in->g, in->gemini, payload, len, in->a, &resp,
+                         &l->calls, err);
+    free(payload);
+    l->usage.calls = l->calls.calls;
+    if (rc != 0 || turn_parse(resp, in->a, t, err) != 0)
+        return -1;
+    loop_usage_add(&l->usage.prompt, t->prompt_tokens);
+    loop_usage_add(&l->usage.candidates, t->candidates_tokens);
+    loop_usage_add(&l->usage.thoughts, t->thoughts_tokens);
+    loop_usage_add(&l->usage.cached, t->cached_tokens);
+    loop_usage_add(&l->usage.total, t->total_tokens);
+    /* Which model answered: an alias may name another. */
+    model = json_string_value(json_object_get(resp, "modelVersion"));
+    return EMIT(l, usage, &l->usage, model, err);
+}
+
+/* Append the model turn to the conversation and tell the sink of it. */
+static int
+record(struct loop *l, const struct turn *t, size_t *index,
+       struct status_error *err)
+{
+    *index = json_array_size(l->in->contents);
+    if (t->content != NULL &&
+        json_array_append(l->in->contents, t->content) != 0)
+        return oom(err);
+    return t->text[0] ? EMIT(l, text, t->text, err) : 0;
+}
+
+/* The loop's own calls run now, in call order, and their answers become
+ * one user turn; the client's calls are only reported. `*handed` counts
+ * those. */
+static int
+run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
+          struct status_error *err)
+{
+    const struct loop_input *in = l->in;
+    json_t *parts = json_object_get(t->content, "parts");
+    json_t *answers = arena_take_json(in->a, json_array());
+
+    *handed = 0;
+    if (answers == NULL)
+        return oom(err);
+    for (size_t i = 0; i < t->ncalls; i++) {
+        struct loop_call c = {
+            t->calls[i].name, t->calls[i].args,
+            json_object_get(json_array_get(parts, t->calls[i].part),
+                            "functionCall"),
+            index, t->calls[i].part};
+        struct loop_result r;
+        bool back = in->handed_back(in->handed_back_ctx, c.name);
+
+        if (EMIT(l, tool_call, &c, back, err) != 0)
+            return -1;
+        if (back) {
+            (*handed)++;
+            continue;
+        }
+        if (run_call(l, &c, &r, err) != 0 ||
+            EMIT(l, tool_result, &c, &r, err) != 0)
+            return -1;
+        if (json_array_append_new(answers,
+                                  loop_answer_part(c.call, r.response)))
+            return oom(err);
+    }
+    if (json_array_size(answers) > 0 &&
+        json_array_append_new(
+            in->contents,
+            json_pack("{s:s, s:O}", "role", "user", "parts", answers)) != 0)
+        return oom(err);
+    return 0;
+}
+
+/* Every failure ends here: the sink hears of it, the caller gets -1. */
+static int
+fail(struct loop *l, struct status_error *err)
+{
+    if (err->code == ST_OK)
+        status_set(err, ST_INTERNAL, "the agent loop failed");
+    if (l->sink->ops->error != NULL)
+        l->sink->ops->error(l->sink->ctx, err);
+    return -1;
+}
+
+static int
+finish(struct loop *l, enum loop_end end, const struct turn *last,
+       struct status_error *err)
+{
+    return EMIT(l, done, end, last, err) == 0 ? 0 : fail(l, err);
+}
+
+/* --- the loop, top to bottom --------------------------------------------- */
+
+int
+loop_run(const struct loop_input *in, const struct loop_sink *sink,
+         struct status_error *err)
+{
+    struct loop l = {.in = in, .sink = sink};
+    bool retried_malformed = false;
+
+    l.request = arena_take_json(
+        in->a, json_pack("{s:{s:[{s:s}]}, s:O, s:O*}", "systemInstruction",
+                         "parts", "text", in->system, "contents", in->contents,
+                         "tools", in->tools));
+    if (l.request == NULL) {
+        oom(err);
+        return fail(&l, err);
+    }
+    for (long step = 0;; step++) {
+        struct turn t;
+        size_t index, handed;
+
+        if (step == in->max_steps) /* say so rather than loop on */
+            return finish(&l, LOOP_MAX_STEPS, NULL, err);
+        if (ask(&l, &t, err) != 0)
+            return fail(&l, err);
+        if (t.end == TURN_BLOCKED) /* never recorded: it would block again */
+            return finish(&l, LOOP_BLOCKED, &t, err);
+        if (t.end == TURN_MALFORMED) {
+            /* Nothing may run; the same request usually works again. */
+            if (!retried_malformed) {
+                retried_malformed = true;
+                continue;
+            }
+            status_set(err, ST_UPSTREAM_BAD,
+                       "Gemini produced an invalid function call twice (%s); "
+                       "try rephrasing",
+                       t.reason);
+            return fail(&l, err);
+        }
+        if (record(&l, &t, &index, err) != 0)
+            return fail(&l, err);
+        if (t.ncalls == 0)
+            return finish(
+                &l, t.end == TURN_TRUNCATED ? LOOP_TRUNCATED : LOOP_ANSWERED,
+                &t, err);
+        if (run_calls(&l, &t, index, &handed, err) != 0)
+            return fail(&l, err);
+        if (handed > 0)
+            return finish(&l, LOOP_HANDED_BACK, &t, err);
+        /* every call was the loop's own: straight back to Gemini */
+    }
+}

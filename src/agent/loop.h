@@ -1,0 +1,124 @@
+/*
+ * loop.h - the agent loop: prompt -> Gemini -> turn -> server calls ->
+ * again, until the model answers, hands calls back, or runs out of steps.
+ *
+ * The loop knows nothing of who asked. It takes a conversation (Gemini
+ * `contents`), the `tools` declarations and a system instruction, and
+ * reports what happens to an event sink: the chat protocol of the widget
+ * is one sink (it builds one JSON answer at the end); a stream, the run
+ * API and the terminal client are others. Which calls the loop runs
+ * itself (server actions) and which it hands back (tools the caller's
+ * client runs, e.g. page tools) is the caller's choice, made per name.
+ *
+ * Memory: everything the loop makes is pinned to the caller's arena; the
+ * conversation is extended in place, by reference.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_LOOP_H
+#define APP_LOOP_H
+
+#include "core/common.h"
+
+struct arena;
+struct config_actions;
+struct config_gemini;
+struct gemini;
+struct json_t;
+struct plugin_set;
+struct status_error;
+struct turn;
+
+/* One functionCall of a model turn, where it sits in the conversation. */
+struct loop_call {
+    const char *name;
+    const struct json_t *args; /* {} when Gemini sent none */
+    const struct json_t *call; /* the functionCall object (borrowed) */
+    size_t turn, part;         /* contents[turn].parts[part] */
+};
+
+/* What running a call the loop answers itself gave. */
+struct loop_result {
+    const char *action;            /* the registered action name; NULL: no such
+                         * function (the model is told so) */
+    const struct json_t *response; /* the functionResponse.response */
+    bool ok;
+    long ms;
+};
+
+/* Token counts summed over the request's Gemini answers, saturating at
+ * LONG_MAX (an upstream value cannot overflow them). */
+struct loop_usage {
+    long prompt, candidates, thoughts, cached, total;
+    int calls; /* HTTP attempts that reached Gemini, retries included */
+};
+
+enum loop_end {
+    LOOP_ANSWERED,    /* the model answered (text, maybe empty) */
+    LOOP_TRUNCATED,   /* ... and the output limit cut the answer off */
+    LOOP_HANDED_BACK, /* it called tools the caller's client runs */
+    LOOP_BLOCKED,     /* Gemini declined; the blocked turn is not kept */
+    LOOP_MAX_STEPS,   /* out of steps before an answer */
+};
+
+/*
+ * The event sink. Any op may be NULL (not interested). An op returns 0,
+ * or -1 with `err` set to stop the loop (out of memory, client gone).
+ * `error` is told of every failure, the sink's own included, just before
+ * loop_run returns -1.
+ */
+struct loop_sink_ops {
+    /* A model turn's visible text (non-empty), as it is recorded. */
+    int (*text)(void *ctx, const char *text, struct status_error *err);
+    /* A call of a recorded model turn; `handed_back`: the client runs it. */
+    int (*tool_call)(void *ctx, const struct loop_call *c, bool handed_back,
+                     struct status_error *err);
+    /* A call the loop ran, with its result. */
+    int (*tool_result)(void *ctx, const struct loop_call *c,
+                       const struct loop_result *r, struct status_error *err);
+    /* After each Gemini answer: the totals so far and which model
+     * answered (modelVersion, or NULL when Gemini did not say). */
+    int (*usage)(void *ctx, const struct loop_usage *total, const char *model,
+                 struct status_error *err);
+    /* The end. `last` is the final turn (NULL for LOOP_MAX_STEPS). */
+    int (*done)(void *ctx, enum loop_end end, const struct turn *last,
+                struct status_error *err);
+    void (*error)(void *ctx, const struct status_error *err);
+};
+
+struct loop_sink {
+    const struct loop_sink_ops *ops;
+    void *ctx;
+};
+
+struct loop_input {
+    struct gemini *g;
+    const struct config_gemini *gemini;      /* model, key, timeout */
+    const struct plugin_set *actions;        /* the server actions */
+    const struct config_actions *action_env; /* their data dir, timeout */
+    struct arena *a;
+    struct json_t *contents; /* the conversation; the loop appends to it */
+    struct json_t *tools;    /* the request's `tools`, or NULL */
+    const char *system;      /* the system instruction */
+    long max_steps;          /* Gemini answers at most */
+    /* Does the caller's client run the function `name`? Those calls end
+     * the loop (LOOP_HANDED_BACK); the loop answers every other one. */
+    bool (*handed_back)(void *ctx, const char *name);
+    void *handed_back_ctx;
+};
+
+/* Run the loop. Returns 0 after the sink's `done`, or -1 with `err` set
+ * (after the sink's `error`). */
+int loop_run(const struct loop_input *in, const struct loop_sink *sink,
+             struct status_error *err);
+
+/* The part that answers `call` (a functionCall object) with `response`:
+ * {"functionResponse": {name, id?, response}}. A new reference, or NULL
+ * when out of memory. */
+struct json_t *loop_answer_part(const struct json_t *call,
+                                const struct json_t *response);
+
+/* Add `v` to `*acc`, saturating at LONG_MAX; negative `v` counts as 0. */
+void loop_usage_add(long *acc, long v);
+
+#endif /* APP_LOOP_H */

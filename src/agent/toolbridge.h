@@ -1,0 +1,72 @@
+/*
+ * toolbridge.h - page tools and server actions as Gemini function
+ * declarations, and function names back to what they mean.
+ *
+ * Two kinds of function reach the model:
+ *   - server actions, declared as `action_<plugin>_<name>` from the
+ *     plugin set built at load time (plugin.h holds the explicit map);
+ *   - page tools from the request's `toolDefinitions`, run by the browser.
+ * The `action_` prefix is reserved: a page tool may not use it (400
+ * tool_name_conflict), so a name the model calls is unambiguous, and the
+ * model can only ever reach server actions that the server's own files
+ * expose.
+ *
+ * Declarations use `parametersJsonSchema` (the schema passed as JSON
+ * Schema, gemini-wire.md §2.4); a function without parameters is declared
+ * with no schema at all, never an object with empty `properties`.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_TOOLBRIDGE_H
+#define APP_TOOLBRIDGE_H
+
+#include "core/common.h"
+
+struct arena;
+struct json_t;
+struct plugin_set;
+struct status_error;
+
+/* Gemini's function-name rule, ^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$. */
+bool toolbridge_valid_name(const char *name);
+
+/*
+ * One function declaration (a new reference): {name, description,
+ * parametersJsonSchema?}. `schema` (borrowed, may be NULL) is left out
+ * when it declares no properties.
+ */
+struct json_t *toolbridge_declaration(const char *name, const char *description,
+                                      struct json_t *schema);
+
+/*
+ * Check the request's toolDefinitions (a JSON array, or NULL for none):
+ * each an object {name, description?, inputSchema?, category?} with a
+ * valid, unique name outside the `action_` namespace and, when present,
+ * an inputSchema object of type "object"; at most `max_tools` of them.
+ * Errors: ST_BAD_REQUEST, ST_TOOL_CONFLICT, ST_TOO_LARGE.
+ */
+int toolbridge_check(const struct json_t *tool_defs, long max_tools,
+                     struct status_error *err);
+
+/*
+ * The exposed server actions as function declarations (a new array, empty
+ * when there are none), or NULL when out of memory. Built once, when the
+ * site loads: every chat request sends them unchanged.
+ */
+struct json_t *toolbridge_action_declarations(const struct plugin_set *actions);
+
+/*
+ * The `tools` member of a Gemini request: [{"functionDeclarations":[...]}]
+ * with the server actions' declarations (`action_decls`, may be NULL)
+ * first and the page tools after them, pinned to the arena; NULL when
+ * there are none. Returns 0, or -1 with err set (out of memory).
+ */
+int toolbridge_tools(const struct json_t *action_decls,
+                     const struct json_t *tool_defs, struct arena *a,
+                     struct json_t **tools, struct status_error *err);
+
+/* The page tool definition named `name` (borrowed), or NULL. */
+const struct json_t *toolbridge_page_tool(const struct json_t *tool_defs,
+                                          const char *name);
+
+#endif /* APP_TOOLBRIDGE_H */

@@ -1,0 +1,74 @@
+/*
+ * check.c - `gemini-agent check`: validate the configuration, the
+ * plugins and their actions; every problem as `file:line: message`. It says
+ * where the API key comes from, never the key itself.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "cmd/cmdopt.h"
+#include "cmd/commands.h"
+#include "core/config.h"
+#include "core/diag.h"
+#include "registry/plugin.h"
+#include "http/site.h"
+
+#include <stdio.h>
+#include <sys/stat.h>
+
+const char cmd_check_usage[] = "[--config FILE]";
+
+static int
+check(const char *config_path)
+{
+    struct diag d = DIAG_INIT;
+    struct site *site = site_load(config_path, &d);
+    const struct config *cfg = site ? site->cfg : NULL;
+    size_t exposed = 0;
+    struct stat st;
+    int rc;
+
+    diag_print(&d, stdout, "");
+    rc = d.count == 0 && cfg != NULL ? 0 : 1;
+    if (cfg != NULL) {
+        const struct config_gemini *g = &cfg->gemini;
+        if (g->key_source == CONFIG_KEY_ENV_GEMINI ||
+            g->key_source == CONFIG_KEY_ENV_GOOGLE)
+            printf("note: the API key comes from %s (it overrides apiKey in "
+                   "%s)\n",
+                   g->key_source == CONFIG_KEY_ENV_GEMINI ? "GEMINI_API_KEY"
+                                                          : "GOOGLE_API_KEY",
+                   g->path);
+        else if (g->key_source == CONFIG_KEY_FILE)
+            printf("note: the API key comes from %s\n", g->path);
+        if (stat(g->path, &st) == 0 && (st.st_mode & 077) != 0)
+            printf("note: %s can be read by other users; run chmod 600 on "
+                   "it\n",
+                   g->path);
+        for (size_t i = 0; i < site->actions->count; i++)
+            exposed += site->actions->actions[i].exposed;
+        printf("%s: %zu actions (%zu exposed to the model), model %s\n",
+               config_path, site->actions->count, exposed, g->model);
+    }
+    printf("%s\n", rc == 0 ? "ok" : "problems found");
+    diag_release(&d);
+    site_free(site);
+    return rc;
+}
+
+int
+cmd_check(int argc, char **argv)
+{
+    const char *config = config_default_path();
+    const struct cmdopt_opt opts[] = {
+        CMDOPT_STR("--config", &config),
+        CMDOPT_END,
+    };
+    struct cmdopt_cmd c = {.name = "check", .usage = cmd_check_usage,
+                           .opts = opts};
+    int rc;
+
+    if (cmdopt_parse(&c, argc, argv, &rc) != 0)
+        return rc;
+    return check(config);
+}

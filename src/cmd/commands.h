@@ -1,0 +1,63 @@
+/*
+ * commands.h - the commands of gemini-agent (DESIGN §3), one file each.
+ *
+ * src/cmd/<name>.c defines two things:
+ *
+ *     int cmd_<name>(int argc, char **argv);  argv[0] is the command name
+ *     const char cmd_<name>_usage[];          its options, as usage shows them
+ *
+ * A command reads its own options with cmdopt.h, so an option it does not
+ * take is an error, and returns the process exit code: 0 done, 1 the work
+ * failed, 2 a wrong command line (CMDOPT_EXIT_USAGE). main.c dispatches
+ * through a table; adding a command is its file, its two lines here and
+ * one row there.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_COMMANDS_H
+#define APP_COMMANDS_H
+
+#include "core/common.h"
+
+#include <sys/types.h>
+
+/* serve (--socket PATH | --listen HOST:PORT) [--config FILE] [--workers N]
+ * [--pid-file FILE]: the FastCGI responder (serve.h). */
+int cmd_serve(int argc, char **argv);
+extern const char cmd_serve_usage[];
+
+/* setup [--config-dir DIR]: write DIR/.gemini.yaml from
+ * DIR/gemini.yaml.template, mode 0600; never overwrites. */
+int cmd_setup(int argc, char **argv);
+extern const char cmd_setup_usage[];
+
+/* check [--config FILE]: validate everything; problems as
+ * `file:line: message`; 1 on problems. */
+int cmd_check(int argc, char **argv);
+extern const char cmd_check_usage[];
+
+/* actions list | show NAME | types [--out DIR], each [--config FILE]. */
+int cmd_actions(int argc, char **argv);
+extern const char cmd_actions_usage[];
+
+/* agent-kit --out DIR [--config FILE]: write DIR/actions-index.yaml
+ * describing every exposed action. */
+int cmd_agent_kit(int argc, char **argv);
+extern const char cmd_agent_kit_usage[];
+
+/* --- shared by the commands (cmd/common.c) -------------------------------- */
+
+struct site;
+
+/* Load the site for a command; prints fatal problems (all of them unless
+ * quiet_ok) on stderr. NULL when it cannot be used. */
+struct site *cmd_load_site(const char *path, bool quiet_ok);
+
+/* Write `len` bytes to `path` through a temporary file and rename; 0/-1. */
+int cmd_write_file(const char *path, const char *data, size_t len,
+                   mode_t mode);
+
+/* mkdir DIR unless it exists; says why on stderr when it cannot. 0/-1. */
+int cmd_make_dir(const char *dir);
+
+#endif /* APP_COMMANDS_H */

@@ -1,0 +1,444 @@
+/*
+ * config.c - load agent.yaml and the Gemini settings file.
+ *
+ * Keys are described by tables (name, type, range, where to store), so the
+ * README's key list, the defaults and the range checks cannot drift apart
+ * in code. Every problem names the file, line and key. Range ceilings come
+ * from bounds.h: configuration may lower a bound, never raise it.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "core/config.h"
+#include "core/arena.h"
+#include "core/bounds.h"
+#include "core/diag.h"
+#include "core/ydoc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* --- limits: one table row per key ---------------------------------------- */
+
+struct limit_key {
+    const char *name;
+    size_t offset; /* into struct config: each module's part holds its own */
+    long min, max, def;
+};
+
+#define LIMIT(n, field, lo, hi, d)                                             \
+    {n, offsetof(struct config, field), lo, hi, d}
+
+static const struct limit_key limit_keys[] = {
+    LIMIT("maxBodyBytes", limits.max_body_bytes, 64, BOUND_BODY_BYTES,
+          DEFAULT_BODY_BYTES),
+    LIMIT("maxHistoryTurns", limits.max_history_turns, 2, BOUND_HISTORY_TURNS,
+          DEFAULT_HISTORY_TURNS),
+    LIMIT("maxTools", limits.max_tools, 0, BOUND_TOOLS, DEFAULT_TOOLS),
+    LIMIT("maxPageStateBytes", limits.max_page_state_bytes, 2,
+          BOUND_PAGE_STATE_BYTES, DEFAULT_PAGE_STATE_BYTES),
+    LIMIT("maxLoopSteps", limits.max_loop_steps, 1, BOUND_LOOP_STEPS,
+          DEFAULT_LOOP_STEPS),
+    LIMIT("geminiTimeoutMs", gemini.timeout_ms, 1000, BOUND_GEMINI_TIMEOUT_MS,
+          DEFAULT_GEMINI_TIMEOUT_MS),
+    LIMIT("actionTimeoutMs", actions.timeout_ms, 100, BOUND_ACTION_TIMEOUT_MS,
+          DEFAULT_ACTION_TIMEOUT_MS),
+    LIMIT("maxRequestsPerWorker", limits.max_requests_per_worker, 0,
+          BOUND_REQUESTS_PER_WORKER, 0),
+};
+
+static long *
+limit_slot(struct config *cfg, const struct limit_key *k)
+{
+    return (long *)(void *)((char *)cfg + k->offset);
+}
+
+/* --- small helpers ---------------------------------------------------------- */
+
+static char *
+resolve(const char *dir, const char *p)
+{
+    char *out = NULL;
+
+    if (p[0] == '/')
+        return strdup(p);
+    if (asprintf(&out, "%s/%s", dir, p) < 0)
+        return NULL;
+    return out;
+}
+
+/* A required non-empty string value; reports and returns NULL otherwise. */
+static const char *
+want_string(const struct ydoc_node *v, const char *file, const char *key,
+            struct diag *d)
+{
+    const char *s = ydoc_string(v);
+
+    if (s == NULL || s[0] == '\0') {
+        diag_add(d, file, v->line, "'%s' must be a non-empty string, not %s",
+                 key, s ? "an empty string" : ydoc_type_name(v));
+        return NULL;
+    }
+    return s;
+}
+
+static void
+unknown_key(struct diag *d, const char *file, const struct ydoc_node *k,
+            const char *where, const char *expected)
+{
+    diag_add(d, file, k->line, "unknown key '%s'%s (expected one of: %s)",
+             k->text, where, expected);
+}
+
+/* --- agent.yaml ------------------------------------------------------------ */
+
+static void
+load_limits(struct config *cfg, const struct ydoc_node *map, const char *file,
+            struct diag *d)
+{
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line, "'limits' must be a mapping, not %s",
+                 ydoc_type_name(map));
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        const struct limit_key *lk = NULL;
+        long long val;
+
+        for (size_t j = 0; j < ARRAY_SIZE(limit_keys); j++)
+            if (strcmp(limit_keys[j].name, k->text) == 0)
+                lk = &limit_keys[j];
+        if (lk == NULL) {
+            unknown_key(d, file, k, " in 'limits'",
+                        "maxBodyBytes, maxHistoryTurns, maxTools, "
+                        "maxPageStateBytes, maxLoopSteps, geminiTimeoutMs, "
+                        "actionTimeoutMs, maxRequestsPerWorker");
+            continue;
+        }
+        if (!ydoc_int(v, &val)) {
+            diag_add(d, file, v->line, "'limits.%s' must be an integer, not %s",
+                     lk->name, ydoc_type_name(v));
+            continue;
+        }
+        if (val < lk->min || val > lk->max) {
+            diag_add(d, file, v->line,
+                     "'limits.%s' is %lld; it must be between %ld and %ld",
+                     lk->name, val, lk->min, lk->max);
+            continue;
+        }
+        *limit_slot(cfg, lk) = (long)val;
+    }
+}
+
+static void
+load_action_dirs(struct config *cfg, const struct ydoc_node *v,
+                 const char *file, struct diag *d)
+{
+    size_t n = v->kind == YDOC_SEQ ? v->count : 1;
+
+    if (v->kind == YDOC_MAP) {
+        diag_add(d, file, v->line,
+                 "'actions' must be a folder or a list of folders");
+        return;
+    }
+    cfg->actions.dirs = calloc(n ? n : 1, sizeof(char *));
+    if (cfg->actions.dirs == NULL)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const struct ydoc_node *e = v->kind == YDOC_SEQ ? v->values[i] : v;
+        const char *s = want_string(e, file, "actions", d);
+        if (s != NULL && (cfg->actions.dirs[cfg->actions.ndirs] =
+                              resolve(cfg->dir, s)) != NULL)
+            cfg->actions.ndirs++;
+    }
+}
+
+/* Returns 0, or -1 when agent.yaml is unusable (problems reported). */
+static int
+load_agent_yaml(struct config *cfg, struct diag *d)
+{
+    struct arena arena;
+    const struct ydoc_node *root;
+    const char *file = cfg->path, *s;
+    size_t before = d->count;
+
+    arena_init(&arena);
+    root = ydoc_load_file(file, &arena, d);
+    if (root == NULL)
+        goto out;
+    if (ydoc_is_null(root))
+        goto out; /* an empty file means all defaults */
+    if (root->kind != YDOC_MAP) {
+        diag_add(d, file, root->line, "the file must be a mapping of keys");
+        goto out;
+    }
+    for (size_t i = 0; i < root->count; i++) {
+        const struct ydoc_node *k = root->keys[i], *v = root->values[i];
+        if (strcmp(k->text, "gemini") == 0) {
+            if ((s = want_string(v, file, "gemini", d)) != NULL) {
+                free(cfg->gemini.path);
+                cfg->gemini.path = resolve(cfg->dir, s);
+            }
+        } else if (strcmp(k->text, "actions") == 0) {
+            load_action_dirs(cfg, v, file, d);
+        } else if (strcmp(k->text, "dataDir") == 0) {
+            if ((s = want_string(v, file, "dataDir", d)) != NULL) {
+                free(cfg->actions.data_dir);
+                cfg->actions.data_dir = resolve(cfg->dir, s);
+            }
+        } else if (strcmp(k->text, "limits") == 0) {
+            load_limits(cfg, v, file, d);
+        } else {
+            unknown_key(d, file, k, "", "gemini, actions, dataDir, limits");
+        }
+    }
+out:
+    arena_release(&arena);
+    return d->count == before ? 0 : -1;
+}
+
+/* --- .gemini.yaml ---------------------------------------------------------- */
+
+/* Gemini is reached over https (http only for a local test server). */
+static bool
+is_http_url(const char *s)
+{
+    return strncmp(s, "https://", 8) == 0 || strncmp(s, "http://", 7) == 0;
+}
+
+/* A key that is missing, empty or still the template's `<...>` text. */
+static bool
+key_is_placeholder(const char *k)
+{
+    return k == NULL || k[0] == '\0' || k[0] == '<';
+}
+
+static void
+set_string(char **slot, const char *s)
+{
+    char *copy = strdup(s);
+    if (copy != NULL) {
+        free(*slot);
+        *slot = copy;
+    }
+}
+
+/*
+ * Problems here are never fatal: actions still serve without Gemini. The
+ * key's value never appears in a message, only where it came from.
+ */
+static void
+load_gemini_yaml(struct config *cfg, struct diag *d)
+{
+    struct config_gemini *g = &cfg->gemini;
+    const char *file = g->path, *env;
+    struct arena arena;
+    const struct ydoc_node *root = NULL;
+    char *file_key = NULL;
+    int key_line = 0; /* where apiKey is, for problems about it */
+    bool file_exists;
+
+    arena_init(&arena);
+    file_exists = access(file, F_OK) == 0;
+    if (file_exists)
+        root = ydoc_load_file(file, &arena, d);
+    if (root != NULL && !ydoc_is_null(root) && root->kind != YDOC_MAP) {
+        diag_add(d, file, root->line, "the file must be a mapping of keys");
+        root = NULL;
+    }
+    for (size_t i = 0; root != NULL && i < root->count; i++) {
+        const struct ydoc_node *k = root->keys[i], *v = root->values[i];
+        const char *s = ydoc_string(v);
+        if (strcmp(k->text, "apiKey") == 0) {
+            key_line = v->line;
+            if (s == NULL && !ydoc_is_null(v))
+                diag_add(d, file, v->line, "'apiKey' must be a string");
+            else if (s != NULL)
+                file_key = strdup(s);
+        } else if (strcmp(k->text, "model") == 0) {
+            if (want_string(v, file, "model", d) != NULL)
+                set_string(&g->model, s);
+        } else if (strcmp(k->text, "systemPrompt") == 0) {
+            if (s == NULL && !ydoc_is_null(v))
+                diag_add(d, file, v->line, "'systemPrompt' must be a string");
+            else if (s != NULL)
+                set_string(&g->system_prompt, s);
+        } else if (strcmp(k->text, "baseUrl") == 0) {
+            if (want_string(v, file, "baseUrl", d) == NULL)
+                continue;
+            if (!is_http_url(s))
+                diag_add(d, file, v->line,
+                         "'baseUrl' must start with https:// (or http:// "
+                         "for a local test server)");
+            else
+                set_string(&g->base_url, s);
+        } else {
+            /* Not echoed: a key pasted in the wrong place would be. */
+            diag_add(d, file, k->line,
+                     "unknown key (expected one of: apiKey, model, "
+                     "systemPrompt, baseUrl)");
+        }
+    }
+
+    /* The environment wins over the file (DESIGN §4). */
+    if ((env = getenv("GEMINI_API_KEY")) != NULL && env[0] != '\0') {
+        g->api_key = strdup(env);
+        g->key_source = CONFIG_KEY_ENV_GEMINI;
+    } else if ((env = getenv("GOOGLE_API_KEY")) != NULL && env[0] != '\0') {
+        g->api_key = strdup(env);
+        g->key_source = CONFIG_KEY_ENV_GOOGLE;
+    } else if (!key_is_placeholder(file_key)) {
+        g->api_key = file_key;
+        file_key = NULL;
+        g->key_source = CONFIG_KEY_FILE;
+    }
+    if (g->key_source != CONFIG_KEY_NONE && key_is_placeholder(g->api_key)) {
+        diag_add(d, file, 0,
+                 "the API key in %s is a placeholder; set a real key",
+                 g->key_source == CONFIG_KEY_ENV_GEMINI ? "GEMINI_API_KEY"
+                                                        : "GOOGLE_API_KEY");
+        free(g->api_key);
+        g->api_key = NULL;
+        g->key_source = CONFIG_KEY_NONE; /* no usable key came from anywhere */
+    } else if (g->api_key == NULL) {
+        diag_add(d, file, key_line,
+                 "no Gemini API key: %s; run `gemini-agent setup` and put "
+                 "your key in apiKey, or set GEMINI_API_KEY",
+                 !file_exists ? "the file does not exist"
+                 : file_key == NULL ? "apiKey is missing"
+                 : file_key[0] == '\0' ? "apiKey is empty"
+                                       : "apiKey is still the placeholder");
+    }
+    if ((env = getenv("GEMINI_BASE_URL")) != NULL && env[0] != '\0') {
+        if (is_http_url(env))
+            set_string(&g->base_url, env);
+        else
+            diag_add(d, "GEMINI_BASE_URL", 0,
+                     "must start with https:// (or http:// for a local test "
+                     "server); using %s",
+                     g->base_url);
+    }
+    /* "https://host/" and "https://host" must build the same URLs. */
+    for (size_t n = strlen(g->base_url); n > 0 && g->base_url[n - 1] == '/';)
+        g->base_url[--n] = '\0';
+    free(file_key);
+    arena_release(&arena);
+}
+
+/* --- public ---------------------------------------------------------------- */
+
+const char *
+config_default_path(void)
+{
+    const char *env = getenv("GEMINI_AGENT_CONFIG");
+    return env && env[0] ? env : "conf/agent.yaml";
+}
+
+/* AGENT_MAX_LOOP_STEPS overrides the file, clamped to 1..BOUND_LOOP_STEPS. */
+static void
+apply_env_limits(struct config *cfg, struct diag *d)
+{
+    const char *env = getenv("AGENT_MAX_LOOP_STEPS");
+    char *end;
+    long v;
+
+    if (env == NULL || env[0] == '\0')
+        return;
+    errno = 0;
+    v = strtol(env, &end, 10);
+    if (errno != 0 || *end != '\0' || end == env) {
+        diag_add(d, "AGENT_MAX_LOOP_STEPS", 0,
+                 "must be an integer; using %ld", cfg->limits.max_loop_steps);
+        return;
+    }
+    cfg->limits.max_loop_steps = v < 1 ? 1 : v > BOUND_LOOP_STEPS
+                                                  ? BOUND_LOOP_STEPS
+                                                  : v;
+}
+
+struct config *
+config_load(const char *path, struct diag *d)
+{
+    struct config *cfg = calloc(1, sizeof(*cfg));
+    bool oom;
+
+    if (cfg == NULL)
+        return NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(limit_keys); i++)
+        *limit_slot(cfg, &limit_keys[i]) = limit_keys[i].def;
+    if (path[0] == '\0')
+        path = "."; /* fails the access() check below with a clear message */
+    cfg->path = strdup(path);
+    cfg->dir = strdup(path);
+    if (cfg->dir != NULL) {
+        char *slash = strrchr(cfg->dir, '/');
+        if (slash == NULL)
+            memcpy(cfg->dir, ".", 2); /* fits: an empty path fails below */
+        else if (slash == cfg->dir)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    cfg->gemini.model = strdup(CONFIG_DEFAULT_MODEL);
+    cfg->gemini.base_url = strdup(CONFIG_DEFAULT_BASE_URL);
+    cfg->gemini.system_prompt = strdup("");
+    if (cfg->path == NULL || cfg->dir == NULL || cfg->gemini.model == NULL ||
+        cfg->gemini.base_url == NULL || cfg->gemini.system_prompt == NULL)
+        goto fail;
+    if (access(path, R_OK) != 0) {
+        diag_add(d, path, 0, "cannot read config: %s", strerror(errno));
+        goto fail;
+    }
+    if (load_agent_yaml(cfg, d) != 0)
+        goto fail;
+    apply_env_limits(cfg, d);
+    /* Defaults for the paths: the layout of a checkout (conf/ beside
+     * actions/ and var/). */
+    if (cfg->gemini.path == NULL)
+        cfg->gemini.path = resolve(cfg->dir, ".gemini.yaml");
+    if (cfg->actions.data_dir == NULL)
+        cfg->actions.data_dir = resolve(cfg->dir, "../var");
+    if (cfg->actions.dirs == NULL) {
+        cfg->actions.dirs = calloc(1, sizeof(char *));
+        if (cfg->actions.dirs == NULL ||
+            (cfg->actions.dirs[0] = resolve(cfg->dir, "../actions")) == NULL)
+            goto fail;
+        cfg->actions.ndirs = 1;
+    }
+    /* n_action_dirs may be 0: `actions: []` names no folder */
+    oom = cfg->gemini.path == NULL || cfg->actions.data_dir == NULL;
+    if (oom)
+        goto fail;
+    load_gemini_yaml(cfg, d);
+    return cfg;
+fail:
+    config_free(cfg);
+    return NULL;
+}
+
+void
+config_free(struct config *cfg)
+{
+    if (cfg == NULL)
+        return;
+    for (size_t i = 0; i < cfg->actions.ndirs; i++)
+        free(cfg->actions.dirs[i]);
+    free(cfg->actions.dirs);
+    free(cfg->path);
+    free(cfg->dir);
+    free(cfg->actions.data_dir);
+    free(cfg->gemini.path);
+    if (cfg->gemini.api_key != NULL) {
+        /* Do not leave the key in freed heap memory (core dumps). */
+        explicit_bzero(cfg->gemini.api_key, strlen(cfg->gemini.api_key));
+        free(cfg->gemini.api_key);
+    }
+    free(cfg->gemini.model);
+    free(cfg->gemini.system_prompt);
+    free(cfg->gemini.base_url);
+    free(cfg);
+}

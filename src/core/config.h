@@ -1,0 +1,88 @@
+/*
+ * config.h - the loaded configuration: agent.yaml and .gemini.yaml.
+ *
+ * config_load() reads conf/agent.yaml (README "Configuration") and the
+ * Gemini settings file it names into one immutable `struct config`. It is
+ * a leaf: it loads no plugins (the site does, see site.h). Each module is
+ * handed only its own part: the Gemini client `gemini` (with its
+ * timeout), server actions `actions` (folders, data folder, timeout), the
+ * request path `limits`.
+ *
+ * Problems go to a `struct diag` as `file:line: message`. They come in two
+ * weights: a broken agent.yaml is fatal (config_load returns NULL: there is
+ * nothing sound to serve with); a missing API key is not (the rest still
+ * loads and serves; `check` fails).
+ *
+ * Not here: plugins (plugin.h), YAML parsing (ydoc.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_CONFIG_H
+#define APP_CONFIG_H
+
+#include "core/common.h"
+
+struct diag;
+
+struct config_limits {
+    long max_body_bytes;
+    long max_history_turns;
+    long max_tools;
+    long max_page_state_bytes;
+    long max_loop_steps;   /* env AGENT_MAX_LOOP_STEPS wins, clamped 1..15 */
+    long max_requests_per_worker; /* 0 = never recycle */
+};
+
+/* Where the API key came from; the key itself is never printed. */
+enum config_key_source {
+    CONFIG_KEY_NONE,
+    CONFIG_KEY_FILE,
+    CONFIG_KEY_ENV_GEMINI, /* GEMINI_API_KEY */
+    CONFIG_KEY_ENV_GOOGLE, /* GOOGLE_API_KEY */
+};
+
+struct config_gemini {
+    char *path;          /* the .gemini.yaml file */
+    char *api_key;       /* NULL when missing, empty or a placeholder */
+    enum config_key_source key_source;
+    char *model;
+    char *system_prompt; /* "" when unset */
+    char *base_url;      /* no trailing slash; env GEMINI_BASE_URL wins */
+    long timeout_ms;     /* one call, retries included (geminiTimeoutMs) */
+};
+
+/* What running server actions needs. */
+struct config_actions {
+    char **dirs;    /* the folders that hold plugin folders */
+    size_t ndirs;   /* may be 0: `actions: []` names none */
+    char *data_dir; /* writable state of the actions (dataDir) */
+    long timeout_ms; /* one action's watchdog (actionTimeoutMs) */
+};
+
+struct config {
+    char *path;        /* agent.yaml as given */
+    char *dir;         /* its folder: the base of relative paths */
+    struct config_limits limits;
+    struct config_gemini gemini;
+    struct config_actions actions;
+};
+
+/* The default model when .gemini.yaml names none
+ * (docs/internals/gemini-wire.md §9). */
+#define CONFIG_DEFAULT_MODEL    "gemini-3.8-flash"
+#define CONFIG_DEFAULT_BASE_URL "https://generativelanguage.googleapis.com"
+
+/*
+ * Load the configuration rooted at `path` (agent.yaml). Returns a new
+ * config (free with config_free) or NULL when agent.yaml itself is unusable.
+ * Every problem found, fatal or not, is added to `d`.
+ */
+struct config *config_load(const char *path, struct diag *d);
+
+/* The config file to use when none is given: $GEMINI_AGENT_CONFIG, else
+ * "conf/agent.yaml". Static storage or the environment's; do not free. */
+const char *config_default_path(void);
+
+void config_free(struct config *cfg);
+
+#endif /* APP_CONFIG_H */

@@ -1,0 +1,49 @@
+/*
+ * diag.h - a list of problems found in files, printed as `file:line: message`.
+ *
+ * Loading config, plugin.yaml and .jay-action files does not stop at the
+ * first problem: `gemini-agent check` must show them all. Loaders add to a
+ * `struct diag`; the caller prints and releases it. Heap-allocated (it lives
+ * at load time, not per request). Line 0 means "the file as a whole".
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_DIAG_H
+#define APP_DIAG_H
+
+#include "core/common.h"
+
+#include <stdio.h>
+
+struct diag_item {
+    char *file; /* heap */
+    int line;   /* 1-based; 0 = whole file */
+    char *msg;  /* heap */
+};
+
+struct diag {
+    struct diag_item *items;
+    size_t count;
+    size_t alloc;
+};
+
+#define DIAG_INIT {NULL, 0, 0}
+
+/* Record a problem. Out of memory is reported on stderr and otherwise
+ * ignored: a lost diagnostic must not turn into a crash. */
+void diag_add(struct diag *d, const char *file, int line, const char *fmt, ...)
+    ATTR_FMT(4, 5);
+
+/* Print each item on its own line: `file:line: message` (or `file: message`
+ * when line is 0), optionally prefixed, e.g. "error: ". */
+void diag_print(const struct diag *d, FILE *out, const char *prefix);
+
+/* Log each item as a warning line (logmsg.h), for the server's log. */
+void diag_log(const struct diag *d);
+
+/* Move all items of `from` to the end of `to`; `from` is left empty. */
+void diag_move(struct diag *to, struct diag *from);
+
+void diag_release(struct diag *d);
+
+#endif /* APP_DIAG_H */

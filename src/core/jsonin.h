@@ -1,0 +1,52 @@
+/*
+ * jsonin.h - strict decoding of JSON that comes from outside.
+ *
+ * Request bodies are decoded once, here, with every rule the HTTP API
+ * promises: duplicate keys, invalid UTF-8, lone surrogates and NUL in
+ * strings are refused (jansson's own checks, with JSON_REJECT_DUPLICATES
+ * and without JSON_ALLOW_NUL), and so is nesting deeper than the given
+ * depth (jansson allows 2048; a linear pre-scan enforces ours before
+ * jansson's recursive parser runs). Every refusal says what and where
+ * ("line 3, column 14").
+ *
+ * Every parse of the request path goes through jsonin_parse(), which
+ * keeps jansson's parser away from failed allocations (memlimit.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_JSONIN_H
+#define APP_JSONIN_H
+
+#include "core/common.h"
+
+#include <jansson.h>
+
+struct status_error;
+
+/*
+ * json_loadb(buf, len, flags, jerr) under the request's memory bound.
+ * Returns a new reference, or NULL: with `*oom` true when memory ran out,
+ * else not JSON (`jerr` says why).
+ */
+struct json_t *jsonin_parse(const char *buf, size_t len, size_t flags,
+                            json_error_t *jerr, bool *oom);
+
+/* jsonin_parse() of the file at `path`, read whole (at most `max_bytes`).
+ * NULL with `*oom` false: unreadable, too large or not JSON (`jerr->text`
+ * says which). */
+struct json_t *jsonin_load_file(const char *path, size_t max_bytes,
+                                size_t flags, json_error_t *jerr, bool *oom);
+
+/*
+ * Decode `buf[0..len)` (need not be NUL-terminated). Returns a new
+ * reference, or NULL with `err` set: ST_INVALID_JSON, or ST_NO_MEMORY.
+ */
+struct json_t *jsonin_decode(const char *buf, size_t len, int max_depth,
+                             struct status_error *err);
+
+/* The first member of the object `obj` whose name is not in `known`
+ * (NULL-terminated), or NULL when there is none. Allocates nothing. */
+const char *jsonin_unknown_member(const struct json_t *obj,
+                                  const char *const *known);
+
+#endif /* APP_JSONIN_H */

@@ -1,0 +1,60 @@
+/*
+ * memlimit.h - the memory bound of one request, and why the JSON parser
+ * never sees a failed allocation.
+ *
+ * Everything a request allocates goes through three doors: the arena's
+ * blocks, an sbuf's growth, and jansson (whose allocator memlimit_install
+ * replaces). Each door charges the bytes to the request; past the
+ * request's budget (BOUND_REQUEST_MEMORY) the charge fails and the caller
+ * sees an ordinary allocation failure, which the request path turns into
+ * a 500 envelope. So a request that grows without end is stopped by our
+ * own bound, long before the machine runs out.
+ *
+ * One place may not fail at all: jansson 2.14's lexer ignores a failed
+ * allocation when it saves a token's bytes (lex_save), so a failure there
+ * silently drops a byte - wrong data, an assert(0), or a read past the
+ * buffer. Parses therefore run between memlimit_parse_begin/end (jsonin.h
+ * does this for every parse of the request path): inside, the budget is
+ * not enforced, and the bytes are checked right after (an over-budget
+ * parse is dropped as out of memory, cleanly). A real malloc failure
+ * inside a parse, which only an exhausted machine produces under our
+ * bound, ends the process with a log line instead of parsing on with
+ * corrupted data.
+ *
+ * The count is per process: a worker runs one request at a time.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_MEMLIMIT_H
+#define APP_MEMLIMIT_H
+
+#include "core/common.h"
+
+/* Route jansson's allocations through the charge; once, at start-up. */
+void memlimit_install(void);
+
+/* A new request starts with `budget` bytes (0: no limit, as for the
+ * command-line tools). */
+void memlimit_reset(size_t budget);
+
+/* Charge `n` bytes about to be allocated; false when the request is out
+ * of budget (the caller fails the allocation). */
+bool memlimit_charge(size_t n) ATTR_WUR;
+
+/* Around a jansson parse (see above); they nest. */
+void memlimit_parse_begin(void);
+void memlimit_parse_end(void);
+
+/* Has the request used more than its budget? (After a parse.) */
+bool memlimit_exceeded(void);
+
+#ifdef TESTING
+/* Set by a suite to fail chosen allocations that may fail (every one but
+ * those inside a parse); returns true to fail the allocation. */
+extern bool (*memlimit_fail_hook)(size_t n);
+/* jansson's allocations not yet freed (since memlimit_install): a suite
+ * compares it before and after a request to find leaks. */
+extern long memlimit_json_live;
+#endif
+
+#endif /* APP_MEMLIMIT_H */

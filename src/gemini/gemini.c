@@ -1,0 +1,940 @@
+/*
+ * gemini.c - the Gemini REST client: one generateContent call with retries
+ * under one deadline, and the libcurl transport it normally runs on.
+ *
+ * The file has three parts. The pure helpers read error bodies and
+ * durations and compute back-off. The policy (gemini_generate) runs the
+ * attempts, waits and error mapping, and reaches the network only through
+ * `struct gemini_transport`, so tests can drive it with a fake clock. The
+ * libcurl transport owns one easy handle per worker: its connection cache
+ * keeps one keep-alive connection to Gemini for many requests.
+ *
+ * The API key is sent only in the x-goog-api-key header, which is built
+ * for each transfer and wiped afterwards. It never goes into the URL, a
+ * log line or an error message, and Gemini's own messages are scrubbed of
+ * it before they are passed on.
+ *
+ * Not here: building the request body (chat.c) or reading the answer
+ * (turn.c).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "gemini/gemini.h"
+#include "core/jsonin.h"
+#include "core/monotime.h"
+#include "core/utf8.h"
+#include "core/arena.h"
+#include "core/bounds.h"
+#include "core/config.h"
+#include "core/logmsg.h"
+#include "core/sbuf.h"
+#include "core/status.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+
+/* A scrubbed key reads like this in messages. */
+#define GEMINI_REDACTED "[redacted]"
+
+/* --- small string helpers ---------------------------------------------- */
+
+/* Copy `src` into `dst[size]`, cut at a UTF-8 boundary when too long. */
+static void
+copy_cut(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+
+    if (n >= size)
+        n = utf8_cut(src, size - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+/*
+ * Make Gemini's message fit to quote in an error text: control characters
+ * become spaces (messages span lines), every copy of the API key becomes
+ * GEMINI_REDACTED, and the result is cut at a UTF-8 boundary to fit
+ * `size`. Gemini's message may reach us already cut, so a tail that is the
+ * start of the key is removed too: a cut key is still a leak. `key` may be
+ * NULL. TESTABLE: that last case cannot be reached through
+ * gemini_generate while BOUND_GEMINI_QUOTE is below the parser's cut.
+ */
+TESTABLE void gemini_scrub(char *dst, size_t size, const char *msg,
+                           const char *key);
+
+TESTABLE void
+gemini_scrub(char *dst, size_t size, const char *msg, const char *key)
+{
+    size_t klen = key != NULL ? strlen(key) : 0;
+    size_t n = 0, k;
+
+    for (size_t i = 0; msg[i] != '\0' && n + 1 < size;) {
+        if (klen > 0 && strncmp(msg + i, key, klen) == 0) {
+            size_t r = sizeof(GEMINI_REDACTED) - 1;
+            if (r > size - 1 - n)
+                r = size - 1 - n;
+            memcpy(dst + n, GEMINI_REDACTED, r);
+            n += r;
+            i += klen;
+            continue;
+        }
+        unsigned char c = (unsigned char)msg[i++];
+        dst[n++] = c < 0x20 || c == 0x7F ? ' ' : (char)c;
+    }
+    n = utf8_cut(dst, n);
+    /* A tail of 4 or more bytes that starts the key: cut it off. (Whole
+     * copies were replaced above, so only shorter prefixes are left.) */
+    k = klen > 0 ? klen - 1 : 0;
+    if (k > n)
+        k = n;
+    for (; k >= 4; k--) {
+        if (memcmp(dst + n - k, key, k) == 0) {
+            n -= k;
+            break;
+        }
+    }
+    while (n > 0 && dst[n - 1] == ' ')
+        n--;
+    dst[n] = '\0';
+}
+
+/* --- pure helpers ------------------------------------------------------ */
+
+long
+gemini_parse_duration(const char *s)
+{
+    long sec = 0, ms = 0;
+    int idigits = 0, fdigits = 0;
+    bool round_up = false;
+
+    /* proto3 JSON Duration: seconds, up to 9 fraction digits, then 's'.
+     * Parsed by hand: strtod depends on the locale's decimal point. */
+    if (s == NULL)
+        return -1;
+    for (; *s >= '0' && *s <= '9'; s++, idigits++) {
+        if (sec > (LONG_MAX / 1000 - 1) / 10)
+            return -1;
+        sec = sec * 10 + (*s - '0');
+    }
+    if (idigits == 0)
+        return -1;
+    if (*s == '.') {
+        for (s++; *s >= '0' && *s <= '9'; s++, fdigits++) {
+            if (fdigits < 3)
+                ms = ms * 10 + (*s - '0');
+            else if (*s != '0')
+                round_up = true; /* a wait is better long than short */
+        }
+        if (fdigits == 0 || fdigits > 9)
+            return -1;
+        for (int i = fdigits; i < 3; i++)
+            ms *= 10;
+    }
+    if (s[0] != 's' || s[1] != '\0')
+        return -1;
+    return sec * 1000 + ms + (round_up ? 1 : 0);
+}
+
+/* Read one details[] entry: ErrorInfo gives the reason, RetryInfo the
+ * delay. The first of each kind wins. */
+static void
+read_detail(json_t *d, struct gemini_error_info *out)
+{
+    const char *type = json_string_value(json_object_get(d, "@type"));
+    const char *v;
+
+    if (type == NULL)
+        return;
+    if (ends_with(type, "ErrorInfo") && out->reason[0] == '\0') {
+        v = json_string_value(json_object_get(d, "reason"));
+        if (v != NULL)
+            copy_cut(out->reason, sizeof(out->reason), v);
+    } else if (ends_with(type, "RetryInfo") && out->retry_delay_ms < 0) {
+        v = json_string_value(json_object_get(d, "retryDelay"));
+        if (v != NULL)
+            out->retry_delay_ms = gemini_parse_duration(v);
+    }
+}
+
+int
+gemini_parse_error(const char *body, size_t len, struct gemini_error_info *out)
+{
+    json_t *root = NULL, *top, *e, *v, *details;
+    json_error_t jerr;
+    const char *s;
+    size_t i;
+    bool oom;
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    out->retry_delay_ms = -1;
+    if (body == NULL || len == 0)
+        goto out;
+    root = jsonin_parse(body, len, 0, &jerr, &oom);
+    if (oom) {
+        rc = -2;
+        goto out;
+    }
+    top = root;
+    /* Some paths wrap the error in a one-element array (§7.1). */
+    if (json_is_array(top))
+        top = json_array_size(top) == 1 ? json_array_get(top, 0) : NULL;
+    e = json_object_get(top, "error");
+    if (!json_is_object(e))
+        goto out;
+
+    v = json_object_get(e, "code");
+    if (json_is_integer(v))
+        out->code = (long)json_integer_value(v);
+    s = json_string_value(json_object_get(e, "status"));
+    if (s != NULL)
+        copy_cut(out->status, sizeof(out->status), s);
+    s = json_string_value(json_object_get(e, "message"));
+    if (s != NULL)
+        copy_cut(out->message, sizeof(out->message), s);
+    details = json_object_get(e, "details");
+    json_array_foreach(details, i, v) {
+        if (json_is_object(v))
+            read_detail(v, out);
+    }
+    rc = 0;
+out:
+    json_decref(root);
+    return rc;
+}
+
+bool
+gemini_retryable(const struct gemini_http *h)
+{
+    if (h->net == GEMINI_NET_CONNECT)
+        return true;
+    if (h->net != GEMINI_NET_OK)
+        return false; /* a timeout used the time up; others repeat */
+    switch (h->status) {
+    case 408:
+    case 429:
+    case 500:
+    case 502:
+    case 503:
+    case 504:
+        return true;
+    default:
+        return false;
+    }
+}
+
+long
+gemini_backoff_ms(int retry, long hint_ms, unsigned rnd)
+{
+    long base, jitter, wait;
+
+    if (retry < 1)
+        retry = 1;
+    if (retry > 16)
+        retry = 16; /* only GEMINI_MAX_RETRIES are made; no overflow */
+    base = (long)GEMINI_BACKOFF_BASE_MS << (retry - 1);
+    /* rnd / 2^32 is in [0, 1): the jitter stays below half the base. */
+    jitter = (long)((uint64_t)(base / 2) * rnd / ((uint64_t)UINT_MAX + 1));
+    wait = base + jitter;
+    return hint_ms > wait ? hint_ms : wait;
+}
+
+/* xorshift32: jitter only has to differ between workers, not be secret. */
+static unsigned
+next_rand(unsigned *state)
+{
+    uint32_t x = *state != 0 ? (uint32_t)*state : 0x9E3779B9u;
+
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    return x;
+}
+
+/* --- the policy -------------------------------------------------------- */
+
+static const char *
+settings_path(const struct config_gemini *gc)
+{
+    return gc->path != NULL ? gc->path : ".gemini.yaml";
+}
+
+static const char *
+base_url(const struct config_gemini *gc)
+{
+    return gc->base_url != NULL ? gc->base_url
+                                        : CONFIG_DEFAULT_BASE_URL;
+}
+
+/*
+ * Refuse settings that cannot make a sound request: no key, a key that
+ * would break the header line, a model id that is not one URL path
+ * segment. Config validation may let these through (the key comes from
+ * the environment too), and none is Gemini's fault.
+ */
+static int
+check_settings(const struct config_gemini *gc, struct status_error *err)
+{
+    const char *key = gc->api_key;
+    const char *model = gc->model;
+
+    if (key == NULL || key[0] == '\0')
+        return status_set(err, ST_NOT_CONFIGURED,
+                          "no Gemini API key is configured: put it in %s "
+                          "(apiKey) or set GEMINI_API_KEY",
+                          settings_path(gc));
+    for (const char *p = key; *p != '\0'; p++) {
+        if ((unsigned char)*p <= 0x20 || *p == 0x7F)
+            return status_set(err, ST_NOT_CONFIGURED,
+                              "the Gemini API key contains spaces or control "
+                              "characters: check apiKey in %s or "
+                              "GEMINI_API_KEY",
+                              settings_path(gc));
+    }
+    if (model == NULL || model[0] == '\0')
+        return status_set(err, ST_NOT_CONFIGURED,
+                          "no Gemini model is configured: set model in %s",
+                          settings_path(gc));
+    if (strlen(model) > 128 ||
+        strspn(model, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                      "0123456789._-") != strlen(model))
+        return status_set(err, ST_NOT_CONFIGURED,
+                          "the Gemini model '%.64s' is not a model id "
+                          "(letters, digits, '.', '_', '-'): set model in %s",
+                          model, settings_path(gc));
+    return 0;
+}
+
+static const char *
+net_name(enum gemini_net net)
+{
+    switch (net) {
+    case GEMINI_NET_OK:
+        return "ok";
+    case GEMINI_NET_CONNECT:
+        return "connection failed";
+    case GEMINI_NET_TIMEOUT:
+        return "timed out";
+    case GEMINI_NET_STALL:
+        return "stalled";
+    case GEMINI_NET_TOO_LARGE:
+        return "response too large";
+    case GEMINI_NET_OTHER:
+        break;
+    }
+    return "transfer error";
+}
+
+/* One warn line per failed attempt: what happened, never the body. */
+static void
+log_attempt(int attempt, const struct gemini_http *h,
+            const struct gemini_error_info *info)
+{
+    char status[sizeof(info->status)], reason[sizeof(info->reason)];
+
+    if (h->net != GEMINI_NET_OK) {
+        log_warn("gemini: attempt %d of %d failed: %s", attempt,
+                 GEMINI_MAX_RETRIES + 1, net_name(h->net));
+        return;
+    }
+    /* Gemini's words: no control characters into our log lines. */
+    gemini_scrub(status, sizeof(status), info->status, NULL);
+    gemini_scrub(reason, sizeof(reason), info->reason, NULL);
+    log_warn("gemini: attempt %d of %d failed: HTTP %ld%s%s%s%s", attempt,
+             GEMINI_MAX_RETRIES + 1, h->status, status[0] ? " " : "", status,
+             reason[0] ? " reason " : "", reason);
+}
+
+static long
+ceil_s(long ms)
+{
+    return ms <= 0 ? 0 : (ms + 999) / 1000;
+}
+
+/* Parse a 2xx body and pin it to the arena. */
+static int
+take_response(const struct gemini_http *h, struct arena *a,
+              json_t **response, struct status_error *err)
+{
+    json_error_t jerr;
+    json_t *root;
+    bool oom;
+
+    /* Flags 0: Gemini's JSON is trusted not to repeat keys, and the
+     * parts must come back exactly as received. */
+    root = jsonin_parse(h->body.buf, h->body.len, 0, &jerr, &oom);
+    if (oom)
+        return status_set(err, ST_NO_MEMORY,
+                          "out of memory reading Gemini's response");
+    if (root == NULL) {
+        log_warn("gemini: HTTP %ld body is not JSON (line %d, column %d)",
+                 h->status, jerr.line, jerr.column);
+        return status_set(err, ST_UPSTREAM_BAD,
+                          "Gemini sent a response that is not JSON");
+    }
+    if (arena_take_json(a, root) == NULL)
+        return status_set(err, ST_NO_MEMORY,
+                          "out of memory reading Gemini's response");
+    *response = root;
+    return 0;
+}
+
+/*
+ * Map the last attempt's failure to a status. `info` is NULL when the body
+ * was not a Gemini error. `wait_ms` is the wait a further retry would have
+ * needed, `hint_ms` Gemini's own (or -1).
+ */
+static int
+map_failure(const struct gemini *g, const struct config_gemini *gc,
+            const struct gemini_http *h,
+            const struct gemini_error_info *info, int attempts, long wait_ms,
+            long hint_ms, struct status_error *err)
+{
+    const char *key = gc->api_key;
+    char msg[BOUND_GEMINI_QUOTE];
+    long s = h->status;
+
+    msg[0] = '\0';
+    if (info != NULL)
+        gemini_scrub(msg, sizeof(msg), info->message, key);
+
+    switch (h->net) {
+    case GEMINI_NET_OK:
+        break;
+    case GEMINI_NET_CONNECT:
+        /* The address is for the site owner's log, not for visitors. */
+        log_warn("gemini: no answer from %s after %d attempt%s",
+                 base_url(gc), attempts, attempts == 1 ? "" : "s");
+        return status_set(err, ST_UPSTREAM_DOWN,
+                          "Gemini is unavailable: the connection failed "
+                          "(%d attempt%s); try again later",
+                          attempts, attempts == 1 ? "" : "s");
+    case GEMINI_NET_TIMEOUT:
+        return status_set(err, ST_UPSTREAM_TIMEOUT,
+                          "Gemini did not answer within %ld s",
+                          ceil_s(gc->timeout_ms));
+    case GEMINI_NET_STALL:
+        return status_set(err, ST_UPSTREAM_TIMEOUT,
+                          "Gemini's answer started, then stopped arriving: "
+                          "nothing came for %ld s",
+                          ceil_s(g->stall_ms));
+    case GEMINI_NET_TOO_LARGE:
+        return status_set(err, ST_UPSTREAM_BAD,
+                          "Gemini sent a response larger than %u MiB",
+                          (unsigned)(BOUND_UPSTREAM_BYTES / (1024 * 1024)));
+    case GEMINI_NET_OTHER:
+        log_warn("gemini: TLS or protocol error talking to %s",
+                 base_url(gc));
+        return status_set(err, ST_UPSTREAM_BAD,
+                          "cannot talk to Gemini: TLS or protocol error "
+                          "(details in the error log)");
+    }
+
+    if (s == 401 || s == 403 ||
+        (s == 400 && info != NULL &&
+         strcmp(info->reason, "API_KEY_INVALID") == 0))
+        return status_set(err, ST_UPSTREAM_AUTH,
+                          "Gemini refused the API key; check apiKey in %s or "
+                          "GEMINI_API_KEY (HTTP %ld%s%s)",
+                          settings_path(gc), s, msg[0] ? ": " : "", msg);
+    if (s == 404)
+        return status_set(err, ST_UPSTREAM_REJECTED,
+                          "Gemini does not know the model '%s'; it may be "
+                          "retired: set model in %s",
+                          gc->model, settings_path(gc));
+    if (s == 429) {
+        long after = ceil_s(hint_ms >= 0 ? hint_ms : wait_ms);
+        if (after < 1)
+            after = 1;
+        return status_set_retry(err, ST_UPSTREAM_RATE, after,
+                                "Gemini's rate limit was reached; try again "
+                                "in %ld s%s%s%s",
+                                after, msg[0] ? " (" : "", msg,
+                                msg[0] ? ")" : "");
+    }
+    if (s >= 400 && s < 500) {
+        if (msg[0] != '\0')
+            return status_set(err, ST_UPSTREAM_REJECTED,
+                              "Gemini rejected the request: %s", msg);
+        return status_set(err, ST_UPSTREAM_REJECTED,
+                          "Gemini rejected the request (HTTP %ld)", s);
+    }
+    if (s >= 500 && s < 600) {
+        /* Gemini's own delay, if it named one; else no promise */
+        long after = hint_ms >= 0 ? ceil_s(hint_ms) : 0;
+        if (msg[0] != '\0')
+            return status_set_retry(err, ST_UPSTREAM_DOWN, after,
+                                    "Gemini is unavailable (HTTP %ld, %d "
+                                    "attempt%s): %s",
+                                    s, attempts, attempts == 1 ? "" : "s",
+                                    msg);
+        return status_set_retry(err, ST_UPSTREAM_DOWN, after,
+                                "Gemini is unavailable (HTTP %ld, %d "
+                                "attempt%s); try again later",
+                                s, attempts, attempts == 1 ? "" : "s");
+    }
+    return status_set(err, ST_UPSTREAM_BAD,
+                      "Gemini answered with an unexpected HTTP %ld", s);
+}
+
+int
+gemini_generate(struct gemini *g, const struct config_gemini *gc, const char *body,
+                size_t len, struct arena *a, struct json_t **response,
+                struct gemini_usage *usage, struct status_error *err)
+{
+    const struct gemini_transport *t = &g->t;
+    struct gemini_http h;
+    struct gemini_error_info info;
+    const char *url;
+    long deadline, now, hint = -1, wait = 0;
+    bool have_info = false;
+    int attempt, rc = -1;
+
+    *response = NULL;
+    h.net = GEMINI_NET_OK;
+    h.status = 0;
+    h.retry_after_ms = -1;
+    h.sent = 1;
+    sbuf_init(&h.body, BOUND_UPSTREAM_BYTES);
+    if (check_settings(gc, err) != 0)
+        goto out;
+    url = arena_printf(a, "%s/v1beta/models/%s:generateContent",
+                       base_url(gc), gc->model);
+    if (url == NULL) {
+        status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
+        goto out;
+    }
+
+    deadline = t->now_ms(t->ctx) + gc->timeout_ms;
+    for (attempt = 1;; attempt++) {
+        now = t->now_ms(t->ctx);
+        if (deadline - now <= 0) {
+            h.net = GEMINI_NET_TIMEOUT; /* only a sleep can overshoot */
+            break;
+        }
+        sbuf_reset(&h.body);
+        h.net = GEMINI_NET_OK;
+        h.status = 0;
+        h.retry_after_ms = -1;
+        h.sent = 1;
+        if (t->post(t->ctx, url, gc->api_key, body, len,
+                    deadline - now, &h) != 0) {
+            status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
+            goto out;
+        }
+        /* A silent re-send by libcurl is an attempt too: the retry budget
+         * and the usage count say how often Gemini was really asked. */
+        if (h.sent > 1)
+            attempt += h.sent - 1;
+        if (usage != NULL)
+            usage->calls += h.sent > 1 ? h.sent : 1;
+        if (h.net == GEMINI_NET_OK && h.status >= 200 && h.status < 300) {
+            rc = take_response(&h, a, response, err);
+            goto out;
+        }
+
+        have_info = false;
+        if (h.net == GEMINI_NET_OK) {
+            int parsed = gemini_parse_error(h.body.buf, h.body.len, &info);
+            if (parsed == -2) {
+                rc = status_set(err, ST_NO_MEMORY,
+                                "out of memory reading Gemini's error");
+                goto out;
+            }
+            have_info = parsed == 0;
+        }
+        if (!have_info)
+            gemini_parse_error(NULL, 0, &info); /* just empties it */
+        log_attempt(attempt, &h, &info);
+
+        hint = info.retry_delay_ms > h.retry_after_ms ? info.retry_delay_ms
+                                                       : h.retry_after_ms;
+        wait = gemini_backoff_ms(attempt, hint, next_rand(&g->seed));
+        if (attempt > GEMINI_MAX_RETRIES || !gemini_retryable(&h))
+            break;
+        /* A retry that cannot finish before the deadline only delays the
+         * answer: report this attempt's error now. */
+        now = t->now_ms(t->ctx);
+        if (now + wait + GEMINI_MIN_ATTEMPT_MS > deadline)
+            break;
+        t->sleep_ms(t->ctx, wait);
+    }
+    rc = map_failure(g, gc, &h, have_info ? &info : NULL, attempt, wait, hint,
+                     err);
+out:
+    sbuf_release(&h.body);
+    return rc;
+}
+
+/* --- the libcurl transport --------------------------------------------- */
+
+/* What the callbacks of one transfer share. */
+struct gemini_xfer {
+    struct gemini_http *out;
+    long stall_ms;
+    long last_ms;   /* when the last body bytes arrived */
+    bool started;   /* some body arrived: the stall watch is on */
+    bool too_large; /* the write callback hit the body cap */
+    bool no_memory; /* the write callback could not grow the buffer */
+    bool stalled;   /* the progress callback saw a stall */
+};
+
+static long
+curl_now_ms(void *ctx)
+{
+    (void)ctx;
+    return monotime_ms();
+}
+
+static void
+curl_sleep_ms(void *ctx, long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    (void)ctx;
+    /* A signal (the watchdog is one) must not cut the back-off short. */
+    while (ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static size_t
+curl_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    struct gemini_xfer *x = userdata;
+    struct sbuf *sb = &x->out->body;
+    size_t n = size * nmemb;
+
+    if (sbuf_add(sb, ptr, n) != 0) {
+        /* Returning less than n aborts the transfer (CURLE_WRITE_ERROR). */
+        if (n > sb->max - sb->len)
+            x->too_large = true;
+        else
+            x->no_memory = true;
+        return 0;
+    }
+    x->started = true;
+    x->last_ms = monotime_ms();
+    return n;
+}
+
+/* Retry-After: delay-seconds or an HTTP-date (RFC 9110 §10.2.3). */
+static long
+retry_after_value(const char *v)
+{
+    struct tm tm;
+    long sec = 0;
+    const char *p;
+    time_t when;
+
+    for (p = v; *p >= '0' && *p <= '9'; p++) {
+        if (sec > 86400L * 365)
+            return -1;
+        sec = sec * 10 + (*p - '0');
+    }
+    if (p != v && *p == '\0')
+        return sec * 1000;
+    memset(&tm, 0, sizeof(tm));
+    p = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    if (p == NULL || *p != '\0')
+        return -1;
+    when = timegm(&tm);
+    if (when == (time_t)-1)
+        return -1;
+    when -= time(NULL);
+    return when > 0 ? (long)when * 1000 : 0;
+}
+
+static size_t
+curl_header_cb(char *buf, size_t size, size_t nitems, void *userdata)
+{
+    static const char name[] = "retry-after:";
+    struct gemini_xfer *x = userdata;
+    size_t n = size * nitems, i = sizeof(name) - 1, j;
+    char value[64];
+
+    /* A new status line starts a new header block (after a 1xx). */
+    if (n >= 5 && memcmp(buf, "HTTP/", 5) == 0)
+        x->out->retry_after_ms = -1;
+    if (n <= i || strncasecmp(buf, name, i) != 0)
+        return n;
+    while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
+        i++;
+    j = n;
+    while (j > i && (buf[j - 1] == '\r' || buf[j - 1] == '\n' ||
+                     buf[j - 1] == ' ' || buf[j - 1] == '\t'))
+        j--;
+    if (j - i < sizeof(value)) {
+        memcpy(value, buf + i, j - i);
+        value[j - i] = '\0';
+        x->out->retry_after_ms = retry_after_value(value);
+    }
+    return n;
+}
+
+/*
+ * Abort a response that started and then stopped. Before the first body
+ * byte only the deadline applies: a thinking model is silent for long.
+ */
+static int
+curl_xferinfo_cb(void *clientp, curl_off_t dltotal, curl_off_t dlnow,
+                 curl_off_t ultotal, curl_off_t ulnow)
+{
+    struct gemini_xfer *x = clientp;
+
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    if (x->started && monotime_ms() - x->last_ms >= x->stall_ms) {
+        x->stalled = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* Wipe the key out of the header list before it goes back to malloc. */
+static void
+headers_free(struct gemini *g)
+{
+    struct curl_slist *l = g->headers;
+
+    for (struct curl_slist *p = l; p != NULL; p = p->next)
+        explicit_bzero(p->data, strlen(p->data));
+    curl_slist_free_all(l);
+    g->headers = NULL;
+}
+
+static int
+headers_build(struct gemini *g, const char *api_key)
+{
+    static const char *const fixed[] = {
+        "Content-Type: application/json",
+        "Expect:", /* no 100-continue round trip for large bodies */
+    };
+    static const char prefix[] = "x-goog-api-key: ";
+    size_t klen = strlen(api_key);
+    char *line = NULL;
+    struct curl_slist *l = NULL, *n;
+    int rc = -1;
+
+    for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
+        n = curl_slist_append(l, fixed[i]);
+        if (n == NULL)
+            goto out;
+        l = n;
+    }
+    line = malloc(sizeof(prefix) + klen);
+    if (line == NULL)
+        goto out;
+    memcpy(line, prefix, sizeof(prefix) - 1);
+    memcpy(line + sizeof(prefix) - 1, api_key, klen + 1);
+    n = curl_slist_append(l, line);
+    if (n == NULL)
+        goto out;
+    l = n;
+    rc = 0;
+out:
+    if (line != NULL) {
+        explicit_bzero(line, sizeof(prefix) + klen);
+        free(line);
+    }
+    g->headers = l; /* freed by headers_free on failure too */
+    return rc;
+}
+
+/* CURLcode -> enum gemini_net, at the module boundary (STYLE §2.5). */
+static enum gemini_net
+map_curl(CURLcode res, const struct gemini_xfer *x, long elapsed_ms,
+         long timeout_ms)
+{
+    switch (res) {
+    case CURLE_OK:
+        return GEMINI_NET_OK;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+        return GEMINI_NET_CONNECT;
+    case CURLE_OPERATION_TIMEDOUT:
+        /* Time out well before the attempt's end: that was the connect
+         * timeout, and another try may reach another address. */
+        return elapsed_ms + 100 < timeout_ms ? GEMINI_NET_CONNECT
+                                             : GEMINI_NET_TIMEOUT;
+    case CURLE_ABORTED_BY_CALLBACK:
+        return x->stalled ? GEMINI_NET_STALL : GEMINI_NET_OTHER;
+    case CURLE_WRITE_ERROR:
+        return x->too_large ? GEMINI_NET_TOO_LARGE : GEMINI_NET_OTHER;
+    default:
+        return GEMINI_NET_OTHER;
+    }
+}
+
+/* Counts the request heads libcurl sends (CURLINFO_HEADER_OUT), without
+ * looking at them: they hold the key. */
+static int
+curl_debug_cb(CURL *c, curl_infotype type, char *data, size_t size,
+              void *userp)
+{
+    struct gemini_http *out = userp;
+
+    (void)c;
+    (void)data;
+    (void)size;
+    if (type == CURLINFO_HEADER_OUT)
+        out->sent++;
+    return 0;
+}
+
+static int
+curl_post(void *ctx, const char *url, const char *api_key, const char *body,
+          size_t len, long timeout_ms, struct gemini_http *out)
+{
+    struct gemini *g = ctx;
+    CURL *c = g->curl;
+    struct gemini_xfer x = {
+        .out = out,
+        .stall_ms = g->stall_ms > 0 ? g->stall_ms : GEMINI_STALL_MS,
+    };
+    char errbuf[CURL_ERROR_SIZE];
+    long connect_ms = timeout_ms < GEMINI_CONNECT_MS ? timeout_ms
+                                                     : GEMINI_CONNECT_MS;
+    long t0;
+    CURLcode res;
+    int rc = -1;
+
+    errbuf[0] = '\0';
+    out->net = GEMINI_NET_OTHER;
+    out->status = 0;
+    out->retry_after_ms = -1;
+    if (timeout_ms <= 0) {
+        out->net = GEMINI_NET_TIMEOUT; /* 0 would mean "no timeout" */
+        return 0;
+    }
+    if (headers_build(g, api_key) != 0)
+        goto out;
+    /* Per-call options; the handle, and so its connection, is kept. */
+    if (curl_easy_setopt(c, CURLOPT_URL, url) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, g->headers) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+                         (curl_off_t)len) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms) !=
+            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &x) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, &x) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_DEBUGDATA, out) != CURLE_OK)
+        goto out; /* only a failed strdup of the URL can get here */
+
+    out->sent = 0;
+    t0 = monotime_ms();
+    res = curl_easy_perform(c);
+    if (x.no_memory)
+        goto out;
+    out->net = map_curl(res, &x, monotime_ms() - t0, timeout_ms);
+    if (res == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
+    else
+        /* libcurl's words name the host and the cause, never the key. */
+        log_info("gemini: libcurl: %s", errbuf[0] ? errbuf
+                                                   : curl_easy_strerror(res));
+    rc = 0;
+out:
+    /* Nothing may point at this frame or at the wiped list afterwards. */
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, NULL);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, NULL);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, NULL);
+    curl_easy_setopt(c, CURLOPT_DEBUGDATA, NULL);
+    if (out->sent < 1)
+        out->sent = 1; /* refused before sending still used an attempt */
+    headers_free(g);
+    return rc;
+}
+
+/* --- lifecycle ----------------------------------------------------------- */
+
+int
+gemini_init(struct gemini *g)
+{
+    CURL *c;
+
+    memset(g, 0, sizeof(*g));
+    g->stall_ms = GEMINI_STALL_MS;
+    g->seed = (unsigned)monotime_ms() ^ (unsigned)getpid() * 2654435761u;
+    g->t.post = curl_post;
+    g->t.sleep_ms = curl_sleep_ms;
+    g->t.now_ms = curl_now_ms;
+    g->t.ctx = g;
+
+    c = curl_easy_init();
+    if (c == NULL)
+        return -1;
+    /*
+     * Options that hold for every call. TLS verification stays at its
+     * default (on). NOSIGNAL: the worker's SIGALRM watchdog must not meet
+     * libcurl's own signal use. ACCEPT_ENCODING "": responses may be gzip.
+     */
+    if (curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_USERAGENT, "gemini-agent") != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") !=
+            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_write_cb) !=
+            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, curl_header_cb) !=
+            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, curl_xferinfo_cb) !=
+            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L) != CURLE_OK ||
+        /* VERBOSE only feeds curl_debug_cb, which counts request heads;
+         * with a debug function set nothing is printed. */
+        curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug_cb) !=
+            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_VERBOSE, 1L) != CURLE_OK) {
+        curl_easy_cleanup(c);
+        return -1;
+    }
+    g->curl = c;
+    return 0;
+}
+
+void
+gemini_init_transport(struct gemini *g, const struct gemini_transport *t)
+{
+    memset(g, 0, sizeof(*g));
+    g->t = *t;
+    g->stall_ms = GEMINI_STALL_MS;
+    g->seed = 0x9E3779B9u; /* fixed: tests see the same jitter each run */
+}
+
+void
+gemini_release(struct gemini *g)
+{
+    headers_free(g);
+    curl_easy_cleanup(g->curl); /* safe on NULL */
+    g->curl = NULL;
+}

@@ -1,0 +1,141 @@
+/*
+ * gemini.h - the Gemini REST client: one generateContent call, with
+ * retries, under one deadline (gemini-wire.md §1, §7).
+ *
+ * A worker owns one `struct gemini` for its whole life: one libcurl easy
+ * handle, so one keep-alive connection serves every request the worker
+ * answers. The transport sits behind function pointers so the retry,
+ * deadline and error-mapping logic is tested without a network.
+ *
+ * The API key travels only in the `x-goog-api-key` header: never in the
+ * URL, never in a log line, never in an error message.
+ *
+ * Not here: building the request body (chat.c) or reading the answer
+ * (turn.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_GEMINI_H
+#define APP_GEMINI_H
+
+#include "core/common.h"
+#include "core/sbuf.h"
+
+struct arena;
+struct config_gemini;
+struct json_t;
+struct status_error;
+
+/* How one HTTP attempt ended, below the HTTP status. */
+enum gemini_net {
+    GEMINI_NET_OK,        /* a complete HTTP response (any status) */
+    GEMINI_NET_CONNECT,   /* could not connect / connection dropped: retry */
+    GEMINI_NET_TIMEOUT,   /* the attempt's time ran out */
+    GEMINI_NET_STALL,     /* the response started, then stopped flowing */
+    GEMINI_NET_TOO_LARGE, /* the body passed BOUND_UPSTREAM_BYTES */
+    GEMINI_NET_OTHER,     /* anything else (TLS, protocol): no retry */
+};
+
+/* One attempt's result, filled by the transport. */
+struct gemini_http {
+    enum gemini_net net;
+    long status;         /* HTTP status; 0 without a response */
+    long retry_after_ms; /* Retry-After header, or -1 */
+    int sent;            /* requests that went out: libcurl re-sends a POST
+                          * once, silently, when a reused connection dies
+                          * without an answer; each one counts */
+    struct sbuf body;    /* capped at BOUND_UPSTREAM_BYTES */
+};
+
+/*
+ * The transport. `post` performs one HTTP POST of `body` to `url` with
+ * the key in x-goog-api-key, giving up after `timeout_ms`; it fills `out`
+ * (whose body buffer the caller initialised) and returns 0, or -1 only
+ * when it could not even try (out of memory). `sleep_ms` and `now_ms`
+ * (monotonic) exist so tests can run the retry schedule in no time.
+ */
+struct gemini_transport {
+    int (*post)(void *ctx, const char *url, const char *api_key,
+                const char *body, size_t len, long timeout_ms,
+                struct gemini_http *out);
+    void (*sleep_ms)(void *ctx, long ms);
+    long (*now_ms)(void *ctx);
+    void *ctx;
+};
+
+struct gemini {
+    struct gemini_transport t;
+    void *curl; /* CURL *, owned; NULL with a test transport */
+    void *headers; /* struct curl_slist * of the call in flight, owned;
+                    * NULL between calls (it holds the key, so it is wiped
+                    * and freed after every transfer) */
+    unsigned seed; /* for retry jitter */
+    /* The libcurl transport's stall window: GEMINI_STALL_MS, set by the
+     * init functions. Tests lower it so a stall is seen in milliseconds. */
+    long stall_ms;
+};
+
+/* Totals over the Gemini calls of one chat request. */
+struct gemini_usage {
+    long prompt_tokens, candidates_tokens, thoughts_tokens, cached_tokens,
+        total_tokens;
+    int calls; /* HTTP attempts that reached Gemini, retries included */
+};
+
+/* A worker's client over libcurl. Returns 0, or -1 (libcurl failed). */
+int gemini_init(struct gemini *g);
+
+/* A client over a caller-supplied transport (tests). */
+void gemini_init_transport(struct gemini *g, const struct gemini_transport *t);
+
+void gemini_release(struct gemini *g);
+
+/*
+ * POST {baseUrl}/v1beta/models/{model}:generateContent with `body`.
+ * Retries at most twice, only on 408/429/500/502/503/504 and connection
+ * failures, with exponential back-off plus jitter, honouring RetryInfo
+ * retryDelay and Retry-After, never past the deadline of
+ * gc->timeout_ms from the call's start.
+ * On success returns 0 with `*response` a new reference pinned to `a`.
+ * On failure returns -1 with `err` mapped (upstream_auth, _rejected,
+ * _rate_limited, _unavailable, _timeout, _bad_response; not_configured
+ * without calling Gemini when the key is missing). For _rate_limited, and
+ * for _unavailable when Gemini named a delay, err->retry_after_s says when
+ * to come back (the HTTP answer's Retry-After). `usage->calls` counts
+ * every attempt made.
+ */
+int gemini_generate(struct gemini *g, const struct config_gemini *gc,
+                    const char *body, size_t len, struct arena *a,
+                    struct json_t **response, struct gemini_usage *usage,
+                    struct status_error *err);
+
+/* --- pure helpers, exposed for tests ----------------------------------- */
+
+/* A Gemini error body, `{...}` or `[{...}]`. */
+struct gemini_error_info {
+    long code;              /* error.code, 0 if absent */
+    char status[48];        /* error.status, e.g. "RESOURCE_EXHAUSTED" */
+    char reason[48];        /* ErrorInfo reason, e.g. "API_KEY_INVALID" */
+    char message[256];      /* error.message, cut at a UTF-8 boundary */
+    long retry_delay_ms;    /* RetryInfo retryDelay, or -1 */
+};
+
+/* Parse an error body. Returns 0, -1 when it is not one (HTML, ...), or
+ * -2 when out of memory. */
+int gemini_parse_error(const char *body, size_t len,
+                       struct gemini_error_info *out);
+
+/* "26s", "0.5s", "1.250s" -> milliseconds; -1 when malformed. */
+long gemini_parse_duration(const char *s);
+
+/* Is this attempt worth another try? */
+bool gemini_retryable(const struct gemini_http *h);
+
+/*
+ * The wait before retry number `retry` (1 or 2): base back-off doubling
+ * from GEMINI_BACKOFF_BASE_MS, plus up to 50% jitter from `rnd`, and at
+ * least `hint_ms` (RetryInfo / Retry-After) when that is >= 0.
+ */
+long gemini_backoff_ms(int retry, long hint_ms, unsigned rnd);
+
+#endif /* APP_GEMINI_H */

@@ -1,0 +1,575 @@
+/*
+ * chat.c - the browser chat protocol: geminiAgent.sendMessage and
+ * geminiAgent.submitToolResults (see chat.h), as a caller of the loop.
+ *
+ * chat_handle() is the map of a chat request: decode -> bound -> the new
+ * turn -> prompt + declarations -> the loop -> the answer. The history is
+ * never copied: `contents` holds references to the turns the browser sent
+ * and to the parts Gemini returned, so thought signatures and fields we
+ * do not know go back exactly as they came.
+ *
+ * The loop reports to the chat sink (below), which gathers what the one
+ * JSON answer needs: the server calls that ran, the usage, which model
+ * answered, and how the loop ended.
+ *
+ * Call ids: the browser needs a handle per page call. It is Gemini's own
+ * functionCall.id when there is one, else "call_<turn>_<part>" from the
+ * call's position in the history the browser holds - unique within the
+ * conversation, and derivable again when the results come back, so the
+ * server needs no session.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "http/chat.h"
+#include "core/arena.h"
+#include "core/bounds.h"
+#include "core/config.h"
+#include "agent/history.h"
+#include "core/jsonin.h"
+#include "agent/loop.h"
+#include "registry/plugin.h"
+#include "agent/prompt.h"
+#include "http/site.h"
+#include "core/status.h"
+#include "agent/toolbridge.h"
+#include "agent/turn.h"
+
+#include <jansson.h>
+#include <string.h>
+
+/* Everything one chat request works with. */
+struct chat {
+    struct arena *a;
+    json_t *tool_defs; /* borrowed from the body; may be NULL */
+    json_t *contents;  /* the history being built (references) */
+    size_t kept_turns; /* turns that stay when Gemini blocks the request */
+    bool truncated_history;
+    /* gathered by the sink */
+    json_t *server_calls; /* [{name, args, ok, ms}] */
+    json_t *page_calls;   /* [{id, name, args, category}] */
+    struct loop_usage usage;
+    const char *model; /* modelVersion of the last answer, or NULL */
+    json_t *answer;    /* built when the loop is done */
+};
+
+/* --- small helpers ----------------------------------------------------- */
+
+static int
+oom(struct status_error *err)
+{
+    return status_set(err, ST_NO_MEMORY, "out of memory");
+}
+
+/* The page-tool call ids of the browser protocol (see the file comment). */
+static const char *
+call_id(struct arena *a, const json_t *call, size_t turn, size_t part)
+{
+    const char *id = json_string_value(json_object_get(call, "id"));
+    return id ? id : arena_printf(a, "call_%zu_%zu", turn, part);
+}
+
+/* Does the browser run this call? Only page tools it declared do; the
+ * server answers everything else (actions, and unknown names with an
+ * error, so the model can correct itself). */
+static bool
+is_page_call(void *ctx, const char *name)
+{
+    const struct chat *c = ctx;
+
+    return !plugin_is_fn_name(name) &&
+           toolbridge_page_tool(c->tool_defs, name) != NULL;
+}
+
+/* --- the pending turn -------------------------------------------------- */
+
+/*
+ * The last model turn's calls and what is known of their answers: a
+ * model turn with calls that ends the history, optionally followed by a
+ * user turn holding the answers the server already gave (a mixed turn).
+ */
+struct pending {
+    size_t model;    /* index of the model turn in the received history */
+    json_t *calls;   /* the functionCall parts' parent parts (borrowed) */
+    json_t *partial; /* the server's answers so far, or NULL */
+    bool any;
+};
+
+static void
+find_pending(json_t *history, struct pending *p)
+{
+    size_t n = json_array_size(history), i;
+    json_t *last, *parts, *part;
+
+    memset(p, 0, sizeof(*p));
+    if (n == 0)
+        return;
+    last = json_array_get(history, n - 1);
+    i = n - 1;
+    if (strcmp(json_string_value(json_object_get(last, "role")), "user") == 0) {
+        /* a partial answer only counts right after a model call turn */
+        if (n < 2)
+            return;
+        p->partial = json_object_get(last, "parts");
+        i = n - 2;
+    }
+    json_t *model = json_array_get(history, i);
+    if (strcmp(json_string_value(json_object_get(model, "role")), "model") != 0)
+        return;
+    parts = json_object_get(model, "parts");
+    size_t k, ncalls = 0;
+    json_array_foreach(parts, k, part) {
+        ncalls += json_object_get(part, "functionCall") != NULL;
+    }
+    if (ncalls == 0)
+        return;
+    /* A complete answer turn is not pending. */
+    if (p->partial != NULL && json_array_size(p->partial) == ncalls)
+        return;
+    p->model = i;
+    p->calls = parts;
+    p->any = true;
+}
+
+/* Is `part` the functionResponse to `call` (same name; same id when the
+ * call had one)? */
+static bool
+answers_call(const json_t *part, const json_t *call)
+{
+    const json_t *fr = json_object_get(part, "functionResponse");
+    const json_t *id = json_object_get(call, "id");
+    const char *name = json_string_value(json_object_get(fr, "name"));
+
+    return name != NULL &&
+           strcmp(name, json_string_value(json_object_get(call, "name"))) ==
+               0 &&
+           (id == NULL || json_equal(id, json_object_get(fr, "id")));
+}
+
+/* The browser's result for one call: {"result": v} or {"error": v}. */
+static int
+browser_response(const json_t *r, json_t **resp, struct status_error *err)
+{
+    json_t *v = json_object_get(r, "result");
+    json_t *parsed = NULL;
+
+    /* Results usually come as JSON text; send the value, not the text
+     * (text that is not JSON goes as it is). */
+    if (json_is_string(v)) {
+        struct status_error not_json = {0};
+        parsed = jsonin_decode(json_string_value(v), json_string_length(v),
+                               BOUND_JSON_DEPTH, &not_json);
+        if (not_json.code == ST_NO_MEMORY)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
+    }
+    *resp = json_pack("{s:o}",
+                      json_is_true(json_object_get(r, "isError")) ? "error"
+                                                                  : "result",
+                      parsed ? parsed : json_incref(v ? v : json_null()));
+    return *resp ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
+}
+
+/*
+ * Answer the pending calls in call order: the server's answers from the
+ * partial turn, the browser's from `results` (NULL: the visitor moved on,
+ * so page calls get an error saying they did not run). Replaces the
+ * partial turn with the complete one in c->contents.
+ */
+static int
+answer_pending(struct chat *c, const struct pending *p, json_t *results,
+               struct status_error *err)
+{
+    json_t *parts = json_array(), *part;
+    size_t k, next_partial = 0, used = 0;
+
+    if (parts == NULL || !arena_take_json(c->a, parts))
+        return oom(err);
+    json_array_foreach(p->calls, k, part) {
+        json_t *call = json_object_get(part, "functionCall");
+        const char *name;
+        json_t *resp = NULL;
+
+        if (call == NULL)
+            continue;
+        name = json_string_value(json_object_get(call, "name"));
+        /* Answered by the server when the turn ran? The partial turn says
+         * so (history_check made sure it follows call order); the page
+         * may since have lost the tool, so names cannot tell. */
+        json_t *given = json_array_get(p->partial, next_partial);
+        if (answers_call(given, call)) {
+            next_partial++;
+            if (json_array_append(parts, given) != 0)
+                return oom(err);
+            continue;
+        }
+        if (results == NULL) {
+            resp = json_pack("{s:s}", "error",
+                             "not run: the visitor sent a new message "
+                             "instead");
+        } else {
+            const char *id = call_id(c->a, call, p->model, k);
+            if (id == NULL)
+                return oom(err);
+            size_t i;
+            json_t *r;
+            json_array_foreach(results, i, r) {
+                const char *cid =
+                    json_string_value(json_object_get(r, "callId"));
+                if (cid != NULL && strcmp(cid, id) == 0) {
+                    if (browser_response(r, &resp, err) != 0)
+                        return -1;
+                    used++;
+                    break;
+                }
+            }
+            if (resp == NULL)
+                return status_set(err, ST_BAD_REQUEST,
+                                  "results: no result for the call '%s' "
+                                  "(%s)",
+                                  id, name);
+        }
+        if (resp == NULL ||
+            json_array_append_new(parts, loop_answer_part(call, resp)) != 0) {
+            json_decref(resp);
+            return oom(err);
+        }
+        json_decref(resp);
+    }
+    if (results != NULL && used != json_array_size(results))
+        return status_set(err, ST_BAD_REQUEST,
+                          "results: %zu of them name no waiting call (or "
+                          "name one twice)",
+                          json_array_size(results) - used);
+    json_t *turn = json_pack("{s:s, s:O}", "role", "user", "parts", parts);
+    if (turn == NULL)
+        return oom(err);
+    /* the partial turn, if any, is the last one: replace it */
+    if (p->partial != NULL)
+        return json_array_set_new(c->contents, json_array_size(c->contents) - 1,
+                                  turn) == 0
+                   ? 0
+                   : oom(err);
+    return json_array_append_new(c->contents, turn) == 0 ? 0 : oom(err);
+}
+
+/* --- request decoding -------------------------------------------------- */
+
+struct chat_input {
+    const char *message;
+    json_t *history, *tool_defs, *page_state, *results;
+};
+
+static int
+decode(enum chat_kind kind, json_t *body, struct chat_input *in,
+       struct status_error *err)
+{
+    static const char *const send_members[] = {
+        "message", "history", "toolDefinitions", "pageState", NULL};
+    static const char *const results_members[] = {
+        "results", "history", "toolDefinitions", "pageState", NULL};
+    json_error_t jerr;
+    const char *unknown;
+    int rc;
+
+    memset(in, 0, sizeof(*in));
+    if (kind == CHAT_SEND_MESSAGE)
+        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o, s?o, s?o}", "message",
+                            &in->message, "history", &in->history,
+                            "toolDefinitions", &in->tool_defs, "pageState",
+                            &in->page_state);
+    else
+        rc = json_unpack_ex(body, &jerr, 0, "{s:o, s:o, s?o, s?o}", "results",
+                            &in->results, "history", &in->history,
+                            "toolDefinitions", &in->tool_defs, "pageState",
+                            &in->page_state);
+    if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    if (rc != 0)
+        return status_set(err, ST_BAD_REQUEST, "the request body: %s",
+                          jerr.text);
+    /* Our own check, not JSON_STRICT: jansson's needs memory for it and
+     * reports a failed allocation as a member "left unpacked". */
+    unknown = jsonin_unknown_member(
+        body, kind == CHAT_SEND_MESSAGE ? send_members : results_members);
+    if (unknown != NULL)
+        return status_set(err, ST_BAD_REQUEST,
+                          "the request body: unknown member '%s'", unknown);
+    if (in->message != NULL && in->message[0] == '\0')
+        return status_set(err, ST_BAD_REQUEST, "message must not be empty");
+    if (in->history != NULL && !json_is_array(in->history))
+        return status_set(err, ST_INVALID_HISTORY, "history must be an array");
+    if (in->results != NULL) {
+        size_t i;
+        json_t *r;
+        if (!json_is_array(in->results))
+            return status_set(err, ST_BAD_REQUEST, "results must be an array");
+        json_array_foreach(in->results, i, r) {
+            json_t *id, *res;
+            int is_error = 0;
+            rc = json_unpack_ex(r, &jerr, 0, "{s:o, s?o, s?b}", "callId", &id,
+                                "result", &res, "isError", &is_error);
+            if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
+                return status_set(err, ST_NO_MEMORY, "out of memory");
+            if (rc != 0 || !json_is_string(id))
+                return status_set(err, ST_BAD_REQUEST,
+                                  "results[%zu] must be {callId, result, "
+                                  "isError}",
+                                  i);
+        }
+    }
+    return 0;
+}
+
+/* --- the chat sink: what the loop reports, gathered for the answer ----- */
+
+static int
+sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
+               struct status_error *err)
+{
+    struct chat *c = ctx;
+    const char *id;
+
+    if (!handed_back)
+        return 0;
+    id = call_id(c->a, lc->call, lc->turn, lc->part);
+    if (id == NULL ||
+        json_array_append_new(
+            c->page_calls,
+            json_pack(
+                "{s:s, s:s, s:O, s:O*}", "id", id, "name", lc->name, "args",
+                UNCONST(lc->args), "category",
+                json_object_get(toolbridge_page_tool(c->tool_defs, lc->name),
+                                "category"))) != 0)
+        return oom(err);
+    return 0;
+}
+
+static int
+sink_tool_result(void *ctx, const struct loop_call *lc,
+                 const struct loop_result *r, struct status_error *err)
+{
+    struct chat *c = ctx;
+
+    if (r->action == NULL) /* no such function: the model was told */
+        return 0;
+    if (json_array_append_new(c->server_calls,
+                              json_pack("{s:s, s:O, s:b, s:I}", "name",
+                                        r->action, "args", UNCONST(lc->args),
+                                        "ok", r->ok, "ms",
+                                        (json_int_t)r->ms)) != 0)
+        return oom(err);
+    return 0;
+}
+
+static int
+sink_usage(void *ctx, const struct loop_usage *total, const char *model,
+           struct status_error *err)
+{
+    struct chat *c = ctx;
+
+    (void)err;
+    c->usage = *total;
+    if (model != NULL) /* the page shows it, e.g. "offline demo model" */
+        c->model = model;
+    return 0;
+}
+
+/* Set `key` to the string `v` when there is one. Not json_pack's "s*":
+ * that drops the key silently when the string cannot be allocated. */
+static int
+set_optional_string(json_t *obj, const char *key, const char *v)
+{
+    return v == NULL ? 0 : json_object_set_new(obj, key, json_string(v));
+}
+
+/* The members every answer has, plus `type` and `message`. */
+static json_t *
+answer_base(struct chat *c, const char *type, const char *message)
+{
+    const struct loop_usage *u = &c->usage;
+    json_t *ans = json_pack(
+        "{s:s, s:O, s:{s:I, s:I, s:I, s:I, s:I, s:i}, s:O}", "type", type,
+        "history", c->contents, "usage", "promptTokens", (json_int_t)u->prompt,
+        "candidatesTokens", (json_int_t)u->candidates, "thoughtsTokens",
+        (json_int_t)u->thoughts, "cachedTokens", (json_int_t)u->cached,
+        "totalTokens", (json_int_t)u->total, "geminiCalls", u->calls,
+        "serverCalls", c->server_calls);
+
+    if (ans != NULL &&
+        (set_optional_string(ans, "message", message) != 0 ||
+         set_optional_string(ans, "model", c->model) != 0 ||
+         (c->truncated_history &&
+          json_object_set_new(ans, "historyTruncated", json_true()) != 0))) {
+        json_decref(ans);
+        return NULL;
+    }
+    return arena_take_json(c->a, ans);
+}
+
+/* Add `key: value` to the answer being built; the reference to `value`
+ * is taken, also when there is no answer (it could not be built). */
+static int
+answer_add(struct chat *c, const char *key, json_t *value,
+           struct status_error *err)
+{
+    if (c->answer == NULL) {
+        json_decref(value);
+        return oom(err);
+    }
+    return json_object_set_new(c->answer, key, value) == 0 ? 0 : oom(err);
+}
+
+static int
+sink_done(void *ctx, enum loop_end end, const struct turn *t,
+          struct status_error *err)
+{
+    struct chat *c = ctx;
+    const char *text = t && t->text[0] ? t->text : NULL;
+
+    switch (end) {
+    case LOOP_MAX_STEPS:
+        c->answer = answer_base(c, "response",
+                                "I stopped before finishing: this request "
+                                "reached its limit of steps. Ask me to "
+                                "continue if you want me to go on.");
+        return answer_add(c, "stopReason", json_string("max_steps"), err);
+    case LOOP_BLOCKED:
+        /* Keep the visitor's message and this request's turns out of
+         * the history, or every later request would be blocked again. */
+        while (json_array_size(c->contents) > c->kept_turns)
+            json_array_remove(c->contents, json_array_size(c->contents) - 1);
+        text = arena_printf(c->a,
+                            "Gemini declined to answer this (%s). Try "
+                            "rephrasing your request.",
+                            t->reason[0] ? t->reason : "blocked");
+        c->answer = text ? answer_base(c, "blocked", text) : NULL;
+        return c->answer ? 0 : oom(err);
+    case LOOP_HANDED_BACK:
+        c->answer = answer_base(c, "tool-calls", text);
+        return answer_add(c, "calls", json_incref(c->page_calls), err);
+    case LOOP_TRUNCATED:
+        c->answer = answer_base(c, "response",
+                                text ? text
+                                     : "The answer was cut off before any "
+                                       "text (the output limit was "
+                                       "reached).");
+        return answer_add(c, "truncated", json_true(), err);
+    case LOOP_ANSWERED:
+        break;
+    }
+    c->answer = answer_base(
+        c, "response", text ? text : "The model returned an empty answer.");
+    return c->answer ? 0 : oom(err);
+}
+
+static const struct loop_sink_ops chat_sink_ops = {
+    .tool_call = sink_tool_call,
+    .tool_result = sink_tool_result,
+    .usage = sink_usage,
+    .done = sink_done,
+};
+
+/* --- the conversation with the new turn -------------------------------- */
+
+/*
+ * The history the browser sent, then the new turn: the browser's results,
+ * or the visitor's message (which first closes any calls left waiting),
+ * cut to the newest maxHistoryTurns turns.
+ */
+static int
+conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
+             long max_turns, struct status_error *err)
+{
+    struct pending pend;
+    size_t keep;
+
+    c->contents = arena_take_json(c->a, json_array());
+    if (c->contents == NULL ||
+        (in->history && json_array_extend(c->contents, in->history) != 0))
+        return oom(err);
+    find_pending(c->contents, &pend);
+    if (kind == CHAT_SUBMIT_RESULTS && !pend.any)
+        return status_set(err, ST_BAD_REQUEST,
+                          "there are no tool calls waiting for results at "
+                          "the end of history");
+    if (pend.any &&
+        answer_pending(c, &pend,
+                       kind == CHAT_SUBMIT_RESULTS ? in->results : NULL,
+                       err) != 0)
+        return -1;
+    c->kept_turns = json_array_size(c->contents);
+    if (kind == CHAT_SEND_MESSAGE &&
+        json_array_append_new(c->contents,
+                              json_pack("{s:s, s:[{s:s}]}", "role", "user",
+                                        "parts", "text", in->message)) != 0)
+        return oom(err);
+    keep = history_trim_start(c->contents, (size_t)max_turns);
+    if (keep == 0)
+        return 0;
+    json_t *trimmed = arena_take_json(c->a, json_array());
+    if (trimmed == NULL)
+        return oom(err);
+    for (size_t i = keep; i < json_array_size(c->contents); i++)
+        if (json_array_append(trimmed, json_array_get(c->contents, i)) != 0)
+            return oom(err);
+    c->contents = trimmed;
+    c->kept_turns = c->kept_turns > keep ? c->kept_turns - keep : 0;
+    c->truncated_history = true;
+    return 0;
+}
+
+/* --- one request, top to bottom ---------------------------------------- */
+
+int
+chat_handle(const struct site *site, struct gemini *g, struct arena *a,
+            enum chat_kind kind, json_t *body, json_t **answer,
+            struct status_error *err)
+{
+    const struct config_limits *lim = &site->cfg->limits;
+    struct chat c = {.a = a};
+    struct chat_input in;
+    struct loop_sink sink = {&chat_sink_ops, &c};
+    struct loop_input li = {.g = g,
+                            .gemini = &site->cfg->gemini,
+                            .actions = site->actions,
+                            .action_env = &site->cfg->actions,
+                            .a = a,
+                            .max_steps = lim->max_loop_steps,
+                            .handed_back = is_page_call,
+                            .handed_back_ctx = &c};
+
+    *answer = NULL;
+    /* 1: decode: the shape of the body */
+    if (decode(kind, body, &in, err) != 0)
+        return -1;
+    c.tool_defs = in.tool_defs;
+
+    /* 2: bound and check what the browser sent */
+    if (toolbridge_check(in.tool_defs, lim->max_tools, err) != 0)
+        return -1;
+    if (in.history != NULL &&
+        history_check(in.history, HISTORY_ALLOW_PENDING, err) != 0)
+        return -1;
+
+    /* 3: the conversation with the new turn */
+    c.server_calls = arena_take_json(a, json_array());
+    c.page_calls = arena_take_json(a, json_array());
+    if (c.server_calls == NULL || c.page_calls == NULL)
+        return oom(err);
+    if (conversation(&c, kind, &in, lim->max_history_turns, err) != 0)
+        return -1;
+    li.contents = c.contents;
+
+    /* 4: prompt + declarations, built once for every step */
+    li.system = prompt_system(site->prompt_head, lim->max_page_state_bytes,
+                              in.tool_defs, in.page_state, a, err);
+    if (li.system == NULL || toolbridge_tools(site->declarations, in.tool_defs,
+                                              a, &li.tools, err) != 0)
+        return -1;
+
+    /* 5: the loop: server calls run here, page calls end the request */
+    if (loop_run(&li, &sink, err) != 0)
+        return -1;
+    *answer = c.answer;
+    return 0;
+}

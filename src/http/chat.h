@@ -1,0 +1,35 @@
+/*
+ * chat.h - the chat protocol: geminiAgent.sendMessage and
+ * geminiAgent.submitToolResults (DESIGN §6.1), one stateless turn loop.
+ *
+ * The browser sends the whole history with every request; the answer
+ * carries it back with the new turns. Between the two, chat_handle() runs
+ * up to maxLoopSteps Gemini calls: server actions the model asks for run
+ * here at once; page-tool calls end the request and go to the browser,
+ * whose results come back with submitToolResults.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_CHAT_H
+#define APP_CHAT_H
+
+#include "core/common.h"
+
+struct arena;
+struct gemini;
+struct json_t;
+struct site;
+struct status_error;
+
+enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
+
+/*
+ * Answer one chat request whose decoded body is `body`. Returns 0 with
+ * `*answer` (pinned to `a`) the JSON to send with 200, or -1 with `err`
+ * set (its retry_after_s set for a rate limit).
+ */
+int chat_handle(const struct site *site, struct gemini *g, struct arena *a,
+                enum chat_kind kind, struct json_t *body,
+                struct json_t **answer, struct status_error *err);
+
+#endif /* APP_CHAT_H */

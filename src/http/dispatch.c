@@ -1,0 +1,187 @@
+/*
+ * dispatch.c - routing table and the request path.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "http/dispatch.h"
+#include "registry/action.h"
+#include "http/chat.h"
+#include "core/config.h"
+#include "http/httpio.h"
+#include "core/logmsg.h"
+#include "registry/plugin.h"
+#include "http/reply.h"
+#include "http/request.h"
+#include "http/site.h"
+#include "core/status.h"
+
+#include <jansson.h>
+#include <string.h>
+
+/* What a route's work needs; lives for one request. */
+struct exchange {
+    const struct site *site;
+    struct gemini *g;
+    struct httpio *io;
+    struct arena *arena;
+    const char *arg;     /* the path after a prefix route, e.g. "shop.x" */
+    json_t *body;        /* decoded request body, arena-owned; or NULL */
+    const char *allow;   /* for a 405: the method the path takes */
+    int status;          /* HTTP status of the answer */
+};
+
+typedef int (*route_fn)(struct exchange *x, struct status_error *err);
+
+struct route {
+    const char *path;  /* exact; or a prefix when it ends with '/' */
+    const char *method;
+    bool takes_body;
+    route_fn run;
+};
+
+/* GET /_jay/actions: the listing is built once when plugins load. */
+static int
+route_list_actions(struct exchange *x, struct status_error *err)
+{
+    const struct site *s = x->site;
+
+    (void)err;
+    x->status = 200;
+    return reply_raw(x->io, 200, NULL, s->listing, s->listing_len);
+}
+
+/* POST /_jay/actions/<plugin>.<name>: the body is the action's input. */
+static int
+route_run_action(struct exchange *x, struct status_error *err)
+{
+    const struct plugin_action *act = plugin_find(x->site->actions, x->arg);
+    json_t *out;
+
+    if (act == NULL)
+        return status_set(err, ST_UNKNOWN_ACTION,
+                          "there is no action named '%s'; GET /_jay/actions "
+                          "lists them",
+                          x->arg);
+    /* a schema violation's path and rule travel in `err` */
+    if (action_run(&x->site->cfg->actions, act, x->body, x->arena, &out, err) != 0)
+        return -1;
+    x->status = 200;
+    return reply_json(x->io, 200, out);
+}
+
+/* The chat protocol: both routes share one loop (chat.c). */
+static int
+route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
+{
+    json_t *answer;
+
+    /* a retry hint (rate limit, outage) travels in `err` */
+    if (chat_handle(x->site, x->g, x->arena, kind, x->body, &answer, err) != 0)
+        return -1;
+    x->status = 200;
+    return reply_json(x->io, 200, answer);
+}
+
+static int
+route_send_message(struct exchange *x, struct status_error *err)
+{
+    return route_chat(x, CHAT_SEND_MESSAGE, err);
+}
+
+static int
+route_submit_results(struct exchange *x, struct status_error *err)
+{
+    return route_chat(x, CHAT_SUBMIT_RESULTS, err);
+}
+
+/* Every route, first match wins. Paths ending in '/' match as prefixes
+ * (the rest is `arg`). The chat routes share the actions namespace with
+ * the jay-stack plugin they replace. */
+static const struct route routes[] = {
+    {"/_jay/actions", "GET", false, route_list_actions},
+    {"/_jay/actions/geminiAgent.sendMessage", "POST", true,
+     route_send_message},
+    {"/_jay/actions/geminiAgent.submitToolResults", "POST", true,
+     route_submit_results},
+    {"/_jay/actions/", "POST", true, route_run_action},
+};
+
+/*
+ * Find the route for `path`. A path that exists with another method sets
+ * *allow to that method (for 405); no route at all returns NULL too.
+ */
+static const struct route *
+route_find(const char *method, const char *path, const char **arg,
+           const char **allow)
+{
+    *allow = NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
+        const struct route *r = &routes[i];
+        size_t n = strlen(r->path);
+        bool prefix = r->path[n - 1] == '/';
+        bool hit;
+
+        if (prefix)
+            hit = strncmp(path, r->path, n) == 0 && path[n] != '\0' &&
+                  strchr(path + n, '/') == NULL;
+        else
+            hit = strcmp(path, r->path) == 0 ||
+                  (strncmp(path, r->path, n) == 0 && strcmp(path + n, "/") == 0);
+        if (!hit)
+            continue;
+        if (strcmp(method, r->method) != 0) {
+            *allow = r->method;
+            continue;
+        }
+        *arg = prefix ? path + n : NULL;
+        return r;
+    }
+    return NULL;
+}
+
+int
+dispatch_request(const struct site *site, struct gemini *g,
+                 struct httpio *io, struct arena *a)
+{
+    struct exchange x = {site, g, io, a, NULL, NULL, NULL, 0};
+    struct status_error err = {0};
+    struct request_head head = {"", ""};
+    const struct route *r;
+    const char *allow = NULL;
+    int rc;
+
+    /* 1: which route, and is the method right */
+    rc = request_head(io, a, &head, &err);
+    if (rc != 0)
+        goto out;
+    r = route_find(head.method, head.path, &x.arg, &allow);
+    if (r == NULL) {
+        if (allow != NULL) {
+            x.allow = allow;
+            rc = status_set(&err, ST_METHOD, "use %s for %s", allow,
+                            head.path);
+        } else {
+            rc = status_set(&err, ST_NOT_FOUND, "no route for %s", head.path);
+        }
+        goto out;
+    }
+    /* 2: the body: content type, length, bytes, strict JSON */
+    if (r->takes_body) {
+        rc = request_json_body(io, (size_t)site->cfg->limits.max_body_bytes, a,
+                               &x.body, &err);
+        if (rc != 0)
+            goto out;
+    }
+    /* 3: the route's own work, which writes the answer on success */
+    rc = r->run(&x, &err);
+out:
+    if (rc != 0 && !io->replied) {
+        x.status = status_http(err.code);
+        if (x.status >= 500)
+            log_err("%s %s: %s: %s", head.method, head.path,
+                    status_code(err.code), err.text);
+        reply_error(io, &err, x.allow);
+    }
+    return io->replied ? x.status : 0;
+}

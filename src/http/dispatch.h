@@ -1,0 +1,32 @@
+/*
+ * dispatch.h - one HTTP request, from the first byte read to the last
+ * byte written.
+ *
+ * dispatch_request() is the map of the request path: route -> method ->
+ * body (content type, length, strict JSON) -> the route's work -> reply.
+ * Every route is a row in one table; every failure becomes one JSON error
+ * through reply_error(). It is transport-agnostic (httpio.h), so FastCGI
+ * workers, CGI and the unit tests all run exactly this code.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_DISPATCH_H
+#define APP_DISPATCH_H
+
+#include "core/common.h"
+
+struct arena;
+struct gemini;
+struct httpio;
+struct site;
+
+/*
+ * Answer the request on `io`. Memory comes from `a`, which the caller
+ * resets afterwards; `g` is the worker's Gemini client (its connection
+ * outlives the request). Returns the HTTP status sent (0 when the client
+ * went away before the answer was written).
+ */
+int dispatch_request(const struct site *site, struct gemini *g,
+                     struct httpio *io, struct arena *a);
+
+#endif /* APP_DISPATCH_H */

@@ -1,0 +1,119 @@
+/*
+ * reply.c - HTTP response writing (CGI/FastCGI "Status:" header form).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "http/reply.h"
+#include "http/httpio.h"
+#include "core/jsonout.h"
+#include "core/logmsg.h"
+#include "core/sbuf.h"
+#include "core/status.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+reply_raw(struct httpio *io, int status, const char *extra_headers,
+          const char *body, size_t len)
+{
+    char head[1024];
+    int n;
+
+    if (io->replied) {
+        /* Our bug: two answers for one request. Never corrupt the first. */
+        log_err("second response for one request suppressed (status %d)",
+                status);
+        return -1;
+    }
+    io->replied = true;
+    n = snprintf(head, sizeof(head),
+                 "Status: %d %s\r\n"
+                 "Content-Type: application/json; charset=utf-8\r\n"
+                 "Content-Length: %zu\r\n"
+                 "X-Content-Type-Options: nosniff\r\n"
+                 "Cache-Control: no-store\r\n"
+                 "%s\r\n",
+                 status, status_reason(status), len,
+                 extra_headers ? extra_headers : "");
+    if (n < 0 || (size_t)n >= sizeof(head))
+        return -1;
+    if (io->ops->write(io->ctx, head, (size_t)n) != 0)
+        return -1;
+    return len ? io->ops->write(io->ctx, body, len) : 0;
+}
+
+int
+reply_json(struct httpio *io, int status, const json_t *v)
+{
+    size_t len;
+    char *body = jsonout_dumps(v, APP_JSON_FLAGS | JSON_ENCODE_ANY,
+                               JSONOUT_UNBOUNDED, &len);
+    int rc;
+
+    if (body == NULL) {
+        struct status_error err = {0};
+        status_set(&err, ST_NO_MEMORY, "the response could not be encoded");
+        return reply_error(io, &err, NULL);
+    }
+    rc = reply_raw(io, status, NULL, body, len);
+    free(body);
+    return rc;
+}
+
+/*
+ * The header lines of an error answer, built here only. `allow` comes from
+ * the routing table; a method is a token of capitals, so anything else is
+ * our bug and stays out of the head rather than splitting it.
+ */
+static void
+error_headers(const struct status_error *err, const char *allow, char *buf,
+              size_t size)
+{
+    int n = 0, m;
+
+    if (allow != NULL && allow[0] != '\0' &&
+        allow[strspn(allow, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")] == '\0')
+        n = snprintf(buf, size, "Allow: %s\r\n", allow);
+    else if (allow != NULL)
+        log_err("a bad Allow value was left out of a %d answer",
+                status_http(err->code));
+    if (n < 0 || (size_t)n >= size)
+        n = 0;
+    buf[n] = '\0';
+    if (err->retry_after_s > 0) {
+        m = snprintf(buf + n, size - (size_t)n, "Retry-After: %ld\r\n",
+                     err->retry_after_s);
+        if (m < 0 || (size_t)m >= size - (size_t)n)
+            buf[n] = '\0';
+    }
+}
+
+int
+reply_error(struct httpio *io, const struct status_error *err,
+            const char *allow)
+{
+    /* Fixed fallback for when even building the envelope fails. */
+    static const char oom[] = "{\"error\":{\"code\":\"internal_error\","
+                              "\"message\":\"out of memory\"}}";
+    enum status code = err->code == ST_OK ? ST_INTERNAL : err->code;
+    json_t *inner = status_json(err), *env;
+    char headers[128];
+    char *body = NULL;
+    size_t len = 0;
+    int rc;
+
+    env = inner ? json_pack("{s:o}", "error", inner) : NULL;
+    if (env != NULL)
+        body = jsonout_dumps(env, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, &len);
+    json_decref(env);
+    if (body == NULL)
+        return reply_raw(io, 500, NULL, oom, sizeof(oom) - 1);
+    error_headers(err, allow, headers, sizeof(headers));
+    rc = reply_raw(io, status_http(code), headers[0] ? headers : NULL, body,
+                   len);
+    free(body);
+    return rc;
+}

@@ -1,0 +1,46 @@
+/*
+ * request.h - read and check an HTTP request's head and body.
+ *
+ * The strict part of the HTTP contract (DESIGN §6) lives here: the route
+ * path, the method, `Content-Type: application/json` (else 415), a
+ * CONTENT_LENGTH parsed with overflow checks (garbage -> 400, over the
+ * limit -> 413 before a byte of the body is read), a body that must arrive
+ * whole (short -> 400, never a hang: the web server closes the stream) and
+ * strict JSON decoding (jsonin.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_REQUEST_H
+#define APP_REQUEST_H
+
+#include "core/common.h"
+
+struct arena;
+struct httpio;
+struct json_t;
+struct status_error;
+
+struct request_head {
+    const char *method; /* "GET", "POST", ... ("" when missing) */
+    const char *path;   /* decoded route path without the query string */
+};
+
+/* Fill `head` from the CGI parameters. Borrowed strings, or arena copies. */
+int request_head(struct httpio *io, struct arena *a, struct request_head *head,
+                 struct status_error *err);
+
+/*
+ * Parse a CONTENT_LENGTH value: decimal digits only, no sign, no spaces,
+ * no overflow. Returns 0 with *out set, or -1 with err (ST_BAD_LENGTH).
+ */
+int request_parse_length(const char *s, size_t *out, struct status_error *err);
+
+/*
+ * Check the content type and length, read the body (at most `max_bytes`)
+ * into the arena, and decode it strictly. Returns 0 with `*body` a new
+ * reference pinned to the arena (do not decref), or -1 with err set.
+ */
+int request_json_body(struct httpio *io, size_t max_bytes, struct arena *a,
+                      struct json_t **body, struct status_error *err);
+
+#endif /* APP_REQUEST_H */

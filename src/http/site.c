@@ -1,0 +1,82 @@
+/*
+ * site.c - load a site and prebuild what requests read (see site.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "http/site.h"
+#include "core/config.h"
+#include "core/diag.h"
+#include "core/jsonout.h"
+#include "registry/plugin.h"
+#include "agent/prompt.h"
+#include "agent/toolbridge.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+
+char *
+site_listing(const struct plugin_set *set, size_t *len)
+{
+    json_t *list = json_array(), *root;
+    char *out = NULL;
+
+    for (size_t i = 0; list != NULL && i < set->count; i++) {
+        const struct plugin_action *a = &set->actions[i];
+        if (a->exposed &&
+            json_array_append_new(
+                list,
+                json_pack("{s:s, s:s, s:O, s:O*, s:b}", "name", a->name,
+                          "description", a->description, "inputSchema",
+                          a->input_schema, "outputSchema", a->output_schema,
+                          "sideEffects", a->side_effects)) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    root = list ? json_pack("{s:o}", "actions", list) : NULL;
+    if (root != NULL)
+        out = jsonout_dumps(root, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, len);
+    json_decref(root);
+    return out;
+}
+
+struct site *
+site_load(const char *config_path, struct diag *d)
+{
+    struct site *s = calloc(1, sizeof(*s));
+
+    if (s == NULL)
+        goto oom;
+    s->cfg = config_load(config_path, d);
+    if (s->cfg == NULL) {
+        free(s);
+        return NULL;
+    }
+    s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs, d);
+    if (s->actions == NULL)
+        goto oom;
+    s->declarations = toolbridge_action_declarations(s->actions);
+    s->prompt_head = prompt_head(s->cfg->gemini.system_prompt, s->actions);
+    s->listing = site_listing(s->actions, &s->listing_len);
+    if (s->declarations == NULL || s->prompt_head == NULL || s->listing == NULL)
+        goto oom;
+    return s;
+oom:
+    diag_add(d, config_path, 0, "out of memory loading the site");
+    site_free(s);
+    return NULL;
+}
+
+void
+site_free(struct site *s)
+{
+    if (s == NULL)
+        return;
+    config_free(s->cfg);
+    plugin_set_free(s->actions);
+    json_decref(s->declarations);
+    free(s->prompt_head);
+    free(s->listing);
+    free(s);
+}

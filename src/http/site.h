@@ -1,0 +1,53 @@
+/*
+ * site.h - the site: everything a request reads, built once.
+ *
+ * A site is the loaded configuration, the registry of server actions, and
+ * what is presented of that registry, prebuilt so that no request pays for
+ * it: the Gemini declarations of the exposed actions, the start of every
+ * system instruction, and the body of GET /_jay/actions. It is built at
+ * start-up and again on SIGHUP, and is immutable in between: a reload
+ * builds a new site and swaps it whole (workers are forked with it), so a
+ * request never sees half of one and half of another. It is the only
+ * shared state of the program.
+ *
+ * It lives with the request path that reads it; the process layer above
+ * builds, swaps and frees it, and the commands load it to inspect.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_SITE_H
+#define APP_SITE_H
+
+#include "core/common.h"
+
+struct config;
+struct diag;
+struct json_t;
+struct plugin_set;
+
+struct site {
+    struct config *cfg;          /* owned */
+    struct plugin_set *actions;  /* owned: the registry */
+    struct json_t *declarations; /* the exposed actions' declarations */
+    char *prompt_head;           /* the site's part of the instruction */
+    char *listing;               /* GET /_jay/actions */
+    size_t listing_len;
+};
+
+/*
+ * Load the configuration at `config_path` and the plugins it names, and
+ * build their presentation. Returns a new site (site_free), or NULL when
+ * the configuration is unusable or memory ran out. Every problem found,
+ * fatal or not, is added to `d` (see config.h for the two weights).
+ */
+struct site *site_load(const char *config_path, struct diag *d);
+
+void site_free(struct site *s);
+
+/* The body of GET /_jay/actions: {"actions": [{name, description,
+ * inputSchema, outputSchema?, sideEffects}]} for the exposed actions of
+ * `set`. A heap string (free it) with its length, or NULL when out of
+ * memory. */
+char *site_listing(const struct plugin_set *set, size_t *len);
+
+#endif /* APP_SITE_H */

@@ -1,0 +1,422 @@
+/*
+ * serve.c - the master process: bind, fork workers, keep them alive.
+ *
+ * A small process manager in the php-fpm mould. The master never serves a
+ * request; it binds the socket, forks the workers, and then only waits for
+ * signals, synchronously (sigtimedwait on a blocked set: no handlers, no
+ * races):
+ *   SIGCHLD        a worker ended: start a replacement at once, or after
+ *                  a doubling back-off when workers keep dying young;
+ *   SIGHUP         load the config again; if it is sound, start a new
+ *                  generation of workers with it and ask the old ones to
+ *                  finish their requests and leave; if not, say why and
+ *                  keep the old one (the socket stays open throughout, so
+ *                  no connection is refused);
+ *   SIGTERM/INT    ask every worker to finish and leave, wait, clean up.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "proc/serve.h"
+#include "core/bounds.h"
+#include "http/site.h"
+#include "core/diag.h"
+#include "core/logmsg.h"
+#include "core/monotime.h"
+#include "proc/worker.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct slot {
+    pid_t pid;       /* 0 when empty */
+    long started_ms; /* monotonic */
+    long respawn_at; /* monotonic ms when an empty slot may be refilled */
+};
+
+struct master {
+    const struct serve_opts *opts;
+    struct site *site; /* swapped whole on SIGHUP */
+    int fd;
+    struct slot slots[BOUND_WORKERS];
+    int nslots;
+    int crashes;           /* consecutive young deaths */
+    pid_t retiring[BOUND_WORKERS * 4]; /* old generations still finishing */
+    int nretiring;
+};
+
+/* --- the listening socket --------------------------------------------------- */
+
+static int
+bind_unix(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    struct stat st;
+    mode_t old;
+    int fd, rc;
+
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        log_err("socket path '%s' is too long", path);
+        return -1;
+    }
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    /* A socket file left by a dead master is removed; a live one is not. */
+    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+            log_err("'%s' is in use by another server", path);
+            close(fd);
+            return -1;
+        }
+        unlink(path);
+        close(fd);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -1;
+    }
+    /* Created 0660 from the start: no window where others could connect. */
+    old = umask(0117);
+    rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+    umask(old);
+    if (rc != 0) {
+        log_err("cannot bind '%s': %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int
+bind_tcp(const char *hostport)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    const char *colon = strrchr(hostport, ':');
+    char host[64];
+    char *end;
+    long port;
+    int fd, one = 1;
+
+    if (colon == NULL || (size_t)(colon - hostport) >= sizeof(host)) {
+        log_err("--listen wants HOST:PORT, e.g. 127.0.0.1:9000");
+        return -1;
+    }
+    memcpy(host, hostport, (size_t)(colon - hostport));
+    host[colon - hostport] = '\0';
+    errno = 0;
+    port = strtol(colon + 1, &end, 10);
+    if (errno || *end || end == colon + 1 || port < 1 || port > 65535 ||
+        inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+        log_err("--listen wants an IPv4 address and a port, e.g. "
+                "127.0.0.1:9000");
+        return -1;
+    }
+    if ((ntohl(sa.sin_addr.s_addr) >> 24) != 127) /* not 127.0.0.0/8 */
+        log_warn("listening on %s: FastCGI has no authentication; keep the "
+                 "port closed to everything but the web server",
+                 hostport);
+    sa.sin_port = htons((uint16_t)port);
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        log_err("cannot bind %s: %s", hostport, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int
+open_listener(const struct serve_opts *o)
+{
+    int fd = o->socket_path ? bind_unix(o->socket_path) : bind_tcp(o->listen);
+    int fl;
+
+    if (fd < 0)
+        return -1;
+    fl = fcntl(fd, F_GETFL);
+    if (listen(fd, 256) != 0 || fl < 0 ||
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+        log_err("cannot listen: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* --- workers ----------------------------------------------------------------- */
+
+static void
+write_pid_file(const struct master *m)
+{
+    char line[32 * BOUND_WORKERS + 64], tmp[BOUND_PATH_LEN];
+    size_t n = 0;
+    FILE *f;
+
+    n += (size_t)snprintf(line, sizeof(line), "workers:");
+    for (int i = 0; i < m->nslots && n < sizeof(line); i++)
+        if (m->slots[i].pid > 0)
+            n += (size_t)snprintf(line + n, sizeof(line) - n, " %ld",
+                                  (long)m->slots[i].pid);
+    log_info("%s", line);
+    if (m->opts->pid_file == NULL)
+        return;
+    snprintf(tmp, sizeof(tmp), "%s.tmp", m->opts->pid_file);
+    f = fopen(tmp, "w");
+    if (f == NULL) {
+        log_err("cannot write '%s': %s", tmp, strerror(errno));
+        return;
+    }
+    fprintf(f, "%ld\n%s\n", (long)getpid(), line);
+    if (fclose(f) != 0 || rename(tmp, m->opts->pid_file) != 0)
+        log_err("cannot write '%s': %s", m->opts->pid_file, strerror(errno));
+}
+
+static pid_t
+spawn(struct master *m, int i)
+{
+    pid_t pid = fork();
+
+    if (pid < 0) {
+        log_err("cannot start a worker: %s", strerror(errno));
+        m->slots[i].respawn_at = monotime_ms() + WORKER_BACKOFF_MIN_MS;
+        return -1;
+    }
+    if (pid == 0) {
+        sigset_t none;
+        signal(SIGCHLD, SIG_DFL);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        _exit(worker_run(m->site, m->fd));
+    }
+    m->slots[i].pid = pid;
+    m->slots[i].started_ms = monotime_ms();
+    m->slots[i].respawn_at = 0;
+    return pid;
+}
+
+/* Fill every empty slot whose back-off has passed. */
+static void
+fill_slots(struct master *m)
+{
+    long now = monotime_ms();
+    bool changed = false;
+
+    for (int i = 0; i < m->nslots; i++)
+        if (m->slots[i].pid == 0 && m->slots[i].respawn_at <= now &&
+            spawn(m, i) > 0)
+            changed = true;
+    if (changed)
+        write_pid_file(m);
+}
+
+/* Milliseconds until the next slot may be refilled, or -1 for none. */
+static long
+next_respawn_in(const struct master *m)
+{
+    long best = -1, now = monotime_ms();
+
+    for (int i = 0; i < m->nslots; i++)
+        if (m->slots[i].pid == 0) {
+            long d = m->slots[i].respawn_at - now;
+            d = d < 0 ? 0 : d;
+            if (best < 0 || d < best)
+                best = d;
+        }
+    return best;
+}
+
+static void
+reap(struct master *m)
+{
+    int status;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        bool young, crashed;
+        int i;
+
+        for (i = 0; i < m->nretiring; i++)
+            if (m->retiring[i] == pid) {
+                m->retiring[i] = m->retiring[--m->nretiring];
+                break;
+            }
+        for (i = 0; i < m->nslots && m->slots[i].pid != pid; i++)
+            ;
+        if (i == m->nslots)
+            continue; /* an old generation's worker finished */
+        crashed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+        young = monotime_ms() - m->slots[i].started_ms < WORKER_CRASH_WINDOW_MS;
+        if (crashed)
+            log_warn("worker %ld %s %d", (long)pid,
+                     WIFSIGNALED(status) ? "killed by signal" : "exited with",
+                     WIFSIGNALED(status) ? WTERMSIG(status)
+                                         : WEXITSTATUS(status));
+        m->slots[i].pid = 0;
+        m->slots[i].respawn_at = monotime_ms();
+        if (crashed && young) {
+            /* Dying as soon as they start: do not spin. */
+            long d = WORKER_BACKOFF_MIN_MS;
+            for (int k = 1; k < m->crashes && d < WORKER_BACKOFF_MAX_MS; k++)
+                d *= 2;
+            m->crashes++;
+            m->slots[i].respawn_at += d < WORKER_BACKOFF_MAX_MS
+                                          ? d
+                                          : WORKER_BACKOFF_MAX_MS;
+        } else {
+            m->crashes = 0;
+        }
+    }
+}
+
+static void
+signal_all(const struct master *m, int sig)
+{
+    for (int i = 0; i < m->nslots; i++)
+        if (m->slots[i].pid > 0)
+            kill(m->slots[i].pid, sig);
+    for (int i = 0; i < m->nretiring; i++)
+        kill(m->retiring[i], sig);
+}
+
+static void
+reload(struct master *m)
+{
+    struct diag d = DIAG_INIT;
+    struct site *site;
+
+    log_info("reloading the configuration from '%s'", m->opts->config_path);
+    site = site_load(m->opts->config_path, &d);
+    diag_log(&d);
+    diag_release(&d);
+    if (site == NULL) {
+        log_err("config reload failed; keeping the old configuration");
+        return;
+    }
+    /* The old generation finishes its requests with the site it was
+     * forked with; the new one starts at once on the same socket. */
+    for (int i = 0; i < m->nslots; i++) {
+        if (m->slots[i].pid > 0 &&
+            m->nretiring < (int)ARRAY_SIZE(m->retiring)) {
+            kill(m->slots[i].pid, SIGTERM);
+            m->retiring[m->nretiring++] = m->slots[i].pid;
+        } else if (m->slots[i].pid > 0) {
+            kill(m->slots[i].pid, SIGKILL);
+        }
+        m->slots[i].pid = 0;
+        m->slots[i].respawn_at = 0;
+    }
+    site_free(m->site);
+    m->site = site;
+    m->crashes = 0;
+    fill_slots(m);
+    log_info("configuration reloaded");
+}
+
+/* Ask everyone to finish, wait up to the grace period, then insist. */
+static void
+stop_all(struct master *m, const sigset_t *set)
+{
+    long deadline = monotime_ms() + WORKER_STOP_GRACE_MS;
+
+    signal_all(m, SIGTERM);
+    for (;;) {
+        bool any = m->nretiring > 0;
+        for (int i = 0; i < m->nslots; i++) {
+            m->slots[i].respawn_at = deadline + 1; /* never refill now */
+            any = any || m->slots[i].pid > 0;
+        }
+        if (!any)
+            break;
+        long left = deadline - monotime_ms();
+        if (left <= 0) {
+            log_warn("workers did not finish in time; killing them");
+            signal_all(m, SIGKILL);
+            deadline = monotime_ms() + 1000;
+            left = 1000;
+        }
+        struct timespec ts = {left / 1000, (left % 1000) * 1000000};
+        (void)sigtimedwait(set, NULL, &ts); /* a SIGCHLD or the timeout */
+        reap(m);
+    }
+}
+
+int
+serve_run(const struct serve_opts *o)
+{
+    struct master *m = calloc(1, sizeof(*m));
+    struct diag d = DIAG_INIT;
+    sigset_t set;
+    int rc = 1;
+
+    if (m == NULL)
+        return 1;
+    m->opts = o;
+    m->fd = -1;
+    m->nslots = o->workers;
+    signal(SIGPIPE, SIG_IGN);
+    m->site = site_load(o->config_path, &d);
+    diag_log(&d);
+    diag_release(&d);
+    if (m->site == NULL) {
+        log_err("cannot start: the configuration has errors");
+        goto out;
+    }
+    /* Signals are taken synchronously; block them before any fork. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    m->fd = open_listener(o);
+    if (m->fd < 0)
+        goto out;
+    log_info("serving on %s with %d worker%s",
+             o->socket_path ? o->socket_path : o->listen, o->workers,
+             o->workers == 1 ? "" : "s");
+    fill_slots(m);
+    for (;;) {
+        long wait = next_respawn_in(m);
+        struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
+        int sig = sigtimedwait(&set, NULL, wait >= 0 ? &ts : NULL);
+
+        if (sig == SIGTERM || sig == SIGINT) {
+            log_info("stopping: finishing requests in flight");
+            stop_all(m, &set);
+            break;
+        }
+        if (sig == SIGHUP)
+            reload(m);
+        else if (sig == SIGCHLD)
+            reap(m);
+        fill_slots(m);
+    }
+    rc = 0;
+out:
+    if (m->fd >= 0) {
+        close(m->fd);
+        if (o->socket_path)
+            unlink(o->socket_path);
+    }
+    if (o->pid_file && rc == 0)
+        unlink(o->pid_file);
+    site_free(m->site);
+    free(m);
+    return rc;
+}

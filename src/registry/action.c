@@ -1,0 +1,88 @@
+/*
+ * action.c - validated, bounded execution of a server action.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "registry/action.h"
+#include "core/arena.h"
+#include "core/bounds.h"
+#include "core/config.h"
+#include "gemini-agent/handler.h"
+#include "registry/jschema.h"
+#include "core/logmsg.h"
+#include "registry/plugin.h"
+#include "core/status.h"
+
+#include <jansson.h>
+#include <string.h>
+#include <sys/time.h>
+
+/* Arm (ms > 0) or disarm (ms == 0) the per-process watchdog. */
+static void
+watchdog(long ms)
+{
+    struct itimerval t = {{0, 0}, {ms / 1000, (ms % 1000) * 1000}};
+    setitimer(ITIMER_REAL, &t, NULL);
+}
+
+/* Count the bytes of the serialised output, stopping past the cap. */
+struct size_probe {
+    size_t n;
+};
+
+static int
+count_bytes(const char *buf, size_t size, void *data)
+{
+    struct size_probe *p = data;
+    (void)buf;
+    p->n += size;
+    return p->n > BOUND_ACTION_OUTPUT_BYTES ? -1 : 0;
+}
+
+int
+action_run(const struct config_actions *env, const struct plugin_action *act,
+           const json_t *input, struct arena *a, json_t **output,
+           struct status_error *err)
+{
+    struct handler_ctx ctx = {act->plugin_dir, env->data_dir, a};
+    struct size_probe probe = {0};
+    json_t *out = NULL;
+    int rc;
+
+    *output = NULL;
+    /* jschema_validate() sets ST_SCHEMA with the path and rule */
+    if (act->input_schema != NULL &&
+        jschema_validate(act->input_schema, input, err) != 0)
+        return -1;
+    if (act->input_schema == NULL && !json_is_object(input))
+        return status_set(err, ST_BAD_REQUEST,
+                          "the input of '%s' must be a JSON object", act->name);
+    watchdog(env->timeout_ms);
+    rc = act->handler->run(&ctx, input, &out, err);
+    watchdog(0);
+    if (rc != 0) {
+        json_decref(out);
+        if (err->code == ST_OK)
+            status_set(err, ST_ACTION_FAILED, "the action '%s' failed",
+                       act->name);
+        return -1;
+    }
+    if (out == NULL)
+        return status_set(err, ST_ACTION_FAILED,
+                          "the action '%s' returned nothing", act->name);
+    if (json_dump_callback(out, count_bytes, &probe, APP_JSON_FLAGS) != 0 &&
+        probe.n <= BOUND_ACTION_OUTPUT_BYTES) {
+        json_decref(out); /* the writer ran out of memory, not of room */
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    }
+    if (probe.n > BOUND_ACTION_OUTPUT_BYTES) {
+        log_err("action '%s' returned more than %u bytes", act->name,
+                BOUND_ACTION_OUTPUT_BYTES);
+        json_decref(out);
+        return status_set(err, ST_ACTION_FAILED,
+                          "the action '%s' returned too much data", act->name);
+    }
+    *output = arena_take_json(a, out);
+    return *output ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
+}

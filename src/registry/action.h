@@ -1,0 +1,37 @@
+/*
+ * action.h - run one server action: validate, call the handler, bound.
+ *
+ * The single way any caller (the HTTP route now, the model's function
+ * calls next) runs an action, so validation and limits cannot be skipped:
+ *   1. the input must satisfy the action's inputSchema (jschema), else
+ *      ST_SCHEMA with the path and rule in the error; the handler never
+ *      runs;
+ *   2. the handler runs under a watchdog of actionTimeoutMs: a handler that
+ *      hangs takes the worker down (SIGALRM) and the master starts a fresh
+ *      one, instead of a request that never ends;
+ *   3. its output must serialise within BOUND_ACTION_OUTPUT_BYTES.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_ACTION_H
+#define APP_ACTION_H
+
+#include "core/common.h"
+
+struct arena;
+struct config_actions;
+struct json_t;
+struct plugin_action;
+struct status_error;
+
+/*
+ * Run `act` on `input` (borrowed). Returns 0 with `*output` a new
+ * reference pinned to the arena (do not decref), or -1 with `err` set; on
+ * ST_SCHEMA err->path and err->rule say where and which rule.
+ */
+int action_run(const struct config_actions *env,
+               const struct plugin_action *act,
+               const struct json_t *input, struct arena *a,
+               struct json_t **output, struct status_error *err);
+
+#endif /* APP_ACTION_H */

@@ -1,0 +1,558 @@
+/*
+ * plugin.c - load plugin folders into the server-action registry.
+ *
+ * Reads plugin.yaml and the .jay-action files it names (through ydoc, so
+ * the YAML hardening rules apply), checks schemas (jschema), binds handlers
+ * by registered name, and builds the maps the request path needs: name ->
+ * action, Gemini function name -> action, and the GET /_jay/actions body.
+ * Nothing here runs per request except the two lookups.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "registry/plugin.h"
+#include "core/arena.h"
+#include "core/bounds.h"
+#include "core/diag.h"
+#include "gemini-agent/handler.h"
+#include "registry/jschema.h"
+#include "core/ydoc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Plugin and action names: identifiers, dashes allowed (file-name style). */
+static bool
+valid_name(const char *s)
+{
+    size_t n = 0;
+
+    if (s == NULL || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+                       *s == '_'))
+        return false;
+    for (; s[n] != '\0'; n++) {
+        char c = s[n];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '-'))
+            return false;
+    }
+    return n <= BOUND_NAME_LEN;
+}
+
+bool
+plugin_is_fn_name(const char *name)
+{
+    return strncmp(name, PLUGIN_FN_PREFIX, sizeof(PLUGIN_FN_PREFIX) - 1) == 0;
+}
+
+int
+plugin_fn_name(const char *name, char *out, size_t size)
+{
+    size_t n = sizeof(PLUGIN_FN_PREFIX) - 1, len = strlen(name);
+
+    if (len > SIZE_MAX - n - 1 || n + len + 1 > size)
+        return -1;
+    memcpy(out, PLUGIN_FN_PREFIX, n);
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                    (c >= '0' && c <= '9') || c == '_';
+        out[n++] = keep ? c : '_';
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+/* --- loading state -------------------------------------------------------- */
+
+/*
+ * Entries that were reported stay in `actions` (with bad[i] set) until the
+ * cross-entry checks have run: a compiled-in handler named by a broken
+ * entry is not an orphan, and a name collision is worth reporting even
+ * when both entries are broken for other reasons. plugin_load() then drops
+ * them.
+ */
+struct loader {
+    struct diag *d;
+    struct plugin_action *actions;
+    bool *bad;
+    size_t count, alloc;
+};
+
+static void
+action_release(struct plugin_action *a)
+{
+    free(a->name);
+    free(a->fn_name);
+    free(a->description);
+    free(a->source);
+    free(a->plugin_dir);
+    json_decref(a->input_schema);
+    json_decref(a->output_schema);
+    memset(a, 0, sizeof(*a));
+}
+
+static struct plugin_action *
+loader_push(struct loader *l)
+{
+    if (l->count == l->alloc) {
+        size_t n = l->alloc ? l->alloc * 2 : 16;
+        struct plugin_action *p = realloc(l->actions, n * sizeof(*p));
+        bool *b;
+        if (p == NULL)
+            return NULL;
+        l->actions = p;
+        if ((b = realloc(l->bad, n * sizeof(*b))) == NULL)
+            return NULL;
+        l->bad = b;
+        l->alloc = n;
+    }
+    struct plugin_action *a = &l->actions[l->count];
+    memset(a, 0, sizeof(*a));
+    return a;
+}
+
+/* Report a jschema problem at the line of the keyword it names. */
+struct schema_report {
+    struct diag *d;
+    const char *file;
+    const struct ydoc_node *root;
+    const char *base; /* "/inputSchema" or "/outputSchema" */
+};
+
+static void
+report_schema_problem(void *ctx, const char *pointer, const char *msg)
+{
+    struct schema_report *r = ctx;
+    char full[512];
+
+    snprintf(full, sizeof(full), "%s%s", r->base, pointer);
+    diag_add(r->d, r->file, ydoc_line_at(r->root, full), "%s: %s", full + 1,
+             msg);
+}
+
+/*
+ * Convert and check one schema of a .jay-action. Returns a new reference,
+ * or NULL after reporting (absent schemas return NULL without a report).
+ */
+static json_t *
+load_schema(const struct ydoc_node *root, const char *key, const char *file,
+            bool must_be_object, struct diag *d)
+{
+    const struct ydoc_node *n = ydoc_get(root, key);
+    struct schema_report r = {d, file, root, key[0] == 'i' ? "/inputSchema"
+                                                           : "/outputSchema"};
+    json_t *schema;
+
+    if (n == NULL)
+        return NULL;
+    schema = ydoc_to_json(n, file, d);
+    if (schema == NULL)
+        return NULL;
+    if (jschema_check(schema, report_schema_problem, &r) > 0)
+        goto bad;
+    if (must_be_object) {
+        /* Gemini function parameters are always an object. */
+        const char *t = json_string_value(json_object_get(schema, "type"));
+        if (t == NULL || strcmp(t, "object") != 0) {
+            diag_add(d, file, n->line,
+                     "%s must have type: object (function arguments are an "
+                     "object)",
+                     key);
+            goto bad;
+        }
+    }
+    return schema;
+bad:
+    json_decref(schema);
+    return NULL;
+}
+
+static char *
+join_path(const char *dir, const char *rel)
+{
+    char *p = NULL;
+
+    if (rel[0] == '/')
+        return strdup(rel);
+    if (strncmp(rel, "./", 2) == 0)
+        rel += 2;
+    if (asprintf(&p, "%s/%s", dir, rel) < 0)
+        return NULL;
+    return p;
+}
+
+/*
+ * Fill `a` from the .jay-action at `path`, declared in plugin.yaml at
+ * `line` under entry name `entry`. Returns 0, or -1 after reporting.
+ */
+static int
+load_jay_action(struct plugin_action *a, const char *path, const char *entry,
+                const char *plugin_file, int line, struct diag *d)
+{
+    static const char *const keys[] = {"name", "description", "inputSchema",
+                                       "outputSchema", "sideEffects"};
+    struct arena arena;
+    const struct ydoc_node *root, *n;
+    size_t before = d->count;
+    bool side = false;
+    const char *s;
+
+    arena_init(&arena);
+    root = ydoc_load_file(path, &arena, d);
+    if (root == NULL) {
+        diag_add(d, plugin_file, line, "cannot load action file '%s'", path);
+        goto out;
+    }
+    if (root->kind != YDOC_MAP) {
+        diag_add(d, path, root->line, "an action file must be a mapping");
+        goto out;
+    }
+    for (size_t i = 0; i < root->count; i++) {
+        const char *k = root->keys[i]->text;
+        size_t j = 0;
+        while (j < ARRAY_SIZE(keys) && strcmp(keys[j], k) != 0)
+            j++;
+        if (j == ARRAY_SIZE(keys))
+            diag_add(d, path, root->keys[i]->line,
+                     "unknown key '%s' (expected name, description, "
+                     "inputSchema, outputSchema, sideEffects)",
+                     k);
+    }
+    n = ydoc_get(root, "name");
+    s = ydoc_string(n);
+    if (s == NULL)
+        diag_add(d, path, n ? n->line : root->line,
+                 "'name' must be a string naming the action");
+    else if (strcmp(s, entry) != 0)
+        diag_add(d, path, n->line,
+                 "name '%s' does not match the plugin.yaml entry '%s'", s,
+                 entry);
+    n = ydoc_get(root, "description");
+    s = ydoc_string(n);
+    if (s == NULL || s[0] == '\0')
+        diag_add(d, path, n ? n->line : root->line,
+                 "'description' must be a non-empty string: the model reads "
+                 "it to decide when to call the action");
+    else
+        a->description = strdup(s);
+    n = ydoc_get(root, "sideEffects");
+    if (n != NULL && !ydoc_bool(n, &side))
+        diag_add(d, path, n->line, "'sideEffects' must be true or false");
+    a->side_effects = side;
+    if (ydoc_get(root, "inputSchema") == NULL)
+        diag_add(d, path, root->line, "'inputSchema' is required");
+    else
+        a->input_schema = load_schema(root, "inputSchema", path, true, d);
+    a->output_schema = load_schema(root, "outputSchema", path, false, d);
+out:
+    arena_release(&arena);
+    return d->count == before ? 0 : -1;
+}
+
+/* One entry of plugin.yaml's `actions` list. */
+static void
+load_entry(struct loader *l, const char *plugin, const char *dir,
+           const char *file, const struct ydoc_node *e)
+{
+    const struct ydoc_node *nn = e, *an = NULL;
+    const char *name, *action_file = NULL;
+    char regname[2 * BOUND_NAME_LEN + 2], fn[2 * BOUND_NAME_LEN + 16];
+    struct plugin_action *a;
+    size_t before = l->d->count;
+
+    if (e->kind == YDOC_MAP) {
+        for (size_t i = 0; i < e->count; i++) {
+            const char *k = e->keys[i]->text;
+            if (strcmp(k, "name") != 0 && strcmp(k, "action") != 0)
+                diag_add(l->d, file, e->keys[i]->line,
+                         "unknown key '%s' in an action entry (expected "
+                         "name, action)",
+                         k);
+        }
+        nn = ydoc_get(e, "name");
+        an = ydoc_get(e, "action");
+        /* reported, and the entry goes on as a bad HTTP-only one so that
+         * it still names its handler */
+        if (an == NULL || (action_file = ydoc_string(an)) == NULL)
+            diag_add(l->d, file, an ? an->line : e->line,
+                     "'action' must be the path of a .jay-action file");
+    }
+    name = ydoc_string(nn);
+    if (!valid_name(name)) {
+        diag_add(l->d, file, nn ? nn->line : e->line,
+                 "an action name must be an identifier of at most %d "
+                 "characters (letters, digits, '_' or '-')",
+                 BOUND_NAME_LEN);
+        return;
+    }
+    snprintf(regname, sizeof(regname), "%s.%s", plugin, name);
+    if (plugin_fn_name(regname, fn, sizeof(fn)) != 0)
+        return;
+    a = loader_push(l);
+    if (a == NULL) {
+        diag_add(l->d, file, e->line, "out of memory");
+        return;
+    }
+    a->handler = handler_find(regname);
+    a->line = e->line;
+    if (a->handler == NULL)
+        diag_add(l->d, file, e->line,
+                 "no handler is compiled in for '%s' (add one under "
+                 "actions/%s/*.c)",
+                 regname, plugin);
+    if (action_file != NULL) {
+        a->source = join_path(dir, action_file);
+        if (a->source != NULL)
+            (void)load_jay_action(a, a->source, name, file, an->line, l->d);
+        a->exposed = true;
+    }
+    a->name = strdup(regname);
+    a->fn_name = strdup(fn);
+    a->plugin_dir = strdup(dir);
+    if (a->name == NULL || a->fn_name == NULL || a->plugin_dir == NULL ||
+        (action_file && a->source == NULL)) {
+        diag_add(l->d, file, e->line, "out of memory");
+        action_release(a);
+        return;
+    }
+    /* reported: kept for the cross checks, then left out */
+    l->bad[l->count++] = l->d->count != before;
+}
+
+static void
+load_plugin(struct loader *l, const char *dir)
+{
+    struct arena arena;
+    char *file = NULL;
+    const struct ydoc_node *root, *n, *list;
+    const char *plugin;
+
+    arena_init(&arena);
+    if (asprintf(&file, "%s/plugin.yaml", dir) < 0) {
+        file = NULL;
+        goto out;
+    }
+    root = ydoc_load_file(file, &arena, l->d);
+    if (root == NULL)
+        goto out;
+    if (root->kind != YDOC_MAP) {
+        diag_add(l->d, file, root->line, "plugin.yaml must be a mapping");
+        goto out;
+    }
+    for (size_t i = 0; i < root->count; i++) {
+        const char *k = root->keys[i]->text;
+        if (strcmp(k, "name") != 0 && strcmp(k, "actions") != 0 &&
+            strcmp(k, "description") != 0)
+            diag_add(l->d, file, root->keys[i]->line,
+                     "unknown key '%s' (expected name, description, actions)",
+                     k);
+    }
+    n = ydoc_get(root, "name");
+    plugin = ydoc_string(n);
+    if (!valid_name(plugin)) {
+        diag_add(l->d, file, n ? n->line : root->line,
+                 "'name' must be an identifier of at most %d characters "
+                 "(letters, digits, '_' or '-')",
+                 BOUND_NAME_LEN);
+        goto out;
+    }
+    list = ydoc_get(root, "actions");
+    if (list == NULL || list->kind != YDOC_SEQ) {
+        diag_add(l->d, file, list ? list->line : root->line,
+                 "'actions' must be a list of entries");
+        goto out;
+    }
+    for (size_t i = 0; i < list->count; i++) {
+        if (l->count >= BOUND_ACTIONS) {
+            diag_add(l->d, file, list->values[i]->line,
+                     "more than %d actions in all", BOUND_ACTIONS);
+            break;
+        }
+        load_entry(l, plugin, dir, file, list->values[i]);
+    }
+out:
+    free(file);
+    arena_release(&arena);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+cmp_action(const void *a, const void *b)
+{
+    return strcmp(((const struct plugin_action *)a)->name,
+                  ((const struct plugin_action *)b)->name);
+}
+
+/* Each subfolder of `root` holding a plugin.yaml, in name order. */
+static void
+scan_dir(struct loader *l, const char *root)
+{
+    DIR *dp = opendir(root);
+    struct dirent *de;
+    char **names = NULL;
+    size_t n = 0, alloc = 0;
+
+    if (dp == NULL) {
+        diag_add(l->d, root, 0, "cannot open actions folder: %s",
+                 strerror(errno));
+        return;
+    }
+    while ((de = readdir(dp)) != NULL) {
+        char *sub = NULL, *py = NULL;
+        struct stat st;
+        if (de->d_name[0] == '.')
+            continue;
+        if (asprintf(&sub, "%s/%s", root, de->d_name) < 0)
+            break;
+        if (asprintf(&py, "%s/plugin.yaml", sub) < 0 || stat(py, &st) != 0) {
+            free(sub);
+            free(py);
+            continue;
+        }
+        free(py);
+        if (n == alloc) {
+            alloc = alloc ? alloc * 2 : 8;
+            char **p = realloc(names, alloc * sizeof(*p));
+            if (p == NULL) {
+                free(sub);
+                break;
+            }
+            names = p;
+        }
+        names[n++] = sub;
+    }
+    closedir(dp);
+    if (n > 0) /* qsort's base must not be NULL, even for no items */
+        qsort(names, n, sizeof(*names), cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        if (i < BOUND_PLUGINS)
+            load_plugin(l, names[i]);
+        else if (i == BOUND_PLUGINS)
+            diag_add(l->d, root, 0, "more than %d plugins: the rest are ignored",
+                     BOUND_PLUGINS);
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* Duplicates: registered names, and Gemini names that collide after the
+ * character mapping ("a-b.c" and "a_b.c"). Later entries are dropped. */
+static void
+drop_duplicates(struct loader *l)
+{
+    for (size_t i = 0; i < l->count; i++) {
+        for (size_t j = i + 1; j < l->count; j++) {
+            struct plugin_action *a = &l->actions[i], *b = &l->actions[j];
+            bool same = strcmp(a->name, b->name) == 0;
+            char file[BOUND_PATH_LEN];
+            if (!same && strcmp(a->fn_name, b->fn_name) != 0)
+                continue;
+            snprintf(file, sizeof(file), "%s/plugin.yaml", b->plugin_dir);
+            if (same)
+                diag_add(l->d, file, b->line,
+                         "action '%s' is declared twice (also in "
+                         "%s/plugin.yaml:%d)",
+                         b->name, a->plugin_dir, a->line);
+            else
+                diag_add(l->d, file, b->line,
+                         "actions '%s' and '%s' both map to the function "
+                         "name '%s'; rename one",
+                         a->name, b->name, b->fn_name);
+            action_release(b);
+            memmove(b, b + 1, (l->count - j - 1) * sizeof(*b));
+            memmove(&l->bad[j], &l->bad[j + 1],
+                    (l->count - j - 1) * sizeof(*l->bad));
+            l->count--;
+            j--;
+        }
+    }
+}
+
+/* Handlers compiled in that no plugin.yaml entry names. */
+static void
+report_orphan_handlers(struct loader *l)
+{
+    for (size_t t = 0; handler_tables[t] != NULL; t++) {
+        for (const struct handler_def *h = handler_tables[t]; h->name; h++) {
+            size_t i = 0;
+            while (i < l->count && l->actions[i].handler != h)
+                i++;
+            if (i == l->count)
+                diag_add(l->d, "actions", 0,
+                         "handler '%s' is compiled in but no plugin.yaml "
+                         "entry names it",
+                         h->name);
+        }
+    }
+}
+
+struct plugin_set *
+plugin_load(char *const *dirs, size_t ndirs, struct diag *d)
+{
+    struct loader l = {d, NULL, NULL, 0, 0};
+    struct plugin_set *set = calloc(1, sizeof(*set));
+    size_t kept = 0;
+
+    if (set == NULL)
+        return NULL;
+    for (size_t i = 0; i < ndirs; i++)
+        scan_dir(&l, dirs[i]);
+    drop_duplicates(&l);
+    report_orphan_handlers(&l);
+    for (size_t i = 0; i < l.count; i++) {
+        if (l.bad[i])
+            action_release(&l.actions[i]);
+        else
+            l.actions[kept++] = l.actions[i];
+    }
+    l.count = kept;
+    free(l.bad);
+    if (l.count > 0)
+        qsort(l.actions, l.count, sizeof(*l.actions), cmp_action);
+    set->actions = l.actions;
+    set->count = l.count;
+    return set;
+}
+
+const struct plugin_action *
+plugin_find(const struct plugin_set *set, const char *name)
+{
+    struct plugin_action key = {.name = UNCONST(name)};
+
+    if (set == NULL || set->count == 0)
+        return NULL;
+    return bsearch(&key, set->actions, set->count, sizeof(key), cmp_action);
+}
+
+const struct plugin_action *
+plugin_find_fn(const struct plugin_set *set, const char *fn_name)
+{
+    /* Linear: a handful of actions, and names differ early. */
+    for (size_t i = 0; set != NULL && i < set->count; i++)
+        if (set->actions[i].exposed &&
+            strcmp(set->actions[i].fn_name, fn_name) == 0)
+            return &set->actions[i];
+    return NULL;
+}
+
+void
+plugin_set_free(struct plugin_set *set)
+{
+    if (set == NULL)
+        return;
+    for (size_t i = 0; i < set->count; i++)
+        action_release(&set->actions[i]);
+    free(set->actions);
+    free(set);
+}

@@ -1,0 +1,86 @@
+/*
+ * plugin.h - the server-action registry loaded from plugin folders.
+ *
+ * A plugin is a folder holding plugin.yaml (DESIGN §5):
+ *
+ *     name: shop
+ *     actions:
+ *       - name: searchProducts
+ *         action: ./search-products.jay-action   # exposed to the model
+ *       - submitRating                           # HTTP only
+ *
+ * Each entry is bound to a compiled-in handler (handler.h) by its
+ * registered name `<plugin>.<name>`. Entries with a .jay-action carry a
+ * description and schemas and are "exposed": listed by GET /_jay/actions
+ * and declared to Gemini as `action_<plugin>_<name>` (every character
+ * outside [A-Za-z0-9_] mapped to '_'), resolved back through an explicit
+ * map, never by rewriting the name.
+ *
+ * Loading never stops at the first problem: a bad entry or plugin is
+ * reported to the diag list and left out; the others load.
+ *
+ * The set is immutable after plugin_load(); it belongs to the site, which
+ * also builds what is presented of it (the HTTP listing, the Gemini
+ * declarations, the prompt's summary): the registry knows none of them.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_PLUGIN_H
+#define APP_PLUGIN_H
+
+#include "core/common.h"
+
+struct diag;
+struct json_t;
+struct handler_def;
+
+struct plugin_action {
+    char *name;        /* registered: "<plugin>.<name>" */
+    char *fn_name;     /* Gemini function name: "action_<plugin>_<name>" */
+    char *description; /* NULL for HTTP-only entries */
+    char *source;      /* the .jay-action path; NULL for HTTP-only entries */
+    char *plugin_dir;
+    int line; /* the entry's line in plugin_dir/plugin.yaml */
+    struct json_t *input_schema;  /* owned; NULL for HTTP-only entries */
+    struct json_t *output_schema; /* owned; NULL when not declared */
+    bool side_effects;
+    bool exposed; /* has a .jay-action: visible to the model */
+    const struct handler_def *handler;
+};
+
+struct plugin_set {
+    struct plugin_action *actions; /* sorted by name */
+    size_t count;
+};
+
+/*
+ * Load every plugin found in the given folders (each folder's subfolders
+ * that hold a plugin.yaml, in name order). Returns a new set (possibly
+ * empty) or NULL when out of memory. Problems are added to `d`, including
+ * compiled-in handlers that no plugin.yaml entry names.
+ */
+struct plugin_set *plugin_load(char *const *dirs, size_t ndirs, struct diag *d);
+
+/* The action with registered name `name`, or NULL. */
+const struct plugin_action *plugin_find(const struct plugin_set *set,
+                                        const char *name);
+
+/* The exposed action declared to Gemini as `fn_name`, or NULL. */
+const struct plugin_action *plugin_find_fn(const struct plugin_set *set,
+                                           const char *fn_name);
+
+/* The namespace of server actions as Gemini sees them. It is reserved:
+ * nothing else (no page tool) may have a function name that starts so,
+ * which keeps every name the model calls unambiguous. */
+#define PLUGIN_FN_PREFIX "action_"
+
+/* Does `name` lie in the server actions' namespace? */
+bool plugin_is_fn_name(const char *name);
+
+/* "shop.add-review" -> "action_shop_add_review" into out[size]; -1 if it
+ * does not fit. */
+int plugin_fn_name(const char *name, char *out, size_t size);
+
+void plugin_set_free(struct plugin_set *set);
+
+#endif /* APP_PLUGIN_H */
