@@ -1,7 +1,7 @@
 # gemini-agent - plain GNU Makefile.
 #
 #   make            build build/gemini-agent
-#   make check      unit tests (Check)
+#   make check      the layer check, then the unit tests (Check)
 #   make asan       AddressSanitizer+UBSan build in build-asan/
 #   make check-asan unit tests under ASan/UBSan
 #   make bench      requests/s, latency and worker RSS of a typical chat request
@@ -87,8 +87,13 @@ $(BUILD)/gen/suites.c: $(TSRC) Makefile
 $(BUILD)/check-unit: $(TOBJ) $(OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
 
-check:
+check: layers
 	@$(MAKE) --no-print-directory TESTING=1 BUILD=build-test run-unit
+
+# The layer rule (docs/internals/layers.md): no file includes a folder
+# above its own. Part of `make check`, so it stays green.
+layers:
+	@scripts/check-layers.sh
 
 check-asan:
 	@$(MAKE) --no-print-directory TESTING=1 SANITIZE=1 BUILD=build-asan-test \
@@ -134,4 +139,4 @@ clean:
 	rm -rf build build-*
 
 -include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(BUILD)/src/main.d
-.PHONY: all check check-asan run-unit asan http bench test deps demo format clean install
+.PHONY: all check layers check-asan run-unit asan http bench test deps demo format clean install

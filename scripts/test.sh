@@ -4,6 +4,7 @@
 #
 #   1. Debian packages (scripts/install-deps.sh; apt-get only when missing)
 #   2. build with gcc (-Werror) and with clang (-Werror)
+#   2b. the layer check (scripts/check-layers.sh) and its self-test
 #   3. unit suites (Check)
 #   4. unit suites again under AddressSanitizer + UBSan (zero reports)
 #   5. HTTP tests: curl through a private nginx to the responder
@@ -63,6 +64,26 @@ run_step "build with gcc" make -s all
 step "build (clang)"
 run_step "build with clang" make -s CC=clang BUILD=build-clang all
 
+# A runner that ends with "N passed, N failed" (tests/http, tests/layers).
+count_plain() {
+    local name=$1 line
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+    if [ -n "$line" ]; then
+        passed=$((passed + $(cut -d' ' -f1 <<<"$line")))
+        failed=$((failed + $(cut -d' ' -f3 <<<"$line")))
+    else
+        echo "not ok - $name: no summary"
+        failed=$((failed + 1))
+    fi
+}
+
+step "layer check"
+# The rule itself (also the first thing `make check` does), then the
+# check's own self-test over trees that break it on purpose.
+run_step "the layer check" scripts/check-layers.sh
+tests/layers/run.sh 2>&1 | tee "$log"
+count_plain "layer check self-test"
+
 step "unit tests"
 make -s check 2>&1 | tee "$log"
 count_check "unit tests"
@@ -76,14 +97,7 @@ fi
 
 step "HTTP tests"
 tests/http/run.sh 2>&1 | tee "$log"
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
-if [ -n "$line" ]; then
-    passed=$((passed + $(cut -d' ' -f1 <<<"$line")))
-    failed=$((failed + $(cut -d' ' -f3 <<<"$line")))
-else
-    echo "not ok - HTTP tests: no summary"
-    failed=$((failed + 1))
-fi
+count_plain "HTTP tests"
 
 # node --test prints "# pass N" and "# fail N"; a non-zero exit without
 # a failing test (a file that crashed) counts as one failure.
@@ -116,14 +130,7 @@ if make -s asan; then
     UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
     GA_BIN=$repo/build-asan/gemini-agent \
         tests/http/run.sh t_chat.sh t_chat_errors.sh t_routes.sh t_cgi.sh 2>&1 | tee "$log"
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
-    if [ -n "$line" ]; then
-        passed=$((passed + $(cut -d' ' -f1 <<<"$line")))
-        failed=$((failed + $(cut -d' ' -f3 <<<"$line")))
-    else
-        echo "not ok - HTTP tests (asan): no summary"
-        failed=$((failed + 1))
-    fi
+    count_plain "HTTP tests (asan)"
     if [ -n "$(ls -A "$asan_logs")" ]; then
         echo "not ok - sanitizer reports from the responder:"
         cat "$asan_logs"/*

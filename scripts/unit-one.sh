@@ -31,7 +31,7 @@ gcc -std=c11 -DTESTING -O1 -g $asan -Wall -Wextra -Werror -Wshadow \
     -Wstrict-prototypes -Wpointer-arith -Wcast-qual -Wwrite-strings -Wvla \
     -Wformat=2 -fno-common -Isrc -Iinclude \
     src/core/arena.c src/core/sbuf.c src/core/status.c src/core/diag.c \
-    src/core/logmsg.c $extra \
+    src/core/logmsg.c src/core/utf8.c src/core/memlimit.c $extra \
     "tests/unit/check_$mod.c" "$out/main.c" -o "$out/check" \
     $(pkg-config --cflags --libs jansson yaml-0.1 check)
 cd tests/unit && "../../$out/check"
