@@ -1,18 +1,15 @@
 /*
  * gemini.c - the Gemini REST client: one generateContent call with retries
- * under one deadline, and the libcurl transport it normally runs on.
+ * under one deadline.
  *
- * The file has three parts. The pure helpers read error bodies and
+ * The file has two parts. The pure helpers read error bodies and
  * durations and compute back-off. The policy (gemini_generate) runs the
  * attempts, waits and error mapping, and reaches the network only through
- * `struct gemini_transport`, so tests can drive it with a fake clock. The
- * libcurl transport owns one easy handle per worker: its connection cache
- * keeps one keep-alive connection to Gemini for many requests.
+ * `struct gemini_transport`, so tests can drive it with a fake clock; the
+ * libcurl transport it normally runs on is transport.c.
  *
- * The API key is sent only in the x-goog-api-key header, which is built
- * for each transfer and wiped afterwards. It never goes into the URL, a
- * log line or an error message, and Gemini's own messages are scrubbed of
- * it before they are passed on.
+ * The API key is never put into the URL, a log line or an error message,
+ * and Gemini's own messages are scrubbed of it before they are passed on.
  *
  * Not here: building the request body (chat.c) or reading the answer
  * (turn.c).
@@ -21,6 +18,7 @@
  */
 #include "core/common.h"
 #include "gemini/gemini.h"
+#include "gemini/transport.h"
 #include "core/jsonin.h"
 #include "core/monotime.h"
 #include "core/utf8.h"
@@ -31,14 +29,10 @@
 #include "core/sbuf.h"
 #include "core/status.h"
 
-#include <curl/curl.h>
-#include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 
@@ -584,342 +578,15 @@ out:
     return rc;
 }
 
-/* --- the libcurl transport --------------------------------------------- */
-
-/* What the callbacks of one transfer share. */
-struct gemini_xfer {
-    struct gemini_http *out;
-    long stall_ms;
-    long last_ms;   /* when the last body bytes arrived */
-    bool started;   /* some body arrived: the stall watch is on */
-    bool too_large; /* the write callback hit the body cap */
-    bool no_memory; /* the write callback could not grow the buffer */
-    bool stalled;   /* the progress callback saw a stall */
-};
-
-static long
-curl_now_ms(void *ctx)
-{
-    (void)ctx;
-    return monotime_ms();
-}
-
-static void
-curl_sleep_ms(void *ctx, long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    (void)ctx;
-    /* A signal (the watchdog is one) must not cut the back-off short. */
-    while (ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-static size_t
-curl_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-    struct gemini_xfer *x = userdata;
-    struct sbuf *sb = &x->out->body;
-    size_t n = size * nmemb;
-
-    if (sbuf_add(sb, ptr, n) != 0) {
-        /* Returning less than n aborts the transfer (CURLE_WRITE_ERROR). */
-        if (n > sb->max - sb->len)
-            x->too_large = true;
-        else
-            x->no_memory = true;
-        return 0;
-    }
-    x->started = true;
-    x->last_ms = monotime_ms();
-    return n;
-}
-
-/* Retry-After: delay-seconds or an HTTP-date (RFC 9110 §10.2.3). */
-static long
-retry_after_value(const char *v)
-{
-    struct tm tm;
-    long sec = 0;
-    const char *p;
-    time_t when;
-
-    for (p = v; *p >= '0' && *p <= '9'; p++) {
-        if (sec > 86400L * 365)
-            return -1;
-        sec = sec * 10 + (*p - '0');
-    }
-    if (p != v && *p == '\0')
-        return sec * 1000;
-    memset(&tm, 0, sizeof(tm));
-    p = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    if (p == NULL || *p != '\0')
-        return -1;
-    when = timegm(&tm);
-    if (when == (time_t)-1)
-        return -1;
-    when -= time(NULL);
-    return when > 0 ? (long)when * 1000 : 0;
-}
-
-static size_t
-curl_header_cb(char *buf, size_t size, size_t nitems, void *userdata)
-{
-    static const char name[] = "retry-after:";
-    struct gemini_xfer *x = userdata;
-    size_t n = size * nitems, i = sizeof(name) - 1, j;
-    char value[64];
-
-    /* A new status line starts a new header block (after a 1xx). */
-    if (n >= 5 && memcmp(buf, "HTTP/", 5) == 0)
-        x->out->retry_after_ms = -1;
-    if (n <= i || strncasecmp(buf, name, i) != 0)
-        return n;
-    while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
-        i++;
-    j = n;
-    while (j > i && (buf[j - 1] == '\r' || buf[j - 1] == '\n' ||
-                     buf[j - 1] == ' ' || buf[j - 1] == '\t'))
-        j--;
-    if (j - i < sizeof(value)) {
-        memcpy(value, buf + i, j - i);
-        value[j - i] = '\0';
-        x->out->retry_after_ms = retry_after_value(value);
-    }
-    return n;
-}
-
-/*
- * Abort a response that started and then stopped. Before the first body
- * byte only the deadline applies: a thinking model is silent for long.
- */
-static int
-curl_xferinfo_cb(void *clientp, curl_off_t dltotal, curl_off_t dlnow,
-                 curl_off_t ultotal, curl_off_t ulnow)
-{
-    struct gemini_xfer *x = clientp;
-
-    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    if (x->started && monotime_ms() - x->last_ms >= x->stall_ms) {
-        x->stalled = true;
-        return 1;
-    }
-    return 0;
-}
-
-/* Wipe the key out of the header list before it goes back to malloc. */
-static void
-headers_free(struct gemini *g)
-{
-    struct curl_slist *l = g->headers;
-
-    for (struct curl_slist *p = l; p != NULL; p = p->next)
-        explicit_bzero(p->data, strlen(p->data));
-    curl_slist_free_all(l);
-    g->headers = NULL;
-}
-
-static int
-headers_build(struct gemini *g, const char *api_key)
-{
-    static const char *const fixed[] = {
-        "Content-Type: application/json",
-        "Expect:", /* no 100-continue round trip for large bodies */
-    };
-    static const char prefix[] = "x-goog-api-key: ";
-    size_t klen = strlen(api_key);
-    char *line = NULL;
-    struct curl_slist *l = NULL, *n;
-    int rc = -1;
-
-    for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
-        n = curl_slist_append(l, fixed[i]);
-        if (n == NULL)
-            goto out;
-        l = n;
-    }
-    line = malloc(sizeof(prefix) + klen);
-    if (line == NULL)
-        goto out;
-    memcpy(line, prefix, sizeof(prefix) - 1);
-    memcpy(line + sizeof(prefix) - 1, api_key, klen + 1);
-    n = curl_slist_append(l, line);
-    if (n == NULL)
-        goto out;
-    l = n;
-    rc = 0;
-out:
-    if (line != NULL) {
-        explicit_bzero(line, sizeof(prefix) + klen);
-        free(line);
-    }
-    g->headers = l; /* freed by headers_free on failure too */
-    return rc;
-}
-
-/* CURLcode -> enum gemini_net, at the module boundary (STYLE §2.5). */
-static enum gemini_net
-map_curl(CURLcode res, const struct gemini_xfer *x, long elapsed_ms,
-         long timeout_ms)
-{
-    switch (res) {
-    case CURLE_OK:
-        return GEMINI_NET_OK;
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-        return GEMINI_NET_CONNECT;
-    case CURLE_OPERATION_TIMEDOUT:
-        /* Time out well before the attempt's end: that was the connect
-         * timeout, and another try may reach another address. */
-        return elapsed_ms + 100 < timeout_ms ? GEMINI_NET_CONNECT
-                                             : GEMINI_NET_TIMEOUT;
-    case CURLE_ABORTED_BY_CALLBACK:
-        return x->stalled ? GEMINI_NET_STALL : GEMINI_NET_OTHER;
-    case CURLE_WRITE_ERROR:
-        return x->too_large ? GEMINI_NET_TOO_LARGE : GEMINI_NET_OTHER;
-    default:
-        return GEMINI_NET_OTHER;
-    }
-}
-
-/* Counts the request heads libcurl sends (CURLINFO_HEADER_OUT), without
- * looking at them: they hold the key. */
-static int
-curl_debug_cb(CURL *c, curl_infotype type, char *data, size_t size,
-              void *userp)
-{
-    struct gemini_http *out = userp;
-
-    (void)c;
-    (void)data;
-    (void)size;
-    if (type == CURLINFO_HEADER_OUT)
-        out->sent++;
-    return 0;
-}
-
-static int
-curl_post(void *ctx, const char *url, const char *api_key, const char *body,
-          size_t len, long timeout_ms, struct gemini_http *out)
-{
-    struct gemini *g = ctx;
-    CURL *c = g->curl;
-    struct gemini_xfer x = {
-        .out = out,
-        .stall_ms = g->stall_ms > 0 ? g->stall_ms : GEMINI_STALL_MS,
-    };
-    char errbuf[CURL_ERROR_SIZE];
-    long connect_ms = timeout_ms < GEMINI_CONNECT_MS ? timeout_ms
-                                                     : GEMINI_CONNECT_MS;
-    long t0;
-    CURLcode res;
-    int rc = -1;
-
-    errbuf[0] = '\0';
-    out->net = GEMINI_NET_OTHER;
-    out->status = 0;
-    out->retry_after_ms = -1;
-    if (timeout_ms <= 0) {
-        out->net = GEMINI_NET_TIMEOUT; /* 0 would mean "no timeout" */
-        return 0;
-    }
-    if (headers_build(g, api_key) != 0)
-        goto out;
-    /* Per-call options; the handle, and so its connection, is kept. */
-    if (curl_easy_setopt(c, CURLOPT_URL, url) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, g->headers) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
-                         (curl_off_t)len) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms) !=
-            CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &x) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_HEADERDATA, &x) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_DEBUGDATA, out) != CURLE_OK)
-        goto out; /* only a failed strdup of the URL can get here */
-
-    out->sent = 0;
-    t0 = monotime_ms();
-    res = curl_easy_perform(c);
-    if (x.no_memory)
-        goto out;
-    out->net = map_curl(res, &x, monotime_ms() - t0, timeout_ms);
-    if (res == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
-    else
-        /* libcurl's words name the host and the cause, never the key. */
-        log_info("gemini: libcurl: %s", errbuf[0] ? errbuf
-                                                   : curl_easy_strerror(res));
-    rc = 0;
-out:
-    /* Nothing may point at this frame or at the wiped list afterwards. */
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, NULL);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, NULL);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, NULL);
-    curl_easy_setopt(c, CURLOPT_DEBUGDATA, NULL);
-    if (out->sent < 1)
-        out->sent = 1; /* refused before sending still used an attempt */
-    headers_free(g);
-    return rc;
-}
-
 /* --- lifecycle ----------------------------------------------------------- */
 
 int
 gemini_init(struct gemini *g)
 {
-    CURL *c;
-
     memset(g, 0, sizeof(*g));
     g->stall_ms = GEMINI_STALL_MS;
     g->seed = (unsigned)monotime_ms() ^ (unsigned)getpid() * 2654435761u;
-    g->t.post = curl_post;
-    g->t.sleep_ms = curl_sleep_ms;
-    g->t.now_ms = curl_now_ms;
-    g->t.ctx = g;
-
-    c = curl_easy_init();
-    if (c == NULL)
-        return -1;
-    /*
-     * Options that hold for every call. TLS verification stays at its
-     * default (on). NOSIGNAL: the worker's SIGALRM watchdog must not meet
-     * libcurl's own signal use. ACCEPT_ENCODING "": responses may be gzip.
-     */
-    if (curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_USERAGENT, "gemini-agent") != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") !=
-            CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_write_cb) !=
-            CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, curl_header_cb) !=
-            CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, curl_xferinfo_cb) !=
-            CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L) != CURLE_OK ||
-        /* VERBOSE only feeds curl_debug_cb, which counts request heads;
-         * with a debug function set nothing is printed. */
-        curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug_cb) !=
-            CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_VERBOSE, 1L) != CURLE_OK) {
-        curl_easy_cleanup(c);
-        return -1;
-    }
-    g->curl = c;
-    return 0;
+    return transport_init(g);
 }
 
 void
@@ -934,7 +601,5 @@ gemini_init_transport(struct gemini *g, const struct gemini_transport *t)
 void
 gemini_release(struct gemini *g)
 {
-    headers_free(g);
-    curl_easy_cleanup(g->curl); /* safe on NULL */
-    g->curl = NULL;
+    transport_release(g);
 }
