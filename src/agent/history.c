@@ -5,10 +5,12 @@
  * history_check() walks the turns once, part by part, and keeps only the
  * model turn whose calls await answers; the user turn after it is matched
  * against that turn's parts in place, so nothing is copied or counted
- * twice. The rules are gemini-wire.md §2.1-2.2 and §5, plus the pending
+ * twice. The rules are wire §3 and §4, plus the pending
  * state a mixed page-tool/server-action turn leaves behind. Not here:
  * bounds on size (the caller trims with history_trim_start()) and thought
  * signatures (opaque; Gemini checks them).
+ *
+ * "wire §N" is section N of docs/internals/gemini-wire.md.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -35,7 +37,7 @@ enum part_kind {
     PART_CODE_EXECUTION_RESULT,
 };
 
-/* The data fields of a Part: exactly one per part (§2.2). */
+/* The data fields of a Part: exactly one per part (wire §3). */
 static const struct {
     const char *key;
     size_t len;
@@ -186,7 +188,8 @@ check_part(const json_t *part, bool model, const struct where *w,
                 return fail(err, w, "thoughtSignature must be a string");
         } else if (!model) {
             return fail(err, w, "unknown member \"%.*s\"",
-                        len > BOUND_NAME_SHOWN ? BOUND_NAME_SHOWN : (int)len, key);
+                        len > BOUND_NAME_SHOWN ? BOUND_NAME_SHOWN : (int)len,
+                        key);
         }
     }
 
@@ -199,7 +202,7 @@ check_part(const json_t *part, bool model, const struct where *w,
     case PART_TEXT:
         if (!json_is_string(data))
             return fail(err, w, "text must be a string");
-        /* `{"text": ""}` alone is the empty part Gemini refuses (§2.1);
+        /* `{"text": ""}` alone is the empty part Gemini refuses (wire §3);
          * with a signature or a flag beside it, it is what Gemini sent. */
         if (json_string_length(data) == 0 && json_object_size(part) == 1)
             return fail(err, w, "text must not be empty");
@@ -449,7 +452,7 @@ history_check(const json_t *history, unsigned flags, struct status_error *err)
 /*
  * Whether a history may start at this turn: a user turn with text and no
  * function responses. Gemini starts "the current turn" at such a message
- * (§4.3), so cutting there splits no call from its answer.
+ * (wire §4), so cutting there splits no call from its answer.
  */
 static bool
 is_cut_point(const json_t *turn)

@@ -3,7 +3,7 @@
  *
  * The server keeps no session: every request carries the whole history in
  * Gemini's `contents` form. Before any of it reaches Gemini it must be a
- * history Gemini accepts (gemini-wire.md §2.1, §5):
+ * history Gemini accepts (wire §3, §4):
  *   - roles "user" and "model" only; every turn has a non-empty `parts`;
  *   - every part is an object of a known kind: text, inlineData, fileData,
  *     functionCall, functionResponse, executableCode, codeExecutionResult
@@ -18,6 +18,8 @@
  *     submitToolResults).
  * A violation is ST_INVALID_HISTORY with a message naming the turn
  * ("history[3]: ...").
+ *
+ * "wire §N" is section N of docs/internals/gemini-wire.md.
  *
  * SPDX-License-Identifier: MIT
  */

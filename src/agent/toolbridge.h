@@ -12,8 +12,10 @@
  * expose.
  *
  * Declarations use `parametersJsonSchema` (the schema passed as JSON
- * Schema, gemini-wire.md §2.4); a function without parameters is declared
+ * Schema, wire §2.3); a function without parameters is declared
  * with no schema at all, never an object with empty `properties`.
+ *
+ * "wire §N" is section N of docs/internals/gemini-wire.md.
  *
  * SPDX-License-Identifier: MIT
  */

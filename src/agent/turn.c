@@ -5,9 +5,11 @@
  * other part is kept by reference (never copied, so thoughtSignature and
  * fields newer than this code survive), function calls are collected and
  * the visible text is joined. How the turn ended comes from a table of
- * finishReason values (gemini-wire.md §3.3) or from promptFeedback (§3.4).
+ * finishReason values (wire §6.3) or from promptFeedback (§7).
  * Not here: streaming (each chunk is a response of its own to this code)
  * and deciding what to do about the end (the chat loop does).
+ *
+ * "wire §N" is section N of docs/internals/gemini-wire.md.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -29,7 +31,7 @@ struct finish_map {
 };
 
 /*
- * Values from gemini-wire.md §3.3. Anything not listed is TURN_OTHER,
+ * Values from wire §6.3. Anything not listed is TURN_OTHER,
  * except the IMAGE_* family, matched by prefix because image models keep
  * adding members to it.
  */
@@ -101,7 +103,7 @@ read_usage(const json_t *response, struct turn *t)
 /*
  * Whether a part carries nothing Gemini would accept back: not an object,
  * `{}`, or `{"text": ""}` alone. A signature-only part has a second member
- * and is kept (gemini-wire.md §4.5).
+ * and is kept (wire §5.2).
  */
 static bool
 part_is_empty(const json_t *part)
@@ -287,7 +289,7 @@ parse(const json_t *response, struct arena *a, struct turn *t,
                           "promptFeedback");
     read_usage(response, t);
 
-    /* A blocked prompt produced nothing to keep or run (§3.4). */
+    /* A blocked prompt produced nothing to keep or run (wire §7). */
     block = json_object_get(feedback, "blockReason");
     if (block != NULL) {
         if (!json_is_string(block))
@@ -310,7 +312,8 @@ parse(const json_t *response, struct arena *a, struct turn *t,
     if (read_finish(cand, t, err) != 0)
         return -1;
 
-    /* content and parts may be missing or null (§3.6): nothing to keep. */
+    /* content and parts may be missing or null (wire §6.2): nothing to
+     * keep. */
     content = json_object_get(cand, "content");
     if (content != NULL && !json_is_null(content) && !json_is_object(content))
         return status_set(err, ST_UPSTREAM_BAD,

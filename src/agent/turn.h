@@ -5,7 +5,9 @@
  * model did: text, function calls, how it finished, tokens used. The
  * model's parts are kept exactly as received (thoughtSignature and fields
  * we do not know included), minus parts that carry nothing (`{}`), which
- * Gemini refuses when they are sent back (gemini-wire.md §2.1, §3.6).
+ * Gemini refuses when they are sent back (wire §3, §6.2).
+ *
+ * "wire §N" is section N of docs/internals/gemini-wire.md.
  *
  * SPDX-License-Identifier: MIT
  */

@@ -5,6 +5,8 @@
  * only lower the ones it names; config.c refuses a value above the ceiling.
  * The DEFAULT_* values are what a key that is absent from the config means.
  *
+ * "wire §N" is section N of docs/internals/gemini-wire.md.
+ *
  * SPDX-License-Identifier: MIT
  */
 #ifndef APP_BOUNDS_H
@@ -29,7 +31,8 @@
 #define DEFAULT_TOOLS             128
 #define BOUND_PAGE_STATE_BYTES    (4u * 1024 * 1024)
 #define DEFAULT_PAGE_STATE_BYTES  (256u * 1024)
-/* Gemini calls per request; the issue fixes the clamp at 1..15. */
+/* Gemini calls per request: config and AGENT_MAX_LOOP_STEPS are clamped
+ * to 1..15 (README "Configuration"). */
 #define BOUND_LOOP_STEPS          15
 #define DEFAULT_LOOP_STEPS        8
 
@@ -70,7 +73,7 @@
 
 /* --- the Gemini client ------------------------------------------------- */
 
-/* Retries after the first attempt (the issue fixes "at most 2"). */
+/* Retries after the first attempt: at most 2 (wire §11). */
 #define GEMINI_MAX_RETRIES     2
 /* First back-off; doubles per retry, plus up to 50% jitter. */
 #define GEMINI_BACKOFF_BASE_MS 500

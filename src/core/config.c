@@ -284,7 +284,7 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
         }
     }
 
-    /* The environment wins over the file (DESIGN §4). */
+    /* The environment wins over the file (README "Configuration"). */
     if ((env = getenv("GEMINI_API_KEY")) != NULL && env[0] != '\0') {
         g->api_key = strdup(env);
         g->key_source = CONFIG_KEY_ENV_GEMINI;

@@ -14,6 +14,8 @@
  * Not here: building the request body (chat.c) or reading the answer
  * (turn.c).
  *
+ * "wire §N" is section N of docs/internals/gemini-wire.md.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
@@ -187,7 +189,7 @@ gemini_parse_error(const char *body, size_t len, struct gemini_error_info *out)
         goto out;
     }
     top = root;
-    /* Some paths wrap the error in a one-element array (§7.1). */
+    /* Some paths wrap the error in a one-element array (wire §10.1). */
     if (json_is_array(top))
         top = json_array_size(top) == 1 ? json_array_get(top, 0) : NULL;
     e = json_object_get(top, "error");
@@ -490,8 +492,9 @@ map_failure(const struct gemini *g, const struct config_gemini *gc,
 }
 
 int
-gemini_generate(struct gemini *g, const struct config_gemini *gc, const char *body,
-                size_t len, struct arena *a, struct json_t **response,
+gemini_generate(struct gemini *g, const struct config_gemini *gc,
+                const char *body, size_t len, struct arena *a,
+                struct json_t **response,
                 struct gemini_usage *usage, struct status_error *err)
 {
     const struct gemini_transport *t = &g->t;

@@ -1,6 +1,6 @@
 /*
  * gemini.h - the Gemini REST client: one generateContent call, with
- * retries, under one deadline (gemini-wire.md §1, §7).
+ * retries, under one deadline (wire §1, §10, §11).
  *
  * A worker owns one `struct gemini` for its whole life: one libcurl easy
  * handle, so one keep-alive connection serves every request the worker
@@ -12,6 +12,8 @@
  *
  * Not here: building the request body (chat.c) or reading the answer
  * (turn.h).
+ *
+ * "wire §N" is section N of docs/internals/gemini-wire.md.
  *
  * SPDX-License-Identifier: MIT
  */

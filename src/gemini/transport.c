@@ -202,7 +202,8 @@ out:
     return rc;
 }
 
-/* CURLcode -> enum gemini_net, at the module boundary (STYLE §2.5). */
+/* CURLcode -> enum gemini_net, here at the module boundary, so libcurl's
+ * codes never leave this file. */
 static enum gemini_net
 map_curl(CURLcode res, const struct gemini_xfer *x, long elapsed_ms,
          long timeout_ms)

@@ -1,6 +1,7 @@
 /*
  * chat.h - the chat protocol: geminiAgent.sendMessage and
- * geminiAgent.submitToolResults (DESIGN §6.1), one stateless turn loop.
+ * geminiAgent.submitToolResults (README "The chat protocol"), a caller of
+ * the agent loop.
  *
  * The browser sends the whole history with every request; the answer
  * carries it back with the new turns. Between the two, chat_handle() runs

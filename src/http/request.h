@@ -1,8 +1,8 @@
 /*
  * request.h - read and check an HTTP request's head and body.
  *
- * The strict part of the HTTP contract (DESIGN §6) lives here: the route
- * path, the method, `Content-Type: application/json` (else 415), a
+ * The strict part of the HTTP contract (README "HTTP API") lives here: the
+ * route path, the method, `Content-Type: application/json` (else 415), a
  * CONTENT_LENGTH parsed with overflow checks (garbage -> 400, over the
  * limit -> 413 before a byte of the body is read), a body that must arrive
  * whole (short -> 400, never a hang: the web server closes the stream) and

@@ -1,7 +1,7 @@
 /*
  * plugin.h - the server-action registry loaded from plugin folders.
  *
- * A plugin is a folder holding plugin.yaml (DESIGN §5):
+ * A plugin is a folder holding plugin.yaml (README "Server actions"):
  *
  *     name: shop
  *     actions:

@@ -88,7 +88,7 @@ assert_body_contains "gemini-2.5-flash" "404: the message names the model"
 
 err_case "html status=200" 502 upstream_bad_response 1 "HTML page with 200"
 # A 502 from Google's front end (HTML) is a gateway error: retried, then
-# reported as unavailable (gemini-wire.md §7.2: 502 is retried).
+# reported as unavailable (docs/internals/gemini-wire.md §11: 502 is retried).
 err_case "html" 503 upstream_unavailable 3 "HTML page with 502"
 err_case "truncated" 502 upstream_bad_response 1 "truncated JSON"
 err_case "no-candidates" 502 upstream_bad_response 1 "no candidates"

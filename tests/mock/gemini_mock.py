@@ -51,7 +51,7 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_FIXTURES = os.path.join(HERE, "..", "data", "gemini-fixtures")
 
-# Model ids the mock serves (wire spec section 8: current models).  Anything
+# Model ids the mock serves (docs/internals/gemini-wire.md §9: current models).  Anything
 # else, e.g. the retired gemini-2.0-flash, gets the real 404 body.
 KNOWN_MODELS = [
     "gemini-3.8-flash", "gemini-3.7-flash", "gemini-3.6-flash",
@@ -2272,7 +2272,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(status, REASONS.get(status))
         self.send_header("Content-Type", ctype)
         if self.gzip_ok and ctype.startswith("application/json") and body:
-            # like the real API: gzip when the client accepts it (wire spec 9)
+            # like the real API: gzip when the client accepts it (docs/internals/gemini-wire.md §1)
             body = gzip.compress(body, mtime=0)
             self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Length", str(len(body)))

@@ -9,6 +9,8 @@
  * reference, so thoughtSignature and unknown fields survive), and the
  * references turn_parse() takes must all be returned by the arena.
  *
+ * "wire §N" is section N of docs/internals/gemini-wire.md.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
@@ -249,7 +251,7 @@ static const struct fx fixtures[] = {
       { 1706, 0, 2999, 0, 4705 }, false },
     { "07a-sequential-step1.stream-chunks.json", 0, ST_OK, TURN_DONE, "STOP",
       1, 1, { "customDivide" }, "", 0, { 81, 20, 179, 0, 280 }, true },
-    /* The final text carries the signature (§4.2). */
+    /* The final text carries the signature (wire §5.2). */
     { "07b-sequential-final-text.stream-chunks.json", 0, ST_OK, TURN_DONE,
       "STOP", 1, 0, { NULL }, "The result is 2.", 16,
       { 435, 6, 102, 0, 543 }, true },

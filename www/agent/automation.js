@@ -1,5 +1,5 @@
 /**
- * automation.js — the AutomationAPI for plain HTML pages (DESIGN §8).
+ * automation.js — the AutomationAPI for plain HTML pages (README "Adding the agent to a page").
  *
  * Markup convention:
  *   data-ref="addBtn"          an interactive element the agent may use

@@ -1,6 +1,6 @@
 /**
  * webmcp.js — expose the page's tool catalog to browser agents through WebMCP
- * (DESIGN §8, §10): `document.modelContext` (current spec, tool lifetime owned
+ * (README "Adding the agent to a page"): `document.modelContext` (current spec, tool lifetime owned
  * by an AbortSignal) or `navigator.modelContext` (older Chrome / MCP-B, with
  * unregisterTool(name) or a returned registration's unregister()).
  *
