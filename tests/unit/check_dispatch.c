@@ -12,6 +12,7 @@
 #include "core/diag.h"
 #include "http/dispatch.h"
 #include "http/httpio.h"
+#include "unit_memio.h"
 #include "core/jsonin.h"
 #include "http/reply.h"
 #include "http/request.h"
@@ -25,47 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* --- a memory transport ---------------------------------------------------- */
-
-struct memio {
-    const char *const *params; /* name, value, name, value, ..., NULL */
-    const char *body;
-    size_t body_len, pos;
-    struct sbuf out;
-};
-
-static const char *
-mem_param(void *ctx, const char *name)
-{
-    struct memio *m = ctx;
-    for (size_t i = 0; m->params[i]; i += 2)
-        if (strcmp(m->params[i], name) == 0)
-            return m->params[i + 1];
-    return NULL;
-}
-
-static long
-mem_read(void *ctx, char *buf, size_t n)
-{
-    struct memio *m = ctx;
-    size_t left = m->body_len - m->pos;
-    /* Hand out at most 7 bytes at a time: the reader must loop. */
-    size_t k = n < left ? n : left;
-    k = k > 7 ? 7 : k;
-    memcpy(buf, m->body + m->pos, k);
-    m->pos += k;
-    return (long)k;
-}
-
-static int
-mem_write(void *ctx, const char *buf, size_t n)
-{
-    struct memio *m = ctx;
-    return sbuf_add(&m->out, buf, n);
-}
-
-static const struct httpio_ops mem_ops = {mem_param, mem_read, mem_write};
 
 /* --- fixture: the real shop plugin, data in a temp dir -------------------- */
 
@@ -121,9 +81,11 @@ run(const char *method, const char *uri, const char *ctype, const char *clen,
     const char *params[] = {"REQUEST_METHOD", method, "DOCUMENT_URI", uri,
                             "CONTENT_TYPE", ctype, "CONTENT_LENGTH", clen,
                             NULL};
-    struct memio m = {params, body ? body : "", body ? strlen(body) : 0, 0,
-                      {0}};
-    struct httpio io = {&mem_ops, &m, false};
+    static char out[1 << 20];
+    /* At most 7 bytes a read: the reader must loop. */
+    struct unit_memio m = {params, body ? body : "", body ? strlen(body) : 0, 0,
+                           7, out, 0, sizeof(out)};
+    struct httpio io = {&unit_memio_ops, &m, false};
     struct arena a;
     struct result r = {0};
     char lenbuf[32];
@@ -142,18 +104,16 @@ run(const char *method, const char *uri, const char *ctype, const char *clen,
         }
     dense[n] = NULL;
     m.params = dense;
-    sbuf_init(&m.out, 1 << 20);
+    out[0] = '\0';
     arena_init(&a);
     r.status = dispatch_request(site, NULL, &io, &a);
     arena_release(&a);
-    const char *sep = strstr(m.out.buf, "\r\n\r\n");
+    const char *sep = strstr(out, "\r\n\r\n");
     ck_assert_ptr_nonnull(sep);
-    snprintf(r.head, sizeof(r.head), "%.*s", (int)(sep - m.out.buf),
-             m.out.buf);
+    snprintf(r.head, sizeof(r.head), "%.*s", (int)(sep - out), out);
     snprintf(r.raw, sizeof(r.raw), "%s", sep + 4);
     r.body = json_loads(sep + 4, 0, NULL);
     ck_assert_msg(r.body != NULL, "body is not JSON: %s", sep + 4);
-    sbuf_release(&m.out);
     return r;
 }
 
@@ -372,16 +332,16 @@ static char *
 reply_to_memory(const struct status_error *err, const char *allow)
 {
     const char *none[] = {NULL};
-    struct memio m = {none, "", 0, 0, {0}};
-    struct httpio io = {&mem_ops, &m, false};
+    static char buf[1 << 16];
+    struct unit_memio m = {none, "", 0, 0, 0, buf, 0, sizeof(buf)};
+    struct httpio io = {&unit_memio_ops, &m, false};
     char *out;
 
-    sbuf_init(&m.out, 1 << 16);
+    buf[0] = '\0';
     ck_assert_int_eq(reply_error(&io, err, allow), 0);
     ck_assert(io.replied);
-    out = strdup(m.out.buf);
+    out = strdup(buf);
     ck_assert_ptr_nonnull(out);
-    sbuf_release(&m.out);
     return out;
 }
 
@@ -521,14 +481,13 @@ START_TEST(route_from_request_uri_and_script_name)
     const char *const *sets[] = {p1, p2};
 
     for (size_t i = 0; i < 2; i++) {
-        struct memio m = {sets[i], "", 0, 0, {0}};
-        struct httpio io = {&mem_ops, &m, false};
+        static char buf[1 << 20];
+        struct unit_memio m = {sets[i], "", 0, 0, 0, buf, 0, sizeof(buf)};
+        struct httpio io = {&unit_memio_ops, &m, false};
         struct arena a;
-        sbuf_init(&m.out, 1 << 20);
         arena_init(&a);
         ck_assert_int_eq(dispatch_request(site, NULL, &io, &a), 200);
         arena_release(&a);
-        sbuf_release(&m.out);
     }
 }
 END_TEST

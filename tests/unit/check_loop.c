@@ -24,6 +24,7 @@
 #include "core/memlimit.h"
 #include "http/site.h"
 #include "core/status.h"
+#include "unit_memio.h"
 
 #include <check.h>
 #include <jansson.h>
@@ -698,54 +699,6 @@ START_TEST(every_allocation_failure_in_the_loop_is_clean)
 }
 END_TEST
 
-/* A whole sendMessage request through dispatch_request(), written to a
- * fixed buffer that no injected failure can touch. */
-struct memio {
-    const char *const *params;
-    const char *body;
-    size_t len, pos;
-    char out[1 << 16];
-    size_t out_len;
-};
-
-static const char *
-mem_param(void *ctx, const char *name)
-{
-    struct memio *m = ctx;
-
-    for (size_t i = 0; m->params[i]; i += 2)
-        if (strcmp(m->params[i], name) == 0)
-            return m->params[i + 1];
-    return NULL;
-}
-
-static long
-mem_read(void *ctx, char *buf, size_t n)
-{
-    struct memio *m = ctx;
-    size_t left = m->len - m->pos;
-
-    if (n > left)
-        n = left;
-    memcpy(buf, m->body + m->pos, n);
-    m->pos += n;
-    return (long)n;
-}
-
-static int
-mem_write(void *ctx, const char *buf, size_t n)
-{
-    struct memio *m = ctx;
-
-    ck_assert_uint_lt(n, sizeof(m->out) - m->out_len);
-    memcpy(m->out + m->out_len, buf, n);
-    m->out_len += n;
-    m->out[m->out_len] = '\0';
-    return 0;
-}
-
-static const struct httpio_ops mem_ops = {mem_param, mem_read, mem_write};
-
 static const char chat_body[] =
     "{\"message\":\"find a usb hub\",\"history\":[],"
     "\"toolDefinitions\":[{\"name\":\"page_show\",\"description\":\"Show\","
@@ -753,9 +706,10 @@ static const char chat_body[] =
     "\"properties\":{\"id\":{\"type\":\"string\"}}}}],"
     "\"pageState\":{\"cart\":[]}}";
 
-/* Run the request; the whole output (head and body) into m->out. */
+/* A whole sendMessage request through dispatch_request(); its output
+ * (head and body) goes to out[cap], which no injected failure touches. */
 static void
-run_request(struct memio *m, struct fake *f)
+run_request(char *out, size_t cap, struct fake *f)
 {
     static const char *const params[] = {
         "REQUEST_METHOD",
@@ -768,16 +722,15 @@ run_request(struct memio *m, struct fake *f)
         "221",
         NULL};
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, f};
-    struct httpio io = {&mem_ops, m, false};
+    struct unit_memio m = {params, chat_body, strlen(chat_body), 0, 0,
+                           out, 0, cap};
+    struct httpio io = {&unit_memio_ops, &m, false};
     struct gemini g;
     struct arena a;
 
     ck_assert_uint_eq(strlen(chat_body), 221);
-    memset(m, 0, sizeof(*m));
+    out[0] = '\0';
     memset(f, 0, sizeof(*f));
-    m->params = params;
-    m->body = chat_body;
-    m->len = strlen(chat_body);
     f->answers = oom_answers;
     gemini_init_transport(&g, &t);
     arena_init(&a);
@@ -807,18 +760,18 @@ answer_without_timings(const char *out)
 
 START_TEST(every_allocation_failure_in_a_request_is_a_500)
 {
-    static struct memio m;
+    static char out[1 << 16];
     struct fake f;
     char *base;
     long total, failures = 0;
 
     quiet();
-    run_request(&m, &f);
-    ck_assert_msg(strncmp(m.out, "Status: 200 OK\r\n", 16) == 0, "%s", m.out);
-    ck_assert_ptr_nonnull(strstr(m.out, "\"type\":\"tool-calls\""));
-    base = answer_without_timings(m.out);
+    run_request(out, sizeof(out), &f);
+    ck_assert_msg(strncmp(out, "Status: 200 OK\r\n", 16) == 0, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"type\":\"tool-calls\""));
+    base = answer_without_timings(out);
     inject(0);
-    run_request(&m, &f);
+    run_request(out, sizeof(out), &f);
     stop_injecting();
     total = alloc_count;
     ck_assert_int_gt(total, 100);
@@ -826,13 +779,13 @@ START_TEST(every_allocation_failure_in_a_request_is_a_500)
     for (long at = 1; at <= total; at++) {
         long live = memlimit_json_live;
         inject(at);
-        run_request(&m, &f);
+        run_request(out, sizeof(out), &f);
         stop_injecting();
         ck_assert_msg(memlimit_json_live == live,
                       "allocation %ld: %ld JSON values leaked", at,
                       memlimit_json_live - live);
-        if (strncmp(m.out, "Status: 200 OK\r\n", 16) == 0) {
-            char *got = answer_without_timings(m.out);
+        if (strncmp(out, "Status: 200 OK\r\n", 16) == 0) {
+            char *got = answer_without_timings(out);
             ck_assert_msg(strcmp(got, base) == 0,
                           "allocation %ld: 200 with another answer:\n%s", at,
                           got);
@@ -841,11 +794,11 @@ START_TEST(every_allocation_failure_in_a_request_is_a_500)
         }
         failures++;
         ck_assert_msg(
-            strncmp(m.out, "Status: 500 Internal Server Error\r\n", 35) == 0,
-            "allocation %ld of %ld: not a 500:\n%s", at, total, m.out);
-        ck_assert_msg(strstr(m.out, "\r\n\r\n{\"error\":{\"code\":"
+            strncmp(out, "Status: 500 Internal Server Error\r\n", 35) == 0,
+            "allocation %ld of %ld: not a 500:\n%s", at, total, out);
+        ck_assert_msg(strstr(out, "\r\n\r\n{\"error\":{\"code\":"
                                     "\"internal_error\",\"message\":") != NULL,
-                      "allocation %ld: not the error envelope:\n%s", at, m.out);
+                      "allocation %ld: not the error envelope:\n%s", at, out);
     }
     ck_assert_int_gt(failures, total / 2);
     free(base);
