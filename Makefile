@@ -5,6 +5,7 @@
 #   make asan       AddressSanitizer+UBSan build in build-asan/
 #   make check-asan unit tests under ASan/UBSan
 #   make bench      requests/s, latency and worker RSS of a typical chat request
+#   make cost       bytes sent to Gemini over a scripted demo conversation
 #   make test       everything: deps, unit (plain and ASan/UBSan), HTTP, browser
 #   make deps       install the Debian packages the build and tests need
 #   make demo       build and serve the demo behind nginx on 127.0.0.1
@@ -113,6 +114,12 @@ http: all
 bench: all
 	tests/bench/bench.sh
 
+# What a chat turn costs: a scripted conversation on the demo page, the
+# bytes sent to Gemini and how much of each request repeats the previous.
+cost: all
+	@scripts/setup-www.sh >/dev/null
+	node tests/cost/cost.mjs
+
 test:
 	scripts/test.sh
 
@@ -139,4 +146,4 @@ clean:
 	rm -rf build build-*
 
 -include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(BUILD)/src/main.d
-.PHONY: all check layers check-asan run-unit asan http bench test deps demo format clean install
+.PHONY: all check layers check-asan run-unit asan http bench cost test deps demo format clean install

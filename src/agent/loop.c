@@ -5,7 +5,9 @@
  * calls the loop answers, and go round again until something ends it.
  * Each Gemini call sends the same request object: `contents` is the
  * caller's conversation, which grows by reference as turns are recorded,
- * so nothing is copied between steps.
+ * so nothing is copied between steps. Its members are written in the
+ * order Gemini reads them - instruction, tools, contents - so that each
+ * step's request begins with the whole of the previous one.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -225,9 +227,9 @@ loop_run(const struct loop_input *in, const struct loop_sink *sink,
     bool retried_malformed = false;
 
     l.request = arena_take_json(
-        in->a, json_pack("{s:{s:[{s:s}]}, s:O, s:O*}", "systemInstruction",
-                         "parts", "text", in->system, "contents", in->contents,
-                         "tools", in->tools));
+        in->a, json_pack("{s:{s:[{s:s}]}, s:O*, s:O}", "systemInstruction",
+                         "parts", "text", in->system, "tools", in->tools,
+                         "contents", in->contents));
     if (l.request == NULL) {
         oom(err);
         return fail(&l, err);

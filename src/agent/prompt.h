@@ -1,19 +1,19 @@
 /*
- * prompt.h - the system instruction.
+ * prompt.h - the system instruction and the page state's turn.
  *
  * Order matters for cost: Gemini bills a repeated request prefix at a
- * discount (implicit caching), so everything that stays the same between
- * turns comes first - the persona (config systemPrompt, or ours), the
- * working instructions, the server actions, the page's interactions - and
- * the page state, which changes on every turn, comes last. The part that
- * depends only on the site (persona, instructions, server actions) is
- * built once, by prompt_head() when the site loads; each request adds its
- * page's part with prompt_system().
+ * discount (implicit caching), so a request reads from what changes least
+ * to what changes most: the system instruction (the persona - config
+ * systemPrompt, or ours - the working rules and the server actions; the
+ * same for the whole site, built once by prompt_head() when the site
+ * loads), the tools, the history, and last the page state, which changes
+ * after every action (prompt_page_state()).
  *
- * The page state is untrusted data from the page. It is embedded as
- * compact JSON between <page-state> markers, with every '<' inside it
- * written as \u003c, so no page content can close the block early or
- * pose as instructions outside it.
+ * Page-provided text never enters the instruction: the page tools' names
+ * and descriptions travel only in their declarations, and the page state
+ * is untrusted data in a user turn of its own, as compact JSON between
+ * <page-state> markers with every '<' inside it written as \u003c, so no
+ * page content can close the block early or pose as instructions.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -35,14 +35,16 @@ struct status_error;
 char *prompt_head(const char *system_prompt, const struct plugin_set *actions);
 
 /*
- * The system instruction text (arena string): `head`, then the page
- * tools and the page state, which may be NULL. A page state whose compact
- * JSON exceeds `max_page_state` bytes is refused with ST_TOO_LARGE, never
- * cut.
+ * The page's current state as the last turn of a request (a new user
+ * turn, pinned to the arena): one line saying what it is, then the compact
+ * JSON between <page-state> markers, every '<' inside written as \u003c.
+ * It goes last because it changes after every action: whatever follows it
+ * could not be served from Gemini's prefix cache. A state whose JSON
+ * exceeds `max_page_state` bytes is refused with ST_PAGE_STATE_TOO_LARGE,
+ * never cut.
  */
-char *prompt_system(const char *head, long max_page_state,
-                    const struct json_t *tool_defs,
-                    const struct json_t *page_state, struct arena *a,
-                    struct status_error *err);
+struct json_t *prompt_page_state(const struct json_t *page_state,
+                                 long max_page_state, struct arena *a,
+                                 struct status_error *err);
 
 #endif /* APP_PROMPT_H */

@@ -6,12 +6,44 @@
 #include "core/common.h"
 #include "agent/toolbridge.h"
 #include "core/arena.h"
+#include "core/bounds.h"
 #include "core/jsonin.h"
 #include "registry/plugin.h"
 #include "core/status.h"
+#include "core/utf8.h"
 
 #include <jansson.h>
 #include <string.h>
+
+static bool
+name_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
+           c == '-';
+}
+
+/* Page tool names (WebMCP's rule is looser than Gemini's): 1 to 64 of
+ * Gemini's name characters, in any order. */
+static bool
+page_name_ok(const char *s)
+{
+    size_t n = 0;
+
+    while (s[n] != '\0' && name_char(s[n]))
+        n++;
+    return n > 0 && s[n] == '\0' && n <= 64;
+}
+
+int
+toolbridge_fn_name(const char *page_name, char *out, size_t size)
+{
+    bool as_is = toolbridge_valid_name(page_name);
+    int n = snprintf(out, size, "%s%s", as_is ? "" : TOOLBRIDGE_PAGE_PREFIX,
+                     page_name);
+
+    return n < 0 || (size_t)n >= size || !toolbridge_valid_name(out) ? -1 : 0;
+}
 
 bool
 toolbridge_valid_name(const char *s)
@@ -50,6 +82,7 @@ toolbridge_check(const json_t *tool_defs, long max_tools,
 {
     static const char *const tool_members[] = {"name", "description",
                                                "inputSchema", "category", NULL};
+    char fn[TOOLBRIDGE_NAME_MAX];
     size_t i, j;
     json_t *t;
 
@@ -79,10 +112,12 @@ toolbridge_check(const json_t *tool_defs, long max_tools,
                               "(expected name, description, inputSchema, "
                               "category)",
                               i, unknown);
-        if (!toolbridge_valid_name(name))
+        if (name == NULL || !page_name_ok(name) ||
+            toolbridge_fn_name(name, fn, sizeof(fn)) != 0)
             return status_set(err, ST_BAD_REQUEST,
-                              "toolDefinitions[%zu]: the name must match "
-                              "^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$",
+                              "toolDefinitions[%zu]: the name must be 1 to "
+                              "64 of A-Z a-z 0-9 _ . : - (62 when it starts "
+                              "with a digit, '.', ':' or '-')",
                               i);
         if (plugin_is_fn_name(name))
             return status_set(err, ST_TOOL_CONFLICT,
@@ -106,15 +141,25 @@ toolbridge_check(const json_t *tool_defs, long max_tools,
                                   "an object schema (type \"object\")",
                                   i);
         }
-        /* Quadratic, but bounded by maxTools (128 by default). */
+        /* Quadratic, but bounded by maxTools (128 by default). Names
+         * are compared as declared: "1x" is declared as "p_1x", so a tool
+         * named "p_1x" beside it is a conflict. */
         for (j = 0; j < i; j++) {
-            const char *other = json_string_value(
+            const char *other_name = json_string_value(
                 json_object_get(json_array_get(tool_defs, j), "name"));
-            if (strcmp(other, name) == 0)
+            char other[TOOLBRIDGE_NAME_MAX];
+            if (toolbridge_fn_name(other_name, other, sizeof(other)) != 0 ||
+                strcmp(other, fn) != 0)
+                continue;
+            if (strcmp(other_name, name) == 0)
                 return status_set(err, ST_BAD_REQUEST,
                                   "toolDefinitions[%zu]: the name '%s' is "
                                   "used twice",
                                   i, name);
+            return status_set(err, ST_BAD_REQUEST,
+                              "toolDefinitions[%zu]: '%s' and '%s' would "
+                              "both be declared as the function '%s'",
+                              i, other_name, name, fn);
         }
     }
     return 0;
@@ -138,6 +183,25 @@ toolbridge_action_declarations(const struct plugin_set *actions)
     return decls;
 }
 
+/* A page tool's description as declared: control characters (a `\r`
+ * or `\n` could pose as structure) become spaces, and it is cut to
+ * BOUND_TOOL_DESCRIPTION bytes at a character boundary. An arena string,
+ * or NULL when out of memory. */
+static const char *
+page_description(struct arena *a, const char *desc)
+{
+    size_t n = desc ? strlen(desc) : 0;
+    char *out;
+
+    if (n > BOUND_TOOL_DESCRIPTION)
+        n = utf8_cut(desc, BOUND_TOOL_DESCRIPTION);
+    out = arena_strndup(a, desc ? desc : "", n);
+    for (size_t i = 0; out != NULL && i < n; i++)
+        if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+            out[i] = ' ';
+    return out;
+}
+
 int
 toolbridge_tools(const json_t *action_decls, const json_t *tool_defs,
                  struct arena *a, json_t **tools, struct status_error *err)
@@ -155,11 +219,17 @@ toolbridge_tools(const json_t *action_decls, const json_t *tool_defs,
         json_array_extend(decls, UNCONST(action_decls)) != 0)
         goto oom;
     json_array_foreach(tool_defs, i, t) {
-        json_t *d = toolbridge_declaration(
-            json_string_value(json_object_get(t, "name")),
-            json_string_value(json_object_get(t, "description")),
-            json_object_get(t, "inputSchema"));
-        if (json_array_append_new(decls, d) != 0)
+        char fn[TOOLBRIDGE_NAME_MAX];
+        const char *desc = page_description(
+            a, json_string_value(json_object_get(t, "description")));
+
+        /* toolbridge_check() made sure every name maps */
+        if (toolbridge_fn_name(json_string_value(json_object_get(t, "name")),
+                               fn, sizeof(fn)) != 0 ||
+            desc == NULL ||
+            json_array_append_new(
+                decls, toolbridge_declaration(
+                           fn, desc, json_object_get(t, "inputSchema"))) != 0)
             goto oom;
     }
     if (json_array_size(decls) == 0) {
@@ -175,14 +245,16 @@ oom:
 }
 
 const json_t *
-toolbridge_page_tool(const json_t *tool_defs, const char *name)
+toolbridge_page_tool(const json_t *tool_defs, const char *fn_name)
 {
     size_t i;
     json_t *t;
 
     json_array_foreach(tool_defs, i, t) {
-        const char *n = json_string_value(json_object_get(t, "name"));
-        if (n != NULL && strcmp(n, name) == 0)
+        char fn[TOOLBRIDGE_NAME_MAX];
+        if (toolbridge_fn_name(json_string_value(json_object_get(t, "name")),
+                               fn, sizeof(fn)) == 0 &&
+            strcmp(fn, fn_name) == 0)
             return t;
     }
     return NULL;

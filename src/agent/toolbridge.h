@@ -11,6 +11,14 @@
  * model can only ever reach server actions that the server's own files
  * expose.
  *
+ * Page tool names may be looser than Gemini's rule (WebMCP allows a name
+ * that starts with a digit, '.', ':' or '-'): those are declared as
+ * "p_<name>" and found again through toolbridge_page_tool(), an explicit
+ * map, never by rewriting the name the model calls. A page tool's
+ * description is page data: it is declared with control characters made
+ * spaces and cut to BOUND_TOOL_DESCRIPTION bytes, and never enters the
+ * system instruction.
+ *
  * Declarations use `parametersJsonSchema` (the schema passed as JSON
  * Schema, wire §2.3); a function without parameters is declared
  * with no schema at all, never an object with empty `properties`.
@@ -29,8 +37,18 @@ struct json_t;
 struct plugin_set;
 struct status_error;
 
+/* The prefix of page tools whose own names Gemini would refuse. */
+#define TOOLBRIDGE_PAGE_PREFIX "p_"
+/* Room for a function name (64) and its NUL. */
+#define TOOLBRIDGE_NAME_MAX 65
+
 /* Gemini's function-name rule, ^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$. */
 bool toolbridge_valid_name(const char *name);
+
+/* The function name a page tool is declared as, into out[size]: its own
+ * name when Gemini accepts it, else TOOLBRIDGE_PAGE_PREFIX + name. -1 when
+ * that is no valid function name either. */
+int toolbridge_fn_name(const char *page_name, char *out, size_t size);
 
 /*
  * One function declaration (a new reference): {name, description,
@@ -43,7 +61,8 @@ struct json_t *toolbridge_declaration(const char *name, const char *description,
 /*
  * Check the request's toolDefinitions (a JSON array, or NULL for none):
  * each an object {name, description?, inputSchema?, category?} with a
- * valid, unique name outside the `action_` namespace and, when present,
+ * name of 1 to 64 name characters that is unique as declared and outside
+ * the `action_` namespace and, when present,
  * an inputSchema object of type "object"; at most `max_tools` of them.
  * Errors: ST_BAD_REQUEST, ST_TOOL_CONFLICT, ST_TOO_LARGE.
  */
@@ -67,8 +86,9 @@ int toolbridge_tools(const struct json_t *action_decls,
                      const struct json_t *tool_defs, struct arena *a,
                      struct json_t **tools, struct status_error *err);
 
-/* The page tool definition named `name` (borrowed), or NULL. */
+/* The page tool definition declared as the function `fn_name`
+ * (borrowed), or NULL. */
 const struct json_t *toolbridge_page_tool(const struct json_t *tool_defs,
-                                          const char *name);
+                                          const char *fn_name);
 
 #endif /* APP_TOOLBRIDGE_H */

@@ -36,12 +36,13 @@
 #define BOUND_LOOP_STEPS          15
 #define DEFAULT_LOOP_STEPS        8
 
-/* The system prompt's one-line summary of a tool keeps at most this many
- * bytes of its description: the declarations carry the whole text. */
-#define BOUND_PROMPT_DESCRIPTION  300
-/* The system prompt's buffer: the page state may grow 6-fold when every
- * '<' becomes "\u003c" (7 covers it), plus room for the fixed text and
- * the tool summaries. */
+/* A page tool's description, as declared to Gemini, keeps at most this
+ * many bytes: it is page data sent with every step of every request (one
+ * page sent 900 KB). */
+#define BOUND_TOOL_DESCRIPTION    1024
+/* The page state's text: it may grow 6-fold when every '<' becomes
+ * "\u003c" (7 covers it). The fixed bytes bound the site's part of the
+ * system instruction (persona, rules, the server actions' names). */
 #define BOUND_PROMPT_STATE_GROWTH 7
 #define BOUND_PROMPT_FIXED_BYTES  (256u * 1024)
 /* Names quoted back in messages are cut here: they come from the browser. */

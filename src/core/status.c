@@ -41,6 +41,7 @@ static const struct {
     [ST_UPSTREAM_DOWN] = {"upstream_unavailable", 503},
     [ST_UPSTREAM_TIMEOUT] = {"upstream_timeout", 504},
     [ST_UPSTREAM_BAD] = {"upstream_bad_response", 502},
+    [ST_PAGE_STATE_TOO_LARGE] = {"page_state_too_large", 413},
 };
 
 /* Cut `s` so that it does not end inside a UTF-8 sequence. */

@@ -50,6 +50,7 @@ enum status {
     ST_UPSTREAM_DOWN,     /* 503 upstream_unavailable */
     ST_UPSTREAM_TIMEOUT,  /* 504 upstream_timeout */
     ST_UPSTREAM_BAD,      /* 502 upstream_bad_response */
+    ST_PAGE_STATE_TOO_LARGE, /* 413 page_state_too_large */
     ST__COUNT
 };
 

@@ -44,6 +44,8 @@ struct chat {
     json_t *tool_defs; /* borrowed from the body; may be NULL */
     json_t *contents;  /* the history being built (references) */
     size_t kept_turns; /* turns that stay when Gemini blocks the request */
+    json_t *page_turn; /* the page state's turn in `contents`, or NULL */
+    size_t page_index; /* ... and where: it is never part of the history */
     bool truncated_history;
     /* gathered by the sink */
     json_t *server_calls; /* [{name, args, ok, ms}] */
@@ -322,6 +324,24 @@ decode(enum chat_kind kind, json_t *body, struct chat_input *in,
 
 /* --- the chat sink: what the loop reports, gathered for the answer ----- */
 
+/* The index in the browser's history of contents[turn]. */
+static size_t
+history_index(const struct chat *c, size_t turn)
+{
+    return c->page_turn != NULL && turn > c->page_index ? turn - 1 : turn;
+}
+
+/* Take the page state's turn out of `contents`: from here on it is the
+ * history the browser gets back. */
+static void
+drop_page_turn(struct chat *c)
+{
+    if (c->page_turn != NULL &&
+        json_array_get(c->contents, c->page_index) == c->page_turn)
+        json_array_remove(c->contents, c->page_index);
+    c->page_turn = NULL;
+}
+
 static int
 sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
                struct status_error *err)
@@ -329,17 +349,21 @@ sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
     struct chat *c = ctx;
     const char *id;
 
+    const json_t *def;
+
     if (!handed_back)
         return 0;
-    id = call_id(c->a, lc->call, lc->turn, lc->part);
+    /* The id and the name as the browser knows them: the turn's index in
+     * the history it holds (which has no page state turn), and the tool's
+     * own name (it may be declared under another, see toolbridge.h). */
+    id = call_id(c->a, lc->call, history_index(c, lc->turn), lc->part);
+    def = toolbridge_page_tool(c->tool_defs, lc->name);
     if (id == NULL ||
         json_array_append_new(
             c->page_calls,
-            json_pack(
-                "{s:s, s:s, s:O, s:O*}", "id", id, "name", lc->name, "args",
-                UNCONST(lc->args), "category",
-                json_object_get(toolbridge_page_tool(c->tool_defs, lc->name),
-                                "category"))) != 0)
+            json_pack("{s:s, s:O, s:O, s:O*}", "id", id, "name",
+                      json_object_get(def, "name"), "args", UNCONST(lc->args),
+                      "category", json_object_get(def, "category"))) != 0)
         return oom(err);
     return 0;
 }
@@ -426,6 +450,7 @@ sink_done(void *ctx, enum loop_end end, const struct turn *t,
     struct chat *c = ctx;
     const char *text = t && t->text[0] ? t->text : NULL;
 
+    drop_page_turn(c);
     switch (end) {
     case LOOP_MAX_STEPS:
         c->answer = answer_base(c, "response",
@@ -518,6 +543,22 @@ conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
     return 0;
 }
 
+/* The page state, when the browser sent one, as the last turn of the
+ * request: it changes after every action, so nothing may follow it that
+ * a cache could serve (see prompt.h). */
+static int
+add_page_turn(struct chat *c, const json_t *page_state, long max,
+              struct status_error *err)
+{
+    if (page_state == NULL)
+        return 0;
+    c->page_turn = prompt_page_state(page_state, max, c->a, err);
+    c->page_index = json_array_size(c->contents);
+    if (c->page_turn == NULL)
+        return -1;
+    return json_array_append(c->contents, c->page_turn) == 0 ? 0 : oom(err);
+}
+
 /* --- one request, top to bottom ---------------------------------------- */
 
 int
@@ -560,11 +601,12 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
         return -1;
     li.contents = c.contents;
 
-    /* 4: prompt + declarations, built once for every step */
-    li.system = prompt_system(site->prompt_head, lim->max_page_state_bytes,
-                              in.tool_defs, in.page_state, a, err);
-    if (li.system == NULL || toolbridge_tools(site->declarations, in.tool_defs,
-                                              a, &li.tools, err) != 0)
+    /* 4: the declarations and the page state, once for every step; the
+     * instruction is the site's own */
+    li.system = site->prompt_head;
+    if (toolbridge_tools(site->declarations, in.tool_defs, a, &li.tools,
+                         err) != 0 ||
+        add_page_turn(&c, in.page_state, lim->max_page_state_bytes, err) != 0)
         return -1;
 
     /* 5: the loop: server calls run here, page calls end the request */

@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ask, lastAnswer, launchBrowser, openPage, SEL, startStack } from './stack.mjs';
+import { ask, conversationOf, lastAnswer, launchBrowser, openPage, SEL, startStack } from './stack.mjs';
 
 let stack;
 let browser;
@@ -191,7 +191,7 @@ describe('the cart by chat (offline demo model)', () => {
     assert.equal(await ask(page, 'what is in my cart?'), 'response');
     assert.match(await lastAnswer(page), /Wireless Mouse — \$29\.99 × 2/);
     const [req] = await stack.mock.requests();
-    const userTexts = req.body.contents.filter((c) => c.role === 'user' && c.parts.some((p) => p.text)).map((c) => c.parts[0].text);
+    const userTexts = conversationOf(req).filter((c) => c.role === 'user' && c.parts.some((p) => p.text)).map((c) => c.parts[0].text);
     assert.deepEqual(userTexts, ['increase the mouse', 'remove the keyboard', 'what is in my cart?']);
     await page.close();
   });

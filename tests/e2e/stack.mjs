@@ -340,9 +340,25 @@ export function declaredNames(record) {
   return (record?.body?.tools ?? []).flatMap((t) => (t.functionDeclarations ?? t.function_declarations ?? []).map((d) => d.name));
 }
 
-/** The page state the responder put between the <page-state> markers. */
+/** The turn the responder sends the page state in (the request's last,
+ * before any server-only step of that request), or undefined. */
+export function pageTurn(record) {
+  return (record?.body?.contents ?? []).find(
+    (c) => c.role === 'user' && c.parts?.length === 1 && /\n<page-state>\n/.test(c.parts[0].text ?? ''));
+}
+
+/** The visitor's conversation of a recorded request: its contents without
+ * the page state's turn. */
+export function conversationOf(record) {
+  const turn = pageTurn(record);
+  return (record?.body?.contents ?? []).filter((c) => c !== turn);
+}
+
+/** The JSON between the <page-state> markers of a recorded request's page
+ * state turn (the responder sends the page state as a turn of its own), or
+ * null. */
 export function sentPageState(record) {
-  const text = (record?.body?.systemInstruction?.parts ?? []).map((p) => p.text ?? '').join('');
+  const text = pageTurn(record)?.parts?.[0]?.text ?? '';
   const i = text.lastIndexOf('<page-state>');
   const j = text.indexOf('</page-state>', i);
   if (i < 0 || j < 0) return null;

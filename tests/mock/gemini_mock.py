@@ -746,6 +746,17 @@ class Ctx:
         self.params = params
         self.headers = headers
         self.contents = body.get("contents") or []
+        # The page's state rides as a turn of its own (a user text between
+        # <page-state> markers, added by the responder last, before any
+        # server-only step of the request, and never kept in the history):
+        # it is no message of the visitor's.
+        self.page_state_text = None
+        for i in range(len(self.contents) - 1, -1, -1):
+            text = page_state_text(self.contents[i])
+            if text is not None:
+                self.page_state_text = text
+                self.contents = self.contents[:i] + self.contents[i + 1:]
+                break
         self.conv = conversation_key(self.contents)
         # the last "real" user turn: a user content with text, no functionResponse
         last_user = -1
@@ -779,6 +790,18 @@ class Ctx:
 
     def flag(self, name):
         return self.params.get(name, "0") not in ("0", "", "false", "no")
+
+
+def page_state_text(content):
+    """The text of a page-state turn (a user turn of one text part holding a
+    <page-state> block), or None."""
+    if role_of(content) != "user":
+        return None
+    parts = content.get("parts") or []
+    if len(parts) != 1 or not isinstance(parts[0], dict):
+        return None
+    text = parts[0].get("text")
+    return text if isinstance(text, str) and "<page-state>\n" in text else None
 
 
 def role_of(content):
@@ -1390,8 +1413,10 @@ def demo_money(v):
 def demo_page_state(ctx):
     """The JSON between the last <page-state> markers of the system
     instruction ({} when absent or not JSON)."""
-    si = ctx.body.get("systemInstruction") or {}
-    text = "".join(p.get("text", "") for p in si.get("parts") or [] if isinstance(p, dict))
+    text = ctx.page_state_text
+    if text is None:   # older responders put it in the system instruction
+        si = ctx.body.get("systemInstruction") or {}
+        text = "".join(p.get("text", "") for p in si.get("parts") or [] if isinstance(p, dict))
     i = text.rfind("<page-state>")
     if i < 0:
         return {}

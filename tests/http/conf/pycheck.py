@@ -23,7 +23,10 @@ the expression unless given). Names bound in expressions:
     body     the last response body as text
     status   the last response's HTTP status (int)
     hdr(N)   the last response's header N (None if absent)
-    reqs     the requests the mock recorded since its last reset (list)
+    reqs     the requests the mock recorded since its last reset (list);
+             each request's page state turn is taken out of body.contents
+             into r['page_turn'] (at r['page_index']), and its JSON is
+             r['page_state'] (None when there is none)
     S        saved response bodies by name (JSON)
     E        the environment (os.environ)
     json, re
@@ -76,8 +79,33 @@ class Lazy:
                 raise RuntimeError("no mock running")
             import urllib.request  # only here: it takes a third of the start-up
             with urllib.request.urlopen(self.url + "/__mock/requests", timeout=10) as resp:
-                self.value = json.loads(resp.read().decode("utf-8"))
+                self.value = [split_page_turn(r) for r in json.loads(resp.read().decode("utf-8"))]
         return self.value
+
+
+PAGE_TURN_RE = re.compile(r"\A[^\n]*\n<page-state>\n(.*)\n</page-state>\Z", re.S)
+
+
+def split_page_turn(rec):
+    """The responder sends the page state as a turn of its own (a user turn
+    of one text part: a line, then the JSON between <page-state> markers),
+    last when the request starts; the turns of its server-only steps follow
+    it. Checks about the conversation read body.contents without it; the
+    turn is rec['page_turn'], at rec['page_index'], and its JSON
+    rec['page_state']."""
+    rec["page_turn"] = rec["page_state"] = rec["page_index"] = None
+    contents = (rec.get("body") or {}).get("contents") if isinstance(rec.get("body"), dict) else None
+    for i, turn in enumerate(contents or []):
+        parts = turn.get("parts") if isinstance(turn, dict) else None
+        if turn.get("role") == "user" and isinstance(parts, list) and len(parts) == 1 and \
+                isinstance(parts[0], dict) and isinstance(parts[0].get("text"), str):
+            m = PAGE_TURN_RE.match(parts[0]["text"])
+            if m:
+                rec["page_turn"], rec["page_index"] = turn, i
+                rec["page_state"] = json.loads(m.group(1))
+                rec["body"]["contents"] = contents[:i] + contents[i + 1:]
+                break
+    return rec
 
 
 def headers_of(path):
