@@ -46,6 +46,15 @@ code=$(curl -s -o "$tmp/one.json" -w '%{http_code}' -H 'Content-Type: applicatio
     --data-binary @"$tmp/body.json" "$url")
 [ "$code" = 200 ] || { echo "bench: the request failed ($code): $(head -c 300 "$tmp/one.json")" >&2; exit 1; }
 echo "request: $(wc -c < "$tmp/body.json") bytes (20 turns, 30 tools, 20 KB page state); $workers workers, $conns connections, ${secs}s x $runs runs"
+# What Gemini's implicit cache served, as the answer's usage reports it
+# (the zero-latency upstream reports a fixed share, like Gemini would).
+python3 - "$tmp/one.json" <<'PY'
+import json, sys
+u = json.load(open(sys.argv[1])).get("usage", {})
+p, c = u.get("promptTokens", 0), u.get("cachedTokens", 0)
+if c:
+    print("cached tokens: %d of %d prompt tokens (%.1f%%)" % (c, p, 100.0 * c / p if p else 0))
+PY
 
 export BENCH_BODY=$tmp/body.json
 to_ms() { # wrk prints 1.23ms / 456.78us / 1.02s

@@ -28,7 +28,8 @@ static const char reply[] =
     "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":"
     "\"Done: the USB-C Hub is gone from your cart.\"}]},\"finishReason\":"
     "\"STOP\",\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":5400,"
-    "\"candidatesTokenCount\":12,\"totalTokenCount\":5412},\"modelVersion\":"
+    "\"candidatesTokenCount\":12,\"totalTokenCount\":5412,"
+    "\"cachedContentTokenCount\":4096},\"modelVersion\":"
     "\"gemini-3.8-flash\",\"responseId\":\"bench\"}";
 
 /* Largest request kept; the bench's requests are about 60 KB. */
