@@ -340,9 +340,17 @@ export function declaredNames(record) {
   return (record?.body?.tools ?? []).flatMap((t) => (t.functionDeclarations ?? t.function_declarations ?? []).map((d) => d.name));
 }
 
-/** The page state the responder put between the <page-state> markers. */
+/**
+ * The page state the responder put between <page-state> markers: in the last
+ * user turn of contents that holds them (where it goes now), else in the
+ * system instruction (where it used to go).
+ */
 export function sentPageState(record) {
-  const text = (record?.body?.systemInstruction?.parts ?? []).map((p) => p.text ?? '').join('');
+  const texts = (parts) => (parts ?? []).map((p) => p.text ?? '').join('');
+  const turn = [...(record?.body?.contents ?? [])]
+    .reverse()
+    .find((c) => (c.role ?? 'user') === 'user' && /<page-state>[\s\S]*<\/page-state>\s*$/.test(texts(c.parts)));
+  const text = turn ? texts(turn.parts) : texts(record?.body?.systemInstruction?.parts);
   const i = text.lastIndexOf('<page-state>');
   const j = text.indexOf('</page-state>', i);
   if (i < 0 || j < 0) return null;
