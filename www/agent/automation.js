@@ -712,9 +712,9 @@ function isHiddenFromUsers(node) {
   return node.closest('[hidden], [inert]') !== null;
 }
 
-/** False only where the browser can tell the element is not rendered (display: none…). */
+/** False only where the browser can tell the element is not rendered (display: none, visibility: hidden…). */
 function isRendered(node) {
-  return typeof node.checkVisibility !== 'function' || node.checkVisibility();
+  return typeof node.checkVisibility !== 'function' || node.checkVisibility({ visibilityProperty: true, checkVisibilityCSS: true });
 }
 
 function documentOrder(a, b) {
