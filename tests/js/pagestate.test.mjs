@@ -41,7 +41,9 @@ const PAGE = `
     <ul data-foreach="lines"><li data-id="l1"><span>Pen</span><button data-ref="dropBtn">Drop</button></li></ul></div></section>
   <label>Name <input data-ref="nameInput" value="Desk lamp"></label>
   <label>Price ($) <input data-ref="priceInput" value="19.99"></label>
-  <select data-ref="shippingSelect" aria-label="Shipping"><option value="">Choose…</option><option value="std">Standard</option><option value="exp" selected>Express</option></select>
+  <select data-ref="shippingSelect" aria-label="Shipping">
+    <option value="">Choose…</option><option value="std">Standard</option><option value="exp" selected>Express</option>
+  </select>
   <label><input type="checkbox" data-ref="termsBox"> I accept</label>
   <button data-ref="addBtn" data-description="Add the item typed above">Add to cart</button>
   <button data-ref="checkoutBtn">Checkout</button>`;
@@ -131,7 +133,8 @@ describe('nothing is lost', () => {
     let dir;
     try {
       dir = mkdtempSync(join(tmpdir(), 'ga-old-agent-'));
-      const show = (path) => execFileSync('git', ['-C', REPO, 'show', `${OLD_COMMIT}:${path}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const show = (path) =>
+        execFileSync('git', ['-C', REPO, 'show', `${OLD_COMMIT}:${path}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
       writeFileSync(join(dir, 'automation.mjs'), show('www/agent/automation.js'));
       writeFileSync(join(dir, 'tools.mjs'), show('www/agent/tools.js').replace("from './automation.js'", "from './automation.mjs'"));
     } catch {
