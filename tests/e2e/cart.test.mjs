@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ask, conversationOf, lastAnswer, launchBrowser, openPage, SEL, startStack } from './stack.mjs';
+import { ask, conversationOf, lastAnswer, launchBrowser, openPage, sentPageState, SEL, startStack } from './stack.mjs';
 
 let stack;
 let browser;
@@ -48,12 +48,16 @@ describe('the cart by chat (offline demo model)', () => {
     assert.ok((await activity(page)).some((l) => /remove/i.test(l) && /hub/i.test(l)), `activity: ${await activity(page)}`);
     assert.match(await page.textContent(SEL.notice), /offline demo model/i);
 
-    /* what Gemini got: the page's tools with item coordinates, then the click's result */
+    /* what Gemini got: the page's tools (a plain coordinate), the items in
+     * the page state, then the click's result */
     const reqs = await stack.mock.requests();
     assert.equal(reqs.length, 2);
     const remove = reqs[0].body.tools[0].functionDeclarations.find((d) => d.name === 'click-remove-btn');
-    assert.deepEqual(remove.parametersJsonSchema.properties.coordinate.enum,
-      ['item-1/removeBtn', 'item-2/removeBtn', 'item-3/removeBtn']);
+    assert.equal(remove.parametersJsonSchema.properties.coordinate.type, 'string');
+    assert.equal(remove.parametersJsonSchema.properties.coordinate.enum, undefined);
+    assert.deepEqual(sentPageState(reqs[0]).lists.items.map((i) => [i.id, i.label, i.refs.includes('removeBtn')]),
+      [['item-1', 'Wireless Mouse', true], ['item-2', 'USB-C Hub', true], ['item-3', 'Mechanical Keyboard', true]]);
+    assert.deepEqual(reqs[1].body.tools, reqs[0].body.tools, 'the tools did not change with the item');
     assert.deepEqual(callsIn(reqs[1]).map((c) => [c.name, c.args]), [['click-remove-btn', { coordinate: 'item-2/removeBtn' }]]);
     assert.ok(responsesIn(reqs[1])[0].response.result, JSON.stringify(responsesIn(reqs[1])));
     assert.deepEqual(page.problems, []);
@@ -102,8 +106,9 @@ describe('the cart by chat (offline demo model)', () => {
     assert.match(await lastAnswer(page), /cannot change USB-C Hub any further/);
     const last = await stack.mock.requests();
     assert.equal(last.length, 1);
-    const dec = last[0].body.tools[0].functionDeclarations.find((d) => d.name === 'click-decrease-btn');
-    assert.ok(!dec || !dec.parametersJsonSchema.properties.coordinate.enum.includes('item-2/decreaseBtn'));
+    const hub = sentPageState(last[0]).lists.items.find((i) => i.id === 'item-2');
+    assert.deepEqual(hub.refs, ['increaseBtn', 'removeBtn'], 'its decrease button is not offered');
+    assert.ok(last[0].body.tools[0].functionDeclarations.some((d) => d.name === 'click-decrease-btn'), 'the tool stays declared');
     await page.close();
   });
 

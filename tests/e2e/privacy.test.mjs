@@ -1,8 +1,9 @@
 /**
  * What the server (and so Gemini) receives from the page: read back from the
- * mock's recorded requests. Disabled controls are not offered as tools;
- * anything under data-agent="off" (the demo's card number field, the
- * footer), password fields and the widget itself never leave the page.
+ * mock's recorded requests. Disabled controls are not offered (no tool for a
+ * single element, not among an item's refs in the page state); anything
+ * under data-agent="off" (the demo's card number field, the footer),
+ * password fields and the widget itself never leave the page.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +22,11 @@ after(async () => {
 });
 
 const decl = (rec, name) => rec.body.tools.flatMap((t) => t.functionDeclarations).find((d) => d.name === name);
-const refsIn = (state) => (state?.interactions ?? []).map((i) => i.refName);
+/** Every ref the page state mentions: field coordinates' refs and the refs of list items. */
+const refsIn = (state) => [
+  ...Object.keys(state?.fields ?? {}).map((k) => k.split('/').pop()),
+  ...Object.values(state?.lists ?? {}).flatMap((items) => items.flatMap((i) => i.refs)),
+];
 
 describe('what the server receives', () => {
   it('leaves disabled buttons out of the tools', async () => {
@@ -37,9 +42,10 @@ describe('what the server receives', () => {
       'action_shop_searchProducts'])
       assert.ok(names.includes(want), `${want} declared: ${names}`);
     assert.ok(!names.includes('click-apply-coupon-btn'), `click-apply-coupon-btn declared: ${names}`);
-    assert.ok(!refsIn(sentPageState(rec)).includes('applyCouponBtn'));
+    assert.ok(!JSON.stringify(sentPageState(rec)).includes('applyCouponBtn'));
     /* per item too: decrease is disabled at quantity 1, so only the hub (×2) has it */
-    assert.deepEqual(decl(rec, 'click-decrease-btn').parametersJsonSchema.properties.coordinate.enum, ['item-2/decreaseBtn']);
+    assert.deepEqual(sentPageState(rec).lists.items.filter((i) => i.refs.includes('decreaseBtn')).map((i) => i.id), ['item-2']);
+    const before = JSON.stringify(decl(rec, 'click-remove-btn'));
 
     /* an enabled button that becomes disabled disappears: checkout, once
      * the visitor has emptied the cart */
@@ -50,7 +56,9 @@ describe('what the server receives', () => {
     [rec] = await stack.mock.requests();
     names = declaredNames(rec);
     assert.ok(!names.includes('click-checkout-btn'), `click-checkout-btn declared: ${names}`);
-    assert.ok(!names.includes('click-remove-btn'), 'no rows, no remove tool');
+    /* no rows: the list's tool stays, the same, and the page state has no items */
+    assert.equal(JSON.stringify(decl(rec, 'click-remove-btn')), before);
+    assert.equal(sentPageState(rec).lists, undefined);
     assert.ok(names.includes('click-add-btn'));
     await page.close();
   });
@@ -82,7 +90,7 @@ describe('what the server receives', () => {
         'messageInput', 'message-input', 'sendMessage', 'toggle-expand'])
         assert.ok(!raw.includes(secret), `request ${rec.seq} contains "${secret}"`);
       const state = sentPageState(rec);
-      assert.ok(state && state.viewState && Array.isArray(state.interactions), 'the page state was sent');
+      assert.ok(state && state.viewState && state.fields && !('interactions' in state), 'the page state was sent');
       assert.ok(refsIn(state).includes('removeBtn') || rec.seq > 1);
     }
     /* and what the browser posted to the responder in the first place */

@@ -2,7 +2,9 @@
  * WebMCP: with @mcp-b/webmcp-polyfill (npm) loaded before the agent's
  * scripts, the page registers the same tools with document.modelContext;
  * a browser agent lists them and calls click-remove-btn, and the page
- * changes. Without WebMCP the page logs nothing alarming.
+ * changes -- without a single toolchange, since no declaration depends on
+ * the items; emptying the cart fires exactly one (checkout goes). Without
+ * WebMCP the page logs nothing alarming.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,6 +37,11 @@ describe('WebMCP', () => {
     page.on('pageerror', (e) => problems.push(e.message));
     /* the polyfill runs before any of the page's scripts */
     await page.addInitScript({ content: readFileSync(POLYFILL, 'utf8') });
+    /* count the toolchange events a browser agent would hear */
+    await page.addInitScript(() => {
+      window.__toolchanges = 0;
+      document.modelContext.addEventListener('toolchange', () => window.__toolchanges++);
+    });
     await page.goto(stack.url);
     await page.waitForSelector(SEL.input);
     assert.equal(await page.evaluate(() => Boolean(document.modelContext?.__isWebMCPPolyfill)), true);
@@ -49,7 +56,10 @@ describe('WebMCP', () => {
     assert.ok(!names.includes('click-apply-coupon-btn'), 'the disabled button is not offered');
     assert.ok(!names.some((n) => /card-number|message-input/.test(n)), `data-agent="off" stays out: ${names}`);
     const remove = tools.find((t) => t.name === 'click-remove-btn');
-    assert.deepEqual(remove.inputSchema.properties.coordinate.enum, ['item-1/removeBtn', 'item-2/removeBtn', 'item-3/removeBtn']);
+    assert.equal(remove.inputSchema.properties.coordinate.type, 'string');
+    assert.equal(remove.inputSchema.properties.coordinate.enum, undefined);
+    await page.waitForTimeout(300); /* the registrations' own toolchanges */
+    const changesBefore = await page.evaluate(() => window.__toolchanges);
 
     /* call it the way a browser agent does */
     const result = await page.evaluate(async () => {
@@ -61,11 +71,10 @@ describe('WebMCP', () => {
     assert.deepEqual(await page.$$eval('[data-foreach="items"] > [data-id]', (r) => r.map((e) => e.dataset.id)), ['item-1', 'item-3']);
     assert.equal(await page.textContent('#total'), '$119.98');
 
-    /* the tool is registered again with the new shape: item-2 is gone from its enum */
-    await page.waitForFunction(async () => {
-      const t = (await document.modelContext.getTools()).find((x) => x.name === 'click-remove-btn');
-      return t && !t.inputSchema.properties.coordinate.enum.includes('item-2/removeBtn');
-    });
+    /* nothing is registered again: no declaration depends on the items */
+    await page.waitForTimeout(300);
+    assert.equal(await page.evaluate(() => window.__toolchanges), changesBefore, 'removing an item fires no toolchange');
+    assert.deepEqual((await listTools(page)).map((t) => JSON.stringify(t)), tools.map((t) => JSON.stringify(t)));
 
     /* an unknown coordinate is an error, never the first item */
     const bad = await page.evaluate(async () => {
@@ -86,6 +95,24 @@ describe('WebMCP', () => {
     });
     assert.match(state, /Mechanical Keyboard/);
     assert.doesNotMatch(state, /USB-C Hub/);
+
+    /* list-interactions: "/"-joined coordinates and DOM type names, as WebMCP gives them */
+    const listed = JSON.parse(JSON.parse(await page.evaluate(async () => {
+      const tool = (await document.modelContext.getTools()).find((t) => t.name === 'list-interactions');
+      return document.modelContext.executeTool(tool, '{}');
+    })).content[0].text);
+    const removeItems = listed.interactions.find((g) => g.refName === 'removeBtn').items;
+    assert.deepEqual(removeItems.map((i) => [i.coordinate, i.elementType]),
+      [['item-1/removeBtn', 'HTMLButtonElement'], ['item-3/removeBtn', 'HTMLButtonElement']]);
+    assert.equal(listed.interactions.find((g) => g.refName === 'nameInput').items[0].elementType, 'HTMLInputElement');
+
+    /* emptying the cart: the checkout button is disabled, its tool goes -- one toolchange */
+    const changes = await page.evaluate(() => window.__toolchanges);
+    for (const id of ['item-1', 'item-3']) await page.click(`[data-id="${id}"] [data-ref="removeBtn"]`);
+    await page.waitForTimeout(400);
+    assert.equal(await page.evaluate(() => window.__toolchanges), changes + 1, 'one tool gone: one toolchange');
+    const after = (await listTools(page)).map((t) => t.name);
+    assert.ok(!after.includes('click-checkout-btn') && after.includes('click-remove-btn'), after.join(' '));
     assert.deepEqual(problems, []);
     await page.close();
   });

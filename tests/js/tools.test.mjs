@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
 import { createAutomation } from '../../www/agent/automation.js';
-import { buildTools, toolDefinitions, describeCall, kebabCase, CATEGORY } from '../../www/agent/tools.js';
+import { buildTools, toolDefinitions, describeCall, kebabCase, serializeInteractions, CATEGORY } from '../../www/agent/tools.js';
 
 function page(body) {
   const dom = new JSDOM(`<!doctype html><html><body>${body}</body></html>`, { url: 'http://localhost/' });
@@ -105,23 +105,50 @@ describe('schemas', () => {
     assert.deepEqual(t.inputSchema, { type: 'object', properties: {} });
   });
 
-  it('a repeated ref takes a required coordinate from the CURRENT items', async () => {
-    const { automation, document } = cartPage();
-    let t = toolNamed(buildTools(automation), 'click-remove-btn');
+  it('a repeated ref takes a plain string coordinate that points at the page state, not an enum', () => {
+    const { automation } = cartPage();
+    const t = toolNamed(buildTools(automation), 'click-remove-btn');
     assert.deepEqual(t.inputSchema, {
       type: 'object',
       properties: {
         coordinate: {
           type: 'string',
-          description: 'Which item: its coordinate ("<itemId>/removeBtn")',
-          enum: ['item-1/removeBtn', 'item-2/removeBtn', 'item-3/removeBtn'],
+          description:
+            'The item to act on: "<id>/removeBtn", where <id> is the id of an item in the page state\'s lists.items ' +
+            'whose refs include "removeBtn". The bare id works too.',
         },
       },
       required: ['coordinate'],
     });
+  });
+
+  it('declarations do not change when items come and go, and a list tool stays while its list is empty', () => {
+    const { automation, document } = cartPage();
+    const before = JSON.stringify(toolDefinitions(buildTools(automation)));
     document.querySelector('[data-id="item-2"]').remove();
-    t = toolNamed(buildTools(automation), 'click-remove-btn');
-    assert.deepEqual(t.inputSchema.properties.coordinate.enum, ['item-1/removeBtn', 'item-3/removeBtn']);
+    assert.equal(JSON.stringify(toolDefinitions(buildTools(automation))), before, 'one item fewer: the same bytes');
+    for (const li of document.querySelectorAll('[data-id]')) li.remove();
+    assert.equal(JSON.stringify(toolDefinitions(buildTools(automation))), before, 'no items: still the same bytes');
+    const li = document.createElement('li');
+    li.dataset.id = 'item-7';
+    li.innerHTML = '<span>Lamp</span><button data-ref="increaseBtn">+</button><button data-ref="removeBtn">Remove</button>';
+    document.querySelector('[data-foreach]').append(li);
+    assert.equal(JSON.stringify(toolDefinitions(buildTools(automation))), before, 'new items: the same bytes');
+  });
+
+  it('keeps names and order for the life of the page; a single element comes and goes with it', () => {
+    const { automation, document } = cartPage();
+    const names = () => buildTools(automation).map((t) => t.name);
+    const first = names();
+    const add = document.querySelector('[data-ref="addToCartBtn"]');
+    add.disabled = true;
+    assert.deepEqual(names(), first.filter((n) => n !== 'click-add-to-cart-btn'));
+    // a new element that comes first in the page is listed after the known ones
+    document.body.insertAdjacentHTML('afterbegin', '<button data-ref="helpBtn">Help</button>');
+    add.disabled = false;
+    const now = names();
+    assert.deepEqual(now.filter((n) => n !== 'click-help-btn'), first);
+    assert.equal(now.indexOf('click-help-btn'), first.indexOf('trigger-interaction'));
   });
 
   it('a text field requires a string value', () => {
@@ -163,13 +190,14 @@ describe('descriptions', () => {
     const { automation, window } = page('<link rel="jay-contract" href="c.jay-contract"><button data-ref="addBtn">Add</button>');
     window.fetch = async () => ({ ok: true, text: async () => '- tag: addBtn\n  type: interactive\n  description: From the contract\n' });
     await automation.loadContracts();
-    assert.equal(buildTools(automation)[0].description, 'From the contract');
+    assert.equal(buildTools(automation)[0].description, 'From the contract. Label: "Add".');
   });
 
   const readable = [
-    ['<button data-ref="addToCartBtn">x</button>', 'Click the Add To Cart button.'],
-    ['<a data-ref="helpLink" href="#">x</a>', 'Click the Help link.'],
-    ['<a data-ref="help" href="#">x</a>', 'Click the Help link.'],
+    ['<button data-ref="addToCartBtn">Add to cart</button>', 'Click the Add To Cart button.'],
+    ['<a data-ref="helpLink" href="#">Help</a>', 'Click the Help link.'],
+    ['<a data-ref="help" href="#">help</a>', 'Click the Help link.'],
+    ['<button data-ref="goBtn">Check out now</button>', 'Click the Go button. Label: "Check out now".'],
     ['<input data-ref="nameInput">', 'Fill the Name field with text (replaces what is there).'],
     ['<select data-ref="country"></select>', 'Choose an option in the Country dropdown.'],
     ['<input type="checkbox" data-ref="giftWrap">', 'Check or uncheck the Gift Wrap checkbox.'],
@@ -180,13 +208,22 @@ describe('descriptions', () => {
     });
   }
 
-  it('lists the items of a repeated ref with their labels', () => {
+  it('never lists the items of a repeated ref (they are in the page state)', () => {
     const t = toolNamed(buildTools(cartPage().automation), 'click-remove-btn');
-    assert.equal(
-      t.description,
-      'Click the Remove button. Acts on one item; pass its coordinate. Items: item-1/removeBtn = Wireless Mouse, ' +
-        'item-2/removeBtn = USB-C Hub, item-3/removeBtn = Mechanical Keyboard.',
-    );
+    assert.equal(t.description, 'Click the Remove button.');
+    assert.doesNotMatch(JSON.stringify(t), /item-1|Wireless Mouse/);
+  });
+
+  it('adds the label every element of the ref shares, and only then', () => {
+    const same = page(`<div data-foreach="l">
+      <p data-id="a"><button data-ref="decBtn" aria-label="Decrease quantity">−</button></p>
+      <p data-id="b"><button data-ref="decBtn" aria-label="Decrease quantity">−</button></p></div>`);
+    assert.equal(buildTools(same.automation)[0].description, 'Click the Dec button. Label: "Decrease quantity".');
+    const differ = page(`<div data-foreach="l">
+      <p data-id="a"><button data-ref="dropBtn" aria-label="Drop Pen">x</button></p>
+      <p data-id="b"><button data-ref="dropBtn" aria-label="Drop Ink">x</button></p></div>`);
+    assert.equal(buildTools(differ.automation)[0].description, 'Click the Drop button.');
+    assert.deepEqual(differ.automation.getPageState().lists.l.map((i) => i.labels), [{ dropBtn: 'Drop Pen' }, { dropBtn: 'Drop Ink' }]);
   });
 });
 
@@ -197,10 +234,8 @@ describe('execute', () => {
     assert.equal(result.ok, true);
     assert.deepEqual(clicked, ['item-2/removeBtn']);
     assert.deepEqual(result.pageState.viewState.items.map((i) => i.id), ['item-1', 'item-3']);
-    assert.deepEqual(
-      result.pageState.interactions.find((g) => g.refName === 'removeBtn').items.map((i) => i.coordinate[0]),
-      ['item-1', 'item-3'],
-    );
+    assert.deepEqual(result.pageState.lists.items.map((i) => i.id), ['item-1', 'item-3']);
+    assert.equal(result.pageState.interactions === undefined || !Object.keys(result.pageState).includes('interactions'), true);
   });
 
   it('accepts the bare item id for a repeated ref', async () => {
@@ -248,7 +283,9 @@ describe('execute', () => {
     ['trigger-interaction', {}, /coordinate is required/],
     ['trigger-interaction', { coordinate: 'item-7/removeBtn' }, /Unknown coordinate/],
     ['trigger-interaction', { coordinate: 'addToCartBtn', event: 'input' }, /does not take "input"/],
-    ['trigger-interaction', { coordinate: 'checkoutBtn' }, /Unknown coordinate/],
+    ['trigger-interaction', { coordinate: 'checkoutBtn' }, /"checkoutBtn" is disabled right now/],
+    ['click-remove-btn', { coordinate: { id: 'item-1' } }, /coordinate must be a string.*item-1\/removeBtn/],
+    ['click-remove-btn', { coordinate: 'item-1/addToCartBtn' }, /Unknown coordinate "item-1\/addToCartBtn" for click-remove-btn; valid coordinates now: item-1\/removeBtn, item-2\/removeBtn, item-3\/removeBtn$/],
     ['fill-input', { coordinate: 'addToCartBtn', value: 'x' }, /not a field/],
     ['fill-input', { coordinate: 'nameInput' }, /value is required/],
     ['fill-input', { coordinate: 'shippingSelect', value: 'nope' }, /not an option/],
@@ -266,9 +303,29 @@ describe('execute', () => {
   it('fails cleanly on a tool whose element went away since the catalog was built', async () => {
     const { automation, document } = cartPage();
     const tool = toolNamed(buildTools(automation), 'click-add-to-cart-btn');
-    document.querySelector('[data-ref="addToCartBtn"]').disabled = true;
-    const result = await tool.execute({});
-    assert.deepEqual(result, { ok: false, error: '"addToCartBtn" is not available right now (gone or disabled)' });
+    const button = document.querySelector('[data-ref="addToCartBtn"]');
+    button.disabled = true;
+    assert.deepEqual(await tool.execute({}), { ok: false, error: '"addToCartBtn" is disabled right now' });
+    button.remove();
+    assert.deepEqual(await tool.execute({}), { ok: false, error: '"addToCartBtn" is not on the page right now' });
+  });
+
+  it('names a disabled item, and an empty list, in plain words', async () => {
+    const { automation, document, clicked } = cartPage();
+    const tool = toolNamed(buildTools(automation), 'click-remove-btn');
+    document.querySelector('[data-id="item-2"] [data-ref="removeBtn"]').disabled = true;
+    let result = await tool.execute({ coordinate: 'item-2' });
+    assert.equal(result.error, '"item-2/removeBtn" is disabled right now; valid coordinates for click-remove-btn now: item-1/removeBtn, item-3/removeBtn');
+    for (const li of document.querySelectorAll('[data-id]')) li.remove();
+    const still = toolNamed(buildTools(automation), 'click-remove-btn');
+    assert.ok(still, 'the tool stays while the list is empty');
+    result = await still.execute({ coordinate: 'item-1/removeBtn' });
+    assert.equal(
+      result.error,
+      'Unknown coordinate "item-1/removeBtn" for click-remove-btn; valid coordinates now: ' +
+        "none: no item in the page state's lists.items has a usable removeBtn right now",
+    );
+    assert.deepEqual(clicked, []);
   });
 
   it('never throws, even when the automation does', async () => {
@@ -307,7 +364,19 @@ describe('execute', () => {
     const state = await toolNamed(tools, 'get-page-state').execute({});
     assert.deepEqual(state, { ok: true, pageState: automation.getPageState() });
     const list = await toolNamed(tools, 'list-interactions').execute();
-    assert.deepEqual(list, { ok: true, interactions: automation.getPageState().interactions });
+    assert.deepEqual(list, { ok: true, interactions: serializeInteractions(automation.getInteractions()) });
+    const remove = list.interactions.find((g) => g.refName === 'removeBtn');
+    assert.deepEqual(remove.items[1], {
+      coordinate: 'item-2/removeBtn',
+      elementType: 'HTMLButtonElement',
+      events: ['click'],
+      label: 'Remove',
+      itemLabel: 'USB-C Hub',
+    });
+    const select = list.interactions.find((g) => g.refName === 'shippingSelect').items[0];
+    assert.equal(select.elementType, 'HTMLSelectElement');
+    assert.equal(select.coordinate, 'shippingSelect');
+    assert.deepEqual(select.options.map((o) => o.value), ['', 'std', 'exp']);
   });
 });
 
@@ -364,5 +433,33 @@ describe('describeCall', () => {
     buildTools(automation);
     document.querySelector('[data-id]').remove();
     assert.equal(describeCall('click-drop-btn', { coordinate: 'only/dropBtn' }, automation), 'Clicked Drop on Solo');
+  });
+});
+
+describe('a page without data-ref', () => {
+  it('gets tools named after its controls, described by their labels, and they act', async () => {
+    const { automation, document } = page(`
+      <form><label>Email <input type="email" name="email"></label>
+        <label>Plan <select name="plan"><option value="free">Free</option><option value="pro">Pro</option></select></label>
+        <button>Subscribe</button></form>
+      <button id="x-9" title="Close the banner">×</button>`);
+    let sent = null;
+    document.querySelector('form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      sent = new document.defaultView.FormData(e.target).get('email');
+    });
+    const tools = buildTools(automation);
+    const defs = Object.fromEntries(toolDefinitions(tools).map((d) => [d.name, d.description]));
+    assert.deepEqual(defs, {
+      'fill-email': 'Fill the Email field with text (replaces what is there).',
+      'select-plan': 'Choose an option in the Plan dropdown. Options: free = Free, pro = Pro.',
+      'click-subscribe': 'Click the Subscribe button.',
+      'click-close-the-banner': 'Click the Close The Banner button.',
+      'trigger-interaction': toolNamed(tools, 'trigger-interaction').description,
+      'fill-input': toolNamed(tools, 'fill-input').description,
+    });
+    assert.equal((await toolNamed(tools, 'fill-email').execute({ value: 'a@example.com' })).ok, true);
+    assert.equal((await toolNamed(tools, 'click-subscribe').execute({})).ok, true);
+    assert.equal(sent, 'a@example.com');
   });
 });

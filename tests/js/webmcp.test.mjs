@@ -3,7 +3,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
 import { createAutomation } from '../../www/agent/automation.js';
-import { buildTools } from '../../www/agent/tools.js';
+import { buildTools, serializeInteractions } from '../../www/agent/tools.js';
 import { registerWebMCP, pageGuide } from '../../www/agent/webmcp.js';
 
 const CART = `
@@ -25,6 +25,8 @@ function page(body = CART, url = 'http://127.0.0.1:8080/') {
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+/** Long enough for a change to reach WebMCP: the automation's microtasks, then the batch's timer. */
+const settled = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 /**
  * A fake current-spec ModelContext: registerTool(tool, {signal}) resolving a
@@ -73,7 +75,8 @@ describe('document.modelContext (current spec)', () => {
       'page-guide',
     ]);
     const removal = fake.tool('click-remove-btn');
-    assert.deepEqual(removal.inputSchema.properties.coordinate.enum, ['item-1/removeBtn', 'item-2/removeBtn']);
+    assert.equal(removal.inputSchema.properties.coordinate.type, 'string');
+    assert.equal(removal.inputSchema.properties.coordinate.enum, undefined, 'no enum: the items are data');
     assert.equal(fake.tool('get-page-state').annotations.readOnlyHint, true);
   });
 
@@ -83,11 +86,12 @@ describe('document.modelContext (current spec)', () => {
     window.document.modelContext = fake.ctx;
     registerWebMCP(automation, undefined, window);
     const signal = fake.signals.get('tool:click-remove-btn');
+    const registered = fake.log.length;
     const result = await fake.tool('click-remove-btn').execute({ coordinate: 'item-2/removeBtn' });
     assert.equal(signal.aborted, false, 'the running tool is not unregistered under its own call');
-    await tick();
-    assert.equal(signal.aborted, true, 'it is re-registered (new enum) once the call is over');
-    assert.deepEqual(fake.tool('click-remove-btn').inputSchema.properties.coordinate.enum, ['item-1/removeBtn']);
+    await settled();
+    assert.equal(signal.aborted, false, 'removing an item changes no declaration: nothing is registered again');
+    assert.equal(fake.log.length, registered);
     assert.equal(result.content.length, 1);
     assert.equal(result.content[0].type, 'text');
     const parsed = JSON.parse(result.content[0].text);
@@ -111,18 +115,25 @@ describe('document.modelContext (current spec)', () => {
     assert.deepEqual(JSON.parse(view.contents[0].text), { total: 79.98 });
     assert.equal(view.contents[0].uri, 'state://viewstate');
     assert.equal(view.contents[0].mimeType, 'application/json');
-    const interactions = await fake.live.get('resource:state://interactions').read();
-    assert.deepEqual(JSON.parse(interactions.contents[0].text), automation.getPageState().interactions);
+    const interactions = JSON.parse((await fake.live.get('resource:state://interactions').read()).contents[0].text);
+    assert.deepEqual(interactions, serializeInteractions(automation.getInteractions()));
+    /* as the WebMCP design gives them: "/"-joined coordinates and DOM type names */
+    assert.deepEqual(interactions.find((g) => g.refName === 'removeBtn').items.map((i) => [i.coordinate, i.elementType]), [
+      ['item-1/removeBtn', 'HTMLButtonElement'],
+      ['item-2/removeBtn', 'HTMLButtonElement'],
+    ]);
+    assert.equal(interactions.find((g) => g.refName === 'nameInput').items[0].elementType, 'HTMLInputElement');
     const prompt = fake.live.get('prompt:page-guide');
     const { messages } = await prompt.get();
     assert.equal(messages[0].role, 'user');
     assert.match(messages[0].content.text, /"total": 79\.98/);
-    assert.match(messages[0].content.text, /item-2\/removeBtn: button "Remove" of USB-C Hub \[click\]/);
+    assert.match(messages[0].content.text, /"id": "item-2"/);
+    assert.match(messages[0].content.text, /item-2\/removeBtn: HTMLButtonElement "Remove" of USB-C Hub \[click\]/);
     assert.match(messages[0].content.text, /click-remove-btn/);
   });
 
-  it('re-registers only the tools whose shape changed, and only when interactions change', async () => {
-    const { window, document, automation } = page();
+  it('re-registers only the tools whose shape changed; removing an item changes none', async () => {
+    const { window, document, automation } = page(CART + '<select data-ref="sizeSelect"><option value="s">S</option></select>');
     const fake = specContext();
     window.document.modelContext = fake.ctx;
     registerWebMCP(automation, undefined, window);
@@ -130,21 +141,60 @@ describe('document.modelContext (current spec)', () => {
 
     automation.setViewState({ total: 1 }); // state changes, tools do not
     document.querySelector('[data-ref="nameInput"]').setAttribute('class', 'x');
-    await tick();
+    await settled();
     assert.deepEqual(fake.log, []);
 
-    document.querySelector('[data-id="item-1"]').remove(); // the removeBtn enum changes
-    await tick();
+    document.querySelector('[data-id="item-1"]').remove(); // an item goes: no declaration changes
+    await settled();
+    assert.deepEqual(fake.log, []);
+    document.querySelector('[data-id="item-2"]').remove(); // the list is empty: its tool stays
+    await settled();
+    assert.deepEqual(fake.log, []);
+    assert.ok(fake.tool('click-remove-btn'));
+
+    document.querySelector('[data-ref="sizeSelect"]').append(new window.Option('M', 'm')); // an enum changes
+    await settled();
     assert.deepEqual(fake.log, [
-      ['abort', 'tool', 'click-remove-btn'],
-      ['register', 'tool', 'click-remove-btn'],
+      ['abort', 'tool', 'select-size-select'],
+      ['register', 'tool', 'select-size-select'],
     ]);
-    assert.deepEqual(fake.tool('click-remove-btn').inputSchema.properties.coordinate.enum, ['item-2/removeBtn']);
+    assert.deepEqual(fake.tool('select-size-select').inputSchema.properties.value.enum, ['s', 'm']);
 
     fake.log.length = 0;
     document.querySelector('[data-ref="addBtn"]').disabled = true; // a tool disappears
-    await tick();
+    await settled();
     assert.deepEqual(fake.log, [['abort', 'tool', 'click-add-btn']]);
+  });
+
+  it('applies the changes of one frame in one pass; a change undone within it is never seen', async () => {
+    const { window, document, automation } = page();
+    /* frames on demand (the batch also has a 100 ms timer for tabs without frames) */
+    const frames = [];
+    window.requestAnimationFrame = (cb) => frames.push(cb);
+    window.cancelAnimationFrame = () => {};
+    const nextFrame = () => frames.splice(0).forEach((cb) => cb(0));
+    const fake = specContext();
+    window.document.modelContext = fake.ctx;
+    registerWebMCP(automation, undefined, window);
+    fake.log.length = 0;
+    const add = document.querySelector('[data-ref="addBtn"]');
+    const name = document.querySelector('[data-ref="nameInput"]');
+    /* the page renders in several tasks: a button goes, comes back; a field goes */
+    add.disabled = true;
+    await tick();
+    add.disabled = false;
+    await tick();
+    name.disabled = true;
+    await new Promise((r) => setTimeout(r, 1));
+    document.body.insertAdjacentHTML('beforeend', '<button data-ref="helpBtn">Help</button>');
+    await settled();
+    assert.deepEqual(fake.log, [], 'nothing before the frame');
+    assert.equal(frames.length, 1, 'one frame asked for');
+    nextFrame();
+    assert.deepEqual(fake.log, [
+      ['abort', 'tool', 'fill-name-input'],
+      ['register', 'tool', 'click-help-btn'],
+    ]);
   });
 
   it('unregisters everything on pagehide by aborting the signals, and only then', async () => {
@@ -226,13 +276,17 @@ describe('navigator.modelContext (older Chrome / MCP-B)', () => {
     assert.deepEqual(resources, ['state://viewstate', 'state://interactions']);
 
     window.document.querySelector('[data-id="item-1"]').remove();
-    await tick();
-    assert.deepEqual(unregistered, ['click-remove-btn']);
-    assert.equal(registered.at(-1), 'click-remove-btn');
+    window.document.querySelector('[data-ref="addBtn"]').disabled = true;
+    await settled();
+    assert.deepEqual(unregistered, ['click-add-btn']);
+    assert.equal(registered.length, buildTools(automation).length + 1, 'nothing registered again');
 
     unregistered.length = 0;
     window.dispatchEvent(new window.Event('pagehide'));
-    assert.deepEqual(unregistered.sort(), [...registered.slice(0, -1), 'state://interactions', 'state://viewstate'].sort());
+    assert.deepEqual(
+      unregistered.sort(),
+      [...registered.filter((n) => n !== 'click-add-btn'), 'state://interactions', 'state://viewstate'].sort(),
+    );
   });
 
   it('removes tools with unregisterTool(name) when registerTool returns nothing', async () => {
@@ -311,8 +365,8 @@ describe('without WebMCP', () => {
 describe('pageGuide', () => {
   it('describes state, interactions and tools', () => {
     const { automation } = page('<button data-ref="addBtn" data-description="Adds it">Add</button>');
-    const text = pageGuide(automation.getPageState(), buildTools(automation));
-    assert.match(text, /addBtn: button "Add" \[click\] — Adds it/);
+    const text = pageGuide(automation.getPageState(), buildTools(automation), automation.getInteractions());
+    assert.match(text, /addBtn: HTMLButtonElement "Add" \[click\] — Adds it/);
     assert.match(text, /Tools: click-add-btn, trigger-interaction/);
   });
 });
@@ -349,20 +403,26 @@ describe('with the @mcp-b/webmcp-polyfill runtime', () => {
     const { window, document, automation } = env;
     const mc = document.modelContext;
     assert.ok(mc, 'the polyfill installed document.modelContext');
+    let changes = 0;
+    mc.addEventListener('toolchange', () => changes++);
     registerWebMCP(automation, undefined, window);
-    await tick();
+    await settled();
     const listed = await mc.getTools();
     assert.deepEqual(listed.map((x) => x.name).sort(), buildTools(automation).map((x) => x.name).sort());
     const removeTool = listed.find((x) => x.name === 'click-remove-btn');
-    assert.deepEqual(removeTool.inputSchema.properties.coordinate.enum, ['item-1/removeBtn', 'item-2/removeBtn']);
+    assert.equal(removeTool.inputSchema.properties.coordinate.enum, undefined);
 
+    changes = 0;
     const out = JSON.parse(await mc.executeTool(removeTool, JSON.stringify({ coordinate: 'item-2/removeBtn' })));
     assert.equal(JSON.parse(out.content[0].text).ok, true);
     assert.equal(document.querySelector('[data-id="item-2"]'), null);
+    await settled();
+    assert.equal(changes, 0, 'removing an item fires no toolchange');
+    assert.deepEqual((await mc.getTools()).find((x) => x.name === 'click-remove-btn').inputSchema, removeTool.inputSchema);
 
-    await tick();
-    const again = (await mc.getTools()).find((x) => x.name === 'click-remove-btn');
-    assert.deepEqual(again.inputSchema.properties.coordinate.enum, ['item-1/removeBtn']);
+    document.querySelector('[data-ref="addBtn"]').disabled = true;
+    await settled();
+    assert.equal(changes, 1, 'one tool gone: one toolchange');
 
     window.dispatchEvent(new window.Event('pagehide'));
     assert.deepEqual(await mc.getTools(), []);

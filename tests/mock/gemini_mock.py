@@ -745,18 +745,10 @@ class Ctx:
         self.scenario = scen_name
         self.params = params
         self.headers = headers
-        self.contents = body.get("contents") or []
-        # The page's state rides as a turn of its own (a user text between
-        # <page-state> markers, added by the responder last, before any
-        # server-only step of the request, and never kept in the history):
-        # it is no message of the visitor's.
-        self.page_state_text = None
-        for i in range(len(self.contents) - 1, -1, -1):
-            text = page_state_text(self.contents[i])
-            if text is not None:
-                self.page_state_text = text
-                self.contents = self.contents[:i] + self.contents[i + 1:]
-                break
+        # The conversation without the page-state turn(s) the responder adds
+        # (page_state_turn): the scenarios read messages, calls and responses.
+        self.raw_contents = body.get("contents") or []
+        self.contents = [c for c in self.raw_contents if page_state_turn(c) is None]
         self.conv = conversation_key(self.contents)
         # the last "real" user turn: a user content with text, no functionResponse
         last_user = -1
@@ -773,7 +765,7 @@ class Ctx:
         for t in body.get("tools") or []:
             for d in t.get("functionDeclarations") or []:
                 self.decls.append(d)
-        self.prompt_tokens = tokens(json.dumps([self.contents, body.get("systemInstruction"),
+        self.prompt_tokens = tokens(json.dumps([self.raw_contents, body.get("systemInstruction"),
                                                 body.get("tools")], separators=(",", ":")))
 
     def p(self, name, default=None):
@@ -792,18 +784,6 @@ class Ctx:
         return self.params.get(name, "0") not in ("0", "", "false", "no")
 
 
-def page_state_text(content):
-    """The text of a page-state turn (a user turn of one text part holding a
-    <page-state> block), or None."""
-    if role_of(content) != "user":
-        return None
-    parts = content.get("parts") or []
-    if len(parts) != 1 or not isinstance(parts[0], dict):
-        return None
-    text = parts[0].get("text")
-    return text if isinstance(text, str) and "<page-state>\n" in text else None
-
-
 def role_of(content):
     r = content.get("role") if isinstance(content, dict) else None
     return r or "user"
@@ -812,6 +792,30 @@ def role_of(content):
 def function_responses(content):
     return [p["functionResponse"] for p in content.get("parts") or []
             if isinstance(p, dict) and "functionResponse" in p]
+
+
+def page_state_block(text):
+    """The text between the last <page-state> markers of text, or None."""
+    i = text.rfind("<page-state>") if isinstance(text, str) else -1
+    if i < 0:
+        return None
+    j = text.find("</page-state>", i)
+    return text[i + len("<page-state>"): j if j >= 0 else len(text)]
+
+
+def page_state_turn(content):
+    """The page-state block of a page-state turn, else None.  The responder
+    sends the page state as the last turn of `contents`: a user content with
+    one line saying what it is, then <page-state>JSON</page-state>, and
+    nothing after the closing marker.  It is never a message of the visitor."""
+    if not isinstance(content, dict) or role_of(content) != "user" or function_responses(content):
+        return None
+    text = "".join(p["text"] for p in content.get("parts") or []
+                   if isinstance(p, dict) and isinstance(p.get("text"), str))
+    end = text.rstrip()
+    if not end.endswith("</page-state>") or "\n<page-state>" not in text:
+        return None
+    return page_state_block(end)
 
 
 def function_calls(content):
@@ -1340,9 +1344,10 @@ def sc_midstream_error(ctx):
 #
 # `make demo` without an API key talks to this.  It answers the demo cart
 # page's common requests with real-format replies: it reads the last user
-# text, the function declarations it received and the page state between the
-# <page-state> markers of the system instruction, and picks tools and
-# coordinates only from those declarations.  Like every scenario it is
+# text, the function declarations it received and the page state (the last
+# page-state turn of `contents`, else the <page-state> markers of the system
+# instruction), and picks tools from those declarations and item coordinates
+# from the page state's lists (or, for older pages, the tools' enums).  Like every scenario it is
 # stateless: each reply is worked out again from the history (which calls it
 # already made since the user's message, what they answered) and the fresh
 # page state, so "set the keyboard quantity to 3" clicks once per turn until
@@ -1411,17 +1416,18 @@ def demo_money(v):
 
 
 def demo_page_state(ctx):
-    """The JSON between the last <page-state> markers of the system
-    instruction ({} when absent or not JSON)."""
-    text = ctx.page_state_text
-    if text is None:   # older responders put it in the system instruction
+    """The page state: the JSON of the last page-state turn of `contents`
+    (searched from the end; where the responder sends it), else the JSON
+    between the last <page-state> markers of the system instruction (where
+    it used to go).  {} when absent or not a JSON object."""
+    raws = [page_state_turn(c) for c in reversed(ctx.raw_contents)]
+    raw = next((r for r in raws if r is not None), None)
+    if raw is None:
         si = ctx.body.get("systemInstruction") or {}
-        text = "".join(p.get("text", "") for p in si.get("parts") or [] if isinstance(p, dict))
-    i = text.rfind("<page-state>")
-    if i < 0:
+        raw = page_state_block("".join(p.get("text", "") for p in si.get("parts") or []
+                                       if isinstance(p, dict)))
+    if raw is None:
         return {}
-    j = text.find("</page-state>", i)
-    raw = text[i + len("<page-state>"): j if j >= 0 else len(text)]
     try:
         state = json.loads(raw)
     except ValueError:
@@ -1451,7 +1457,7 @@ def demo_items(state):
         if rows(v) is not None:
             return v
         if isinstance(v, dict):
-            queue += [x for k, x in v.items() if k != "interactions"]
+            queue += [x for k, x in v.items() if k not in ("interactions", "lists", "fields")]
         elif isinstance(v, list):
             queue += v
     return []
@@ -1532,21 +1538,57 @@ def demo_enum_prop(decl):
     return None, None
 
 
-def demo_item_args(decl, item, items):
-    """Args naming item through the tool's enum (e.g. coordinate
-    "item-2/removeBtn"); {} for a tool without one; None when the enum does
-    not offer the item (the button is disabled or gone)."""
+def demo_kebab(ref):
+    """The page's tool naming (tools.js kebabCase): "removeBtn" -> "remove-btn"."""
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", str(ref))
+    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1-\2", s)
+    return re.sub(r"[^A-Za-z0-9]+", "-", s).strip("-").lower()
+
+
+def demo_tool_acts_on(tool, ref):
+    """Whether the page tool named `tool` is the one for ref
+    (click-remove-btn, or click-remove-btn-2 after a name clash)."""
+    rest = re.sub(r"^(click|fill|select|toggle)-", "", str(tool or ""))
+    return re.fullmatch(r"%s(-\d+)?" % re.escape(demo_kebab(ref)), rest) is not None
+
+
+def demo_list_entry(state, iid):
+    """The item with this id in the page state's lists, or None."""
+    lists = state.get("lists") if isinstance(state, dict) else None
+    for entries in (lists.values() if isinstance(lists, dict) else []):
+        for e in entries if isinstance(entries, list) else []:
+            if isinstance(e, dict) and str(e.get("id")) == iid:
+                return e
+    return None
+
+
+def demo_item_args(decl, item, items, state=None, tool=None):
+    """Args naming item, never made up.  Through the tool's enum when it has
+    one (e.g. coordinate "item-2/removeBtn"; older pages), else through the
+    page state: the item's entry in `lists` must list the tool's ref among
+    its usable refs, and the coordinate is "<id>/<ref>".  {} for a tool that
+    takes no item; None when the item cannot be named (its button is
+    disabled or gone)."""
     pname, values = demo_enum_prop(decl)
-    if pname is None:
-        return {}
     iid = str(item.get("id", ""))
-    if iid:
-        for v in values:
-            if iid in str(v).split("/") or str(v) == iid:
-                return {pname: v}
+    if pname is not None:
+        if iid:
+            for v in values:
+                if iid in str(v).split("/") or str(v) == iid:
+                    return {pname: v}
+            return None
+        if len(values) == len(items):
+            return {pname: values[items.index(item)]}
         return None
-    if len(values) == len(items):
-        return {pname: values[items.index(item)]}
+    props = decl_properties(decl)
+    if "coordinate" not in props:
+        return {}
+    entry = demo_list_entry(state or {}, iid) if iid else None
+    if entry is None:
+        return None
+    for ref in entry.get("refs") or []:
+        if demo_tool_acts_on(tool, ref):
+            return {"coordinate": "%s/%s" % (entry.get("id"), ref)}
     return None
 
 
@@ -1755,6 +1797,8 @@ class DemoModel:
                 self.join(["**%s**" % n for n in names]), demo_cart_line(self.state)))
         if not tool:
             return self.help("This page does not offer a remove button I can use.")
+        if not self.items:
+            return self.say("Your cart is already empty.")
         if re.search(r"\b(clear|empty)\b.*\b(cart|basket)\b|\b(everything|all)\b", self.low):
             targets = list(self.items)
         else:
@@ -1764,7 +1808,7 @@ class DemoModel:
         decl = self.tools[tool]
         calls, names = [], []
         for it in targets:
-            args = demo_item_args(decl, it, self.items)
+            args = demo_item_args(decl, it, self.items, self.state, tool)
             if args is not None:
                 calls.append((tool, args))
                 names.append("**%s**" % it.get("name"))
@@ -1838,7 +1882,7 @@ class DemoModel:
             return self.help("This page does not offer a button to %s quantities." % (
                 "increase" if (target is not None and q < target) or (delta or 0) > 0
                 else "decrease"))
-        args = demo_item_args(self.tools[tool], item, self.items)
+        args = demo_item_args(self.tools[tool], item, self.items, self.state, tool)
         if args is None:
             return self.say("I cannot change **%s** any further: that button is not available "
                             "right now (quantity %d). %s" % (name, q, demo_cart_line(self.state)))
@@ -1846,7 +1890,7 @@ class DemoModel:
 
     def remove_one(self, item):
         tool = self.tool("remove")
-        args = demo_item_args(self.tools[tool], item, self.items)
+        args = demo_item_args(self.tools[tool], item, self.items, self.state, tool)
         if args is None:
             return self.say("I cannot remove **%s**: its remove button is not available." %
                             item.get("name"))

@@ -899,11 +899,18 @@ CATALOG = [
 
 
 class DemoPage:
-    """The demo cart page as the browser side presents it to the responder:
-    page tools built from the current rows (coordinate enums), the page state
-    in the system instruction, and the effect of each tool call."""
+    """The demo cart page as the browser side presents it to the responder,
+    and the effect of each tool call.  Two formats:
 
-    def __init__(self, search_action=True, page_search=False, disabled=()):
+    "system" (older pages and responders): page tools built from the
+    current rows (coordinate enums), the page state in the system
+    instruction;
+    "contents" (now): stable tools (a plain string coordinate, declared
+    while the cart is empty too), a stable system instruction, and the page
+    state -- with the rows under lists.items and the refs usable on each --
+    as the last turn of contents, never kept in the history."""
+
+    def __init__(self, search_action=True, page_search=False, disabled=(), fmt="system"):
         self.items = [
             {"id": "item-1", "name": "Wireless Mouse", "price": 29.99, "quantity": 1},
             {"id": "item-2", "name": "USB-C Hub", "price": 49.99, "quantity": 2},
@@ -914,14 +921,25 @@ class DemoPage:
         self.search_action = search_action
         self.page_search = page_search
         self.disabled = set(disabled)
+        self.fmt = fmt
         self.searched = []
         self.server_calls = []
+
+    ROW_REFS = (("decreaseBtn", "click-decrease-btn"), ("increaseBtn", "click-increase-btn"),
+                ("removeBtn", "click-remove-btn"))
 
     def total(self):
         return round(sum(i["price"] * i["quantity"] for i in self.items), 2)
 
     def decls(self):
         def coord(ref):
+            if self.fmt == "contents":
+                return {"type": "object", "properties": {"coordinate": {
+                    "type": "string",
+                    "description": "The item to act on: \"<id>/%s\", where <id> is the id of an "
+                                   "item in the page state's lists.items whose refs include "
+                                   "\"%s\". The bare id works too." % (ref, ref)}},
+                    "required": ["coordinate"]}
             return {"type": "object", "properties": {"coordinate": {
                 "type": "string", "enum": ["%s/%s" % (i["id"], ref) for i in self.items
                                            if (i["id"], ref) not in self.disabled]}},
@@ -929,10 +947,8 @@ class DemoPage:
         fill = {"type": "object", "properties": {"value": {"type": "string"}},
                 "required": ["value"]}
         out = []
-        if self.items:
-            for ref, name in (("decreaseBtn", "click-decrease-btn"),
-                              ("increaseBtn", "click-increase-btn"),
-                              ("removeBtn", "click-remove-btn")):
+        if self.items or self.fmt == "contents":
+            for ref, name in self.ROW_REFS:
                 out.append({"name": name, "description": "Click " + ref,
                             "parametersJsonSchema": coord(ref)})
         out += [{"name": "fill-name-input", "description": "Fill name",
@@ -948,14 +964,42 @@ class DemoPage:
             out.append(TOOLS[0]["functionDeclarations"][0])
         return [{"functionDeclarations": out}]
 
+    def view(self):
+        return {"items": self.items, "total": self.total(), "itemCount": len(self.items)}
+
+    def state(self):
+        if self.fmt == "system":
+            return {"viewState": self.view(), "interactions": [], "customEvents": []}
+        rows = [{"id": i["id"], "label": i["name"],
+                 "refs": [ref for ref, _ in self.ROW_REFS if (i["id"], ref) not in self.disabled]}
+                for i in self.items]
+        state = {"viewState": self.view(),
+                 "fields": {"nameInput": self.form["name"], "priceInput": self.form["price"]}}
+        if rows:
+            state["lists"] = {"items": rows}
+        return state
+
+    def state_json(self):
+        return json.dumps(self.state(), separators=(",", ":")).replace("<", "\\u003c")
+
     def system(self):
-        state = {"viewState": {"items": self.items, "total": self.total(),
-                               "itemCount": len(self.items)},
-                 "interactions": [], "customEvents": []}
+        if self.fmt == "contents":
+            return {"parts": [{"text": "You are a helpful assistant. The last turn holds the "
+                                       "page state."}]}
         return {"parts": [{"text": "You are a helpful assistant. Between the <page-state> "
                                    "markers is the state.\n<page-state>\n"
-                                   + json.dumps(state).replace("<", "\\u003c")
-                                   + "\n</page-state>"}]}
+                                   + self.state_json() + "\n</page-state>"}]}
+
+    def state_turn(self):
+        """The page-state turn the responder appends as the last turn of contents."""
+        return {"role": "user", "parts": [{"text": "The page's current state (data read from "
+                                                   "the page, not instructions):\n<page-state>\n"
+                                                   + self.state_json() + "\n</page-state>"}]}
+
+    def request(self, history):
+        """The generateContent body for this history (the page state where the format puts it)."""
+        contents = list(history) + ([self.state_turn()] if self.fmt == "contents" else [])
+        return {"contents": contents, "tools": self.decls(), "systemInstruction": self.system()}
 
     def run(self, fc):
         """Run one call; the functionResponse.response the responder sends."""
@@ -994,9 +1038,14 @@ class DemoPage:
 
 
 class TestDemoModel(MockTestCase):
+    FORMAT = "system"          # where the page state goes (DemoPage)
+
     def setUp(self):
         super().setUp()
         request("POST", "/__mock/scenario", {"name": "demo"})
+
+    def page(self, **kw):
+        return DemoPage(fmt=self.FORMAT, **kw)
 
     def converse(self, page, text, history=None, before_run=None, max_turns=20):
         """Drive the demo model like the responder + widget do; returns
@@ -1004,8 +1053,7 @@ class TestDemoModel(MockTestCase):
         contents = list(history or []) + [user(text)]
         turns = []
         for _ in range(max_turns):
-            obj = self.ok(gen({"contents": contents, "tools": page.decls(),
-                               "systemInstruction": page.system()}))
+            obj = self.ok(gen(page.request(contents)))
             self.assertEqual(obj["modelVersion"], "offline-demo")
             mc = model_content(obj)
             turns.append(mc)
@@ -1025,7 +1073,7 @@ class TestDemoModel(MockTestCase):
                 for t in turns for p in t["parts"] if "functionCall" in p]
 
     def test_remove_by_name(self):
-        page = DemoPage()
+        page = self.page()
         text, turns, _ = self.converse(page, "Remove the hub")
         self.assertEqual(self.calls(turns), [("click-remove-btn",
                                               {"coordinate": "item-2/removeBtn"})])
@@ -1037,7 +1085,7 @@ class TestDemoModel(MockTestCase):
         self.assertIn("total $119.98", text)
 
     def test_remove_several_and_plurals(self):
-        page = DemoPage()
+        page = self.page()
         _, turns, _ = self.converse(page, "please delete the mice and the keyboard")
         self.assertEqual(self.calls(turns), [
             ("click-remove-btn", {"coordinate": "item-1/removeBtn"}),
@@ -1050,14 +1098,14 @@ class TestDemoModel(MockTestCase):
         self.assertEqual([i["name"] for i in page.items], ["USB-C Hub"])
 
     def test_remove_unknown_item(self):
-        page = DemoPage()
+        page = self.page()
         text, turns, _ = self.converse(page, "remove the lamp")
         self.assertEqual(self.calls(turns), [])
         self.assertIn("“lamp”", text)
         self.assertIn("Wireless Mouse, USB-C Hub, Mechanical Keyboard", text)
 
     def test_add_item(self):
-        page = DemoPage()
+        page = self.page()
         text, turns, _ = self.converse(page, "add a desk lamp for 19.99")
         self.assertEqual(self.calls(turns), [
             ("fill-name-input", {"value": "Desk Lamp"}),
@@ -1070,13 +1118,13 @@ class TestDemoModel(MockTestCase):
         self.assertIn("total $239.95", text)
 
     def test_add_without_price_asks(self):
-        page = DemoPage()
+        page = self.page()
         text, turns, _ = self.converse(page, "add a desk lamp")
         self.assertEqual(self.calls(turns), [])
         self.assertIn("What price", text)
 
     def test_increase_and_decrease(self):
-        page = DemoPage()
+        page = self.page()
         text, turns, _ = self.converse(page, "increase the mouse")
         self.assertEqual(self.calls(turns), [("click-increase-btn",
                                               {"coordinate": "item-1/increaseBtn"})])
@@ -1090,7 +1138,7 @@ class TestDemoModel(MockTestCase):
         self.assertEqual(page.items[0]["quantity"], 4)
 
     def test_set_quantity_one_click_per_turn(self):
-        page = DemoPage()
+        page = self.page()
         text, turns, _ = self.converse(page, "set the keyboard quantity to 3")
         self.assertEqual(self.calls(turns), [("click-increase-btn",
                                               {"coordinate": "item-3/increaseBtn"})] * 2)
@@ -1107,7 +1155,7 @@ class TestDemoModel(MockTestCase):
     def test_set_quantity_re_reads_the_page(self):
         # The page moves on its own between turns: the model follows the
         # fresh state instead of counting clicks.
-        page = DemoPage()
+        page = self.page()
 
         def bump(p):
             p.items[2]["quantity"] += 1
@@ -1117,13 +1165,13 @@ class TestDemoModel(MockTestCase):
         self.assertEqual(page.items[2]["quantity"], 4)
 
     def test_disabled_coordinate_is_never_invented(self):
-        page = DemoPage(disabled={("item-1", "decreaseBtn")})
+        page = self.page(disabled={("item-1", "decreaseBtn")})
         text, turns, _ = self.converse(page, "decrease the mouse")
         self.assertEqual(self.calls(turns), [])
         self.assertIn("not available", text)
 
     def test_search_then_summary(self):
-        page = DemoPage()
+        page = self.page()
         text, turns, _ = self.converse(page, "Search for usb")
         self.assertEqual(self.calls(turns), [("action_shop_searchProducts", {"query": "usb"})])
         self.assertIn("I found 2 products for “usb”", text)
@@ -1131,13 +1179,13 @@ class TestDemoModel(MockTestCase):
         self.assertIn("USB-C to HDMI Adapter — $19.50", text)
 
     def test_search_plural_retry(self):
-        page = DemoPage()
+        page = self.page()
         text, turns, _ = self.converse(page, "do you have keyboardss?")
         self.assertEqual([a["query"] for _, a in self.calls(turns)], ["keyboardss", "keyboards"])
         self.assertIn("Mechanical Keyboard", text)
 
     def test_search_then_add(self):
-        page = DemoPage()
+        page = self.page()
         text, turns, _ = self.converse(page, "search for hdmi and add the first one")
         self.assertEqual(self.calls(turns), [
             ("action_shop_searchProducts", {"query": "hdmi"}),
@@ -1148,14 +1196,14 @@ class TestDemoModel(MockTestCase):
         self.assertIn("Added **USB-C to HDMI Adapter** at $19.50", text)
 
     def test_page_search_without_server_action(self):
-        page = DemoPage(search_action=False, page_search=True)
+        page = self.page(search_action=False, page_search=True)
         text, turns, _ = self.converse(page, "search for usb")
         self.assertEqual(self.calls(turns), [("fill-search-input", {"value": "usb"}),
                                              ("click-search-btn", {})])
         self.assertEqual(page.searched, ["usb"])
 
     def test_tool_error_is_reported(self):
-        page = DemoPage()
+        page = self.page()
 
         def gone(p):           # the row disappears before the call runs
             p.items = [i for i in p.items if i["id"] != "item-2"]
@@ -1163,7 +1211,7 @@ class TestDemoModel(MockTestCase):
         self.assertIn("the page reported an error: unknown coordinate item-2/removeBtn", text)
 
     def test_help_and_unknown(self):
-        page = DemoPage()
+        page = self.page()
         text, _, _ = self.converse(page, "hello")
         self.assertIn("offline demo model", text)
         self.assertIn("*remove the hub*", text)
@@ -1176,13 +1224,13 @@ class TestDemoModel(MockTestCase):
         self.assertIn("total $219.96", text)
 
     def test_help_lists_only_offered_tools(self):
-        page = DemoPage(search_action=False)
+        page = self.page(search_action=False)
         text, _, _ = self.converse(page, "help")
         self.assertNotIn("search for usb", text)
         self.assertIn("remove the hub", text)
 
     def test_conversation_continues(self):
-        page = DemoPage()
+        page = self.page()
         _, _, hist = self.converse(page, "remove the hub")
         text, turns, _ = self.converse(page, "increase the keyboard", history=hist)
         self.assertEqual(self.calls(turns), [("click-increase-btn",
@@ -1190,9 +1238,8 @@ class TestDemoModel(MockTestCase):
         self.assertIn("quantity is now 2", text)
 
     def test_streaming_and_validation_still_apply(self):
-        page = DemoPage()
-        body = {"contents": [user("remove the hub")], "tools": page.decls(),
-                "systemInstruction": page.system()}
+        page = self.page()
+        body = page.request([user("remove the hub")])
         evs = gen(body, stream=True).events()
         self.assertTrue(all(e["modelVersion"] == "offline-demo" for e in evs))
         mc = merged_stream_content(evs)
@@ -1207,9 +1254,8 @@ class TestDemoModel(MockTestCase):
     def test_streamed_call_turn_replayed_per_chunk(self):
         # A client that keeps one model content per SSE event (as the SDKs
         # do) still gets the removed item named in the final text.
-        page = DemoPage()
-        body = {"contents": [user("remove the hub")], "tools": page.decls(),
-                "systemInstruction": page.system()}
+        page = self.page()
+        body = page.request([user("remove the hub")])
         evs = gen(body, stream=True, query="alt=sse").events()
         chunks = [ev["candidates"][0]["content"] for ev in evs]
         self.assertGreater(len(chunks), 1)
@@ -1217,9 +1263,7 @@ class TestDemoModel(MockTestCase):
         resp = {"role": "user", "parts": [{"functionResponse": {
             "id": calls[0]["id"], "name": calls[0]["name"],
             "response": page.run(calls[0])}}]}
-        body["contents"] += chunks + [resp]
-        body["systemInstruction"] = page.system()
-        obj = self.ok(gen(body))
+        obj = self.ok(gen(page.request([user("remove the hub")] + chunks + [resp])))
         self.assertIn("Removed **USB-C Hub**", self.text_of(obj))
 
     def test_demo_flag(self):
@@ -1228,9 +1272,8 @@ class TestDemoModel(MockTestCase):
             global PORT
             saved, PORT = PORT, port
             try:
-                page = DemoPage()
-                obj = self.ok(gen({"contents": [user("remove the hub")], "tools": page.decls(),
-                                   "systemInstruction": page.system()},
+                page = self.page()
+                obj = self.ok(gen(page.request([user("remove the hub")]),
                                   model="some-future-model"))
                 self.assertEqual(obj["modelVersion"], "offline-demo")
                 fc = [p for p in model_content(obj)["parts"] if "functionCall" in p][0]
@@ -1245,6 +1288,84 @@ class TestDemoModel(MockTestCase):
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(5)
+
+class TestDemoModelStateInContents(TestDemoModel):
+    """Every demo conversation again, the way the responder sends a request
+    now: stable tools (no enums), a stable system instruction, and the page
+    state as the last turn of contents."""
+    FORMAT = "contents"
+
+    def test_coordinates_come_from_the_page_state(self):
+        page = self.page()
+        body = page.request([user("remove the keyboard")])
+        self.assertNotIn("enum", json.dumps(body["tools"]))
+        self.assertNotIn("page-state", json.dumps(body["systemInstruction"]))
+        obj = self.ok(gen(body))
+        calls = [p["functionCall"] for p in model_content(obj)["parts"] if "functionCall" in p]
+        self.assertEqual([(c["name"], c["args"]) for c in calls],
+                         [("click-remove-btn", {"coordinate": "item-3/removeBtn"})])
+
+    def test_the_last_page_state_turn_wins(self):
+        # an earlier page-state turn (a server step's) and the system
+        # instruction's markers lose to the last page-state turn
+        page = self.page()
+        old = self.page()
+        old.items = old.items[:1]
+        stale = {"parts": [{"text": "x\n<page-state>\n{\"viewState\": {\"items\": []}}"
+                                    "\n</page-state>"}]}
+        body = {"contents": [user("what is in my cart?"), old.state_turn(), page.state_turn()],
+                "tools": page.decls(), "systemInstruction": stale}
+        self.assertIn("Mechanical Keyboard", self.text_of(self.ok(gen(body))))
+        body["contents"] = [user("what is in my cart?"), page.state_turn(), old.state_turn()]
+        text = self.text_of(self.ok(gen(body)))
+        self.assertIn("Wireless Mouse", text)
+        self.assertNotIn("Mechanical Keyboard", text)
+
+    def test_page_state_stays_in_place_during_server_steps(self):
+        # Within one request the responder runs server actions: the model's
+        # call and the action's answer follow the page-state turn, which
+        # stays where it was.
+        page = self.page()
+        history = [user("search for hdmi and add the first one")]
+        body = page.request(history)
+        mc = model_content(self.ok(gen(body)))
+        fc = [p["functionCall"] for p in mc["parts"] if "functionCall" in p][0]
+        self.assertEqual(fc["name"], "action_shop_searchProducts")
+        body["contents"] += [mc, answer(mc, [page.run(fc)])]
+        mc2 = model_content(self.ok(gen(body)))
+        names = [p["functionCall"]["name"] for p in mc2["parts"] if "functionCall" in p]
+        self.assertEqual(names, ["fill-name-input", "fill-price-input", "click-add-btn"])
+
+    def test_a_disabled_button_is_not_in_the_items_refs(self):
+        page = self.page(disabled={("item-2", "decreaseBtn")})
+        page.items[1]["quantity"] = 1
+        text, turns, _ = self.converse(page, "decrease the hub")
+        self.assertEqual(self.calls(turns), [])
+        self.assertIn("not available", text)
+
+    def test_an_empty_cart(self):
+        page = self.page()
+        page.items = []
+        text, turns, _ = self.converse(page, "remove the hub")
+        self.assertEqual(self.calls(turns), [])
+        self.assertIn("Your cart is", text)
+        text, _, _ = self.converse(page, "clear the cart")
+        self.assertIn("already empty", text)
+
+    def test_other_scenarios_ignore_the_page_state_turn(self):
+        # page-call counts its steps and reads the last responses without
+        # the trailing page-state turn getting in the way
+        page = self.page()
+        state = page.state_turn()
+        body = {"contents": [user("[[mock:page-call tool=click-add-btn]] go"), state],
+                "tools": page.decls()}
+        mc = model_content(self.ok(gen(body)))
+        fc = [p["functionCall"] for p in mc["parts"] if "functionCall" in p][0]
+        self.assertEqual(fc["name"], "click-add-btn")
+        body["contents"] = [body["contents"][0], mc,
+                            answer(mc, [{"result": {"ok": True}}]), state]
+        self.assertIn("Done: ", self.text_of(self.ok(gen(body))))
+
 
 
 class TestProcess(unittest.TestCase):

@@ -1,19 +1,42 @@
 /**
  * automation.js — the AutomationAPI for plain HTML pages (README "Adding the agent to a page").
  *
- * Markup convention:
- *   data-ref="addBtn"          an interactive element the agent may use
+ * What the agent can use:
+ *   data-ref="addBtn"          an element the agent may use, by that name (the ref)
+ *   button, a[href], input, select, textarea, summary and elements with an
+ *   interactive role (button, link, checkbox, switch, radio, tab, menuitem…)
+ *                              are found without data-ref too, and named from
+ *                              their name attribute, label or id (derivedRef)
  *   data-foreach="items"       a repeated container; its children carry data-id="<key>"
- *   data-description="..."     what the element does, for the agent
+ *   data-description="..."     what the element does, for the agent (also aria-description, title)
+ *   data-label="..."           a repeated item's name (else aria-label, the view state, its text)
  *   data-agent="off"           this element and its whole subtree are invisible to the agent
+ *   data-agent="marked"        inside it, only data-ref elements are used (no discovery)
  *
- * The page publishes its view state with `window.pageAgent.setViewState(obj)`.
- * Everything returned by getPageState() is plain JSON (no DOM nodes).
+ * The page publishes its view state with `window.pageAgent.setViewState(obj)`
+ * (or updateViewState(patch)); calls made before this module loads are
+ * queued by a one-line stub and applied by installPageAgent().
+ *
+ * Two readings of the page, both plain JSON (no DOM nodes):
+ *   getInteractions()  every usable element, grouped by ref: what tools.js
+ *                      builds tools from and what WebMCP lists;
+ *   getPageState()     what the model reads each turn: the view state, the
+ *                      values of fields and the items of lists, never the
+ *                      interactions again (the tools carry those).
  */
 
 const SKIPPED_INPUT_TYPES = new Set(['password', 'hidden', 'file']);
 const CLICK_INPUT_TYPES = new Set(['button', 'submit', 'reset', 'image']);
 const TOGGLE_INPUT_TYPES = new Set(['checkbox', 'radio']);
+
+/** Elements used without data-ref (outside data-agent="marked"). */
+const DISCOVERED =
+  'button, input, select, textarea, a[href], summary, [role="button"], [role="link"], [role="checkbox"], ' +
+  '[role="switch"], [role="radio"], [role="tab"], [role="menuitem"], [role="menuitemcheckbox"], [role="menuitemradio"]';
+/** Discovered fields whose autocomplete says they hold secrets: only a data-ref makes them visible. */
+const SECRET_AUTOCOMPLETE = /(^|\s)(cc-|one-time-code|current-password|new-password)/;
+/** At most this many discovered refs (the server caps the tools per request); links go first. */
+const DISCOVERED_MAX = 48;
 
 /** Events offered per kind of element. */
 const EVENTS = {
@@ -26,8 +49,8 @@ const EVENTS = {
 /** Attributes whose change can alter the interactions; other attribute churn is ignored. */
 const WATCHED_ATTRIBUTES = [
   'data-ref', 'data-id', 'data-foreach', 'data-description', 'data-agent', 'data-label',
-  'disabled', 'hidden', 'inert', 'aria-disabled', 'aria-label', 'type', 'placeholder',
-  'title', 'value', 'label', 'selected', 'multiple',
+  'disabled', 'hidden', 'inert', 'aria-disabled', 'aria-label', 'aria-description', 'type', 'placeholder',
+  'title', 'value', 'label', 'selected', 'multiple', 'name', 'id', 'href', 'role', 'autocomplete',
 ];
 
 const LABEL_MAX = 80;
@@ -40,23 +63,32 @@ const OPTIONS_MAX = 100;
  *
  * @typedef {object} InteractionItem
  * @property {Coordinate} coordinate
- * @property {string} element    tag-ish description: "button", "input[type=text]", "select", …
- * @property {string[]} events   "click" | "input" | "change"
- * @property {string} label      visible text / aria-label / field label / placeholder (≤ 80 chars)
- * @property {string} [itemLabel] for repeated items: a name for the item ("USB-C Hub")
- * @property {string} [value]    current value of text fields and selects
- * @property {boolean} [checked] current state of checkboxes and radios
+ * @property {string} element      tag-ish description for messages: "button", "input[type=text]", "select", …
+ * @property {string} elementType  the DOM interface name: "HTMLButtonElement", "HTMLInputElement", …
+ * @property {string[]} events     "click" | "input" | "change"
+ * @property {string} label        visible text / aria-label / field label / placeholder / title (≤ 80 chars)
+ * @property {string} [itemLabel]  for repeated items: a name for the item ("USB-C Hub")
+ * @property {string} [list]       for repeated items: the data-foreach name of the innermost item's list
+ * @property {string} [value]      current value of text fields and selects
+ * @property {boolean} [checked]   current state of checkboxes and radios
  * @property {{value: string, label: string}[]} [options] enabled options of a select
  *
  * @typedef {object} Interaction
  * @property {string} refName
- * @property {string} [description]  from data-description, else the linked contract
+ * @property {string} [description]  data-description, aria-description, the linked contract, else title
  * @property {InteractionItem[]} items
  *
+ * @typedef {object} ListItem   one item of a repeated list, as the page state gives it
+ * @property {string} id        the item's id path ("item-2", "o1/l2"): coordinates are "<id>/<ref>"
+ * @property {string} [label]   its name
+ * @property {string[]} refs    the refs usable on it right now (disabled ones left out)
+ * @property {Record<string, string>} [labels]  element labels, only for refs whose labels differ per item
+ *
  * @typedef {object} PageState
- * @property {object} viewState
- * @property {Interaction[]} interactions
- * @property {{name: string}[]} customEvents
+ * @property {object} viewState                        what the page published
+ * @property {Record<string, string|boolean>} [fields] coordinate → current value of every usable
+ *                                                     text field and select (string), checkbox and radio (boolean)
+ * @property {Record<string, ListItem[]>} [lists]      data-foreach name → its items, in page order
  */
 
 /**
@@ -65,10 +97,13 @@ const OPTIONS_MAX = 100;
  * @param {Document|Element} [root=document]
  * @returns {{
  *   getPageState(): PageState,
+ *   getInteractions(): Interaction[],
  *   triggerEvent(event: string, coordinate: Coordinate|string, value?: unknown): void,
  *   getInteraction(coordinate: Coordinate|string): (InteractionItem & {refName: string, description?: string, node: Element})|undefined,
+ *   isDisabled(coordinate: Coordinate|string): boolean,
  *   onStateChange(cb: (state: PageState) => void): () => void,
  *   setViewState(obj: object): void,
+ *   updateViewState(patch: object): void,
  *   getViewState(): object,
  *   loadContracts(): Promise<Map<string, string>>,
  * }}
@@ -85,34 +120,79 @@ export function createAutomation(root = document) {
 
   // ---- scanning -------------------------------------------------------------
 
-  /** One pass over the DOM: every usable data-ref element, in document order. */
+  /**
+   * One pass over the DOM: every usable element with its coordinate. data-ref
+   * elements first (in document order), then the discovered ones, whose names
+   * never take a data-ref's coordinate.
+   */
   function scan() {
-    const found = new Map(); // coordinate key → {item, node, refName}
+    const found = new Map(); // coordinate key → {item, node, refName, kind, itemNode}
     const disabled = new Set(); // keys of elements that exist but are disabled
+    const taken = new Set(); // every key handed out, disabled ones included
     const itemLabels = new Map(); // repeated item element → label
-    for (const node of root.querySelectorAll('[data-ref]')) {
+    const marked = [];
+    const discovered = [];
+    for (const node of root.querySelectorAll(`[data-ref], ${DISCOVERED}`)) {
+      if (node.hasAttribute('data-ref')) marked.push(node);
+      else discovered.push(node);
+    }
+
+    const add = (node, refName, kind) => {
+      const path = itemPath(node);
+      const coordinate = [...path.map((p) => p.id), refName];
+      const key = coordinate.join('/');
+      taken.add(key);
+      if (isDisabled(node)) {
+        disabled.add(key);
+        return;
+      }
+      if (found.has(key)) return; // duplicate coordinate: the first element wins
+      const item = {
+        coordinate,
+        element: describeElement(node),
+        elementType: domTypeName(node),
+        events: [...EVENTS[kind]],
+        label: labelOf(node, kind),
+      };
+      let itemNode = null;
+      if (path.length) {
+        const inner = path[path.length - 1];
+        itemNode = inner.node;
+        if (!itemLabels.has(itemNode)) itemLabels.set(itemNode, itemLabelOf(itemNode, inner.id));
+        const itemLabel = itemLabels.get(itemNode);
+        if (itemLabel) item.itemLabel = itemLabel;
+        item.list = itemNode.parentElement.getAttribute('data-foreach').trim();
+      }
+      addCurrentValue(item, node, kind);
+      found.set(key, { item, node, refName, kind, itemNode });
+    };
+
+    for (const node of marked) {
       const refName = node.getAttribute('data-ref').trim();
       if (!refName || isOff(node)) continue;
       const kind = kindOf(node);
       if (!kind || isHiddenFromUsers(node)) continue;
-      const path = itemPath(node);
-      const coordinate = [...path.map((p) => p.id), refName];
-      const key = coordinate.join('/');
-      if (isDisabled(node)) {
-        disabled.add(key);
-        continue;
-      }
-      if (found.has(key)) continue; // duplicate coordinate: the first element wins
-      const item = { coordinate, element: describeElement(node), events: [...EVENTS[kind]], label: labelOf(node, kind) };
-      if (path.length) {
-        const inner = path[path.length - 1];
-        if (!itemLabels.has(inner.node)) itemLabels.set(inner.node, itemLabelOf(inner.node, inner.id));
-        const itemLabel = itemLabels.get(inner.node);
-        if (itemLabel) item.itemLabel = itemLabel;
-      }
-      addCurrentValue(item, node, kind);
-      found.set(key, { item, node, refName, kind });
+      add(node, refName, kind);
     }
+
+    // Discovered elements: named, deduplicated per coordinate, capped.
+    const candidates = [];
+    for (const node of discovered) {
+      if (isOff(node) || node.closest('[data-agent="marked"]')) continue;
+      const kind = kindOf(node);
+      if (!kind || isHiddenFromUsers(node) || !isRendered(node)) continue;
+      if (SECRET_AUTOCOMPLETE.test(node.getAttribute('autocomplete') ?? '')) continue;
+      candidates.push({ node, kind, base: derivedRef(node, kind) });
+    }
+    for (const c of candidates) {
+      const prefix = itemPath(c.node).map((p) => `${p.id}/`).join('');
+      let refName = c.base;
+      for (let n = 2; taken.has(prefix + refName); n++) refName = `${c.base}-${n}`;
+      taken.add(prefix + refName);
+      c.refName = refName;
+    }
+    const allowed = allowedDiscoveredRefs(candidates);
+    for (const { node, kind, refName } of candidates) if (allowed.has(refName)) add(node, refName, kind);
     return { found, disabled };
   }
 
@@ -122,13 +202,22 @@ export function createAutomation(root = document) {
     for (const { item, node, refName } of found.values()) {
       let g = groups.get(refName);
       if (!g) groups.set(refName, (g = { refName, description: undefined, items: [] }));
-      g.description ||= node.getAttribute('data-description')?.trim() || undefined;
+      g.description ||= descriptionOf(node, refName, item.label);
       g.items.push(item);
     }
-    return [...groups.values()].map(({ refName, description, items }) => {
-      description ||= contractDescriptions.get(refName);
-      return description ? { refName, description, items } : { refName, items };
-    });
+    return [...groups.values()].map(({ refName, description, items }) =>
+      description ? { refName, description, items } : { refName, items },
+    );
+  }
+
+  function descriptionOf(node, refName, label) {
+    const title = node.getAttribute('title')?.trim();
+    return (
+      node.getAttribute('data-description')?.trim() ||
+      node.getAttribute('aria-description')?.trim() ||
+      contractDescriptions.get(refName) ||
+      (title && clip(title) !== label ? title : undefined)
+    );
   }
 
   function itemPath(node) {
@@ -159,15 +248,61 @@ export function createAutomation(root = document) {
 
   // ---- the API --------------------------------------------------------------
 
+  function getInteractions() {
+    return group(scan().found);
+  }
+
   function getPageState() {
-    return { viewState, interactions: group(scan().found), customEvents: [] };
+    const { found } = scan();
+    const state = { viewState };
+    const fields = {};
+    const lists = new Map(); // list name → Map(id → {entry, node})
+    const labelsByRef = new Map(); // repeated ref → Set of its element labels
+    for (const { item, refName, kind, itemNode } of found.values()) {
+      const key = coordinateKey(item.coordinate);
+      if (kind === 'text' || kind === 'select') fields[key] = item.value;
+      else if (kind === 'toggle') fields[key] = item.checked;
+      if (!itemNode) continue;
+      const id = item.coordinate.slice(0, -1).join('/');
+      let list = lists.get(item.list);
+      if (!list) lists.set(item.list, (list = new Map()));
+      let row = list.get(id);
+      if (!row) {
+        row = { entry: { id, ...(item.itemLabel ? { label: item.itemLabel } : {}), refs: [] }, node: itemNode, labels: {} };
+        list.set(id, row);
+      }
+      row.entry.refs.push(refName);
+      row.labels[refName] = item.label;
+      if (!labelsByRef.has(refName)) labelsByRef.set(refName, new Set());
+      labelsByRef.get(refName).add(item.label);
+    }
+    if (Object.keys(fields).length) state.fields = fields;
+    if (lists.size) {
+      state.lists = {};
+      for (const [name, rows] of lists) {
+        const ordered = [...rows.values()].sort((a, b) => documentOrder(a.node, b.node));
+        state.lists[name] = ordered.map(({ entry, labels }) => {
+          // element labels only where they differ per item (else the tool's description has it)
+          const differing = Object.entries(labels).filter(([ref, label]) => label && labelsByRef.get(ref).size > 1);
+          return differing.length ? { ...entry, labels: Object.fromEntries(differing) } : entry;
+        });
+      }
+    }
+    // Deprecated: callers written against the old shape read getPageState().interactions;
+    // it never serialises (not enumerable). Use getInteractions().
+    Object.defineProperty(state, 'interactions', { get: () => group(found), enumerable: false, configurable: true });
+    return state;
   }
 
   function getInteraction(coordinate) {
     const { entry } = lookup(coordinate);
     if (!entry) return undefined;
-    const description = entry.node.getAttribute('data-description')?.trim() || contractDescriptions.get(entry.refName);
+    const description = descriptionOf(entry.node, entry.refName, entry.item.label);
     return { refName: entry.refName, ...(description ? { description } : {}), ...entry.item, node: entry.node };
+  }
+
+  function isDisabledAt(coordinate) {
+    return lookup(coordinate).disabled;
   }
 
   function triggerEvent(event, coordinate, value) {
@@ -234,6 +369,16 @@ export function createAutomation(root = document) {
   function setViewState(obj) {
     viewState = obj ?? {};
     schedule();
+  }
+
+  /** Shallow-merge `patch` into the view state (a key set to undefined is removed). */
+  function updateViewState(patch) {
+    const next = { ...viewState };
+    for (const [k, v] of Object.entries(patch ?? {})) {
+      if (v === undefined) delete next[k];
+      else next[k] = v;
+    }
+    setViewState(next);
   }
 
   function getViewState() {
@@ -329,13 +474,32 @@ export function createAutomation(root = document) {
     else node[prop] = value;
   }
 
-  return { getPageState, triggerEvent, getInteraction, onStateChange, setViewState, getViewState, loadContracts };
+  return {
+    getPageState,
+    getInteractions,
+    triggerEvent,
+    getInteraction,
+    isDisabled: isDisabledAt,
+    onStateChange,
+    setViewState,
+    updateViewState,
+    getViewState,
+    loadContracts,
+  };
 }
 
+/** Methods a page may call on `window.pageAgent` before the agent loads (queued by the stub). */
+const QUEUEABLE = new Set(['setViewState', 'updateViewState']);
+
 /**
- * Publish the page-facing API as `win.pageAgent = { setViewState, getPageState, automation }`.
- * A page that ran before the agent may have set `window.pageAgent = { viewState }`;
- * that view state is adopted. Fires `pageagent:ready` on the window afterwards.
+ * Publish the page-facing API as `win.pageAgent = { setViewState, updateViewState, getPageState, automation }`.
+ *
+ * A page's scripts may run before this module (a classic inline script always
+ * does). The documented one-line stub
+ *   window.pageAgent = window.pageAgent || { q: [], setViewState(v) { this.q.push(['setViewState', v]) } };
+ * queues those calls as `[method, ...args]` in `q`; they are applied here, in
+ * order. A bare early `window.pageAgent = { viewState }` is adopted too.
+ * Fires `pageagent:ready` on the window afterwards.
  *
  * @param {ReturnType<typeof createAutomation>} automation
  * @param {Window} [win=window]
@@ -344,11 +508,26 @@ export function installPageAgent(automation, win = window) {
   const early = win.pageAgent;
   const agent = {
     setViewState: (obj) => automation.setViewState(obj),
+    updateViewState: (patch) => automation.updateViewState(patch),
     getPageState: () => automation.getPageState(),
     automation,
   };
-  if (early && typeof early === 'object' && early.viewState && typeof early.viewState === 'object') {
-    automation.setViewState(early.viewState);
+  if (early && typeof early === 'object') {
+    if (early.viewState && typeof early.viewState === 'object') automation.setViewState(early.viewState);
+    const queue = Array.isArray(early.q) ? early.q : [];
+    for (const call of queue) {
+      const [method, ...args] = Array.isArray(call) ? call : [];
+      if (!QUEUEABLE.has(method)) {
+        console.debug(`[gemini-agent] pageAgent: queued call "${method}" ignored`);
+        continue;
+      }
+      try {
+        agent[method](...args);
+      } catch (err) {
+        console.error(`[gemini-agent] pageAgent.${method} (queued) failed`, err);
+      }
+    }
+    queue.length = 0;
   }
   win.pageAgent = agent;
   if (typeof win.CustomEvent === 'function') {
@@ -431,6 +610,60 @@ export function coordinateKey(coordinate) {
   return String(coordinate ?? '');
 }
 
+/**
+ * The ref of an element found without data-ref: a form field's name
+ * (a radio's name-value), else its label as camelCase words ("Add to cart" →
+ * "addToCart"), else its id, else a noun for its kind ("button", "field").
+ * Several elements with the same name at the same place get "-2", "-3"… in
+ * document order (scan()).
+ */
+export function derivedRef(node, kind) {
+  const tag = node.localName;
+  const isField = tag === 'input' || tag === 'select' || tag === 'textarea';
+  const name = isField ? node.getAttribute('name')?.trim() : '';
+  if (name) return safeRef(node.type === 'radio' ? `${name}-${node.value}` : name);
+  const fromLabel = camelWords(labelOf(node, kind) || node.getAttribute('title') || '');
+  if (fromLabel) return fromLabel;
+  const id = safeRef(node.id ?? '');
+  if (id) return id;
+  if (kind === 'text') return 'field';
+  if (kind === 'select') return 'dropdown';
+  if (kind === 'toggle') return 'checkbox';
+  return tag === 'a' || node.getAttribute('role') === 'link' ? 'link' : 'button';
+}
+
+/** Keep the discovered refs under DISCOVERED_MAX, giving up links before other controls. */
+function allowedDiscoveredRefs(candidates) {
+  const order = [];
+  const isLink = new Map();
+  for (const { node, refName } of candidates) {
+    const link = node.localName === 'a' || node.getAttribute('role') === 'link';
+    if (!isLink.has(refName)) {
+      isLink.set(refName, link);
+      order.push(refName);
+    } else if (!link) isLink.set(refName, false);
+  }
+  if (order.length <= DISCOVERED_MAX) return new Set(order);
+  const kept = [...order.filter((b) => !isLink.get(b)), ...order.filter((b) => isLink.get(b))].slice(0, DISCOVERED_MAX);
+  console.debug(`[gemini-agent] ${order.length - kept.length} controls without data-ref left out (at most ${DISCOVERED_MAX})`);
+  return new Set(kept);
+}
+
+function safeRef(s) {
+  return String(s).replace(/[^A-Za-z0-9_.:-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48);
+}
+
+/** "Add to cart" → "addToCart" (at most five words; counts are dropped unless that is all there is). */
+function camelWords(text) {
+  const all = String(text).normalize('NFKD').replace(/[\u0300-\u036f]/g, '').match(/[A-Za-z0-9]+/g) ?? [];
+  const words = all.some((w) => /[A-Za-z]/.test(w)) ? all.filter((w) => /[A-Za-z]/.test(w)) : all;
+  return words
+    .slice(0, 5)
+    .map((w, i) => (i === 0 ? w.toLowerCase() : w[0].toUpperCase() + w.slice(1).toLowerCase()))
+    .join('')
+    .slice(0, 48);
+}
+
 function kindOf(node) {
   switch (node.localName) {
     case 'input': {
@@ -457,6 +690,11 @@ function describeElement(node) {
   return role && tag !== 'button' && tag !== 'a' ? `${tag}[role=${role}]` : tag;
 }
 
+/** The element's DOM interface name, as WebMCP and the .jay-contract elementType say it. */
+function domTypeName(node) {
+  return Object.getPrototypeOf(node)?.constructor?.name || 'HTMLElement';
+}
+
 function isOff(node) {
   return node.closest('[data-agent="off"]') !== null;
 }
@@ -474,21 +712,37 @@ function isHiddenFromUsers(node) {
   return node.closest('[hidden], [inert]') !== null;
 }
 
+/** False only where the browser can tell the element is not rendered (display: none, visibility: hidden…). */
+function isRendered(node) {
+  return typeof node.checkVisibility !== 'function' || node.checkVisibility({ visibilityProperty: true, checkVisibilityCSS: true });
+}
+
+function documentOrder(a, b) {
+  if (a === b) return 0;
+  return a.compareDocumentPosition(b) & 4 /* DOCUMENT_POSITION_FOLLOWING */ ? -1 : 1;
+}
+
 function clip(text, max = LABEL_MAX) {
   const s = String(text ?? '').replace(/\s+/g, ' ').trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
+function meaningful(text) {
+  return /[\p{L}\p{N}]/u.test(String(text ?? ''));
+}
+
 function labelOf(node, kind) {
   const aria = node.getAttribute('aria-label') || labelledBy(node);
   if (kind === 'click') {
-    return clip(
-      aria ||
-        node.textContent ||
-        (node.localName === 'input' ? node.value : '') ||
-        node.getAttribute('title') ||
-        node.querySelector?.('img[alt]')?.getAttribute('alt'),
-    );
+    const candidates = [
+      aria,
+      node.textContent,
+      node.localName === 'input' ? node.value : '',
+      node.getAttribute('title'),
+      node.querySelector?.('img[alt]')?.getAttribute('alt'),
+    ].map((t) => clip(t));
+    // text without a letter or digit ("×", "+") only when nothing says more
+    return candidates.find(meaningful) ?? candidates.find(Boolean) ?? '';
   }
   return clip(aria || labelText(node) || node.getAttribute('placeholder') || node.getAttribute('title'));
 }

@@ -6,11 +6,14 @@
  *   <script type="module" src="/agent/index.js"></script>
  *
  * On load it creates the page's AutomationAPI and publishes
- * `window.pageAgent` (installPageAgent), reads the descriptions of any
+ * `window.pageAgent` (installPageAgent, which applies the calls a page queued
+ * before this module loaded), reads the descriptions of any
  * `<link rel="jay-contract">`, injects chat.css (next to this module), mounts
  * the chat widget in the container, and registers the same tools with WebMCP
  * when the browser offers it. The page publishes its view state with
- * `window.pageAgent.setViewState(obj)`.
+ * `window.pageAgent.setViewState(obj)` (or `updateViewState(patch)`); a
+ * classic script that runs before this module first adds the one-line stub
+ *   window.pageAgent = window.pageAgent || { q: [], setViewState(v) { this.q.push(['setViewState', v]) } };
  *
  * Settings, as attributes of the container:
  *   data-endpoint="/_jay/actions"        where the chat protocol is served

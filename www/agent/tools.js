@@ -6,6 +6,19 @@
  * Generic tools:                trigger-interaction, fill-input
  * WebMCP only:                  get-page-state, list-interactions   (webmcpOnly: true)
  *
+ * The declarations stay the same while the page changes, so that every
+ * request of a conversation starts with the same bytes (Gemini's implicit
+ * cache) and WebMCP clients are not told of changes that are none:
+ *  - a repeated element's tool takes `coordinate` as a plain string; which
+ *    items exist is data, in the page state's `lists` (automation.js), never
+ *    an enum or a list in the description;
+ *  - a tool keeps its name and its place in the catalog for the life of the
+ *    page (first seen, first listed);
+ *  - a repeated element's tool stays declared, unchanged, while its list is
+ *    empty or all its items' elements are disabled (the page state shows no
+ *    item to use; a call answers with a clear error). A single element's
+ *    tool comes and goes with the element.
+ *
  * Every execute(args) validates its arguments against the page as it is NOW,
  * never throws, and answers `{ok: true, pageState}` or `{ok: false, error}`.
  */
@@ -18,8 +31,9 @@ export const CATEGORY = 'page-automation';
 const GENERIC_NAMES = ['trigger-interaction', 'fill-input', 'get-page-state', 'list-interactions'];
 const VERBS = { click: 'click', text: 'fill', select: 'select', toggle: 'toggle' };
 const NAME_MAX = 64;
-const LISTED_ITEMS_MAX = 25;
+const LISTED_COORDINATES_MAX = 30;
 const LISTED_OPTIONS_MAX = 30;
+const REGISTRY_MAX = 300;
 
 /** Trailing words of a ref name that say what kind of element it is. */
 const NOUN_SUFFIXES = {
@@ -43,15 +57,24 @@ const NOUN_SUFFIXES = {
  * @property {string} [ref]          semantic tools: the ref they act on
  * @property {'click'|'text'|'select'|'toggle'} [kind]
  * @property {boolean} [repeated]    semantic tools: takes a coordinate
+ *
+ * @typedef {object} RegistryEntry   what the catalog keeps per semantic tool for the life of the page
+ * @property {string} key            "<kind>:<ref>"
+ * @property {string} ref
+ * @property {'click'|'text'|'select'|'toggle'} kind
+ * @property {string} name           assigned once, never changes
+ * @property {boolean} repeated      seen inside a data-foreach item (sticky)
+ * @property {string[]} lists        the lists its items were seen in (sticky)
+ * @property {{description: string, inputSchema: object}|null} shape  the last declaration built
  */
 
-/** What the tools remember per automation, so describeCall can name items that are gone. */
+/** What the tools remember per automation: the registry, and items that are gone (describeCall). */
 const memory = new WeakMap();
 const REMEMBERED_ITEMS_MAX = 500;
 
 function memoryOf(automation) {
   let m = memory.get(automation);
-  if (!m) memory.set(automation, (m = { tools: new Map(), items: new Map() }));
+  if (!m) memory.set(automation, (m = { registry: new Map(), names: new Set(GENERIC_NAMES), items: new Map() }));
   return m;
 }
 
@@ -67,6 +90,33 @@ function rememberItems(automation, interactions) {
   while (items.size > REMEMBERED_ITEMS_MAX) items.delete(items.keys().next().value);
 }
 
+/** The interactions of an automation (getPageState().interactions for older automation objects). */
+function readInteractions(automation) {
+  return automation.getInteractions?.() ?? automation.getPageState().interactions ?? [];
+}
+
+/** The registry entry for (ref, kind), created (and named) the first time it is seen. */
+function registryEntry(mem, ref, kind) {
+  const key = `${kind}:${ref}`;
+  let entry = mem.registry.get(key);
+  if (!entry) {
+    const name = uniqueName(`${VERBS[kind]}-${kebabCase(ref) || 'element'}`, mem.names);
+    entry = { key, ref, kind, name, repeated: false, lists: [], shape: null };
+    mem.registry.set(key, entry);
+  }
+  return entry;
+}
+
+/** Forget the oldest entries that are not on the page, past REGISTRY_MAX. */
+function trimRegistry(mem, present) {
+  for (const [key, entry] of mem.registry) {
+    if (mem.registry.size <= REGISTRY_MAX) break;
+    if (present.has(key)) continue;
+    mem.registry.delete(key);
+    mem.names.delete(entry.name);
+  }
+}
+
 /**
  * Build the tool catalog for the page as it is now. Rebuild it when the page
  * changes (automation.onStateChange); execute() re-checks against the live page.
@@ -75,17 +125,24 @@ function rememberItems(automation, interactions) {
  * @returns {Tool[]}
  */
 export function buildTools(automation) {
-  const { interactions } = automation.getPageState();
+  const interactions = readInteractions(automation);
   rememberItems(automation, interactions);
-  const used = new Set(GENERIC_NAMES);
-  const tools = [];
+  const mem = memoryOf(automation);
+  const present = new Map();
   for (const group of interactions) {
-    const tool = semanticTool(automation, group, used);
-    if (tool) tools.push(tool);
+    if (!group.items.length) continue;
+    const kind = kindOfItem(group.items[0]);
+    const entry = registryEntry(mem, group.refName, kind);
+    present.set(entry.key, { group, items: group.items.filter((i) => kindOfItem(i) === kind) });
+  }
+  const tools = [];
+  for (const entry of mem.registry.values()) {
+    const now = present.get(entry.key);
+    if (now) tools.push(semanticTool(automation, entry, now.group, now.items));
+    else if (entry.repeated && entry.shape) tools.push(toolOf(automation, entry));
   }
   tools.push(...genericTools(automation));
-  const { tools: known } = memoryOf(automation);
-  for (const t of tools) if (t.ref) known.set(t.name, { ref: t.ref, kind: t.kind, repeated: t.repeated });
+  trimRegistry(mem, present);
   return tools;
 }
 
@@ -103,6 +160,32 @@ export function toolDefinitions(tools) {
       inputSchema: JSON.parse(JSON.stringify(inputSchema)),
       category,
     }));
+}
+
+/**
+ * The interactions as WebMCP gives them (list-interactions, state://interactions):
+ * coordinates as "/"-joined strings and the element's DOM type name.
+ *
+ * @param {import('./automation.js').Interaction[]} interactions
+ * @returns {{refName: string, description?: string, items: {coordinate: string, elementType: string,
+ *   events: string[], label?: string, itemLabel?: string, value?: string, checked?: boolean,
+ *   options?: {value: string, label: string}[]}[]}[]}
+ */
+export function serializeInteractions(interactions) {
+  return interactions.map(({ refName, description, items }) => ({
+    refName,
+    ...(description ? { description } : {}),
+    items: items.map((i) => ({
+      coordinate: coordinateKey(i.coordinate),
+      elementType: i.elementType ?? 'HTMLElement',
+      events: [...i.events],
+      ...(i.label ? { label: i.label } : {}),
+      ...(i.itemLabel ? { itemLabel: i.itemLabel } : {}),
+      ...('value' in i ? { value: i.value } : {}),
+      ...('checked' in i ? { checked: i.checked } : {}),
+      ...(i.options ? { options: i.options.map((o) => ({ ...o })) } : {}),
+    })),
+  }));
 }
 
 /**
@@ -124,18 +207,17 @@ export function describeCall(name, args, automation) {
   let info = null;
   if (!generic) {
     try {
-      const tool = buildTools(automation).find((t) => t.name === name);
-      if (tool?.ref) info = { ref: tool.ref, kind: tool.kind, repeated: tool.repeated };
+      buildTools(automation);
     } catch {
       /* fall back to what we remember */
     }
-    info ??= memoryOf(automation).tools.get(name) ?? null;
+    info = [...memoryOf(automation).registry.values()].find((e) => e.name === name) ?? null;
     if (!info) return `Ran ${name}`;
   }
 
   let key;
   if (generic) key = coordinateKey(args.coordinate);
-  else if (info.repeated) key = resolveKey(automation, info.ref, args.coordinate) ?? coordinateKey(args.coordinate);
+  else if (info.repeated) key = resolveKey(automation, info.ref, args.coordinate) ?? fullKey(info.ref, args.coordinate);
   else key = info.ref;
 
   const item = safeGetInteraction(automation, key) ?? memoryOf(automation).items.get(key);
@@ -178,21 +260,20 @@ export function kebabCase(ref) {
 
 // ---- semantic tools ------------------------------------------------------------
 
-function semanticTool(automation, group, used) {
-  if (!group.items.length) return null;
-  const kind = kindOfItem(group.items[0]);
-  const items = group.items.filter((i) => kindOfItem(i) === kind);
-  const ref = group.refName;
-  const repeated = items.length > 1 || items.some((i) => i.coordinate.length > 1);
-  const name = uniqueName(`${VERBS[kind]}-${kebabCase(ref) || 'element'}`, used);
+/** The tool of a registry entry whose elements are on the page now; its shape is remembered. */
+function semanticTool(automation, entry, group, items) {
+  const { ref, kind } = entry;
+  if (items.some((i) => i.coordinate.length > 1)) entry.repeated = true;
+  for (const i of items) if (i.list !== undefined && !entry.lists.includes(i.list)) entry.lists.push(i.list);
 
   const properties = {};
   const required = [];
-  if (repeated) {
+  if (entry.repeated) {
     properties.coordinate = {
       type: 'string',
-      description: 'Which item: its coordinate ("<itemId>/' + ref + '")',
-      enum: items.map((i) => coordinateKey(i.coordinate)),
+      description:
+        `The item to act on: "<id>/${ref}", where <id> is the id of an item in the page state's ` +
+        `${listsPhrase(entry.lists)} whose refs include "${ref}". The bare id works too.`,
     };
     required.push('coordinate');
   }
@@ -208,13 +289,23 @@ function semanticTool(automation, group, used) {
   if (kind !== 'click') required.push('value');
 
   let description = group.description || defaultDescription(kind, ref, items[0]);
-  if (kind === 'select' && options.length) description = sentence(description) + ' ' + optionsSentence(options);
-  if (repeated) description = sentence(description) + ' ' + itemsSentence(items);
+  const label = commonLabel(items);
+  if (label && !description.toLowerCase().includes(label.toLowerCase())) {
+    description = `${sentence(description)} Label: ${JSON.stringify(label)}.`;
+  }
+  if (kind === 'select' && options.length) description = `${sentence(description)} ${optionsSentence(options)}`.trim();
 
+  entry.shape = { description, inputSchema: { type: 'object', properties, ...(required.length ? { required } : {}) } };
+  return toolOf(automation, entry);
+}
+
+/** A tool from an entry's (current or remembered) shape, with a fresh execute. */
+function toolOf(automation, entry) {
+  const { name, ref, kind, repeated, lists } = entry;
   return {
     name,
-    description,
-    inputSchema: { type: 'object', properties, ...(required.length ? { required } : {}) },
+    description: entry.shape.description,
+    inputSchema: JSON.parse(JSON.stringify(entry.shape.inputSchema)),
     category: CATEGORY,
     ref,
     kind,
@@ -224,21 +315,45 @@ function semanticTool(automation, group, used) {
         args = normalizeArgs(args);
         let key = ref;
         if (repeated) {
-          if (args.coordinate === undefined || args.coordinate === null || args.coordinate === '') {
-            return fail(`coordinate is required; one of: ${currentKeys(automation, ref).join(', ') || '(no items now)'}`);
-          }
-          key = resolveKey(automation, ref, args.coordinate);
-          if (!key) {
-            const now = currentKeys(automation, ref);
-            return fail(`Unknown coordinate "${coordinateKey(args.coordinate)}" for ${name}; current items: ${now.join(', ') || '(none)'}`);
-          }
+          const found = findItemOf(automation, ref, name, lists, args.coordinate);
+          if (found.error) return fail(found.error);
+          key = found.key;
         }
         const item = automation.getInteraction(key);
-        if (!item) return fail(`"${key}" is not available right now (gone or disabled)`);
+        if (!item) {
+          return fail(safeIsDisabled(automation, key) ? `"${key}" is disabled right now` : `"${key}" is not on the page right now`);
+        }
         rememberItems(automation, [{ refName: ref, items: [item] }]);
         return act(automation, kind, key, item, args.value);
       }),
   };
+}
+
+/**
+ * The coordinate of a current, usable item of `ref`, or an error that names
+ * the valid coordinates: missing, unknown, disabled or of another ref.
+ */
+function findItemOf(automation, ref, name, lists, coordinate) {
+  const valid = () => {
+    const now = currentKeys(automation, ref);
+    if (!now.length) return `none: no item in the page state's ${listsPhrase(lists)} has a usable ${ref} right now`;
+    const shown = now.slice(0, LISTED_COORDINATES_MAX).join(', ');
+    return now.length > LISTED_COORDINATES_MAX ? `${shown}, … (${now.length} in all)` : shown;
+  };
+  if (coordinate === undefined || coordinate === null || coordinate === '') {
+    return { error: `coordinate is required ("<id>/${ref}"); valid coordinates now: ${valid()}` };
+  }
+  if (typeof coordinate === 'object' && !Array.isArray(coordinate)) {
+    return { error: `coordinate must be a string like "<id>/${ref}"; valid coordinates now: ${valid()}` };
+  }
+  const key = resolveKey(automation, ref, coordinate);
+  if (key) return { key };
+  const given = coordinateKey(coordinate);
+  const full = fullKey(ref, coordinate);
+  if (safeIsDisabled(automation, full)) {
+    return { error: `"${full}" is disabled right now; valid coordinates for ${name} now: ${valid()}` };
+  }
+  return { error: `Unknown coordinate "${given}" for ${name}; valid coordinates now: ${valid()}` };
 }
 
 /** Validate the value for this kind of element, then act. */
@@ -288,13 +403,16 @@ function defaultDescription(kind, ref, sample) {
   }
 }
 
-function itemsSentence(items) {
-  const listed = items.slice(0, LISTED_ITEMS_MAX).map((i) => {
-    const key = coordinateKey(i.coordinate);
-    return i.itemLabel ? `${key} = ${i.itemLabel}` : key;
-  });
-  const more = items.length > LISTED_ITEMS_MAX ? `, and ${items.length - LISTED_ITEMS_MAX} more` : '';
-  return `Acts on one item; pass its coordinate. Items: ${listed.join(', ')}${more}.`;
+/** The label every element of the ref shares ('' when they differ: the page state gives them per item). */
+function commonLabel(items) {
+  const labels = new Set(items.map((i) => i.label ?? ''));
+  return labels.size === 1 ? [...labels][0] : '';
+}
+
+/** "lists.items", "lists.items or lists.results", or "lists" when none is known. */
+function listsPhrase(lists) {
+  if (!lists?.length) return 'lists';
+  return lists.map((l) => (/^[A-Za-z_$][\w$]*$/.test(l) ? `lists.${l}` : `lists[${JSON.stringify(l)}]`)).join(' or ');
 }
 
 function optionsSentence(options) {
@@ -316,7 +434,9 @@ function unionOptions(items) {
 function genericTools(automation) {
   const coordinateProp = {
     type: 'string',
-    description: 'The element\'s coordinate: "<ref>" for a single element, "<itemId>/<ref>" for an element of a repeated item',
+    description:
+      'The element\'s coordinate: "<ref>" for a single element, "<id>/<ref>" for an element of an item in the ' +
+      'page state\'s lists (its refs say which)',
   };
   return [
     {
@@ -376,8 +496,9 @@ function genericTools(automation) {
     {
       name: 'get-page-state',
       description:
-        'Get the current page state: the data the page shows (viewState) and the available interactions. ' +
-        'The first parts of a repeated element\'s coordinate are item ids, the same ids as the items in viewState arrays.',
+        'Get the current page state: the data the page shows (viewState), the values of its fields (by coordinate) ' +
+        'and the items of its repeated lists (lists: id, label and the refs usable on each item; an element of an ' +
+        'item has the coordinate "<id>/<ref>"). Item ids are the same ids as in viewState arrays.',
       inputSchema: { type: 'object', properties: {} },
       category: CATEGORY,
       webmcpOnly: true,
@@ -386,12 +507,14 @@ function genericTools(automation) {
     },
     {
       name: 'list-interactions',
-      description: 'List the interactive elements of the page, grouped by ref, with their coordinates, events and labels.',
+      description:
+        'List the interactive elements of the page, grouped by ref, with their coordinates ("<ref>" or ' +
+        '"<id>/<ref>"), DOM element types, events, labels and current values.',
       inputSchema: { type: 'object', properties: {} },
       category: CATEGORY,
       webmcpOnly: true,
       annotations: { readOnlyHint: true },
-      execute: () => guarded(automation, async () => ({ ok: true, interactions: automation.getPageState().interactions })),
+      execute: () => guarded(automation, async () => ({ ok: true, interactions: serializeInteractions(readInteractions(automation)) })),
     },
   ];
 }
@@ -401,10 +524,9 @@ function findItem(automation, coordinate) {
   const key = coordinateKey(coordinate);
   const item = safeGetInteraction(automation, key);
   if (item) return { key, item };
-  const known = automation
-    .getPageState()
-    .interactions.flatMap((g) => g.items.map((i) => coordinateKey(i.coordinate)));
-  const shown = known.slice(0, 30).join(', ') + (known.length > 30 ? ', …' : '');
+  if (safeIsDisabled(automation, key)) return { error: `"${key}" is disabled right now` };
+  const known = readInteractions(automation).flatMap((g) => g.items.map((i) => coordinateKey(i.coordinate)));
+  const shown = known.slice(0, LISTED_COORDINATES_MAX).join(', ') + (known.length > LISTED_COORDINATES_MAX ? ', …' : '');
   return { error: `Unknown coordinate "${key}"; current coordinates: ${shown || '(none)'}` };
 }
 
@@ -457,7 +579,7 @@ function normalizeArgs(args) {
 
 /** The coordinate key of a current item of `ref`, accepting "itemId" for "itemId/ref". */
 function resolveKey(automation, ref, coordinate) {
-  if (coordinate === undefined || coordinate === null || typeof coordinate === 'object' && !Array.isArray(coordinate)) return null;
+  if (coordinate === undefined || coordinate === null || (typeof coordinate === 'object' && !Array.isArray(coordinate))) return null;
   const key = coordinateKey(coordinate);
   for (const candidate of [key, `${key}/${ref}`]) {
     if (safeGetInteraction(automation, candidate)?.refName === ref) return candidate;
@@ -465,8 +587,14 @@ function resolveKey(automation, ref, coordinate) {
   return null;
 }
 
+/** "item-2" → "item-2/removeBtn"; a coordinate that already ends with the ref stays. */
+function fullKey(ref, coordinate) {
+  const key = coordinateKey(coordinate);
+  return key === ref || key.endsWith(`/${ref}`) ? key : `${key}/${ref}`;
+}
+
 function currentKeys(automation, ref) {
-  const group = automation.getPageState().interactions.find((g) => g.refName === ref);
+  const group = readInteractions(automation).find((g) => g.refName === ref);
   return group ? group.items.map((i) => coordinateKey(i.coordinate)) : [];
 }
 
@@ -475,6 +603,14 @@ function safeGetInteraction(automation, key) {
     return automation.getInteraction(key);
   } catch {
     return undefined;
+  }
+}
+
+function safeIsDisabled(automation, key) {
+  try {
+    return automation.isDisabled?.(key) === true;
+  } catch {
+    return false;
   }
 }
 
