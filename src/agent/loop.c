@@ -113,6 +113,25 @@ loop_answer_part(const json_t *call, const json_t *response)
                      UNCONST(response));
 }
 
+/* Move in->last_turn (when there is one) to the end of `contents`: the
+ * turns recorded since go before it. */
+static int
+keep_last(const struct loop_input *in, struct status_error *err)
+{
+    size_t n = json_array_size(in->contents), i = n;
+
+    if (in->last_turn == NULL)
+        return 0;
+    while (i > 0 && json_array_get(in->contents, i - 1) != in->last_turn)
+        i--;
+    if (i == 0 || i == n)
+        return 0; /* not there (a caller's choice), or already last */
+    /* append first: removing drops the array's reference to it */
+    if (json_array_append(in->contents, in->last_turn) != 0)
+        return oom(err);
+    return json_array_remove(in->contents, i - 1) == 0 ? 0 : oom(err);
+}
+
 /* Ask Gemini once and read its answer into `t`. */
 static int
 ask(struct loop *l, struct turn *t, struct status_error *err)
@@ -121,10 +140,12 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
     json_t *resp = NULL;
     const char *model;
     size_t len;
-    char *payload = jsonout_dumps(l->request, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
-                                  &len);
+    char *payload;
     int rc;
 
+    if (keep_last(in, err) != 0)
+        return -1;
+    payload = jsonout_dumps(l->request, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, &len);
     if (payload == NULL)
         return oom(err);
     rc = gemini_generate(in->g, in->gemini, payload, len, in->a, &resp,

@@ -101,6 +101,11 @@ struct loop_input {
     struct json_t *tools;    /* the request's `tools`, or NULL */
     const char *system;      /* the system instruction */
     long max_steps;          /* Gemini answers at most */
+    /* A turn of `contents` that must stay the last of every request (the
+     * page state: it changes after every action, so whatever follows it
+     * could not come from Gemini's prefix cache), or NULL. The loop moves
+     * it behind the turns it records before each Gemini call. */
+    struct json_t *last_turn;
     /* Does the caller's client run the function `name`? Those calls end
      * the loop (LOOP_HANDED_BACK); the loop answers every other one. */
     bool (*handed_back)(void *ctx, const char *name);

@@ -324,21 +324,24 @@ decode(enum chat_kind kind, json_t *body, struct chat_input *in,
 
 /* --- the chat sink: what the loop reports, gathered for the answer ----- */
 
-/* The index in the browser's history of contents[turn]. */
+/* The index in the browser's history of contents[turn], for a turn the
+ * loop recorded in this step: the page state's turn is before it then (it
+ * is moved behind new turns only before the next Gemini call). */
 static size_t
 history_index(const struct chat *c, size_t turn)
 {
     return c->page_turn != NULL && turn > c->page_index ? turn - 1 : turn;
 }
 
-/* Take the page state's turn out of `contents`: from here on it is the
- * history the browser gets back. */
+/* Take the page state's turn out of `contents` (the loop keeps it last):
+ * from here on it is the history the browser gets back. */
 static void
 drop_page_turn(struct chat *c)
 {
-    if (c->page_turn != NULL &&
-        json_array_get(c->contents, c->page_index) == c->page_turn)
-        json_array_remove(c->contents, c->page_index);
+    for (size_t i = json_array_size(c->contents); c->page_turn != NULL && i > 0;
+         i--)
+        if (json_array_get(c->contents, i - 1) == c->page_turn)
+            json_array_remove(c->contents, i - 1);
     c->page_turn = NULL;
 }
 
@@ -608,6 +611,7 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
                          err) != 0 ||
         add_page_turn(&c, in.page_state, lim->max_page_state_bytes, err) != 0)
         return -1;
+    li.last_turn = c.page_turn;
 
     /* 5: the loop: server calls run here, page calls end the request */
     if (loop_run(&li, &sink, err) != 0)

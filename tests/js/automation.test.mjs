@@ -613,7 +613,7 @@ describe('the page state the model reads', () => {
     const state = automation.getPageState();
     assert.deepEqual(JSON.parse(JSON.stringify(state)), {
       viewState: { total: 79.98 },
-      fields: { 'item-1/noteInput': 'gift', 'item-2/noteInput': '', nameInput: 'Lamp', shippingSelect: 'exp', giftWrap: true },
+      fields: { 'item-1/noteInput': 'gift', nameInput: 'Lamp', shippingSelect: 'exp', giftWrap: true },
       lists: {
         items: [
           { id: 'item-1', label: 'Wireless Mouse', refs: ['increaseBtn', 'noteInput', 'removeBtn'], labels: { removeBtn: 'Remove Wireless Mouse' } },

@@ -276,8 +276,11 @@ struct run {
 static const char first_turn[] =
     "[{\"role\":\"user\",\"parts\":[{\"text\":\"find a usb hub\"}]}]";
 
+/* The loop over the conversation `first_turn`; with `last`, also a turn
+ * that must stay the last of every request (as the page state does). */
 static void
-run_loop(struct run *r, const char *const *answers, long max_steps)
+run_loop_ex(struct run *r, const char *const *answers, long max_steps,
+            bool last)
 {
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, &r->fake};
     struct loop_sink sink = {&rec_ops, &r->rec};
@@ -308,7 +311,23 @@ run_loop(struct run *r, const char *const *answers, long max_steps)
         rec_add(&r->rec, "error:internal_error\n");
         return;
     }
+    if (last) {
+        in.last_turn = json_pack("{s:s, s:[{s:s}]}", "role", "user", "parts",
+                                 "text", "STATE");
+        if (in.last_turn == NULL ||
+            json_array_append_new(r->contents, in.last_turn) != 0) {
+            status_set(&r->err, ST_NO_MEMORY, "out of memory");
+            r->rc = -1;
+            return;
+        }
+    }
     r->rc = loop_run(&in, &sink, &r->err);
+}
+
+static void
+run_loop(struct run *r, const char *const *answers, long max_steps)
+{
+    run_loop_ex(r, answers, max_steps, false);
 }
 
 static void
@@ -448,6 +467,44 @@ START_TEST(mixed_turn_runs_server_calls_and_hands_back_the_rest)
     answers_turn = json_object_get(json_array_get(r.contents, 2), "parts");
     ck_assert_int_eq(json_array_size(answers_turn), 1);
     ASSERT_SHAPE(&r, 2, "user:functionResponse");
+    run_release(&r);
+}
+END_TEST
+
+/* A turn that must stay last (the page state) is moved behind the turns
+ * each step records: every request ends with it, and begins with all of
+ * the previous request but it. */
+START_TEST(the_last_turn_stays_last)
+{
+    static const char *const answers[] = {ANSWER(SEARCH, "STOP"),
+                                          ANSWER(BY_SLUG, "STOP"),
+                                          ANSWER(TEXT("Done."), "STOP"), NULL};
+    static const char last[] = "{\"role\":\"user\",\"parts\":[{\"text\":"
+                               "\"STATE\"}]}]}";
+    struct run r;
+
+    run_loop_ex(&r, answers, 4, true);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_int_eq(r.fake.posts, 3);
+    for (int i = 0; i < 3; i++) {
+        const char *q = r.fake.requests[i];
+        size_t n = strlen(q);
+        ck_assert_msg(n > sizeof(last) &&
+                          strcmp(q + n - (sizeof(last) - 1), last) == 0,
+                      "request %d does not end with the last turn: %s", i, q);
+        if (i > 0) {
+            const char *prev = r.fake.requests[i - 1];
+            size_t keep = strlen(prev) - (sizeof(last) - 1);
+            ck_assert_msg(strncmp(q, prev, keep) == 0,
+                          "request %d does not begin with request %d", i,
+                          i - 1);
+        }
+    }
+    /* the first turn, 2 x (call, answer), the last turn, and the answer
+     * (recorded after it: it is moved only before a Gemini call) */
+    ck_assert_int_eq(json_array_size(r.contents), 7);
+    ASSERT_SHAPE(&r, 5, "user:text");
+    ASSERT_SHAPE(&r, 6, "model:text");
     run_release(&r);
 }
 END_TEST
@@ -817,6 +874,7 @@ loop_suite(void)
     tcase_add_test(tc, parallel_page_calls_go_back);
     tcase_add_test(tc, server_only_chain);
     tcase_add_test(tc, mixed_turn_runs_server_calls_and_hands_back_the_rest);
+    tcase_add_test(tc, the_last_turn_stays_last);
     tcase_add_test(tc, max_steps_stops_the_loop);
     tcase_add_test(tc, blocked_is_not_recorded);
     tcase_add_test(tc, malformed_then_recovered);

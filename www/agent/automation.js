@@ -87,7 +87,8 @@ const OPTIONS_MAX = 100;
  * @typedef {object} PageState
  * @property {object} viewState                        what the page published
  * @property {Record<string, string|boolean>} [fields] coordinate → current value of every usable
- *                                                     text field and select (string), checkbox and radio (boolean)
+ *                                                     text field and select (string; empty ones left out),
+ *                                                     checkbox and radio (boolean)
  * @property {Record<string, ListItem[]>} [lists]      data-foreach name → its items, in page order
  */
 
@@ -260,7 +261,9 @@ export function createAutomation(root = document) {
     const labelsByRef = new Map(); // repeated ref → Set of its element labels
     for (const { item, refName, kind, itemNode } of found.values()) {
       const key = coordinateKey(item.coordinate);
-      if (kind === 'text' || kind === 'select') fields[key] = item.value;
+      // an empty field says nothing its tool does not (it is sent with
+      // every request: each byte counts)
+      if ((kind === 'text' || kind === 'select') && item.value !== '') fields[key] = item.value;
       else if (kind === 'toggle') fields[key] = item.checked;
       if (!itemNode) continue;
       const id = item.coordinate.slice(0, -1).join('/');
