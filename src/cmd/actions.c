@@ -81,7 +81,7 @@ actions_types(const struct plugin_set *ps, const char *out_dir)
 {
     int rc = 0;
 
-    if (out_dir != NULL && cmd_make_dir(out_dir) != 0)
+    if (out_dir != NULL && cmd_make_dirs(out_dir, 0755) != 0)
         return 1;
     for (size_t i = 0; i < ps->count; i++) {
         const struct plugin_action *a = &ps->actions[i];

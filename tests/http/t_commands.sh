@@ -10,22 +10,44 @@ T=$T_TMP
 ga() { env -u GEMINI_API_KEY -u GOOGLE_API_KEY "$GA_BIN" "$@"; }
 
 # --- setup -----------------------------------------------------------------
-mkdir -p "$T/conf"
-cp "$REPO/conf/gemini.yaml.template" "$T/conf/"
-out=$(ga setup --config-dir "$T/conf" 2>&1); rc=$?
-check "setup succeeds" test "$rc" -eq 0
-check "setup writes .gemini.yaml" test -f "$T/conf/.gemini.yaml"
-mode=$(stat -c %a "$T/conf/.gemini.yaml")
+# From a folder outside the checkout, with no template beside it: the text
+# is built into the binary (conf/gemini.yaml.template, byte for byte).
+mkdir -p "$T/elsewhere"
+out=$(cd "$T/elsewhere" && ga setup --config-dir "$T/new/deep/conf" 2>&1); rc=$?
+check "setup succeeds from any folder" test "$rc" -eq 0
+check "setup writes .gemini.yaml" test -f "$T/new/deep/conf/.gemini.yaml"
+mode=$(stat -c %a "$T/new/deep/conf/.gemini.yaml")
 check "setup file mode is 0600 (got $mode)" test "$mode" = 600
-check "setup copies the template" cmp -s "$T/conf/gemini.yaml.template" "$T/conf/.gemini.yaml"
+check "setup writes the built-in template (conf/gemini.yaml.template)" \
+    cmp -s "$REPO/conf/gemini.yaml.template" "$T/new/deep/conf/.gemini.yaml"
+check "setup makes the folder and its parents, mode 0700" bash -c '
+    for d in "$1/new" "$1/new/deep" "$1/new/deep/conf"; do
+        [ "$(stat -c %a "$d")" = 700 ] || exit 1
+    done' _ "$T"
 check "setup says what to edit next" grep -q "apiKey" <<<"$out"
-echo "apiKey: 'edited-by-owner'" >"$T/conf/.gemini.yaml"
-out=$(ga setup --config-dir "$T/conf" 2>&1); rc=$?
+echo "apiKey: 'edited-by-owner'" >"$T/new/deep/conf/.gemini.yaml"
+out=$(ga setup --config-dir "$T/new/deep/conf" 2>&1); rc=$?
 check "setup refuses to overwrite (exit 1)" test "$rc" -eq 1
 check "setup explains the refusal" grep -q "already exists" <<<"$out"
-check "setup left the edited file alone" grep -q edited-by-owner "$T/conf/.gemini.yaml"
-out=$(ga setup --config-dir "$T/nowhere" 2>&1); rc=$?
-check "setup without a template fails" test "$rc" -ne 0
+check "setup left the edited file alone" grep -q edited-by-owner "$T/new/deep/conf/.gemini.yaml"
+# An existing folder keeps its mode.
+mkdir -p "$T/existing" && chmod 755 "$T/existing"
+ga setup --config-dir "$T/existing" >/dev/null 2>&1
+check "setup into an existing folder leaves its mode alone" \
+    bash -c '[ "$(stat -c %a "$1")" = 755 ] && [ -f "$1/.gemini.yaml" ]' _ "$T/existing"
+# A file where the folder should be.
+touch "$T/a-file"
+out=$(ga setup --config-dir "$T/a-file/conf" 2>&1); rc=$?
+check "setup under a file fails and names it" \
+    bash -c '[ "$1" -eq 1 ] && grep -q "a-file" <<<"$2"' _ "$rc" "$out"
+# No option: next to the default config, $GEMINI_AGENT_CONFIG's folder...
+out=$(cd "$T/elsewhere" && GEMINI_AGENT_CONFIG="$T/site-b/agent.yaml" ga setup 2>&1); rc=$?
+check "setup without --config-dir writes beside \$GEMINI_AGENT_CONFIG" \
+    bash -c '[ "$1" -eq 0 ] && cmp -s "$2/conf/gemini.yaml.template" "$3/site-b/.gemini.yaml"' _ "$rc" "$REPO" "$T"
+# ... else conf/ (of the current folder, like conf/agent.yaml).
+out=$(cd "$T/elsewhere" && env -u GEMINI_AGENT_CONFIG "$GA_BIN" setup 2>&1); rc=$?
+check "setup without --config-dir or GEMINI_AGENT_CONFIG writes conf/.gemini.yaml" \
+    bash -c '[ "$1" -eq 0 ] && [ "$(stat -c %a "$2/conf/.gemini.yaml")" = 600 ]' _ "$rc" "$T/elsewhere"
 
 # --- check: a clean configuration -------------------------------------------
 mkdir -p "$T/site/conf" "$T/site/actions"
@@ -217,7 +239,6 @@ usage_error "check --socket (a serve option)" \
 
 # Would setup take --listen, it would write a .gemini.yaml here.
 mkdir -p "$T/guard"
-cp "$REPO/conf/gemini.yaml.template" "$T/guard/"
 usage_error "setup --listen x: unknown option, setup's usage" \
     "gemini-agent setup: unknown option '--listen'" "$U_SETUP" \
     setup --config-dir "$T/guard" --listen x
