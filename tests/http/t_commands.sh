@@ -223,6 +223,9 @@ U_SERVE='usage: gemini-agent serve [--config FILE] (--socket PATH | --listen HOS
 U_SETUP='usage: gemini-agent setup [--config-dir DIR]'
 U_CHECK='usage: gemini-agent check [--config FILE]'
 U_ACTIONS='usage: gemini-agent actions list|show NAME|types [--out DIR] [--config FILE]'
+U_ACTIONS_LIST='usage: gemini-agent actions list [--config FILE]'
+U_ACTIONS_SHOW='usage: gemini-agent actions show NAME [--config FILE]'
+U_ACTIONS_TYPES='usage: gemini-agent actions types [--out DIR] [--config FILE]'
 U_KIT='usage: gemini-agent agent-kit --out DIR [--config FILE]'
 
 usage_error "check --workers 3: unknown option, check's usage, exit 2" \
@@ -248,22 +251,28 @@ usage_error "setup --config (check's option, not setup's)" \
     setup --config-dir "$T/guard" --config "$CFG"
 check "... and setup wrote nothing" test ! -e "$T/guard/.gemini.yaml"
 
-usage_error "actions list --workers 2: unknown option, actions' usage" \
-    "gemini-agent actions: unknown option '--workers'" "$U_ACTIONS" \
+usage_error "actions list --workers 2: unknown option, the usage of actions list" \
+    "gemini-agent actions list: unknown option '--workers'" "$U_ACTIONS_LIST" \
     actions list --workers 2 --config "$CFG"
-usage_error "actions list --out DIR: --out is for types only" \
-    "gemini-agent actions: --out is for 'actions types' only" "$U_ACTIONS" \
+usage_error "actions list --out DIR: --out is an option of types only" \
+    "gemini-agent actions list: unknown option '--out'" "$U_ACTIONS_LIST" \
     actions list --out "$T/types2" --config "$CFG"
 check "... and nothing was written" test ! -e "$T/types2"
 usage_error "actions without a subcommand" \
     "gemini-agent actions: use list, show NAME or types [--out DIR]" "$U_ACTIONS" \
     actions --config "$CFG"
-usage_error "actions show without a NAME" \
+usage_error "actions with an unknown subcommand" \
     "gemini-agent actions: use list, show NAME or types [--out DIR]" "$U_ACTIONS" \
+    actions frob --config "$CFG"
+usage_error "actions show without a NAME" \
+    "gemini-agent actions show: needs the NAME of an action" "$U_ACTIONS_SHOW" \
     actions show --config "$CFG"
 usage_error "actions show with two NAMEs" \
-    "gemini-agent actions: unexpected argument 'shop.addReview'" "$U_ACTIONS" \
+    "gemini-agent actions show: unexpected argument 'shop.addReview'" "$U_ACTIONS_SHOW" \
     actions show shop.searchProducts shop.addReview --config "$CFG"
+run_ga actions --config "$CFG" show shop.searchProducts
+check "actions: options may come before the subcommand" \
+    bash -c '[ "$1" -eq 0 ] && grep -q "\"name\": \"shop.searchProducts\"" <<<"$2"' _ "$rc" "$out"
 
 usage_error "agent-kit without --out" \
     "gemini-agent agent-kit: needs --out DIR" "$U_KIT" agent-kit --config "$CFG"
@@ -313,6 +322,24 @@ for c in serve setup check actions agent-kit; do
 done
 run_ga check -h
 check "check -h is --help" bash -c '[ "$1" -eq 0 ] && [ "$2" = "$3" ]' _ "$rc" "$out" "$U_CHECK"
+
+# --help and -h after a subcommand: that subcommand's usage on stdout, exit
+# 0, without loading any configuration (none exists here).
+for want in "list:$U_ACTIONS_LIST" "show:$U_ACTIONS_SHOW" "types:$U_ACTIONS_TYPES"; do
+    sub=${want%%:*}
+    usage=${want#*:}
+    for h in --help -h; do
+        for args in "actions $sub $h" "actions $sub $h --config $T/none.yaml" "actions $sub x $h"; do
+            # shellcheck disable=SC2086  # words on purpose
+            run_ga $args
+            if [ "$rc" -eq 0 ] && [ -z "$err" ] && [ "$out" = "$usage" ]; then
+                ok "$args: the usage of actions $sub on stdout, exit 0"
+            else
+                not_ok "$args" "exit $rc; stdout: $(head -c 200 <<<"$out" | tr '\n' '|'); stderr: $(head -c 200 <<<"$err")"
+            fi
+        done
+    done
+done
 
 # The whole command list.
 run_ga --help
