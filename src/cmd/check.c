@@ -29,6 +29,7 @@ check(const char *config_path)
     int rc;
 
     diag_print(&d, stdout, "");
+    diag_print_notes(&d, stdout); /* worth knowing; not problems */
     rc = d.count == 0 && cfg != NULL ? 0 : 1;
     if (cfg != NULL) {
         const struct config_gemini *g = &cfg->gemini;

@@ -325,6 +325,27 @@ load_entry(struct loader *l, const char *plugin, const char *dir,
     l->bad[l->count++] = l->d->count != before;
 }
 
+/*
+ * Top-level keys of a jay-stack plugin.yaml that gemini-agent has no use
+ * for (jay-stack's plugin-structure guide: components and their contracts,
+ * services, contexts, routes, the `setup` handler, reference data; and
+ * `global`, `module`). A plugin written for jay-stack loads as it is: each
+ * is accepted and noted, not reported as a problem.
+ */
+static const char *const jay_stack_keys[] = {
+    "global", "module",  "contracts", "services",
+    "contexts", "routes", "setup",     "references",
+};
+
+static bool
+is_jay_stack_key(const char *k)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(jay_stack_keys); i++)
+        if (strcmp(jay_stack_keys[i], k) == 0)
+            return true;
+    return false;
+}
+
 static void
 load_plugin(struct loader *l, const char *dir)
 {
@@ -347,8 +368,15 @@ load_plugin(struct loader *l, const char *dir)
     }
     for (size_t i = 0; i < root->count; i++) {
         const char *k = root->keys[i]->text;
-        if (strcmp(k, "name") != 0 && strcmp(k, "actions") != 0 &&
-            strcmp(k, "description") != 0)
+        if (strcmp(k, "name") == 0 || strcmp(k, "actions") == 0 ||
+            strcmp(k, "description") == 0)
+            continue;
+        if (is_jay_stack_key(k))
+            diag_note(l->d, file, root->keys[i]->line,
+                      "'%s' is a jay-stack key: accepted, and not used by "
+                      "gemini-agent",
+                      k);
+        else
             diag_add(l->d, file, root->keys[i]->line,
                      "unknown key '%s' (expected name, description, actions)",
                      k);

@@ -63,6 +63,24 @@ check "check passes a sound configuration" test "$rc" -eq 0
 check "check says ok" grep -qx "ok" <<<"$out"
 check "check never prints the key" bash -c '! grep -q AIza-test-key-for-check <<<"$1"' _ "$out"
 
+# --- check: a plugin.yaml written for jay-stack -----------------------------
+# Its global, contracts and setup keys are accepted: one note each, with
+# file and line, no problem, exit 0.
+mkdir -p "$T/jay/conf" "$T/jay/actions"
+cp -r "$REPO/tests/unit/data/plugins/jay-stack/shop" "$T/jay/actions/"
+: >"$T/jay/conf/agent.yaml"
+printf "apiKey: 'AIza-test-key-for-check'\n" >"$T/jay/conf/.gemini.yaml"
+chmod 600 "$T/jay/conf/.gemini.yaml"
+out=$(ga check --config "$T/jay/conf/agent.yaml" 2>&1); rc=$?
+check "check passes a jay-stack plugin.yaml (exit 0)" test "$rc" -eq 0
+check "... and says ok" grep -qx "ok" <<<"$out"
+for kl in global:4 contracts:5 setup:10; do
+    check "... with a note for '${kl%:*}' at its line" \
+        grep -q "^note: .*/shop/plugin.yaml:${kl#*:}: '${kl%:*}' is a jay-stack key" <<<"$out"
+done
+check "... and no unknown key" bash -c '! grep -qi "unknown key" <<<"$1"' _ "$out"
+check "... its actions load" grep -q "4 actions (1 exposed" <<<"$out"
+
 # --- check: every problem on its own line, file:line: message ---------------
 cat >"$T/site/conf/agent.yaml" <<'EOF'
 limits:

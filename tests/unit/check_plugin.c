@@ -504,6 +504,66 @@ START_TEST(unsupported_keyword_in_block_style)
 }
 END_TEST
 
+/*
+ * A plugin.yaml written for jay-stack: its `global`, `contracts` and
+ * `setup` keys are accepted, each with a note at its line, and none is a
+ * problem; its actions load as usual.
+ */
+START_TEST(jay_stack_keys_are_notes)
+{
+    static const char *const dirs[] = {DATA "/jay-stack"};
+    static const struct want none[] = {{NULL, 0, NULL}};
+    static const char *const loaded[] = {ALL_SHOP, NULL};
+    static const struct {
+        int line;
+        const char *key;
+    } notes[] = {{4, "'global'"}, {5, "'contracts'"}, {10, "'setup'"}};
+
+    load_dirs(dirs, 1);
+    unit_assert_problems(&diag, none);
+    assert_loaded(set, loaded);
+    ck_assert_uint_eq(diag.nnotes, ARRAY_SIZE(notes));
+    for (size_t i = 0; i < ARRAY_SIZE(notes); i++) {
+        const struct diag_item *n = &diag.notes[i];
+        ck_assert_str_eq(n->file, DATA "/jay-stack/shop/plugin.yaml");
+        ck_assert_int_eq(n->line, notes[i].line);
+        ck_assert_msg(strstr(n->msg, notes[i].key) != NULL &&
+                          strstr(n->msg, "jay-stack") != NULL,
+                      "note %zu: %s", i, n->msg);
+    }
+    ck_assert(plugin_find(set, "shop.searchProducts")->exposed);
+}
+END_TEST
+
+/* An unknown key is still a problem, and a note is never one. */
+START_TEST(notes_are_not_problems)
+{
+    struct diag d = DIAG_INIT, to = DIAG_INIT;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    diag_note(&d, "a.yaml", 3, "worth %s", "knowing");
+    diag_add(&d, "a.yaml", 4, "wrong");
+    ck_assert_uint_eq(d.count, 1);
+    ck_assert_uint_eq(d.nnotes, 1);
+    f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    diag_print(&d, f, "");
+    diag_print_notes(&d, f);
+    fclose(f);
+    ck_assert_str_eq(buf, "a.yaml:4: wrong\nnote: a.yaml:3: worth knowing\n");
+    free(buf);
+    diag_move(&to, &d);
+    ck_assert_uint_eq(d.count + d.nnotes, 0);
+    ck_assert_uint_eq(to.count, 1);
+    ck_assert_uint_eq(to.nnotes, 1);
+    ck_assert_str_eq(to.notes[0].msg, "worth knowing");
+    diag_release(&to);
+    ck_assert_ptr_null(to.notes);
+}
+END_TEST
+
 /* --- bounds --------------------------------------------------------------- */
 
 /* A temporary actions folder; remove_tree() cleans it. */
@@ -626,6 +686,8 @@ plugin_suite(void)
                         (int)ARRAY_SIZE(cases));
     tcase_add_test(tc, first_declaration_wins);
     tcase_add_test(tc, unsupported_keyword_in_block_style);
+    tcase_add_test(tc, jay_stack_keys_are_notes);
+    tcase_add_test(tc, notes_are_not_problems);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("limits");
