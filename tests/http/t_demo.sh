@@ -116,8 +116,9 @@ else
 fi
 check "offline demo: the banner says the offline demo model" grep -q "OFFLINE DEMO MODEL" "$T_TMP/demo.out"
 BASE_URL=http://127.0.0.1:$PORT
-req GET /_jay/actions
-assert_status 200 "offline demo: GET /_jay/actions through its nginx"
+req GET /_jay/actions/geminiAgent.status
+assert_status 200 "offline demo: GET geminiAgent.status"
+assert_json 'j' '{"model":"offline-demo","ready":true}' "offline demo: ready, model offline-demo"
 run_dir=$(find "$DT" -mindepth 1 -maxdepth 1 -name 'gemini-agent-demo.*' | head -n 1)
 check "offline demo: its Gemini settings file is the owner's alone" \
     bash -c '[ "$(stat -c %a "$1/gemini.yaml")" = 600 ]' _ "$run_dir"

@@ -77,6 +77,17 @@ req GET '/_jay/actions?x=1&y=2'
 assert_status 200 "GET /_jay/actions?query: the query string is ignored (200)"
 assert_true '"actions" in j' "GET /_jay/actions?query: lists actions"
 
+# --- GET /_jay/actions/geminiAgent.status -------------------------------------
+# What the page may say before the first message: a key is configured (the
+# stack's test key), and the model (write_gemini_yaml's default).
+STATUS=/_jay/actions/geminiAgent.status
+req GET "$STATUS"
+assert_status 200
+assert_json_headers
+assert_json 'j' '{"model":"gemini-2.5-flash","ready":true}' "status: ready, with the configured model"
+assert_body_lacks "$ST_DIR" "status: names no path"
+assert_body_lacks "test-key-not-a-real-key" "status: carries no key"
+
 # --- shop.searchProducts ----------------------------------------------------
 req POST "$SEARCH" "{\"query\":\"$QUP\"}"
 assert_status 200 "search '$QUP': status 200"
@@ -201,6 +212,11 @@ assert_header Allow GET "POST /_jay/actions: Allow: GET"
 req DELETE /_jay/actions
 assert_error 405 method_not_allowed "DELETE /_jay/actions"
 assert_header Allow GET "DELETE /_jay/actions: Allow: GET"
+# The status path is the status route's, whatever the method: never an
+# action called geminiAgent.status.
+req POST "$STATUS" '{}'
+assert_error 405 method_not_allowed "POST $STATUS"
+assert_header Allow GET "POST $STATUS: Allow: GET"
 
 # --- 415 --------------------------------------------------------------------
 REQ_CT=text/plain req POST "$SEARCH" '{"query":"a"}'
@@ -323,6 +339,18 @@ if [ -f "$REPO/www/index.html" ]; then
 else
     skip "static: GET /" "www/index.html does not exist yet"
 fi
+
+# --- the status without a key -------------------------------------------------
+stop_stack
+start_stack --api-key '' --model offline-demo
+req GET "$STATUS"
+assert_status 200 "status without a key: 200"
+assert_json_headers "status without a key"
+assert_json 'j' '{"model":"offline-demo","ready":false}' "status without a key: not ready, the model named"
+stop_stack
+start_stack --api-key '<your-gemini-api-key>'
+req GET "$STATUS"
+assert_json 'j["ready"]' false "status with the template's placeholder key: not ready"
 
 # --- 500 action_failed ------------------------------------------------------
 # dataDir under a regular file: the review cannot be stored. The answer is a

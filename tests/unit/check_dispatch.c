@@ -162,6 +162,9 @@ static const struct http_case http_cases[] = {
      NULL, NULL, NULL, 405, "method_not_allowed", "POST"},
     {"POST on the list", "POST", "/_jay/actions", J, NULL, "{}", 405,
      "method_not_allowed", "GET"},
+    /* an exact route owns its path: POST does not fall to the actions */
+    {"POST on the status", "POST", "/_jay/actions/geminiAgent.status", J,
+     NULL, "{}", 405, "method_not_allowed", "use GET"},
     {"DELETE on the list", "DELETE", "/_jay/actions", NULL, NULL, NULL, 405,
      "method_not_allowed", NULL},
     {"no content type", "POST", "/_jay/actions/shop.searchProducts", NULL,
@@ -237,6 +240,7 @@ static const struct {
     {"GET on a chat route", "POST"},
     {"POST on the list", "GET"},
     {"DELETE on the list", "GET"},
+    {"POST on the status", "GET"},
 };
 
 START_TEST(http_errors)
@@ -420,6 +424,59 @@ START_TEST(list_shows_exposed_actions_only)
 }
 END_TEST
 
+/*
+ * GET /_jay/actions/geminiAgent.status: {"ready", "model"} and nothing
+ * else (no path, no key), for a site without a key and one with one.
+ */
+START_TEST(status_says_ready_and_model)
+{
+    static const struct {
+        const char *gemini_yaml; /* NULL: no file */
+        const char *want;
+    } cases[] = {
+        {NULL, "{\"ready\":false,\"model\":\"" CONFIG_DEFAULT_MODEL "\"}"},
+        {"apiKey: '<your-gemini-api-key>'\nmodel: offline-demo\n",
+         "{\"ready\":false,\"model\":\"offline-demo\"}"},
+        {"apiKey: 'AIza-status-canary'\nmodel: offline-demo\n",
+         "{\"ready\":true,\"model\":\"offline-demo\"}"},
+    };
+    struct site *keep = site;
+    char path[600];
+
+    unsetenv("GEMINI_API_KEY");
+    unsetenv("GOOGLE_API_KEY");
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct diag d = DIAG_INIT;
+        struct result r;
+
+        snprintf(path, sizeof(path), "%s/.gemini.yaml", tmpdir);
+        unlink(path);
+        if (cases[i].gemini_yaml != NULL) {
+            FILE *f = fopen(path, "w");
+            ck_assert_ptr_nonnull(f);
+            fputs(cases[i].gemini_yaml, f);
+            fclose(f);
+        }
+        snprintf(path, sizeof(path), "%s/agent.yaml", tmpdir);
+        site = site_load(path, &d);
+        ck_assert_ptr_nonnull(site);
+        diag_release(&d);
+        r = run("GET", "/_jay/actions/geminiAgent.status", NULL, NULL, NULL);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_msg(strcmp(r.raw, cases[i].want) == 0, "%zu: %s", i, r.raw);
+        ck_assert(strstr(r.head, "Content-Type: application/json; "
+                                 "charset=utf-8"));
+        ck_assert(strstr(r.head, "X-Content-Type-Options: nosniff"));
+        ck_assert(strstr(r.head, "Cache-Control: no-store"));
+        ck_assert_ptr_null(strstr(r.raw, tmpdir));
+        ck_assert_ptr_null(strstr(r.raw, "canary"));
+        json_decref(r.body);
+        site_free(site);
+    }
+    site = keep;
+}
+END_TEST
+
 START_TEST(search_is_case_insensitive_and_limited)
 {
     struct result r = run("POST", "/_jay/actions/shop.searchProducts",
@@ -573,6 +630,7 @@ dispatch_suite(void)
     tcase_add_loop_test(tc, http_errors, 0, (int)ARRAY_SIZE(http_cases));
     tcase_add_test(tc, schema_violation_answer_is_exact);
     tcase_add_test(tc, list_shows_exposed_actions_only);
+    tcase_add_test(tc, status_says_ready_and_model);
     tcase_add_test(tc, search_is_case_insensitive_and_limited);
     tcase_add_test(tc, review_is_appended);
     tcase_add_test(tc, route_from_request_uri_and_script_name);
