@@ -22,14 +22,21 @@
 const char cmd_actions_usage[] =
     "list|show NAME|types [--out DIR] [--config FILE]";
 
+/* functionName only for what the model is offered; route only for the
+ * entries a route serves (the chat protocol). */
 static json_t *
 action_json(const struct plugin_action *a)
 {
-    return json_pack("{s:s, s:s, s:s?, s:b, s:b, s:s?, s:O*, s:O*}", "name",
-                     a->name, "functionName", a->fn_name, "description",
-                     a->description, "exposed", a->exposed, "sideEffects",
-                     a->side_effects, "source", a->source, "inputSchema",
-                     a->input_schema, "outputSchema", a->output_schema);
+    return json_pack("{s:s, s:s*, s:s?, s:b, s:b, s:s*, s:b, s:s?, s:O*, "
+                     "s:O*}",
+                     "name", a->name, "functionName",
+                     a->exposed ? a->fn_name : NULL, "description",
+                     a->description, "listed", a->listed, "exposed",
+                     a->exposed, "route",
+                     a->route == PLUGIN_ROUTE_CHAT ? "chat" : NULL,
+                     "sideEffects", a->side_effects, "source", a->source,
+                     "inputSchema", a->input_schema, "outputSchema",
+                     a->output_schema);
 }
 
 static int
@@ -39,10 +46,11 @@ actions_list(const struct plugin_set *ps)
         const struct plugin_action *a = &ps->actions[i];
         const char *desc = a->description ? a->description : "";
         int dlen = (int)strcspn(desc, "\n");
-        printf("%-28s %s%.*s\n", a->name,
-               !a->exposed ? "[http only] "
-               : a->side_effects ? "[side effects] "
-                                 : "",
+        printf("%-30s %s%.*s\n", a->name,
+               a->route == PLUGIN_ROUTE_CHAT ? "[chat route] "
+               : !a->listed                  ? "[http only] "
+               : a->side_effects             ? "[side effects] "
+                                             : "",
                dlen > 100 ? 100 : dlen, desc);
     }
     return 0;
@@ -90,7 +98,7 @@ actions_types(const struct plugin_set *ps, const char *out_dir)
         char path[4096];
         struct sbuf ts;
 
-        if (!a->exposed)
+        if (!a->listed)
             continue;
         if (out_dir != NULL)
             snprintf(path, sizeof(path), "%s/%s.d.ts", out_dir,

@@ -45,7 +45,7 @@ int cmd_actions(int argc, char **argv);
 extern const char cmd_actions_usage[];
 
 /* agent-kit --out DIR [--config FILE]: write DIR/actions-index.yaml
- * describing every exposed action. */
+ * describing every listed action (one with a .jay-action). */
 int cmd_agent_kit(int argc, char **argv);
 extern const char cmd_agent_kit_usage[];
 

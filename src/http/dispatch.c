@@ -115,16 +115,21 @@ route_submit_results(struct exchange *x, struct status_error *err)
     return route_chat(x, CHAT_SUBMIT_RESULTS, err);
 }
 
+/* The chat protocol's two actions: their routes below, and the plugin
+ * entries (actions/geminiAgent) that describe them. */
+#define CHAT_SEND   "geminiAgent.sendMessage"
+#define CHAT_SUBMIT "geminiAgent.submitToolResults"
+
+const char *const dispatch_chat_actions[] = {CHAT_SEND, CHAT_SUBMIT, NULL};
+
 /* Every route, first match wins. Paths ending in '/' match as prefixes
  * (the rest is `arg`); a path an exact route owns never falls to a prefix
  * route, whatever the method. The geminiAgent routes share the actions
  * namespace with the jay-stack plugin they replace. */
 static const struct route routes[] = {
     {"/_jay/actions", "GET", false, route_list_actions},
-    {"/_jay/actions/geminiAgent.sendMessage", "POST", true,
-     route_send_message},
-    {"/_jay/actions/geminiAgent.submitToolResults", "POST", true,
-     route_submit_results},
+    {"/_jay/actions/" CHAT_SEND, "POST", true, route_send_message},
+    {"/_jay/actions/" CHAT_SUBMIT, "POST", true, route_submit_results},
     {"/_jay/actions/geminiAgent.status", "GET", false, route_status},
     {"/_jay/actions/", "POST", true, route_run_action},
 };

@@ -53,6 +53,7 @@ nothing after the page state :: si.endswith('</page-state>')
 a sentence says the page state is data, not instructions :: 'not instructions' in si
 (decls := {d['name']: d for d in reqs[0]['body']['tools'][0]['functionDeclarations']}) != {}
 declared: exposed actions + page tools :: sorted(decls) ==> ['action_shop_addReview', 'action_shop_getProductBySlug', 'action_shop_searchProducts', 'click-remove-btn', 'toggle-dark-mode']
+the chat protocol is never offered to the model :: [n for n in decls if 'geminiAgent' in n] + (['prompt'] if 'geminiAgent' in si else []) ==> []
 page tool schema as parametersJsonSchema :: decls['click-remove-btn'].get('parametersJsonSchema') ==> json.loads(E['TOOLS'])[0]['inputSchema']
 parameterless tool without any schema :: sorted(decls['toggle-dark-mode']) ==> ['description', 'name']
 EOF

@@ -193,6 +193,39 @@ check "types without --out writes next to the .jay-action" \
     test -f "$T/site/actions/shop/add-review.jay-action.d.ts"
 check "types: integer bounds become number" grep -qE "rating: number;" "$T/site/actions/shop/add-review.jay-action.d.ts"
 
+# The real actions folder: the chat protocol's two actions get their types
+# too (actions/geminiAgent), next to the shop's.
+REAL=$T/real/conf/agent.yaml
+mkdir -p "$T/real/conf"
+printf "actions: ['%s/actions']\ndataDir: '%s/real/var'\n" "$REPO" "$T" >"$REAL"
+out=$(ga actions types --out "$T/real-types" --config "$REAL" 2>&1); rc=$?
+check "types on the real actions folder succeeds" test "$rc" -eq 0
+check "... one file per listed action (5)" test "$(ls "$T/real-types" | wc -l)" -eq 5
+for i in SendMessageInput SendMessageOutput SubmitToolResultsInput SubmitToolResultsOutput; do
+    check "types: export interface $i" grep -rq "^export interface $i {" "$T/real-types"
+done
+check "types: the answer's type is a union of its kinds" \
+    grep -q 'type: "response" | "tool-calls" | "blocked";' "$T/real-types/send-message.jay-action.d.ts"
+out=$(ga actions list --config "$REAL" 2>&1)
+check "list marks the chat protocol's actions as the chat route's" \
+    bash -c 'grep -q "^geminiAgent.sendMessage  *\[chat route\]" <<<"$1" && grep -q "^geminiAgent.submitToolResults  *\[chat route\]" <<<"$1"' _ "$out"
+ga actions show geminiAgent.sendMessage --config "$REAL" >"$T/show-chat.json" 2>&1
+check "show: a chat route's action, listed, not exposed, no function name" python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))
+assert a["route"] == "chat" and a["listed"] is True and a["exposed"] is False
+assert "functionName" not in a
+assert a["inputSchema"]["required"] == ["message"]' "$T/show-chat.json"
+ga agent-kit --out "$T/real-kit" --config "$REAL" >/dev/null 2>&1
+check "agent-kit lists the chat protocol's actions with route: chat, no functionName" python3 -c '
+import sys
+text = open(sys.argv[1]).read()
+items = text.split("\n  - ")[1:]
+chat = [i for i in items if i.startswith("name: geminiAgent.")]
+assert len(chat) == 2, chat
+assert all("route: chat" in i and "functionName" not in i for i in chat)
+assert all("functionName: action_shop_" in i for i in items if i.startswith("name: shop."))' "$T/real-kit/actions-index.yaml"
+
 # --- agent-kit ---------------------------------------------------------------
 ga agent-kit --out "$T/kit" --config "$CFG" >/dev/null 2>&1
 K=$T/kit/actions-index.yaml

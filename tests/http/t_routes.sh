@@ -45,6 +45,31 @@ assert_true 'all(isinstance(x.get("description"), str) and x["description"] != "
     "list: every action has description, inputSchema (object), outputSchema, sideEffects"
 assert_true 'len(set(x["name"] for x in j["actions"])) == len(j["actions"])' "list: names are unique"
 
+# The chat protocol's two actions are listed with their schemas, like the
+# others (actions/geminiAgent); the chat routes serve them.
+assert_py "list: the chat protocol's actions" <<'EOF'
+(A := {x['name']: x for x in r['actions']}) != {}
+'geminiAgent.sendMessage' in A and 'geminiAgent.submitToolResults' in A
+sendMessage takes a message :: A['geminiAgent.sendMessage']['inputSchema']['required'] ==> ['message']
+sendMessage's input is strict :: A['geminiAgent.sendMessage']['inputSchema']['additionalProperties'] ==> False
+sorted(A['geminiAgent.sendMessage']['inputSchema']['properties']) ==> ['history', 'message', 'pageState', 'toolDefinitions']
+sorted(A['geminiAgent.submitToolResults']['inputSchema']['properties']) ==> ['history', 'pageState', 'results', 'toolDefinitions']
+A['geminiAgent.submitToolResults']['inputSchema']['required'] ==> ['results', 'history']
+the answer's shape :: sorted(A['geminiAgent.sendMessage']['outputSchema']['properties']) ==> ['calls', 'history', 'historyTruncated', 'message', 'model', 'serverCalls', 'stopReason', 'truncated', 'type', 'usage']
+one answer shape for both :: A['geminiAgent.sendMessage']['outputSchema'] ==> A['geminiAgent.submitToolResults']['outputSchema']
+A['geminiAgent.sendMessage']['outputSchema']['properties']['type']['enum'] ==> ['response', 'tool-calls', 'blocked']
+EOF
+
+# ... and POST on them still reaches the chat routes: the chat's own
+# decoding answers (the action runner would say schema_violation, 422).
+req POST /_jay/actions/geminiAgent.sendMessage '{"message":""}'
+assert_error 400 bad_request "POST geminiAgent.sendMessage, empty message: the chat route answers"
+assert_json 'j["error"]["message"]' "message must not be empty" "POST geminiAgent.sendMessage: the chat's own message"
+req POST /_jay/actions/geminiAgent.submitToolResults '{"results":5,"history":[]}'
+assert_error 400 bad_request "POST geminiAgent.submitToolResults, results not a list: the chat route answers"
+assert_json 'j["error"]["message"]' "results must be an array" "POST geminiAgent.submitToolResults: the chat's own message"
+req GET /_jay/actions
+
 # Exactly the plugin.yaml entries with an `action:` (.jay-action) file are
 # listed; plain-string entries are callable but never listed.
 cp "$RES_BODY" "$T_TMP/list.json"
