@@ -8,8 +8,17 @@
 # (GEMINI_BASE_URL overrides the endpoint). Without one it talks to the
 # offline demo model: tests/mock/gemini_mock.py --demo on 127.0.0.1, which
 # answers the demo cart page's common requests (add, remove, change a
-# quantity, search) with real-format replies, and reports itself as
-# "offline-demo" so the widget can say so.
+# quantity, search) with real-format replies. Its Gemini settings then name
+# the model "offline-demo", so the server reports it before the first
+# answer (GET /_jay/actions/geminiAgent.status) and the widget can say so.
+#
+# A taken port (or an nginx that cannot start for any other reason) stops
+# the demo at once with a message naming the port and how to pick another;
+# nothing it started is left running and its temp folder is removed.
+#
+# Environment: DEMO_PORT (default 8080); GEMINI_CONFIG (the Gemini settings
+# file, default conf/.gemini.yaml); DEMO_NO_SETUP=1 skips installing,
+# building and setting up www/ (for tests: build/gemini-agent must exist).
 #
 # Nothing is installed system-wide beyond Debian packages; nginx runs from
 # a temp folder, not as the system service. Server-side state (reviews)
@@ -19,30 +28,60 @@ repo=$(cd "$(dirname "$0")/.." && pwd -P)
 port=${DEMO_PORT:-8080}
 cd "$repo"
 
-"$repo/scripts/install-deps.sh"
-make -s
-"$repo/scripts/setup-www.sh"
+case $port in
+'' | *[!0-9]*) port=0 ;;
+esac
+if [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
+    echo "make demo: DEMO_PORT must be a port number (1-65535), not '${DEMO_PORT:-}'" >&2
+    exit 2
+fi
+# The port to suggest instead.
+alt=$((port + 1))
+[ "$alt" -le 65535 ] || alt=8081
 
 # The system Python: a pyenv shim can add a noticeable delay to every start.
 PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3)
+[ -x "$PY" ] || PY=$(command -v python3 || echo python3)
 
-run=$(mktemp -d "${TMPDIR:-/tmp}/gemini-agent-demo.XXXXXX")
-sock=$run/gemini-agent.sock
-cfg=$run/agent.yaml
-# The demo config: the checkout's defaults, with paths made absolute.
-gemini=${GEMINI_CONFIG:-$repo/conf/.gemini.yaml}
-cat > "$cfg" <<EOC
-gemini: $gemini
-actions: [$repo/actions]
-dataDir: $repo/var
-EOC
+# Can nginx bind 127.0.0.1:$port? Binding as nginx does (SO_REUSEADDR)
+# fails exactly when something else holds the port. Unknown (no Python
+# yet, before install-deps) counts as free: nginx will tell.
+port_taken() {
+    "$PY" -c '
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(0)
+sys.exit(1)' "$port" 2>/dev/null
+}
 
-master=""; ngx=""; mock=""
+say_pick_another() {
+    echo "  Pick another port: DEMO_PORT=$alt make demo" >&2
+}
+
+# Before anything is installed, built or started.
+if port_taken; then
+    echo "make demo: 127.0.0.1:$port is already in use by another program." >&2
+    say_pick_another
+    exit 1
+fi
+
+if [ "${DEMO_NO_SETUP:-}" != 1 ]; then
+    "$repo/scripts/install-deps.sh"
+    make -s
+    "$repo/scripts/setup-www.sh"
+fi
+
+run="" master="" ngx="" mock=""
 # Ctrl-C reaches every process of the terminal's foreground group (nginx,
 # the responder and the mock stop on SIGINT too); this stops whatever is
 # left. `set +e`: a `wait` for a process killed by a signal returns >128,
-# which must not end the cleanup half-way.
+# which must not end the cleanup half-way. A second Ctrl-C or SIGTERM
+# (a group signal arrives once per process of the group) must not end it
+# either: they are ignored from here on.
 stop() {
     [ -n "$1" ] || return 0
     kill "$1" 2>/dev/null
@@ -50,13 +89,31 @@ stop() {
 }
 cleanup() {
     set +e
-    trap - EXIT INT TERM
+    trap '' INT TERM
+    trap - EXIT
     stop "$ngx"; stop "$master"; stop "$mock"
-    rm -rf "$run"
-    echo "demo stopped"
+    if [ -n "$run" ]; then
+        rm -rf "$run"
+        echo "demo stopped"
+    fi
 }
 trap cleanup EXIT
 trap 'exit 0' INT TERM
+
+run=$(mktemp -d "${TMPDIR:-/tmp}/gemini-agent-demo.XXXXXX")
+sock=$run/gemini-agent.sock
+cfg=$run/agent.yaml
+# The demo config: the checkout's defaults, with paths made absolute.
+# write_cfg GEMINI_SETTINGS_FILE
+write_cfg() {
+    cat > "$cfg" <<EOC
+gemini: $1
+actions: [$repo/actions]
+dataDir: $repo/var
+EOC
+}
+gemini=${GEMINI_CONFIG:-$repo/conf/.gemini.yaml}
+write_cfg "$gemini"
 
 # Is there a key? `check` reads the config the way `serve` will (file,
 # environment, placeholders) and names where the key comes from - never
@@ -79,13 +136,23 @@ else
     mock=$!
     "$PY" "$repo/tests/mock/mockctl.py" wait --timeout 10 --port-file "$run/mock.port" \
         >/dev/null 2>&1 || { cat "$run/mock.log" >&2; echo "the offline demo model did not start" >&2; exit 1; }
+    mock_url="http://127.0.0.1:$(cat "$run/mock.port")"
     model_line="the OFFLINE DEMO MODEL (no Gemini API key configured; it understands a
     few requests: remove the hub, add a desk lamp for 19.99, set the keyboard
     quantity to 3, search for usb). For Gemini, put your key in
     conf/.gemini.yaml (gemini-agent setup --config-dir conf) or set GEMINI_API_KEY."
-    # The key below is a stand-in: the local demo model accepts any value.
-    GEMINI_BASE_URL="http://127.0.0.1:$(cat "$run/mock.port")" \
-    GEMINI_API_KEY=offline-demo-not-a-key \
+    # The demo's own Gemini settings: the model named "offline-demo" (the
+    # demo model serves any name), its address, and a stand-in key (it
+    # accepts any), in a file only this user can read, as serve demands.
+    (umask 077 && cat > "$run/gemini.yaml" <<EOG
+apiKey: offline-demo-not-a-key
+model: offline-demo
+baseUrl: $mock_url
+EOG
+)
+    write_cfg "$run/gemini.yaml"
+    # The environment must not point this responder anywhere else.
+    env -u GEMINI_API_KEY -u GOOGLE_API_KEY GEMINI_BASE_URL="$mock_url" \
         "$repo/build/gemini-agent" serve --config "$cfg" --socket "$sock" \
         --pid-file "$run/gemini-agent.pid" &
     master=$!
@@ -98,10 +165,32 @@ while [ ! -S "$sock" ]; do
     sleep 0.1
 done
 "$repo/scripts/render-nginx-conf.sh" "$run/nginx" "$port" "$sock" "$repo/www"
+# Once more: the port may have been taken while the demo was starting.
+if port_taken; then
+    echo "make demo: 127.0.0.1:$port is already in use by another program." >&2
+    say_pick_another
+    exit 1
+fi
 nginx -c "$run/nginx/nginx.conf" -p "$run/nginx/" -e "$run/nginx/error.log" &
 ngx=$!
-sleep 0.3
-kill -0 "$ngx" 2>/dev/null || { cat "$run/nginx/error.log" >&2; exit 1; }
+# Ready when it answers on the port; gone means it could not start.
+i=0
+until curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/"; do
+    if ! kill -0 "$ngx" 2>/dev/null; then
+        echo "make demo: nginx could not start on 127.0.0.1:$port:" >&2
+        tail -n 5 "$run/nginx/error.log" 2>/dev/null | sed 's/^/    /' >&2
+        echo "  If another program uses port $port:" >&2
+        say_pick_another
+        exit 1
+    fi
+    i=$((i + 1))
+    if [ $i -gt 50 ]; then
+        echo "make demo: nginx did not answer on 127.0.0.1:$port within 5 s" >&2
+        say_pick_another
+        exit 1
+    fi
+    sleep 0.1
+done
 cat <<EOM
 
   gemini-agent demo: http://127.0.0.1:$port/

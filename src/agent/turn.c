@@ -157,10 +157,12 @@ add_call(const json_t *fc, size_t index, struct arena *a, struct turn *t,
         if (args == NULL)
             return status_set(err, ST_NO_MEMORY, "out of memory");
     } else if (!json_is_object(args)) {
+        /* not naming the call: the name is Gemini's text, and visitors
+         * read this message */
         return status_set(err, ST_UPSTREAM_BAD,
-                          "gemini part %zu: functionCall '%s' args is not an "
+                          "gemini part %zu: a functionCall's args is not an "
                           "object",
-                          index, json_string_value(name));
+                          index);
     }
     if (t->calls == NULL) {
         /* Sized for the worst case once: parts are few, calls fewer. */

@@ -26,9 +26,20 @@ check(const char *config_path)
     const struct config *cfg = site ? site->cfg : NULL;
     size_t exposed = 0;
     struct stat st;
+    unsigned mode;
     int rc;
 
+    /* serve refuses a key file others can read or write: so is it a
+     * problem here (proc/serve.c, key_file_allowed) */
+    if (cfg != NULL && config_key_file_exposed(cfg, &mode) &&
+        !cfg->allow_readable_key_file)
+        diag_add(&d, cfg->gemini.path, 0,
+                 "holds the API key and other users can read or write it "
+                 "(mode %03o); serve refuses to start: run chmod 600 on it "
+                 "(or set allowReadableKeyFile: true in %s)",
+                 mode, cfg->path);
     diag_print(&d, stdout, "");
+    diag_print_notes(&d, stdout); /* worth knowing; not problems */
     rc = d.count == 0 && cfg != NULL ? 0 : 1;
     if (cfg != NULL) {
         const struct config_gemini *g = &cfg->gemini;

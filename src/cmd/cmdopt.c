@@ -86,20 +86,44 @@ set_value(const struct cmdopt_cmd *c, const struct cmdopt_opt *o,
     return 0;
 }
 
+static bool
+is_help(const char *w)
+{
+    return strcmp(w, "-h") == 0 || strcmp(w, "--help") == 0;
+}
+
+/* Is -h or --help one of the words (not an option's value)? Looked for
+ * before anything else, so that help wins over any mistake beside it. */
+static bool
+wants_help(const struct cmdopt_cmd *c, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const struct cmdopt_opt *o = find_opt(c, argv[i]);
+
+        if (is_help(argv[i]))
+            return true;
+        /* a value, as the main loop would take it */
+        if (o != NULL && o->flag == NULL && i + 1 < argc &&
+            strncmp(argv[i + 1], "--", 2) != 0)
+            i++;
+    }
+    return false;
+}
+
 int
 cmdopt_parse(struct cmdopt_cmd *c, int argc, char **argv, int *exit_code)
 {
     *exit_code = CMDOPT_EXIT_USAGE;
     c->nwords = 0;
+    if (wants_help(c, argc, argv)) {
+        cmdopt_usage(c, stdout);
+        *exit_code = 0;
+        return -1;
+    }
     for (int i = 1; i < argc; i++) {
         const char *w = argv[i];
         const struct cmdopt_opt *o;
 
-        if (strcmp(w, "-h") == 0 || strcmp(w, "--help") == 0) {
-            cmdopt_usage(c, stdout);
-            *exit_code = 0;
-            return -1;
-        }
         if (w[0] != '-') {
             if (c->nwords == c->max_words) {
                 cmdopt_fail(c, "unexpected argument '%s'", w);

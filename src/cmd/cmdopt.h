@@ -19,7 +19,8 @@
  *
  * Anything it did not list is an error: "gemini-agent check: unknown option
  * '--workers'", then the command's usage, on stderr, exit code 2. `-h` or
- * `--help` anywhere prints the usage on stdout instead, exit code 0.
+ * `--help` anywhere (but as an option's value) prints the usage on stdout
+ * instead, exit code 0, whatever else is wrong with the command line.
  *
  * SPDX-License-Identifier: MIT
  */

@@ -26,10 +26,14 @@
 int cmd_serve(int argc, char **argv);
 extern const char cmd_serve_usage[];
 
-/* setup [--config-dir DIR]: write DIR/.gemini.yaml from
- * DIR/gemini.yaml.template, mode 0600; never overwrites. */
+/* setup [--config-dir DIR]: write DIR/.gemini.yaml (mode 0600; DIR and
+ * its missing parents are made 0700) from the built-in template; never
+ * overwrites. DIR defaults to the folder of config_default_path(). */
 int cmd_setup(int argc, char **argv);
 extern const char cmd_setup_usage[];
+/* conf/gemini.yaml.template, made into this string by the Makefile
+ * ($(BUILD)/gen/template.c): that file is the one copy of the text. */
+extern const char cmd_setup_template[];
 
 /* check [--config FILE]: validate everything; problems as
  * `file:line: message`; 1 on problems. */
@@ -41,7 +45,7 @@ int cmd_actions(int argc, char **argv);
 extern const char cmd_actions_usage[];
 
 /* agent-kit --out DIR [--config FILE]: write DIR/actions-index.yaml
- * describing every exposed action. */
+ * describing every listed action (one with a .jay-action). */
 int cmd_agent_kit(int argc, char **argv);
 extern const char cmd_agent_kit_usage[];
 
@@ -57,7 +61,8 @@ struct site *cmd_load_site(const char *path, bool quiet_ok);
 int cmd_write_file(const char *path, const char *data, size_t len,
                    mode_t mode);
 
-/* mkdir DIR unless it exists; says why on stderr when it cannot. 0/-1. */
-int cmd_make_dir(const char *dir);
+/* mkdir -p DIR: every folder it creates gets `mode` (less the umask;
+ * existing ones are left as they are); says why on stderr when it cannot. 0/-1. */
+int cmd_make_dirs(const char *dir, mode_t mode);
 
 #endif /* APP_COMMANDS_H */

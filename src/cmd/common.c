@@ -6,6 +6,7 @@
  */
 #include "core/common.h"
 #include "cmd/commands.h"
+#include "core/bounds.h"
 #include "core/diag.h"
 #include "http/site.h"
 
@@ -46,14 +47,37 @@ cmd_write_file(const char *path, const char *data, size_t len, mode_t mode)
 }
 
 int
-cmd_make_dir(const char *dir)
+cmd_make_dirs(const char *dir, mode_t mode)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "error: cannot create folder '%s': %s\n", dir,
-                strerror(errno));
+    char path[BOUND_PATH_LEN];
+    size_t len = strlen(dir);
+    struct stat st;
+
+    if (len >= sizeof(path)) {
+        fprintf(stderr, "error: the folder name '%s' is too long\n", dir);
         return -1;
     }
+    memcpy(path, dir, len + 1);
+    /* Each prefix ending before a '/', then the whole path. */
+    for (size_t i = 1; i <= len; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        path[i] = '\0';
+        if (mkdir(path, mode) == 0) {
+            /* made, with `mode` less the umask */
+        } else if (errno != EEXIST) {
+            goto fail;
+        } else if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            errno = ENOTDIR;
+            goto fail;
+        }
+        path[i] = dir[i];
+    }
     return 0;
+fail:
+    fprintf(stderr, "error: cannot create folder '%s': %s\n", path,
+            strerror(errno));
+    return -1;
 }
 
 /* Load the site for a command; prints problems. NULL when fatal. */

@@ -86,8 +86,13 @@
 /* A retry is only worth making when at least this much time is left after
  * the wait; an attempt with less can only time out. */
 #define GEMINI_MIN_ATTEMPT_MS  100
-/* Gemini's message quoted in our error text: room for our own words. */
+/* Gemini's message quoted in our log line (visitors never see it). */
 #define BOUND_GEMINI_QUOTE     200
+/* The longest wait an upstream Retry-After or RetryInfo may ask for. It is
+ * passed on in the visitor's Retry-After and may be waited out by a worker
+ * before a retry, so a broken or hostile upstream sending 99999 must not
+ * park either for a day; Gemini's own delays are tens of seconds. */
+#define GEMINI_RETRY_HINT_MAX_MS 60000
 /* Largest Gemini response body we keep; more is cut off (bad response). */
 #define BOUND_UPSTREAM_BYTES   (16u * 1024 * 1024)
 

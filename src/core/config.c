@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* --- limits: one table row per key ---------------------------------------- */
@@ -192,8 +193,16 @@ load_agent_yaml(struct config *cfg, struct diag *d)
             }
         } else if (strcmp(k->text, "limits") == 0) {
             load_limits(cfg, v, file, d);
+        } else if (strcmp(k->text, "allowReadableKeyFile") == 0) {
+            if (!ydoc_bool(v, &cfg->allow_readable_key_file))
+                diag_add(d, file, v->line,
+                         "'allowReadableKeyFile' must be true or false, not "
+                         "%s",
+                         ydoc_type_name(v));
         } else {
-            unknown_key(d, file, k, "", "gemini, actions, dataDir, limits");
+            unknown_key(d, file, k, "",
+                        "gemini, actions, dataDir, limits, "
+                        "allowReadableKeyFile");
         }
     }
 out:
@@ -330,6 +339,20 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
 }
 
 /* --- public ---------------------------------------------------------------- */
+
+bool
+config_key_file_exposed(const struct config *cfg, unsigned *mode)
+{
+    struct stat st;
+
+    if (cfg->gemini.key_source != CONFIG_KEY_FILE ||
+        stat(cfg->gemini.path, &st) != 0)
+        return false;
+    *mode = (unsigned)(st.st_mode & 0777);
+    /* read or write by group or others; an execute bit alone shows
+     * nothing */
+    return (st.st_mode & 066) != 0;
+}
 
 const char *
 config_default_path(void)

@@ -65,6 +65,9 @@ struct config {
     struct config_limits limits;
     struct config_gemini gemini;
     struct config_actions actions;
+    /* allowReadableKeyFile: serve even when the file holding the key is
+     * open to group or others (config_key_file_exposed) */
+    bool allow_readable_key_file;
 };
 
 /* The default model when .gemini.yaml names none
@@ -78,6 +81,15 @@ struct config {
  * Every problem found, fatal or not, is added to `d`.
  */
 struct config *config_load(const char *path, struct diag *d);
+
+/*
+ * Does the API key come from the Gemini settings file (gemini.path), and
+ * can group or others read or write that file? Then true, with its
+ * permission bits (st_mode & 0777) in *mode. False when the key comes from
+ * the environment or nowhere, or the file is the owner's alone. `serve`
+ * refuses such a file unless allow_readable_key_file is set.
+ */
+bool config_key_file_exposed(const struct config *cfg, unsigned *mode);
 
 /* The config file to use when none is given: $GEMINI_AGENT_CONFIG, else
  * "conf/agent.yaml". Static storage or the environment's; do not free. */

@@ -1,5 +1,5 @@
 /*
- * diag.c - problem lists for file loaders.
+ * diag.c - problem lists (and notes) for file loaders.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -11,6 +11,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Append one item to a list (problems or notes). */
+static void
+push(struct diag_item **items, size_t *count, size_t *alloc, const char *file,
+     int line, const char *msg)
+{
+    struct diag_item *it;
+
+    if (*count == *alloc) {
+        size_t n = *alloc ? *alloc * 2 : 8;
+        struct diag_item *p = realloc(*items, n * sizeof(*p));
+        if (p == NULL)
+            goto oom;
+        *items = p;
+        *alloc = n;
+    }
+    it = &(*items)[*count];
+    it->file = strdup(file ? file : "-");
+    it->msg = strdup(msg);
+    it->line = line;
+    if (it->file == NULL || it->msg == NULL) {
+        free(it->file);
+        free(it->msg);
+        goto oom;
+    }
+    (*count)++;
+    return;
+oom:
+    log_err("out of memory recording: %s", msg);
+}
+
 void
 diag_add(struct diag *d, const char *file, int line, const char *fmt, ...)
 {
@@ -20,40 +50,45 @@ diag_add(struct diag *d, const char *file, int line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (d->count == d->alloc) {
-        size_t n = d->alloc ? d->alloc * 2 : 8;
-        struct diag_item *p = realloc(d->items, n * sizeof(*p));
-        if (p == NULL)
-            goto oom;
-        d->items = p;
-        d->alloc = n;
-    }
-    struct diag_item *it = &d->items[d->count];
-    it->file = strdup(file ? file : "-");
-    it->msg = strdup(msg);
-    it->line = line;
-    if (it->file == NULL || it->msg == NULL) {
-        free(it->file);
-        free(it->msg);
-        goto oom;
-    }
-    d->count++;
-    return;
-oom:
-    log_err("out of memory recording: %s", msg);
+    push(&d->items, &d->count, &d->alloc, file, line, msg);
 }
 
 void
-diag_print(const struct diag *d, FILE *out, const char *prefix)
+diag_note(struct diag *d, const char *file, int line, const char *fmt, ...)
 {
-    for (size_t i = 0; i < d->count; i++) {
-        const struct diag_item *it = &d->items[i];
+    va_list ap;
+    char msg[512];
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    push(&d->notes, &d->nnotes, &d->notes_alloc, file, line, msg);
+}
+
+static void
+print_items(const struct diag_item *items, size_t n, FILE *out,
+            const char *prefix)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct diag_item *it = &items[i];
         if (it->line > 0)
             fprintf(out, "%s%s:%d: %s\n", prefix ? prefix : "", it->file,
                     it->line, it->msg);
         else
             fprintf(out, "%s%s: %s\n", prefix ? prefix : "", it->file, it->msg);
     }
+}
+
+void
+diag_print(const struct diag *d, FILE *out, const char *prefix)
+{
+    print_items(d->items, d->count, out, prefix);
+}
+
+void
+diag_print_notes(const struct diag *d, FILE *out)
+{
+    print_items(d->notes, d->nnotes, out, "note: ");
 }
 
 void
@@ -66,6 +101,13 @@ diag_log(const struct diag *d)
         else
             log_warn("config: %s: %s", it->file, it->msg);
     }
+    for (size_t i = 0; i < d->nnotes; i++) {
+        const struct diag_item *it = &d->notes[i];
+        if (it->line > 0)
+            log_info("config: note: %s:%d: %s", it->file, it->line, it->msg);
+        else
+            log_info("config: note: %s: %s", it->file, it->msg);
+    }
 }
 
 void
@@ -73,19 +115,30 @@ diag_move(struct diag *to, struct diag *from)
 {
     for (size_t i = 0; i < from->count; i++) {
         struct diag_item *it = &from->items[i];
-        diag_add(to, it->file, it->line, "%s", it->msg);
+        push(&to->items, &to->count, &to->alloc, it->file, it->line, it->msg);
+    }
+    for (size_t i = 0; i < from->nnotes; i++) {
+        struct diag_item *it = &from->notes[i];
+        push(&to->notes, &to->nnotes, &to->notes_alloc, it->file, it->line,
+             it->msg);
     }
     diag_release(from);
+}
+
+static void
+free_items(struct diag_item *items, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(items[i].file);
+        free(items[i].msg);
+    }
+    free(items);
 }
 
 void
 diag_release(struct diag *d)
 {
-    for (size_t i = 0; i < d->count; i++) {
-        free(d->items[i].file);
-        free(d->items[i].msg);
-    }
-    free(d->items);
-    d->items = NULL;
-    d->count = d->alloc = 0;
+    free_items(d->items, d->count);
+    free_items(d->notes, d->nnotes);
+    *d = (struct diag)DIAG_INIT;
 }

@@ -6,6 +6,11 @@
  * `struct diag`; the caller prints and releases it. Heap-allocated (it lives
  * at load time, not per request). Line 0 means "the file as a whole".
  *
+ * Beside the problems it keeps notes: things worth telling the site owner
+ * that are not wrong (a key another framework uses, accepted and ignored).
+ * Notes are not counted in `count`, so "no new problems" stays
+ * `count == before`, and `check` still passes with notes.
+ *
  * SPDX-License-Identifier: MIT
  */
 #ifndef APP_DIAG_H
@@ -22,26 +27,38 @@ struct diag_item {
 };
 
 struct diag {
-    struct diag_item *items;
+    struct diag_item *items; /* the problems */
     size_t count;
     size_t alloc;
+    struct diag_item *notes; /* informational, not problems */
+    size_t nnotes;
+    size_t notes_alloc;
 };
 
-#define DIAG_INIT {NULL, 0, 0}
+#define DIAG_INIT {NULL, 0, 0, NULL, 0, 0}
 
 /* Record a problem. Out of memory is reported on stderr and otherwise
  * ignored: a lost diagnostic must not turn into a crash. */
 void diag_add(struct diag *d, const char *file, int line, const char *fmt, ...)
     ATTR_FMT(4, 5);
 
-/* Print each item on its own line: `file:line: message` (or `file: message`
- * when line is 0), optionally prefixed, e.g. "error: ". */
+/* Record a note (see above); out of memory as for diag_add. */
+void diag_note(struct diag *d, const char *file, int line, const char *fmt,
+               ...) ATTR_FMT(4, 5);
+
+/* Print each problem on its own line: `file:line: message` (or `file:
+ * message` when line is 0), optionally prefixed, e.g. "error: ". */
 void diag_print(const struct diag *d, FILE *out, const char *prefix);
 
-/* Log each item as a warning line (logmsg.h), for the server's log. */
+/* Print each note the same way, prefixed "note: ". */
+void diag_print_notes(const struct diag *d, FILE *out);
+
+/* Log each problem as a warning line and each note as an info line
+ * (logmsg.h), for the server's log. */
 void diag_log(const struct diag *d);
 
-/* Move all items of `from` to the end of `to`; `from` is left empty. */
+/* Move all problems and notes of `from` to the end of `to`'s; `from` is
+ * left empty. */
 void diag_move(struct diag *to, struct diag *from);
 
 void diag_release(struct diag *d);

@@ -8,8 +8,11 @@
  * `struct gemini_transport`, so tests can drive it with a fake clock; the
  * libcurl transport it normally runs on is transport.c.
  *
- * The API key is never put into the URL, a log line or an error message,
- * and Gemini's own messages are scrubbed of it before they are passed on.
+ * The API key is never put into the URL, a log line or an error message.
+ * Error messages are read by the site's visitors: they are our own words,
+ * never a server path or Gemini's own text. Gemini's message (scrubbed of
+ * the key) and what the site owner should change (naming the settings
+ * file) go to the log.
  *
  * Not here: building the request body (chat.c) or reading the answer
  * (turn.c).
@@ -38,8 +41,16 @@
 #include <unistd.h>
 
 
-/* A scrubbed key reads like this in messages. */
+/* A scrubbed key reads like this in log lines. */
 #define GEMINI_REDACTED "[redacted]"
+
+/* What a visitor reads when the site's Gemini settings cannot work. */
+#define GEMINI_NOT_SET_UP                                                    \
+    "The assistant is not set up yet: the site owner needs to add a Gemini " \
+    "API key."
+#define GEMINI_SET_UP_WRONG                                                  \
+    "The assistant is not set up correctly: the site owner needs to check "  \
+    "its Gemini settings."
 
 /* --- small string helpers ---------------------------------------------- */
 
@@ -284,7 +295,8 @@ base_url(const struct config_gemini *gc)
  * Refuse settings that cannot make a sound request: no key, a key that
  * would break the header line, a model id that is not one URL path
  * segment. Config validation may let these through (the key comes from
- * the environment too), and none is Gemini's fault.
+ * the environment too), and none is Gemini's fault. The visitor is told
+ * the assistant is not set up; the log says which file to edit.
  */
 static int
 check_settings(const struct config_gemini *gc, struct status_error *err)
@@ -292,30 +304,35 @@ check_settings(const struct config_gemini *gc, struct status_error *err)
     const char *key = gc->api_key;
     const char *model = gc->model;
 
-    if (key == NULL || key[0] == '\0')
-        return status_set(err, ST_NOT_CONFIGURED,
-                          "no Gemini API key is configured: put it in %s "
-                          "(apiKey) or set GEMINI_API_KEY",
-                          settings_path(gc));
-    for (const char *p = key; *p != '\0'; p++) {
-        if ((unsigned char)*p <= 0x20 || *p == 0x7F)
-            return status_set(err, ST_NOT_CONFIGURED,
-                              "the Gemini API key contains spaces or control "
-                              "characters: check apiKey in %s or "
-                              "GEMINI_API_KEY",
-                              settings_path(gc));
+    if (key == NULL || key[0] == '\0') {
+        log_warn("gemini: no API key is configured: put it in %s (apiKey) "
+                 "or set GEMINI_API_KEY",
+                 settings_path(gc));
+        return status_set(err, ST_NOT_CONFIGURED, GEMINI_NOT_SET_UP);
     }
-    if (model == NULL || model[0] == '\0')
-        return status_set(err, ST_NOT_CONFIGURED,
-                          "no Gemini model is configured: set model in %s",
-                          settings_path(gc));
+    for (const char *p = key; *p != '\0'; p++) {
+        if ((unsigned char)*p <= 0x20 || *p == 0x7F) {
+            log_warn("gemini: the API key contains spaces or control "
+                     "characters: check apiKey in %s or GEMINI_API_KEY",
+                     settings_path(gc));
+            return status_set(err, ST_NOT_CONFIGURED, GEMINI_SET_UP_WRONG);
+        }
+    }
+    if (model == NULL || model[0] == '\0') {
+        log_warn("gemini: no model is configured: set model in %s",
+                 settings_path(gc));
+        return status_set(err, ST_NOT_CONFIGURED, GEMINI_SET_UP_WRONG);
+    }
     if (strlen(model) > 128 ||
         strspn(model, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                      "0123456789._-") != strlen(model))
-        return status_set(err, ST_NOT_CONFIGURED,
-                          "the Gemini model '%.64s' is not a model id "
-                          "(letters, digits, '.', '_', '-'): set model in %s",
-                          model, settings_path(gc));
+                      "0123456789._-") != strlen(model)) {
+        char shown[65];
+        gemini_scrub(shown, sizeof(shown), model, NULL);
+        log_warn("gemini: the model '%s' is not a model id (letters, "
+                 "digits, '.', '_', '-'): set model in %s",
+                 shown, settings_path(gc));
+        return status_set(err, ST_NOT_CONFIGURED, GEMINI_SET_UP_WRONG);
+    }
     return 0;
 }
 
@@ -339,24 +356,30 @@ net_name(enum gemini_net net)
     return "transfer error";
 }
 
-/* One warn line per failed attempt: what happened, never the body. */
+/*
+ * One warn line per failed attempt: what happened and Gemini's own
+ * message, which is for the site owner only (visitors get our words).
+ * Never the body itself.
+ */
 static void
 log_attempt(int attempt, const struct gemini_http *h,
-            const struct gemini_error_info *info)
+            const struct gemini_error_info *info, const char *key)
 {
     char status[sizeof(info->status)], reason[sizeof(info->reason)];
+    char msg[BOUND_GEMINI_QUOTE];
 
     if (h->net != GEMINI_NET_OK) {
         log_warn("gemini: attempt %d of %d failed: %s", attempt,
                  GEMINI_MAX_RETRIES + 1, net_name(h->net));
         return;
     }
-    /* Gemini's words: no control characters into our log lines. */
-    gemini_scrub(status, sizeof(status), info->status, NULL);
-    gemini_scrub(reason, sizeof(reason), info->reason, NULL);
-    log_warn("gemini: attempt %d of %d failed: HTTP %ld%s%s%s%s", attempt,
+    /* Gemini's words: no control characters (and no key) in our log. */
+    gemini_scrub(status, sizeof(status), info->status, key);
+    gemini_scrub(reason, sizeof(reason), info->reason, key);
+    gemini_scrub(msg, sizeof(msg), info->message, key);
+    log_warn("gemini: attempt %d of %d failed: HTTP %ld%s%s%s%s%s%s", attempt,
              GEMINI_MAX_RETRIES + 1, h->status, status[0] ? " " : "", status,
-             reason[0] ? " reason " : "", reason);
+             reason[0] ? " reason " : "", reason, msg[0] ? ": " : "", msg);
 }
 
 static long
@@ -395,8 +418,11 @@ take_response(const struct gemini_http *h, struct arena *a,
 
 /*
  * Map the last attempt's failure to a status. `info` is NULL when the body
- * was not a Gemini error. `wait_ms` is the wait a further retry would have
- * needed, `hint_ms` Gemini's own (or -1).
+ * was not a Gemini error (its message, if any, was logged by
+ * log_attempt()). `wait_ms` is the wait a further retry would have needed,
+ * `hint_ms` Gemini's own, clamped (or -1). The messages are for visitors:
+ * our own words, no path, no Gemini text; what the site owner should
+ * change goes to the log.
  */
 static int
 map_failure(const struct gemini *g, const struct config_gemini *gc,
@@ -404,13 +430,7 @@ map_failure(const struct gemini *g, const struct config_gemini *gc,
             const struct gemini_error_info *info, int attempts, long wait_ms,
             long hint_ms, struct status_error *err)
 {
-    const char *key = gc->api_key;
-    char msg[BOUND_GEMINI_QUOTE];
     long s = h->status;
-
-    msg[0] = '\0';
-    if (info != NULL)
-        gemini_scrub(msg, sizeof(msg), info->message, key);
 
     switch (h->net) {
     case GEMINI_NET_OK:
@@ -446,42 +466,38 @@ map_failure(const struct gemini *g, const struct config_gemini *gc,
 
     if (s == 401 || s == 403 ||
         (s == 400 && info != NULL &&
-         strcmp(info->reason, "API_KEY_INVALID") == 0))
+         strcmp(info->reason, "API_KEY_INVALID") == 0)) {
+        log_warn("gemini: the API key was refused (HTTP %ld): check apiKey "
+                 "in %s or GEMINI_API_KEY",
+                 s, settings_path(gc));
         return status_set(err, ST_UPSTREAM_AUTH,
-                          "Gemini refused the API key; check apiKey in %s or "
-                          "GEMINI_API_KEY (HTTP %ld%s%s)",
-                          settings_path(gc), s, msg[0] ? ": " : "", msg);
-    if (s == 404)
+                          "Gemini refused the site's API key: the site owner "
+                          "needs to check it");
+    }
+    if (s == 404) {
+        log_warn("gemini: the model '%s' is unknown (HTTP 404); it may be "
+                 "retired: set model in %s",
+                 gc->model, settings_path(gc));
         return status_set(err, ST_UPSTREAM_REJECTED,
                           "Gemini does not know the model '%s'; it may be "
-                          "retired: set model in %s",
-                          gc->model, settings_path(gc));
+                          "retired: the site owner needs to choose another",
+                          gc->model);
+    }
     if (s == 429) {
         long after = ceil_s(hint_ms >= 0 ? hint_ms : wait_ms);
         if (after < 1)
             after = 1;
         return status_set_retry(err, ST_UPSTREAM_RATE, after,
                                 "Gemini's rate limit was reached; try again "
-                                "in %ld s%s%s%s",
-                                after, msg[0] ? " (" : "", msg,
-                                msg[0] ? ")" : "");
+                                "in %ld s",
+                                after);
     }
-    if (s >= 400 && s < 500) {
-        if (msg[0] != '\0')
-            return status_set(err, ST_UPSTREAM_REJECTED,
-                              "Gemini rejected the request: %s", msg);
+    if (s >= 400 && s < 500)
         return status_set(err, ST_UPSTREAM_REJECTED,
                           "Gemini rejected the request (HTTP %ld)", s);
-    }
     if (s >= 500 && s < 600) {
         /* Gemini's own delay, if it named one; else no promise */
         long after = hint_ms >= 0 ? ceil_s(hint_ms) : 0;
-        if (msg[0] != '\0')
-            return status_set_retry(err, ST_UPSTREAM_DOWN, after,
-                                    "Gemini is unavailable (HTTP %ld, %d "
-                                    "attempt%s): %s",
-                                    s, attempts, attempts == 1 ? "" : "s",
-                                    msg);
         return status_set_retry(err, ST_UPSTREAM_DOWN, after,
                                 "Gemini is unavailable (HTTP %ld, %d "
                                 "attempt%s); try again later",
@@ -560,10 +576,18 @@ gemini_generate(struct gemini *g, const struct config_gemini *gc,
         }
         if (!have_info)
             gemini_parse_error(NULL, 0, &info); /* just empties it */
-        log_attempt(attempt, &h, &info);
+        log_attempt(attempt, &h, &info, gc->api_key);
 
         hint = info.retry_delay_ms > h.retry_after_ms ? info.retry_delay_ms
                                                        : h.retry_after_ms;
+        /* A delay from upstream is a hint, not an order: a broken or
+         * hostile one must not park the visitor (their Retry-After) or
+         * this worker (the wait below) for longer than the clamp. */
+        if (hint > GEMINI_RETRY_HINT_MAX_MS) {
+            log_warn("gemini: asked to wait %ld s; waiting at most %d s",
+                     ceil_s(hint), GEMINI_RETRY_HINT_MAX_MS / 1000);
+            hint = GEMINI_RETRY_HINT_MAX_MS;
+        }
         wait = gemini_backoff_ms(attempt, hint, next_rand(&g->seed));
         if (attempt > GEMINI_MAX_RETRIES || !gemini_retryable(&h))
             break;

@@ -96,15 +96,16 @@ void gemini_release(struct gemini *g);
  * POST {baseUrl}/v1beta/models/{model}:generateContent with `body`.
  * Retries at most twice, only on 408/429/500/502/503/504 and connection
  * failures, with exponential back-off plus jitter, honouring RetryInfo
- * retryDelay and Retry-After, never past the deadline of
- * gc->timeout_ms from the call's start.
+ * retryDelay and Retry-After (clamped to GEMINI_RETRY_HINT_MAX_MS), never
+ * past the deadline of gc->timeout_ms from the call's start.
  * On success returns 0 with `*response` a new reference pinned to `a`.
  * On failure returns -1 with `err` mapped (upstream_auth, _rejected,
  * _rate_limited, _unavailable, _timeout, _bad_response; not_configured
- * without calling Gemini when the key is missing). For _rate_limited, and
- * for _unavailable when Gemini named a delay, err->retry_after_s says when
- * to come back (the HTTP answer's Retry-After). `usage->calls` counts
- * every attempt made.
+ * without calling Gemini when the key is missing). err->text is for the
+ * site's visitors: our own words, never a path or Gemini's message (both
+ * are logged). For _rate_limited, and for _unavailable when Gemini named
+ * a delay, err->retry_after_s says when to come back (the HTTP answer's
+ * Retry-After, clamped). `usage->calls` counts every attempt made.
  */
 int gemini_generate(struct gemini *g, const struct config_gemini *gc,
                     const char *body, size_t len, struct arena *a,

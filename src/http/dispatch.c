@@ -5,6 +5,7 @@
  */
 #include "core/common.h"
 #include "http/dispatch.h"
+#include "core/arena.h"
 #include "registry/action.h"
 #include "http/chat.h"
 #include "core/config.h"
@@ -51,6 +52,25 @@ route_list_actions(struct exchange *x, struct status_error *err)
     return reply_raw(x->io, 200, NULL, s->listing, s->listing_len);
 }
 
+/*
+ * GET /_jay/actions/geminiAgent.status: what the page may say before the
+ * first message: is a key configured, and which model answers (the
+ * offline demo model is "offline-demo"). No path, no key material.
+ */
+static int
+route_status(struct exchange *x, struct status_error *err)
+{
+    const struct config_gemini *g = &x->site->cfg->gemini;
+    json_t *v = json_pack("{s:b, s:s}", "ready",
+                          g->api_key != NULL && g->api_key[0] != '\0',
+                          "model", g->model);
+
+    if (v == NULL || arena_take_json(x->arena, v) == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    x->status = 200;
+    return reply_json(x->io, 200, v);
+}
+
 /* POST /_jay/actions/<plugin>.<name>: the body is the action's input. */
 static int
 route_run_action(struct exchange *x, struct status_error *err)
@@ -95,15 +115,22 @@ route_submit_results(struct exchange *x, struct status_error *err)
     return route_chat(x, CHAT_SUBMIT_RESULTS, err);
 }
 
+/* The chat protocol's two actions: their routes below, and the plugin
+ * entries (actions/geminiAgent) that describe them. */
+#define CHAT_SEND   "geminiAgent.sendMessage"
+#define CHAT_SUBMIT "geminiAgent.submitToolResults"
+
+const char *const dispatch_chat_actions[] = {CHAT_SEND, CHAT_SUBMIT, NULL};
+
 /* Every route, first match wins. Paths ending in '/' match as prefixes
- * (the rest is `arg`). The chat routes share the actions namespace with
- * the jay-stack plugin they replace. */
+ * (the rest is `arg`); a path an exact route owns never falls to a prefix
+ * route, whatever the method. The geminiAgent routes share the actions
+ * namespace with the jay-stack plugin they replace. */
 static const struct route routes[] = {
     {"/_jay/actions", "GET", false, route_list_actions},
-    {"/_jay/actions/geminiAgent.sendMessage", "POST", true,
-     route_send_message},
-    {"/_jay/actions/geminiAgent.submitToolResults", "POST", true,
-     route_submit_results},
+    {"/_jay/actions/" CHAT_SEND, "POST", true, route_send_message},
+    {"/_jay/actions/" CHAT_SUBMIT, "POST", true, route_submit_results},
+    {"/_jay/actions/geminiAgent.status", "GET", false, route_status},
     {"/_jay/actions/", "POST", true, route_run_action},
 };
 
@@ -115,6 +142,8 @@ static const struct route *
 route_find(const char *method, const char *path, const char **arg,
            const char **allow)
 {
+    bool exact_path = false; /* an exact route owns this path */
+
     *allow = NULL;
     for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
         const struct route *r = &routes[i];
@@ -123,13 +152,14 @@ route_find(const char *method, const char *path, const char **arg,
         bool hit;
 
         if (prefix)
-            hit = strncmp(path, r->path, n) == 0 && path[n] != '\0' &&
-                  strchr(path + n, '/') == NULL;
+            hit = !exact_path && strncmp(path, r->path, n) == 0 &&
+                  path[n] != '\0' && strchr(path + n, '/') == NULL;
         else
             hit = strcmp(path, r->path) == 0 ||
                   (strncmp(path, r->path, n) == 0 && strcmp(path + n, "/") == 0);
         if (!hit)
             continue;
+        exact_path = exact_path || !prefix;
         if (strcmp(method, r->method) != 0) {
             *allow = r->method;
             continue;

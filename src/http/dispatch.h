@@ -21,6 +21,13 @@ struct httpio;
 struct site;
 
 /*
+ * The registered names of the actions the chat routes serve
+ * (geminiAgent.sendMessage, geminiAgent.submitToolResults), NULL-ended:
+ * the plugin entries that say `route: chat` (plugin.h) must be among them.
+ */
+extern const char *const dispatch_chat_actions[];
+
+/*
  * Answer the request on `io`. Memory comes from `a`, which the caller
  * resets afterwards; `g` is the worker's Gemini client (its connection
  * outlives the request). Returns the HTTP status sent (0 when the client

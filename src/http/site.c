@@ -8,6 +8,7 @@
 #include "core/config.h"
 #include "core/diag.h"
 #include "core/jsonout.h"
+#include "http/dispatch.h"
 #include "registry/plugin.h"
 #include "agent/prompt.h"
 #include "agent/toolbridge.h"
@@ -23,7 +24,7 @@ site_listing(const struct plugin_set *set, size_t *len)
 
     for (size_t i = 0; list != NULL && i < set->count; i++) {
         const struct plugin_action *a = &set->actions[i];
-        if (a->exposed &&
+        if (a->listed &&
             json_array_append_new(
                 list,
                 json_pack("{s:s, s:s, s:O, s:O*, s:b}", "name", a->name,
@@ -53,7 +54,8 @@ site_load(const char *config_path, struct diag *d)
         free(s);
         return NULL;
     }
-    s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs, d);
+    s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
+                             dispatch_chat_actions, d);
     if (s->actions == NULL)
         goto oom;
     s->declarations = toolbridge_action_declarations(s->actions);

@@ -45,8 +45,8 @@ struct site *site_load(const char *config_path, struct diag *d);
 void site_free(struct site *s);
 
 /* The body of GET /_jay/actions: {"actions": [{name, description,
- * inputSchema, outputSchema?, sideEffects}]} for the exposed actions of
- * `set`. A heap string (free it) with its length, or NULL when out of
+ * inputSchema, outputSchema?, sideEffects}]} for the listed actions of
+ * `set` (those with a .jay-action, the chat protocol's included). A heap string (free it) with its length, or NULL when out of
  * memory. */
 char *site_listing(const struct plugin_set *set, size_t *len);
 

@@ -20,6 +20,7 @@
 #include "proc/serve.h"
 #include "core/bounds.h"
 #include "http/site.h"
+#include "core/config.h"
 #include "core/diag.h"
 #include "core/logmsg.h"
 #include "core/monotime.h"
@@ -157,6 +158,37 @@ open_listener(const struct serve_opts *o)
         return -1;
     }
     return fd;
+}
+
+/* --- the key file ---------------------------------------------------------- */
+
+/*
+ * The file holding the API key must be its owner's alone: anyone else who
+ * can read it has the site's Gemini account, and anyone who can write it
+ * can point the site at their own. A site that breaks the rule is refused
+ * (at start and on SIGHUP) unless agent.yaml says allowReadableKeyFile:
+ * true; then it is served with a warning on every start and reload.
+ */
+static bool
+key_file_allowed(const struct site *s)
+{
+    const struct config *cfg = s->cfg;
+    unsigned mode;
+
+    if (!config_key_file_exposed(cfg, &mode))
+        return true;
+    if (cfg->allow_readable_key_file) {
+        log_warn("WARNING: %s holds the Gemini API key and other users can "
+                 "read or write it (mode %03o); serving anyway because "
+                 "allowReadableKeyFile is true in %s. Run chmod 600 %s",
+                 cfg->gemini.path, mode, cfg->path, cfg->gemini.path);
+        return true;
+    }
+    log_err("%s holds the Gemini API key and other users can read or write "
+            "it (mode %03o): run chmod 600 %s (or set allowReadableKeyFile: "
+            "true in %s to serve anyway)",
+            cfg->gemini.path, mode, cfg->gemini.path, cfg->path);
+    return false;
 }
 
 /* --- workers ----------------------------------------------------------------- */
@@ -308,6 +340,11 @@ reload(struct master *m)
         log_err("config reload failed; keeping the old configuration");
         return;
     }
+    if (!key_file_allowed(site)) {
+        log_err("config reload refused; keeping the old configuration");
+        site_free(site);
+        return;
+    }
     /* The old generation finishes its requests with the site it was
      * forked with; the new one starts at once on the same socket. */
     for (int i = 0; i < m->nslots; i++) {
@@ -375,6 +412,10 @@ serve_run(const struct serve_opts *o)
     diag_release(&d);
     if (m->site == NULL) {
         log_err("cannot start: the configuration has errors");
+        goto out;
+    }
+    if (!key_file_allowed(m->site)) {
+        log_err("cannot start: the API key file is not private");
         goto out;
     }
     /* Signals are taken synchronously; block them before any fork. */

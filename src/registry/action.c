@@ -51,6 +51,12 @@ action_run(const struct config_actions *env, const struct plugin_action *act,
     int rc;
 
     *output = NULL;
+    /* A route entry (the chat protocol) has no handler: its own route
+     * serves it, and dispatch never hands it here. */
+    if (act->handler == NULL)
+        return status_set(err, ST_UNKNOWN_ACTION,
+                          "'%s' is not an action that can be run here",
+                          act->name);
     /* jschema_validate() sets ST_SCHEMA with the path and rule */
     if (act->input_schema != NULL &&
         jschema_validate(act->input_schema, input, err) != 0)

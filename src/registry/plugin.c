@@ -79,10 +79,20 @@ plugin_fn_name(const char *name, char *out, size_t size)
  */
 struct loader {
     struct diag *d;
+    const char *const *chat_routed; /* names a chat route serves, or NULL */
     struct plugin_action *actions;
     bool *bad;
     size_t count, alloc;
 };
+
+static bool
+chat_serves(const struct loader *l, const char *regname)
+{
+    for (const char *const *n = l->chat_routed; n != NULL && *n != NULL; n++)
+        if (strcmp(*n, regname) == 0)
+            return true;
+    return false;
+}
 
 static void
 action_release(struct plugin_action *a)
@@ -260,19 +270,21 @@ static void
 load_entry(struct loader *l, const char *plugin, const char *dir,
            const char *file, const struct ydoc_node *e)
 {
-    const struct ydoc_node *nn = e, *an = NULL;
-    const char *name, *action_file = NULL;
+    const struct ydoc_node *nn = e, *an = NULL, *rn = NULL;
+    const char *name, *action_file = NULL, *route;
     char regname[2 * BOUND_NAME_LEN + 2], fn[2 * BOUND_NAME_LEN + 16];
     struct plugin_action *a;
     size_t before = l->d->count;
+    bool chat = false;
 
     if (e->kind == YDOC_MAP) {
         for (size_t i = 0; i < e->count; i++) {
             const char *k = e->keys[i]->text;
-            if (strcmp(k, "name") != 0 && strcmp(k, "action") != 0)
+            if (strcmp(k, "name") != 0 && strcmp(k, "action") != 0 &&
+                strcmp(k, "route") != 0)
                 diag_add(l->d, file, e->keys[i]->line,
                          "unknown key '%s' in an action entry (expected "
-                         "name, action)",
+                         "name, action, route)",
                          k);
         }
         nn = ydoc_get(e, "name");
@@ -282,6 +294,13 @@ load_entry(struct loader *l, const char *plugin, const char *dir,
         if (an == NULL || (action_file = ydoc_string(an)) == NULL)
             diag_add(l->d, file, an ? an->line : e->line,
                      "'action' must be the path of a .jay-action file");
+        rn = ydoc_get(e, "route");
+        route = ydoc_string(rn);
+        if (rn != NULL && (route == NULL || strcmp(route, "chat") != 0))
+            diag_add(l->d, file, rn->line,
+                     "'route' must be chat (the only route an entry may "
+                     "name)");
+        chat = route != NULL && strcmp(route, "chat") == 0;
     }
     name = ydoc_string(nn);
     if (!valid_name(name)) {
@@ -299,18 +318,28 @@ load_entry(struct loader *l, const char *plugin, const char *dir,
         diag_add(l->d, file, e->line, "out of memory");
         return;
     }
-    a->handler = handler_find(regname);
     a->line = e->line;
-    if (a->handler == NULL)
-        diag_add(l->d, file, e->line,
-                 "no handler is compiled in for '%s' (add one under "
-                 "actions/%s/*.c)",
-                 regname, plugin);
+    if (chat) {
+        /* served by the chat routes: no handler, never for the model */
+        a->route = PLUGIN_ROUTE_CHAT;
+        if (!chat_serves(l, regname))
+            diag_add(l->d, file, rn->line,
+                     "'%s' says route: chat, but no chat route serves it",
+                     regname);
+    } else {
+        a->handler = handler_find(regname);
+        if (a->handler == NULL)
+            diag_add(l->d, file, e->line,
+                     "no handler is compiled in for '%s' (add one under "
+                     "actions/%s/*.c)",
+                     regname, plugin);
+    }
     if (action_file != NULL) {
         a->source = join_path(dir, action_file);
         if (a->source != NULL)
             (void)load_jay_action(a, a->source, name, file, an->line, l->d);
-        a->exposed = true;
+        a->listed = true;
+        a->exposed = !chat;
     }
     a->name = strdup(regname);
     a->fn_name = strdup(fn);
@@ -323,6 +352,27 @@ load_entry(struct loader *l, const char *plugin, const char *dir,
     }
     /* reported: kept for the cross checks, then left out */
     l->bad[l->count++] = l->d->count != before;
+}
+
+/*
+ * Top-level keys of a jay-stack plugin.yaml that gemini-agent has no use
+ * for (jay-stack's plugin-structure guide: components and their contracts,
+ * services, contexts, routes, the `setup` handler, reference data; and
+ * `global`, `module`). A plugin written for jay-stack loads as it is: each
+ * is accepted and noted, not reported as a problem.
+ */
+static const char *const jay_stack_keys[] = {
+    "global", "module",  "contracts", "services",
+    "contexts", "routes", "setup",     "references",
+};
+
+static bool
+is_jay_stack_key(const char *k)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(jay_stack_keys); i++)
+        if (strcmp(jay_stack_keys[i], k) == 0)
+            return true;
+    return false;
 }
 
 static void
@@ -347,8 +397,15 @@ load_plugin(struct loader *l, const char *dir)
     }
     for (size_t i = 0; i < root->count; i++) {
         const char *k = root->keys[i]->text;
-        if (strcmp(k, "name") != 0 && strcmp(k, "actions") != 0 &&
-            strcmp(k, "description") != 0)
+        if (strcmp(k, "name") == 0 || strcmp(k, "actions") == 0 ||
+            strcmp(k, "description") == 0)
+            continue;
+        if (is_jay_stack_key(k))
+            diag_note(l->d, file, root->keys[i]->line,
+                      "'%s' is a jay-stack key: accepted, and not used by "
+                      "gemini-agent",
+                      k);
+        else
             diag_add(l->d, file, root->keys[i]->line,
                      "unknown key '%s' (expected name, description, actions)",
                      k);
@@ -498,9 +555,10 @@ report_orphan_handlers(struct loader *l)
 }
 
 struct plugin_set *
-plugin_load(char *const *dirs, size_t ndirs, struct diag *d)
+plugin_load(char *const *dirs, size_t ndirs, const char *const *chat_routed,
+            struct diag *d)
 {
-    struct loader l = {d, NULL, NULL, 0, 0};
+    struct loader l = {d, chat_routed, NULL, NULL, 0, 0};
     struct plugin_set *set = calloc(1, sizeof(*set));
     size_t kept = 0;
 
@@ -541,6 +599,7 @@ plugin_find_fn(const struct plugin_set *set, const char *fn_name)
     /* Linear: a handful of actions, and names differ early. */
     for (size_t i = 0; set != NULL && i < set->count; i++)
         if (set->actions[i].exposed &&
+            set->actions[i].route == PLUGIN_ROUTE_HANDLER &&
             strcmp(set->actions[i].fn_name, fn_name) == 0)
             return &set->actions[i];
     return NULL;

@@ -6,15 +6,22 @@
  *     name: shop
  *     actions:
  *       - name: searchProducts
- *         action: ./search-products.jay-action   # exposed to the model
+ *         action: ./search-products.jay-action   # listed, offered to the model
  *       - submitRating                           # HTTP only
  *
  * Each entry is bound to a compiled-in handler (handler.h) by its
  * registered name `<plugin>.<name>`. Entries with a .jay-action carry a
- * description and schemas and are "exposed": listed by GET /_jay/actions
- * and declared to Gemini as `action_<plugin>_<name>` (every character
- * outside [A-Za-z0-9_] mapped to '_'), resolved back through an explicit
- * map, never by rewriting the name.
+ * description and schemas and are "listed": GET /_jay/actions and the
+ * commands show them with their schemas. Listed entries are also
+ * "exposed": declared to Gemini as `action_<plugin>_<name>` (every
+ * character outside [A-Za-z0-9_] mapped to '_'), resolved back through an
+ * explicit map, never by rewriting the name.
+ *
+ * The exception is an entry that says `route: chat`: the chat protocol's
+ * own actions (geminiAgent.sendMessage, .submitToolResults), which the
+ * chat routes serve. Such an entry needs no handler, is listed with its
+ * schemas, and is never exposed: plugin_find_fn() never returns it. Only
+ * the names the caller says a chat route serves may say so.
  *
  * Loading never stops at the first problem: a bad entry or plugin is
  * reported to the diag list and left out; the others load.
@@ -34,6 +41,12 @@ struct diag;
 struct json_t;
 struct handler_def;
 
+/* What serves an entry's POST /_jay/actions/<name>. */
+enum plugin_route {
+    PLUGIN_ROUTE_HANDLER, /* its compiled-in handler (registry/action) */
+    PLUGIN_ROUTE_CHAT,    /* `route: chat`: the chat routes (http/chat) */
+};
+
 struct plugin_action {
     char *name;        /* registered: "<plugin>.<name>" */
     char *fn_name;     /* Gemini function name: "action_<plugin>_<name>" */
@@ -44,8 +57,15 @@ struct plugin_action {
     struct json_t *input_schema;  /* owned; NULL for HTTP-only entries */
     struct json_t *output_schema; /* owned; NULL when not declared */
     bool side_effects;
-    bool exposed; /* has a .jay-action: visible to the model */
-    const struct handler_def *handler;
+    /* has a .jay-action: listed with its description and schemas by GET
+     * /_jay/actions and by the commands (actions list/show/types,
+     * agent-kit) */
+    bool listed;
+    /* listed and offered to the model: declared to Gemini, named in the
+     * system prompt, found by plugin_find_fn(). Never for route entries. */
+    bool exposed;
+    enum plugin_route route;
+    const struct handler_def *handler; /* NULL only for PLUGIN_ROUTE_CHAT */
 };
 
 struct plugin_set {
@@ -55,17 +75,22 @@ struct plugin_set {
 
 /*
  * Load every plugin found in the given folders (each folder's subfolders
- * that hold a plugin.yaml, in name order). Returns a new set (possibly
+ * that hold a plugin.yaml, in name order). `chat_routed` lists the
+ * registered names the chat routes serve (NULL-terminated; NULL: none):
+ * only those entries may say `route: chat`. Returns a new set (possibly
  * empty) or NULL when out of memory. Problems are added to `d`, including
  * compiled-in handlers that no plugin.yaml entry names.
  */
-struct plugin_set *plugin_load(char *const *dirs, size_t ndirs, struct diag *d);
+struct plugin_set *plugin_load(char *const *dirs, size_t ndirs,
+                               const char *const *chat_routed,
+                               struct diag *d);
 
 /* The action with registered name `name`, or NULL. */
 const struct plugin_action *plugin_find(const struct plugin_set *set,
                                         const char *name);
 
-/* The exposed action declared to Gemini as `fn_name`, or NULL. */
+/* The exposed action declared to Gemini as `fn_name`, or NULL (never a
+ * route entry). */
 const struct plugin_action *plugin_find_fn(const struct plugin_set *set,
                                            const char *fn_name);
 

@@ -30,6 +30,7 @@ actions: [$repo/actions]
 dataDir: $tmp/var
 EOC
 printf "apiKey: bench-key\nbaseUrl: http://127.0.0.1:%s\n" "$(cat "$tmp/mock.port")" > "$tmp/gemini.yaml"
+chmod 600 "$tmp/gemini.yaml" # serve refuses a key file others can read
 GEMINI_AGENT_LOG=warn "$repo/build/gemini-agent" serve --config "$tmp/agent.yaml" \
     --socket "$tmp/ga.sock" --workers "$workers" --pid-file "$tmp/ga.pid" 2>"$tmp/ga.log" &
 pids+=($!)

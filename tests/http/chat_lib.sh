@@ -87,6 +87,29 @@ assert_elapsed() {
     fi
 }
 
+# assert_log_has TEXT [LABEL]: the responder's log (its stderr, what the
+# site owner reads) holds TEXT.
+assert_log_has() {
+    local s=$1 label=${2:-"the log holds '$1'"}
+    if grep -qaF -- "$s" "$GA_LOG"; then
+        ok "$label"
+    else
+        not_ok "$label" "log: $(tail -c 400 "$GA_LOG" | tr '\n' '|')"
+    fi
+}
+
+# assert_visitor_message LABEL: the error message of the last answer is
+# ours: no path (a '/'), no settings file, no redacted key.
+assert_visitor_message() {
+    local label=$1 msg
+    msg=$(json_get 'j["error"]["message"]')
+    case $msg in
+    */* | *.gemini.yaml* | *"[redacted]"*)
+        not_ok "$label: the message names no path" "message: $msg" ;;
+    *) ok "$label: the message names no path" ;;
+    esac
+}
+
 # canary_checks: stop everything, then the canary key must be nowhere but
 # in the x-goog-api-key header of the requests the mock recorded (every one
 # of them, and never as a `key` query parameter).

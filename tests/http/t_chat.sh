@@ -58,6 +58,7 @@ the request reads instruction, tools, contents :: list(reqs[0]['body']) ==> ['sy
 the page state never enters the history :: [t for t in r['history'] if '<page-state>' in json.dumps(t)] ==> []
 (decls := {d['name']: d for d in reqs[0]['body']['tools'][0]['functionDeclarations']}) != {}
 declared: exposed actions + page tools :: sorted(decls) ==> ['action_shop_addReview', 'action_shop_getProductBySlug', 'action_shop_searchProducts', 'click-remove-btn', 'toggle-dark-mode']
+the chat protocol is never offered to the model :: [n for n in decls if 'geminiAgent' in n] + (['prompt'] if 'geminiAgent' in si else []) ==> []
 page tool schema as parametersJsonSchema :: decls['click-remove-btn'].get('parametersJsonSchema') ==> json.loads(E['TOOLS'])[0]['inputSchema']
 parameterless tool without any schema :: sorted(decls['toggle-dark-mode']) ==> ['description', 'name']
 EOF
@@ -417,11 +418,12 @@ reqs[3]['body']['contents'][:6] ==> S['sig3']['history']
 sigs(reqs[3]['body']['contents']) ==> sigs(S['sig3']['history'])
 EOF
 # ... and the same history with one signature altered is refused (the mock
-# does check; Gemini's message is passed on).
+# does check; Gemini's message goes to the log, not to the visitor).
 make_json "$T_TMP/altered.json" "{'message': 'Thanks', 'history': [dict(t, parts=[dict(p, thoughtSignature=p['thoughtSignature'][:-8] + 'AAAAAAA=') if 'thoughtSignature' in p and 'functionCall' in p and i == 3 else p for p in t['parts']]) for i, t in enumerate(S['sig3']['history'])], 'toolDefinitions': json.loads(E['TOOLS']), 'pageState': {}}"
 req POST "$SEND" "@$T_TMP/altered.json"
 assert_error 502 upstream_rejected "signatures, one altered"
-assert_body_contains "Corrupted thought signature" "signatures, one altered: Gemini's message passed on"
+assert_body_lacks "Corrupted thought signature" "signatures, one altered: Gemini's message is not passed on"
+assert_log_has "Corrupted thought signature" "signatures, one altered: Gemini's message is in the log"
 
 # Ids the responder makes up (Gemini sent none) are unique within the
 # conversation, not only within a turn: the second call gets a new one.
@@ -627,14 +629,21 @@ EOF
 export TOOLS=$SAVED_TOOLS
 
 # ---------------------------------------------------------------------------
-# Stack D: no key anywhere: 503 not_configured naming the file, no call.
+# Stack D: no key anywhere: 503 not_configured, no call. The visitor is
+# told the assistant is not set up; only the log names the file to edit.
 
 stop_stack
 start_stack --mock --workers 1 --api-key '' --limits "{$CHAT_LIMITS}"
 mock_reset
 chat_send "[[mock:text]] hi"
 assert_error 503 not_configured "no API key"
-assert_body_contains "$ST_DIR/.gemini.yaml" "no API key: the message names the file to edit"
+assert_json 'j["error"]["message"]' \
+    "The assistant is not set up yet: the site owner needs to add a Gemini API key." \
+    "no API key: the visitor reads that the site owner must add a key"
+assert_body_lacks ".gemini.yaml" "no API key: the message names no file"
+assert_body_lacks "$ST_DIR" "no API key: the message names no folder"
+assert_log_has "put it in $ST_DIR/.gemini.yaml (apiKey) or set GEMINI_API_KEY" \
+    "no API key: the log names the file to edit"
 assert_calls 0 "no API key: no upstream call"
 
 canary_checks

@@ -5,7 +5,9 @@
 # the deadline), the error mapping (upstream_auth / _rejected /
 # _rate_limited / _unavailable / _timeout / _bad_response), timeouts,
 # dropped connections, malformed function calls, blocked and truncated
-# answers. Each check counts the requests the mock received. The canary key
+# answers. Each check counts the requests the mock received. Visitors get
+# our own messages: Gemini's text and the settings file go to the log
+# only, and an upstream's Retry-After is clamped to 60 s. The canary key
 # must appear nowhere but in x-goog-api-key.
 source "$(dirname "${BASH_SOURCE[0]}")/chat_lib.sh"
 
@@ -22,6 +24,7 @@ err_case() {
     assert_error "$2" "$3" "$5"
     assert_calls "$4" "$5: $4 upstream call(s)"
     assert_body_lacks "$CANARY" "$5: the key is not in the message"
+    assert_visitor_message "$5"
 }
 
 # ---------------------------------------------------------------------------
@@ -52,16 +55,22 @@ assert_elapsed 1900 6000 "array-wrapped 429 with Retry-After: 2, then success: w
 
 err_case "error status=503" 503 upstream_unavailable 3 "503 three times"
 assert_body_contains "3 attempts" "503 three times: the message says how often it tried"
+assert_body_lacks "high demand" "503 three times: Gemini's message is not passed on"
+assert_log_has "experiencing high demand" "503 three times: Gemini's message is in the log"
 
 # ---------------------------------------------------------------------------
 # 11. Refusals: 401/403 upstream_auth, 429 rate limited, 400 rejected, 404
 
 err_case "error status=403" 502 upstream_auth 1 "403"
 assert_py "403: the message" <<'EOF'
-says to check the key :: 'check' in r['error']['message'] and 'key' in r['error']['message'].lower()
-names the settings file or the variable :: '.gemini.yaml' in r['error']['message'] or 'GEMINI_API_KEY' in r['error']['message']
+says the site owner must check the key :: 'site owner' in r['error']['message'] and 'key' in r['error']['message'].lower()
+names no settings file :: '.gemini.yaml' not in r['error']['message']
 E['CANARY'] not in body
 EOF
+assert_body_lacks "unregistered callers" "403: Gemini's message is not passed on"
+assert_log_has "unregistered callers" "403: Gemini's message is in the log"
+assert_log_has "check apiKey in $ST_DIR/.gemini.yaml or GEMINI_API_KEY" \
+    "403: the log names the settings file"
 err_case "error status=401" 502 upstream_auth 1 "401"
 # The array-wrapped 400 of an invalid key (ErrorInfo API_KEY_INVALID).
 err_case "error fixture=e400-api-key-invalid.array-wrapped" 502 upstream_auth 1 "array-wrapped 400 API_KEY_INVALID"
@@ -77,11 +86,29 @@ assert_elapsed 1900 8000 "429 forever: waited RetryInfo's 1 s before each retry"
 err_case "error status=429 retry=30s" 503 upstream_rate_limited 1 "429 with retryDelay 30s"
 assert_header Retry-After 30 "429 with retryDelay 30s: Retry-After: 30"
 assert_fast 1500 "429 with retryDelay 30s: answered at once"
+assert_body_lacks "exceeded your current quota" "429: Gemini's message is not passed on"
+assert_log_has "exceeded your current quota" "429: Gemini's message is in the log"
+# A broken or hostile upstream asking for 99999 s, in RetryInfo or in
+# Retry-After: the visitor is told 60 s (GEMINI_RETRY_HINT_MAX_MS), and
+# as 60 s do not fit in the 20 s deadline, nothing is retried.
+err_case "error status=429 retry=99999s" 503 upstream_rate_limited 1 "429 with retryDelay 99999s"
+assert_header Retry-After 60 "429 with retryDelay 99999s: clamped to Retry-After: 60"
+assert_body_contains "try again in 60 s" "429 with retryDelay 99999s: the message says 60 s"
+assert_fast 1500 "429 with retryDelay 99999s: answered at once"
+err_case "error fixture=e429-resource-exhausted-vertex-style header=1 retry=99999s" \
+    503 upstream_rate_limited 1 "429 with Retry-After: 99999"
+assert_header Retry-After 60 "429 with Retry-After: 99999: clamped to Retry-After: 60"
+assert_fast 1500 "429 with Retry-After: 99999: answered at once"
+assert_log_has "asked to wait 99999 s; waiting at most 60 s" "429 asking for 99999 s: the log says so"
 
 err_case "error status=400" 502 upstream_rejected 1 "400"
-assert_body_contains "Invalid JSON payload received" "400: Gemini's message passed on"
+assert_body_contains "HTTP 400" "400: our message names the status"
+assert_body_lacks "Invalid JSON payload received" "400: Gemini's message is not passed on"
+assert_log_has "Invalid JSON payload received" "400: Gemini's message is in the log"
 err_case "error status=404" 502 upstream_rejected 1 "404"
 assert_body_contains "gemini-2.5-flash" "404: the message names the model"
+assert_body_lacks "is not found for API version" "404: Gemini's message is not passed on"
+assert_log_has "set model in $ST_DIR/.gemini.yaml" "404: the log names the settings file"
 
 # ---------------------------------------------------------------------------
 # 12. Bad bodies and broken connections

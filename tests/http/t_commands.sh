@@ -10,22 +10,44 @@ T=$T_TMP
 ga() { env -u GEMINI_API_KEY -u GOOGLE_API_KEY "$GA_BIN" "$@"; }
 
 # --- setup -----------------------------------------------------------------
-mkdir -p "$T/conf"
-cp "$REPO/conf/gemini.yaml.template" "$T/conf/"
-out=$(ga setup --config-dir "$T/conf" 2>&1); rc=$?
-check "setup succeeds" test "$rc" -eq 0
-check "setup writes .gemini.yaml" test -f "$T/conf/.gemini.yaml"
-mode=$(stat -c %a "$T/conf/.gemini.yaml")
+# From a folder outside the checkout, with no template beside it: the text
+# is built into the binary (conf/gemini.yaml.template, byte for byte).
+mkdir -p "$T/elsewhere"
+out=$(cd "$T/elsewhere" && ga setup --config-dir "$T/new/deep/conf" 2>&1); rc=$?
+check "setup succeeds from any folder" test "$rc" -eq 0
+check "setup writes .gemini.yaml" test -f "$T/new/deep/conf/.gemini.yaml"
+mode=$(stat -c %a "$T/new/deep/conf/.gemini.yaml")
 check "setup file mode is 0600 (got $mode)" test "$mode" = 600
-check "setup copies the template" cmp -s "$T/conf/gemini.yaml.template" "$T/conf/.gemini.yaml"
+check "setup writes the built-in template (conf/gemini.yaml.template)" \
+    cmp -s "$REPO/conf/gemini.yaml.template" "$T/new/deep/conf/.gemini.yaml"
+check "setup makes the folder and its parents, mode 0700" bash -c '
+    for d in "$1/new" "$1/new/deep" "$1/new/deep/conf"; do
+        [ "$(stat -c %a "$d")" = 700 ] || exit 1
+    done' _ "$T"
 check "setup says what to edit next" grep -q "apiKey" <<<"$out"
-echo "apiKey: 'edited-by-owner'" >"$T/conf/.gemini.yaml"
-out=$(ga setup --config-dir "$T/conf" 2>&1); rc=$?
+echo "apiKey: 'edited-by-owner'" >"$T/new/deep/conf/.gemini.yaml"
+out=$(ga setup --config-dir "$T/new/deep/conf" 2>&1); rc=$?
 check "setup refuses to overwrite (exit 1)" test "$rc" -eq 1
 check "setup explains the refusal" grep -q "already exists" <<<"$out"
-check "setup left the edited file alone" grep -q edited-by-owner "$T/conf/.gemini.yaml"
-out=$(ga setup --config-dir "$T/nowhere" 2>&1); rc=$?
-check "setup without a template fails" test "$rc" -ne 0
+check "setup left the edited file alone" grep -q edited-by-owner "$T/new/deep/conf/.gemini.yaml"
+# An existing folder keeps its mode.
+mkdir -p "$T/existing" && chmod 755 "$T/existing"
+ga setup --config-dir "$T/existing" >/dev/null 2>&1
+check "setup into an existing folder leaves its mode alone" \
+    bash -c '[ "$(stat -c %a "$1")" = 755 ] && [ -f "$1/.gemini.yaml" ]' _ "$T/existing"
+# A file where the folder should be.
+touch "$T/a-file"
+out=$(ga setup --config-dir "$T/a-file/conf" 2>&1); rc=$?
+check "setup under a file fails and names it" \
+    bash -c '[ "$1" -eq 1 ] && grep -q "a-file" <<<"$2"' _ "$rc" "$out"
+# No option: next to the default config, $GEMINI_AGENT_CONFIG's folder...
+out=$(cd "$T/elsewhere" && GEMINI_AGENT_CONFIG="$T/site-b/agent.yaml" ga setup 2>&1); rc=$?
+check "setup without --config-dir writes beside \$GEMINI_AGENT_CONFIG" \
+    bash -c '[ "$1" -eq 0 ] && cmp -s "$2/conf/gemini.yaml.template" "$3/site-b/.gemini.yaml"' _ "$rc" "$REPO" "$T"
+# ... else conf/ (of the current folder, like conf/agent.yaml).
+out=$(cd "$T/elsewhere" && env -u GEMINI_AGENT_CONFIG "$GA_BIN" setup 2>&1); rc=$?
+check "setup without --config-dir or GEMINI_AGENT_CONFIG writes conf/.gemini.yaml" \
+    bash -c '[ "$1" -eq 0 ] && [ "$(stat -c %a "$2/conf/.gemini.yaml")" = 600 ]' _ "$rc" "$T/elsewhere"
 
 # --- check: a clean configuration -------------------------------------------
 mkdir -p "$T/site/conf" "$T/site/actions"
@@ -40,6 +62,24 @@ out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1); rc=$?
 check "check passes a sound configuration" test "$rc" -eq 0
 check "check says ok" grep -qx "ok" <<<"$out"
 check "check never prints the key" bash -c '! grep -q AIza-test-key-for-check <<<"$1"' _ "$out"
+
+# --- check: a plugin.yaml written for jay-stack -----------------------------
+# Its global, contracts and setup keys are accepted: one note each, with
+# file and line, no problem, exit 0.
+mkdir -p "$T/jay/conf" "$T/jay/actions"
+cp -r "$REPO/tests/unit/data/plugins/jay-stack/shop" "$T/jay/actions/"
+: >"$T/jay/conf/agent.yaml"
+printf "apiKey: 'AIza-test-key-for-check'\n" >"$T/jay/conf/.gemini.yaml"
+chmod 600 "$T/jay/conf/.gemini.yaml"
+out=$(ga check --config "$T/jay/conf/agent.yaml" 2>&1); rc=$?
+check "check passes a jay-stack plugin.yaml (exit 0)" test "$rc" -eq 0
+check "... and says ok" grep -qx "ok" <<<"$out"
+for kl in global:4 contracts:5 setup:10; do
+    check "... with a note for '${kl%:*}' at its line" \
+        grep -q "^note: .*/shop/plugin.yaml:${kl#*:}: '${kl%:*}' is a jay-stack key" <<<"$out"
+done
+check "... and no unknown key" bash -c '! grep -qi "unknown key" <<<"$1"' _ "$out"
+check "... its actions load" grep -q "4 actions (1 exposed" <<<"$out"
 
 # --- check: every problem on its own line, file:line: message ---------------
 cat >"$T/site/conf/agent.yaml" <<'EOF'
@@ -153,6 +193,39 @@ check "types without --out writes next to the .jay-action" \
     test -f "$T/site/actions/shop/add-review.jay-action.d.ts"
 check "types: integer bounds become number" grep -qE "rating: number;" "$T/site/actions/shop/add-review.jay-action.d.ts"
 
+# The real actions folder: the chat protocol's two actions get their types
+# too (actions/geminiAgent), next to the shop's.
+REAL=$T/real/conf/agent.yaml
+mkdir -p "$T/real/conf"
+printf "actions: ['%s/actions']\ndataDir: '%s/real/var'\n" "$REPO" "$T" >"$REAL"
+out=$(ga actions types --out "$T/real-types" --config "$REAL" 2>&1); rc=$?
+check "types on the real actions folder succeeds" test "$rc" -eq 0
+check "... one file per listed action (5)" test "$(ls "$T/real-types" | wc -l)" -eq 5
+for i in SendMessageInput SendMessageOutput SubmitToolResultsInput SubmitToolResultsOutput; do
+    check "types: export interface $i" grep -rq "^export interface $i {" "$T/real-types"
+done
+check "types: the answer's type is a union of its kinds" \
+    grep -q 'type: "response" | "tool-calls" | "blocked";' "$T/real-types/send-message.jay-action.d.ts"
+out=$(ga actions list --config "$REAL" 2>&1)
+check "list marks the chat protocol's actions as the chat route's" \
+    bash -c 'grep -q "^geminiAgent.sendMessage  *\[chat route\]" <<<"$1" && grep -q "^geminiAgent.submitToolResults  *\[chat route\]" <<<"$1"' _ "$out"
+ga actions show geminiAgent.sendMessage --config "$REAL" >"$T/show-chat.json" 2>&1
+check "show: a chat route's action, listed, not exposed, no function name" python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))
+assert a["route"] == "chat" and a["listed"] is True and a["exposed"] is False
+assert "functionName" not in a
+assert a["inputSchema"]["required"] == ["message"]' "$T/show-chat.json"
+ga agent-kit --out "$T/real-kit" --config "$REAL" >/dev/null 2>&1
+check "agent-kit lists the chat protocol's actions with route: chat, no functionName" python3 -c '
+import sys
+text = open(sys.argv[1]).read()
+items = text.split("\n  - ")[1:]
+chat = [i for i in items if i.startswith("name: geminiAgent.")]
+assert len(chat) == 2, chat
+assert all("route: chat" in i and "functionName" not in i for i in chat)
+assert all("functionName: action_shop_" in i for i in items if i.startswith("name: shop."))' "$T/real-kit/actions-index.yaml"
+
 # --- agent-kit ---------------------------------------------------------------
 ga agent-kit --out "$T/kit" --config "$CFG" >/dev/null 2>&1
 K=$T/kit/actions-index.yaml
@@ -201,6 +274,9 @@ U_SERVE='usage: gemini-agent serve [--config FILE] (--socket PATH | --listen HOS
 U_SETUP='usage: gemini-agent setup [--config-dir DIR]'
 U_CHECK='usage: gemini-agent check [--config FILE]'
 U_ACTIONS='usage: gemini-agent actions list|show NAME|types [--out DIR] [--config FILE]'
+U_ACTIONS_LIST='usage: gemini-agent actions list [--config FILE]'
+U_ACTIONS_SHOW='usage: gemini-agent actions show NAME [--config FILE]'
+U_ACTIONS_TYPES='usage: gemini-agent actions types [--out DIR] [--config FILE]'
 U_KIT='usage: gemini-agent agent-kit --out DIR [--config FILE]'
 
 usage_error "check --workers 3: unknown option, check's usage, exit 2" \
@@ -217,7 +293,6 @@ usage_error "check --socket (a serve option)" \
 
 # Would setup take --listen, it would write a .gemini.yaml here.
 mkdir -p "$T/guard"
-cp "$REPO/conf/gemini.yaml.template" "$T/guard/"
 usage_error "setup --listen x: unknown option, setup's usage" \
     "gemini-agent setup: unknown option '--listen'" "$U_SETUP" \
     setup --config-dir "$T/guard" --listen x
@@ -227,22 +302,28 @@ usage_error "setup --config (check's option, not setup's)" \
     setup --config-dir "$T/guard" --config "$CFG"
 check "... and setup wrote nothing" test ! -e "$T/guard/.gemini.yaml"
 
-usage_error "actions list --workers 2: unknown option, actions' usage" \
-    "gemini-agent actions: unknown option '--workers'" "$U_ACTIONS" \
+usage_error "actions list --workers 2: unknown option, the usage of actions list" \
+    "gemini-agent actions list: unknown option '--workers'" "$U_ACTIONS_LIST" \
     actions list --workers 2 --config "$CFG"
-usage_error "actions list --out DIR: --out is for types only" \
-    "gemini-agent actions: --out is for 'actions types' only" "$U_ACTIONS" \
+usage_error "actions list --out DIR: --out is an option of types only" \
+    "gemini-agent actions list: unknown option '--out'" "$U_ACTIONS_LIST" \
     actions list --out "$T/types2" --config "$CFG"
 check "... and nothing was written" test ! -e "$T/types2"
 usage_error "actions without a subcommand" \
     "gemini-agent actions: use list, show NAME or types [--out DIR]" "$U_ACTIONS" \
     actions --config "$CFG"
-usage_error "actions show without a NAME" \
+usage_error "actions with an unknown subcommand" \
     "gemini-agent actions: use list, show NAME or types [--out DIR]" "$U_ACTIONS" \
+    actions frob --config "$CFG"
+usage_error "actions show without a NAME" \
+    "gemini-agent actions show: needs the NAME of an action" "$U_ACTIONS_SHOW" \
     actions show --config "$CFG"
 usage_error "actions show with two NAMEs" \
-    "gemini-agent actions: unexpected argument 'shop.addReview'" "$U_ACTIONS" \
+    "gemini-agent actions show: unexpected argument 'shop.addReview'" "$U_ACTIONS_SHOW" \
     actions show shop.searchProducts shop.addReview --config "$CFG"
+run_ga actions --config "$CFG" show shop.searchProducts
+check "actions: options may come before the subcommand" \
+    bash -c '[ "$1" -eq 0 ] && grep -q "\"name\": \"shop.searchProducts\"" <<<"$2"' _ "$rc" "$out"
 
 usage_error "agent-kit without --out" \
     "gemini-agent agent-kit: needs --out DIR" "$U_KIT" agent-kit --config "$CFG"
@@ -292,6 +373,24 @@ for c in serve setup check actions agent-kit; do
 done
 run_ga check -h
 check "check -h is --help" bash -c '[ "$1" -eq 0 ] && [ "$2" = "$3" ]' _ "$rc" "$out" "$U_CHECK"
+
+# --help and -h after a subcommand: that subcommand's usage on stdout, exit
+# 0, without loading any configuration (none exists here).
+for want in "list:$U_ACTIONS_LIST" "show:$U_ACTIONS_SHOW" "types:$U_ACTIONS_TYPES"; do
+    sub=${want%%:*}
+    usage=${want#*:}
+    for h in --help -h; do
+        for args in "actions $sub $h" "actions $sub $h --config $T/none.yaml" "actions $sub x $h"; do
+            # shellcheck disable=SC2086  # words on purpose
+            run_ga $args
+            if [ "$rc" -eq 0 ] && [ -z "$err" ] && [ "$out" = "$usage" ]; then
+                ok "$args: the usage of actions $sub on stdout, exit 0"
+            else
+                not_ok "$args" "exit $rc; stdout: $(head -c 200 <<<"$out" | tr '\n' '|'); stderr: $(head -c 200 <<<"$err")"
+            fi
+        done
+    done
+done
 
 # The whole command list.
 run_ga --help

@@ -45,6 +45,31 @@ assert_true 'all(isinstance(x.get("description"), str) and x["description"] != "
     "list: every action has description, inputSchema (object), outputSchema, sideEffects"
 assert_true 'len(set(x["name"] for x in j["actions"])) == len(j["actions"])' "list: names are unique"
 
+# The chat protocol's two actions are listed with their schemas, like the
+# others (actions/geminiAgent); the chat routes serve them.
+assert_py "list: the chat protocol's actions" <<'EOF'
+(A := {x['name']: x for x in r['actions']}) != {}
+'geminiAgent.sendMessage' in A and 'geminiAgent.submitToolResults' in A
+sendMessage takes a message :: A['geminiAgent.sendMessage']['inputSchema']['required'] ==> ['message']
+sendMessage's input is strict :: A['geminiAgent.sendMessage']['inputSchema']['additionalProperties'] ==> False
+sorted(A['geminiAgent.sendMessage']['inputSchema']['properties']) ==> ['history', 'message', 'pageState', 'toolDefinitions']
+sorted(A['geminiAgent.submitToolResults']['inputSchema']['properties']) ==> ['history', 'pageState', 'results', 'toolDefinitions']
+A['geminiAgent.submitToolResults']['inputSchema']['required'] ==> ['results', 'history']
+the answer's shape :: sorted(A['geminiAgent.sendMessage']['outputSchema']['properties']) ==> ['calls', 'history', 'historyTruncated', 'message', 'model', 'serverCalls', 'stopReason', 'truncated', 'type', 'usage']
+one answer shape for both :: A['geminiAgent.sendMessage']['outputSchema'] ==> A['geminiAgent.submitToolResults']['outputSchema']
+A['geminiAgent.sendMessage']['outputSchema']['properties']['type']['enum'] ==> ['response', 'tool-calls', 'blocked']
+EOF
+
+# ... and POST on them still reaches the chat routes: the chat's own
+# decoding answers (the action runner would say schema_violation, 422).
+req POST /_jay/actions/geminiAgent.sendMessage '{"message":""}'
+assert_error 400 bad_request "POST geminiAgent.sendMessage, empty message: the chat route answers"
+assert_json 'j["error"]["message"]' "message must not be empty" "POST geminiAgent.sendMessage: the chat's own message"
+req POST /_jay/actions/geminiAgent.submitToolResults '{"results":5,"history":[]}'
+assert_error 400 bad_request "POST geminiAgent.submitToolResults, results not a list: the chat route answers"
+assert_json 'j["error"]["message"]' "results must be an array" "POST geminiAgent.submitToolResults: the chat's own message"
+req GET /_jay/actions
+
 # Exactly the plugin.yaml entries with an `action:` (.jay-action) file are
 # listed; plain-string entries are callable but never listed.
 cp "$RES_BODY" "$T_TMP/list.json"
@@ -76,6 +101,17 @@ fi
 req GET '/_jay/actions?x=1&y=2'
 assert_status 200 "GET /_jay/actions?query: the query string is ignored (200)"
 assert_true '"actions" in j' "GET /_jay/actions?query: lists actions"
+
+# --- GET /_jay/actions/geminiAgent.status -------------------------------------
+# What the page may say before the first message: a key is configured (the
+# stack's test key), and the model (write_gemini_yaml's default).
+STATUS=/_jay/actions/geminiAgent.status
+req GET "$STATUS"
+assert_status 200
+assert_json_headers
+assert_json 'j' '{"model":"gemini-2.5-flash","ready":true}' "status: ready, with the configured model"
+assert_body_lacks "$ST_DIR" "status: names no path"
+assert_body_lacks "test-key-not-a-real-key" "status: carries no key"
 
 # --- shop.searchProducts ----------------------------------------------------
 req POST "$SEARCH" "{\"query\":\"$QUP\"}"
@@ -201,6 +237,11 @@ assert_header Allow GET "POST /_jay/actions: Allow: GET"
 req DELETE /_jay/actions
 assert_error 405 method_not_allowed "DELETE /_jay/actions"
 assert_header Allow GET "DELETE /_jay/actions: Allow: GET"
+# The status path is the status route's, whatever the method: never an
+# action called geminiAgent.status.
+req POST "$STATUS" '{}'
+assert_error 405 method_not_allowed "POST $STATUS"
+assert_header Allow GET "POST $STATUS: Allow: GET"
 
 # --- 415 --------------------------------------------------------------------
 REQ_CT=text/plain req POST "$SEARCH" '{"query":"a"}'
@@ -323,6 +364,18 @@ if [ -f "$REPO/www/index.html" ]; then
 else
     skip "static: GET /" "www/index.html does not exist yet"
 fi
+
+# --- the status without a key -------------------------------------------------
+stop_stack
+start_stack --api-key '' --model offline-demo
+req GET "$STATUS"
+assert_status 200 "status without a key: 200"
+assert_json_headers "status without a key"
+assert_json 'j' '{"model":"offline-demo","ready":false}' "status without a key: not ready, the model named"
+stop_stack
+start_stack --api-key '<your-gemini-api-key>'
+req GET "$STATUS"
+assert_json 'j["ready"]' false "status with the template's placeholder key: not ready"
 
 # --- 500 action_failed ------------------------------------------------------
 # dataDir under a regular file: the review cannot be stored. The answer is a

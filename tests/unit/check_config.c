@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -622,6 +623,96 @@ START_TEST(key_is_never_printed)
 }
 END_TEST
 
+/* --- the key file's permissions (serve refuses an exposed one) ------------ */
+
+static const struct {
+    unsigned mode;       /* of .gemini.yaml */
+    const char *env_key; /* GEMINI_API_KEY, or NULL */
+    const char *extra;   /* more agent.yaml, or "" */
+    bool exposed, allow;
+} key_file_cases[] = {
+    {0600, NULL, "", false, false},
+    {0400, NULL, "", false, false},
+    {0644, NULL, "", true, false},
+    {0640, NULL, "", true, false},  /* group may read */
+    {0620, NULL, "", true, false},  /* group may write */
+    {0602, NULL, "", true, false},  /* others may write */
+    {0711, NULL, "", false, false}, /* execute alone shows nothing */
+    /* the key is not taken from the file: nothing to guard */
+    {0644, "env-key-123", "", false, false},
+    {0644, NULL, "allowReadableKeyFile: true\n", true, true},
+    {0644, NULL, "allowReadableKeyFile: false\n", true, false},
+};
+
+static void
+write_text(const char *path, const char *text, unsigned mode)
+{
+    FILE *f = fopen(path, "w");
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_ge(fputs(text, f), 0);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+START_TEST(key_file_permissions)
+{
+    char dir[] = "/tmp/check_config.XXXXXX", path[128], gpath[128],
+         text[256], cmd[160];
+    struct diag d = DIAG_INIT;
+    struct config *c;
+    unsigned mode = 0;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/agent.yaml", dir);
+    snprintf(gpath, sizeof(gpath), "%s/.gemini.yaml", dir);
+    snprintf(text, sizeof(text), "actions: []\n%s",
+             key_file_cases[_i].extra);
+    write_text(path, text, 0644);
+    write_text(gpath, "apiKey: '" CANARY "'\n", key_file_cases[_i].mode);
+    set_env("GEMINI_API_KEY", key_file_cases[_i].env_key);
+    c = config_load(path, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_msg(d.count == 0, "%s", d.count ? d.items[0].msg : "");
+    ck_assert_int_eq(c->allow_readable_key_file, key_file_cases[_i].allow);
+    ck_assert_int_eq(config_key_file_exposed(c, &mode),
+                     key_file_cases[_i].exposed);
+    if (key_file_cases[_i].exposed)
+        ck_assert_uint_eq(mode, key_file_cases[_i].mode);
+    config_free(c);
+    diag_release(&d);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* allowReadableKeyFile takes true or false only. */
+START_TEST(allow_readable_key_file_is_a_bool)
+{
+    char dir[] = "/tmp/check_config.XXXXXX", path[128], cmd[160];
+    struct diag d = DIAG_INIT;
+    static const struct want w[] = {
+        {NULL, 2, "'allowReadableKeyFile' must be true or false"},
+        {NULL, 0, NULL},
+    };
+    struct want ww[2];
+    struct config *c;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/agent.yaml", dir);
+    write_text(path, "actions: []\nallowReadableKeyFile: sometimes\n", 0644);
+    c = config_load(path, &d);
+    ck_assert_ptr_null(c); /* agent.yaml's own problems are fatal */
+    memcpy(ww, w, sizeof(ww));
+    ww[0].file = path;
+    /* and the missing .gemini.yaml is not reached: agent.yaml failed */
+    unit_assert_problems(&d, ww);
+    diag_release(&d);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *
 config_suite(void)
 {
@@ -661,6 +752,9 @@ config_suite(void)
     tcase_add_loop_test(tc, gemini_settings_and_key, 0,
                         (int)ARRAY_SIZE(gemini_cases));
     tcase_add_test(tc, key_is_never_printed);
+    tcase_add_loop_test(tc, key_file_permissions, 0,
+                        (int)ARRAY_SIZE(key_file_cases));
+    tcase_add_test(tc, allow_readable_key_file_is_a_bool);
     suite_add_tcase(s, tc);
     return s;
 }

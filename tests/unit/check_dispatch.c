@@ -17,6 +17,8 @@
 #include "http/reply.h"
 #include "http/request.h"
 #include "http/site.h"
+#include "registry/jschema.h"
+#include "registry/plugin.h"
 #include "core/sbuf.h"
 #include "core/status.h"
 
@@ -162,6 +164,9 @@ static const struct http_case http_cases[] = {
      NULL, NULL, NULL, 405, "method_not_allowed", "POST"},
     {"POST on the list", "POST", "/_jay/actions", J, NULL, "{}", 405,
      "method_not_allowed", "GET"},
+    /* an exact route owns its path: POST does not fall to the actions */
+    {"POST on the status", "POST", "/_jay/actions/geminiAgent.status", J,
+     NULL, "{}", 405, "method_not_allowed", "use GET"},
     {"DELETE on the list", "DELETE", "/_jay/actions", NULL, NULL, NULL, 405,
      "method_not_allowed", NULL},
     {"no content type", "POST", "/_jay/actions/shop.searchProducts", NULL,
@@ -237,6 +242,7 @@ static const struct {
     {"GET on a chat route", "POST"},
     {"POST on the list", "GET"},
     {"DELETE on the list", "GET"},
+    {"POST on the status", "GET"},
 };
 
 START_TEST(http_errors)
@@ -392,31 +398,201 @@ END_TEST
 
 /* --- success paths ---------------------------------------------------------- */
 
+/* The listing: every action with a .jay-action, the chat protocol's two
+ * included, with their schemas; never an HTTP-only entry. */
 START_TEST(list_shows_exposed_actions_only)
 {
     struct result r = run("GET", "/_jay/actions", NULL, NULL, NULL);
     json_t *list = json_object_get(r.body, "actions");
     size_t i;
     json_t *a;
-    bool search = false, review_side = false;
+    bool search = false, review_side = false, send = false, submit = false;
 
     ck_assert_int_eq(r.status, 200);
-    ck_assert_int_eq(json_array_size(list), 3);
+    ck_assert_int_eq(json_array_size(list), 5);
     json_array_foreach(list, i, a) {
         const char *n = json_string_value(json_object_get(a, "name"));
         ck_assert_str_ne(n, "shop.listCategories");
         ck_assert(json_is_object(json_object_get(a, "inputSchema")));
+        ck_assert(json_is_object(json_object_get(a, "outputSchema")));
         search |= strcmp(n, "shop.searchProducts") == 0;
+        send |= strcmp(n, "geminiAgent.sendMessage") == 0;
+        submit |= strcmp(n, "geminiAgent.submitToolResults") == 0;
         if (strcmp(n, "shop.addReview") == 0)
             review_side = json_is_true(json_object_get(a, "sideEffects"));
     }
-    ck_assert(search);
+    ck_assert(search && send && submit);
     ck_assert(review_side);
     json_decref(r.body);
     /* trailing slash is the same list */
     r = run("GET", "/_jay/actions/", NULL, NULL, NULL);
     ck_assert_int_eq(r.status, 200);
     json_decref(r.body);
+}
+END_TEST
+
+/*
+ * The chat protocol's entries are listed, but never offered to the model:
+ * not in the site's declarations, not in its part of the prompt, not
+ * found as a function; and POST on their names reaches the chat routes
+ * (the chat's own decoding answers, not the action runner).
+ */
+START_TEST(chat_entries_are_not_for_the_model)
+{
+    const char *const fns[] = {"action_geminiAgent_sendMessage",
+                               "action_geminiAgent_submitToolResults"};
+    char *decls = json_dumps(site->declarations, 0);
+    struct result r;
+
+    ck_assert_ptr_nonnull(decls);
+    ck_assert_int_eq(json_array_size(site->declarations), 3);
+    ck_assert_msg(strstr(decls, "geminiAgent") == NULL, "%s", decls);
+    free(decls);
+    ck_assert_ptr_null(strstr(site->prompt_head, "geminiAgent"));
+    for (size_t i = 0; i < ARRAY_SIZE(fns); i++)
+        ck_assert_ptr_null(plugin_find_fn(site->actions, fns[i]));
+    /* a schema violation (minLength) would be a 422 from the runner */
+    r = run("POST", "/_jay/actions/geminiAgent.sendMessage", J, NULL,
+            "{\"message\":\"\"}");
+    ck_assert_int_eq(r.status, 400);
+    ck_assert_str_eq(err_code(&r), "bad_request");
+    ck_assert_str_eq(err_field(&r, "message"), "message must not be empty");
+    json_decref(r.body);
+    r = run("POST", "/_jay/actions/geminiAgent.submitToolResults", J, NULL,
+            "{\"results\":5,\"history\":[]}");
+    ck_assert_int_eq(r.status, 400);
+    ck_assert_str_eq(err_field(&r, "message"), "results must be an array");
+    json_decref(r.body);
+}
+END_TEST
+
+/*
+ * The chat protocol's schemas describe what the chat routes take and
+ * give: requests and answers of every kind validate, and what the chat
+ * refuses (an unknown member, an empty message) does not.
+ */
+START_TEST(chat_schemas_describe_the_protocol)
+{
+    static const struct {
+        const char *action, *which, *json;
+        bool valid;
+    } cases[] = {
+        {"geminiAgent.sendMessage", "in", "{'message':'hi'}", true},
+        {"geminiAgent.sendMessage", "in",
+         "{'message':'remove the hub','history':[{'role':'user','parts':"
+         "[{'text':'hi'}]},{'role':'model','parts':[{'text':'Hello',"
+         "'thoughtSignature':'c2ln','future':1}]}],'toolDefinitions':"
+         "[{'name':'click-remove-btn','description':'Remove','inputSchema':"
+         "{'type':'object','properties':{}},'category':'page-automation'},"
+         "{'name':'toggle-dark-mode'}],'pageState':{'cart':[]}}",
+         true},
+        {"geminiAgent.sendMessage", "in", "{'message':''}", false},
+        {"geminiAgent.sendMessage", "in", "{'message':'hi','extra':1}", false},
+        {"geminiAgent.sendMessage", "in",
+         "{'message':'hi','toolDefinitions':[{'name':'1bad'}]}", false},
+        {"geminiAgent.sendMessage", "in",
+         "{'message':'hi','history':[{'role':'system','parts':[{}]}]}", false},
+        {"geminiAgent.submitToolResults", "in",
+         "{'results':[{'callId':'c1','result':'{}','isError':false}],"
+         "'history':[{'role':'user','parts':[{'text':'hi'}]},{'role':"
+         "'model','parts':[{'functionCall':{'id':'c1','name':'x','args':"
+         "{}}}]}]}",
+         true},
+        {"geminiAgent.submitToolResults", "in", "{'results':[]}", false},
+        {"geminiAgent.sendMessage", "out",
+         "{'type':'response','message':'Hello','history':[],'usage':"
+         "{'promptTokens':1,'candidatesTokens':1,'thoughtsTokens':0,"
+         "'cachedTokens':0,'totalTokens':2,'geminiCalls':1},'serverCalls':"
+         "[{'name':'shop.searchProducts','args':{'query':'usb'},'ok':true,"
+         "'ms':3}],'model':'offline-demo','truncated':true,"
+         "'historyTruncated':true,'stopReason':'max_steps'}",
+         true},
+        {"geminiAgent.submitToolResults", "out",
+         "{'type':'tool-calls','calls':[{'id':'call_1_0','name':'click',"
+         "'args':{},'category':'page-automation'}],'history':[],'usage':"
+         "{'promptTokens':1,'candidatesTokens':1,'thoughtsTokens':0,"
+         "'cachedTokens':0,'totalTokens':2,'geminiCalls':1},'serverCalls':"
+         "[]}",
+         true},
+        {"geminiAgent.sendMessage", "out",
+         "{'type':'other','history':[],'usage':{},'serverCalls':[]}", false},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        const struct plugin_action *a =
+            plugin_find(site->actions, cases[i].action);
+        struct status_error e = {0};
+        char text[2048];
+        json_t *v;
+        int rc;
+
+        ck_assert_ptr_nonnull(a);
+        snprintf(text, sizeof(text), "%s", cases[i].json);
+        for (char *p = text; *p; p++)
+            if (*p == '\'')
+                *p = '"';
+        v = json_loads(text, 0, NULL);
+        ck_assert_msg(v != NULL, "%zu: not JSON", i);
+        rc = jschema_validate(cases[i].which[0] == 'i' ? a->input_schema
+                                                       : a->output_schema,
+                              v, &e);
+        ck_assert_msg((rc == 0) == cases[i].valid, "%zu: %s", i,
+                      rc == 0 ? "valid" : e.text);
+        json_decref(v);
+    }
+}
+END_TEST
+
+/*
+ * GET /_jay/actions/geminiAgent.status: {"ready", "model"} and nothing
+ * else (no path, no key), for a site without a key and one with one.
+ */
+START_TEST(status_says_ready_and_model)
+{
+    static const struct {
+        const char *gemini_yaml; /* NULL: no file */
+        const char *want;
+    } cases[] = {
+        {NULL, "{\"ready\":false,\"model\":\"" CONFIG_DEFAULT_MODEL "\"}"},
+        {"apiKey: '<your-gemini-api-key>'\nmodel: offline-demo\n",
+         "{\"ready\":false,\"model\":\"offline-demo\"}"},
+        {"apiKey: 'AIza-status-canary'\nmodel: offline-demo\n",
+         "{\"ready\":true,\"model\":\"offline-demo\"}"},
+    };
+    struct site *keep = site;
+    char path[600];
+
+    unsetenv("GEMINI_API_KEY");
+    unsetenv("GOOGLE_API_KEY");
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct diag d = DIAG_INIT;
+        struct result r;
+
+        snprintf(path, sizeof(path), "%s/.gemini.yaml", tmpdir);
+        unlink(path);
+        if (cases[i].gemini_yaml != NULL) {
+            FILE *f = fopen(path, "w");
+            ck_assert_ptr_nonnull(f);
+            fputs(cases[i].gemini_yaml, f);
+            fclose(f);
+        }
+        snprintf(path, sizeof(path), "%s/agent.yaml", tmpdir);
+        site = site_load(path, &d);
+        ck_assert_ptr_nonnull(site);
+        diag_release(&d);
+        r = run("GET", "/_jay/actions/geminiAgent.status", NULL, NULL, NULL);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_msg(strcmp(r.raw, cases[i].want) == 0, "%zu: %s", i, r.raw);
+        ck_assert(strstr(r.head, "Content-Type: application/json; "
+                                 "charset=utf-8"));
+        ck_assert(strstr(r.head, "X-Content-Type-Options: nosniff"));
+        ck_assert(strstr(r.head, "Cache-Control: no-store"));
+        ck_assert_ptr_null(strstr(r.raw, tmpdir));
+        ck_assert_ptr_null(strstr(r.raw, "canary"));
+        json_decref(r.body);
+        site_free(site);
+    }
+    site = keep;
 }
 END_TEST
 
@@ -573,6 +749,9 @@ dispatch_suite(void)
     tcase_add_loop_test(tc, http_errors, 0, (int)ARRAY_SIZE(http_cases));
     tcase_add_test(tc, schema_violation_answer_is_exact);
     tcase_add_test(tc, list_shows_exposed_actions_only);
+    tcase_add_test(tc, status_says_ready_and_model);
+    tcase_add_test(tc, chat_entries_are_not_for_the_model);
+    tcase_add_test(tc, chat_schemas_describe_the_protocol);
     tcase_add_test(tc, search_is_case_insensitive_and_limited);
     tcase_add_test(tc, review_is_appended);
     tcase_add_test(tc, route_from_request_uri_and_script_name);

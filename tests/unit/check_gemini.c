@@ -99,6 +99,48 @@ assert_no_key(const char *s)
                   "key prefix leaked in '%s'", s);
 }
 
+/*
+ * The log lines (stderr) written between capture_start() and
+ * capture_end(), at level warn: what the site owner reads, apart from
+ * what visitors read. capture_end() returns them (free it).
+ */
+struct capture {
+    FILE *f;
+    int saved;
+};
+
+static void
+capture_start(struct capture *c)
+{
+    c->f = tmpfile();
+    ck_assert_ptr_nonnull(c->f);
+    c->saved = dup(STDERR_FILENO);
+    ck_assert_int_ge(c->saved, 0);
+    ck_assert_int_ge(dup2(fileno(c->f), STDERR_FILENO), 0);
+    logmsg_set_level(LOG_LVL_WARN);
+}
+
+static char *
+capture_end(struct capture *c)
+{
+    char *buf;
+    long n;
+
+    logmsg_set_level(LOG_LVL_ERROR);
+    ck_assert_int_ge(dup2(c->saved, STDERR_FILENO), 0);
+    close(c->saved);
+    ck_assert_int_eq(fseek(c->f, 0, SEEK_END), 0);
+    n = ftell(c->f);
+    ck_assert_int_ge(n, 0);
+    rewind(c->f);
+    buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, c->f), (size_t)n);
+    buf[n] = '\0';
+    fclose(c->f);
+    return buf;
+}
+
 static void
 quiet(void)
 {
@@ -461,9 +503,19 @@ struct scenario {
     bool no_key;
     enum status code;     /* ST_OK: success */
     long min_second_post; /* the 2nd post starts at least this late */
-    const char *want[2];  /* substrings of err.text */
+    long max_second_post; /* ... and at most this late (0: no bound) */
+    const char *want[2];  /* substrings of err.text (visitors read it) */
+    const char *log_want[2]; /* substrings of the log (the owner reads it) */
     long retry_after_min; /* err.retry_after_s at least this */
+    long retry_after_max; /* ... and at most this (0: no bound) */
 };
+
+/* RetryInfo asking for 99999 s: a broken or hostile upstream. */
+#define RETRY_99999S                                                     \
+    "{\"error\":{\"code\":429,\"status\":\"RESOURCE_EXHAUSTED\","        \
+    "\"message\":\"slow down\",\"details\":[{\"@type\":"                 \
+    "\"type.googleapis.com/google.rpc.RetryInfo\",\"retryDelay\":"         \
+    "\"99999s\"}]}}"
 
 static const struct scenario scenarios[] = {
     {"200 on the first try", {OK_200}, .calls = 1},
@@ -475,7 +527,8 @@ static const struct scenario scenarios[] = {
       HTTP(503, .file = "e503-unavailable-overloaded.json", .took_ms = 100),
       HTTP(503, .file = "e503-unavailable-high-demand.json", .took_ms = 100)},
      .calls = 3, .code = ST_UPSTREAM_DOWN,
-     .want = {"Gemini is unavailable (HTTP 503, 3 attempts)", "high demand"}},
+     .want = {"Gemini is unavailable (HTTP 503, 3 attempts)"},
+     .log_want = {"HTTP 503 UNAVAILABLE", "high demand"}},
     {"500, 503, then 200",
      {HTTP(500, .file = "e500-internal.json", .took_ms = 10),
       HTTP(503, .body = HTML, .took_ms = 10), OK_200},
@@ -485,31 +538,37 @@ static const struct scenario scenarios[] = {
     {"400 is not retried",
      {HTTP(400, .file = "e400-thought-signature-missing.json")},
      .calls = 1, .code = ST_UPSTREAM_REJECTED,
-     .want = {"Gemini rejected the request: Function call is missing a "
-              "thought_signature"}},
+     .want = {"Gemini rejected the request (HTTP 400)"},
+     .log_want = {"HTTP 400 INVALID_ARGUMENT: Function call is missing a "
+                  "thought_signature"}},
     {"400 unknown field: one line",
      {HTTP(400, .file = "e400-invalid-json-payload-unknown-field.json")},
      .calls = 1, .code = ST_UPSTREAM_REJECTED,
-     .want = {"Cannot find field. Invalid JSON payload"}},
+     .want = {"Gemini rejected the request (HTTP 400)"},
+     .log_want = {"Cannot find field. Invalid JSON payload"}},
     {"400 with an HTML body", {HTTP(400, .body = HTML)}, .calls = 1,
      .code = ST_UPSTREAM_REJECTED,
      .want = {"Gemini rejected the request (HTTP 400)"}},
     {"403 is an auth failure",
      {HTTP(403, .file = "e403-permission-denied.json")}, .calls = 1,
      .code = ST_UPSTREAM_AUTH,
-     .want = {"Gemini refused the API key; check apiKey in " TEST_PATH
-              " or GEMINI_API_KEY",
-              "unregistered callers"}},
+     .want = {"Gemini refused the site's API key: the site owner needs to "
+              "check it"},
+     .log_want = {"check apiKey in " TEST_PATH " or GEMINI_API_KEY",
+                  "unregistered callers"}},
     {"401 is an auth failure", {HTTP(401, .took_ms = 0)}, .calls = 1,
-     .code = ST_UPSTREAM_AUTH, .want = {"HTTP 401"}},
+     .code = ST_UPSTREAM_AUTH, .want = {"refused the site's API key"},
+     .log_want = {"the API key was refused (HTTP 401)"}},
     {"400 API_KEY_INVALID (array-wrapped) is an auth failure",
      {HTTP(400, .file = "e400-api-key-invalid.array-wrapped.json")},
      .calls = 1, .code = ST_UPSTREAM_AUTH,
-     .want = {"refused the API key", "API key not valid"}},
+     .want = {"refused the site's API key"},
+     .log_want = {"reason API_KEY_INVALID", "API key not valid"}},
     {"404 names the model", {HTTP(404, .file = "e404-model-not-found.json")},
      .calls = 1, .code = ST_UPSTREAM_REJECTED,
      .want = {"Gemini does not know the model '" TEST_MODEL "'",
-              "set model in " TEST_PATH}},
+              "the site owner needs to choose another"},
+     .log_want = {"set model in " TEST_PATH, "is not found for API"}},
     {"429 retryDelay 26s fits a 60 s deadline",
      {HTTP(429, .file = "e429-resource-exhausted-retryinfo.json",
            .took_ms = 200),
@@ -519,9 +578,9 @@ static const struct scenario scenarios[] = {
      {HTTP(429, .file = "e429-resource-exhausted-retryinfo.json",
            .took_ms = 200)},
      .calls = 1, .timeout_ms = 10000, .code = ST_UPSTREAM_RATE,
-     .want = {"Gemini's rate limit was reached; try again in 26 s",
-              "exceeded your current quota"},
-     .retry_after_min = 26},
+     .want = {"Gemini's rate limit was reached; try again in 26 s"},
+     .log_want = {"exceeded your current quota"},
+     .retry_after_min = 26, .retry_after_max = 26},
     {"429 without RetryInfo, three times",
      {HTTP(429, .file = "e429-resource-exhausted-vertex-style.array-wrapped"
                         ".json"),
@@ -539,11 +598,29 @@ static const struct scenario scenarios[] = {
     {"Retry-After on the last 503 is passed on",
      {HTTP(503, .has_retry_after = true, .retry_after_ms = 40000)},
      .calls = 1, .timeout_ms = 30000, .code = ST_UPSTREAM_DOWN,
-     .want = {"HTTP 503"}, .retry_after_min = 40},
+     .want = {"HTTP 503"}, .retry_after_min = 40, .retry_after_max = 40},
+    /* A hint past GEMINI_RETRY_HINT_MAX_MS is clamped, both for the
+     * visitor's Retry-After and for the wait before a retry. */
+    {"Retry-After of 99999 s is passed on as 60",
+     {HTTP(503, .has_retry_after = true, .retry_after_ms = 99999000L)},
+     .calls = 1, .timeout_ms = 30000, .code = ST_UPSTREAM_DOWN,
+     .want = {"HTTP 503"}, .log_want = {"asked to wait 99999 s"},
+     .retry_after_min = 60, .retry_after_max = 60},
+    {"RetryInfo of 99999 s is passed on as 60",
+     {HTTP(429, .body = RETRY_99999S, .took_ms = 10)},
+     .calls = 1, .timeout_ms = 30000, .code = ST_UPSTREAM_RATE,
+     .want = {"try again in 60 s"}, .log_want = {"slow down"},
+     .retry_after_min = 60, .retry_after_max = 60},
+    {"RetryInfo of 99999 s is waited out as 60 s",
+     {HTTP(429, .body = RETRY_99999S, .took_ms = 10), OK_200},
+     .calls = 2, .timeout_ms = 280000, .min_second_post = 60010,
+     .max_second_post = 61000},
     {"502, then 400: the 400 is final",
      {HTTP(502, .body = HTML),
       HTTP(400, .file = "e400-thought-signature-missing.json")},
-     .calls = 2, .code = ST_UPSTREAM_REJECTED, .want = {"thought_signature"}},
+     .calls = 2, .code = ST_UPSTREAM_REJECTED,
+     .want = {"rejected the request (HTTP 400)"},
+     .log_want = {"attempt 2 of 3 failed: HTTP 400", "thought_signature"}},
     {"connection failures three times",
      {NET(CONNECT, .took_ms = 10), NET(CONNECT, .took_ms = 10),
       NET(CONNECT, .took_ms = 10)},
@@ -582,13 +659,16 @@ static const struct scenario scenarios[] = {
      .code = ST_UPSTREAM_TIMEOUT, .want = {"did not answer"}},
     {"missing key: no call", {OK_200}, .calls = 0, .no_key = true,
      .code = ST_NOT_CONFIGURED,
-     .want = {"no Gemini API key is configured: put it in " TEST_PATH
-              " (apiKey) or set GEMINI_API_KEY"}},
+     .want = {"The assistant is not set up yet: the site owner needs to add "
+              "a Gemini API key."},
+     .log_want = {"no API key is configured: put it in " TEST_PATH
+                  " (apiKey) or set GEMINI_API_KEY"}},
     {"the key is scrubbed from Gemini's message",
      {HTTP(400, .body = KEY_IN_MESSAGE)}, .calls = 1,
      .code = ST_UPSTREAM_REJECTED,
-     .want = {"API key [redacted] is not valid for this project "
-              "(key=[redacted])"}},
+     .want = {"Gemini rejected the request (HTTP 400)"},
+     .log_want = {"API key [redacted] is not valid for this project "
+                  "(key=[redacted])"}},
 };
 
 START_TEST(generate_scenario)
@@ -602,7 +682,9 @@ START_TEST(generate_scenario)
     struct test_cfg tc;
     struct gemini g;
     struct arena a;
+    struct capture cap;
     json_t *resp = (json_t *)&f; /* must be overwritten */
+    char *log;
     int rc;
 
     quiet();
@@ -615,8 +697,10 @@ START_TEST(generate_scenario)
     arena_init(&a);
     gemini_init_transport(&g, &t);
 
+    capture_start(&cap);
     rc = gemini_generate(&g, &tc.cfg.gemini, REQ_BODY, strlen(REQ_BODY), &a, &resp,
                          &usage, &err);
+    log = capture_end(&cap);
 
     ck_assert_msg(rc == (sc->code == ST_OK ? 0 : -1), "%s: rc %d (%s)",
                   sc->name, rc, err.text);
@@ -633,12 +717,52 @@ START_TEST(generate_scenario)
         ck_assert_msg(f.post_at[1] - f.start >= sc->min_second_post,
                       "%s: 2nd post at +%ld ms", sc->name,
                       f.post_at[1] - f.start);
+    if (sc->max_second_post > 0)
+        ck_assert_msg(f.post_at[1] - f.start <= sc->max_second_post,
+                      "%s: 2nd post at +%ld ms", sc->name,
+                      f.post_at[1] - f.start);
     for (size_t i = 0; i < ARRAY_SIZE(sc->want); i++) {
         if (sc->want[i] != NULL)
             ck_assert_msg(strstr(err.text, sc->want[i]) != NULL,
                           "%s: '%s' lacks '%s'", sc->name, err.text,
                           sc->want[i]);
+        if (sc->log_want[i] != NULL)
+            ck_assert_msg(strstr(log, sc->log_want[i]) != NULL,
+                          "%s: the log lacks '%s': %s", sc->name,
+                          sc->log_want[i], log);
     }
+    /* Visitors read err.text: never the settings file, never Gemini's own
+     * message (its start, as the log line quotes it) */
+    ck_assert_msg(strstr(err.text, ".gemini.yaml") == NULL,
+                  "%s: the settings path leaked into '%s'", sc->name,
+                  err.text);
+    if (sc->calls > 0) {
+        const struct fake_step *last = &sc->steps[sc->calls - 1];
+        struct gemini_error_info info;
+        size_t n = 0;
+        char *b = last->file ? read_fixture(last->file, &n) : NULL;
+        const char *body = b ? b : last->body;
+
+        if (body != NULL &&
+            gemini_parse_error(body, b ? n : strlen(body), &info) == 0 &&
+            strlen(info.message) >= 12) {
+            char quote[BOUND_GEMINI_QUOTE];
+            gemini_scrub(quote, sizeof(quote), info.message, TEST_KEY);
+            quote[12] = '\0';
+            ck_assert_msg(strstr(err.text, quote) == NULL,
+                          "%s: Gemini's message '%s' in '%s'", sc->name,
+                          quote, err.text);
+            ck_assert_msg(strstr(log, quote) != NULL,
+                          "%s: Gemini's message '%s' not logged: %s",
+                          sc->name, quote, log);
+        }
+        free(b);
+    }
+    assert_no_key(log);
+    free(log);
+    if (sc->retry_after_max > 0)
+        ck_assert_msg(err.retry_after_s <= sc->retry_after_max,
+                      "%s: retry_after_s %ld", sc->name, err.retry_after_s);
     if (sc->retry_after_min > 0)
         ck_assert_msg(err.retry_after_s >= sc->retry_after_min,
                       "%s: retry_after_s %ld", sc->name, err.retry_after_s);
@@ -723,7 +847,9 @@ START_TEST(generate_scrubs_a_key_at_the_cut)
     struct test_cfg tc;
     struct gemini g;
     struct arena a;
+    struct capture cap;
     json_t *resp;
+    char *log;
 
     quiet();
     test_cfg_init(&tc, "http://gemini.test", 60000);
@@ -740,14 +866,19 @@ START_TEST(generate_scrubs_a_key_at_the_cut)
         f.calls = 0;
         arena_init(&a);
         gemini_init_transport(&g, &t);
+        capture_start(&cap);
         ck_assert_int_eq(gemini_generate(&g, &tc.cfg.gemini, REQ_BODY,
                                          strlen(REQ_BODY), &a, &resp, &usage,
                                          &err),
                          -1);
+        log = capture_end(&cap);
         ck_assert_int_eq(err.code, ST_UPSTREAM_REJECTED);
-        ck_assert_msg(memmem(err.text, strlen(err.text), TEST_KEY, 4) == NULL,
-                      "at %d: key start leaked: '%s'", at, err.text);
-        ck_assert_ptr_nonnull(strstr(err.text, "mmmm"));
+        /* the message is quoted in the log only, cut and scrubbed */
+        ck_assert_msg(memmem(log, strlen(log), TEST_KEY, 4) == NULL,
+                      "at %d: key start leaked: '%s'", at, log);
+        ck_assert_ptr_nonnull(strstr(log, "mmmm"));
+        ck_assert_ptr_null(strstr(err.text, "mmmm"));
+        free(log);
         gemini_release(&g);
         arena_release(&a);
         sbuf_release(&body);
@@ -758,16 +889,19 @@ END_TEST
 /* Settings that cannot make a request are refused before any call. */
 START_TEST(generate_refuses_bad_settings)
 {
+#define WRONG "not set up correctly: the site owner needs to check"
     static const struct {
-        const char *model, *key, *want;
+        const char *model, *key, *want, *log_want;
     } cases[] = {
-        {"gemini/../../x", TEST_KEY, "is not a model id"},
-        {"gemini 3", TEST_KEY, "is not a model id"},
-        {"gemini-3?key=x", TEST_KEY, "is not a model id"},
-        {"", TEST_KEY, "no Gemini model is configured"},
-        {TEST_MODEL, "AIza\r\nX-Evil: 1", "control characters"},
-        {TEST_MODEL, "", "no Gemini API key"},
+        {"gemini/../../x", TEST_KEY, WRONG, "is not a model id"},
+        {"gemini 3", TEST_KEY, WRONG, "is not a model id"},
+        {"gemini-3?key=x", TEST_KEY, WRONG, "is not a model id"},
+        {"", TEST_KEY, WRONG, "no model is configured: set model in"},
+        {TEST_MODEL, "AIza\r\nX-Evil: 1", WRONG, "control characters"},
+        {TEST_MODEL, "", "not set up yet: the site owner needs to add",
+         "no API key is configured"},
     };
+#undef WRONG
     struct fake f = {.nsteps = 0};
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, &f};
 
@@ -778,20 +912,29 @@ START_TEST(generate_refuses_bad_settings)
         struct test_cfg tc;
         struct gemini g;
         struct arena a;
+        struct capture cap;
         json_t *resp;
+        char *log;
 
         test_cfg_init(&tc, "http://gemini.test", 60000);
         snprintf(tc.model, sizeof(tc.model), "%s", cases[i].model);
         snprintf(tc.key, sizeof(tc.key), "%s", cases[i].key);
         arena_init(&a);
         gemini_init_transport(&g, &t);
+        capture_start(&cap);
         ck_assert_int_eq(gemini_generate(&g, &tc.cfg.gemini, REQ_BODY,
                                          strlen(REQ_BODY), &a, &resp, &usage,
                                          &err),
                          -1);
+        log = capture_end(&cap);
         ck_assert_int_eq(err.code, ST_NOT_CONFIGURED);
         ck_assert_msg(strstr(err.text, cases[i].want) != NULL, "%zu: '%s'",
                       i, err.text);
+        ck_assert_msg(strstr(log, cases[i].log_want) != NULL, "%zu: '%s'", i,
+                      log);
+        ck_assert_msg(strstr(log, TEST_PATH) != NULL, "%zu: '%s'", i, log);
+        ck_assert_ptr_null(strstr(err.text, TEST_PATH));
+        free(log);
         ck_assert_int_eq(usage.calls, 0);
         gemini_release(&g);
         arena_release(&a);

@@ -14,6 +14,7 @@
 #include "core/common.h"
 #include "registry/plugin.h"
 #include "http/site.h"
+#include "http/dispatch.h"
 #include "core/bounds.h"
 #include "core/diag.h"
 #include "unit_diag.h"
@@ -63,8 +64,9 @@ has_problem(const char *file, int line, const char *word)
 
 /*
  * What every loaded set must satisfy: sorted unique names, Gemini names
- * from the mapping, a bound handler, the fields of exposed and HTTP-only
- * entries, both lookups, and a listing of exactly the exposed actions.
+ * from the mapping, a bound handler (or a chat route instead, never
+ * exposed), the fields of listed and HTTP-only entries, both lookups, and
+ * a listing of exactly the listed actions.
  */
 static void
 assert_set_sound(const struct plugin_set *s)
@@ -83,19 +85,29 @@ assert_set_sound(const struct plugin_set *s)
             ck_assert_int_lt(strcmp(s->actions[i - 1].name, a->name), 0);
         ck_assert_int_eq(plugin_fn_name(a->name, fn, sizeof(fn)), 0);
         ck_assert_str_eq(a->fn_name, fn);
-        ck_assert_ptr_nonnull(a->handler);
-        ck_assert_str_eq(a->handler->name, a->name);
+        /* a handler, or a route that serves it instead; never both */
+        if (a->route == PLUGIN_ROUTE_CHAT) {
+            ck_assert_ptr_null(a->handler);
+            ck_assert(!a->exposed);
+            ck_assert(a->listed);
+            ck_assert_ptr_null(plugin_find_fn(s, a->fn_name));
+        } else {
+            ck_assert_ptr_nonnull(a->handler);
+            ck_assert_str_eq(a->handler->name, a->name);
+            ck_assert_int_eq(a->exposed, a->listed);
+        }
         ck_assert_ptr_nonnull(a->plugin_dir);
         ck_assert_ptr_eq(plugin_find(s, a->name), a);
-        if (a->exposed) {
-            exposed++;
+        if (a->listed) {
+            exposed++; /* counts what the listing must show */
             ck_assert_ptr_nonnull(a->source);
             ck_assert_ptr_nonnull(a->description);
             ck_assert_ptr_nonnull(a->input_schema);
             ck_assert_str_eq(
                 json_string_value(json_object_get(a->input_schema, "type")),
                 "object");
-            ck_assert_ptr_eq(plugin_find_fn(s, a->fn_name), a);
+            if (a->exposed)
+                ck_assert_ptr_eq(plugin_find_fn(s, a->fn_name), a);
         } else {
             ck_assert_ptr_null(a->source);
             ck_assert_ptr_null(a->description);
@@ -118,7 +130,7 @@ assert_set_sound(const struct plugin_set *s)
     for (size_t i = 0; i < s->count; i++) {
         const struct plugin_action *a = &s->actions[i];
         json_t *o, *out;
-        if (!a->exposed)
+        if (!a->listed)
             continue;
         o = json_array_get(list, k++);
         ck_assert_str_eq(json_string_value(json_object_get(o, "name")),
@@ -156,7 +168,9 @@ assert_loaded(const struct plugin_set *s, const char *const *names)
 static struct plugin_set *
 load_dirs(const char *const *dirs, size_t n)
 {
-    set = plugin_load((char *const *)UNCONST(dirs), n, &diag);
+    /* the chat routes' names, as the site passes them */
+    set = plugin_load((char *const *)UNCONST(dirs), n, dispatch_chat_actions,
+                      &diag);
     ck_assert_ptr_nonnull(set);
     assert_set_sound(set);
     return set;
@@ -170,35 +184,55 @@ START_TEST(real_actions_load_cleanly)
     static const struct want none[] = {{NULL, 0, NULL}};
     static const struct {
         const char *name, *fn;
-        bool exposed, side_effects;
+        bool listed, exposed, chat, side_effects;
     } rows[] = {
-        {"shop.addReview", "action_shop_addReview", true, true},
-        {"shop.getProductBySlug", "action_shop_getProductBySlug", true, false},
-        {"shop.listCategories", "action_shop_listCategories", false, false},
-        {"shop.searchProducts", "action_shop_searchProducts", true, false},
+        /* the chat protocol: listed, served by the chat routes, never
+         * offered to the model */
+        {"geminiAgent.sendMessage", "action_geminiAgent_sendMessage", true,
+         false, true, true},
+        {"geminiAgent.submitToolResults",
+         "action_geminiAgent_submitToolResults", true, false, true, true},
+        {"shop.addReview", "action_shop_addReview", true, true, false, true},
+        {"shop.getProductBySlug", "action_shop_getProductBySlug", true, true,
+         false, false},
+        {"shop.listCategories", "action_shop_listCategories", false, false,
+         false, false},
+        {"shop.searchProducts", "action_shop_searchProducts", true, true,
+         false, false},
     };
-    size_t exposed = 0;
+    size_t exposed = 0, listed = 0;
 
     load_dirs(dirs, 1);
     unit_assert_problems(&diag, none);
+    ck_assert_uint_eq(diag.nnotes, 0);
     ck_assert_uint_eq(set->count, ARRAY_SIZE(rows));
     for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
         const struct plugin_action *a = &set->actions[i];
         ck_assert_str_eq(a->name, rows[i].name);
         ck_assert_str_eq(a->fn_name, rows[i].fn);
+        ck_assert_int_eq(a->listed, rows[i].listed);
         ck_assert_int_eq(a->exposed, rows[i].exposed);
+        ck_assert_int_eq(a->route, rows[i].chat ? PLUGIN_ROUTE_CHAT
+                                                : PLUGIN_ROUTE_HANDLER);
         ck_assert_int_eq(a->side_effects, rows[i].side_effects);
-        ck_assert_str_eq(a->plugin_dir, "../../actions/shop");
+        ck_assert_str_eq(a->plugin_dir, rows[i].chat
+                                            ? "../../actions/geminiAgent"
+                                            : "../../actions/shop");
         ck_assert_ptr_eq(plugin_find(set, rows[i].name), a);
         ck_assert_ptr_eq(plugin_find_fn(set, rows[i].fn),
                          rows[i].exposed ? a : NULL);
-        ck_assert_ptr_eq(a->handler, handler_find(rows[i].name));
+        ck_assert_ptr_eq(a->handler, rows[i].chat ? NULL
+                                                  : handler_find(rows[i].name));
+        if (a->listed)
+            ck_assert_ptr_nonnull(a->output_schema);
         exposed += a->exposed;
+        listed += a->listed;
     }
     ck_assert_uint_eq(exposed, 3);
-    ck_assert_str_eq(set->actions[3].source,
+    ck_assert_uint_eq(listed, 5);
+    ck_assert_str_eq(set->actions[5].source,
                      "../../actions/shop/search-products.jay-action");
-    ck_assert_ptr_nonnull(set->actions[3].output_schema);
+    ck_assert_ptr_nonnull(set->actions[5].output_schema);
     /* lookups miss cleanly */
     ck_assert_ptr_null(plugin_find(set, "shop.nope"));
     ck_assert_ptr_null(plugin_find(set, "shop"));
@@ -213,6 +247,7 @@ START_TEST(real_listing_lists_exposed_actions)
 {
     static const char *const dirs[] = {"../../actions"};
     static const char *const names[] = {
+        "geminiAgent.sendMessage", "geminiAgent.submitToolResults",
         "shop.addReview", "shop.getProductBySlug", "shop.searchProducts"};
     json_t *root, *list;
 
@@ -238,7 +273,7 @@ START_TEST(real_listing_lists_exposed_actions)
         ck_assert(json_is_string(json_object_get(o, "description")));
     }
     ck_assert(
-        json_is_true(json_object_get(json_array_get(list, 0), "sideEffects")));
+        json_is_true(json_object_get(json_array_get(list, 2), "sideEffects")));
     ck_assert_ptr_null(strstr(listing, "listCategories"));
     free(listing);
     json_decref(root);
@@ -326,7 +361,7 @@ END_TEST
 static const struct plugin_case {
     const char *dirs[3]; /* NULL-terminated */
     struct want w[7];    /* ended by a NULL file */
-    const char *loaded[5];
+    const char *loaded[6];
 } cases[] = {
     /* .jay-action files; line 7 of plugin.yaml names the broken one */
     {{DATA "/jay-missing"},
@@ -391,6 +426,14 @@ static const struct plugin_case {
       {PY("entries"), 9, "an action name must be an identifier"},
       {PY("entries"), 11, "an action name must be an identifier"}},
      {SHOP_REST}},
+    /* route: chat only for what the chat routes serve, and no other */
+    {{DATA "/route"},
+     {{DATA "/route/geminiAgent/plugin.yaml", 10,
+       "'geminiAgent.other' says route: chat, but no chat route serves it"},
+      {DATA "/route/geminiAgent/plugin.yaml", 13, "'route' must be chat"},
+      {DATA "/route/geminiAgent/plugin.yaml", 11,
+       "no handler is compiled in for 'geminiAgent.submitToolResults'"}},
+     {"geminiAgent.sendMessage", ALL_SHOP}},
     /* whole plugins: the broken one (aaa) sorts first, shop still loads */
     {{DATA "/plugin-not-mapping"},
      {{DATA "/plugin-not-mapping/aaa/plugin.yaml", 2,
@@ -466,6 +509,39 @@ START_TEST(broken_plugins_are_reported_and_skipped)
 }
 END_TEST
 
+/*
+ * The chat protocol's entries stand only where a chat route serves them:
+ * loaded without the routes' names, they are reported and left out, and
+ * the rest loads. Loaded with them, nothing finds them as functions.
+ */
+START_TEST(chat_entries_need_their_routes)
+{
+    static const char *const dirs[] = {"../../actions"};
+    static const struct want w[] = {
+        {"../../actions/geminiAgent/plugin.yaml", 11,
+         "'geminiAgent.sendMessage' says route: chat, but no chat route"},
+        {"../../actions/geminiAgent/plugin.yaml", 14,
+         "'geminiAgent.submitToolResults' says route: chat, but no chat"},
+        {NULL, 0, NULL},
+    };
+    static const char *const loaded[] = {ALL_SHOP, NULL};
+    const char *const fns[] = {"action_geminiAgent_sendMessage",
+                               "action_geminiAgent_submitToolResults"};
+
+    set = plugin_load((char *const *)UNCONST(dirs), 1, NULL, &diag);
+    ck_assert_ptr_nonnull(set);
+    unit_assert_problems(&diag, w);
+    assert_loaded(set, loaded);
+    plugin_set_free(set);
+    diag_release(&diag);
+
+    load_dirs(dirs, 1);
+    for (size_t i = 0; i < ARRAY_SIZE(fns); i++)
+        ck_assert_ptr_null(plugin_find_fn(set, fns[i]));
+    ck_assert_ptr_nonnull(plugin_find(set, "geminiAgent.sendMessage"));
+}
+END_TEST
+
 /* Loaded entries keep what their own files say, not a twin's. */
 START_TEST(first_declaration_wins)
 {
@@ -501,6 +577,66 @@ START_TEST(unsupported_keyword_in_block_style)
     load_dirs(dirs, 1);
     unit_assert_problems(&diag, w);
     assert_loaded(set, loaded);
+}
+END_TEST
+
+/*
+ * A plugin.yaml written for jay-stack: its `global`, `contracts` and
+ * `setup` keys are accepted, each with a note at its line, and none is a
+ * problem; its actions load as usual.
+ */
+START_TEST(jay_stack_keys_are_notes)
+{
+    static const char *const dirs[] = {DATA "/jay-stack"};
+    static const struct want none[] = {{NULL, 0, NULL}};
+    static const char *const loaded[] = {ALL_SHOP, NULL};
+    static const struct {
+        int line;
+        const char *key;
+    } notes[] = {{4, "'global'"}, {5, "'contracts'"}, {10, "'setup'"}};
+
+    load_dirs(dirs, 1);
+    unit_assert_problems(&diag, none);
+    assert_loaded(set, loaded);
+    ck_assert_uint_eq(diag.nnotes, ARRAY_SIZE(notes));
+    for (size_t i = 0; i < ARRAY_SIZE(notes); i++) {
+        const struct diag_item *n = &diag.notes[i];
+        ck_assert_str_eq(n->file, DATA "/jay-stack/shop/plugin.yaml");
+        ck_assert_int_eq(n->line, notes[i].line);
+        ck_assert_msg(strstr(n->msg, notes[i].key) != NULL &&
+                          strstr(n->msg, "jay-stack") != NULL,
+                      "note %zu: %s", i, n->msg);
+    }
+    ck_assert(plugin_find(set, "shop.searchProducts")->exposed);
+}
+END_TEST
+
+/* An unknown key is still a problem, and a note is never one. */
+START_TEST(notes_are_not_problems)
+{
+    struct diag d = DIAG_INIT, to = DIAG_INIT;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    diag_note(&d, "a.yaml", 3, "worth %s", "knowing");
+    diag_add(&d, "a.yaml", 4, "wrong");
+    ck_assert_uint_eq(d.count, 1);
+    ck_assert_uint_eq(d.nnotes, 1);
+    f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    diag_print(&d, f, "");
+    diag_print_notes(&d, f);
+    fclose(f);
+    ck_assert_str_eq(buf, "a.yaml:4: wrong\nnote: a.yaml:3: worth knowing\n");
+    free(buf);
+    diag_move(&to, &d);
+    ck_assert_uint_eq(d.count + d.nnotes, 0);
+    ck_assert_uint_eq(to.count, 1);
+    ck_assert_uint_eq(to.nnotes, 1);
+    ck_assert_str_eq(to.notes[0].msg, "worth knowing");
+    diag_release(&to);
+    ck_assert_ptr_null(to.notes);
 }
 END_TEST
 
@@ -626,6 +762,9 @@ plugin_suite(void)
                         (int)ARRAY_SIZE(cases));
     tcase_add_test(tc, first_declaration_wins);
     tcase_add_test(tc, unsupported_keyword_in_block_style);
+    tcase_add_test(tc, jay_stack_keys_are_notes);
+    tcase_add_test(tc, chat_entries_need_their_routes);
+    tcase_add_test(tc, notes_are_not_problems);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("limits");
