@@ -14,6 +14,10 @@ import {
   describeServerCall,
   toJSONSafe,
   OFFLINE_NOTICE,
+  NOT_SET_UP,
+  ERROR_WORDS,
+  explainError,
+  retryAfterSeconds,
 } from '../../www/agent/chat.js';
 import { renderMarkdown, markdownToSafeHTML } from '../../www/agent/markdown.js';
 import { createAutomation } from '../../www/agent/automation.js';
@@ -27,6 +31,9 @@ function page(body = '<div id="chat"></div>') {
     pretendToBeVisual: true,
   });
   const { window } = dom;
+  /* the widget logs the server's error text for developers: keep the test output quiet */
+  const warn = window.console.warn.bind(window.console);
+  window.console.warn = (...a) => (String(a[0]).startsWith('gemini-chat:') ? undefined : warn(...a));
   return { window, document: window.document, container: window.document.getElementById('chat') };
 }
 
@@ -223,7 +230,7 @@ describe('the tool loop', () => {
 
     assert.deepEqual(r3.body.history, h2);
     assert.deepEqual(r3.body.results.map((r) => [r.callId, r.isError]), [['call_2a', false], ['call_2b', true]], 'results in call order');
-    assert.match(JSON.parse(r3.body.results[1].result).error, /Unknown coordinate/);
+    assert.deepEqual(JSON.parse(r3.body.results[1].result), { ok: false, error: 'Unknown coordinate "item-9/removeBtn"' });
     assert.deepEqual(cart.executed, [['click-remove-btn', 'item-2/removeBtn'], ['click-increase-btn', 'item-1/increaseBtn'], ['click-remove-btn', 'item-9/removeBtn']]);
 
     const s = chat.state;
@@ -374,7 +381,7 @@ describe('the tool loop', () => {
 describe('errors', () => {
   test('the error envelope is shown in plain words, and Retry sends the message again', async (t) => {
     const fetch = scriptedFetch([
-      json({ error: { code: 'not_configured', message: 'No Gemini API key: put it in conf/.gemini.yaml' } }, 503),
+      json({ error: { code: 'upstream_unavailable', message: 'Gemini answered 503 UNAVAILABLE after 3 attempts' } }, 503),
       json({ type: 'response', message: 'Hello!', history: [{ role: 'user', parts: [{ text: 'hi' }] }, { role: 'model', parts: [{ text: 'Hello!' }] }] }),
     ]);
     const { chat, root } = mount(t, { fetch });
@@ -382,9 +389,9 @@ describe('errors', () => {
 
     const s = chat.state;
     assert.equal(s.isLoading, false);
-    assert.equal(s.errorCode, 'not_configured');
-    assert.match(s.error, /not set up/);
-    assert.match(s.error, /conf\/\.gemini\.yaml/);
+    assert.equal(s.errorCode, 'upstream_unavailable');
+    assert.equal(s.error, 'The AI service is not available right now. Retry in a moment.');
+    assert.doesNotMatch(s.error, /Gemini answered|503/, "our words, not the server's");
     const box = root.querySelector('[data-bind="error"]');
     assert.ok(visible(box));
     assert.equal(box.textContent, s.error);
@@ -870,5 +877,117 @@ describe('helpers', () => {
     const { document } = page();
     const out = toJSONSafe({ a: 1, el: document.body, f() {}, list: [{ element: document.createElement('b'), x: 2 }] });
     assert.deepEqual(out, { a: 1, list: [{ x: 2 }] });
+  });
+});
+
+/* --- every error code in plain words ------------------------------------------------------------ */
+
+describe('error words', () => {
+  /* every code the server sends: the responder's, then nginx's own (nginx/gemini-agent.conf) */
+  const CODES = [
+    ['invalid_json', 400], ['bad_request', 400], ['bad_content_length', 400], ['incomplete_body', 400],
+    ['not_found', 404], ['unknown_action', 404], ['method_not_allowed', 405], ['payload_too_large', 413],
+    ['page_state_too_large', 413], ['unsupported_media_type', 415], ['schema_violation', 422],
+    ['action_failed', 500], ['config_error', 500], ['not_configured', 503], ['invalid_history', 400],
+    ['tool_name_conflict', 400], ['upstream_auth', 502], ['upstream_rejected', 502],
+    ['upstream_rate_limited', 503], ['upstream_unavailable', 503], ['upstream_timeout', 504],
+    ['upstream_bad_response', 502], ['internal_error', 500],
+    ['rate_limited', 429], ['responder_unavailable', 502], ['service_unavailable', 503], ['responder_timeout', 504],
+  ];
+  const SERVER_SAID = 'SERVER-TEXT /etc/gemini-agent/.gemini.yaml Gemini said 503 UNAVAILABLE';
+  const explain = (code, status, retryAfter = null) =>
+    explainError(status, { error: { code, message: SERVER_SAID } }, retryAfter, Date.parse('2030-01-01T00:00:00Z'));
+
+  test('each code has its own words, never the server text, never a generic fallback', () => {
+    const seen = new Map();
+    for (const [code, status] of CODES) {
+      assert.ok(Object.hasOwn(ERROR_WORDS, code), `${code} is in the table`);
+      const err = explain(code, status);
+      assert.equal(err.code, code);
+      assert.ok(err.message.length > 20, `${code}: ${err.message}`);
+      assert.doesNotMatch(err.message, /SERVER-TEXT|\.yaml|\/etc\/|HTTP \d{3}|UNAVAILABLE/, `${code}: our words only`);
+      assert.match(err.message, /\.$/, `${code}: a sentence`);
+      assert.ok(!seen.has(err.message), `${code} shares its words with ${seen.get(err.message)}`);
+      seen.set(err.message, code);
+    }
+    assert.deepEqual(Object.keys(ERROR_WORDS).sort(), CODES.map(([c]) => c).sort(), 'no stale codes in the table');
+  });
+
+  test('the page state over the limit is not the conversation over the limit', () => {
+    const state = explain('page_state_too_large', 413);
+    assert.match(state.message, /this page sends more state than the server accepts/i);
+    assert.doesNotMatch(state.message, /new chat/i, 'a new chat cannot help');
+    assert.equal(state.retry, false);
+    const body = explain('payload_too_large', 413);
+    assert.match(body.message, /conversation has grown too large/);
+    assert.match(body.message, /Start a new chat/);
+    assert.equal(body.retry, false);
+    /* a 413 without our envelope (another proxy) is read as the body */
+    assert.match(explainError(413, undefined).message, /conversation has grown too large/);
+    /* too large with no conversation yet: the page's doing, a new chat cannot help */
+    const first = explainError(413, { error: { code: 'payload_too_large' } }, null, 0, { emptyHistory: true });
+    assert.equal(first.code, 'payload_too_large');
+    assert.equal(first.message, state.message);
+    assert.equal(first.retry, false);
+  });
+
+  test('in the widget: too large on the first message is the page, later the conversation', async (t) => {
+    const big = () => json({ error: { code: 'payload_too_large', message: 'The request body is too large.' } }, 413);
+    const fetch = scriptedFetch([big(), json({ type: 'response', message: 'ok', history: [{ role: 'user', parts: [{ text: 'a' }] }] }), big()]);
+    const { chat } = mount(t, { fetch });
+    await chat.send('first');
+    assert.match(chat.state.error, /this page sends more state/i);
+    await chat.send('second');
+    assert.equal(chat.state.error, '');
+    await chat.send('third');
+    assert.match(chat.state.error, /conversation has grown too large.*new chat/);
+  });
+
+  test('not_configured: the owner can fix it; no server path', () => {
+    const err = explain('not_configured', 503);
+    assert.equal(err.message, 'The assistant is not set up yet. The site owner can fix this.');
+    assert.equal(err.message, NOT_SET_UP);
+    assert.equal(err.retry, false);
+  });
+
+  test('rate limits say when to try again (Retry-After in seconds or as a date)', () => {
+    assert.equal(explain('upstream_rate_limited', 503, '7').message, 'The AI service is busy right now. Try again in 7 s.');
+    assert.equal(explain('rate_limited', 429, '30').message, 'Too many requests from here right now. Try again in 30 s.');
+    assert.equal(explain('rate_limited', 429, 'Tue, 01 Jan 2030 00:00:12 GMT').message, 'Too many requests from here right now. Try again in 12 s.');
+    assert.equal(explain('upstream_rate_limited', 503, '600').message, 'The AI service is busy right now. Try again in 10 min.');
+    assert.equal(explain('rate_limited', 429).message, 'Too many requests from here right now. Wait a moment, then retry.');
+    assert.equal(explain('rate_limited', 429, 'soon').message, 'Too many requests from here right now. Wait a moment, then retry.');
+    assert.match(explainError(429, undefined, '3').message, /Try again in 3 s\./, 'a 429 without the envelope');
+    assert.equal(explain('upstream_rate_limited', 503, '7').retry, true);
+    assert.equal(retryAfterSeconds(''), null);
+    assert.equal(retryAfterSeconds('0'), 0);
+  });
+
+  test('answers without the envelope, and unknown codes, by status', () => {
+    assert.match(explainError(502, undefined).message, /could not answer \(HTTP 502\)/);
+    assert.equal(explainError(502, undefined).code, 'http_502');
+    assert.match(explainError(418, { error: { code: 'teapot', message: 'short and stout' } }).message, /did not accept .* \(HTTP 418\)/);
+    assert.doesNotMatch(explainError(500, { error: { code: 'new_code', message: 'secret detail' } }).message, /secret/);
+  });
+
+  test('in the widget: no Retry where it cannot help, the server text only in the console', async (t) => {
+    const warned = [];
+    const fetch = scriptedFetch([
+      json({ error: { code: 'page_state_too_large', message: 'page state is 300000 bytes, over maxPageStateBytes 262144' } }, 413),
+      json({ error: { code: 'upstream_timeout', message: 'Gemini did not answer in 120000 ms' } }, 504),
+    ]);
+    const { window, chat, root } = mount(t, { fetch });
+    window.console.warn = (...a) => warned.push(a.join(' '));
+    await chat.send('one');
+    assert.equal(chat.state.errorCode, 'page_state_too_large');
+    assert.equal(chat.state.canRetry, false);
+    assert.ok(!visible(ref(root, 'retry')), 'no Retry: the same request would fail the same way');
+    assert.doesNotMatch(root.textContent, /maxPageStateBytes/);
+    assert.ok(warned.some((w) => /page_state_too_large.*maxPageStateBytes/.test(w)), `console: ${warned}`);
+    await chat.send('two');
+    assert.equal(chat.state.errorCode, 'upstream_timeout');
+    assert.equal(chat.state.canRetry, true);
+    assert.ok(visible(ref(root, 'retry')));
+    assert.doesNotMatch(root.textContent, /120000/);
   });
 });

@@ -249,40 +249,110 @@ export function bindTemplate(root, { markdown = renderMarkdown } = {}) {
 /** An error to show in the widget: `message` is written for the visitor. */
 export class ChatError extends Error {
   /**
-   * @param {string} code     the server's error code, or network / bad_answer / http_<status>
+   * @param {string} code     the server's error code, or network / bad_answer / protocol_error / http_<status>
    * @param {string} message  plain words for the visitor
+   * @param {{retry?: boolean}} [options]  retry: false when sending the same request again cannot help
    */
-  constructor(code, message) {
+  constructor(code, message, { retry = true } = {}) {
     super(message);
     this.name = 'ChatError';
     this.code = code;
+    this.retry = retry;
   }
 }
 
+/** Shown when the server has no Gemini API key (the `not_configured` error, or the status route's ready: false). */
+export const NOT_SET_UP = 'The assistant is not set up yet. The site owner can fix this.';
+
 /**
- * Turn a failed answer (the JSON envelope, or none) into plain words.
+ * The visitor's words for every error code the server sends: the responder's
+ * codes (README "HTTP API" and "The chat protocol") and nginx's own
+ * (nginx/gemini-agent.conf). Our own words always: the server's message text
+ * may name files or carry the upstream's wording, and is only logged to the
+ * console. `retry: false` hides Retry where sending the same request again
+ * cannot help; `wait: true` adds "Try again in N s." when Retry-After is known.
+ * @type {Record<string, {text: string, retry?: boolean, wait?: boolean}>}
+ */
+export const ERROR_WORDS = {
+  /* the request the widget sent */
+  invalid_json: { text: "The server could not read the chat's last request. Reload the page, then try again.", retry: false },
+  bad_request: { text: "The server did not accept the chat's last request. Reload the page, then try again.", retry: false },
+  schema_violation: { text: "The chat's last request did not match what the server expects. Reload the page, then try again.", retry: false },
+  bad_content_length: { text: "The chat's last request reached the server with a wrong length. Retry in a moment." },
+  incomplete_body: { text: "The chat's last request did not reach the server whole. Check your connection, then retry." },
+  unsupported_media_type: { text: "The server did not accept the format of the chat's requests. The site owner can fix this.", retry: false },
+  payload_too_large: { text: 'This conversation has grown too large to send. Start a new chat to go on.', retry: false },
+  page_state_too_large: { text: 'This page sends more state than the server accepts, so the assistant cannot work on it. The site owner can fix this.', retry: false },
+  invalid_history: { text: 'This conversation can no longer be continued. Start a new chat to go on.', retry: false },
+  tool_name_conflict: { text: 'This page offers the assistant a tool name the server reserves, so the assistant cannot work on it. The site owner can fix this.', retry: false },
+  /* where the widget sent it */
+  not_found: { text: 'The assistant is not available at this address. The site owner can fix this.', retry: false },
+  unknown_action: { text: "This server does not offer the assistant's chat. The site owner can fix this.", retry: false },
+  method_not_allowed: { text: "The server does not accept the chat's requests this way. The site owner can fix this.", retry: false },
+  /* the server and its configuration */
+  not_configured: { text: NOT_SET_UP, retry: false },
+  config_error: { text: 'The assistant is not configured correctly. The site owner can fix this.', retry: false },
+  action_failed: { text: 'A server action failed while answering. Retry in a moment.' },
+  internal_error: { text: 'The server ran into a problem. Retry in a moment.' },
+  /* the model service (Gemini) */
+  upstream_auth: { text: "The AI service refused this site's access key. The site owner can fix this.", retry: false },
+  upstream_rejected: { text: 'The AI service could not answer this request. Retry, or start a new chat if it happens again.' },
+  upstream_rate_limited: { text: 'The AI service is busy right now.', wait: true },
+  upstream_unavailable: { text: 'The AI service is not available right now. Retry in a moment.' },
+  upstream_timeout: { text: 'The AI service took too long to answer. Retry, or ask for something smaller.' },
+  upstream_bad_response: { text: 'The AI service sent an answer the assistant could not use. Retry, or rephrase your request.' },
+  /* nginx in front of the server */
+  rate_limited: { text: 'Too many requests from here right now.', wait: true },
+  responder_unavailable: { text: 'The assistant service is not running right now. Try again later.' },
+  service_unavailable: { text: 'The assistant service is overloaded right now. Try again later.' },
+  responder_timeout: { text: 'The assistant service did not answer in time. Retry in a moment.' },
+};
+
+/**
+ * Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), or null.
+ * @param {string|null|undefined} value
+ * @param {number} [now=Date.now()]
+ */
+export function retryAfterSeconds(value, now = Date.now()) {
+  const v = String(value ?? '').trim();
+  if (!v) return null;
+  if (/^\d+$/.test(v)) return Number(v);
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return null;
+  return Math.max(1, Math.ceil((at - now) / 1000));
+}
+
+/** @param {number|null} seconds */
+function waitWords(seconds) {
+  if (seconds === null) return ' Wait a moment, then retry.';
+  if (seconds < 120) return ` Try again in ${Math.max(1, seconds)} s.`;
+  return ` Try again in ${Math.ceil(seconds / 60)} min.`;
+}
+
+/**
+ * Turn a failed answer (the JSON error envelope, or none) into a ChatError
+ * in plain words. Exported for tests.
  * @param {number} status
  * @param {any} body        parsed JSON or undefined
- * @param {string|null} retryAfter
+ * @param {string|null} [retryAfter]  the Retry-After header
+ * @param {number} [now]
+ * @param {{emptyHistory?: boolean}} [request]  what was sent: with no history
+ *   yet, a request that is too large is the page's doing, and a new chat cannot help
+ * @returns {ChatError}
  */
-function errorFromAnswer(status, body, retryAfter) {
-  const code = typeof body?.error?.code === 'string' ? body.error.code : `http_${status}`;
-  const said = typeof body?.error?.message === 'string' ? body.error.message : '';
-  const wait = retryAfter && /^\d+$/.test(retryAfter) ? ` Try again in ${retryAfter} s.` : '';
-  const words = {
-    not_configured: `The assistant is not set up on this server yet.${said ? ` ${said}` : ''}`,
-    upstream_rate_limited: `The assistant is busy right now (too many requests).${wait || ' Wait a moment, then retry.'}`,
-    rate_limited: `Too many requests.${wait || ' Wait a moment, then retry.'}`,
-    upstream_timeout: 'The model took too long to answer. Retry, or ask for something smaller.',
-    upstream_unavailable: 'The model service is not available right now. Retry in a moment.',
-    upstream_auth: "The server's Gemini API key was refused; the site owner needs to check it.",
-    upstream_bad_response: 'The model sent an answer that could not be used. Retry, or rephrase your request.',
-    too_large: 'This conversation has grown too large to send. Start a new chat.',
-  };
-  if (words[code]) return new ChatError(code, words[code]);
-  if (status === 429) return new ChatError(code, words.rate_limited);
-  if (status === 413) return new ChatError(code, words.too_large);
-  if (said) return new ChatError(code, `The server could not answer: ${said}`);
+export function explainError(status, body, retryAfter = null, now = Date.now(), request = {}) {
+  const sent = typeof body?.error?.code === 'string' ? body.error.code : '';
+  const code = sent || `http_${status}`;
+  let entry = Object.hasOwn(ERROR_WORDS, code) ? ERROR_WORDS[code] : null;
+  if (!entry && status === 413) entry = ERROR_WORDS.payload_too_large;
+  if (entry === ERROR_WORDS.payload_too_large && request.emptyHistory) entry = ERROR_WORDS.page_state_too_large;
+  if (!entry && status === 429) entry = ERROR_WORDS.rate_limited;
+  if (entry) {
+    const text = entry.wait ? entry.text + waitWords(retryAfterSeconds(retryAfter, now)) : entry.text;
+    return new ChatError(code, text, { retry: entry.retry !== false });
+  }
+  if (status >= 400 && status < 500)
+    return new ChatError(code, `The server did not accept the chat's request (HTTP ${status}). Reload the page, then try again.`);
   return new ChatError(code, `The server could not answer (HTTP ${status}). Retry in a moment.`);
 }
 
@@ -641,7 +711,13 @@ export function mountChat(container, options = {}) {
     } catch {
       data = undefined;
     }
-    if (!res.ok) throw errorFromAnswer(res.status, data, res.headers?.get?.('Retry-After') ?? null);
+    if (!res.ok) {
+      const emptyHistory = !Array.isArray(body.history) || body.history.length === 0;
+      const err = explainError(res.status, data, res.headers?.get?.('Retry-After') ?? null, Date.now(), { emptyHistory });
+      const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
+      win?.console?.warn?.(`gemini-chat: ${route} answered HTTP ${res.status} (${err.code})${said}`);
+      throw err;
+    }
     if (!data || typeof data !== 'object' || Array.isArray(data))
       throw new ChatError('bad_answer', `The server sent an answer the chat cannot read (HTTP ${res.status}). Retry in a moment.`);
     return data;
@@ -753,6 +829,7 @@ export function mountChat(container, options = {}) {
         if (!(e instanceof ChatError)) win?.console?.error?.('gemini-chat:', e);
         s.error = err.message;
         s.errorCode = err.code;
+        if (err.retry === false) failed = null; /* the same request again cannot help */
       }
     } finally {
       if (run?.controller === controller) run = null;
