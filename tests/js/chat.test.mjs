@@ -19,6 +19,7 @@ import {
   explainError,
   retryAfterSeconds,
 } from '../../www/agent/chat.js';
+import { readFileSync } from 'node:fs';
 import { renderMarkdown, markdownToSafeHTML } from '../../www/agent/markdown.js';
 import { createAutomation } from '../../www/agent/automation.js';
 import { buildTools, toolDefinitions, describeCall } from '../../www/agent/tools.js';
@@ -247,6 +248,11 @@ describe('the tool loop', () => {
         ['action', 'Clicked Remove on item-9 — failed: Unknown coordinate "item-9/removeBtn"'],
         ['assistant', 'Done — the **USB-C Hub** is gone.'],
       ],
+    );
+    assert.deepEqual(
+      s.messages.map((m) => m.status),
+      [undefined, 'ok', 'ok', 'ok', 'failed', undefined],
+      'action lines say whether they were done',
     );
     assert.equal(s.lastUserMessage, 'Remove the hub');
     assert.equal(s.lastAssistantMessage, 'Done — the **USB-C Hub** is gone.');
@@ -989,5 +995,44 @@ describe('error words', () => {
     assert.equal(chat.state.canRetry, true);
     assert.ok(visible(ref(root, 'retry')));
     assert.doesNotMatch(root.textContent, /120000/);
+  });
+});
+
+/* --- what the widget says about the actions ------------------------------------------------------------ */
+
+describe('actions done and failed', () => {
+  test('a failed page action is marked failed, with its reason; a done one is marked done', async (t) => {
+    const fetch = scriptedFetch([
+      json({
+        type: 'tool-calls',
+        calls: [
+          { id: 'a', name: 'click-remove-btn', args: { coordinate: 'item-1/removeBtn' } },
+          { id: 'b', name: 'click-remove-btn', args: { coordinate: 'item-7/removeBtn' } },
+        ],
+        history: [],
+        serverCalls: [{ name: 'shop.searchProducts', ok: false }],
+      }),
+      json({ type: 'response', message: 'One of them was not there.', history: [] }),
+    ]);
+    const { chat, root } = mount(t, { fetch });
+    await chat.send('remove the mouse and item 7');
+    const lines = [...root.querySelectorAll('[data-foreach="activity"] > li')];
+    assert.deepEqual(
+      lines.map((li) => [li.dataset.role, li.dataset.status, li.textContent]),
+      [
+        ['action', 'failed', 'Searched products (shop.searchProducts) — failed'],
+        ['action', 'ok', 'Clicked Remove on Wireless Mouse'],
+        ['action', 'failed', 'Clicked Remove on item-7 — failed: Unknown coordinate "item-7/removeBtn"'],
+      ],
+    );
+    root.querySelector('[data-ref="toggleExpand"]').click();
+    const shown = [...root.querySelectorAll('[data-foreach="messages"] > [data-role="action"]')];
+    assert.deepEqual(shown.map((li) => li.dataset.status), ['failed', 'ok', 'failed'], 'the same marks in the whole history');
+  });
+
+  test('chat.css draws a cross for a failed action and the check mark only for the others', () => {
+    const css = readFileSync(new URL('../../www/agent/chat.css', import.meta.url), 'utf8');
+    assert.match(css, /\[data-role="action"\]\[data-status="failed"\]::before\s*\{[^}]*content:\s*"\\2717"/);
+    assert.match(css, /\[data-role="action"\]::before\s*\{[^}]*content:\s*"\\2713"/);
   });
 });

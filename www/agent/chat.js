@@ -20,7 +20,8 @@
  *                           "tag==value", "tag!=value" (arrays: non-empty)
  *      data-foreach="tag"   a container repeated per item of a list tag; its
  *                           first element child is the item template; each
- *                           copy gets data-id (and data-role for messages);
+ *                           copy gets data-id (and data-role, data-status
+ *                           for messages);
  *                           inside it, tags resolve on the item first
  *    The default template is DEFAULT_TEMPLATE below; a page may ship its own
  *    as a <template> inside the container or as <template id="gemini-chat">.
@@ -208,6 +209,8 @@ function updateList(list, look, ctx) {
     }
     if (item && typeof item.role === 'string' && entry.node.getAttribute('data-role') !== item.role)
       entry.node.setAttribute('data-role', item.role);
+    if (item && typeof item.status === 'string' && entry.node.getAttribute('data-status') !== item.status)
+      entry.node.setAttribute('data-status', item.status);
     if (entry.node === cursor) cursor = cursor.nextSibling;
     else list.el.insertBefore(entry.node, cursor);
     const itemLook = (key) => (item && typeof item === 'object' && key in item ? item[key] : look(key));
@@ -652,12 +655,14 @@ export function mountChat(container, options = {}) {
     }
   }
 
-  function addMessage(role, content) {
+  /** @param {{status?: 'ok'|'failed'}} [extra]  status: for action lines */
+  function addMessage(role, content, extra = {}) {
     s.messages.push({
       id: `m${Date.now().toString(36)}-${(seq++).toString(36)}`,
       role,
       content: String(content),
       timestamp: new Date().toISOString(),
+      ...(extra.status ? { status: extra.status } : {}),
     });
     persist();
     render();
@@ -728,7 +733,8 @@ export function mountChat(container, options = {}) {
     if (typeof answer.model === 'string') s.model = answer.model;
     if (answer.usage && typeof answer.usage === 'object') s.usage = answer.usage;
     persist();
-    if (Array.isArray(answer.serverCalls)) for (const c of answer.serverCalls) addMessage('action', describeServerCall(c));
+    if (Array.isArray(answer.serverCalls))
+      for (const c of answer.serverCalls) addMessage('action', describeServerCall(c), { status: c?.ok === false ? 'failed' : 'ok' });
     else render();
   }
 
@@ -760,7 +766,7 @@ export function mountChat(container, options = {}) {
       await settle(win);
       if (!live()) throw abortError();
       const ok = result.ok !== false;
-      addMessage('action', ok ? line : `${line} — failed: ${result.error ?? 'unknown error'}`);
+      addMessage('action', ok ? line : `${line} — failed: ${result.error ?? 'unknown error'}`, { status: ok ? 'ok' : 'failed' });
       results.push({ callId: String(call?.id ?? name), result: resultForModel(result), isError: !ok });
     }
     return results;
