@@ -1035,4 +1035,36 @@ describe('actions done and failed', () => {
     assert.match(css, /\[data-role="action"\]\[data-status="failed"\]::before\s*\{[^}]*content:\s*"\\2717"/);
     assert.match(css, /\[data-role="action"\]::before\s*\{[^}]*content:\s*"\\2713"/);
   });
+
+  test('a page call without an id is a protocol error: nothing runs, nothing is sent', async (t) => {
+    const fetch = scriptedFetch([
+      json({
+        type: 'tool-calls',
+        calls: [
+          { id: 'ok-1', name: 'click-remove-btn', args: { coordinate: 'item-1/removeBtn' } },
+          { name: 'click-remove-btn', args: { coordinate: 'item-2/removeBtn' } },
+        ],
+        history: [{ role: 'model', parts: [] }],
+      }),
+    ]);
+    const { chat, cart, root } = mount(t, { fetch });
+    await chat.send('remove two');
+    assert.equal(fetch.requests.length, 1, 'no results are sent');
+    assert.deepEqual(cart.executed, [], 'no call runs, not even the one with an id');
+    assert.equal(chat.state.errorCode, 'protocol_error');
+    assert.match(chat.state.error, /without a call id/);
+    assert.match(chat.state.error, /Nothing was done on the page/);
+    assert.equal(chat.state.canRetry, false);
+    assert.ok(visible(root.querySelector('[data-bind="error"]')));
+    assert.equal(chat.state.outcome, 'error');
+    assert.equal(chat.state.messages.filter((m) => m.role === 'action').length, 0);
+  });
+
+  test('an empty id is no id', async (t) => {
+    const fetch = scriptedFetch([json({ type: 'tool-calls', calls: [{ id: '', name: 'click-remove-btn', args: {} }], history: [] })]);
+    const { chat, cart } = mount(t, { fetch });
+    await chat.send('x');
+    assert.equal(chat.state.errorCode, 'protocol_error');
+    assert.deepEqual(cart.executed, []);
+  });
 });

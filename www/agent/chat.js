@@ -739,6 +739,16 @@ export function mountChat(container, options = {}) {
   }
 
   async function runCalls(calls, signal, live) {
+    /* Every call must carry the id its result answers; one without is a
+     * server bug: run nothing, send nothing, say so. */
+    const anonymous = calls.find((c) => typeof c?.id !== 'string' || c.id === '');
+    if (anonymous) {
+      throw new ChatError(
+        'protocol_error',
+        'The server asked for a page action without a call id, so the chat cannot report its result. Nothing was done on the page. Start a new chat to go on.',
+        { retry: false },
+      );
+    }
     const results = [];
     for (const call of calls) {
       if (signal.aborted) throw abortError();
@@ -767,7 +777,7 @@ export function mountChat(container, options = {}) {
       if (!live()) throw abortError();
       const ok = result.ok !== false;
       addMessage('action', ok ? line : `${line} — failed: ${result.error ?? 'unknown error'}`, { status: ok ? 'ok' : 'failed' });
-      results.push({ callId: String(call?.id ?? name), result: resultForModel(result), isError: !ok });
+      results.push({ callId: call.id, result: resultForModel(result), isError: !ok });
     }
     return results;
   }
