@@ -18,6 +18,7 @@ import {
   ERROR_WORDS,
   explainError,
   retryAfterSeconds,
+  resultForModel,
 } from '../../www/agent/chat.js';
 import { readFileSync } from 'node:fs';
 import { renderMarkdown, markdownToSafeHTML } from '../../www/agent/markdown.js';
@@ -222,9 +223,7 @@ describe('the tool loop', () => {
     assert.equal(r2.body.results[0].callId, 'call_1');
     assert.equal(r2.body.results[0].isError, false);
     const res1 = JSON.parse(r2.body.results[0].result);
-    assert.equal(res1.ok, true);
-    assert.equal(res1.pageState.viewState.items.length, 2, 'the result carries the view state after the click');
-    assert.equal(res1.pageState.interactions, undefined, 'interactions are not repeated in results');
+    assert.deepEqual(res1, { ok: true }, 'what happened, not the page again (the fresh page state travels as pageState)');
     assert.deepEqual(r2.body.toolDefinitions[0].inputSchema.properties.coordinate.enum, ['item-1/removeBtn', 'item-3/removeBtn'], 'fresh tool definitions');
     assert.deepEqual(r2.body.pageState.viewState.items.map((i) => i.id), ['item-1', 'item-3'], 'fresh page state');
     assert.equal(r2.body.message, undefined);
@@ -1066,5 +1065,31 @@ describe('actions done and failed', () => {
     await chat.send('x');
     assert.equal(chat.state.errorCode, 'protocol_error');
     assert.deepEqual(cart.executed, []);
+  });
+});
+
+describe('results sent to the model', () => {
+  test('what happened, never the view state', async (t) => {
+    const fetch = scriptedFetch([
+      json({ type: 'tool-calls', calls: [{ id: 'a', name: 'click-remove-btn', args: { coordinate: 'item-2/removeBtn' } }], history: [] }),
+      json({ type: 'response', message: 'ok', history: [] }),
+    ]);
+    const { chat } = mount(t, { fetch });
+    await chat.send('remove the hub');
+    const [sent] = fetch.requests[1].body.results;
+    assert.equal(sent.result, '{"ok":true}');
+    assert.doesNotMatch(sent.result, /viewState|pageState|Wireless Mouse/);
+    assert.ok(fetch.requests[1].body.pageState.viewState, 'the fresh page state travels with the request');
+  });
+
+  test('resultForModel keeps what the tool reports besides the page', () => {
+    const { document } = page();
+    const pageState = { viewState: { items: [1, 2, 3] }, interactions: [{ refName: 'x', items: [{ element: document.body }] }] };
+    assert.equal(resultForModel({ ok: true, pageState }), '{"ok":true}');
+    assert.deepEqual(JSON.parse(resultForModel({ ok: true, pageState, changed: { 'item-2': 'removed' } })), { ok: true, changed: { 'item-2': 'removed' } });
+    assert.deepEqual(JSON.parse(resultForModel({ ok: true, result: 42, viewState: { a: 1 } })), { ok: true, result: 42 });
+    assert.deepEqual(JSON.parse(resultForModel({ ok: false, error: 'Unknown coordinate "x"', pageState })), { ok: false, error: 'Unknown coordinate "x"' });
+    assert.deepEqual(JSON.parse(resultForModel({ ok: false })), { ok: false, error: 'unknown error' });
+    assert.deepEqual(JSON.parse(resultForModel({ ok: true, el: document.body, f() {} })), { ok: true });
   });
 });

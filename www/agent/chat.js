@@ -375,16 +375,19 @@ export function toJSONSafe(value) {
 }
 
 /**
- * The result text sent back to the model for one page call: the tool's
- * answer, with its page state cut down to the view state (the full, fresh
- * page state travels with the same request as `pageState`).
- * @param {any} result
+ * The result text sent back to the model for one page call: what happened,
+ * not the page again. `{ok: true}` plus whatever else the tool reported
+ * (e.g. `changed`), or `{ok: false, error}`. The tool's `pageState` is left
+ * out: the fresh page state travels with the same request as `pageState`,
+ * and a result stays in the history for the rest of the conversation.
+ * Exported for tests.
+ * @param {any} result  what the tool's execute() resolved to
+ * @returns {string}    JSON text
  */
-function resultForModel(result) {
-  const out = { ...result };
-  const ps = result?.pageState;
-  if (ps && typeof ps === 'object' && 'viewState' in ps) out.pageState = { viewState: ps.viewState };
-  return JSON.stringify(toJSONSafe(out));
+export function resultForModel(result) {
+  if (result?.ok === false) return JSON.stringify({ ok: false, error: String(result.error ?? 'unknown error') });
+  const { ok, pageState, viewState, interactions, ...reported } = result && typeof result === 'object' ? result : {};
+  return JSON.stringify({ ok: true, ...(toJSONSafe(reported) ?? {}) });
 }
 
 const PAST = {
