@@ -50,10 +50,20 @@ function json(body, status = 200, headers = {}) {
 /**
  * A fake fetch that answers from a script, in order; each step is a Response,
  * a function (request) → Response | Promise, or an Error to throw.
+ * The widget's start-up GET …/geminiAgent.status is kept apart (in
+ * `fn.statusRequests`) and answered by `status` (same kinds), by default
+ * as a server without that route answers: 405 method_not_allowed.
  */
-function scriptedFetch(steps) {
+function scriptedFetch(steps, { status } = {}) {
   const requests = [];
+  const statusRequests = [];
   const fn = async (url, init = {}) => {
+    if (/\/geminiAgent\.status$/.test(url)) {
+      statusRequests.push({ url, init });
+      const answer = status ?? json({ error: { code: 'method_not_allowed', message: 'use POST' } }, 405);
+      if (answer instanceof Error) throw answer;
+      return typeof answer === 'function' ? answer({ url, init }) : answer;
+    }
     const request = { url, init, body: init.body ? JSON.parse(init.body) : undefined, signal: init.signal };
     requests.push(request);
     const step = steps.shift();
@@ -62,6 +72,7 @@ function scriptedFetch(steps) {
     return typeof step === 'function' ? step(request) : step;
   };
   fn.requests = requests;
+  fn.statusRequests = statusRequests;
   return fn;
 }
 
@@ -833,7 +844,8 @@ describe('index.js', () => {
     const { window, document } = page('<button data-ref="buyBtn">Buy</button><div data-gemini-chat data-max-round-trips="2"></div>');
     const { start } = await import('../../www/agent/index.js');
     let n = 0;
-    const fetch = async () => json({ type: 'tool-calls', calls: [{ id: `c${++n}`, name: 'click-buy-btn', args: {} }], history: [] });
+    const fetch = async (url, init) =>
+      init?.method === 'GET' ? json({ ready: true, model: 'gemini-3.8-flash' }) : json({ type: 'tool-calls', calls: [{ id: `c${++n}`, name: 'click-buy-btn', args: {} }], history: [] });
     const agent = start({ doc: document, chat: { fetch } });
     try {
       assert.equal(start({ doc: document }), agent, 'a second start returns the running agent');
@@ -1091,5 +1103,86 @@ describe('results sent to the model', () => {
     assert.deepEqual(JSON.parse(resultForModel({ ok: false, error: 'Unknown coordinate "x"', pageState })), { ok: false, error: 'Unknown coordinate "x"' });
     assert.deepEqual(JSON.parse(resultForModel({ ok: false })), { ok: false, error: 'unknown error' });
     assert.deepEqual(JSON.parse(resultForModel({ ok: true, el: document.body, f() {} })), { ok: true });
+  });
+});
+
+/* --- GET geminiAgent.status on start ------------------------------------------------------------ */
+
+describe('the server status on start', () => {
+  const settled = async () => {
+    for (let i = 0; i < 5; i++) await tick();
+  };
+
+  test('the offline demo model is announced before any message', async (t) => {
+    const fetch = scriptedFetch([], { status: json({ ready: true, model: 'offline-demo' }) });
+    const { chat, root } = mount(t, { fetch });
+    assert.equal(fetch.statusRequests.length, 1, 'asked at once');
+    const [{ url, init }] = fetch.statusRequests;
+    assert.equal(url, '/_jay/actions/geminiAgent.status');
+    assert.equal(init.method, 'GET');
+    assert.equal(init.credentials, 'same-origin');
+    await settled();
+    assert.equal(chat.state.notice, OFFLINE_NOTICE);
+    const notice = root.querySelector('[data-bind="notice"]');
+    assert.ok(visible(notice));
+    assert.equal(notice.textContent, 'Offline demo model — answers are scripted');
+    assert.equal(chat.state.messages.length, 0);
+    assert.equal(fetch.requests.length, 0, 'nothing else was sent');
+  });
+
+  test('next to a custom endpoint', async (t) => {
+    const fetch = scriptedFetch([], { status: json({ ready: true, model: 'gemini-3.8-flash' }) });
+    const { chat } = mount(t, { fetch, chat: { endpoint: '/shop/api/actions/' } });
+    assert.equal(fetch.statusRequests[0].url, '/shop/api/actions/geminiAgent.status');
+    await settled();
+    assert.equal(chat.state.notice, '', 'a real model: no notice');
+  });
+
+  test('ready: false says up front that the assistant is not set up', async (t) => {
+    const fetch = scriptedFetch(
+      [json({ type: 'response', message: 'Hello', history: [] })],
+      { status: json({ ready: false, model: 'gemini-3.8-flash' }) },
+    );
+    const { chat, root } = mount(t, { fetch });
+    await settled();
+    assert.equal(chat.state.notice, NOT_SET_UP);
+    assert.ok(visible(root.querySelector('[data-bind="notice"]')));
+    assert.equal(chat.state.error, '', 'a notice, not an error');
+    /* the owner fixed it meanwhile: an answer clears the notice */
+    await chat.send('hi');
+    assert.equal(chat.state.notice, '');
+  });
+
+  for (const [what, status] of [
+    ['a 405 (no such route yet)', undefined],
+    ['a 404', json({ error: { code: 'unknown_action', message: 'no' } }, 404)],
+    ['a network failure', new TypeError('Failed to fetch')],
+    ['an answer that is not JSON', new Response('<html>hi</html>', { status: 200 })],
+    ['JSON of another shape', json(['offline-demo'])],
+    ['a 503', json({ error: { code: 'not_configured', message: 'no key in /etc/x' } }, 503)],
+  ]) {
+    test(`${what} is silent`, async (t) => {
+      const fetch = scriptedFetch([], status === undefined ? {} : { status });
+      const { chat, root } = mount(t, { fetch });
+      await settled();
+      assert.equal(fetch.statusRequests.length, 1);
+      assert.equal(chat.state.notice, '');
+      assert.equal(chat.state.error, '');
+      assert.ok(!visible(root.querySelector('[role="alert"]')));
+      assert.ok(!visible(root.querySelector('[data-bind="notice"]')));
+    });
+  }
+
+  test('an answer after destroy is dropped; checkStatus: false asks nothing', async () => {
+    let answer;
+    const fetch = scriptedFetch([], { status: () => new Promise((r) => (answer = r)) });
+    const { chat } = mount(null, { fetch });
+    chat.destroy();
+    answer(json({ ready: false, model: 'offline-demo' }));
+    await settled();
+    const quiet = scriptedFetch([]);
+    const second = mount(null, { fetch: quiet, chat: { checkStatus: false } });
+    assert.equal(quiet.statusRequests.length, 0);
+    second.chat.destroy();
   });
 });

@@ -41,6 +41,11 @@ export const OFFLINE_NOTICE = 'Offline demo model — answers are scripted';
 const STORAGE_VERSION = 1;
 const MAX_STORED_MESSAGES = 300;
 
+/** @param {unknown} model */
+function isOfflineModel(model) {
+  return typeof model === 'string' && model.startsWith('offline-demo');
+}
+
 /**
  * The default template. Every element that matters names a contract tag;
  * classes are only for chat.css.
@@ -530,6 +535,8 @@ function loadSaved(storage, key) {
  *   defaults to a <template> inside the container, else <template id="gemini-chat">, else DEFAULT_TEMPLATE
  * @param {boolean} [options.expanded=false]  start in full mode (a saved choice wins)
  * @param {boolean} [options.floating]  float in the corner (also: data-floating on the container)
+ * @param {boolean} [options.checkStatus=true]  ask GET <endpoint>/geminiAgent.status on start
+ *   (the offline demo model and a server without a key are announced before the first message)
  * @returns {ChatHandle}
  */
 export function mountChat(container, options = {}) {
@@ -544,6 +551,7 @@ export function mountChat(container, options = {}) {
     fetch: fetchFn = globalThis.fetch,
     expanded = container.hasAttribute('data-expanded'),
     floating = container.hasAttribute('data-floating'),
+    checkStatus = true,
   } = options;
   const doc = container.ownerDocument;
   const win = doc.defaultView;
@@ -569,6 +577,7 @@ export function mountChat(container, options = {}) {
     statusText: '',
     usage: null,
     outcome: '',
+    server: { ready: null, model: '' }, /* GET geminiAgent.status, when the server has it */
   };
   let seq = 0;
   let run = null; /* {controller} while a loop runs */
@@ -601,8 +610,9 @@ export function mountChat(container, options = {}) {
     while (u >= 0 && msgs[u].role !== 'user') u--;
     const turn = msgs.slice(u + 1);
     const answers = turn.filter((m) => m.role === 'assistant');
+    const offline = isOfflineModel(s.model) || isOfflineModel(s.server.model);
     return {
-      notice: s.model.startsWith('offline-demo') ? OFFLINE_NOTICE : '',
+      notice: s.server.ready === false ? NOT_SET_UP : offline ? OFFLINE_NOTICE : '',
       hasMessages: msgs.length > 0,
       canRetry: failed !== null && !s.isLoading,
       lastUserMessage: u >= 0 ? msgs[u].content : '',
@@ -736,6 +746,7 @@ export function mountChat(container, options = {}) {
     if (typeof answer.model === 'string') s.model = answer.model;
     if (answer.usage && typeof answer.usage === 'object') s.usage = answer.usage;
     persist();
+    if (s.server.ready === false) s.server = { ...s.server, ready: true }; /* it answered: set up after all */
     if (Array.isArray(answer.serverCalls))
       for (const c of answer.serverCalls) addMessage('action', describeServerCall(c), { status: c?.ok === false ? 'failed' : 'ok' });
     else render();
@@ -892,6 +903,31 @@ export function mountChat(container, options = {}) {
     render();
   }
 
+  /** What the server says about itself (GET <endpoint>/geminiAgent.status:
+   * {ready, model}); any failure is silent, the chat works without it. */
+  const statusController = typeof AbortController === 'function' ? new AbortController() : null;
+  async function loadStatus() {
+    if (!checkStatus || typeof fetchFn !== 'function') return;
+    try {
+      const res = await fetchFn(`${endpoint.replace(/\/+$/, '')}/geminiAgent.status`, {
+        method: 'GET',
+        headers: { Accept: 'application/json' },
+        credentials: 'same-origin',
+        signal: statusController?.signal,
+      });
+      if (!res?.ok) return;
+      const data = JSON.parse(await res.text());
+      if (destroyed || !data || typeof data !== 'object' || Array.isArray(data)) return;
+      s.server = {
+        ready: typeof data.ready === 'boolean' ? data.ready : null,
+        model: typeof data.model === 'string' ? data.model : '',
+      };
+      render();
+    } catch {
+      /* no status route, offline, not JSON: say nothing */
+    }
+  }
+
   function sendFromInput() {
     const input = inputEl();
     if (!input || s.isLoading || !String(input.value).trim()) return;
@@ -946,6 +982,7 @@ export function mountChat(container, options = {}) {
   root.addEventListener('input', onInput);
   root.addEventListener('submit', onSubmit);
   render();
+  loadStatus();
 
   return {
     get state() {
@@ -959,6 +996,7 @@ export function mountChat(container, options = {}) {
       generation++;
       destroyed = true;
       stop();
+      statusController?.abort();
       root.removeEventListener('click', onClick);
       root.removeEventListener('keydown', onKeyDown);
       root.removeEventListener('input', onInput);
