@@ -1186,3 +1186,181 @@ describe('the server status on start', () => {
     second.chat.destroy();
   });
 });
+
+/* --- launcher mode ------------------------------------------------------------------------------- */
+
+/** A matchMedia stand-in: `set(width)` changes the window width and fires change events. */
+function fakeMedia(window, width) {
+  const lists = [];
+  const test = (q, w) => {
+    const m = /max-width:\s*([\d.]+)px/.exec(q);
+    return m ? w <= Number(m[1]) : false;
+  };
+  window.matchMedia = (query) => {
+    const listeners = new Set();
+    const mql = {
+      media: query,
+      get matches() {
+        return test(query, width);
+      },
+      addEventListener: (type, fn) => listeners.add(fn),
+      removeEventListener: (type, fn) => listeners.delete(fn),
+      listeners,
+    };
+    lists.push(mql);
+    return mql;
+  };
+  return {
+    lists,
+    set(w) {
+      width = w;
+      for (const l of lists) for (const fn of l.listeners) fn({ matches: l.matches });
+    },
+  };
+}
+
+describe('launcher mode', () => {
+  const launcherOf = (root) => root.querySelector('.gemini-chat__launcher');
+  const frameOf = (root) => root.querySelector('.gemini-chat__frame');
+  const esc = (window, target) => {
+    const ev = new window.KeyboardEvent('keydown', { key: 'Escape', bubbles: true, cancelable: true });
+    target.dispatchEvent(ev);
+    return ev;
+  };
+
+  test('a launcher button opens the panel, focus goes to the input; Esc closes and focus returns', async (t) => {
+    const fetch = scriptedFetch([json({ type: 'response', message: 'Hello', history: [] })]);
+    const { window, document, chat, root } = mount(t, { fetch, chat: { launcher: 'always' } });
+    const launcher = launcherOf(root);
+    const frame = frameOf(root);
+    assert.equal(launcher.localName, 'button');
+    assert.equal(launcher.type, 'button');
+    assert.equal(launcher.textContent.replace(/\(new answer\)/, '').trim(), 'Assistant', 'an accessible name');
+    assert.equal(launcher.getAttribute('aria-expanded'), 'false');
+    assert.equal(launcher.getAttribute('aria-controls'), frame.id);
+    assert.ok(visible(launcher));
+    assert.ok(!visible(frame), 'closed at first');
+    assert.equal(root.getAttribute('data-launcher'), 'true');
+    assert.equal(root.getAttribute('data-open'), 'false');
+    assert.equal(chat.state.isLauncher, true);
+    assert.equal(chat.state.isOpen, false);
+
+    launcher.focus();
+    launcher.click();
+    assert.ok(visible(frame));
+    assert.equal(frame.getAttribute('role'), 'dialog');
+    assert.ok(frame.getAttribute('aria-label'));
+    assert.equal(launcher.getAttribute('aria-expanded'), 'true');
+    const input = ref(root, 'messageInput');
+    assert.equal(document.activeElement, input, 'focus moves into the panel');
+
+    /* it works inside: send, compact and expanded */
+    type(window, input, 'hi');
+    const ended = done(root.parentElement);
+    key(window, input);
+    await ended;
+    assert.equal(chat.state.lastAssistantMessage, 'Hello');
+    ref(root, 'toggleExpand').click();
+    assert.ok(visible(root.querySelector('[data-foreach="messages"]')));
+    ref(root, 'toggleExpand').click();
+
+    assert.equal(esc(window, input).defaultPrevented, true);
+    assert.ok(!visible(frame));
+    assert.equal(launcher.getAttribute('aria-expanded'), 'false');
+    assert.equal(document.activeElement, launcher, 'focus returns to the launcher');
+    assert.equal(chat.state.messages.length, 2, 'closing keeps the conversation');
+
+    /* the launcher toggles; the panel's own close button closes */
+    launcher.click();
+    assert.ok(visible(frame));
+    launcher.click();
+    assert.ok(!visible(frame));
+    launcher.click();
+    const close = ref(root, 'closeChat');
+    assert.ok(visible(close));
+    assert.equal(close.getAttribute('aria-label'), 'Close the assistant');
+    close.click();
+    assert.ok(!visible(frame));
+    assert.equal(document.activeElement, launcher);
+  });
+
+  test('in place (no launcher): no launcher, no close button, Esc does nothing', (t) => {
+    const { window, chat, root } = mount(t, { fetch: scriptedFetch([]) });
+    assert.ok(!visible(launcherOf(root)));
+    assert.ok(visible(frameOf(root)));
+    assert.equal(frameOf(root).getAttribute('role'), null);
+    assert.ok(!visible(ref(root, 'closeChat')));
+    assert.equal(root.getAttribute('data-launcher'), 'false');
+    assert.equal(esc(window, ref(root, 'messageInput')).defaultPrevented, false);
+    assert.ok(visible(frameOf(root)));
+    assert.equal(chat.state.isOpen, true);
+  });
+
+  test("'auto' follows the window width", (t) => {
+    const { window, container } = page();
+    const media = fakeMedia(window, 1280);
+    const chat = mountChat(container, { fetch: scriptedFetch([]), storage: null });
+    t.after(() => chat.destroy());
+    const root = container.querySelector('.gemini-chat');
+    assert.equal(chat.state.isLauncher, false, 'wide: in place');
+    assert.ok(visible(frameOf(root)));
+    media.set(390);
+    assert.equal(chat.state.isLauncher, true, 'a phone: a launcher');
+    assert.ok(visible(launcherOf(root)) && !visible(frameOf(root)));
+    launcherOf(root).click();
+    assert.ok(visible(frameOf(root)));
+    media.set(1000);
+    assert.equal(chat.state.isLauncher, false);
+    assert.ok(visible(frameOf(root)) && !visible(launcherOf(root)));
+    assert.ok(media.lists.some((l) => l.media === '(max-width: 859.98px)'));
+    assert.ok(media.lists.some((l) => l.media === '(max-width: 599.98px)'));
+  });
+
+  test('data-launcher and data-launcher-below on the container', (t) => {
+    const { window, container } = page('<div id="chat" data-launcher-below="1400"></div>');
+    fakeMedia(window, 1280);
+    const chat = mountChat(container, { fetch: scriptedFetch([]), storage: null });
+    t.after(() => chat.destroy());
+    assert.equal(chat.state.isLauncher, true);
+    const other = page('<div id="chat" data-floating data-launcher="never"></div>');
+    fakeMedia(other.window, 390);
+    const never = mountChat(other.container, { fetch: scriptedFetch([]), storage: null });
+    t.after(() => never.destroy());
+    assert.equal(never.state.isLauncher, false);
+  });
+
+  test('an answer that arrives while the panel is closed is flagged on the launcher', async (t) => {
+    let answer;
+    const fetch = scriptedFetch([() => new Promise((r) => (answer = r))]);
+    const { chat, root } = mount(t, { fetch, chat: { launcher: 'always' } });
+    chat.open();
+    const finished = chat.send('slow one');
+    chat.close();
+    answer(json({ type: 'response', message: 'Here it is', history: [] }));
+    await finished;
+    assert.equal(root.getAttribute('data-unread'), 'true');
+    launcherOf(root).click();
+    assert.equal(root.getAttribute('data-unread'), 'false');
+  });
+
+  test('the open panel is kept across a reload', (t) => {
+    const { window, document, container } = page();
+    const first = mountChat(container, { fetch: scriptedFetch([]), storage: window.sessionStorage, launcher: 'always' });
+    first.open();
+    first.destroy();
+    const again = mountChat(container, { fetch: scriptedFetch([]), storage: window.sessionStorage, launcher: 'always' });
+    t.after(() => again.destroy());
+    assert.equal(again.state.isOpen, true);
+    assert.notEqual(document.activeElement, container.querySelector('[data-ref="messageInput"]'), 'a reload does not steal focus');
+  });
+
+  test('several widgets get their own panel ids', (t) => {
+    const { window, document } = page('<div id="a"></div><div id="b"></div>');
+    const a = mountChat(document.getElementById('a'), { fetch: scriptedFetch([]), storage: null, launcher: 'always' });
+    const b = mountChat(document.getElementById('b'), { fetch: scriptedFetch([]), storage: null, launcher: 'always' });
+    t.after(() => (a.destroy(), b.destroy()));
+    const ids = [...document.querySelectorAll('.gemini-chat__frame')].map((f) => f.id);
+    assert.equal(new Set(ids).size, 2);
+    void window;
+  });
+});

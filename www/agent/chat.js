@@ -9,7 +9,15 @@
  *    sendMessage → run the page calls in order → fresh toolDefinitions and
  *    pageState → submitToolResults → … until a `response` or `blocked`, at most
  *    `maxRoundTrips` requests per user message; Stop aborts the loop and the
- *    request in flight.
+ *    request in flight. Every action taken is one line, marked done or failed
+ *    (with the reason); every server error code has its own plain words
+ *    (ERROR_WORDS).
+ *  - Asks the server on start what it runs (GET geminiAgent.status), so the
+ *    offline demo model or a missing API key is said before the first message.
+ *  - Sits where its container is, or, when floating or on narrow windows, is
+ *    a launcher button in the corner that opens the chat as a panel (a
+ *    full-screen sheet on phones); Esc closes it and focus returns to the
+ *    launcher.
  *  - Renders from an HTML template whose elements name contract tags:
  *      data-ref="tag"       interactive tags (messageInput, sendMessage, …);
  *                           handled by delegation, so any element works
@@ -41,6 +49,19 @@ export const OFFLINE_NOTICE = 'Offline demo model — answers are scripted';
 const STORAGE_VERSION = 1;
 const MAX_STORED_MESSAGES = 300;
 
+/** launcher: 'auto' turns the widget into a launcher below this window width (px). */
+export const LAUNCHER_BELOW = 860;
+/** Below this window width (px) the launcher's panel is a full-screen sheet (chat.css says the same). */
+export const SHEET_BELOW = 600;
+
+/** The launcher's content: a speech bubble drawn by chat.css, a label, an unread marker. */
+const LAUNCHER_MARKUP =
+  '<span class="gemini-chat__launcher-icon" aria-hidden="true"></span>' +
+  '<span class="gemini-chat__launcher-label">Assistant</span>' +
+  '<span class="gemini-chat__sr gemini-chat__launcher-unread"> (new answer)</span>';
+
+let mounted = 0; /* ids for the panels of several widgets on one page */
+
 /** @param {unknown} model */
 function isOfflineModel(model) {
   return typeof model === 'string' && model.startsWith('offline-demo');
@@ -58,6 +79,7 @@ export const DEFAULT_TEMPLATE = `
     <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost" data-ref="toggleExpand">
       <span data-if="!isExpanded">Show all</span><span data-if="isExpanded">Compact</span>
     </button>
+    <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost gemini-chat__close" data-ref="closeChat" data-if="isLauncher" aria-label="Close the assistant" title="Close (Esc)">&#x2715;</button>
   </header>
   <p class="gemini-chat__notice" data-if="notice" data-bind="notice"></p>
   <ol class="gemini-chat__messages" data-if="isExpanded" data-foreach="messages" aria-live="polite" aria-label="Conversation" tabindex="0">
@@ -483,6 +505,7 @@ function loadSaved(storage, key) {
       messages,
       history: Array.isArray(saved.history) ? saved.history : [],
       isExpanded: saved.isExpanded === true,
+      isOpen: saved.isOpen === true,
       model: typeof saved.model === 'string' ? saved.model : '',
     };
   } catch {
@@ -512,6 +535,8 @@ function loadSaved(storage, key) {
  * @property {() => Promise<void>} retry   re-send the request that failed
  * @property {() => void} stop             abort the loop and the request in flight
  * @property {() => void} clear            forget the conversation
+ * @property {() => void} open             launcher mode: show the panel, focus the input
+ * @property {() => void} close            launcher mode: hide the panel, focus the launcher
  * @property {() => void} destroy          stop, remove the widget, drop listeners
  */
 
@@ -534,7 +559,11 @@ function loadSaved(storage, key) {
  * @param {HTMLTemplateElement|string} [options.template]
  *   defaults to a <template> inside the container, else <template id="gemini-chat">, else DEFAULT_TEMPLATE
  * @param {boolean} [options.expanded=false]  start in full mode (a saved choice wins)
- * @param {boolean} [options.floating]  float in the corner (also: data-floating on the container)
+ * @param {boolean} [options.floating]  no place on the page: always a launcher (also: data-floating on the container)
+ * @param {'auto'|'always'|'never'} [options.launcher]  also data-launcher on the container; default
+ *   'always' when floating, else 'auto': in place on wide windows, a launcher button in the corner
+ *   below `launcherBelow` px that opens the chat as a panel (a full-screen sheet below 600 px)
+ * @param {number} [options.launcherBelow=860]  also data-launcher-below
  * @param {boolean} [options.checkStatus=true]  ask GET <endpoint>/geminiAgent.status on start
  *   (the offline demo model and a server without a key are announced before the first message)
  * @returns {ChatHandle}
@@ -553,6 +582,12 @@ export function mountChat(container, options = {}) {
     floating = container.hasAttribute('data-floating'),
     checkStatus = true,
   } = options;
+  /* launcher: 'always' (a button in the corner opens the chat as a panel),
+   * 'never' (the chat sits where the container is), or 'auto': in place on
+   * wide windows, a launcher on windows narrower than launcherBelow px.
+   * A floating widget (no container on the page) is always a launcher. */
+  const launcherSetting = String(options.launcher ?? container.getAttribute('data-launcher') ?? (floating ? 'always' : 'auto'));
+  const launcherBelow = Number(options.launcherBelow ?? container.getAttribute('data-launcher-below')) || LAUNCHER_BELOW;
   const doc = container.ownerDocument;
   const win = doc.defaultView;
   let storage = options.storage;
@@ -577,6 +612,8 @@ export function mountChat(container, options = {}) {
     statusText: '',
     usage: null,
     outcome: '',
+    isOpen: saved?.isOpen ?? false, /* the panel, in launcher mode */
+    unread: false, /* an answer arrived while the panel was closed */
     server: { ready: null, model: '' }, /* GET geminiAgent.status, when the server has it */
   };
   let seq = 0;
@@ -585,14 +622,39 @@ export function mountChat(container, options = {}) {
   let destroyed = false;
   let generation = 0; /* bumped by clear() and destroy(): a running loop's late results are dropped */
 
-  /* DOM */
+  /* DOM: root > [frame (the template's content), launcher button] */
   const root = doc.createElement('div');
   root.className = floating ? 'gemini-chat gemini-chat--floating' : 'gemini-chat';
   root.setAttribute('data-agent', 'off');
-  root.append(templateContent());
+  const frame = doc.createElement('div');
+  frame.className = 'gemini-chat__frame';
+  frame.id = `gemini-chat-panel-${++mounted}`;
+  frame.append(templateContent());
+  const launcher = doc.createElement('button');
+  launcher.type = 'button';
+  launcher.className = 'gemini-chat__launcher';
+  launcher.setAttribute('data-ref', 'openChat');
+  launcher.setAttribute('aria-controls', frame.id);
+  launcher.innerHTML = LAUNCHER_MARKUP; /* ours, constant */
+  root.append(frame, launcher);
   const kept = [...container.children].filter((c) => c.localName === 'template');
   container.replaceChildren(...kept, root);
   const view = bindTemplate(root);
+
+  /* launcher mode follows the window's width ('auto') through matchMedia */
+  const media = (q) => (typeof win?.matchMedia === 'function' ? win.matchMedia(q) : null);
+  const narrow = launcherSetting === 'auto' ? media(`(max-width: ${launcherBelow - 0.02}px)`) : null;
+  const sheet = media(`(max-width: ${SHEET_BELOW - 0.02}px)`); /* the panel fills the screen */
+  let launcherMode = launcherSetting === 'always' || (launcherSetting === 'auto' && Boolean(narrow?.matches));
+  const onWidth = () => {
+    const now = Boolean(narrow?.matches);
+    if (now === launcherMode) return;
+    const hadFocus = frame.contains(doc.activeElement);
+    launcherMode = now;
+    render();
+    if (launcherMode && !s.isOpen && hadFocus) launcher.focus();
+  };
+  narrow?.addEventListener?.('change', onWidth);
 
   function templateContent() {
     let t = options.template ?? container.querySelector(':scope > template') ?? doc.querySelector('template#gemini-chat');
@@ -615,6 +677,8 @@ export function mountChat(container, options = {}) {
       notice: s.server.ready === false ? NOT_SET_UP : offline ? OFFLINE_NOTICE : '',
       hasMessages: msgs.length > 0,
       canRetry: failed !== null && !s.isLoading,
+      isLauncher: launcherMode,
+      isOpen: !launcherMode || s.isOpen,
       lastUserMessage: u >= 0 ? msgs[u].content : '',
       lastAssistantMessage: answers.length ? answers[answers.length - 1].content : '',
       activity: turn.filter((m) => m.role === 'action' || m.role === 'system'),
@@ -636,6 +700,19 @@ export function mountChat(container, options = {}) {
     view.update(state);
     root.setAttribute('data-loading', String(state.isLoading));
     root.setAttribute('data-expanded', String(state.isExpanded));
+    root.setAttribute('data-launcher', String(launcherMode));
+    root.setAttribute('data-open', String(state.isOpen));
+    root.setAttribute('data-unread', String(launcherMode && !state.isOpen && s.unread));
+    launcher.hidden = !launcherMode;
+    launcher.setAttribute('aria-expanded', String(launcherMode && state.isOpen));
+    if (frame.hidden === state.isOpen) frame.hidden = !state.isOpen;
+    if (launcherMode) {
+      frame.setAttribute('role', 'dialog');
+      frame.setAttribute('aria-label', 'Chat with the page assistant');
+    } else {
+      frame.removeAttribute('role');
+      frame.removeAttribute('aria-label');
+    }
     root.setAttribute('aria-busy', String(state.isLoading));
     if (state.outcome) root.setAttribute('data-outcome', state.outcome);
     else root.removeAttribute('data-outcome');
@@ -660,6 +737,7 @@ export function mountChat(container, options = {}) {
           messages: s.messages.slice(-MAX_STORED_MESSAGES),
           history: s.history,
           isExpanded: s.isExpanded,
+          isOpen: s.isOpen,
           model: s.model,
         }),
       );
@@ -677,6 +755,7 @@ export function mountChat(container, options = {}) {
       timestamp: new Date().toISOString(),
       ...(extra.status ? { status: extra.status } : {}),
     });
+    if ((role === 'assistant' || role === 'system') && launcherMode && !s.isOpen) s.unread = true;
     persist();
     render();
   }
@@ -903,6 +982,25 @@ export function mountChat(container, options = {}) {
     render();
   }
 
+  /** Launcher mode: show the panel and put the cursor in the input. */
+  function open() {
+    if (destroyed) return;
+    s.isOpen = true;
+    s.unread = false;
+    persist();
+    render();
+    inputEl()?.focus();
+  }
+
+  /** Launcher mode: hide the panel; focus goes back to the launcher. */
+  function close() {
+    if (destroyed || !launcherMode || !s.isOpen) return;
+    s.isOpen = false;
+    persist();
+    render();
+    launcher.focus();
+  }
+
   /** What the server says about itself (GET <endpoint>/geminiAgent.status:
    * {ready, model}); any failure is silent, the chat works without it. */
   const statusController = typeof AbortController === 'function' ? new AbortController() : null;
@@ -926,6 +1024,12 @@ export function mountChat(container, options = {}) {
     } catch {
       /* no status route, offline, not JSON: say nothing */
     }
+  }
+
+  /** Visible, enabled elements of the panel that take focus, in order. */
+  function focusables() {
+    const sel = 'button, [href], input, textarea, select, [tabindex]:not([tabindex="-1"])';
+    return [...frame.querySelectorAll(sel)].filter((el) => !el.disabled && !el.closest('[hidden]') && el.getClientRects().length > 0);
   }
 
   function sendFromInput() {
@@ -960,10 +1064,37 @@ export function mountChat(container, options = {}) {
         clear();
         inputEl()?.focus();
         break;
+      case 'openChat':
+        if (launcherMode && s.isOpen) close();
+        else open();
+        break;
+      case 'closeChat':
+        close();
+        break;
       default:
     }
   };
   const onKeyDown = (ev) => {
+    if (ev.key === 'Escape' && launcherMode && s.isOpen && !ev.isComposing) {
+      ev.preventDefault();
+      close();
+      return;
+    }
+    /* the full-screen sheet covers the page: Tab stays inside it */
+    if (ev.key === 'Tab' && launcherMode && s.isOpen && sheet?.matches && frame.contains(ev.target)) {
+      const list = focusables();
+      if (list.length === 0) return;
+      const first = list[0];
+      const last = list[list.length - 1];
+      if (ev.shiftKey && doc.activeElement === first) {
+        ev.preventDefault();
+        last.focus();
+      } else if (!ev.shiftKey && doc.activeElement === last) {
+        ev.preventDefault();
+        first.focus();
+      }
+      return;
+    }
     if (ev.key !== 'Enter' || ev.shiftKey || ev.isComposing || ev.keyCode === 229) return;
     const el = ev.target?.closest?.('[data-ref="messageInput"]');
     if (!el || !root.contains(el)) return;
@@ -992,11 +1123,14 @@ export function mountChat(container, options = {}) {
     retry,
     stop,
     clear,
+    open,
+    close,
     destroy() {
       generation++;
       destroyed = true;
       stop();
       statusController?.abort();
+      narrow?.removeEventListener?.('change', onWidth);
       root.removeEventListener('click', onClick);
       root.removeEventListener('keydown', onKeyDown);
       root.removeEventListener('input', onInput);
