@@ -216,6 +216,7 @@ export async function startStack({ scenario, www = join(REPO, 'www'), workers = 
   return {
     url,
     dir,
+    model,
     mock: {
       url: mockUrl,
       /** Set the default scenario (null: back to the start-up one is not kept; use 'demo'). */

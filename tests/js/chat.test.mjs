@@ -14,7 +14,13 @@ import {
   describeServerCall,
   toJSONSafe,
   OFFLINE_NOTICE,
+  NOT_SET_UP,
+  ERROR_WORDS,
+  explainError,
+  retryAfterSeconds,
+  resultForModel,
 } from '../../www/agent/chat.js';
+import { readFileSync } from 'node:fs';
 import { renderMarkdown, markdownToSafeHTML } from '../../www/agent/markdown.js';
 import { createAutomation } from '../../www/agent/automation.js';
 import { buildTools, toolDefinitions, describeCall } from '../../www/agent/tools.js';
@@ -27,6 +33,9 @@ function page(body = '<div id="chat"></div>') {
     pretendToBeVisual: true,
   });
   const { window } = dom;
+  /* the widget logs the server's error text for developers: keep the test output quiet */
+  const warn = window.console.warn.bind(window.console);
+  window.console.warn = (...a) => (String(a[0]).startsWith('gemini-chat:') ? undefined : warn(...a));
   return { window, document: window.document, container: window.document.getElementById('chat') };
 }
 
@@ -41,10 +50,20 @@ function json(body, status = 200, headers = {}) {
 /**
  * A fake fetch that answers from a script, in order; each step is a Response,
  * a function (request) → Response | Promise, or an Error to throw.
+ * The widget's start-up GET …/geminiAgent.status is kept apart (in
+ * `fn.statusRequests`) and answered by `status` (same kinds), by default
+ * as a server without that route answers: 405 method_not_allowed.
  */
-function scriptedFetch(steps) {
+function scriptedFetch(steps, { status } = {}) {
   const requests = [];
+  const statusRequests = [];
   const fn = async (url, init = {}) => {
+    if (/\/geminiAgent\.status$/.test(url)) {
+      statusRequests.push({ url, init });
+      const answer = status ?? json({ error: { code: 'method_not_allowed', message: 'use POST' } }, 405);
+      if (answer instanceof Error) throw answer;
+      return typeof answer === 'function' ? answer({ url, init }) : answer;
+    }
     const request = { url, init, body: init.body ? JSON.parse(init.body) : undefined, signal: init.signal };
     requests.push(request);
     const step = steps.shift();
@@ -53,6 +72,7 @@ function scriptedFetch(steps) {
     return typeof step === 'function' ? step(request) : step;
   };
   fn.requests = requests;
+  fn.statusRequests = statusRequests;
   return fn;
 }
 
@@ -214,16 +234,14 @@ describe('the tool loop', () => {
     assert.equal(r2.body.results[0].callId, 'call_1');
     assert.equal(r2.body.results[0].isError, false);
     const res1 = JSON.parse(r2.body.results[0].result);
-    assert.equal(res1.ok, true);
-    assert.equal(res1.pageState.viewState.items.length, 2, 'the result carries the view state after the click');
-    assert.equal(res1.pageState.interactions, undefined, 'interactions are not repeated in results');
+    assert.deepEqual(res1, { ok: true }, 'what happened, not the page again (the fresh page state travels as pageState)');
     assert.deepEqual(r2.body.toolDefinitions[0].inputSchema.properties.coordinate.enum, ['item-1/removeBtn', 'item-3/removeBtn'], 'fresh tool definitions');
     assert.deepEqual(r2.body.pageState.viewState.items.map((i) => i.id), ['item-1', 'item-3'], 'fresh page state');
     assert.equal(r2.body.message, undefined);
 
     assert.deepEqual(r3.body.history, h2);
     assert.deepEqual(r3.body.results.map((r) => [r.callId, r.isError]), [['call_2a', false], ['call_2b', true]], 'results in call order');
-    assert.match(JSON.parse(r3.body.results[1].result).error, /Unknown coordinate/);
+    assert.deepEqual(JSON.parse(r3.body.results[1].result), { ok: false, error: 'Unknown coordinate "item-9/removeBtn"' });
     assert.deepEqual(cart.executed, [['click-remove-btn', 'item-2/removeBtn'], ['click-increase-btn', 'item-1/increaseBtn'], ['click-remove-btn', 'item-9/removeBtn']]);
 
     const s = chat.state;
@@ -240,6 +258,11 @@ describe('the tool loop', () => {
         ['action', 'Clicked Remove on item-9 — failed: Unknown coordinate "item-9/removeBtn"'],
         ['assistant', 'Done — the **USB-C Hub** is gone.'],
       ],
+    );
+    assert.deepEqual(
+      s.messages.map((m) => m.status),
+      [undefined, 'ok', 'ok', 'ok', 'failed', undefined],
+      'action lines say whether they were done',
     );
     assert.equal(s.lastUserMessage, 'Remove the hub');
     assert.equal(s.lastAssistantMessage, 'Done — the **USB-C Hub** is gone.');
@@ -374,7 +397,7 @@ describe('the tool loop', () => {
 describe('errors', () => {
   test('the error envelope is shown in plain words, and Retry sends the message again', async (t) => {
     const fetch = scriptedFetch([
-      json({ error: { code: 'not_configured', message: 'No Gemini API key: put it in conf/.gemini.yaml' } }, 503),
+      json({ error: { code: 'upstream_unavailable', message: 'Gemini answered 503 UNAVAILABLE after 3 attempts' } }, 503),
       json({ type: 'response', message: 'Hello!', history: [{ role: 'user', parts: [{ text: 'hi' }] }, { role: 'model', parts: [{ text: 'Hello!' }] }] }),
     ]);
     const { chat, root } = mount(t, { fetch });
@@ -382,9 +405,9 @@ describe('errors', () => {
 
     const s = chat.state;
     assert.equal(s.isLoading, false);
-    assert.equal(s.errorCode, 'not_configured');
-    assert.match(s.error, /not set up/);
-    assert.match(s.error, /conf\/\.gemini\.yaml/);
+    assert.equal(s.errorCode, 'upstream_unavailable');
+    assert.equal(s.error, 'The AI service is not available right now. Retry in a moment.');
+    assert.doesNotMatch(s.error, /Gemini answered|503/, "our words, not the server's");
     const box = root.querySelector('[data-bind="error"]');
     assert.ok(visible(box));
     assert.equal(box.textContent, s.error);
@@ -821,7 +844,8 @@ describe('index.js', () => {
     const { window, document } = page('<button data-ref="buyBtn">Buy</button><div data-gemini-chat data-max-round-trips="2"></div>');
     const { start } = await import('../../www/agent/index.js');
     let n = 0;
-    const fetch = async () => json({ type: 'tool-calls', calls: [{ id: `c${++n}`, name: 'click-buy-btn', args: {} }], history: [] });
+    const fetch = async (url, init) =>
+      init?.method === 'GET' ? json({ ready: true, model: 'gemini-3.8-flash' }) : json({ type: 'tool-calls', calls: [{ id: `c${++n}`, name: 'click-buy-btn', args: {} }], history: [] });
     const agent = start({ doc: document, chat: { fetch } });
     try {
       assert.equal(start({ doc: document }), agent, 'a second start returns the running agent');
@@ -870,5 +894,473 @@ describe('helpers', () => {
     const { document } = page();
     const out = toJSONSafe({ a: 1, el: document.body, f() {}, list: [{ element: document.createElement('b'), x: 2 }] });
     assert.deepEqual(out, { a: 1, list: [{ x: 2 }] });
+  });
+});
+
+/* --- every error code in plain words ------------------------------------------------------------ */
+
+describe('error words', () => {
+  /* every code the server sends: the responder's, then nginx's own (nginx/gemini-agent.conf) */
+  const CODES = [
+    ['invalid_json', 400], ['bad_request', 400], ['bad_content_length', 400], ['incomplete_body', 400],
+    ['not_found', 404], ['unknown_action', 404], ['method_not_allowed', 405], ['payload_too_large', 413],
+    ['page_state_too_large', 413], ['unsupported_media_type', 415], ['schema_violation', 422],
+    ['action_failed', 500], ['config_error', 500], ['not_configured', 503], ['invalid_history', 400],
+    ['tool_name_conflict', 400], ['upstream_auth', 502], ['upstream_rejected', 502],
+    ['upstream_rate_limited', 503], ['upstream_unavailable', 503], ['upstream_timeout', 504],
+    ['upstream_bad_response', 502], ['internal_error', 500],
+    ['rate_limited', 429], ['responder_unavailable', 502], ['service_unavailable', 503], ['responder_timeout', 504],
+  ];
+  const SERVER_SAID = 'SERVER-TEXT /etc/gemini-agent/.gemini.yaml Gemini said 503 UNAVAILABLE';
+  const explain = (code, status, retryAfter = null) =>
+    explainError(status, { error: { code, message: SERVER_SAID } }, retryAfter, Date.parse('2030-01-01T00:00:00Z'));
+
+  test('each code has its own words, never the server text, never a generic fallback', () => {
+    const seen = new Map();
+    for (const [code, status] of CODES) {
+      assert.ok(Object.hasOwn(ERROR_WORDS, code), `${code} is in the table`);
+      const err = explain(code, status);
+      assert.equal(err.code, code);
+      assert.ok(err.message.length > 20, `${code}: ${err.message}`);
+      assert.doesNotMatch(err.message, /SERVER-TEXT|\.yaml|\/etc\/|HTTP \d{3}|UNAVAILABLE/, `${code}: our words only`);
+      assert.match(err.message, /\.$/, `${code}: a sentence`);
+      assert.ok(!seen.has(err.message), `${code} shares its words with ${seen.get(err.message)}`);
+      seen.set(err.message, code);
+    }
+    assert.deepEqual(Object.keys(ERROR_WORDS).sort(), CODES.map(([c]) => c).sort(), 'no stale codes in the table');
+  });
+
+  test('the page state over the limit is not the conversation over the limit', () => {
+    const state = explain('page_state_too_large', 413);
+    assert.match(state.message, /this page sends more state than the server accepts/i);
+    assert.doesNotMatch(state.message, /new chat/i, 'a new chat cannot help');
+    assert.equal(state.retry, false);
+    const body = explain('payload_too_large', 413);
+    assert.match(body.message, /conversation has grown too large/);
+    assert.match(body.message, /Start a new chat/);
+    assert.equal(body.retry, false);
+    /* a 413 without our envelope (another proxy) is read as the body */
+    assert.match(explainError(413, undefined).message, /conversation has grown too large/);
+    /* too large with no conversation yet: the page's doing, a new chat cannot help */
+    const first = explainError(413, { error: { code: 'payload_too_large' } }, null, 0, { emptyHistory: true });
+    assert.equal(first.code, 'payload_too_large');
+    assert.equal(first.message, state.message);
+    assert.equal(first.retry, false);
+  });
+
+  test('in the widget: too large on the first message is the page, later the conversation', async (t) => {
+    const big = () => json({ error: { code: 'payload_too_large', message: 'The request body is too large.' } }, 413);
+    const fetch = scriptedFetch([big(), json({ type: 'response', message: 'ok', history: [{ role: 'user', parts: [{ text: 'a' }] }] }), big()]);
+    const { chat } = mount(t, { fetch });
+    await chat.send('first');
+    assert.match(chat.state.error, /this page sends more state/i);
+    await chat.send('second');
+    assert.equal(chat.state.error, '');
+    await chat.send('third');
+    assert.match(chat.state.error, /conversation has grown too large.*new chat/);
+  });
+
+  test('not_configured: the owner can fix it; no server path', () => {
+    const err = explain('not_configured', 503);
+    assert.equal(err.message, 'The assistant is not set up yet. The site owner can fix this.');
+    assert.equal(err.message, NOT_SET_UP);
+    assert.equal(err.retry, false);
+  });
+
+  test('rate limits say when to try again (Retry-After in seconds or as a date)', () => {
+    assert.equal(explain('upstream_rate_limited', 503, '7').message, 'The AI service is busy right now. Try again in 7 s.');
+    assert.equal(explain('rate_limited', 429, '30').message, 'Too many requests from here right now. Try again in 30 s.');
+    assert.equal(explain('rate_limited', 429, 'Tue, 01 Jan 2030 00:00:12 GMT').message, 'Too many requests from here right now. Try again in 12 s.');
+    assert.equal(explain('upstream_rate_limited', 503, '600').message, 'The AI service is busy right now. Try again in 10 min.');
+    assert.equal(explain('rate_limited', 429).message, 'Too many requests from here right now. Wait a moment, then retry.');
+    assert.equal(explain('rate_limited', 429, 'soon').message, 'Too many requests from here right now. Wait a moment, then retry.');
+    assert.match(explainError(429, undefined, '3').message, /Try again in 3 s\./, 'a 429 without the envelope');
+    assert.equal(explain('upstream_rate_limited', 503, '7').retry, true);
+    assert.equal(retryAfterSeconds(''), null);
+    assert.equal(retryAfterSeconds('0'), 0);
+  });
+
+  test('answers without the envelope, and unknown codes, by status', () => {
+    assert.match(explainError(502, undefined).message, /could not answer \(HTTP 502\)/);
+    assert.equal(explainError(502, undefined).code, 'http_502');
+    assert.match(explainError(418, { error: { code: 'teapot', message: 'short and stout' } }).message, /did not accept .* \(HTTP 418\)/);
+    assert.doesNotMatch(explainError(500, { error: { code: 'new_code', message: 'secret detail' } }).message, /secret/);
+  });
+
+  test('in the widget: no Retry where it cannot help, the server text only in the console', async (t) => {
+    const warned = [];
+    const fetch = scriptedFetch([
+      json({ error: { code: 'page_state_too_large', message: 'page state is 300000 bytes, over maxPageStateBytes 262144' } }, 413),
+      json({ error: { code: 'upstream_timeout', message: 'Gemini did not answer in 120000 ms' } }, 504),
+    ]);
+    const { window, chat, root } = mount(t, { fetch });
+    window.console.warn = (...a) => warned.push(a.join(' '));
+    await chat.send('one');
+    assert.equal(chat.state.errorCode, 'page_state_too_large');
+    assert.equal(chat.state.canRetry, false);
+    assert.ok(!visible(ref(root, 'retry')), 'no Retry: the same request would fail the same way');
+    assert.doesNotMatch(root.textContent, /maxPageStateBytes/);
+    assert.ok(warned.some((w) => /page_state_too_large.*maxPageStateBytes/.test(w)), `console: ${warned}`);
+    await chat.send('two');
+    assert.equal(chat.state.errorCode, 'upstream_timeout');
+    assert.equal(chat.state.canRetry, true);
+    assert.ok(visible(ref(root, 'retry')));
+    assert.doesNotMatch(root.textContent, /120000/);
+  });
+});
+
+/* --- what the widget says about the actions ------------------------------------------------------------ */
+
+describe('actions done and failed', () => {
+  test('a failed page action is marked failed, with its reason; a done one is marked done', async (t) => {
+    const fetch = scriptedFetch([
+      json({
+        type: 'tool-calls',
+        calls: [
+          { id: 'a', name: 'click-remove-btn', args: { coordinate: 'item-1/removeBtn' } },
+          { id: 'b', name: 'click-remove-btn', args: { coordinate: 'item-7/removeBtn' } },
+        ],
+        history: [],
+        serverCalls: [{ name: 'shop.searchProducts', ok: false }],
+      }),
+      json({ type: 'response', message: 'One of them was not there.', history: [] }),
+    ]);
+    const { chat, root } = mount(t, { fetch });
+    await chat.send('remove the mouse and item 7');
+    const lines = [...root.querySelectorAll('[data-foreach="activity"] > li')];
+    assert.deepEqual(
+      lines.map((li) => [li.dataset.role, li.dataset.status, li.textContent]),
+      [
+        ['action', 'failed', 'Searched products (shop.searchProducts) — failed'],
+        ['action', 'ok', 'Clicked Remove on Wireless Mouse'],
+        ['action', 'failed', 'Clicked Remove on item-7 — failed: Unknown coordinate "item-7/removeBtn"'],
+      ],
+    );
+    root.querySelector('[data-ref="toggleExpand"]').click();
+    const shown = [...root.querySelectorAll('[data-foreach="messages"] > [data-role="action"]')];
+    assert.deepEqual(shown.map((li) => li.dataset.status), ['failed', 'ok', 'failed'], 'the same marks in the whole history');
+  });
+
+  test('chat.css draws a cross for a failed action and the check mark only for the others', () => {
+    const css = readFileSync(new URL('../../www/agent/chat.css', import.meta.url), 'utf8');
+    assert.match(css, /\[data-role="action"\]\[data-status="failed"\]::before\s*\{[^}]*content:\s*"\\2717"/);
+    assert.match(css, /\[data-role="action"\]::before\s*\{[^}]*content:\s*"\\2713"/);
+  });
+
+  test('a page call without an id is a protocol error: nothing runs, nothing is sent', async (t) => {
+    const fetch = scriptedFetch([
+      json({
+        type: 'tool-calls',
+        calls: [
+          { id: 'ok-1', name: 'click-remove-btn', args: { coordinate: 'item-1/removeBtn' } },
+          { name: 'click-remove-btn', args: { coordinate: 'item-2/removeBtn' } },
+        ],
+        history: [{ role: 'model', parts: [] }],
+      }),
+    ]);
+    const { chat, cart, root } = mount(t, { fetch });
+    await chat.send('remove two');
+    assert.equal(fetch.requests.length, 1, 'no results are sent');
+    assert.deepEqual(cart.executed, [], 'no call runs, not even the one with an id');
+    assert.equal(chat.state.errorCode, 'protocol_error');
+    assert.match(chat.state.error, /without a call id/);
+    assert.match(chat.state.error, /Nothing was done on the page/);
+    assert.equal(chat.state.canRetry, false);
+    assert.ok(visible(root.querySelector('[data-bind="error"]')));
+    assert.equal(chat.state.outcome, 'error');
+    assert.equal(chat.state.messages.filter((m) => m.role === 'action').length, 0);
+  });
+
+  test('an empty id is no id', async (t) => {
+    const fetch = scriptedFetch([json({ type: 'tool-calls', calls: [{ id: '', name: 'click-remove-btn', args: {} }], history: [] })]);
+    const { chat, cart } = mount(t, { fetch });
+    await chat.send('x');
+    assert.equal(chat.state.errorCode, 'protocol_error');
+    assert.deepEqual(cart.executed, []);
+  });
+});
+
+describe('results sent to the model', () => {
+  test('what happened, never the view state', async (t) => {
+    const fetch = scriptedFetch([
+      json({ type: 'tool-calls', calls: [{ id: 'a', name: 'click-remove-btn', args: { coordinate: 'item-2/removeBtn' } }], history: [] }),
+      json({ type: 'response', message: 'ok', history: [] }),
+    ]);
+    const { chat } = mount(t, { fetch });
+    await chat.send('remove the hub');
+    const [sent] = fetch.requests[1].body.results;
+    assert.equal(sent.result, '{"ok":true}');
+    assert.doesNotMatch(sent.result, /viewState|pageState|Wireless Mouse/);
+    assert.ok(fetch.requests[1].body.pageState.viewState, 'the fresh page state travels with the request');
+  });
+
+  test('resultForModel keeps what the tool reports besides the page', () => {
+    const { document } = page();
+    const pageState = { viewState: { items: [1, 2, 3] }, interactions: [{ refName: 'x', items: [{ element: document.body }] }] };
+    assert.equal(resultForModel({ ok: true, pageState }), '{"ok":true}');
+    assert.deepEqual(JSON.parse(resultForModel({ ok: true, pageState, changed: { 'item-2': 'removed' } })), { ok: true, changed: { 'item-2': 'removed' } });
+    assert.deepEqual(JSON.parse(resultForModel({ ok: true, result: 42, viewState: { a: 1 } })), { ok: true, result: 42 });
+    assert.deepEqual(JSON.parse(resultForModel({ ok: false, error: 'Unknown coordinate "x"', pageState })), { ok: false, error: 'Unknown coordinate "x"' });
+    assert.deepEqual(JSON.parse(resultForModel({ ok: false })), { ok: false, error: 'unknown error' });
+    assert.deepEqual(JSON.parse(resultForModel({ ok: true, el: document.body, f() {} })), { ok: true });
+  });
+});
+
+/* --- GET geminiAgent.status on start ------------------------------------------------------------ */
+
+describe('the server status on start', () => {
+  const settled = async () => {
+    for (let i = 0; i < 5; i++) await tick();
+  };
+
+  test('the offline demo model is announced before any message', async (t) => {
+    const fetch = scriptedFetch([], { status: json({ ready: true, model: 'offline-demo' }) });
+    const { chat, root } = mount(t, { fetch });
+    assert.equal(fetch.statusRequests.length, 1, 'asked at once');
+    const [{ url, init }] = fetch.statusRequests;
+    assert.equal(url, '/_jay/actions/geminiAgent.status');
+    assert.equal(init.method, 'GET');
+    assert.equal(init.credentials, 'same-origin');
+    await settled();
+    assert.equal(chat.state.notice, OFFLINE_NOTICE);
+    const notice = root.querySelector('[data-bind="notice"]');
+    assert.ok(visible(notice));
+    assert.equal(notice.textContent, 'Offline demo model — answers are scripted');
+    assert.equal(chat.state.messages.length, 0);
+    assert.equal(fetch.requests.length, 0, 'nothing else was sent');
+  });
+
+  test('next to a custom endpoint', async (t) => {
+    const fetch = scriptedFetch([], { status: json({ ready: true, model: 'gemini-3.8-flash' }) });
+    const { chat } = mount(t, { fetch, chat: { endpoint: '/shop/api/actions/' } });
+    assert.equal(fetch.statusRequests[0].url, '/shop/api/actions/geminiAgent.status');
+    await settled();
+    assert.equal(chat.state.notice, '', 'a real model: no notice');
+  });
+
+  test('ready: false says up front that the assistant is not set up', async (t) => {
+    const fetch = scriptedFetch(
+      [json({ type: 'response', message: 'Hello', history: [] })],
+      { status: json({ ready: false, model: 'gemini-3.8-flash' }) },
+    );
+    const { chat, root } = mount(t, { fetch });
+    await settled();
+    assert.equal(chat.state.notice, NOT_SET_UP);
+    assert.ok(visible(root.querySelector('[data-bind="notice"]')));
+    assert.equal(chat.state.error, '', 'a notice, not an error');
+    /* the owner fixed it meanwhile: an answer clears the notice */
+    await chat.send('hi');
+    assert.equal(chat.state.notice, '');
+  });
+
+  for (const [what, status] of [
+    ['a 405 (no such route yet)', undefined],
+    ['a 404', json({ error: { code: 'unknown_action', message: 'no' } }, 404)],
+    ['a network failure', new TypeError('Failed to fetch')],
+    ['an answer that is not JSON', new Response('<html>hi</html>', { status: 200 })],
+    ['JSON of another shape', json(['offline-demo'])],
+    ['a 503', json({ error: { code: 'not_configured', message: 'no key in /etc/x' } }, 503)],
+  ]) {
+    test(`${what} is silent`, async (t) => {
+      const fetch = scriptedFetch([], status === undefined ? {} : { status });
+      const { chat, root } = mount(t, { fetch });
+      await settled();
+      assert.equal(fetch.statusRequests.length, 1);
+      assert.equal(chat.state.notice, '');
+      assert.equal(chat.state.error, '');
+      assert.ok(!visible(root.querySelector('[role="alert"]')));
+      assert.ok(!visible(root.querySelector('[data-bind="notice"]')));
+    });
+  }
+
+  test('an answer after destroy is dropped; checkStatus: false asks nothing', async () => {
+    let answer;
+    const fetch = scriptedFetch([], { status: () => new Promise((r) => (answer = r)) });
+    const { chat } = mount(null, { fetch });
+    chat.destroy();
+    answer(json({ ready: false, model: 'offline-demo' }));
+    await settled();
+    const quiet = scriptedFetch([]);
+    const second = mount(null, { fetch: quiet, chat: { checkStatus: false } });
+    assert.equal(quiet.statusRequests.length, 0);
+    second.chat.destroy();
+  });
+});
+
+/* --- launcher mode ------------------------------------------------------------------------------- */
+
+/** A matchMedia stand-in: `set(width)` changes the window width and fires change events. */
+function fakeMedia(window, width) {
+  const lists = [];
+  const test = (q, w) => {
+    const m = /max-width:\s*([\d.]+)px/.exec(q);
+    return m ? w <= Number(m[1]) : false;
+  };
+  window.matchMedia = (query) => {
+    const listeners = new Set();
+    const mql = {
+      media: query,
+      get matches() {
+        return test(query, width);
+      },
+      addEventListener: (type, fn) => listeners.add(fn),
+      removeEventListener: (type, fn) => listeners.delete(fn),
+      listeners,
+    };
+    lists.push(mql);
+    return mql;
+  };
+  return {
+    lists,
+    set(w) {
+      width = w;
+      for (const l of lists) for (const fn of l.listeners) fn({ matches: l.matches });
+    },
+  };
+}
+
+describe('launcher mode', () => {
+  const launcherOf = (root) => root.querySelector('.gemini-chat__launcher');
+  const frameOf = (root) => root.querySelector('.gemini-chat__frame');
+  const esc = (window, target) => {
+    const ev = new window.KeyboardEvent('keydown', { key: 'Escape', bubbles: true, cancelable: true });
+    target.dispatchEvent(ev);
+    return ev;
+  };
+
+  test('a launcher button opens the panel, focus goes to the input; Esc closes and focus returns', async (t) => {
+    const fetch = scriptedFetch([json({ type: 'response', message: 'Hello', history: [] })]);
+    const { window, document, chat, root } = mount(t, { fetch, chat: { launcher: 'always' } });
+    const launcher = launcherOf(root);
+    const frame = frameOf(root);
+    assert.equal(launcher.localName, 'button');
+    assert.equal(launcher.type, 'button');
+    assert.equal(launcher.textContent.replace(/\(new answer\)/, '').trim(), 'Assistant', 'an accessible name');
+    assert.equal(launcher.getAttribute('aria-expanded'), 'false');
+    assert.equal(launcher.getAttribute('aria-controls'), frame.id);
+    assert.ok(visible(launcher));
+    assert.ok(!visible(frame), 'closed at first');
+    assert.equal(root.getAttribute('data-launcher'), 'true');
+    assert.equal(root.getAttribute('data-open'), 'false');
+    assert.equal(chat.state.isLauncher, true);
+    assert.equal(chat.state.isOpen, false);
+
+    launcher.focus();
+    launcher.click();
+    assert.ok(visible(frame));
+    assert.equal(frame.getAttribute('role'), 'dialog');
+    assert.ok(frame.getAttribute('aria-label'));
+    assert.equal(launcher.getAttribute('aria-expanded'), 'true');
+    const input = ref(root, 'messageInput');
+    assert.equal(document.activeElement, input, 'focus moves into the panel');
+
+    /* it works inside: send, compact and expanded */
+    type(window, input, 'hi');
+    const ended = done(root.parentElement);
+    key(window, input);
+    await ended;
+    assert.equal(chat.state.lastAssistantMessage, 'Hello');
+    ref(root, 'toggleExpand').click();
+    assert.ok(visible(root.querySelector('[data-foreach="messages"]')));
+    ref(root, 'toggleExpand').click();
+
+    assert.equal(esc(window, input).defaultPrevented, true);
+    assert.ok(!visible(frame));
+    assert.equal(launcher.getAttribute('aria-expanded'), 'false');
+    assert.equal(document.activeElement, launcher, 'focus returns to the launcher');
+    assert.equal(chat.state.messages.length, 2, 'closing keeps the conversation');
+
+    /* the launcher toggles; the panel's own close button closes */
+    launcher.click();
+    assert.ok(visible(frame));
+    launcher.click();
+    assert.ok(!visible(frame));
+    launcher.click();
+    const close = ref(root, 'closeChat');
+    assert.ok(visible(close));
+    assert.equal(close.getAttribute('aria-label'), 'Close the assistant');
+    close.click();
+    assert.ok(!visible(frame));
+    assert.equal(document.activeElement, launcher);
+  });
+
+  test('in place (no launcher): no launcher, no close button, Esc does nothing', (t) => {
+    const { window, chat, root } = mount(t, { fetch: scriptedFetch([]) });
+    assert.ok(!visible(launcherOf(root)));
+    assert.ok(visible(frameOf(root)));
+    assert.equal(frameOf(root).getAttribute('role'), null);
+    assert.ok(!visible(ref(root, 'closeChat')));
+    assert.equal(root.getAttribute('data-launcher'), 'false');
+    assert.equal(esc(window, ref(root, 'messageInput')).defaultPrevented, false);
+    assert.ok(visible(frameOf(root)));
+    assert.equal(chat.state.isOpen, true);
+  });
+
+  test("'auto' follows the window width", (t) => {
+    const { window, container } = page();
+    const media = fakeMedia(window, 1280);
+    const chat = mountChat(container, { fetch: scriptedFetch([]), storage: null });
+    t.after(() => chat.destroy());
+    const root = container.querySelector('.gemini-chat');
+    assert.equal(chat.state.isLauncher, false, 'wide: in place');
+    assert.ok(visible(frameOf(root)));
+    media.set(390);
+    assert.equal(chat.state.isLauncher, true, 'a phone: a launcher');
+    assert.ok(visible(launcherOf(root)) && !visible(frameOf(root)));
+    launcherOf(root).click();
+    assert.ok(visible(frameOf(root)));
+    media.set(1000);
+    assert.equal(chat.state.isLauncher, false);
+    assert.ok(visible(frameOf(root)) && !visible(launcherOf(root)));
+    assert.ok(media.lists.some((l) => l.media === '(max-width: 859.98px)'));
+    assert.ok(media.lists.some((l) => l.media === '(max-width: 599.98px)'));
+  });
+
+  test('data-launcher and data-launcher-below on the container', (t) => {
+    const { window, container } = page('<div id="chat" data-launcher-below="1400"></div>');
+    fakeMedia(window, 1280);
+    const chat = mountChat(container, { fetch: scriptedFetch([]), storage: null });
+    t.after(() => chat.destroy());
+    assert.equal(chat.state.isLauncher, true);
+    const other = page('<div id="chat" data-floating data-launcher="never"></div>');
+    fakeMedia(other.window, 390);
+    const never = mountChat(other.container, { fetch: scriptedFetch([]), storage: null });
+    t.after(() => never.destroy());
+    assert.equal(never.state.isLauncher, false);
+  });
+
+  test('an answer that arrives while the panel is closed is flagged on the launcher', async (t) => {
+    let answer;
+    const fetch = scriptedFetch([() => new Promise((r) => (answer = r))]);
+    const { chat, root } = mount(t, { fetch, chat: { launcher: 'always' } });
+    chat.open();
+    const finished = chat.send('slow one');
+    chat.close();
+    answer(json({ type: 'response', message: 'Here it is', history: [] }));
+    await finished;
+    assert.equal(root.getAttribute('data-unread'), 'true');
+    launcherOf(root).click();
+    assert.equal(root.getAttribute('data-unread'), 'false');
+  });
+
+  test('the open panel is kept across a reload', (t) => {
+    const { window, document, container } = page();
+    const first = mountChat(container, { fetch: scriptedFetch([]), storage: window.sessionStorage, launcher: 'always' });
+    first.open();
+    first.destroy();
+    const again = mountChat(container, { fetch: scriptedFetch([]), storage: window.sessionStorage, launcher: 'always' });
+    t.after(() => again.destroy());
+    assert.equal(again.state.isOpen, true);
+    assert.notEqual(document.activeElement, container.querySelector('[data-ref="messageInput"]'), 'a reload does not steal focus');
+  });
+
+  test('several widgets get their own panel ids', (t) => {
+    const { window, document } = page('<div id="a"></div><div id="b"></div>');
+    const a = mountChat(document.getElementById('a'), { fetch: scriptedFetch([]), storage: null, launcher: 'always' });
+    const b = mountChat(document.getElementById('b'), { fetch: scriptedFetch([]), storage: null, launcher: 'always' });
+    t.after(() => (a.destroy(), b.destroy()));
+    const ids = [...document.querySelectorAll('.gemini-chat__frame')].map((f) => f.id);
+    assert.equal(new Set(ids).size, 2);
+    void window;
   });
 });

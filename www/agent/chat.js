@@ -9,7 +9,15 @@
  *    sendMessage → run the page calls in order → fresh toolDefinitions and
  *    pageState → submitToolResults → … until a `response` or `blocked`, at most
  *    `maxRoundTrips` requests per user message; Stop aborts the loop and the
- *    request in flight.
+ *    request in flight. Every action taken is one line, marked done or failed
+ *    (with the reason); every server error code has its own plain words
+ *    (ERROR_WORDS).
+ *  - Asks the server on start what it runs (GET geminiAgent.status), so the
+ *    offline demo model or a missing API key is said before the first message.
+ *  - Sits where its container is, or, when floating or on narrow windows, is
+ *    a launcher button in the corner that opens the chat as a panel (a
+ *    full-screen sheet on phones); Esc closes it and focus returns to the
+ *    launcher.
  *  - Renders from an HTML template whose elements name contract tags:
  *      data-ref="tag"       interactive tags (messageInput, sendMessage, …);
  *                           handled by delegation, so any element works
@@ -20,7 +28,8 @@
  *                           "tag==value", "tag!=value" (arrays: non-empty)
  *      data-foreach="tag"   a container repeated per item of a list tag; its
  *                           first element child is the item template; each
- *                           copy gets data-id (and data-role for messages);
+ *                           copy gets data-id (and data-role, data-status
+ *                           for messages);
  *                           inside it, tags resolve on the item first
  *    The default template is DEFAULT_TEMPLATE below; a page may ship its own
  *    as a <template> inside the container or as <template id="gemini-chat">.
@@ -40,6 +49,24 @@ export const OFFLINE_NOTICE = 'Offline demo model — answers are scripted';
 const STORAGE_VERSION = 1;
 const MAX_STORED_MESSAGES = 300;
 
+/** launcher: 'auto' turns the widget into a launcher below this window width (px). */
+export const LAUNCHER_BELOW = 860;
+/** Below this window width (px) the launcher's panel is a full-screen sheet (chat.css says the same). */
+export const SHEET_BELOW = 600;
+
+/** The launcher's content: a speech bubble drawn by chat.css, a label, an unread marker. */
+const LAUNCHER_MARKUP =
+  '<span class="gemini-chat__launcher-icon" aria-hidden="true"></span>' +
+  '<span class="gemini-chat__launcher-label">Assistant</span>' +
+  '<span class="gemini-chat__sr gemini-chat__launcher-unread"> (new answer)</span>';
+
+let mounted = 0; /* ids for the panels of several widgets on one page */
+
+/** @param {unknown} model */
+function isOfflineModel(model) {
+  return typeof model === 'string' && model.startsWith('offline-demo');
+}
+
 /**
  * The default template. Every element that matters names a contract tag;
  * classes are only for chat.css.
@@ -52,6 +79,7 @@ export const DEFAULT_TEMPLATE = `
     <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost" data-ref="toggleExpand">
       <span data-if="!isExpanded">Show all</span><span data-if="isExpanded">Compact</span>
     </button>
+    <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost gemini-chat__close" data-ref="closeChat" data-if="isLauncher" aria-label="Close the assistant" title="Close (Esc)">&#x2715;</button>
   </header>
   <p class="gemini-chat__notice" data-if="notice" data-bind="notice"></p>
   <ol class="gemini-chat__messages" data-if="isExpanded" data-foreach="messages" aria-live="polite" aria-label="Conversation" tabindex="0">
@@ -208,6 +236,8 @@ function updateList(list, look, ctx) {
     }
     if (item && typeof item.role === 'string' && entry.node.getAttribute('data-role') !== item.role)
       entry.node.setAttribute('data-role', item.role);
+    if (item && typeof item.status === 'string' && entry.node.getAttribute('data-status') !== item.status)
+      entry.node.setAttribute('data-status', item.status);
     if (entry.node === cursor) cursor = cursor.nextSibling;
     else list.el.insertBefore(entry.node, cursor);
     const itemLook = (key) => (item && typeof item === 'object' && key in item ? item[key] : look(key));
@@ -249,40 +279,110 @@ export function bindTemplate(root, { markdown = renderMarkdown } = {}) {
 /** An error to show in the widget: `message` is written for the visitor. */
 export class ChatError extends Error {
   /**
-   * @param {string} code     the server's error code, or network / bad_answer / http_<status>
+   * @param {string} code     the server's error code, or network / bad_answer / protocol_error / http_<status>
    * @param {string} message  plain words for the visitor
+   * @param {{retry?: boolean}} [options]  retry: false when sending the same request again cannot help
    */
-  constructor(code, message) {
+  constructor(code, message, { retry = true } = {}) {
     super(message);
     this.name = 'ChatError';
     this.code = code;
+    this.retry = retry;
   }
 }
 
+/** Shown when the server has no Gemini API key (the `not_configured` error, or the status route's ready: false). */
+export const NOT_SET_UP = 'The assistant is not set up yet. The site owner can fix this.';
+
 /**
- * Turn a failed answer (the JSON envelope, or none) into plain words.
+ * The visitor's words for every error code the server sends: the responder's
+ * codes (README "HTTP API" and "The chat protocol") and nginx's own
+ * (nginx/gemini-agent.conf). Our own words always: the server's message text
+ * may name files or carry the upstream's wording, and is only logged to the
+ * console. `retry: false` hides Retry where sending the same request again
+ * cannot help; `wait: true` adds "Try again in N s." when Retry-After is known.
+ * @type {Record<string, {text: string, retry?: boolean, wait?: boolean}>}
+ */
+export const ERROR_WORDS = {
+  /* the request the widget sent */
+  invalid_json: { text: "The server could not read the chat's last request. Reload the page, then try again.", retry: false },
+  bad_request: { text: "The server did not accept the chat's last request. Reload the page, then try again.", retry: false },
+  schema_violation: { text: "The chat's last request did not match what the server expects. Reload the page, then try again.", retry: false },
+  bad_content_length: { text: "The chat's last request reached the server with a wrong length. Retry in a moment." },
+  incomplete_body: { text: "The chat's last request did not reach the server whole. Check your connection, then retry." },
+  unsupported_media_type: { text: "The server did not accept the format of the chat's requests. The site owner can fix this.", retry: false },
+  payload_too_large: { text: 'This conversation has grown too large to send. Start a new chat to go on.', retry: false },
+  page_state_too_large: { text: 'This page sends more state than the server accepts, so the assistant cannot work on it. The site owner can fix this.', retry: false },
+  invalid_history: { text: 'This conversation can no longer be continued. Start a new chat to go on.', retry: false },
+  tool_name_conflict: { text: 'This page offers the assistant a tool name the server reserves, so the assistant cannot work on it. The site owner can fix this.', retry: false },
+  /* where the widget sent it */
+  not_found: { text: 'The assistant is not available at this address. The site owner can fix this.', retry: false },
+  unknown_action: { text: "This server does not offer the assistant's chat. The site owner can fix this.", retry: false },
+  method_not_allowed: { text: "The server does not accept the chat's requests this way. The site owner can fix this.", retry: false },
+  /* the server and its configuration */
+  not_configured: { text: NOT_SET_UP, retry: false },
+  config_error: { text: 'The assistant is not configured correctly. The site owner can fix this.', retry: false },
+  action_failed: { text: 'A server action failed while answering. Retry in a moment.' },
+  internal_error: { text: 'The server ran into a problem. Retry in a moment.' },
+  /* the model service (Gemini) */
+  upstream_auth: { text: "The AI service refused this site's access key. The site owner can fix this.", retry: false },
+  upstream_rejected: { text: 'The AI service could not answer this request. Retry, or start a new chat if it happens again.' },
+  upstream_rate_limited: { text: 'The AI service is busy right now.', wait: true },
+  upstream_unavailable: { text: 'The AI service is not available right now. Retry in a moment.' },
+  upstream_timeout: { text: 'The AI service took too long to answer. Retry, or ask for something smaller.' },
+  upstream_bad_response: { text: 'The AI service sent an answer the assistant could not use. Retry, or rephrase your request.' },
+  /* nginx in front of the server */
+  rate_limited: { text: 'Too many requests from here right now.', wait: true },
+  responder_unavailable: { text: 'The assistant service is not running right now. Try again later.' },
+  service_unavailable: { text: 'The assistant service is overloaded right now. Try again later.' },
+  responder_timeout: { text: 'The assistant service did not answer in time. Retry in a moment.' },
+};
+
+/**
+ * Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), or null.
+ * @param {string|null|undefined} value
+ * @param {number} [now=Date.now()]
+ */
+export function retryAfterSeconds(value, now = Date.now()) {
+  const v = String(value ?? '').trim();
+  if (!v) return null;
+  if (/^\d+$/.test(v)) return Number(v);
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return null;
+  return Math.max(1, Math.ceil((at - now) / 1000));
+}
+
+/** @param {number|null} seconds */
+function waitWords(seconds) {
+  if (seconds === null) return ' Wait a moment, then retry.';
+  if (seconds < 120) return ` Try again in ${Math.max(1, seconds)} s.`;
+  return ` Try again in ${Math.ceil(seconds / 60)} min.`;
+}
+
+/**
+ * Turn a failed answer (the JSON error envelope, or none) into a ChatError
+ * in plain words. Exported for tests.
  * @param {number} status
  * @param {any} body        parsed JSON or undefined
- * @param {string|null} retryAfter
+ * @param {string|null} [retryAfter]  the Retry-After header
+ * @param {number} [now]
+ * @param {{emptyHistory?: boolean}} [request]  what was sent: with no history
+ *   yet, a request that is too large is the page's doing, and a new chat cannot help
+ * @returns {ChatError}
  */
-function errorFromAnswer(status, body, retryAfter) {
-  const code = typeof body?.error?.code === 'string' ? body.error.code : `http_${status}`;
-  const said = typeof body?.error?.message === 'string' ? body.error.message : '';
-  const wait = retryAfter && /^\d+$/.test(retryAfter) ? ` Try again in ${retryAfter} s.` : '';
-  const words = {
-    not_configured: `The assistant is not set up on this server yet.${said ? ` ${said}` : ''}`,
-    upstream_rate_limited: `The assistant is busy right now (too many requests).${wait || ' Wait a moment, then retry.'}`,
-    rate_limited: `Too many requests.${wait || ' Wait a moment, then retry.'}`,
-    upstream_timeout: 'The model took too long to answer. Retry, or ask for something smaller.',
-    upstream_unavailable: 'The model service is not available right now. Retry in a moment.',
-    upstream_auth: "The server's Gemini API key was refused; the site owner needs to check it.",
-    upstream_bad_response: 'The model sent an answer that could not be used. Retry, or rephrase your request.',
-    too_large: 'This conversation has grown too large to send. Start a new chat.',
-  };
-  if (words[code]) return new ChatError(code, words[code]);
-  if (status === 429) return new ChatError(code, words.rate_limited);
-  if (status === 413) return new ChatError(code, words.too_large);
-  if (said) return new ChatError(code, `The server could not answer: ${said}`);
+export function explainError(status, body, retryAfter = null, now = Date.now(), request = {}) {
+  const sent = typeof body?.error?.code === 'string' ? body.error.code : '';
+  const code = sent || `http_${status}`;
+  let entry = Object.hasOwn(ERROR_WORDS, code) ? ERROR_WORDS[code] : null;
+  if (!entry && status === 413) entry = ERROR_WORDS.payload_too_large;
+  if (entry === ERROR_WORDS.payload_too_large && request.emptyHistory) entry = ERROR_WORDS.page_state_too_large;
+  if (!entry && status === 429) entry = ERROR_WORDS.rate_limited;
+  if (entry) {
+    const text = entry.wait ? entry.text + waitWords(retryAfterSeconds(retryAfter, now)) : entry.text;
+    return new ChatError(code, text, { retry: entry.retry !== false });
+  }
+  if (status >= 400 && status < 500)
+    return new ChatError(code, `The server did not accept the chat's request (HTTP ${status}). Reload the page, then try again.`);
   return new ChatError(code, `The server could not answer (HTTP ${status}). Retry in a moment.`);
 }
 
@@ -302,16 +402,19 @@ export function toJSONSafe(value) {
 }
 
 /**
- * The result text sent back to the model for one page call: the tool's
- * answer, with its page state cut down to the view state (the full, fresh
- * page state travels with the same request as `pageState`).
- * @param {any} result
+ * The result text sent back to the model for one page call: what happened,
+ * not the page again. `{ok: true}` plus whatever else the tool reported
+ * (e.g. `changed`), or `{ok: false, error}`. The tool's `pageState` is left
+ * out: the fresh page state travels with the same request as `pageState`,
+ * and a result stays in the history for the rest of the conversation.
+ * Exported for tests.
+ * @param {any} result  what the tool's execute() resolved to
+ * @returns {string}    JSON text
  */
-function resultForModel(result) {
-  const out = { ...result };
-  const ps = result?.pageState;
-  if (ps && typeof ps === 'object' && 'viewState' in ps) out.pageState = { viewState: ps.viewState };
-  return JSON.stringify(toJSONSafe(out));
+export function resultForModel(result) {
+  if (result?.ok === false) return JSON.stringify({ ok: false, error: String(result.error ?? 'unknown error') });
+  const { ok, pageState, viewState, interactions, ...reported } = result && typeof result === 'object' ? result : {};
+  return JSON.stringify({ ok: true, ...(toJSONSafe(reported) ?? {}) });
 }
 
 const PAST = {
@@ -402,6 +505,7 @@ function loadSaved(storage, key) {
       messages,
       history: Array.isArray(saved.history) ? saved.history : [],
       isExpanded: saved.isExpanded === true,
+      isOpen: saved.isOpen === true,
       model: typeof saved.model === 'string' ? saved.model : '',
     };
   } catch {
@@ -431,6 +535,8 @@ function loadSaved(storage, key) {
  * @property {() => Promise<void>} retry   re-send the request that failed
  * @property {() => void} stop             abort the loop and the request in flight
  * @property {() => void} clear            forget the conversation
+ * @property {() => void} open             launcher mode: show the panel, focus the input
+ * @property {() => void} close            launcher mode: hide the panel, focus the launcher
  * @property {() => void} destroy          stop, remove the widget, drop listeners
  */
 
@@ -453,7 +559,13 @@ function loadSaved(storage, key) {
  * @param {HTMLTemplateElement|string} [options.template]
  *   defaults to a <template> inside the container, else <template id="gemini-chat">, else DEFAULT_TEMPLATE
  * @param {boolean} [options.expanded=false]  start in full mode (a saved choice wins)
- * @param {boolean} [options.floating]  float in the corner (also: data-floating on the container)
+ * @param {boolean} [options.floating]  no place on the page: always a launcher (also: data-floating on the container)
+ * @param {'auto'|'always'|'never'} [options.launcher]  also data-launcher on the container; default
+ *   'always' when floating, else 'auto': in place on wide windows, a launcher button in the corner
+ *   below `launcherBelow` px that opens the chat as a panel (a full-screen sheet below 600 px)
+ * @param {number} [options.launcherBelow=860]  also data-launcher-below
+ * @param {boolean} [options.checkStatus=true]  ask GET <endpoint>/geminiAgent.status on start
+ *   (the offline demo model and a server without a key are announced before the first message)
  * @returns {ChatHandle}
  */
 export function mountChat(container, options = {}) {
@@ -468,7 +580,14 @@ export function mountChat(container, options = {}) {
     fetch: fetchFn = globalThis.fetch,
     expanded = container.hasAttribute('data-expanded'),
     floating = container.hasAttribute('data-floating'),
+    checkStatus = true,
   } = options;
+  /* launcher: 'always' (a button in the corner opens the chat as a panel),
+   * 'never' (the chat sits where the container is), or 'auto': in place on
+   * wide windows, a launcher on windows narrower than launcherBelow px.
+   * A floating widget (no container on the page) is always a launcher. */
+  const launcherSetting = String(options.launcher ?? container.getAttribute('data-launcher') ?? (floating ? 'always' : 'auto'));
+  const launcherBelow = Number(options.launcherBelow ?? container.getAttribute('data-launcher-below')) || LAUNCHER_BELOW;
   const doc = container.ownerDocument;
   const win = doc.defaultView;
   let storage = options.storage;
@@ -493,6 +612,9 @@ export function mountChat(container, options = {}) {
     statusText: '',
     usage: null,
     outcome: '',
+    isOpen: saved?.isOpen ?? false, /* the panel, in launcher mode */
+    unread: false, /* an answer arrived while the panel was closed */
+    server: { ready: null, model: '' }, /* GET geminiAgent.status, when the server has it */
   };
   let seq = 0;
   let run = null; /* {controller} while a loop runs */
@@ -500,14 +622,39 @@ export function mountChat(container, options = {}) {
   let destroyed = false;
   let generation = 0; /* bumped by clear() and destroy(): a running loop's late results are dropped */
 
-  /* DOM */
+  /* DOM: root > [frame (the template's content), launcher button] */
   const root = doc.createElement('div');
   root.className = floating ? 'gemini-chat gemini-chat--floating' : 'gemini-chat';
   root.setAttribute('data-agent', 'off');
-  root.append(templateContent());
+  const frame = doc.createElement('div');
+  frame.className = 'gemini-chat__frame';
+  frame.id = `gemini-chat-panel-${++mounted}`;
+  frame.append(templateContent());
+  const launcher = doc.createElement('button');
+  launcher.type = 'button';
+  launcher.className = 'gemini-chat__launcher';
+  launcher.setAttribute('data-ref', 'openChat');
+  launcher.setAttribute('aria-controls', frame.id);
+  launcher.innerHTML = LAUNCHER_MARKUP; /* ours, constant */
+  root.append(frame, launcher);
   const kept = [...container.children].filter((c) => c.localName === 'template');
   container.replaceChildren(...kept, root);
   const view = bindTemplate(root);
+
+  /* launcher mode follows the window's width ('auto') through matchMedia */
+  const media = (q) => (typeof win?.matchMedia === 'function' ? win.matchMedia(q) : null);
+  const narrow = launcherSetting === 'auto' ? media(`(max-width: ${launcherBelow - 0.02}px)`) : null;
+  const sheet = media(`(max-width: ${SHEET_BELOW - 0.02}px)`); /* the panel fills the screen */
+  let launcherMode = launcherSetting === 'always' || (launcherSetting === 'auto' && Boolean(narrow?.matches));
+  const onWidth = () => {
+    const now = Boolean(narrow?.matches);
+    if (now === launcherMode) return;
+    const hadFocus = frame.contains(doc.activeElement);
+    launcherMode = now;
+    render();
+    if (launcherMode && !s.isOpen && hadFocus) launcher.focus();
+  };
+  narrow?.addEventListener?.('change', onWidth);
 
   function templateContent() {
     let t = options.template ?? container.querySelector(':scope > template') ?? doc.querySelector('template#gemini-chat');
@@ -525,10 +672,13 @@ export function mountChat(container, options = {}) {
     while (u >= 0 && msgs[u].role !== 'user') u--;
     const turn = msgs.slice(u + 1);
     const answers = turn.filter((m) => m.role === 'assistant');
+    const offline = isOfflineModel(s.model) || isOfflineModel(s.server.model);
     return {
-      notice: s.model.startsWith('offline-demo') ? OFFLINE_NOTICE : '',
+      notice: s.server.ready === false ? NOT_SET_UP : offline ? OFFLINE_NOTICE : '',
       hasMessages: msgs.length > 0,
       canRetry: failed !== null && !s.isLoading,
+      isLauncher: launcherMode,
+      isOpen: !launcherMode || s.isOpen,
       lastUserMessage: u >= 0 ? msgs[u].content : '',
       lastAssistantMessage: answers.length ? answers[answers.length - 1].content : '',
       activity: turn.filter((m) => m.role === 'action' || m.role === 'system'),
@@ -550,6 +700,19 @@ export function mountChat(container, options = {}) {
     view.update(state);
     root.setAttribute('data-loading', String(state.isLoading));
     root.setAttribute('data-expanded', String(state.isExpanded));
+    root.setAttribute('data-launcher', String(launcherMode));
+    root.setAttribute('data-open', String(state.isOpen));
+    root.setAttribute('data-unread', String(launcherMode && !state.isOpen && s.unread));
+    launcher.hidden = !launcherMode;
+    launcher.setAttribute('aria-expanded', String(launcherMode && state.isOpen));
+    if (frame.hidden === state.isOpen) frame.hidden = !state.isOpen;
+    if (launcherMode) {
+      frame.setAttribute('role', 'dialog');
+      frame.setAttribute('aria-label', 'Chat with the page assistant');
+    } else {
+      frame.removeAttribute('role');
+      frame.removeAttribute('aria-label');
+    }
     root.setAttribute('aria-busy', String(state.isLoading));
     if (state.outcome) root.setAttribute('data-outcome', state.outcome);
     else root.removeAttribute('data-outcome');
@@ -574,6 +737,7 @@ export function mountChat(container, options = {}) {
           messages: s.messages.slice(-MAX_STORED_MESSAGES),
           history: s.history,
           isExpanded: s.isExpanded,
+          isOpen: s.isOpen,
           model: s.model,
         }),
       );
@@ -582,13 +746,16 @@ export function mountChat(container, options = {}) {
     }
   }
 
-  function addMessage(role, content) {
+  /** @param {{status?: 'ok'|'failed'}} [extra]  status: for action lines */
+  function addMessage(role, content, extra = {}) {
     s.messages.push({
       id: `m${Date.now().toString(36)}-${(seq++).toString(36)}`,
       role,
       content: String(content),
       timestamp: new Date().toISOString(),
+      ...(extra.status ? { status: extra.status } : {}),
     });
+    if ((role === 'assistant' || role === 'system') && launcherMode && !s.isOpen) s.unread = true;
     persist();
     render();
   }
@@ -641,7 +808,13 @@ export function mountChat(container, options = {}) {
     } catch {
       data = undefined;
     }
-    if (!res.ok) throw errorFromAnswer(res.status, data, res.headers?.get?.('Retry-After') ?? null);
+    if (!res.ok) {
+      const emptyHistory = !Array.isArray(body.history) || body.history.length === 0;
+      const err = explainError(res.status, data, res.headers?.get?.('Retry-After') ?? null, Date.now(), { emptyHistory });
+      const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
+      win?.console?.warn?.(`gemini-chat: ${route} answered HTTP ${res.status} (${err.code})${said}`);
+      throw err;
+    }
     if (!data || typeof data !== 'object' || Array.isArray(data))
       throw new ChatError('bad_answer', `The server sent an answer the chat cannot read (HTTP ${res.status}). Retry in a moment.`);
     return data;
@@ -652,11 +825,23 @@ export function mountChat(container, options = {}) {
     if (typeof answer.model === 'string') s.model = answer.model;
     if (answer.usage && typeof answer.usage === 'object') s.usage = answer.usage;
     persist();
-    if (Array.isArray(answer.serverCalls)) for (const c of answer.serverCalls) addMessage('action', describeServerCall(c));
+    if (s.server.ready === false) s.server = { ...s.server, ready: true }; /* it answered: set up after all */
+    if (Array.isArray(answer.serverCalls))
+      for (const c of answer.serverCalls) addMessage('action', describeServerCall(c), { status: c?.ok === false ? 'failed' : 'ok' });
     else render();
   }
 
   async function runCalls(calls, signal, live) {
+    /* Every call must carry the id its result answers; one without is a
+     * server bug: run nothing, send nothing, say so. */
+    const anonymous = calls.find((c) => typeof c?.id !== 'string' || c.id === '');
+    if (anonymous) {
+      throw new ChatError(
+        'protocol_error',
+        'The server asked for a page action without a call id, so the chat cannot report its result. Nothing was done on the page. Start a new chat to go on.',
+        { retry: false },
+      );
+    }
     const results = [];
     for (const call of calls) {
       if (signal.aborted) throw abortError();
@@ -684,8 +869,8 @@ export function mountChat(container, options = {}) {
       await settle(win);
       if (!live()) throw abortError();
       const ok = result.ok !== false;
-      addMessage('action', ok ? line : `${line} — failed: ${result.error ?? 'unknown error'}`);
-      results.push({ callId: String(call?.id ?? name), result: resultForModel(result), isError: !ok });
+      addMessage('action', ok ? line : `${line} — failed: ${result.error ?? 'unknown error'}`, { status: ok ? 'ok' : 'failed' });
+      results.push({ callId: call.id, result: resultForModel(result), isError: !ok });
     }
     return results;
   }
@@ -753,6 +938,7 @@ export function mountChat(container, options = {}) {
         if (!(e instanceof ChatError)) win?.console?.error?.('gemini-chat:', e);
         s.error = err.message;
         s.errorCode = err.code;
+        if (err.retry === false) failed = null; /* the same request again cannot help */
       }
     } finally {
       if (run?.controller === controller) run = null;
@@ -796,6 +982,56 @@ export function mountChat(container, options = {}) {
     render();
   }
 
+  /** Launcher mode: show the panel and put the cursor in the input. */
+  function open() {
+    if (destroyed) return;
+    s.isOpen = true;
+    s.unread = false;
+    persist();
+    render();
+    inputEl()?.focus();
+  }
+
+  /** Launcher mode: hide the panel; focus goes back to the launcher. */
+  function close() {
+    if (destroyed || !launcherMode || !s.isOpen) return;
+    s.isOpen = false;
+    persist();
+    render();
+    launcher.focus();
+  }
+
+  /** What the server says about itself (GET <endpoint>/geminiAgent.status:
+   * {ready, model}); any failure is silent, the chat works without it. */
+  const statusController = typeof AbortController === 'function' ? new AbortController() : null;
+  async function loadStatus() {
+    if (!checkStatus || typeof fetchFn !== 'function') return;
+    try {
+      const res = await fetchFn(`${endpoint.replace(/\/+$/, '')}/geminiAgent.status`, {
+        method: 'GET',
+        headers: { Accept: 'application/json' },
+        credentials: 'same-origin',
+        signal: statusController?.signal,
+      });
+      if (!res?.ok) return;
+      const data = JSON.parse(await res.text());
+      if (destroyed || !data || typeof data !== 'object' || Array.isArray(data)) return;
+      s.server = {
+        ready: typeof data.ready === 'boolean' ? data.ready : null,
+        model: typeof data.model === 'string' ? data.model : '',
+      };
+      render();
+    } catch {
+      /* no status route, offline, not JSON: say nothing */
+    }
+  }
+
+  /** Visible, enabled elements of the panel that take focus, in order. */
+  function focusables() {
+    const sel = 'button, [href], input, textarea, select, [tabindex]:not([tabindex="-1"])';
+    return [...frame.querySelectorAll(sel)].filter((el) => !el.disabled && !el.closest('[hidden]') && el.getClientRects().length > 0);
+  }
+
   function sendFromInput() {
     const input = inputEl();
     if (!input || s.isLoading || !String(input.value).trim()) return;
@@ -828,10 +1064,37 @@ export function mountChat(container, options = {}) {
         clear();
         inputEl()?.focus();
         break;
+      case 'openChat':
+        if (launcherMode && s.isOpen) close();
+        else open();
+        break;
+      case 'closeChat':
+        close();
+        break;
       default:
     }
   };
   const onKeyDown = (ev) => {
+    if (ev.key === 'Escape' && launcherMode && s.isOpen && !ev.isComposing) {
+      ev.preventDefault();
+      close();
+      return;
+    }
+    /* the full-screen sheet covers the page: Tab stays inside it */
+    if (ev.key === 'Tab' && launcherMode && s.isOpen && sheet?.matches && frame.contains(ev.target)) {
+      const list = focusables();
+      if (list.length === 0) return;
+      const first = list[0];
+      const last = list[list.length - 1];
+      if (ev.shiftKey && doc.activeElement === first) {
+        ev.preventDefault();
+        last.focus();
+      } else if (!ev.shiftKey && doc.activeElement === last) {
+        ev.preventDefault();
+        first.focus();
+      }
+      return;
+    }
     if (ev.key !== 'Enter' || ev.shiftKey || ev.isComposing || ev.keyCode === 229) return;
     const el = ev.target?.closest?.('[data-ref="messageInput"]');
     if (!el || !root.contains(el)) return;
@@ -850,6 +1113,7 @@ export function mountChat(container, options = {}) {
   root.addEventListener('input', onInput);
   root.addEventListener('submit', onSubmit);
   render();
+  loadStatus();
 
   return {
     get state() {
@@ -859,10 +1123,14 @@ export function mountChat(container, options = {}) {
     retry,
     stop,
     clear,
+    open,
+    close,
     destroy() {
       generation++;
       destroyed = true;
       stop();
+      statusController?.abort();
+      narrow?.removeEventListener?.('change', onWidth);
       root.removeEventListener('click', onClick);
       root.removeEventListener('keydown', onKeyDown);
       root.removeEventListener('input', onInput);
