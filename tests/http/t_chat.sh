@@ -46,7 +46,7 @@ one system text part :: len(reqs[0]['body']['systemInstruction']['parts']) ==> 1
 (si := reqs[0]['body']['systemInstruction']['parts'][0]['text']) != ''
 the configured persona comes first :: si.startswith('You are Cartie, the shopping assistant of Example Shop.')
 the instruction holds nothing of the page :: [w for w in ('<page-state>\n', 'click-remove-btn', 'Example Shop</', 'item-1') if w in si] ==> []
-the server actions are named in it :: 'action_shop_searchProducts' in si
+the server actions that change data are named in it :: 'Server actions that change data: action_shop_addReview.' in si
 the page state is the request's last turn :: reqs[0]['page_index'] ==> len(reqs[0]['body']['contents'])
 (pt := reqs[0]['page_turn']['parts'][0]['text']) != ''
 the page state is between <page-state> markers, once :: (pt.count('<page-state>\n'), pt.count('\n</page-state>')) ==> (1, 1)

@@ -72,6 +72,18 @@ function reachability(oldState, oldDefs, newState, newDefs) {
   }
   const kebab = (ref) => ref.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
   const entries = Object.values(newState.lists ?? {}).flat();
+  /* an item's label is in its list entry, or - said once - in the view
+   * state's object with the same id */
+  const viewNames = new Map();
+  const walk = (v) => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      if (typeof v.id === 'string') viewNames.set(v.id, Object.values(v).filter((x) => typeof x === 'string'));
+      Object.values(v).forEach(walk);
+    }
+  };
+  walk(newState.viewState);
+  const labelled = (entry, id, label) => entry?.label === label || (viewNames.get(id) ?? []).includes(label);
 
   check('the view state', JSON.stringify(newState.viewState) === JSON.stringify(oldState.viewState));
   const newNames = new Set(newDefs.map((d) => d.name));
@@ -88,7 +100,7 @@ function reachability(oldState, oldDefs, newState, newDefs) {
       if (id) {
         check(`${key}: the item ${id} is listed`, entry);
         check(`${key}: ${group.refName} is among its refs`, entry?.refs.includes(group.refName));
-        if (item.itemLabel) check(`${key}: item label "${item.itemLabel}"`, entry?.label === item.itemLabel);
+        if (item.itemLabel) check(`${key}: item label "${item.itemLabel}"`, labelled(entry, id, item.itemLabel));
       }
       if (item.label) {
         const said = tool?.description.toLowerCase().includes(item.label.toLowerCase()) || entry?.labels?.[group.refName] === item.label;

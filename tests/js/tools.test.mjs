@@ -113,9 +113,7 @@ describe('schemas', () => {
       properties: {
         coordinate: {
           type: 'string',
-          description:
-            'The item to act on: "<id>/removeBtn", where <id> is the id of an item in the page state\'s lists.items ' +
-            'whose refs include "removeBtn". The bare id works too.',
+          description: '"<id>/removeBtn" for an item of the page state\'s lists.items with "removeBtn" in its refs',
         },
       },
       required: ['coordinate'],

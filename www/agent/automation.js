@@ -271,7 +271,11 @@ export function createAutomation(root = document) {
       if (!list) lists.set(item.list, (list = new Map()));
       let row = list.get(id);
       if (!row) {
-        row = { entry: { id, ...(item.itemLabel ? { label: item.itemLabel } : {}), refs: [] }, node: itemNode, labels: {} };
+        // the label only when the view state does not say it already (it
+        // names the item with the same id): the page state goes with every
+        // request, so it says each thing once
+        const said = item.itemLabel && clip(labelFromViewState(viewState, id) ?? '') === item.itemLabel;
+        row = { entry: { id, ...(item.itemLabel && !said ? { label: item.itemLabel } : {}), refs: [] }, node: itemNode, labels: {} };
         list.set(id, row);
       }
       row.entry.refs.push(refName);

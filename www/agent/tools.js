@@ -271,15 +271,13 @@ function semanticTool(automation, entry, group, items) {
   if (entry.repeated) {
     properties.coordinate = {
       type: 'string',
-      description:
-        `The item to act on: "<id>/${ref}", where <id> is the id of an item in the page state's ` +
-        `${listsPhrase(entry.lists)} whose refs include "${ref}". The bare id works too.`,
+      description: `"<id>/${ref}" for an item of the page state's ${listsPhrase(entry.lists)} with "${ref}" in its refs`,
     };
     required.push('coordinate');
   }
   const options = kind === 'select' ? unionOptions(items) : [];
   if (kind === 'text') {
-    properties.value = { type: 'string', description: 'The text to enter; it replaces the current text' };
+    properties.value = { type: 'string', description: 'The text to enter (replaces the current text)' };
   } else if (kind === 'select') {
     const values = options.map((o) => o.value).filter((v) => v !== '');
     properties.value = { type: 'string', description: 'The value of the option to choose', ...(values.length ? { enum: values } : {}) };
@@ -435,15 +433,13 @@ function genericTools(automation) {
   const coordinateProp = {
     type: 'string',
     description:
-      'The element\'s coordinate: "<ref>" for a single element, "<id>/<ref>" for an element of an item in the ' +
-      'page state\'s lists (its refs say which)',
+      '"<ref>", or "<id>/<ref>" for an item of the page state\'s lists',
   };
   return [
     {
       name: 'trigger-interaction',
       description:
-        'Trigger an event on any interactive element of the page, found by its coordinate. ' +
-        'event defaults to the element\'s first event (click for buttons and links).',
+        'Trigger an event on an element found by its coordinate (by default its first event: click for buttons).',
       inputSchema: {
         type: 'object',
         properties: {
@@ -471,8 +467,7 @@ function genericTools(automation) {
     {
       name: 'fill-input',
       description:
-        'Set the value of a text field, dropdown or checkbox, found by its coordinate, the way a user would ' +
-        '(fires input and change). Dropdowns take an option value; checkboxes take "true" or "false".',
+        'Set a field found by its coordinate, as a user would: text, an option value, or "true"/"false" for a checkbox.',
       inputSchema: {
         type: 'object',
         properties: {

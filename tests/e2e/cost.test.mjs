@@ -1,0 +1,38 @@
+/**
+ * What a chat turn costs (issue 8's targets), over the scripted
+ * conversation of tests/cost/conversation.mjs: the bytes sent to Gemini
+ * stay within 0.6 of what the same conversation cost before the request
+ * was made cache-friendly, and every follow-up call's request begins with
+ * at least 90% of the previous call's, byte for byte, in Gemini's reading
+ * order. `make cost` prints the same figures.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MESSAGES, runConversation } from '../cost/conversation.mjs';
+
+/* The same conversation before (commit 9ddbce3): 18 Gemini calls. */
+const BYTES_BEFORE = 310130;
+
+let run;
+before(async () => {
+  run = await runConversation();
+});
+after(() => {});
+
+describe('the cost of a conversation on the demo page', () => {
+  it('answers every message', () => {
+    assert.equal(run.outcomes.length, MESSAGES.length);
+    assert.deepEqual(run.outcomes.filter((o) => o !== 'response'), []);
+    assert.deepEqual(run.problems, []);
+  });
+
+  it('sends at most 0.6 of the bytes it sent before', () => {
+    assert.ok(run.bytes <= 0.6 * BYTES_BEFORE,
+      `${run.bytes} bytes in ${run.calls} calls; the target is ${Math.floor(0.6 * BYTES_BEFORE)}`);
+  });
+
+  it('begins every follow-up request with at least 90% of the previous one', () => {
+    const low = run.kept.map((k, i) => [i + 2, k]).filter(([, k]) => k < 0.9);
+    assert.deepEqual(low.map(([call, k]) => `call ${call}: ${(100 * k).toFixed(1)}%`), []);
+  });
+});
