@@ -73,12 +73,13 @@ describe('the widget never misleads', () => {
   it('a page that sends too much state is told so, without "start a new chat" and without Retry', async (t) => {
     const page = await openPage(browser, stack);
     try {
-      for (const [size, who] of [[300 * 1024, 'the responder (maxPageStateBytes)'], [1200 * 1024, 'nginx (client_max_body_size)']]) {
+      for (const [size, who, code] of [[300 * 1024, 'the responder (maxPageStateBytes)', 'page_state_too_large'],
+        [1200 * 1024, 'nginx (client_max_body_size)', 'payload_too_large']]) {
         await page.evaluate((n) => window.pageAgent.setViewState({ notes: 'x'.repeat(n) }), size);
         assert.equal(await ask(page, 'hello'), 'error', who);
         const s = await page.evaluate(() => window.geminiAgent.chat.state);
         t.diagnostic(`${who}: ${s.errorCode}`);
-        assert.ok(['page_state_too_large', 'payload_too_large'].includes(s.errorCode), s.errorCode);
+        assert.equal(s.errorCode, code, who);
         const text = await page.textContent(SEL.error);
         assert.match(text, /This page sends more state than the server accepts/, who);
         assert.doesNotMatch(text, /new chat/i);
