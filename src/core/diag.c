@@ -41,28 +41,35 @@ oom:
     log_err("out of memory recording: %s", msg);
 }
 
+/* Format the message and push it onto one of the two lists. */
+static void ATTR_FMT(6, 0)
+vpush(struct diag_item **items, size_t *count, size_t *alloc,
+      const char *file, int line, const char *fmt, va_list ap)
+{
+    char msg[512];
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    push(items, count, alloc, file, line, msg);
+}
+
 void
 diag_add(struct diag *d, const char *file, int line, const char *fmt, ...)
 {
     va_list ap;
-    char msg[512];
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vpush(&d->items, &d->count, &d->alloc, file, line, fmt, ap);
     va_end(ap);
-    push(&d->items, &d->count, &d->alloc, file, line, msg);
 }
 
 void
 diag_note(struct diag *d, const char *file, int line, const char *fmt, ...)
 {
     va_list ap;
-    char msg[512];
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vpush(&d->notes, &d->nnotes, &d->notes_alloc, file, line, fmt, ap);
     va_end(ap);
-    push(&d->notes, &d->nnotes, &d->notes_alloc, file, line, msg);
 }
 
 static void

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ask, lastAnswer, launchBrowser, REPO, screenshot, SEL, SCREENSHOTS, startStack } from './stack.mjs';
+import { ask, trackProblems, lastAnswer, launchBrowser, REPO, screenshot, SEL, SCREENSHOTS, startStack } from './stack.mjs';
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -52,16 +52,7 @@ after(async () => {
 /** Open `path` (or the one-tag page) at `viewport`; the launcher or the input shows. */
 async function open(viewport, path = '/') {
   const browser = await launchBrowser({ viewport });
-  const page = await browser.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/^Failed to load resource/.test(m.text())) problems.push(`console.error: ${m.text()}`);
-  });
-  page.on('response', (r) => {
-    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
-  });
-  page.problems = problems;
+  const page = trackProblems(await browser.newPage());
   if (path === 'one-tag') {
     await page.route(`${stack.url}/one-tag.html`, (route) =>
       route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: ONE_TAG }));

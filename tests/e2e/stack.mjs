@@ -291,9 +291,9 @@ export const SEL = {
   row: (id) => `[data-foreach="items"] > [data-id="${id}"]`,
 };
 
-/** Open the demo page and wait until the widget is mounted. */
-export async function openPage(browser, stack, path = '/') {
-  const page = await browser.newPage();
+/** Collect the page's errors, failed console lines and HTTP errors in
+ * page.problems (a test asserts it stays empty). */
+export function trackProblems(page) {
   const problems = [];
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => {
@@ -304,6 +304,12 @@ export async function openPage(browser, stack, path = '/') {
     if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) problems.push(`HTTP ${r.status()}: ${r.url()}`);
   });
   page.problems = problems;
+  return page;
+}
+
+/** Open the demo page and wait until the widget is mounted. */
+export async function openPage(browser, stack, path = '/') {
+  const page = trackProblems(await browser.newPage());
   await page.goto(`${stack.url}${path}`);
   await page.waitForSelector(SEL.input, { state: 'visible' });
   return page;
