@@ -1,11 +1,18 @@
 #!/usr/bin/env python3
-"""Write the benchmark's typical sendMessage body to stdout.
+"""Write a benchmark sendMessage body to stdout: make-request.py [SIZE].
 
-A conversation of 20 turns (10 exchanges about a cart), 30 page tools of
-the kind tools.js generates (semantic tools with coordinate enums), and a
-page state of about 20 KB. Deterministic: the same bytes every run.
+SIZE is one of (default typical):
+    small    2 turns,   5 page tools, a 1 KB page state
+    typical  20 turns, 30 page tools, a 20 KB page state
+    large   200 turns, 60 page tools, a 200 KB page state
+The turns are exchanges about a cart, the tools of the kind tools.js
+generates. Deterministic: the same bytes every run.
 """
 import json
+import sys
+
+SIZES = {"small": (2, 5, 1024), "typical": (20, 30, 20 * 1024),
+         "large": (200, 60, 200 * 1024)}
 
 def history(turns=20):
     h = []
@@ -37,6 +44,10 @@ def page_state(target=20 * 1024):
     return {"items": items, "total": round(sum(x["price"] * x["quantity"] for x in items), 2),
             "itemCount": len(items)}
 
-body = {"message": "Remove the USB-C Hub from my cart", "history": history(),
-        "toolDefinitions": tools(), "pageState": page_state()}
+size = sys.argv[1] if len(sys.argv) > 1 else "typical"
+if size not in SIZES:
+    sys.exit("make-request.py: SIZE is one of %s" % ", ".join(SIZES))
+turns, ntools, state = SIZES[size]
+body = {"message": "Remove the USB-C Hub from my cart", "history": history(turns),
+        "toolDefinitions": tools(ntools), "pageState": page_state(state)}
 print(json.dumps(body, separators=(",", ":")))
