@@ -36,12 +36,19 @@ memlimit_exceeded(void)
     return budget != 0 && charged > budget;
 }
 
+/* Count n more bytes, saturating. */
+static void
+add_charge(size_t n)
+{
+    charged = n > SIZE_MAX - charged ? SIZE_MAX : charged + n;
+}
+
 bool
 memlimit_charge(size_t n)
 {
     if (HOOK_FAILS(n))
         return false;
-    charged = n > SIZE_MAX - charged ? SIZE_MAX : charged + n;
+    add_charge(n);
     return !memlimit_exceeded();
 }
 
@@ -73,7 +80,7 @@ json_alloc(size_t n)
         return p;
     }
     /* Inside a parse: counted, never refused (see memlimit.h). */
-    charged = n > SIZE_MAX - charged ? SIZE_MAX : charged + n;
+    add_charge(n);
     p = malloc(n);
     if (p == NULL) {
         static const char msg[] = "gemini-agent: out of memory inside the "

@@ -340,8 +340,10 @@ drop_page_turn(struct chat *c)
 {
     for (size_t i = json_array_size(c->contents); c->page_turn != NULL && i > 0;
          i--)
-        if (json_array_get(c->contents, i - 1) == c->page_turn)
+        if (json_array_get(c->contents, i - 1) == c->page_turn) {
             json_array_remove(c->contents, i - 1);
+            break;
+        }
     c->page_turn = NULL;
 }
 

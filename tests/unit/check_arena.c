@@ -6,7 +6,6 @@
 #include "core/common.h"
 #include "core/arena.h"
 #include "core/sbuf.h"
-#include "core/status.h"
 
 #include <check.h>
 #include <jansson.h>
@@ -92,47 +91,16 @@ START_TEST(sbuf_cap_is_enforced)
 }
 END_TEST
 
-START_TEST(status_first_error_wins_and_maps)
-{
-    struct status_error e = {0};
-    ck_assert_int_eq(status_set(&e, ST_TOO_LARGE, "body of %d bytes", 5), -1);
-    status_set(&e, ST_INTERNAL, "later");
-    ck_assert_int_eq(e.code, ST_TOO_LARGE);
-    ck_assert_str_eq(e.text, "body of 5 bytes");
-    ck_assert_int_eq(status_http(ST_TOO_LARGE), 413);
-    ck_assert_str_eq(status_code(ST_MEDIA_TYPE), "unsupported_media_type");
-    ck_assert_int_eq(status_http(ST_SCHEMA), 422);
-    ck_assert_int_eq(status_http(ST_METHOD), 405);
-    ck_assert_int_eq(status_http(ST_UNKNOWN_ACTION), 404);
-    ck_assert_int_eq(status_http((enum status)999), 500);
-    /* every status has a code and a status */
-    for (int s = 0; s < ST__COUNT; s++) {
-        ck_assert_ptr_nonnull(status_code((enum status)s));
-        ck_assert_int_ge(status_http((enum status)s), 200);
-    }
-    /* long messages are cut on a UTF-8 boundary */
-    char big[STATUS_TEXT_MAX * 2];
-    for (size_t i = 0; i + 2 < sizeof(big); i += 2)
-        memcpy(big + i, "\xc3\xa9", 2);
-    big[sizeof(big) - 1] = '\0';
-    struct status_error e2 = {0};
-    status_set(&e2, ST_BAD_REQUEST, "x%s", big);
-    size_t len = strlen(e2.text);
-    ck_assert_uint_lt(len, STATUS_TEXT_MAX);
-    ck_assert_int_ne((unsigned char)e2.text[len - 1], 0xc3);
-}
-END_TEST
 
 Suite *
 arena_suite(void)
 {
-    Suite *s = suite_create("arena+sbuf+status");
+    Suite *s = suite_create("arena+sbuf");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, arena_alloc_aligned_and_large);
     tcase_add_test(tc, arena_strings);
     tcase_add_test(tc, arena_cleanups_run_lifo_on_reset);
     tcase_add_test(tc, sbuf_cap_is_enforced);
-    tcase_add_test(tc, status_first_error_wins_and_maps);
     suite_add_tcase(s, tc);
     return s;
 }

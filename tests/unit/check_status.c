@@ -320,12 +320,44 @@ START_TEST(text_cut_to_fit)
 }
 END_TEST
 
+START_TEST(status_first_error_wins_and_maps)
+{
+    struct status_error e = {0};
+    ck_assert_int_eq(status_set(&e, ST_TOO_LARGE, "body of %d bytes", 5), -1);
+    status_set(&e, ST_INTERNAL, "later");
+    ck_assert_int_eq(e.code, ST_TOO_LARGE);
+    ck_assert_str_eq(e.text, "body of 5 bytes");
+    ck_assert_int_eq(status_http(ST_TOO_LARGE), 413);
+    ck_assert_str_eq(status_code(ST_MEDIA_TYPE), "unsupported_media_type");
+    ck_assert_int_eq(status_http(ST_SCHEMA), 422);
+    ck_assert_int_eq(status_http(ST_METHOD), 405);
+    ck_assert_int_eq(status_http(ST_UNKNOWN_ACTION), 404);
+    ck_assert_int_eq(status_http((enum status)999), 500);
+    /* every status has a code and a status */
+    for (int s = 0; s < ST__COUNT; s++) {
+        ck_assert_ptr_nonnull(status_code((enum status)s));
+        ck_assert_int_ge(status_http((enum status)s), 200);
+    }
+    /* long messages are cut on a UTF-8 boundary */
+    char big[STATUS_TEXT_MAX * 2];
+    for (size_t i = 0; i + 2 < sizeof(big); i += 2)
+        memcpy(big + i, "\xc3\xa9", 2);
+    big[sizeof(big) - 1] = '\0';
+    struct status_error e2 = {0};
+    status_set(&e2, ST_BAD_REQUEST, "x%s", big);
+    size_t len = strlen(e2.text);
+    ck_assert_uint_lt(len, STATUS_TEXT_MAX);
+    ck_assert_int_ne((unsigned char)e2.text[len - 1], 0xc3);
+}
+END_TEST
+
 Suite *
 status_suite(void)
 {
     Suite *s = suite_create("status");
     TCase *tc = tcase_create("detail");
 
+    tcase_add_test(tc, status_first_error_wins_and_maps);
     tcase_add_test(tc, schema_detail);
     tcase_add_test(tc, long_path_is_cut_on_a_utf8_boundary);
     tcase_add_test(tc, retry_detail);
