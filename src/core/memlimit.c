@@ -11,10 +11,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/* The allocator's own bookkeeping, per process: bytes charged since the
- * request began, the budget, and how deep in parses we are. */
-static size_t charged, budget;
-static int parsing;
+/* The allocator's own bookkeeping, per thread (each thread of a worker
+ * runs its own request): bytes charged since the request began, the
+ * budget, and how deep in parses we are. */
+static _Thread_local size_t charged, budget;
+static _Thread_local int parsing;
 
 #ifdef TESTING
 bool (*memlimit_fail_hook)(size_t n);
@@ -93,7 +94,7 @@ json_alloc(size_t n)
 }
 
 #ifdef TESTING
-long memlimit_json_live;
+_Thread_local long memlimit_json_live;
 
 static void
 json_release(void *p)

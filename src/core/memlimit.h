@@ -21,7 +21,9 @@
  * bound, ends the process with a log line instead of parsing on with
  * corrupted data.
  *
- * The count is per process: a worker runs one request at a time.
+ * The count is per thread: each of a worker's threads runs one request at
+ * a time, and jansson's allocator (one per process) charges the thread
+ * that calls it.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -54,7 +56,7 @@ bool memlimit_exceeded(void);
 extern bool (*memlimit_fail_hook)(size_t n);
 /* jansson's allocations not yet freed (since memlimit_install): a suite
  * compares it before and after a request to find leaks. */
-extern long memlimit_json_live;
+extern _Thread_local long memlimit_json_live;
 #endif
 
 #endif /* APP_MEMLIMIT_H */
