@@ -67,6 +67,14 @@
 #define DEFAULT_GEMINI_TIMEOUT_MS 60000
 #define BOUND_ACTION_TIMEOUT_MS   120000
 #define DEFAULT_ACTION_TIMEOUT_MS 10000
+/* A whole request, every Gemini call and action included
+ * (requestTimeoutMs). Gemini calls are cut to what is left of it, so a
+ * request only outlives it when something hangs - and then the master's
+ * watchdog replaces the worker (docs/internals/concurrency.md). It ends
+ * before nginx's fastcgi_read_timeout (300 s), so the visitor hears from
+ * us, not from nginx. */
+#define BOUND_REQUEST_TIMEOUT_MS   290000
+#define DEFAULT_REQUEST_TIMEOUT_MS 120000
 
 /* A CGI host that announces more body than it sends and keeps stdin open
  * must not hang the process: give up after this long without a byte. */
@@ -86,6 +94,8 @@
 /* A retry is only worth making when at least this much time is left after
  * the wait; an attempt with less can only time out. */
 #define GEMINI_MIN_ATTEMPT_MS  100
+/* How often a call in flight asks whether its visitor is still there. */
+#define GEMINI_GONE_CHECK_MS   200
 /* Gemini's message quoted in our log line (visitors never see it). */
 #define BOUND_GEMINI_QUOTE     200
 /* The longest wait an upstream Retry-After or RetryInfo may ask for. It is
@@ -100,6 +110,28 @@
 
 #define BOUND_WORKERS             64
 #define DEFAULT_WORKERS           2
+/* Request threads per worker (--threads). A chat spends seconds waiting
+ * on Gemini and microseconds of CPU, so a thread per chat in flight is
+ * what lets one box hold hundreds: the default pair of workers holds 256
+ * chats at once. Each idle thread costs its stack's touched pages and a
+ * 16 KB arena block. */
+#define BOUND_THREADS             1024
+#define DEFAULT_THREADS           128
+/* Requests that may wait for a free thread, per worker (--queue), and how
+ * long one waits before it is told to come back: past either the answer
+ * is a fast 503 with Retry-After, not minutes in the listen backlog. */
+#define BOUND_QUEUE               1024
+#define DEFAULT_QUEUE             32
+#define WORKER_QUEUE_WAIT_MS      5000
+#define OVERLOAD_RETRY_AFTER_S    2
+/* Stack of a request thread. Our deepest paths (schema validation, regex,
+ * a TLS handshake, the resolver) use tens of KB; only touched pages count. */
+#define WORKER_THREAD_STACK       (512u * 1024)
+/* The master's watchdog looks at every worker's requests this often; a
+ * request past requestTimeoutMs + WORKER_HANG_SLACK_MS, or an action past
+ * actionTimeoutMs, gets its worker killed and replaced. */
+#define WATCH_TICK_MS             250
+#define WORKER_HANG_SLACK_MS      5000
 #define BOUND_REQUESTS_PER_WORKER 100000000L
 
 /* A worker that dies sooner than this after it started counts as a crash

@@ -47,6 +47,8 @@ static const struct limit_key limit_keys[] = {
           DEFAULT_GEMINI_TIMEOUT_MS),
     LIMIT("actionTimeoutMs", actions.timeout_ms, 100, BOUND_ACTION_TIMEOUT_MS,
           DEFAULT_ACTION_TIMEOUT_MS),
+    LIMIT("requestTimeoutMs", limits.request_timeout_ms, 1000,
+          BOUND_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS),
     LIMIT("maxRequestsPerWorker", limits.max_requests_per_worker, 0,
           BOUND_REQUESTS_PER_WORKER, 0),
 };
@@ -117,7 +119,7 @@ load_limits(struct config *cfg, const struct ydoc_node *map, const char *file,
             unknown_key(d, file, k, " in 'limits'",
                         "maxBodyBytes, maxHistoryTurns, maxTools, "
                         "maxPageStateBytes, maxLoopSteps, geminiTimeoutMs, "
-                        "actionTimeoutMs, maxRequestsPerWorker");
+                        "actionTimeoutMs, requestTimeoutMs, maxRequestsPerWorker");
             continue;
         }
         if (!ydoc_int(v, &val)) {

@@ -31,6 +31,7 @@ struct config_limits {
     long max_page_state_bytes;
     long max_loop_steps;   /* env AGENT_MAX_LOOP_STEPS wins, clamped 1..15 */
     long max_requests_per_worker; /* 0 = never recycle */
+    long request_timeout_ms; /* the whole request (requestTimeoutMs) */
 };
 
 /* Where the API key came from; the key itself is never printed. */

@@ -42,6 +42,8 @@ static const struct {
     [ST_UPSTREAM_TIMEOUT] = {"upstream_timeout", 504},
     [ST_UPSTREAM_BAD] = {"upstream_bad_response", 502},
     [ST_PAGE_STATE_TOO_LARGE] = {"page_state_too_large", 413},
+    [ST_OVERLOADED] = {"overloaded", 503},
+    [ST_CLIENT_GONE] = {"client_gone", 499},
 };
 
 /* Cut `s` so that it does not end inside a UTF-8 sequence. */
@@ -164,6 +166,7 @@ status_reason(int http)
     case 415: return "Unsupported Media Type";
     case 422: return "Unprocessable Content";
     case 429: return "Too Many Requests";
+    case 499: return "Client Closed Request"; /* nginx's; never read */
     case 500: return "Internal Server Error";
     case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";

@@ -51,6 +51,8 @@ enum status {
     ST_UPSTREAM_TIMEOUT,  /* 504 upstream_timeout */
     ST_UPSTREAM_BAD,      /* 502 upstream_bad_response */
     ST_PAGE_STATE_TOO_LARGE, /* 413 page_state_too_large */
+    ST_OVERLOADED,        /* 503 overloaded: every thread busy, queue full */
+    ST_CLIENT_GONE,       /* 499 client_gone: the visitor hung up */
     ST__COUNT
 };
 

@@ -26,6 +26,7 @@
 #include "gemini/transport.h"
 #include "core/jsonin.h"
 #include "core/monotime.h"
+#include "core/watch.h"
 #include "core/utf8.h"
 #include "core/arena.h"
 #include "core/bounds.h"
@@ -350,6 +351,8 @@ net_name(enum gemini_net net)
         return "stalled";
     case GEMINI_NET_TOO_LARGE:
         return "response too large";
+    case GEMINI_NET_GONE:
+        return "dropped: the visitor hung up";
     case GEMINI_NET_OTHER:
         break;
     }
@@ -456,6 +459,10 @@ map_failure(const struct gemini *g, const struct config_gemini *gc,
         return status_set(err, ST_UPSTREAM_BAD,
                           "Gemini sent a response larger than %u MiB",
                           (unsigned)(BOUND_UPSTREAM_BYTES / (1024 * 1024)));
+    case GEMINI_NET_GONE:
+        return status_set(err, ST_CLIENT_GONE,
+                          "the visitor hung up; the Gemini call was "
+                          "dropped");
     case GEMINI_NET_OTHER:
         log_warn("gemini: TLS or protocol error talking to %s",
                  base_url(gc));
@@ -507,6 +514,17 @@ map_failure(const struct gemini *g, const struct config_gemini *gc,
                       "Gemini answered with an unexpected HTTP %ld", s);
 }
 
+/* The call's deadline on the transport's clock: geminiTimeoutMs from now,
+ * or sooner when the request's own deadline comes first. */
+static long
+call_deadline(const struct gemini_transport *t, const struct config_gemini *gc)
+{
+    long now = t->now_ms(t->ctx), request = watch_deadline_ms();
+    long left = request == 0 ? gc->timeout_ms : request - monotime_ms();
+
+    return now + (left < gc->timeout_ms ? left : gc->timeout_ms);
+}
+
 int
 gemini_generate(struct gemini *g, const struct config_gemini *gc,
                 const char *body, size_t len, struct arena *a,
@@ -536,7 +554,7 @@ gemini_generate(struct gemini *g, const struct config_gemini *gc,
         goto out;
     }
 
-    deadline = t->now_ms(t->ctx) + gc->timeout_ms;
+    deadline = call_deadline(t, gc);
     for (attempt = 1;; attempt++) {
         now = t->now_ms(t->ctx);
         if (deadline - now <= 0) {
@@ -597,6 +615,10 @@ gemini_generate(struct gemini *g, const struct config_gemini *gc,
         if (now + wait + GEMINI_MIN_ATTEMPT_MS > deadline)
             break;
         t->sleep_ms(t->ctx, wait);
+        if (g->gone != NULL && g->gone(g->gone_ctx)) {
+            h.net = GEMINI_NET_GONE; /* nobody is left to answer */
+            break;
+        }
     }
     rc = map_failure(g, gc, &h, have_info ? &info : NULL, attempt, wait, hint,
                      err);
@@ -608,12 +630,32 @@ out:
 /* --- lifecycle ----------------------------------------------------------- */
 
 int
-gemini_init(struct gemini *g)
+gemini_init_shared(struct gemini *g, struct gemini_share *share)
 {
     memset(g, 0, sizeof(*g));
     g->stall_ms = GEMINI_STALL_MS;
-    g->seed = (unsigned)monotime_ms() ^ (unsigned)getpid() * 2654435761u;
-    return transport_init(g);
+    /* the address differs between threads, the pid between workers */
+    g->seed = (unsigned)monotime_ms() ^ (unsigned)getpid() * 2654435761u ^
+              (unsigned)(uintptr_t)g;
+    return transport_init(g, share);
+}
+
+int
+gemini_init(struct gemini *g)
+{
+    return gemini_init_shared(g, NULL);
+}
+
+struct gemini_share *
+gemini_share_new(void)
+{
+    return transport_share_new();
+}
+
+void
+gemini_share_free(struct gemini_share *s)
+{
+    transport_share_free(s);
 }
 
 void

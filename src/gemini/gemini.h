@@ -2,9 +2,9 @@
  * gemini.h - the Gemini REST client: one generateContent call, with
  * retries, under one deadline (wire §1, §10, §11).
  *
- * A worker owns one `struct gemini` for its whole life: one libcurl easy
- * handle, so one keep-alive connection serves every request the worker
- * answers. The transport sits behind function pointers so the retry,
+ * Each request thread owns one `struct gemini` for its whole life: one
+ * libcurl easy handle; the threads of a worker share their connections
+ * (gemini_share_new), so keep-alive connections serve every request. The transport sits behind function pointers so the retry,
  * deadline and error-mapping logic is tested without a network.
  *
  * The API key travels only in the `x-goog-api-key` header: never in the
@@ -36,6 +36,7 @@ enum gemini_net {
     GEMINI_NET_STALL,     /* the response started, then stopped flowing */
     GEMINI_NET_TOO_LARGE, /* the body passed BOUND_UPSTREAM_BYTES */
     GEMINI_NET_OTHER,     /* anything else (TLS, protocol): no retry */
+    GEMINI_NET_GONE,      /* the visitor hung up: the call was dropped */
 };
 
 /* One attempt's result, filled by the transport. */
@@ -75,6 +76,11 @@ struct gemini {
     /* The libcurl transport's stall window: GEMINI_STALL_MS, set by the
      * init functions. Tests lower it so a stall is seen in milliseconds. */
     long stall_ms;
+    /* Has the visitor of the request in flight hung up? Set by whoever
+     * serves the request (NULL: never asked); the transport asks while it
+     * waits, at most every GEMINI_GONE_CHECK_MS, and drops the call. */
+    bool (*gone)(void *ctx);
+    void *gone_ctx;
 };
 
 /* Totals over the Gemini calls of one chat request. */
@@ -84,8 +90,21 @@ struct gemini_usage {
     int calls; /* HTTP attempts that reached Gemini, retries included */
 };
 
-/* A worker's client over libcurl. Returns 0, or -1 (libcurl failed). */
+/* A client over libcurl. Returns 0, or -1 (libcurl failed). */
 int gemini_init(struct gemini *g);
+
+/*
+ * What the clients of one process's threads share: libcurl's connection
+ * cache, DNS cache and TLS sessions, so a request reuses the keep-alive
+ * connection whichever thread opened it, and an idle thread holds none.
+ * Free it after every client that uses it. NULL when out of memory.
+ */
+struct gemini_share;
+struct gemini_share *gemini_share_new(void);
+void gemini_share_free(struct gemini_share *s);
+
+/* gemini_init(), with the client joined to `share`. */
+int gemini_init_shared(struct gemini *g, struct gemini_share *share);
 
 /* A client over a caller-supplied transport (tests). */
 void gemini_init_transport(struct gemini *g, const struct gemini_transport *t);
@@ -97,11 +116,13 @@ void gemini_release(struct gemini *g);
  * Retries at most twice, only on 408/429/500/502/503/504 and connection
  * failures, with exponential back-off plus jitter, honouring RetryInfo
  * retryDelay and Retry-After (clamped to GEMINI_RETRY_HINT_MAX_MS), never
- * past the deadline of gc->timeout_ms from the call's start.
+ * past the deadline of gc->timeout_ms from the call's start, nor past the
+ * request's own (watch_deadline_ms()).
  * On success returns 0 with `*response` a new reference pinned to `a`.
  * On failure returns -1 with `err` mapped (upstream_auth, _rejected,
  * _rate_limited, _unavailable, _timeout, _bad_response; not_configured
- * without calling Gemini when the key is missing). err->text is for the
+ * without calling Gemini when the key is missing; client_gone when the
+ * visitor hung up, see `gone`). err->text is for the
  * site's visitors: our own words, never a path or Gemini's message (both
  * are logged). For _rate_limited, and for _unavailable when Gemini named
  * a delay, err->retry_after_s says when to come back (the HTTP answer's

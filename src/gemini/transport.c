@@ -23,6 +23,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -40,6 +41,9 @@ struct gemini_xfer {
     bool too_large; /* the write callback hit the body cap */
     bool no_memory; /* the write callback could not grow the buffer */
     bool stalled;   /* the progress callback saw a stall */
+    bool gone;      /* ... or that the visitor hung up */
+    struct gemini *g;
+    long gone_checked_ms;
 };
 
 static long
@@ -144,10 +148,21 @@ curl_xferinfo_cb(void *clientp, curl_off_t dltotal, curl_off_t dlnow,
 {
     struct gemini_xfer *x = clientp;
 
+    long now = monotime_ms();
+
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    if (x->started && monotime_ms() - x->last_ms >= x->stall_ms) {
+    if (x->started && now - x->last_ms >= x->stall_ms) {
         x->stalled = true;
         return 1;
+    }
+    /* libcurl calls this about once a second while it waits, and often
+     * while bytes flow: ask about the visitor at a fixed pace. */
+    if (x->g->gone != NULL && now - x->gone_checked_ms >= GEMINI_GONE_CHECK_MS) {
+        x->gone_checked_ms = now;
+        if (x->g->gone(x->g->gone_ctx)) {
+            x->gone = true;
+            return 1;
+        }
     }
     return 0;
 }
@@ -225,7 +240,9 @@ map_curl(CURLcode res, const struct gemini_xfer *x, long elapsed_ms,
         return elapsed_ms + 100 < timeout_ms ? GEMINI_NET_CONNECT
                                              : GEMINI_NET_TIMEOUT;
     case CURLE_ABORTED_BY_CALLBACK:
-        return x->stalled ? GEMINI_NET_STALL : GEMINI_NET_OTHER;
+        return x->gone      ? GEMINI_NET_GONE
+               : x->stalled ? GEMINI_NET_STALL
+                            : GEMINI_NET_OTHER;
     case CURLE_WRITE_ERROR:
         return x->too_large ? GEMINI_NET_TOO_LARGE : GEMINI_NET_OTHER;
     default:
@@ -258,6 +275,8 @@ curl_post(void *ctx, const char *url, const char *api_key, const char *body,
     struct gemini_xfer x = {
         .out = out,
         .stall_ms = g->stall_ms > 0 ? g->stall_ms : GEMINI_STALL_MS,
+        .g = g,
+        .gone_checked_ms = monotime_ms(),
     };
     char errbuf[CURL_ERROR_SIZE];
     long connect_ms = timeout_ms < GEMINI_CONNECT_MS ? timeout_ms
@@ -300,7 +319,7 @@ curl_post(void *ctx, const char *url, const char *api_key, const char *body,
     out->net = map_curl(res, &x, monotime_ms() - t0, timeout_ms);
     if (res == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
-    else
+    else if (!x.gone)
         /* libcurl's words name the host and the cause, never the key. */
         log_info("gemini: libcurl: %s", errbuf[0] ? errbuf
                                                    : curl_easy_strerror(res));
@@ -319,8 +338,81 @@ out:
     return rc;
 }
 
+/* --- the share: one per worker process --------------------------------- */
+
+/* libcurl calls these around every use of the shared data; one mutex per
+ * kind of data, so a DNS lookup does not wait for the connection cache. */
+struct gemini_share {
+    CURLSH *sh;
+    pthread_mutex_t mu[CURL_LOCK_DATA_LAST];
+};
+
+static void
+share_lock(CURL *c, curl_lock_data data, curl_lock_access access, void *userp)
+{
+    struct gemini_share *s = userp;
+
+    (void)c, (void)access;
+    pthread_mutex_lock(&s->mu[data]);
+}
+
+static void
+share_unlock(CURL *c, curl_lock_data data, void *userp)
+{
+    struct gemini_share *s = userp;
+
+    (void)c;
+    pthread_mutex_unlock(&s->mu[data]);
+}
+
+struct gemini_share *
+transport_share_new(void)
+{
+    struct gemini_share *s = calloc(1, sizeof(*s));
+    int i = 0;
+
+    if (s == NULL)
+        return NULL;
+    for (; i < CURL_LOCK_DATA_LAST; i++)
+        if (pthread_mutex_init(&s->mu[i], NULL) != 0)
+            goto fail;
+    s->sh = curl_share_init();
+    if (s->sh == NULL ||
+        curl_share_setopt(s->sh, CURLSHOPT_LOCKFUNC, share_lock) !=
+            CURLSHE_OK ||
+        curl_share_setopt(s->sh, CURLSHOPT_UNLOCKFUNC, share_unlock) !=
+            CURLSHE_OK ||
+        curl_share_setopt(s->sh, CURLSHOPT_USERDATA, s) != CURLSHE_OK ||
+        curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) !=
+            CURLSHE_OK ||
+        curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) !=
+            CURLSHE_OK ||
+        curl_share_setopt(s->sh, CURLSHOPT_SHARE,
+                          CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK)
+        goto fail;
+    return s;
+fail:
+    if (s->sh != NULL)
+        curl_share_cleanup(s->sh);
+    while (i-- > 0)
+        pthread_mutex_destroy(&s->mu[i]);
+    free(s);
+    return NULL;
+}
+
+void
+transport_share_free(struct gemini_share *s)
+{
+    if (s == NULL)
+        return;
+    curl_share_cleanup(s->sh);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_destroy(&s->mu[i]);
+    free(s);
+}
+
 int
-transport_init(struct gemini *g)
+transport_init(struct gemini *g, struct gemini_share *share)
 {
     CURL *c;
 
@@ -334,8 +426,8 @@ transport_init(struct gemini *g)
         return -1;
     /*
      * Options that hold for every call. TLS verification stays at its
-     * default (on). NOSIGNAL: the worker's SIGALRM watchdog must not meet
-     * libcurl's own signal use. ACCEPT_ENCODING "": responses may be gzip.
+     * default (on). NOSIGNAL: a worker has many threads (and a CGI
+     * process a SIGALRM watchdog); libcurl must not use signals. ACCEPT_ENCODING "": responses may be gzip.
      */
     if (curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK ||
@@ -355,7 +447,9 @@ transport_init(struct gemini *g)
          * with a debug function set nothing is printed. */
         curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug_cb) !=
             CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_VERBOSE, 1L) != CURLE_OK) {
+        curl_easy_setopt(c, CURLOPT_VERBOSE, 1L) != CURLE_OK ||
+        (share != NULL &&
+         curl_easy_setopt(c, CURLOPT_SHARE, share->sh) != CURLE_OK)) {
         curl_easy_cleanup(c);
         return -1;
     }

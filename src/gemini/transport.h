@@ -12,10 +12,15 @@
 #include "core/common.h"
 
 struct gemini;
+struct gemini_share;
 
-/* Point g->t at libcurl and make its easy handle. 0, or -1 (libcurl
- * failed). */
-int transport_init(struct gemini *g);
+/* Point g->t at libcurl and make its easy handle, joined to `share` when
+ * not NULL. 0, or -1 (libcurl failed). */
+int transport_init(struct gemini *g, struct gemini_share *share);
+
+/* See gemini_share_new() in gemini.h. */
+struct gemini_share *transport_share_new(void);
+void transport_share_free(struct gemini_share *s);
 
 /* Free the handle and any header list left. Safe after a failed init. */
 void transport_release(struct gemini *g);

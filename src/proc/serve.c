@@ -12,7 +12,12 @@
  *                  finish their requests and leave; if not, say why and
  *                  keep the old one (the socket stays open throughout, so
  *                  no connection is refused);
- *   SIGTERM/INT    ask every worker to finish and leave, wait, clean up.
+ *   SIGTERM/INT    ask every worker to finish and leave, wait, clean up;
+ * and every WATCH_TICK_MS it reads the scoreboard (scoreboard.h): a worker
+ * whose request ran past requestTimeoutMs + WORKER_HANG_SLACK_MS, or whose
+ * server action ran past actionTimeoutMs, is hung - it is killed, logged
+ * and replaced; a worker that reached maxRequestsPerWorker is replaced at
+ * once while it finishes its last requests.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -24,6 +29,7 @@
 #include "core/diag.h"
 #include "core/logmsg.h"
 #include "core/monotime.h"
+#include "proc/scoreboard.h"
 #include "proc/worker.h"
 
 #include <arpa/inet.h>
@@ -43,6 +49,7 @@
 
 struct slot {
     pid_t pid;       /* 0 when empty */
+    struct scoreboard_block *block;
     long started_ms; /* monotonic */
     long respawn_at; /* monotonic ms when an empty slot may be refilled */
 };
@@ -56,6 +63,7 @@ struct master {
     int crashes;           /* consecutive young deaths */
     pid_t retiring[BOUND_WORKERS * 4]; /* old generations still finishing */
     int nretiring;
+    struct scoreboard board; /* a block per live worker, shared */
 };
 
 /* --- the listening socket --------------------------------------------------- */
@@ -222,20 +230,26 @@ write_pid_file(const struct master *m)
 static pid_t
 spawn(struct master *m, int i)
 {
-    pid_t pid = fork();
+    struct scoreboard_block *b = scoreboard_claim(&m->board,
+                                                  m->opts->threads);
+    pid_t pid = b != NULL ? fork() : -1;
 
     if (pid < 0) {
-        log_err("cannot start a worker: %s", strerror(errno));
+        log_err("cannot start a worker: %s",
+                b != NULL ? strerror(errno) : "too many still finishing");
+        if (b != NULL)
+            scoreboard_free(b);
         m->slots[i].respawn_at = monotime_ms() + WORKER_BACKOFF_MIN_MS;
         return -1;
     }
     if (pid == 0) {
-        sigset_t none;
+        struct worker_opts wo = {m->opts->threads, m->opts->queue, &m->board,
+                                 b};
         signal(SIGCHLD, SIG_DFL);
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        _exit(worker_run(m->site, m->fd));
+        _exit(worker_run(m->site, m->fd, &wo));
     }
+    scoreboard_own(b, pid);
+    m->slots[i].block = b;
     m->slots[i].pid = pid;
     m->slots[i].started_ms = monotime_ms();
     m->slots[i].respawn_at = 0;
@@ -280,9 +294,12 @@ reap(struct master *m)
     pid_t pid;
 
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        struct scoreboard_block *b = scoreboard_find(&m->board, pid);
         bool young, crashed;
         int i;
 
+        if (b != NULL)
+            scoreboard_free(b);
         for (i = 0; i < m->nretiring; i++)
             if (m->retiring[i] == pid) {
                 m->retiring[i] = m->retiring[--m->nretiring];
@@ -300,6 +317,7 @@ reap(struct master *m)
                      WIFSIGNALED(status) ? WTERMSIG(status)
                                          : WEXITSTATUS(status));
         m->slots[i].pid = 0;
+        m->slots[i].block = NULL;
         m->slots[i].respawn_at = monotime_ms();
         if (crashed && young) {
             /* Dying as soon as they start: do not spin. */
@@ -356,6 +374,7 @@ reload(struct master *m)
             kill(m->slots[i].pid, SIGKILL);
         }
         m->slots[i].pid = 0;
+        m->slots[i].block = NULL;
         m->slots[i].respawn_at = 0;
     }
     site_free(m->site);
@@ -363,6 +382,72 @@ reload(struct master *m)
     m->crashes = 0;
     fill_slots(m);
     log_info("configuration reloaded");
+}
+
+/* Kill a hung worker: SIGKILL also ends a stopped one. Its SIGCHLD brings
+ * the replacement. */
+static void
+kill_hung(struct scoreboard_block *b, const char *why, long ran_ms,
+          long limit_ms)
+{
+    pid_t pid = atomic_load(&b->pid);
+
+    if (atomic_exchange(&b->killed, 1))
+        return;
+    log_err("worker %ld is hung: %s has run for %ld ms, past its %ld ms; "
+            "killing it (its requests in flight fail) and starting another",
+            (long)pid, why, ran_ms, limit_ms);
+    kill(pid, SIGKILL);
+}
+
+/* One worker's requests and actions against their deadlines. */
+static void
+watch_worker(const struct master *m, struct scoreboard_block *b, long now)
+{
+    for (int t = 0; t < m->board.nslots && !atomic_load(&b->killed); t++) {
+        struct watch_slot *w = &b->slots[t];
+        long started = atomic_load(&w->started_ms);
+        long deadline = atomic_load(&w->deadline_ms);
+        long action = atomic_load(&w->action_ms);
+
+        if (started == 0)
+            continue;
+        if (action != 0 && now > action)
+            kill_hung(b, "a server action", now - started,
+                      m->site->cfg->actions.timeout_ms);
+        else if (deadline != 0 && now > deadline + WORKER_HANG_SLACK_MS)
+            kill_hung(b, "a request", now - started,
+                      deadline - started + WORKER_HANG_SLACK_MS);
+    }
+}
+
+/* The watchdog's round: hung workers, and workers that retire. */
+static void
+watch_all(struct master *m)
+{
+    long now = monotime_ms();
+    bool retired = false;
+
+    for (int i = 0; i < m->board.nblocks; i++) {
+        struct scoreboard_block *b = scoreboard_block(&m->board, i);
+        if (atomic_load(&b->pid) > 0)
+            watch_worker(m, b, now);
+    }
+    /* A worker past maxRequestsPerWorker finishes its requests as an old
+     * generation would; its slot is filled now, not when it is gone. */
+    for (int i = 0; i < m->nslots; i++) {
+        struct slot *s = &m->slots[i];
+        if (s->pid <= 0 || s->block == NULL || !atomic_load(&s->block->retiring) ||
+            m->nretiring >= (int)ARRAY_SIZE(m->retiring))
+            continue;
+        m->retiring[m->nretiring++] = s->pid;
+        s->pid = 0;
+        s->block = NULL;
+        s->respawn_at = now;
+        retired = true;
+    }
+    if (retired)
+        fill_slots(m);
 }
 
 /* Ask everyone to finish, wait up to the grace period, then insist. */
@@ -428,14 +513,21 @@ serve_run(const struct serve_opts *o)
     m->fd = open_listener(o);
     if (m->fd < 0)
         goto out;
-    log_info("serving on %s with %d worker%s",
+    if (scoreboard_open(&m->board, m->nslots + (int)ARRAY_SIZE(m->retiring),
+                        o->threads + o->queue + 1) != 0) {
+        log_err("cannot map the scoreboard: %s", strerror(errno));
+        goto out;
+    }
+    log_info("serving on %s with %d worker%s of %d threads (and %d queued)",
              o->socket_path ? o->socket_path : o->listen, o->workers,
-             o->workers == 1 ? "" : "s");
+             o->workers == 1 ? "" : "s", o->threads, o->queue);
     fill_slots(m);
     for (;;) {
         long wait = next_respawn_in(m);
+        if (wait < 0 || wait > WATCH_TICK_MS)
+            wait = WATCH_TICK_MS;
         struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
-        int sig = sigtimedwait(&set, NULL, wait >= 0 ? &ts : NULL);
+        int sig = sigtimedwait(&set, NULL, &ts);
 
         if (sig == SIGTERM || sig == SIGINT) {
             log_info("stopping: finishing requests in flight");
@@ -446,6 +538,7 @@ serve_run(const struct serve_opts *o)
             reload(m);
         else if (sig == SIGCHLD)
             reap(m);
+        watch_all(m);
         fill_slots(m);
     }
     rc = 0;
@@ -458,6 +551,7 @@ out:
     if (o->pid_file && rc == 0)
         unlink(o->pid_file);
     site_free(m->site);
+    scoreboard_close(&m->board);
     free(m);
     return rc;
 }

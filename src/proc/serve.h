@@ -14,6 +14,8 @@ struct serve_opts {
     const char *listen;      /* "HOST:PORT", or NULL */
     const char *pid_file;    /* or NULL */
     int workers;
+    int threads; /* request threads per worker */
+    int queue;   /* requests that may wait for a thread, per worker */
 };
 
 /*

@@ -1,14 +1,29 @@
 /*
- * worker.c - the FastCGI accept loop and the CGI one-shot.
+ * worker.c - a worker process: a pool of request threads over the
+ * FastCGI socket; and the CGI one-shot.
  *
- * Signals: the worker keeps SIGTERM and SIGINT blocked at all times except
- * inside ppoll(), where it waits for the next connection. A stop request
- * therefore either wakes that wait (and the worker exits) or stays pending
- * until the request in flight has been answered - never in between, and
- * never inside libfcgi's reads and writes, which do not retry on EINTR.
- * The listening socket is non-blocking: when several workers wake for one
- * connection, the losers get EAGAIN from accept and go back to waiting
- * instead of blocking where a stop signal could not reach them.
+ * Why threads (docs/internals/concurrency.md): a chat costs microseconds
+ * of CPU and seconds of waiting on Gemini, so what bounds a box is how
+ * many chats can wait at once, not CPU. Each thread runs one request from
+ * accept to answer with its own arena, Gemini client (one keep-alive
+ * connection) and scoreboard slot; the site is immutable and shared.
+ *
+ * Threads take turns at the socket: one leader at a time waits for a
+ * connection and accepts it (accept_mu), then serves it while the next
+ * thread leads. A worker has `threads` threads that may serve at once,
+ * `queue` more that may wait up to WORKER_QUEUE_WAIT_MS for one of them to
+ * be free, and one spare: so some thread is always at the socket, and
+ * once every serving thread is busy and the queue is full, the spare
+ * answers a fast 503 with Retry-After instead of leaving connections to
+ * age in the listen backlog. A worker that is full leaves a new
+ * connection for WORKER_STEP_ASIDE_MS to workers that have a free thread
+ * (the scoreboard says which) before it takes it itself.
+ *
+ * Signals: every thread blocks them all; the main thread takes SIGTERM
+ * and SIGINT with sigwaitinfo, stops the pool - the leader's wait wakes
+ * on a pipe, threads finish the request they serve - and joins it. A
+ * thread that ends the pool itself (maxRequestsPerWorker reached, or
+ * libfcgi failing) wakes the main thread with SIGUSR1.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -23,26 +38,26 @@
 #include "http/httpio.h"
 #include "core/logmsg.h"
 #include "core/memlimit.h"
+#include "core/monotime.h"
+#include "proc/scoreboard.h"
 #include "http/reply.h"
 #include "core/status.h"
+#include "core/watch.h"
 
 #include <errno.h>
 #include <fcgiapp.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-/* Set by the signal handler; read between requests. */
-static volatile sig_atomic_t worker_stop;
-
-static void
-on_stop(int sig)
-{
-    (void)sig;
-    worker_stop = 1;
-}
+/* How long a full worker leaves a waiting connection to others. */
+#define WORKER_STEP_ASIDE_MS 20
 
 /* --- FastCGI transport ----------------------------------------------------- */
 
@@ -79,69 +94,325 @@ fcgi_write(void *ctx, const char *buf, size_t n)
 
 static const struct httpio_ops fcgi_ops = {fcgi_param, fcgi_read, fcgi_write};
 
-int
-worker_run(const struct site *site, int listen_fd)
+/* Has the web server closed the request's connection? nginx does when its
+ * visitor hangs up (fastcgi_ignore_client_abort off, the default); after
+ * the body it sends nothing else, so anything readable is the end. */
+static bool
+fcgi_gone(void *ctx)
 {
-    struct sigaction sa;
-    sigset_t block, waitmask;
+    FCGX_Request *r = ctx;
+    struct pollfd p = {r->ipcFd, POLLIN | POLLRDHUP, 0};
+
+    return poll(&p, 1, 0) == 1 &&
+           (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+/* --- the pool -------------------------------------------------------------- */
+
+struct pool {
+    const struct site *site;
+    int listen_fd;
+    int wake[2]; /* readable once the pool stops */
+    const struct scoreboard *board;
+    struct scoreboard_block *me;
+    struct gemini_share *share; /* the threads' Gemini connections */
+    pthread_t main;
+    pthread_mutex_t accept_mu; /* the leader's */
+    pthread_mutex_t mu;        /* the counts below */
+    pthread_cond_t freed;      /* a serving thread finished */
+    int working, waiting, capacity, queue;
+    long refused;        /* 503s not yet logged */
+    long refused_log_ms; /* when they were last logged */
+    atomic_long served;
+    atomic_int stop;
+    int failed; /* a thread could not start or libfcgi failed */
+};
+
+struct thread {
+    struct pool *p;
+    int index;
+    pthread_t tid;
+};
+
+/* Stop taking requests: wake the leader, and the main thread. */
+static void
+pool_stop(struct pool *p)
+{
+    if (atomic_exchange(&p->stop, 1) == 0) {
+        (void)!write(p->wake[1], "", 1);
+        pthread_kill(p->main, SIGUSR1);
+    }
+}
+
+/* Wait up to `ms` (-1: no limit) for fds; false when the pool stops. */
+static bool
+wait_fds(struct pool *p, struct pollfd *fds, int n, int ms)
+{
+    for (;;) {
+        if (atomic_load(&p->stop))
+            return false;
+        if (poll(fds, (nfds_t)n, ms) >= 0 || errno != EINTR)
+            return !atomic_load(&p->stop) && (fds[n - 1].revents == 0);
+    }
+}
+
+/* Is every serving thread busy? */
+static bool
+full(struct pool *p)
+{
+    return atomic_load(&p->me->busy) >= p->capacity;
+}
+
+/* Lead: wait for the next connection and accept it. 0, or -1 when the
+ * pool stops. */
+static int
+next_request(struct pool *p, FCGX_Request *req)
+{
+    int rc = -1;
+
+    pthread_mutex_lock(&p->accept_mu);
+    for (;;) {
+        struct pollfd fds[2] = {{p->listen_fd, POLLIN, 0},
+                                {p->wake[0], POLLIN, 0}};
+        if (full(p) && scoreboard_room_elsewhere(p->board, p->me)) {
+            /* let a worker with a free thread take it; if it is still
+             * waiting afterwards, nobody could */
+            if (!wait_fds(p, &fds[1], 1, WORKER_STEP_ASIDE_MS) ||
+                !wait_fds(p, fds, 2, 0) || !(fds[0].revents & POLLIN))
+                continue;
+        } else if (!wait_fds(p, fds, 2, -1)) {
+            break;
+        }
+        if (atomic_load(&p->stop))
+            break;
+        int a = FCGX_Accept_r(req);
+        if (a == 0) {
+            rc = 0;
+            break;
+        }
+        if (a == -EAGAIN || a == -EWOULDBLOCK || a == -EINTR ||
+            a == -ECONNABORTED)
+            continue; /* another worker took it */
+        log_err("accepting a connection failed: %s", strerror(-a));
+        p->failed = 1;
+        pool_stop(p);
+        break;
+    }
+    pthread_mutex_unlock(&p->accept_mu);
+    return atomic_load(&p->stop) && rc == 0 ? (FCGX_Finish_r(req), -1) : rc;
+}
+
+/* A serving thread for this request, now or after a short wait in the
+ * queue; false when there is none (answer 503). */
+static bool
+admit(struct pool *p)
+{
+    bool ok;
+
+    pthread_mutex_lock(&p->mu);
+    if (p->working >= p->capacity && p->waiting < p->queue) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += WORKER_QUEUE_WAIT_MS / 1000;
+        until.tv_nsec += (WORKER_QUEUE_WAIT_MS % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        p->waiting++;
+        while (p->working >= p->capacity &&
+               pthread_cond_timedwait(&p->freed, &p->mu, &until) == 0)
+            ;
+        p->waiting--;
+    }
+    ok = p->working < p->capacity;
+    if (ok) {
+        p->working++;
+        atomic_store(&p->me->busy, p->working);
+    } else {
+        p->refused++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return ok;
+}
+
+static void
+release(struct pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->working--;
+    atomic_store(&p->me->busy, p->working);
+    pthread_cond_signal(&p->freed);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The fast 503: read the body away (the web server is still sending it
+ * and must not see the connection drop under it), then say when to come
+ * back. Refusals are logged at most once every 10 s, with their count. */
+static void
+refuse(struct pool *p, struct httpio *io)
+{
+    struct status_error err = {0};
+    char sink[4096];
+    long refused = 0, now = monotime_ms();
+
+    while (io->ops->read(io->ctx, sink, sizeof(sink)) > 0)
+        ;
+    status_set_retry(&err, ST_OVERLOADED, OVERLOAD_RETRY_AFTER_S,
+                     "the assistant is busy right now; try again in a few "
+                     "seconds");
+    reply_error(io, &err, NULL);
+    pthread_mutex_lock(&p->mu);
+    if (now - p->refused_log_ms >= 10000) {
+        refused = p->refused;
+        p->refused = 0;
+        p->refused_log_ms = now;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (refused > 0)
+        log_warn("overloaded: %ld request%s answered 503 (all %d threads "
+                 "busy, %d waiting); raise --threads or --workers",
+                 refused, refused == 1 ? "" : "s", p->capacity, p->queue);
+}
+
+/* One thread: lead, serve, repeat. */
+static void *
+serve_thread(void *arg)
+{
+    struct thread *t = arg;
+    struct pool *p = t->p;
+    const struct site *site = p->site;
+    long max = site->cfg->limits.max_requests_per_worker;
     FCGX_Request req;
     struct arena arena;
     struct gemini gemini;
-    long served = 0, max = site->cfg->limits.max_requests_per_worker;
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_stop; /* no SA_RESTART: ppoll must return */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGHUP, SIG_IGN); /* reloads are the master's business */
-    signal(SIGPIPE, SIG_IGN);
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigprocmask(SIG_BLOCK, &block, &waitmask);
-    sigdelset(&waitmask, SIGTERM);
-    sigdelset(&waitmask, SIGINT);
-
-    if (FCGX_Init() != 0 || FCGX_InitRequest(&req, listen_fd, 0) != 0) {
-        log_err("cannot initialise libfcgi");
-        return 1;
-    }
-    /* One Gemini client per worker: its connection serves every request. */
-    if (gemini_init(&gemini) != 0) {
-        log_err("cannot initialise the Gemini client");
-        return 1;
+    watch_bind(&p->me->slots[t->index]);
+    if (FCGX_InitRequest(&req, p->listen_fd, 0) != 0 ||
+        gemini_init_shared(&gemini, p->share) != 0) {
+        log_err("cannot start a request thread (out of memory)");
+        p->failed = 1;
+        pool_stop(p);
+        return NULL;
     }
     arena_init(&arena);
-    while (!worker_stop && (max == 0 || served < max)) {
-        struct pollfd p = {listen_fd, POLLIN, 0};
-        int rc = ppoll(&p, 1, NULL, &waitmask);
-
-        if (rc < 0) {
-            if (errno == EINTR)
-                continue;
-            log_err("waiting for connections failed: %s", strerror(errno));
-            break;
-        }
-        rc = FCGX_Accept_r(&req);
-        if (rc < 0) {
-            if (rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -EINTR ||
-                rc == -ECONNABORTED)
-                continue; /* another worker took it */
-            log_err("accepting a connection failed: %s", strerror(-rc));
-            break;
-        }
+    gemini.gone = fcgi_gone;
+    gemini.gone_ctx = &req;
+    while (next_request(p, &req) == 0) {
         struct httpio io = {&fcgi_ops, &req, false};
+
+        watch_request_begin(site->cfg->limits.request_timeout_ms);
         memlimit_reset(BOUND_REQUEST_MEMORY);
-        dispatch_request(site, &gemini, &io, &arena);
+        if (admit(p)) {
+            dispatch_request(site, &gemini, &io, &arena);
+            release(p);
+            if (max > 0 && atomic_fetch_add(&p->served, 1) + 1 >= max) {
+                atomic_store(&p->me->retiring, 1);
+                pool_stop(p); /* the master starts a fresh worker */
+            }
+        } else {
+            refuse(p, &io);
+        }
         FCGX_Finish_r(&req);
         arena_reset(&arena);
-        served++;
+        watch_request_end();
     }
     FCGX_Free(&req, 1);
     arena_release(&arena);
     gemini_release(&gemini);
-    return 0;
+    return NULL;
+}
+
+static int
+start_threads(struct pool *p, struct thread *ts, int n)
+{
+    pthread_attr_t attr;
+    size_t stack = WORKER_THREAD_STACK;
+    int started = 0;
+
+#if defined(__SANITIZE_ADDRESS__)
+    stack *= 8; /* ASan's redzones make every frame several times larger */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    stack *= 8;
+#endif
+#endif
+    if (pthread_attr_init(&attr) != 0)
+        return 0;
+    pthread_attr_setstacksize(&attr, stack);
+    for (; started < n; started++) {
+        ts[started].p = p;
+        ts[started].index = started;
+        if (pthread_create(&ts[started].tid, &attr, serve_thread,
+                           &ts[started]) != 0) {
+            log_err("cannot start request thread %d of %d: %s", started + 1,
+                    n, strerror(errno));
+            break;
+        }
+    }
+    pthread_attr_destroy(&attr);
+    return started;
+}
+
+int
+worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
+{
+    struct pool p = {.site = site, .listen_fd = listen_fd, .board = o->board,
+                     .me = o->block, .capacity = o->threads,
+                     .queue = o->queue};
+    int nthreads = o->threads + o->queue + 1, started;
+    struct thread *ts = calloc((size_t)nthreads, sizeof(*ts));
+    sigset_t all, stop;
+
+    signal(SIGPIPE, SIG_IGN);
+    /* Block everything before the threads exist: they inherit the mask. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, NULL);
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGUSR1);
+    p.main = pthread_self();
+    p.share = gemini_share_new();
+    if (ts == NULL || p.share == NULL || pipe2(p.wake, O_CLOEXEC) != 0 ||
+        pthread_mutex_init(&p.accept_mu, NULL) != 0 ||
+        pthread_mutex_init(&p.mu, NULL) != 0) {
+        log_err("cannot start a worker: out of memory");
+        gemini_share_free(p.share);
+        free(ts);
+        return 1;
+    }
+    {
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&p.freed, &ca);
+        pthread_condattr_destroy(&ca);
+    }
+    if (FCGX_Init() != 0) {
+        log_err("cannot initialise libfcgi");
+        free(ts);
+        return 1;
+    }
+    started = start_threads(&p, ts, nthreads);
+    if (started < nthreads)
+        pool_stop(&p);
+    /* Wait for a stop: ours (SIGTERM/INT) or the pool's own (SIGUSR1). */
+    while (!atomic_load(&p.stop)) {
+        int sig = sigwaitinfo(&stop, NULL);
+        if (sig == SIGTERM || sig == SIGINT)
+            pool_stop(&p);
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(ts[i].tid, NULL);
+    close(p.wake[0]);
+    close(p.wake[1]);
+    pthread_cond_destroy(&p.freed);
+    pthread_mutex_destroy(&p.mu);
+    pthread_mutex_destroy(&p.accept_mu);
+    gemini_share_free(p.share); /* after every thread's client */
+    free(ts);
+    return p.failed ? 1 : 0;
 }
 
 /* --- CGI transport --------------------------------------------------------- */
@@ -220,6 +491,7 @@ worker_cgi(const struct site *site)
         return 1;
     }
     arena_init(&arena);
+    watch_request_begin(site->cfg->limits.request_timeout_ms);
     memlimit_reset(BOUND_REQUEST_MEMORY);
     dispatch_request(site, &gemini, &io, &arena);
     arena_release(&arena);

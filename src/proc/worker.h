@@ -1,10 +1,11 @@
 /*
  * worker.h - serve requests: a FastCGI worker loop, or one CGI request.
  *
- * A worker owns one arena (reset after every request) and reads the
- * immutable site it was forked with. It handles one request at a time;
- * SIGTERM/SIGINT are held while a request is in flight and only acted on
- * between requests, so a stopping worker always finishes what it started.
+ * A worker is a pool of request threads (worker.c says how they share
+ * the socket); each owns an arena (reset after every request) and a Gemini
+ * client, and all read the immutable site the worker was forked with.
+ * SIGTERM/SIGINT stop it taking requests; the requests in flight are
+ * finished first, so a stopping worker always finishes what it started.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -14,14 +15,25 @@
 #include "core/common.h"
 
 struct site;
+struct scoreboard;
+struct scoreboard_block;
+
+struct worker_opts {
+    int threads; /* request threads that may serve at once */
+    int queue;   /* requests that may wait for one */
+    const struct scoreboard *board;
+    struct scoreboard_block *block; /* this worker's */
+};
 
 /*
  * Accept and answer FastCGI requests on `listen_fd` (non-blocking, shared
  * with sibling workers) until SIGTERM/SIGINT or, when the config sets
- * maxRequestsPerWorker, until that many requests were served. Returns the
- * process exit code: 0 for a normal stop or recycle.
+ * maxRequestsPerWorker, until that many requests were served (the block
+ * then says `retiring`). Returns the process exit code: 0 for a normal
+ * stop or recycle.
  */
-int worker_run(const struct site *site, int listen_fd);
+int worker_run(const struct site *site, int listen_fd,
+               const struct worker_opts *o);
 
 /* Answer the one CGI request described by the environment and stdin;
  * with `site` NULL (the config could not be loaded), a 500 config_error.

@@ -14,17 +14,10 @@
 #include "registry/plugin.h"
 #include "core/status.h"
 
+#include "core/watch.h"
+
 #include <jansson.h>
 #include <string.h>
-#include <sys/time.h>
-
-/* Arm (ms > 0) or disarm (ms == 0) the per-process watchdog. */
-static void
-watchdog(long ms)
-{
-    struct itimerval t = {{0, 0}, {ms / 1000, (ms % 1000) * 1000}};
-    setitimer(ITIMER_REAL, &t, NULL);
-}
 
 /* Count the bytes of the serialised output, stopping past the cap. */
 struct size_probe {
@@ -64,9 +57,9 @@ action_run(const struct config_actions *env, const struct plugin_action *act,
     if (act->input_schema == NULL && !json_is_object(input))
         return status_set(err, ST_BAD_REQUEST,
                           "the input of '%s' must be a JSON object", act->name);
-    watchdog(env->timeout_ms);
+    watch_action_begin(env->timeout_ms);
     rc = act->handler->run(&ctx, input, &out, err);
-    watchdog(0);
+    watch_action_end();
     if (rc != 0) {
         json_decref(out);
         if (err->code == ST_OK)

@@ -372,6 +372,8 @@ static const struct {
     {"maxRequestsPerWorker",
      offsetof(struct config, limits.max_requests_per_worker), 0,
      BOUND_REQUESTS_PER_WORKER},
+    {"requestTimeoutMs", offsetof(struct config, limits.request_timeout_ms),
+     1000, BOUND_REQUEST_TIMEOUT_MS},
 };
 
 /* Loop index i: row i / 4, and one of min-1, min, max, max+1. */
