@@ -371,6 +371,11 @@ log_attempt(int attempt, const struct gemini_http *h,
     char status[sizeof(info->status)], reason[sizeof(info->reason)];
     char msg[BOUND_GEMINI_QUOTE];
 
+    if (h->net == GEMINI_NET_GONE) { /* not Gemini's failure */
+        log_info("gemini: the visitor hung up; call dropped (attempt %d)",
+                 attempt);
+        return;
+    }
     if (h->net != GEMINI_NET_OK) {
         log_warn("gemini: attempt %d of %d failed: %s", attempt,
                  GEMINI_MAX_RETRIES + 1, net_name(h->net));

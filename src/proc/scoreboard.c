@@ -84,6 +84,21 @@ scoreboard_free(struct scoreboard_block *b)
     atomic_store(&b->pid, 0);
 }
 
+enum scoreboard_overdue
+scoreboard_overdue(struct watch_slot *w, long now, long slack_ms)
+{
+    long deadline = atomic_load(&w->deadline_ms);
+    long action = atomic_load(&w->action_ms);
+
+    if (atomic_load(&w->started_ms) == 0)
+        return SCOREBOARD_ON_TIME; /* idle */
+    if (action != 0 && now > action)
+        return SCOREBOARD_ACTION_OVERDUE;
+    if (deadline != 0 && now > deadline + slack_ms)
+        return SCOREBOARD_REQUEST_OVERDUE;
+    return SCOREBOARD_ON_TIME;
+}
+
 bool
 scoreboard_room_elsewhere(const struct scoreboard *sb,
                           const struct scoreboard_block *self)

@@ -62,6 +62,16 @@ struct scoreboard_block *scoreboard_find(const struct scoreboard *sb,
 /* The worker is reaped: its block is free again. */
 void scoreboard_free(struct scoreboard_block *b);
 
+/* What a thread's slot says at `now`: a request past its deadline plus
+ * `slack_ms`, or an action past its own, is overdue. */
+enum scoreboard_overdue {
+    SCOREBOARD_ON_TIME,
+    SCOREBOARD_REQUEST_OVERDUE,
+    SCOREBOARD_ACTION_OVERDUE,
+};
+enum scoreboard_overdue scoreboard_overdue(struct watch_slot *w, long now,
+                                           long slack_ms);
+
 /* Does a worker other than `self`, taking requests, have a free thread? */
 bool scoreboard_room_elsewhere(const struct scoreboard *sb,
                                const struct scoreboard_block *self);

@@ -408,16 +408,19 @@ watch_worker(const struct master *m, struct scoreboard_block *b, long now)
         struct watch_slot *w = &b->slots[t];
         long started = atomic_load(&w->started_ms);
         long deadline = atomic_load(&w->deadline_ms);
-        long action = atomic_load(&w->action_ms);
 
-        if (started == 0)
-            continue;
-        if (action != 0 && now > action)
+        switch (scoreboard_overdue(w, now, WORKER_HANG_SLACK_MS)) {
+        case SCOREBOARD_ACTION_OVERDUE:
             kill_hung(b, "a server action", now - started,
                       m->site->cfg->actions.timeout_ms);
-        else if (deadline != 0 && now > deadline + WORKER_HANG_SLACK_MS)
+            break;
+        case SCOREBOARD_REQUEST_OVERDUE:
             kill_hung(b, "a request", now - started,
                       deadline - started + WORKER_HANG_SLACK_MS);
+            break;
+        case SCOREBOARD_ON_TIME:
+            break;
+        }
     }
 }
 

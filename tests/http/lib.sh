@@ -306,6 +306,7 @@ ga_env() {
     local e=(env -i "PATH=$PATH" "HOME=$ST_DIR" "TMPDIR=${TMPDIR:-/tmp}")
     [ -n "${ASAN_OPTIONS:-}" ] && e+=("ASAN_OPTIONS=$ASAN_OPTIONS")
     [ -n "${UBSAN_OPTIONS:-}" ] && e+=("UBSAN_OPTIONS=$UBSAN_OPTIONS")
+    [ -n "${TSAN_OPTIONS:-}" ] && e+=("TSAN_OPTIONS=$TSAN_OPTIONS")
     printf '%s\0' "${e[@]}" "${GA_EXTRA_ENV[@]+"${GA_EXTRA_ENV[@]}"}"
 }
 GA_EXTRA_ENV=()
@@ -326,7 +327,7 @@ new_stack_dir() {
 # start_stack [--workers N] [--limits YAML] [--api-key KEY] [--data-dir DIR]
 #             [--listen] [--no-nginx] [--real-rate] [--keep-dir]
 #             [--base-url URL] [--mock] [--model NAME] [--system-prompt TEXT]
-#             [--env NAME=VALUE]...
+#             [--env NAME=VALUE]... [--threads N] [--queue N]
 # Starts `serve` on a unix socket in a new stack dir and nginx in front of it.
 # --real-rate keeps the snippet's rate limit; otherwise it is raised to
 # 1000r/s so that tests making many quick requests are not throttled.
@@ -338,13 +339,15 @@ new_stack_dir() {
 # --base-url $MOCK_URL (start_mock first). --model and --system-prompt set
 # those keys. --env adds a variable to the responder's environment (e.g.
 # GEMINI_BASE_URL=..., AGENT_MAX_LOOP_STEPS=2), on top of GA_EXTRA_ENV.
+# --threads and --queue are passed to serve.
 start_stack() {
     local workers=2 limits='{maxBodyBytes: 4096}' key=test-key-not-a-real-key
     local nginx=1 real_rate=0 keep=0 data='' listen=0 base='' model='' sp=''
-    local -a more_env=()
+    local -a more_env=() pool=()
     while [ $# -gt 0 ]; do
         case $1 in
         --workers) workers=$2; shift ;;
+        --threads | --queue) pool+=("$1" "$2"); shift ;;
         --limits) limits=$2; shift ;;
         --api-key) key=$2; shift ;;
         --base-url) base=$2; shift ;;
@@ -378,7 +381,7 @@ start_stack() {
     mapfile -d '' -t envv < <(ga_env)
     envv+=("${more_env[@]+"${more_env[@]}"}")
     "${envv[@]}" "$GA_BIN" serve --config "$GA_CONF" "${bind[@]}" \
-        --workers "$workers" --pid-file "$GA_PIDFILE" \
+        --workers "$workers" "${pool[@]+"${pool[@]}"}" --pid-file "$GA_PIDFILE" \
         >"$GA_OUT" 2>"$GA_LOG" </dev/null &
     GA_PID=$!
     remember_pids "$GA_PID"
