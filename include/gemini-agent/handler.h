@@ -18,8 +18,9 @@
  * `err` set: ST_BAD_REQUEST / ST_SCHEMA style codes for the caller's
  * mistakes (e.g. an unknown product id) and ST_ACTION_FAILED for its own.
  * Messages must be safe to show to a visitor: no paths, no internals.
- * Handlers run in a worker process, one request at a time; they may keep no
- * state between calls except in files under ctx->data_dir.
+ * Handlers run in a worker's request threads, several at once: they must
+ * be thread-safe, keep no state between calls except in files under
+ * ctx->data_dir (locked, as shop.c's reviews are), and never touch signals.
  *
  * SPDX-License-Identifier: MIT
  */

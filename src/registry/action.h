@@ -6,9 +6,10 @@
  *   1. the input must satisfy the action's inputSchema (jschema), else
  *      ST_SCHEMA with the path and rule in the error; the handler never
  *      runs;
- *   2. the handler runs under a watchdog of actionTimeoutMs: a handler that
- *      hangs takes the worker down (SIGALRM) and the master starts a fresh
- *      one, instead of a request that never ends;
+ *   2. the handler runs under a watchdog of actionTimeoutMs (core/watch.h):
+ *      a handler that hangs takes the worker down - the master's watchdog
+ *      kills it and starts a fresh one; alone (CGI) SIGALRM ends the
+ *      process - instead of a request that never ends;
  *   3. its output must serialise within BOUND_ACTION_OUTPUT_BYTES.
  *
  * SPDX-License-Identifier: MIT

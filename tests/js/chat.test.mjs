@@ -908,7 +908,7 @@ describe('error words', () => {
     ['action_failed', 500], ['config_error', 500], ['not_configured', 503], ['invalid_history', 400],
     ['tool_name_conflict', 400], ['upstream_auth', 502], ['upstream_rejected', 502],
     ['upstream_rate_limited', 503], ['upstream_unavailable', 503], ['upstream_timeout', 504],
-    ['upstream_bad_response', 502], ['internal_error', 500],
+    ['upstream_bad_response', 502], ['internal_error', 500], ['overloaded', 503],
     ['rate_limited', 429], ['responder_unavailable', 502], ['service_unavailable', 503], ['responder_timeout', 504],
   ];
   const SERVER_SAID = 'SERVER-TEXT /etc/gemini-agent/.gemini.yaml Gemini said 503 UNAVAILABLE';

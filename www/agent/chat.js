@@ -323,6 +323,7 @@ export const ERROR_WORDS = {
   not_configured: { text: NOT_SET_UP, retry: false },
   config_error: { text: 'The assistant is not configured correctly. The site owner can fix this.', retry: false },
   action_failed: { text: 'A server action failed while answering. Retry in a moment.' },
+  overloaded: { text: 'The assistant is answering many visitors right now.', wait: true },
   internal_error: { text: 'The server ran into a problem. Retry in a moment.' },
   /* the model service (Gemini) */
   upstream_auth: { text: "The AI service refused this site's access key. The site owner can fix this.", retry: false },
