@@ -1,28 +1,71 @@
 #!/bin/bash
-# `make bench`: what a chat request costs the responder, through nginx,
-# against a zero-latency upstream (fastmock.c):
+# `make bench`: what a chat request costs the responder, through nginx.
 #
-#   - worker CPU per request for a small, a typical and a large sendMessage
-#     body (make-request.py), for gemini-agent and for the floor of our
-#     deployment model (floor.c: libfcgi + libcurl, reading the body and
-#     passing it on, no JSON), and their ratio;
-#   - requests/s and latency of the typical body, and each gemini-agent
-#     worker's peak RSS.
+# cpu   against a zero-latency upstream (fastmock.c):
+#       - worker CPU per request for a small, a typical and a large
+#         sendMessage body (make-request.py), for gemini-agent and for the
+#         floor of our deployment model (floor.c: libfcgi + libcurl, reading
+#         the body and passing it on, no JSON), and their ratio;
+#       - requests/s and latency of the typical body, and each gemini-agent
+#         worker's peak RSS.
+#       Every figure is the median of BENCH_RUNS runs of BENCH_SECONDS each.
+# conc  against an upstream that answers after BENCH_UPSTREAM_MS: for each
+#       number of concurrent chats in BENCH_CONC_LEVELS, requests/s, p50 and
+#       p99 latency, errors (non-2xx answers and socket errors) and the
+#       responder's peak total RSS (master + workers), with `serve`
+#       BENCH_CONC_FLAGS; then 200 chats against `serve` with no options.
+#       Medians of BENCH_RUNS runs of BENCH_CONC_SECONDS each, a fresh
+#       responder for every run.
 #
-# Every figure is the median of BENCH_RUNS runs of BENCH_SECONDS each.
-#
-#   BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 4),
-#   BENCH_WORKERS (default 2), BENCH_RUNS (default 3),
-#   BENCH_SIZES (default "small typical large")
+#   BENCH_PARTS (default "cpu conc"), BENCH_RUNS (default 3)
+#   cpu:  BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 4),
+#         BENCH_WORKERS (default 2), BENCH_SIZES (default "small typical large")
+#   conc: BENCH_CONC_LEVELS (default "10 100 1000"), BENCH_CONC_SECONDS
+#         (default 12), BENCH_CONC_FLAGS (default "--workers 2 --threads 512";
+#         options this build's `serve` lacks are dropped, with a note),
+#         BENCH_CONC_SIZE (default typical), BENCH_UPSTREAM_MS (default 2000)
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd -P)
+parts=${BENCH_PARTS:-cpu conc} runs=${BENCH_RUNS:-3}
 secs=${BENCH_SECONDS:-5} conns=${BENCH_CONNECTIONS:-4}
-workers=${BENCH_WORKERS:-2} runs=${BENCH_RUNS:-3}
-sizes=${BENCH_SIZES:-small typical large}
+workers=${BENCH_WORKERS:-2} sizes=${BENCH_SIZES:-small typical large}
+levels=${BENCH_CONC_LEVELS:-10 100 1000} csecs=${BENCH_CONC_SECONDS:-12}
+cflags=${BENCH_CONC_FLAGS---workers 2 --threads 512}
+csize=${BENCH_CONC_SIZE:-typical} delay=${BENCH_UPSTREAM_MS:-2000}
+defaults_conns=200
+for p in $parts; do
+    case $p in cpu | conc) ;; *) echo "bench: BENCH_PARTS: unknown part '$p' (cpu, conc)" >&2; exit 2 ;; esac
+done
+has_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# Every connection of the concurrency table holds a socket in wrk and two in
+# nginx (client, responder); the responder and the mock hold one or two
+# each. The limit is per process, but ask for 3 a connection to be safe.
+nofile=1024
+if has_part conc; then
+    max=$defaults_conns
+    for l in $levels; do [ "$l" -gt "$max" ] && max=$l; done
+    need=$((3 * max + 256))
+    hard=$(ulimit -Hn)
+    want=65536
+    [ "$hard" != unlimited ] && [ "$hard" -lt "$want" ] && want=$hard
+    [ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge "$want" ] || ulimit -n "$want"
+    nofile=$(ulimit -n)
+    if [ "$nofile" != unlimited ] && [ "$nofile" -lt "$need" ]; then
+        echo "bench: $max concurrent connections need about $need open files a process;" \
+             "the hard limit is $hard (raise it: ulimit -Hn, or LimitNOFILE= / limits.conf)," \
+             "or lower BENCH_CONC_LEVELS" >&2
+        exit 1
+    fi
+    [ "$nofile" = unlimited ] && nofile=65536
+fi
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ga-bench.XXXXXX")
-pids=()
+pids=() conc_master="" sampler=""
 workers_of() { sed -n 2p "$1" 2>/dev/null | cut -d: -f2; }
 cleanup() {
+    [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
+    [ -n "$conc_master" ] && kill "$conc_master" 2>/dev/null
     for w in $(workers_of "$tmp/floor.pid"); do kill "$w" 2>/dev/null || true; done
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
@@ -32,74 +75,80 @@ trap cleanup EXIT
 
 command -v wrk >/dev/null || { echo "bench: wrk is missing (make deps)" >&2; exit 1; }
 cc -O2 -o "$tmp/fastmock" "$repo/tests/bench/fastmock.c" -lpthread
-cc -O2 -o "$tmp/floor" "$repo/tests/bench/floor.c" -lfcgi -lcurl
-for s in $sizes; do python3 "$repo/tests/bench/make-request.py" "$s" > "$tmp/body.$s.json"; done
+has_part cpu && cc -O2 -o "$tmp/floor" "$repo/tests/bench/floor.c" -lfcgi -lcurl
+all_sizes=""
+has_part cpu && all_sizes=$sizes
+has_part conc && all_sizes="$all_sizes $csize"
+for s in $all_sizes; do
+    [ -s "$tmp/body.$s.json" ] || python3 "$repo/tests/bench/make-request.py" "$s" > "$tmp/body.$s.json"
+done
 
-"$tmp/fastmock" "$tmp/mock.port" & pids+=($!)
-for _ in $(seq 50); do [ -s "$tmp/mock.port" ] && break; sleep 0.05; done
-upstream=http://127.0.0.1:$(cat "$tmp/mock.port")
+# start_mock NAME DELAY_MS: a fastmock; sets upstream
+start_mock() {
+    "$tmp/fastmock" "$tmp/$1.port" "$2" & pids+=($!)
+    for _ in $(seq 50); do [ -s "$tmp/$1.port" ] && break; sleep 0.05; done
+    upstream=http://127.0.0.1:$(cat "$tmp/$1.port")
+}
 
-# gemini-agent, as `serve` runs it
-cat > "$tmp/agent.yaml" <<EOC
-gemini: $tmp/gemini.yaml
+# agent_config NAME UPSTREAM: $tmp/NAME.yaml for `serve --config`
+agent_config() {
+    cat > "$tmp/$1.yaml" <<EOC
+gemini: $tmp/$1-gemini.yaml
 actions: [$repo/actions]
 dataDir: $tmp/var
 EOC
-printf "apiKey: bench-key\nbaseUrl: %s\n" "$upstream" > "$tmp/gemini.yaml"
-chmod 600 "$tmp/gemini.yaml" # serve refuses a key file others can read
-GEMINI_AGENT_LOG=warn "$repo/build/gemini-agent" serve --config "$tmp/agent.yaml" \
-    --socket "$tmp/ga.sock" --workers "$workers" --pid-file "$tmp/ga.pid" 2>"$tmp/ga.log" &
-pids+=($!)
-# the floor, as many workers
-"$tmp/floor" "$tmp/floor.sock" "$upstream/v1beta/models/gemini-3.8-flash:generateContent" \
-    "$workers" "$tmp/floor.pid" & pids+=($!)
-for _ in $(seq 50); do [ -S "$tmp/ga.sock" ] && [ -S "$tmp/floor.sock" ] && break; sleep 0.05; done
+    printf "apiKey: bench-key\nbaseUrl: %s\n" "$2" > "$tmp/$1-gemini.yaml"
+    chmod 600 "$tmp/$1-gemini.yaml" # serve refuses a key file others can read
+}
 
-# one private nginx in front of each
+# start_nginx WHO SOCKET: a private nginx in front of a responder; sets url[WHO]
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 declare -A url
-for who in ga floor; do
+start_nginx() {
+    local who=$1 port conf wc=8192
     port=$(free_port)
-    "$repo/scripts/render-nginx-conf.sh" "$tmp/nginx-$who" "$port" "$tmp/$who.sock" "$repo/www" 1000000r/s
-    # no logs, and no rate limit: its millisecond buckets refuse bursts
-    # that a load generator makes, whatever the rate
-    sed -i 's/^error_log .*/error_log '"${tmp//\//\\/}"'\/nginx-'"$who"'\/error.log warn;/; s/access_log .*/access_log off;/' \
-        "$tmp/nginx-$who/nginx.conf"
-    sed -i '/limit_req /d' "$tmp/nginx-$who/site.conf"
-    nginx -c "$tmp/nginx-$who/nginx.conf" -p "$tmp/nginx-$who/" -e "$tmp/nginx-$who/error.log" & pids+=($!)
+    conf=$tmp/nginx-$who
+    "$repo/scripts/render-nginx-conf.sh" "$conf" "$port" "$2" "$repo/www" 1000000r/s
+    # No logs, and no rate limit: its millisecond buckets refuse bursts
+    # that a load generator makes, whatever the rate. Room for thousands of
+    # connections: worker_connections counts both sides of each, the file
+    # limit must cover them, and a burst of connects must fit the backlog.
+    [ "$nofile" -lt "$wc" ] && wc=$nofile
+    sed -i -e 's/^error_log .*/error_log '"${conf//\//\\/}"'\/error.log warn;/' \
+        -e 's/access_log .*/access_log off;/' \
+        -e 's/^worker_processes 1;/&\nworker_rlimit_nofile '"$nofile"';/' \
+        -e 's/worker_connections 256;/worker_connections '"$wc"';/' "$conf/nginx.conf"
+    sed -i -e '/limit_req /d' -e 's/listen 127.0.0.1:'"$port"';/listen 127.0.0.1:'"$port"' backlog=4096;/' \
+        "$conf/site.conf"
+    grep -q "worker_connections $wc;" "$conf/nginx.conf" && grep -q "worker_rlimit_nofile" "$conf/nginx.conf" &&
+        grep -q "backlog=4096;" "$conf/site.conf" ||
+        { echo "bench: the rendered nginx config changed; update start_nginx" >&2; exit 1; }
+    nginx -c "$conf/nginx.conf" -p "$conf/" -e "$conf/error.log" & pids+=($!)
     url[$who]=http://127.0.0.1:$port/_jay/actions/geminiAgent.sendMessage
-done
-sleep 0.3
+}
 
-# One request by hand for each: the bench is meaningless if it fails.
-for who in ga floor; do
+# check WHO SIZE: one request by hand; the bench is meaningless if it fails
+check() {
+    local code
     code=$(curl -s -o "$tmp/one.json" -w '%{http_code}' -H 'Content-Type: application/json' \
-        --data-binary @"$tmp/body.typical.json" "${url[$who]}")
-    [ "$code" = 200 ] || { echo "bench: the $who request failed ($code): $(head -c 300 "$tmp/one.json")" >&2; exit 1; }
-done
-# What Gemini's implicit cache served, as the answer's usage reports it
-# (the zero-latency upstream reports a fixed share, like Gemini would).
-curl -s -o "$tmp/one.json" -H 'Content-Type: application/json' --data-binary @"$tmp/body.typical.json" "${url[ga]}"
-python3 - "$tmp/one.json" <<'PY'
-import json, sys
-u = json.load(open(sys.argv[1])).get("usage", {})
-p, c = u.get("promptTokens", 0), u.get("cachedTokens", 0)
-if c:
-    print("cached tokens: %d of %d prompt tokens (%.1f%%)" % (c, p, 100.0 * c / p if p else 0))
-PY
-echo "$workers workers each, $conns connections, ${secs}s x $runs runs; medians"
+        --data-binary @"$tmp/body.$2.json" "${url[$1]}")
+    [ "$code" = 200 ] || { echo "bench: the $1 request failed ($code): $(head -c 300 "$tmp/one.json")" >&2; exit 1; }
+}
 
-to_ms() { # wrk prints 1.23ms / 456.78us / 1.02s
-    awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n += 0; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
+to_ms() { # wrk prints 1.23ms / 456.78us / 1.02s / 1.02m
+    awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n += 0;
+        else if (v ~ /s$/) n *= 1000; else if (v ~ /m$/) n *= 60000; printf "%.3f", n }'
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# --- cpu: CPU per request against a zero-latency upstream ----------------------
+
 # utime + stime of a responder's workers, in clock ticks (fields 14 and 15)
 ticks() {
     local t=0
     for w in $(workers_of "$1"); do t=$((t + $(sed 's/.*) //' "/proc/$w/stat" | awk '{print $12 + $13}'))); done
     echo "$t"
 }
-hz=$(getconf CLK_TCK)
 
 # measure WHO SIZE: sets cpu (µs per request), rps, p50, p99 (medians)
 measure() {
@@ -121,18 +170,193 @@ measure() {
     cpu=$(median "${c[@]}") rps=$(median "${q[@]}") p50=$(median "${a[@]}") p99=$(median "${b[@]}")
 }
 
-printf '%-8s %9s | %14s %12s | %12s %9s | %s\n' size body "floor µs/req" "floor req/s" \
-    "agent µs/req" "req/s" "ratio, agent µs per KB"
-for size in $sizes; do
-    bytes=$(wc -c < "$tmp/body.$size.json")
-    measure floor "$size"; fcpu=$cpu frps=$rps
-    measure ga "$size"
-    [ "$size" = typical ] && typical="p50 $p50 ms, p99 $p99 ms, $rps req/s"
-    awk -v s="$size" -v by="$bytes" -v f="$fcpu" -v fr="$frps" -v g="$cpu" -v gr="$rps" 'BEGIN {
-        printf "%-8s %7.1fKB | %14d %12.1f | %12d %9.1f | %.1fx, %.1f µs/KB\n",
-            s, by / 1024, f, fr, g, gr, g / (f ? f : 1), g / (by / 1024) }'
+cpu_part() {
+    local size bytes fcpu frps typical="" rss w who
+    hz=$(getconf CLK_TCK)
+    start_mock mock 0
+    # gemini-agent, as `serve` runs it
+    agent_config agent "$upstream"
+    GEMINI_AGENT_LOG=warn "$repo/build/gemini-agent" serve --config "$tmp/agent.yaml" \
+        --socket "$tmp/ga.sock" --workers "$workers" --pid-file "$tmp/ga.pid" 2>"$tmp/ga.log" &
+    pids+=($!)
+    # the floor, as many workers
+    "$tmp/floor" "$tmp/floor.sock" "$upstream/v1beta/models/gemini-3.8-flash:generateContent" \
+        "$workers" "$tmp/floor.pid" & pids+=($!)
+    for _ in $(seq 50); do [ -S "$tmp/ga.sock" ] && [ -S "$tmp/floor.sock" ] && break; sleep 0.05; done
+    start_nginx ga "$tmp/ga.sock"
+    start_nginx floor "$tmp/floor.sock"
+    sleep 0.3
+    for who in ga floor; do check "$who" typical; done
+    # What Gemini's implicit cache served, as the answer's usage reports it
+    # (the zero-latency upstream reports a fixed share, like Gemini would).
+    python3 - "$tmp/one.json" <<'PY'
+import json, sys
+u = json.load(open(sys.argv[1])).get("usage", {})
+p, c = u.get("promptTokens", 0), u.get("cachedTokens", 0)
+if c:
+    print("cached tokens: %d of %d prompt tokens (%.1f%%)" % (c, p, 100.0 * c / p if p else 0))
+PY
+    echo "$workers workers each, $conns connections, ${secs}s x $runs runs; medians"
+
+    printf '%-8s %9s | %14s %12s | %12s %9s | %s\n' size body "floor µs/req" "floor req/s" \
+        "agent µs/req" "req/s" "ratio, agent µs per KB"
+    for size in $sizes; do
+        bytes=$(wc -c < "$tmp/body.$size.json")
+        measure floor "$size"; fcpu=$cpu frps=$rps
+        measure ga "$size"
+        [ "$size" = typical ] && typical="p50 $p50 ms, p99 $p99 ms, $rps req/s"
+        awk -v s="$size" -v by="$bytes" -v f="$fcpu" -v fr="$frps" -v g="$cpu" -v gr="$rps" 'BEGIN {
+            printf "%-8s %7.1fKB | %14d %12.1f | %12d %9.1f | %.1fx, %.1f µs/KB\n",
+                s, by / 1024, f, fr, g, gr, g / (f ? f : 1), g / (by / 1024) }'
+    done
+    [ -n "$typical" ] && echo "typical body through gemini-agent: $typical"
+    rss=""
+    for w in $(workers_of "$tmp/ga.pid"); do rss="$rss $(awk '/VmHWM/ {print $2}' "/proc/$w/status") KB"; done
+    echo "peak RSS per gemini-agent worker:$rss"
+}
+
+# --- conc: concurrent chats against a slow upstream ----------------------------
+
+# serve_flags: BENCH_CONC_FLAGS less the options this build's serve lacks;
+# sets flags (an array) and dropped
+serve_flags() {
+    local help opt
+    help=$("$repo/build/gemini-agent" serve --help 2>&1 || true)
+    flags=() dropped=""
+    set -- $cflags
+    while [ $# -gt 0 ]; do
+        opt=${1%%=*}
+        if [[ $1 == --* ]] && ! grep -qw -- "$opt" <<<"$help"; then
+            dropped="$dropped $1"
+            [[ $1 != *=* ]] && [ $# -gt 1 ] && [[ $2 != --* ]] && { dropped="$dropped $2"; shift; }
+        else
+            flags+=("$1")
+        fi
+        shift
+    done
+}
+
+# conc_start [SERVE OPTIONS]: a fresh responder on $tmp/conc.sock
+conc_start() {
+    rm -f "$tmp/conc.sock" "$tmp/conc.pid"
+    GEMINI_AGENT_LOG=warn "$repo/build/gemini-agent" serve --config "$tmp/conc.yaml" \
+        --socket "$tmp/conc.sock" --pid-file "$tmp/conc.pid" "$@" 2>>"$tmp/conc.log" &
+    conc_master=$!
+    for _ in $(seq 100); do
+        [ -S "$tmp/conc.sock" ] && [ -n "$(workers_of "$tmp/conc.pid")" ] && return 0
+        kill -0 "$conc_master" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "bench: gemini-agent serve $* did not start:" >&2; tail -5 "$tmp/conc.log" >&2; exit 1
+}
+
+# conc_stop: SIGTERM (it finishes the requests in flight); if it has not
+# stopped after the upstream delay and 5 s more, SIGKILL, and say so in
+# stop_note. (The stop time is not what the table measures; waiting out a
+# queue of accepted-later requests would only make the bench slow.)
+conc_stop() {
+    local ws i
+    ws=$(workers_of "$tmp/conc.pid")
+    kill "$conc_master" 2>/dev/null || true
+    for i in $(seq $((delay / 100 + 50))); do kill -0 "$conc_master" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$conc_master" 2>/dev/null; then
+        stop_note="not stopped $((delay / 1000 + 5)) s after SIGTERM, killed"
+        for w in $ws; do kill -9 "$w" 2>/dev/null || true; done
+        kill -9 "$conc_master" 2>/dev/null || true
+    fi
+    wait "$conc_master" 2>/dev/null || true
+    conc_master=""
+}
+
+# rss_sampler PIDFILE OUT: every 200 ms, the sum of VmRSS over the master
+# (line 1) and the workers (line 2); the peak, in KB, goes to OUT
+rss_sampler() {
+    local peak=0 sum p k v
+    while :; do
+        sum=0
+        for p in $(sed -n -e 1p -e '2s/^[^:]*://p' "$1" 2>/dev/null); do
+            { while read -r k v _; do
+                [ "$k" = VmRSS: ] && { sum=$((sum + v)); break; }
+            done < "/proc/$p/status"; } 2>/dev/null || true
+        done
+        [ "$sum" -gt "$peak" ] && { peak=$sum; echo "$peak" > "$2"; }
+        sleep 0.2
+    done
+}
+
+# conc_row LABEL CONNS [SERVE OPTIONS]: one table row, BENCH_RUNS runs
+conc_row() {
+    local label=$1 c=$2 r t n e q=() a=() b=() m=() k=() x=() why="" miss="" killed=0
+    shift 2
+    export BENCH_BODY=$tmp/body.$csize.json
+    : > "$tmp/nginx-conc/error.log"
+    for r in $(seq "$runs"); do
+        conc_start "$@"
+        [ "$r" = 1 ] && check conc "$csize"
+        echo 0 > "$tmp/rss"
+        rss_sampler "$tmp/conc.pid" "$tmp/rss" & sampler=$!
+        t=2; [ "$c" -lt 2 ] && t=1
+        wrk -t"$t" -c"$c" -d"${csecs}s" --timeout "${timeout}s" --latency \
+            -s "$repo/tests/bench/post.lua" "${url[conc]}" > "$tmp/wrk" 2>&1 || true
+        kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true; sampler=""
+        stop_note=""
+        conc_stop
+        [ -n "$stop_note" ] && killed=$((killed + 1))
+        grep -q 'requests in' "$tmp/wrk" || { echo "bench: wrk failed:" >&2; cat "$tmp/wrk" >&2; exit 1; }
+        n=$(awk '/requests in/ {print $1}' "$tmp/wrk")
+        e=$(awk '/Non-2xx/ {s += $NF} /Socket errors/ {gsub(",", ""); s += $4 + $6 + $8 + $10} END {print s + 0}' "$tmp/wrk")
+        q+=("$(awk '/Requests\/sec/ {print $2}' "$tmp/wrk")")
+        a+=("$(to_ms "$(awk '$1=="50%" {print $2}' "$tmp/wrk")")")
+        b+=("$(to_ms "$(awk '$1=="99%" {print $2}' "$tmp/wrk")")")
+        m+=("$(cat "$tmp/rss")") k+=("$n") x+=("$e")
+        cat "$tmp/wrk" >> "$tmp/wrk.all"
+    done
+    rps=$(median "${q[@]}") p50=$(median "${a[@]}") p99=$(median "${b[@]}")
+    rss=$(median "${m[@]}") n=$(median "${k[@]}") e=$(median "${x[@]}")
+    # what nginx saw, over all the runs
+    why=$(awk '/Resource temporarily unavailable/ {b++} /upstream timed out/ {t++}
+        /Connection refused/ {r++} /worker_connections are not enough/ {w++}
+        /Too many open files/ {f++}
+        END { if (b) printf " %d responder-backlog-full (EAGAIN),", b;
+              if (t) printf " %d upstream-timeout,", t; if (r) printf " %d refused,", r;
+              if (w) printf " %d nginx-worker_connections,", w; if (f) printf " %d nginx-EMFILE,", f }' \
+        "$tmp/nginx-conc/error.log")
+    [ "$e" -gt 0 ] && miss="$miss errors"
+    awk -v p="$p99" -v d="$delay" 'BEGIN { exit !(p > d + 100) }' && miss="$miss p99"
+    [ "$rss" -gt $((300 * 1024)) ] && miss="$miss RSS"
+    [ "$n" -eq 0 ] && miss="$miss no-answers"
+    printf '%-15s %9.1f %9.0f %9.0f %9d %9d %8.1f  %s\n' "$label" "$rps" "$p50" "$p99" "$n" "$e" \
+        "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" "${miss:- ok}"
+    [ -n "$why" ] && echo "                nginx error.log, $runs runs:${why%,}"
+    [ "$killed" -gt 0 ] && echo "                responder $stop_note ($killed of $runs runs)"
+    return 0
+}
+
+conc_part() {
+    local l shown
+    start_mock slowmock "$delay"
+    agent_config conc "$upstream"
+    start_nginx conc "$tmp/conc.sock"
+    sleep 0.3
+    timeout=$((delay / 1000 + 8))
+    serve_flags
+    [ "$csecs" -lt $((timeout + 2)) ] &&
+        echo "note: runs of ${csecs}s are shorter than wrk's --timeout ${timeout}s + 2 s: requests left unanswered are not counted as errors"
+    shown=${flags[*]:-}
+    [ -n "$dropped" ] && echo "note: this build's 'gemini-agent serve' has no${dropped% *}; running without:$dropped"
+    echo
+    echo "concurrent chats: upstream answers after ${delay} ms; $csize body" \
+        "($(awk -v b="$(wc -c < "$tmp/body.$csize.json")" 'BEGIN { printf "%.1f", b / 1024 }') KB);" \
+        "${csecs}s x $runs runs, a fresh responder each; medians"
+    echo "target: 0 errors, p99 <= $((delay + 100)) ms, responder RSS <= 300 MB;" \
+        "wrk --timeout ${timeout}s; errors = non-2xx + socket errors"
+    printf '%-15s %9s %9s %9s %9s %9s %8s  %s\n' chats "req/s" "p50 ms" "p99 ms" answers errors "RSS MB" target
+    echo "serve ${shown:-(no options)}:"
+    for l in $levels; do conc_row "$l" "$l" "${flags[@]}"; done
+    echo "serve (no options):"
+    conc_row "$defaults_conns (defaults)" "$defaults_conns"
+}
+
+for p in $parts; do
+    "${p}_part"
 done
-[ -n "${typical:-}" ] && echo "typical body through gemini-agent: $typical"
-rss=""
-for w in $(workers_of "$tmp/ga.pid"); do rss="$rss $(awk '/VmHWM/ {print $2}' "/proc/$w/status") KB"; done
-echo "peak RSS per gemini-agent worker:$rss"

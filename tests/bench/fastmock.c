@@ -1,18 +1,24 @@
 /*
- * fastmock.c - a zero-latency stand-in for Gemini, for `make bench` only.
+ * fastmock.c - a stand-in for Gemini, for `make bench` only.
  *
- * Answers every POST with the same small generateContent text reply, at
- * once, on keep-alive connections (a thread per connection: the responder
- * keeps one connection per worker). It validates nothing; the real mock
- * (tests/mock) does that. Here the point is that the upstream costs ~0, so
- * the benchmark measures the responder and nginx.
+ * Answers every POST with the same small generateContent text reply, on
+ * keep-alive connections, DELAY_MS after the request has arrived (0: at
+ * once). A thread per connection, so a delayed answer holds up nothing
+ * but its own connection: the responder keeps one connection per request
+ * thread, and the concurrency bench holds 1000 and more at a time. Each
+ * thread has a small stack and a 16 KB buffer; the request body is read
+ * and dropped, never kept, so 1000 connections cost a few MB. It
+ * validates nothing; the real mock (tests/mock) does that. Here the point
+ * is that the upstream costs ~0, so the benchmark measures the responder
+ * and nginx.
  *
- *   fastmock PORTFILE      listens on 127.0.0.1:0, writes the port
+ *   fastmock PORTFILE [DELAY_MS]   listens on 127.0.0.1:0, writes the port
  *
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -22,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char reply[] =
@@ -32,49 +39,74 @@ static const char reply[] =
     "\"cachedContentTokenCount\":4096},\"modelVersion\":"
     "\"gemini-3.8-flash\",\"responseId\":\"bench\"}";
 
-/* Largest request kept; the bench's requests are about 60 KB. */
-#define REQ_MAX (4u << 20)
+/* Largest request head kept (the body is read and dropped). */
+#define HEAD_MAX (16u << 10)
+
+static long delay_ms;
+
+static void
+delay(void)
+{
+    struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+
+    while (delay_ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
 
 static void *
 serve(void *arg)
 {
     int fd = (int)(long)arg;
-    char *req = malloc(REQ_MAX);
-    size_t have = 0;
+    char buf[HEAD_MAX + 1], out[1024];
+    size_t have = 0, skip = 0; /* bytes in buf; body bytes still to drop */
+    int n2 = snprintf(out, sizeof(out),
+                      "HTTP/1.1 200 OK\r\nContent-Type: "
+                      "application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                      sizeof(reply) - 1, reply);
 
-    if (req == NULL)
-        goto out;
     for (;;) {
         char *end;
-        ssize_t n = read(fd, req + have, REQ_MAX - have - 1);
+        ssize_t n = read(fd, buf + have, HEAD_MAX - have);
         if (n <= 0)
             break;
         have += (size_t)n;
-        req[have] = '\0';
-        /* one whole request: headers, then Content-Length bytes */
-        while ((end = strstr(req, "\r\n\r\n")) != NULL) {
-            char *cl = strcasestr(req, "\r\ncontent-length:");
-            size_t body = cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0;
-            size_t total = (size_t)(end + 4 - req) + body;
-            char out[1024];
-            if (have < total)
+        for (;;) {
+            if (skip > 0) { /* the rest of a body: drop what we have */
+                size_t k = skip < have ? skip : have;
+                memmove(buf, buf + k, have - k);
+                have -= k;
+                skip -= k;
+                if (skip > 0)
+                    break; /* more body to come */
+                /* whole request in: answer it */
+                delay();
+                /* one write: two would meet Nagle and delayed ACKs (40 ms) */
+                if (write(fd, out, (size_t)n2) != n2)
+                    goto out;
+            }
+            buf[have] = '\0';
+            end = strstr(buf, "\r\n\r\n");
+            if (end == NULL) {
+                if (have >= HEAD_MAX)
+                    goto out; /* a head this long is not ours */
                 break;
-            /* one write: two would meet Nagle and delayed ACKs (40 ms) */
-            int n2 = snprintf(out, sizeof(out),
-                              "HTTP/1.1 200 OK\r\nContent-Type: "
-                              "application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                              sizeof(reply) - 1, reply);
-            if (write(fd, out, (size_t)n2) != n2)
-                goto out;
-            memmove(req, req + total, have - total);
-            have -= total;
-            req[have] = '\0';
+            }
+            char *cl = strcasestr(buf, "\r\ncontent-length:");
+            size_t head = (size_t)(end + 4 - buf);
+            skip = (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0) + head;
+            if (skip == head) { /* no body: answer at once */
+                memmove(buf, buf + head, have - head);
+                have -= head;
+                skip = 0;
+                delay();
+                if (write(fd, out, (size_t)n2) != n2)
+                    goto out;
+                continue;
+            }
+            /* drop the head with the body, by the same path */
         }
-        if (have >= REQ_MAX - 1)
-            break;
     }
 out:
-    free(req);
     close(fd);
     return NULL;
 }
@@ -85,16 +117,21 @@ main(int argc, char **argv)
     struct sockaddr_in sa = {.sin_family = AF_INET};
     socklen_t len = sizeof(sa);
     int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+    pthread_attr_t attr;
     FILE *f;
 
-    if (argc != 2) {
-        fprintf(stderr, "usage: fastmock PORTFILE\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: fastmock PORTFILE [DELAY_MS]\n");
         return 2;
     }
+    delay_ms = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
     signal(SIGPIPE, SIG_IGN);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 64) ||
+    /* A burst of thousands of connects must not overflow the queue (the
+     * kernel caps the backlog at net.core.somaxconn). */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        listen(fd, 8192) != 0 ||
         getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
         perror("fastmock");
         return 1;
@@ -104,15 +141,24 @@ main(int argc, char **argv)
         return 1;
     fprintf(f, "%d\n", ntohs(sa.sin_port));
     fclose(f);
+    /* 64 KB stacks: 1000 threads reserve 64 MB and touch a few pages each */
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64u << 10);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     for (;;) {
         pthread_t t;
         int c = accept(fd, NULL, NULL);
-        if (c < 0)
+        if (c < 0) {
+            if (errno == EMFILE || errno == ENFILE) {
+                perror("fastmock: accept");
+                usleep(10000);
+            }
             continue;
+        }
         setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        if (pthread_create(&t, NULL, serve, (void *)(long)c) == 0)
-            pthread_detach(t);
-        else
+        if (pthread_create(&t, &attr, serve, (void *)(long)c) != 0) {
+            perror("fastmock: pthread_create");
             close(c);
+        }
     }
 }
