@@ -131,6 +131,10 @@
  * request past requestTimeoutMs + WORKER_HANG_SLACK_MS, or an action past
  * actionTimeoutMs, gets its worker killed and replaced. */
 #define WATCH_TICK_MS             250
+/* The listening socket's backlog: connections the kernel holds until a
+ * worker's leader thread accepts them (a burst of 1,000 chats opens 1,000
+ * at once; a full backlog is nginx's 502). */
+#define LISTEN_BACKLOG            4096
 #define WORKER_HANG_SLACK_MS      5000
 #define BOUND_REQUESTS_PER_WORKER 100000000L
 

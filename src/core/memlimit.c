@@ -37,6 +37,12 @@ memlimit_exceeded(void)
     return budget != 0 && charged > budget;
 }
 
+size_t
+memlimit_used(void)
+{
+    return charged;
+}
+
 /* Count n more bytes, saturating. */
 static void
 add_charge(size_t n)

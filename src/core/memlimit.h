@@ -50,6 +50,10 @@ void memlimit_parse_end(void);
 /* Has the request used more than its budget? (After a parse.) */
 bool memlimit_exceeded(void);
 
+/* Bytes charged to the request so far (what it allocated, not what it
+ * still holds: frees are not counted back). */
+size_t memlimit_used(void);
+
 #ifdef TESTING
 /* Set by a suite to fail chosen allocations that may fail (every one but
  * those inside a parse); returns true to fail the allocation. */

@@ -159,7 +159,10 @@ open_listener(const struct serve_opts *o)
     if (fd < 0)
         return -1;
     fl = fcntl(fd, F_GETFL);
-    if (listen(fd, 256) != 0 || fl < 0 ||
+    /* A burst of chats arrives faster than one thread per worker accepts
+     * them: the backlog holds it (the kernel caps it at somaxconn). The
+     * queue that matters is ours, bounded (worker.c). */
+    if (listen(fd, LISTEN_BACKLOG) != 0 || fl < 0 ||
         fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
         log_err("cannot listen: %s", strerror(errno));
         close(fd);

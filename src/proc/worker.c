@@ -304,8 +304,10 @@ serve_thread(void *arg)
         watch_request_begin(site->cfg->limits.request_timeout_ms);
         memlimit_reset(BOUND_REQUEST_MEMORY);
         if (admit(p)) {
-            dispatch_request(site, &gemini, &io, &arena);
+            int status = dispatch_request(site, &gemini, &io, &arena);
             release(p);
+            log_debug("request: %d, %zu KB allocated", status,
+                      memlimit_used() / 1024);
             if (max > 0 && atomic_fetch_add(&p->served, 1) + 1 >= max) {
                 atomic_store(&p->me->retiring, 1);
                 pool_stop(p); /* the master starts a fresh worker */
