@@ -8,9 +8,12 @@
  * accept to answer with its own arena, Gemini client (one keep-alive
  * connection) and scoreboard slot; the site is immutable and shared.
  *
- * Threads take turns at the socket: one leader at a time waits for a
- * connection and accepts it (accept_mu), then serves it while the next
- * thread leads. A worker has `threads` threads that may serve at once,
+ * Threads take turns at the socket (leader/followers): one leader at a
+ * time waits for a connection and accepts it, hands the lead to the
+ * follower that went idle last, and serves. Last-in first-out keeps a
+ * light load on a few hot threads - their stacks, arenas and caches warm -
+ * while the others stay untouched: a worker's memory follows its load, not
+ * its thread count. A worker has `threads` threads that may serve at once,
  * `queue` more that may wait up to WORKER_QUEUE_WAIT_MS for one of them to
  * be free, and one spare: so some thread is always at the socket, and
  * once every serving thread is busy and the queue is full, the spare
@@ -47,6 +50,7 @@
 #include <errno.h>
 #include <fcgiapp.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -117,7 +121,9 @@ struct pool {
     struct scoreboard_block *me;
     struct gemini_share *share; /* the threads' Gemini connections */
     pthread_t main;
-    pthread_mutex_t accept_mu; /* the leader's */
+    pthread_mutex_t lead_mu;  /* the lead and the idle followers: */
+    bool led;                 /* a thread leads */
+    struct follower *idle;    /* followers, the last to go idle first */
     pthread_mutex_t mu;        /* the counts below */
     pthread_cond_t freed;      /* a serving thread finished */
     int working, waiting, capacity, queue;
@@ -128,20 +134,68 @@ struct pool {
     int failed; /* a thread could not start or libfcgi failed */
 };
 
+/* A thread waiting for the lead. */
+struct follower {
+    pthread_cond_t wake;
+    bool lead; /* handed the lead (or woken to stop) */
+    struct follower *next;
+};
+
 struct thread {
     struct pool *p;
     int index;
     pthread_t tid;
+    struct follower f;
 };
 
-/* Stop taking requests: wake the leader, and the main thread. */
+/* Stop taking requests: wake the leader, the followers and the main
+ * thread. */
 static void
 pool_stop(struct pool *p)
 {
-    if (atomic_exchange(&p->stop, 1) == 0) {
-        (void)!write(p->wake[1], "", 1);
-        pthread_kill(p->main, SIGUSR1);
+    if (atomic_exchange(&p->stop, 1) != 0)
+        return;
+    (void)!write(p->wake[1], "", 1);
+    pthread_mutex_lock(&p->lead_mu);
+    for (struct follower *f = p->idle; f != NULL; f = f->next) {
+        f->lead = true;
+        pthread_cond_signal(&f->wake);
     }
+    p->idle = NULL;
+    pthread_mutex_unlock(&p->lead_mu);
+    pthread_kill(p->main, SIGUSR1);
+}
+
+/* Lead: at once when nobody does, else when handed the lead. */
+static void
+take_lead(struct pool *p, struct follower *me)
+{
+    pthread_mutex_lock(&p->lead_mu);
+    if (p->led && !atomic_load(&p->stop)) {
+        me->lead = false;
+        me->next = p->idle;
+        p->idle = me;
+        while (!me->lead)
+            pthread_cond_wait(&me->wake, &p->lead_mu);
+    }
+    p->led = true;
+    pthread_mutex_unlock(&p->lead_mu);
+}
+
+/* Hand the lead to the follower that went idle last. */
+static void
+pass_lead(struct pool *p)
+{
+    pthread_mutex_lock(&p->lead_mu);
+    struct follower *f = p->idle;
+    if (f != NULL) {
+        p->idle = f->next;
+        f->lead = true;
+        pthread_cond_signal(&f->wake);
+    } else {
+        p->led = false;
+    }
+    pthread_mutex_unlock(&p->lead_mu);
 }
 
 /* Wait up to `ms` (-1: no limit) for fds; false when the pool stops. */
@@ -166,11 +220,11 @@ full(struct pool *p)
 /* Lead: wait for the next connection and accept it. 0, or -1 when the
  * pool stops. */
 static int
-next_request(struct pool *p, FCGX_Request *req)
+next_request(struct pool *p, struct follower *me, FCGX_Request *req)
 {
     int rc = -1;
 
-    pthread_mutex_lock(&p->accept_mu);
+    take_lead(p, me);
     for (;;) {
         struct pollfd fds[2] = {{p->listen_fd, POLLIN, 0},
                                 {p->wake[0], POLLIN, 0}};
@@ -198,7 +252,7 @@ next_request(struct pool *p, FCGX_Request *req)
         pool_stop(p);
         break;
     }
-    pthread_mutex_unlock(&p->accept_mu);
+    pass_lead(p);
     return atomic_load(&p->stop) && rc == 0 ? (FCGX_Finish_r(req), -1) : rc;
 }
 
@@ -298,7 +352,7 @@ serve_thread(void *arg)
     arena_init(&arena);
     gemini.gone = fcgi_gone;
     gemini.gone_ctx = &req;
-    while (next_request(p, &req) == 0) {
+    while (next_request(p, &t->f, &req) == 0) {
         struct httpio io = {&fcgi_ops, &req, false};
 
         watch_request_begin(site->cfg->limits.request_timeout_ms);
@@ -345,10 +399,13 @@ start_threads(struct pool *p, struct thread *ts, int n)
     for (; started < n; started++) {
         ts[started].p = p;
         ts[started].index = started;
+        if (pthread_cond_init(&ts[started].f.wake, NULL) != 0)
+            break;
         if (pthread_create(&ts[started].tid, &attr, serve_thread,
                            &ts[started]) != 0) {
             log_err("cannot start request thread %d of %d: %s", started + 1,
                     n, strerror(errno));
+            pthread_cond_destroy(&ts[started].f.wake);
             break;
         }
     }
@@ -367,6 +424,9 @@ worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
     sigset_t all, stop;
 
     signal(SIGPIPE, SIG_IGN);
+    /* glibc gives threads up to 8 malloc arenas per core, each keeping
+     * what its requests freed; bounds.h says why this many. */
+    mallopt(M_ARENA_MAX, WORKER_MALLOC_ARENAS);
     /* Block everything before the threads exist: they inherit the mask. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, NULL);
@@ -377,7 +437,7 @@ worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
     p.main = pthread_self();
     p.share = gemini_share_new();
     if (ts == NULL || p.share == NULL || pipe2(p.wake, O_CLOEXEC) != 0 ||
-        pthread_mutex_init(&p.accept_mu, NULL) != 0 ||
+        pthread_mutex_init(&p.lead_mu, NULL) != 0 ||
         pthread_mutex_init(&p.mu, NULL) != 0) {
         log_err("cannot start a worker: out of memory");
         gemini_share_free(p.share);
@@ -405,13 +465,15 @@ worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
         if (sig == SIGTERM || sig == SIGINT)
             pool_stop(&p);
     }
-    for (int i = 0; i < started; i++)
+    for (int i = 0; i < started; i++) {
         pthread_join(ts[i].tid, NULL);
+        pthread_cond_destroy(&ts[i].f.wake);
+    }
     close(p.wake[0]);
     close(p.wake[1]);
     pthread_cond_destroy(&p.freed);
     pthread_mutex_destroy(&p.mu);
-    pthread_mutex_destroy(&p.accept_mu);
+    pthread_mutex_destroy(&p.lead_mu);
     gemini_share_free(p.share); /* after every thread's client */
     free(ts);
     return p.failed ? 1 : 0;
