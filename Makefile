@@ -4,7 +4,7 @@
 #   make check      the layer check, then the unit tests (Check)
 #   make asan       AddressSanitizer+UBSan build in build-asan/
 #   make check-asan unit tests under ASan/UBSan
-#   make bench      requests/s, latency and worker RSS of a typical chat request
+#   make bench      CPU per chat request; latency, errors, RSS at 10-1000 concurrent chats
 #   make cost       bytes sent to Gemini over a scripted demo conversation
 #   make test       everything: deps, unit (plain and ASan/UBSan), HTTP, browser
 #   make deps       install the Debian packages the build and tests need

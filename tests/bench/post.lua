@@ -1,6 +1,23 @@
 -- wrk script: POST the benchmark body (path in BENCH_BODY) as JSON.
+-- With BENCH_RAMP_MS set, the first requests of each wrk thread's
+-- BENCH_CONNS_PER_THREAD connections are spread evenly over that many
+-- milliseconds instead of leaving all at once; later requests wait for
+-- nothing.
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 local f = assert(io.open(os.getenv("BENCH_BODY"), "rb"))
 wrk.body = f:read("*a")
 f:close()
+
+local ramp = tonumber(os.getenv("BENCH_RAMP_MS") or "0") or 0
+if ramp > 0 then
+    local per = tonumber(os.getenv("BENCH_CONNS_PER_THREAD") or "1") or 1
+    local n = 0
+    function delay()
+        if n >= per then
+            return 0
+        end
+        n = n + 1
+        return math.floor((n - 1) * ramp / per)
+    end
+end
