@@ -253,7 +253,9 @@ next_request(struct pool *p, struct follower *me, FCGX_Request *req)
         break;
     }
     pass_lead(p);
-    return atomic_load(&p->stop) && rc == 0 ? (FCGX_Finish_r(req), -1) : rc;
+    /* accepted just as the pool stops: still served (a reload drops
+     * nothing); the thread leaves after it */
+    return rc;
 }
 
 /* A serving thread for this request, now or after a short wait in the
