@@ -29,17 +29,17 @@
  * 2.14's own parser limit (JSON_PARSER_MAX_DEPTH), which JSON from Gemini
  * has always been read under. It also bounds the recursion of
  * jscan_to_json() and jscan_write(). */
-#define BOUND_JSCAN_DEPTH       2048
+#define BOUND_JSCAN_DEPTH      2048
 /* jscan's tape keeps offsets as 32-bit numbers: it reads at most this many
  * bytes (the body and upstream bounds below are far smaller). */
-#define BOUND_JSCAN_BYTES       0xFFFFFFF0u
+#define BOUND_JSCAN_BYTES      0xFFFFFFF0u
 /* A parse error's message, with its NUL: jansson's JSON_ERROR_TEXT_LENGTH,
  * so jsonin can hand it on in a json_error_t unchanged. */
-#define BOUND_JSCAN_MESSAGE     160
+#define BOUND_JSCAN_MESSAGE    160
 /* The deepest jansson value jsonout writes: it bounds the writer's
  * recursion. Trees we parse are at most BOUND_JSCAN_DEPTH deep and trees
  * we build far less. */
-#define BOUND_JSON_WRITE_DEPTH  (2 * BOUND_JSCAN_DEPTH)
+#define BOUND_JSON_WRITE_DEPTH (2 * BOUND_JSCAN_DEPTH)
 
 /* --- chat protocol (used by the chat routes) --------------------------- */
 

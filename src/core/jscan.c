@@ -37,7 +37,7 @@
 
 /* Objects up to this many members find a repeated key by comparing with
  * each earlier one; larger ones keep a hash set of their keys. */
-#define KEYS_LINEAR 8
+#define KEYS_LINEAR  8
 /* Open containers the stack has room for before it grows. */
 #define FRAMES_FIRST 16
 
@@ -90,10 +90,10 @@ struct scan {
 
 /* A string's scan. */
 struct strinfo {
-    size_t end;   /* one past the closing quote */
-    size_t dlen;  /* decoded bytes */
+    size_t end;    /* one past the closing quote */
+    size_t dlen;   /* decoded bytes */
     uint8_t flags; /* JSCAN_ESCAPED, JSCAN_CANON */
-    bool nul;     /* it decodes to a NUL byte */
+    bool nul;      /* it decodes to a NUL byte */
 };
 
 /* A number's scan. */
@@ -130,7 +130,7 @@ is_ws(unsigned c)
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-/* --- errors ---------------------------------------------------------------- */
+/* --- errors --------------------------------------------------------------- */
 
 /*
  * jansson's line, column and position after reading buf[0..pos): lines
@@ -165,7 +165,10 @@ where(const struct scan *s, size_t pos, struct jscan_fail *f)
  * one), nothing when longer, and " near end of file" when empty (but for
  * bad UTF-8, which never gets a context). Returns -1.
  */
-static int ATTR_FMT(6, 7)
+static int fail(struct scan *s, enum jscan_error code, size_t pos, size_t tok,
+                bool context, const char *fmt, ...) ATTR_FMT(6, 7);
+
+static int
 fail(struct scan *s, enum jscan_error code, size_t pos, size_t tok,
      bool context, const char *fmt, ...)
 {
@@ -240,7 +243,7 @@ scratch(struct scan *s, size_t n)
     return s->scratch;
 }
 
-/* --- numbers ----------------------------------------------------------------- */
+/* --- numbers -------------------------------------------------------------- */
 
 /* The integer t[0..n) ('-'? digits, as the grammar has it) in *v; false
  * when it is out of range, where strtoll() says ERANGE. */
@@ -292,8 +295,7 @@ real_value(struct scan *s, const unsigned char *t, size_t n, double *v)
  * which jansson writes with the ".0" it adds.
  */
 static bool
-real_canonical(size_t nint, bool int_zero, const unsigned char *f,
-               size_t nf)
+real_canonical(size_t nint, bool int_zero, const unsigned char *f, size_t nf)
 {
     size_t lead = 0;
 
@@ -316,10 +318,9 @@ real_canonical(size_t nint, bool int_zero, const unsigned char *f,
 static int
 scan_number(struct scan *s, size_t at, struct numinfo *ni)
 {
-    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,
-                                 1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
-                                 1e18, 1e19, 1e20, 1e21, 1e22};
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const unsigned char *b = s->buf, *p = b + at, *end = b + s->len;
     const unsigned char *ip, *fp = NULL;
     bool neg = false, cut = false, has_exp = false;
@@ -400,8 +401,7 @@ scan_number(struct scan *s, size_t at, struct numinfo *ni)
         d = neg ? -0.0 : 0.0;
     } else if (FAST_REALS && !cut && mant <= (uint64_t)1 << 53 &&
                exp10 >= -22 && exp10 <= 22) {
-        d = exp10 >= 0 ? (double)mant * p10[exp10]
-                       : (double)mant / p10[-exp10];
+        d = exp10 >= 0 ? (double)mant * p10[exp10] : (double)mant / p10[-exp10];
         if (neg)
             d = -d;
     } else {
@@ -418,7 +418,7 @@ scan_number(struct scan *s, size_t at, struct numinfo *ni)
     return 0;
 }
 
-/* --- strings ------------------------------------------------------------------ */
+/* --- strings -------------------------------------------------------------- */
 
 /* The four hex digits at h as a number (checked already). */
 static uint32_t
@@ -501,8 +501,7 @@ decode_escape(const unsigned char **pp, unsigned char *out)
 
 /* Append the decoded text of the checked string content p[0..end). */
 static int
-decode_append(struct sbuf *sb, const unsigned char *p,
-              const unsigned char *end)
+decode_append(struct sbuf *sb, const unsigned char *p, const unsigned char *end)
 {
     while (p < end) {
         const unsigned char *bs = memchr(p, '\\', (size_t)(end - p));
@@ -561,8 +560,8 @@ escape_fail(struct scan *s, size_t at, size_t q)
     if (q == s->len)
         return fail(s, JSCAN_E_SYNTAX, q, at, true, "invalid escape");
     if (b[q] >= 0x80 && utf8_seq_len(b + q, s->len - q) == 0)
-        return fail(s, JSCAN_E_UTF8, q, at, true,
-                    "unable to decode byte 0x%x", b[q]);
+        return fail(s, JSCAN_E_UTF8, q, at, true, "unable to decode byte 0x%x",
+                    b[q]);
     return fail(s, JSCAN_E_SYNTAX, q + 1, at, true, "invalid escape");
 }
 
@@ -724,7 +723,7 @@ scan_string(struct scan *s, size_t at, struct strinfo *si)
     return scan_string_slow(s, at, i, si);
 }
 
-/* --- jansson's lexer, for the error path ------------------------------------ */
+/* --- jansson's lexer, for the error path ---------------------------------- */
 
 /* jansson reads one character ahead after a number or a name, and that
  * read is where a byte that starts no UTF-8 character is reported, near
@@ -826,8 +825,8 @@ lex_name(struct scan *s, size_t at, size_t *endp)
         return TOK_FAILED;
     *endp = p;
     n = p - at;
-    if ((n == 4 && (memcmp(b + at, "true", 4) == 0 ||
-                    memcmp(b + at, "null", 4) == 0)) ||
+    if ((n == 4 &&
+         (memcmp(b + at, "true", 4) == 0 || memcmp(b + at, "null", 4) == 0)) ||
         (n == 5 && memcmp(b + at, "false", 5) == 0))
         return TOK_VALUE;
     return TOK_INVALID;
@@ -880,8 +879,8 @@ lex_token(struct scan *s, size_t at, size_t *endp)
                                    is_digit(b[tok - 1]) || b[tok - 1] == '.' ||
                                    b[tok - 1] == '+' || b[tok - 1] == '-'))
                     tok--;
-            fail(s, JSCAN_E_UTF8, at, tok, true,
-                 "unable to decode byte 0x%x", c);
+            fail(s, JSCAN_E_UTF8, at, tok, true, "unable to decode byte 0x%x",
+                 c);
             return TOK_FAILED;
         }
         *endp = at + n;
@@ -923,7 +922,7 @@ depth_fail(struct scan *s, size_t at)
                 "nesting deeper than %d levels", s->max_depth);
 }
 
-/* --- repeated keys ------------------------------------------------------------ */
+/* --- repeated keys -------------------------------------------------------- */
 
 static uint64_t
 load_le64(const unsigned char *p)
@@ -1031,8 +1030,7 @@ keys_equal(struct scan *s, size_t i, size_t j)
                 *o++ = *p++;
         }
     }
-    return decoded_equals(b + x->off + 1, b + x->off + x->len - 1, tmp,
-                          y->x);
+    return decoded_equals(b + x->off + 1, b + x->off + x->len - 1, tmp, y->x);
 }
 
 /* The hash of key node k's decoded bytes in *h; -1 when out of memory. */
@@ -1150,7 +1148,7 @@ key_repeats(struct scan *s, struct frame *f, size_t k)
     return keyset_add(s, f->keys, k, h);
 }
 
-/* --- the tape --------------------------------------------------------------- */
+/* --- the tape ------------------------------------------------------------- */
 
 static struct jscan_node *
 grow_tape(struct scan *s)
@@ -1159,8 +1157,7 @@ grow_tape(struct scan *s)
     size_t cap = s->cap * 2 > s->len + 1 ? s->len + 1 : s->cap * 2;
     struct jscan_node *t;
 
-    if (cap <= s->n ||
-        (t = arena_alloc(s->a, cap * sizeof(*t))) == NULL) {
+    if (cap <= s->n || (t = arena_alloc(s->a, cap * sizeof(*t))) == NULL) {
         fail_memory(s);
         return NULL;
     }
@@ -1237,7 +1234,7 @@ skip_nul(struct scan *s, const unsigned char *p)
     return p + 1;
 }
 
-/* --- the scan ------------------------------------------------------------------ */
+/* --- the scan ------------------------------------------------------------- */
 
 static bool
 is_name(const unsigned char *p, const unsigned char *end, const char *name,
@@ -1275,9 +1272,8 @@ scan_doc(struct scan *s)
     if (!(s->flags & JSCAN_ANY) && (p == end || (*p != '[' && *p != '{')))
         return bad_token(s, AT, JSCAN_E_SYNTAX, "'[' or '{' expected");
 value: /* whitespace skipped */
-    if (s->depth >= s->max_depth &&
-        ((s->flags & JSCAN_DEPTH_SCALARS) ||
-         (p < end && (*p == '[' || *p == '{'))))
+    if (s->depth >= s->max_depth && ((s->flags & JSCAN_DEPTH_SCALARS) ||
+                                     (p < end && (*p == '[' || *p == '{'))))
         return depth_fail(s, AT);
     if (p == end)
         return bad_token(s, AT, JSCAN_E_SYNTAX, NULL);
@@ -1422,21 +1418,21 @@ key: /* whitespace skipped */
     p++;
     SKIP_WS();
     goto value;
-close: /* p just past the closing bracket */
-    {
-        struct jscan_node *c = &s->tape[top->node];
-        bool canon = top->canon && !top->dups;
+close : /* p just past the closing bracket */
+{
+    struct jscan_node *c = &s->tape[top->node];
+    bool canon = top->canon && !top->dups;
 
-        c->len = (uint32_t)(AT - c->off);
-        c->x = (uint32_t)s->n;
-        c->y = top->count;
-        c->flags = (uint8_t)((canon ? JSCAN_CANON : 0) |
-                             (top->dups ? JSCAN_DUPKEYS : 0));
-        s->depth--;
-        top = s->depth > 0 ? &s->stack[s->depth - 1] : NULL;
-        if (top != NULL && !canon)
-            top->canon = false;
-    }
+    c->len = (uint32_t)(AT - c->off);
+    c->x = (uint32_t)s->n;
+    c->y = top->count;
+    c->flags = (uint8_t)((canon ? JSCAN_CANON : 0) |
+                         (top->dups ? JSCAN_DUPKEYS : 0));
+    s->depth--;
+    top = s->depth > 0 ? &s->stack[s->depth - 1] : NULL;
+    if (top != NULL && !canon)
+        top->canon = false;
+}
     goto after;
 done:
     SKIP_WS();
@@ -1489,14 +1485,13 @@ jscan_parse(const char *buf, size_t len, unsigned flags, int max_depth,
     if (len == 0)
         return status_set(err, ST_INVALID_JSON,
                           "the request body is empty; send a JSON value");
-    return status_set(err, ST_INVALID_JSON,
-                      "invalid JSON at line %d, column %d: %s", f->line,
-                      f->column,
-                      f->code == JSCAN_E_NUL ? "strings must not contain \\u0000"
-                                             : f->what);
+    return status_set(
+        err, ST_INVALID_JSON, "invalid JSON at line %d, column %d: %s", f->line,
+        f->column,
+        f->code == JSCAN_E_NUL ? "strings must not contain \\u0000" : f->what);
 }
 
-/* --- navigation ------------------------------------------------------------------ */
+/* --- navigation ----------------------------------------------------------- */
 
 size_t
 jscan_child(const struct jscan_doc *d, size_t i)
@@ -1547,15 +1542,15 @@ jscan_member(const struct jscan_doc *d, size_t obj, const char *key)
 }
 
 const char *
-jscan_string(const struct jscan_doc *d, size_t i, struct arena *a,
-             size_t *len)
+jscan_string(const struct jscan_doc *d, size_t i, struct arena *a, size_t *len)
 {
     const struct jscan_node *n = &d->nodes[i];
     const unsigned char *p = (const unsigned char *)d->buf + n->off + 1;
     const unsigned char *end = p + n->len - 2;
     unsigned char *out, *o;
 
-    if (n->type != JSCAN_STRING || (out = arena_alloc(a, (size_t)n->x + 1)) == NULL)
+    if (n->type != JSCAN_STRING ||
+        (out = arena_alloc(a, (size_t)n->x + 1)) == NULL)
         return NULL;
     if (!(n->flags & JSCAN_ESCAPED)) {
         memcpy(out, p, n->x);
@@ -1598,13 +1593,12 @@ jscan_real(const struct jscan_doc *d, size_t i)
     return v;
 }
 
-/* --- jansson values --------------------------------------------------------------- */
+/* --- jansson values ------------------------------------------------------- */
 
 /* A string node's decoded bytes: the input itself when it has no escape,
  * else decoded into `scratch` (valid until its next use). */
 static const char *
-decoded(const struct jscan_doc *d, size_t i, struct sbuf *scratch,
-        size_t *len)
+decoded(const struct jscan_doc *d, size_t i, struct sbuf *scratch, size_t *len)
 {
     const struct jscan_node *n = &d->nodes[i];
     const unsigned char *p = (const unsigned char *)d->buf + n->off + 1;
@@ -1688,7 +1682,7 @@ jscan_to_json(const struct jscan_doc *d, size_t i, struct status_error *err)
     return v;
 }
 
-/* --- text ------------------------------------------------------------------------- */
+/* --- text ----------------------------------------------------------------- */
 
 static int
 write_node(const struct jscan_doc *d, size_t i, struct sbuf *out,

@@ -121,8 +121,8 @@ struct jscan_doc {
     size_t len;
     struct jscan_node *nodes; /* the tape, in the arena; the root is 0 */
     size_t count;
-    unsigned flags;          /* the parse's enum jscan_parse_flags */
-    struct jscan_fail fail;  /* set when the parse failed */
+    unsigned flags;         /* the parse's enum jscan_parse_flags */
+    struct jscan_fail fail; /* set when the parse failed */
 };
 
 /* 0 is the root, which is nobody's child: the navigation below returns
@@ -197,7 +197,7 @@ long long jscan_integer(const struct jscan_doc *d, size_t i);
 /* The value of a real node, or 0.0 for any other node. */
 double jscan_real(const struct jscan_doc *d, size_t i);
 
-/* --- out ------------------------------------------------------------------- */
+/* --- out ---------------------------------------------------------------- */
 
 /*
  * The subtree at node i as the jansson value json_loadb() built for it
@@ -214,7 +214,6 @@ struct json_t *jscan_to_json(const struct jscan_doc *d, size_t i,
  * rest is written again. Returns 0, or -1 (out of memory or over the
  * sbuf's cap) with `out` as it was.
  */
-int jscan_write(const struct jscan_doc *d, size_t i, struct sbuf *out)
-    ATTR_WUR;
+int jscan_write(const struct jscan_doc *d, size_t i, struct sbuf *out) ATTR_WUR;
 
 #endif /* APP_JSCAN_H */

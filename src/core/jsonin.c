@@ -86,8 +86,8 @@ jsonin_parse(const char *buf, size_t len, size_t flags, json_error_t *jerr,
     if (flags & JSON_DECODE_ANY)
         jflags |= JSCAN_ANY;
     arena_init(&a);
-    if (jscan_parse(buf, len, jflags, JSON_PARSER_MAX_DEPTH, &a, &doc,
-                    &err) == 0) {
+    if (jscan_parse(buf, len, jflags, JSON_PARSER_MAX_DEPTH, &a, &doc, &err) ==
+        0) {
         v = jscan_to_json(&doc, 0, &err);
         if (v == NULL) {
             doc.fail.code = JSCAN_E_MEMORY;

@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* --- pieces ---------------------------------------------------------------- */
+/* --- pieces --------------------------------------------------------------- */
 
 int
 jsonout_string(struct sbuf *out, const char *s, size_t len)
@@ -90,8 +90,8 @@ jsonout_integer(struct sbuf *out, long long v)
 {
     char buf[24], *end = buf + sizeof(buf), *q = end;
     /* the magnitude in unsigned arithmetic, which LLONG_MIN needs */
-    unsigned long long u =
-        v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v
+                                 : (unsigned long long)v;
 
     do {
         *--q = (char)('0' + u % 10);
@@ -142,7 +142,7 @@ jsonout_real(struct sbuf *out, double d)
     return sbuf_put(out, buf, len);
 }
 
-/* --- values ---------------------------------------------------------------- */
+/* --- values --------------------------------------------------------------- */
 
 /* The containers being written, innermost first: a container found here
  * again holds itself, and jansson refuses to write it. */
@@ -151,8 +151,8 @@ struct path {
     const struct path *up;
 };
 
-static int write_value(const json_t *v, struct sbuf *out,
-                       const struct path *up, int depth);
+static int write_value(const json_t *v, struct sbuf *out, const struct path *up,
+                       int depth);
 
 static bool
 on_path(const struct path *p, const json_t *v)
@@ -177,8 +177,7 @@ write_object(const json_t *v, struct sbuf *out, const struct path *here,
         if (jsonout_string(out, json_object_iter_key(it),
                            json_object_iter_key_len(it)) != 0 ||
             sbuf_putc(out, ':') != 0 ||
-            write_value(json_object_iter_value(it), out, here, depth + 1) !=
-                0)
+            write_value(json_object_iter_value(it), out, here, depth + 1) != 0)
             return -1;
         it = json_object_iter_next(UNCONST(v), it);
     }
@@ -203,8 +202,7 @@ write_array(const json_t *v, struct sbuf *out, const struct path *here,
 }
 
 static int
-write_value(const json_t *v, struct sbuf *out, const struct path *up,
-            int depth)
+write_value(const json_t *v, struct sbuf *out, const struct path *up, int depth)
 {
     struct path here = {v, up};
 
@@ -218,8 +216,7 @@ write_value(const json_t *v, struct sbuf *out, const struct path *up,
         return json_is_object(v) ? write_object(v, out, &here, depth)
                                  : write_array(v, out, &here, depth);
     case JSON_STRING:
-        return jsonout_string(out, json_string_value(v),
-                              json_string_length(v));
+        return jsonout_string(out, json_string_value(v), json_string_length(v));
     case JSON_INTEGER:
         return jsonout_integer(out, json_integer_value(v));
     case JSON_REAL:
@@ -246,7 +243,7 @@ jsonout_write(const json_t *v, struct sbuf *out)
     return 0;
 }
 
-/* --- dumps ----------------------------------------------------------------- */
+/* --- dumps ---------------------------------------------------------------- */
 
 /* jansson's dumper, for flags our writer does not serve. */
 struct sticky {

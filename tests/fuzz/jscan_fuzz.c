@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DUMP_FLAGS (APP_JSON_FLAGS | JSON_ENCODE_ANY)
+#define DUMP_FLAGS    (APP_JSON_FLAGS | JSON_ENCODE_ANY)
 /* Nodes checked one by one (each check writes its subtree again). */
 #define NODES_CHECKED 300
 
@@ -188,8 +188,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fprintf(stderr,
                     "mode %u: jansson '%s' at %d:%d (%d), jscan '%s' at "
                     "%d:%d (%zu)\n",
-                    mode & 7, jerr.text, jerr.line, jerr.column,
-                    jerr.position, f->what, f->line, f->column, f->offset);
+                    mode & 7, jerr.text, jerr.line, jerr.column, jerr.position,
+                    f->what, f->line, f->column, f->offset);
             die("the refusals differ", in, len);
         }
         arena_release(&a);

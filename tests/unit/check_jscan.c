@@ -85,8 +85,7 @@ dumped(const json_t *v)
 
 /* Strings compared without quoting them whole in the failure. */
 #define ASSERT_SAME(got, want)                                                 \
-    ck_assert_msg(strcmp(got, want) == 0, "'%.200s' is not '%.200s'", got,    \
-                  want)
+    ck_assert_msg(strcmp(got, want) == 0, "'%.200s' is not '%.200s'", got, want)
 
 /*
  * Parse with jscan and with jansson (same flags, same depth rule) and
@@ -152,7 +151,7 @@ agree(const char *in, size_t len, unsigned flags, struct arena *a,
 static const struct {
     unsigned flags;
     const char *in;
-    size_t len; /* 0: strlen(in) */
+    size_t len;      /* 0: strlen(in) */
     const char *out; /* json_dumps(value, APP_JSON_FLAGS | JSON_ENCODE_ANY) */
 } accepted[] = {
     {M_OBJ, "{}", 0, "{}"},
@@ -208,9 +207,8 @@ START_TEST(accepted_as_jansson)
     struct sbuf sb;
 
     arena_init(&a);
-    ck_assert_int_eq(agree(accepted[_i].in, len, accepted[_i].flags, &a,
-                           &doc, &err),
-                     0);
+    ck_assert_int_eq(
+        agree(accepted[_i].in, len, accepted[_i].flags, &a, &doc, &err), 0);
     sbuf_init(&sb, JSONOUT_UNBOUNDED);
     ck_assert_int_eq(jscan_write(&doc, 0, &sb), 0);
     ck_assert_str_eq(sb.buf, accepted[_i].out);
@@ -219,7 +217,7 @@ START_TEST(accepted_as_jansson)
 }
 END_TEST
 
-/* --- what is refused, and what it says ------------------------------------- */
+/* --- what is refused, and what it says ------------------------------------ */
 
 static const struct {
     unsigned flags;
@@ -232,11 +230,9 @@ static const struct {
     {M_OBJ, "\f[]", 0, "'[' or '{' expected", 1, 1},
     {M_ANY, " ", 0, "unexpected token near end of file", 1, 1},
     {M_OBJ, "{\"query\":}", 0, "unexpected token near '}'", 1, 10},
-    {M_OBJ, "{\"a\":1,\"a\":2}", 0, "duplicate object key near '\"a\"'", 1,
-     10},
+    {M_OBJ, "{\"a\":1,\"a\":2}", 0, "duplicate object key near '\"a\"'", 1, 10},
     {M_OBJ, "{\"a\":1,\"\\u0061\":2}", 0, "duplicate object key", 1, 15},
-    {M_OBJ, "{\n  \"a\": 1,\n  \"a\": 2\n}", 0, "duplicate object key", 3,
-     5},
+    {M_OBJ, "{\n  \"a\": 1,\n  \"a\": 2\n}", 0, "duplicate object key", 3, 5},
     /* UTF-16 surrogates and NUL */
     {M_OBJ, "[\"\\ud800\"]", 0, "invalid Unicode '\\uD800'", 1, 9},
     {M_OBJ, "[\"\\udc00\"]", 0, "invalid Unicode '\\uDC00'", 1, 9},
@@ -244,18 +240,16 @@ static const struct {
      15},
     {M_OBJ, "[\"\\ud800\\x\"]", 0, "invalid escape", 1, 10},
     {M_OBJ, "[\"a\\u0000\"]", 0, "\\u0000 is not allowed", 1, 10},
-    {M_OBJ, "{\"\\u0000\":1}", 0, "NUL byte in object key not supported",
-     1, 9},
+    {M_OBJ, "{\"\\u0000\":1}", 0, "NUL byte in object key not supported", 1, 9},
     /* UTF-8: bad, overlong, a surrogate, past U+10FFFF, stray, cut */
-    {M_OBJ, "[\"\xc3\x28\"]", 0, "unable to decode byte 0xc3 near '\"'", 1,
-     2},
+    {M_OBJ, "[\"\xc3\x28\"]", 0, "unable to decode byte 0xc3 near '\"'", 1, 2},
     {M_OBJ, "[\"\xc0\x80\"]", 0, "unable to decode byte 0xc0", 1, 2},
     {M_OBJ, "[\"\xe0\x80\x80\"]", 0, "unable to decode byte 0xe0", 1, 2},
     {M_OBJ, "[\"\xed\xa0\x80\"]", 0, "unable to decode byte 0xed", 1, 2},
     {M_OBJ, "[\"\xf4\x90\x80\x80\"]", 0, "unable to decode byte 0xf4", 1, 2},
     {M_OBJ, "[\"\x80\"]", 0, "unable to decode byte 0x80", 1, 2},
-    {M_OBJ, "[\"\xf8\x88\x80\x80\x80\"]", 0, "unable to decode byte 0xf8",
-     1, 2},
+    {M_OBJ, "[\"\xf8\x88\x80\x80\x80\"]", 0, "unable to decode byte 0xf8", 1,
+     2},
     {M_OBJ, "[\"\xe2\x82", 0, "unable to decode byte 0xe2", 1, 2},
     {M_OBJ, "[1\xff]", 0, "unable to decode byte 0xff near '1'", 1, 2},
     {M_OBJ, "\xef\xbb\xbf[]", 0, "'[' or '{' expected", 1, 1},
@@ -302,8 +296,7 @@ static const struct {
     {M_OBJ, "[1\0\0]", 5, "']' expected near end of file", 1, 3},
     {M_OBJ, "[1\0 x]", 6, "']' expected near 'x'", 1, 4},
     /* positions count characters, and lines */
-    {M_OBJ, "[\"\xc3\xa9\xe2\x82\xac\",x]", 0, "invalid token near 'x'", 1,
-     7},
+    {M_OBJ, "[\"\xc3\xa9\xe2\x82\xac\",x]", 0, "invalid token near 'x'", 1, 7},
     {M_OBJ, "[\n1,\n\n  x]", 0, "invalid token near 'x'", 4, 3},
 };
 
@@ -316,18 +309,17 @@ START_TEST(refused_as_jansson)
     char where[64];
 
     arena_init(&a);
-    ck_assert_int_eq(agree(refused[_i].in, len, refused[_i].flags, &a, &doc,
-                           &err),
-                     -1);
+    ck_assert_int_eq(
+        agree(refused[_i].in, len, refused[_i].flags, &a, &doc, &err), -1);
     ck_assert_msg(strstr(doc.fail.what, refused[_i].what) != NULL,
                   "'%s' lacks '%s'", doc.fail.what, refused[_i].what);
     ck_assert_int_eq(doc.fail.line, refused[_i].line);
     ck_assert_int_eq(doc.fail.column, refused[_i].column);
     ck_assert_int_eq(err.code, ST_INVALID_JSON);
-    snprintf(where, sizeof(where), "invalid JSON at line %d, column %d: ",
-             refused[_i].line, refused[_i].column);
-    ck_assert_msg(strncmp(err.text, where, strlen(where)) == 0, "%s",
-                  err.text);
+    snprintf(where, sizeof(where),
+             "invalid JSON at line %d, column %d: ", refused[_i].line,
+             refused[_i].column);
+    ck_assert_msg(strncmp(err.text, where, strlen(where)) == 0, "%s", err.text);
     arena_release(&a);
 }
 END_TEST
@@ -356,7 +348,7 @@ START_TEST(request_path_messages)
 }
 END_TEST
 
-/* --- depth ----------------------------------------------------------------- */
+/* --- depth ---------------------------------------------------------------- */
 
 START_TEST(depth_of_brackets)
 {
@@ -381,9 +373,8 @@ START_TEST(depth_of_brackets)
     ck_assert_int_eq(doc.fail.code, JSCAN_E_DEPTH);
     /* brackets inside strings do not count */
     status_clear(&err);
-    ck_assert_int_eq(agree("[\"[[[[\",{\"[\":\"{{{{{{\"}]", 23, M_OBJ, &a,
-                           &doc, &err),
-                     0);
+    ck_assert_int_eq(
+        agree("[\"[[[[\",{\"[\":\"{{{{{{\"}]", 23, M_OBJ, &a, &doc, &err), 0);
     /* the depth asked for, up to BOUND_JSCAN_DEPTH */
     ck_assert_int_eq(jscan_parse("[[1]]", 5, 0, 2, &a, &doc, &err), 0);
     ck_assert_int_eq(jscan_parse("[[1]]", 5, 0, 1, &a, &doc, &err), -1);
@@ -419,15 +410,13 @@ START_TEST(depth_as_jansson)
     memset(buf, '[', 2047);
     buf[2047] = '7';
     memset(buf + 2048, ']', 2047);
-    ck_assert_int_eq(jscan_parse(buf, 2 * 2047 + 1, flags, 2048, &a, &doc,
-                                 &err),
-                     0);
+    ck_assert_int_eq(
+        jscan_parse(buf, 2 * 2047 + 1, flags, 2048, &a, &doc, &err), 0);
     memset(buf, '[', 2048);
     buf[2048] = '7';
     memset(buf + 2049, ']', 2048);
-    ck_assert_int_eq(jscan_parse(buf, 2 * 2048 + 1, flags, 2048, &a, &doc,
-                                 &err),
-                     -1);
+    ck_assert_int_eq(
+        jscan_parse(buf, 2 * 2048 + 1, flags, 2048, &a, &doc, &err), -1);
     ck_assert_str_eq(doc.fail.what, "maximum parsing depth reached near '7'");
     /* a bound past BOUND_JSCAN_DEPTH is BOUND_JSCAN_DEPTH */
     status_clear(&err);
@@ -440,7 +429,7 @@ START_TEST(depth_as_jansson)
 }
 END_TEST
 
-/* --- repeated keys in large objects ------------------------------------------ */
+/* --- repeated keys in large objects --------------------------------------- */
 
 /* An object of n members "k0".."k<n-1>", with member `dup` (if < n)
  * named as member 0, and every key escaped when `escaped`. */
@@ -453,8 +442,8 @@ big_object(int n, int dup, bool escaped)
     ck_assert_int_eq(sbuf_adds(&sb, "{"), 0);
     for (int i = 0; i < n; i++)
         ck_assert_int_eq(sbuf_addf(&sb, "%s\"%sk%d\":%d", i ? "," : "",
-                                   escaped ? "\\u0041" : "A",
-                                   i == dup ? 0 : i, i),
+                                   escaped ? "\\u0041" : "A", i == dup ? 0 : i,
+                                   i),
                          0);
     ck_assert_int_eq(sbuf_adds(&sb, "}"), 0);
     return sbuf_detach(&sb, NULL);
@@ -499,7 +488,7 @@ START_TEST(repeated_keys_of_large_objects)
 }
 END_TEST
 
-/* --- the tape ---------------------------------------------------------------- */
+/* --- the tape ------------------------------------------------------------- */
 
 START_TEST(navigation)
 {
@@ -536,8 +525,7 @@ START_TEST(navigation)
     /* an escaped key is found by its decoded bytes */
     n = jscan_member(&doc, 0, "c\xc3\xa9");
     ck_assert_int_eq(jscan_type(&doc, n), JSCAN_OBJECT);
-    ck_assert_int_eq(jscan_type(&doc, jscan_member(&doc, n, "d")),
-                     JSCAN_NULL);
+    ck_assert_int_eq(jscan_type(&doc, jscan_member(&doc, n, "d")), JSCAN_NULL);
     ck_assert_uint_eq(jscan_member(&doc, 0, "c"), JSCAN_NONE);
     ck_assert_uint_eq(jscan_member(&doc, 0, "zz"), JSCAN_NONE);
     ck_assert_uint_eq(jscan_member(&doc, b, "a"), JSCAN_NONE);
@@ -564,7 +552,8 @@ static const struct {
     unsigned flags; /* of the element */
 } flag_cases[] = {
     {"[\"plain \xc3\xa9\"]", JSCAN_CANON},
-    {"[\"\\n\\t\\\"\\\\\\b\\f\\r\\u0001\\u001F\"]", JSCAN_CANON | JSCAN_ESCAPED},
+    {"[\"\\n\\t\\\"\\\\\\b\\f\\r\\u0001\\u001F\"]",
+     JSCAN_CANON | JSCAN_ESCAPED},
     {"[\"\\/\"]", JSCAN_ESCAPED},
     {"[\"\\u001f\"]", JSCAN_ESCAPED},
     {"[\"\\u000a\"]", JSCAN_ESCAPED},
@@ -629,7 +618,7 @@ START_TEST(compact_request_is_canonical)
 }
 END_TEST
 
-/* --- jsonout ----------------------------------------------------------------- */
+/* --- jsonout -------------------------------------------------------------- */
 
 /* jsonout_dumps(v, flags) is json_dumps(v, flags), NULL included. */
 static void
@@ -653,9 +642,10 @@ same_dump(const json_t *v, size_t flags)
 START_TEST(jsonout_writes_as_jansson)
 {
     static const double reals[] = {
-        0.0,     -0.0,     1.0,     0.1,    1e-5,     1e-4,   1e15,
-        1e14,    1e20,     1e21,    100.0,  123456789012345.6,
-        5e-324,  DBL_MAX,  -DBL_MIN, 49.99, 1.0 / 3, 2.5e-300, -7e+22,
+        0.0,    -0.0,    1.0,      0.1,   1e-5,    1e-4,
+        1e15,   1e14,    1e20,     1e21,  100.0,   123456789012345.6,
+        5e-324, DBL_MAX, -DBL_MIN, 49.99, 1.0 / 3, 2.5e-300,
+        -7e+22,
     };
     static const long long ints[] = {0, -1, 1, LLONG_MAX, LLONG_MIN, 1000};
     json_t *v = json_object(), *arr = json_array(), *s;
@@ -665,16 +655,16 @@ START_TEST(jsonout_writes_as_jansson)
     for (size_t i = 0; i < ARRAY_SIZE(reals); i++)
         ck_assert_int_eq(json_array_append_new(arr, json_real(reals[i])), 0);
     for (size_t i = 0; i < ARRAY_SIZE(ints); i++)
-        ck_assert_int_eq(json_array_append_new(arr, json_integer(ints[i])),
-                         0);
+        ck_assert_int_eq(json_array_append_new(arr, json_integer(ints[i])), 0);
     for (int c = 0; c < 32; c++)
         ctl[c] = (char)c;
     ctl[32] = '/';
     ck_assert_int_eq(json_array_append_new(arr, json_stringn(ctl, 33)), 0);
     ck_assert_int_eq(
         json_array_append_new(
-            arr, json_string("\"q\" \\ caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 "
-                             "\x7f <a href=\"x\">")),
+            arr,
+            json_string("\"q\" \\ caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 "
+                        "\x7f <a href=\"x\">")),
         0);
     ck_assert_int_eq(json_object_set_new(v, "z", arr), 0);
     ck_assert_int_eq(json_object_set_new(v, "a", json_true()), 0);
@@ -714,8 +704,8 @@ START_TEST(jsonout_refuses_cycles_and_stays_whole)
 
     ck_assert_int_eq(json_array_append(a, b), 0);
     ck_assert_int_eq(json_array_append(b, a), 0);
-    ck_assert_ptr_null(jsonout_dumps(a, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
-                                     NULL));
+    ck_assert_ptr_null(
+        jsonout_dumps(a, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, NULL));
     ck_assert_ptr_null(json_dumps(a, APP_JSON_FLAGS));
     /* the same value twice, not inside itself, is fine */
     ck_assert_int_eq(json_array_clear(b), 0);
@@ -761,7 +751,7 @@ START_TEST(jsonout_string_escapes)
 }
 END_TEST
 
-/* --- jsonin ------------------------------------------------------------------ */
+/* --- jsonin --------------------------------------------------------------- */
 
 /* jsonin_parse() is json_loadb(): values, repeated keys, errors. */
 START_TEST(jsonin_parse_is_json_loadb)
@@ -833,7 +823,7 @@ START_TEST(jsonin_decode_messages)
 }
 END_TEST
 
-/* --- every allocation may fail ------------------------------------------------- */
+/* --- every allocation may fail -------------------------------------------- */
 
 static long alloc_count, fail_at;
 
@@ -905,8 +895,8 @@ START_TEST(every_allocation_failure_is_clean)
         } else {
             failures++;
             if (rc == -1)
-                ck_assert_msg(err.code == ST_NO_MEMORY,
-                              "allocation %ld: %s", at, err.text);
+                ck_assert_msg(err.code == ST_NO_MEMORY, "allocation %ld: %s",
+                              at, err.text);
             else /* a failed write takes back what it wrote */
                 ck_assert_uint_eq(sb.len, strlen(sb.buf));
         }
