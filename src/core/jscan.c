@@ -69,6 +69,7 @@ struct frame {
     struct keyset *keys;
 };
 
+/* One parse: the input, the tape so far, the open containers. */
 struct scan {
     const unsigned char *buf;
     size_t len;
@@ -1266,6 +1267,7 @@ scan_doc(struct scan *s)
     struct jscan_node *nd;
     struct strinfo si;
     struct numinfo ni;
+    bool canon;
     int rc;
 
     SKIP_WS();
@@ -1418,21 +1420,18 @@ key: /* whitespace skipped */
     p++;
     SKIP_WS();
     goto value;
-close : /* p just past the closing bracket */
-{
-    struct jscan_node *c = &s->tape[top->node];
-    bool canon = top->canon && !top->dups;
-
-    c->len = (uint32_t)(AT - c->off);
-    c->x = (uint32_t)s->n;
-    c->y = top->count;
-    c->flags = (uint8_t)((canon ? JSCAN_CANON : 0) |
-                         (top->dups ? JSCAN_DUPKEYS : 0));
+close: /* p just past the closing bracket */
+    nd = &s->tape[top->node];
+    canon = top->canon && !top->dups;
+    nd->len = (uint32_t)(AT - nd->off);
+    nd->x = (uint32_t)s->n;
+    nd->y = top->count;
+    nd->flags = (uint8_t)((canon ? JSCAN_CANON : 0) |
+                          (top->dups ? JSCAN_DUPKEYS : 0));
     s->depth--;
     top = s->depth > 0 ? &s->stack[s->depth - 1] : NULL;
     if (top != NULL && !canon)
         top->canon = false;
-}
     goto after;
 done:
     SKIP_WS();
