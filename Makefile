@@ -4,6 +4,8 @@
 #   make check      the layer check, then the unit tests (Check)
 #   make asan       AddressSanitizer+UBSan build in build-asan/
 #   make check-asan unit tests under ASan/UBSan
+#   make fuzz       the differential fuzzer, jscan and jsonout against jansson
+#                   (FUZZ_SECONDS, default 30)
 #   make bench      CPU per chat request; latency, errors, RSS at 10-1000 concurrent chats
 #   make cost       bytes sent to Gemini over a scripted demo conversation
 #   make test       everything: deps, unit (plain and ASan/UBSan), HTTP, browser
@@ -121,6 +123,28 @@ run-unit: $(BUILD)/check-unit
 asan:
 	@$(MAKE) --no-print-directory SANITIZE=1 BUILD=build-asan all
 
+# The differential fuzzer (tests/fuzz/jscan_fuzz.c): every input read by
+# jscan and by jansson, written by jscan, jsonout and jansson, and the
+# results compared. clang's libFuzzer with ASan and UBSan, in build-fuzz/;
+# the corpus it grows goes to build-fuzz/corpus, never to the seeds in
+# tests/fuzz/corpus. A difference or a sanitizer report fails the run.
+FUZZ_SECONDS ?= 30
+FUZZ_SRC = tests/fuzz/jscan_fuzz.c $(addprefix src/core/,jscan.c jsonout.c \
+           sbuf.c arena.c status.c utf8.c memlimit.c logmsg.c)
+
+build-fuzz/jscan-fuzz: $(FUZZ_SRC) $(wildcard src/core/*.h) Makefile
+	@mkdir -p $(@D)
+	clang -std=c11 $(WARN) -Isrc -Iinclude -g -O1 \
+	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    $(shell pkg-config --cflags jansson) -o $@ $(FUZZ_SRC) \
+	    $(shell pkg-config --libs jansson)
+
+fuzz: build-fuzz/jscan-fuzz
+	@mkdir -p build-fuzz/corpus
+	build-fuzz/jscan-fuzz -max_total_time=$(FUZZ_SECONDS) \
+	    -dict=tests/fuzz/json.dict -artifact_prefix=build-fuzz/ \
+	    -print_final_stats=1 build-fuzz/corpus tests/fuzz/corpus
+
 http: all
 	tests/http/run.sh
 
@@ -159,4 +183,4 @@ clean:
 	rm -rf build build-*
 
 -include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(BUILD)/src/main.d
-.PHONY: all check layers check-asan run-unit asan http bench cost test deps demo format clean install
+.PHONY: all check layers check-asan run-unit asan fuzz http bench cost test deps demo format clean install

@@ -7,6 +7,8 @@
 #   2b. the layer check (scripts/check-layers.sh) and its self-test
 #   3. unit suites (Check)
 #   4. unit suites again under AddressSanitizer + UBSan (zero reports)
+#   4b. the differential fuzzer: jscan and jsonout against jansson, for
+#      FUZZ_SECONDS (default 30) seconds (make fuzz)
 #   5. HTTP tests: curl through a private nginx to the responder
 #   6. the chat, routes and CGI HTTP tests again, against the ASan/UBSan
 #      responder, with zero sanitizer reports
@@ -94,6 +96,12 @@ if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log"; then
     echo "not ok - sanitizer reports in the unit tests"
     failed=$((failed + 1))
 fi
+
+step "differential fuzzer"
+# Any input on which jscan or jsonout and jansson differ, or a sanitizer
+# report, stops libFuzzer with an error: one test.
+run_step "fuzz jscan and jsonout against jansson" \
+    make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
 
 step "HTTP tests"
 tests/http/run.sh 2>&1 | tee "$log"

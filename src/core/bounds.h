@@ -23,6 +23,24 @@
  * nesting is only ever an attack on recursive code (ours or jansson's). */
 #define BOUND_JSON_DEPTH 32
 
+/* --- JSON scanning and writing (jscan.h, jsonout.h) --------------------- */
+
+/* The deepest nesting jscan ever accepts, whatever the caller asks: jansson
+ * 2.14's own parser limit (JSON_PARSER_MAX_DEPTH), which JSON from Gemini
+ * has always been read under. It also bounds the recursion of
+ * jscan_to_json() and jscan_write(). */
+#define BOUND_JSCAN_DEPTH      2048
+/* jscan's tape keeps offsets as 32-bit numbers: it reads at most this many
+ * bytes (the body and upstream bounds below are far smaller). */
+#define BOUND_JSCAN_BYTES      0xFFFFFFF0u
+/* A parse error's message, with its NUL: jansson's JSON_ERROR_TEXT_LENGTH,
+ * so jsonin can hand it on in a json_error_t unchanged. */
+#define BOUND_JSCAN_MESSAGE    160
+/* The deepest jansson value jsonout writes: it bounds the writer's
+ * recursion. Trees we parse are at most BOUND_JSCAN_DEPTH deep and trees
+ * we build far less. */
+#define BOUND_JSON_WRITE_DEPTH (2 * BOUND_JSCAN_DEPTH)
+
 /* --- chat protocol (used by the chat routes) --------------------------- */
 
 #define BOUND_HISTORY_TURNS       2000
@@ -214,6 +232,12 @@
 #endif
 #if DEFAULT_GEMINI_TIMEOUT_MS > BOUND_GEMINI_TIMEOUT_MS
 #error "DEFAULT_GEMINI_TIMEOUT_MS exceeds BOUND_GEMINI_TIMEOUT_MS"
+#endif
+#if BOUND_JSON_DEPTH > BOUND_JSCAN_DEPTH
+#error "request bodies may not nest deeper than jscan reads"
+#endif
+#if BOUND_BODY_BYTES > BOUND_JSCAN_BYTES || BOUND_UPSTREAM_BYTES > BOUND_JSCAN_BYTES
+#error "jscan cannot hold offsets into a body this large"
 #endif
 #if BOUND_SCHEMA_DEPTH > BOUND_JSON_DEPTH
 #error "a schema may not nest deeper than the JSON that carries it"

@@ -1,74 +1,58 @@
 /*
- * jsonin.c - strict JSON decoding for request bodies.
+ * jsonin.c - strict JSON decoding for request bodies, through jscan.
  *
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
 #include "core/jsonin.h"
+#include "core/arena.h"
+#include "core/bounds.h"
+#include "core/jscan.h"
 #include "core/memlimit.h"
-#include "core/status.h"
-
 #include "core/sbuf.h"
+#include "core/status.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
-/*
- * Refuse nesting deeper than max_depth. Strings are skipped so brackets
- * inside them do not count; everything else is left to jansson, which sees
- * the same bytes next. Returns 0 or -1 with err set.
- */
-static int
-check_depth(const char *buf, size_t len, int max_depth,
-                   struct status_error *err)
-{
-    int depth = 0, line = 1;
-    size_t col0 = 0; /* offset where the current line starts */
-    bool in_string = false;
+/* json_error_t's code for each of jscan's. */
+static const enum json_error_code jerr_codes[] = {
+    [JSCAN_E_NONE] = json_error_unknown,
+    [JSCAN_E_SYNTAX] = json_error_invalid_syntax,
+    [JSCAN_E_PREMATURE] = json_error_premature_end_of_input,
+    [JSCAN_E_UTF8] = json_error_invalid_utf8,
+    [JSCAN_E_OVERFLOW] = json_error_numeric_overflow,
+    [JSCAN_E_NUL] = json_error_null_character,
+    [JSCAN_E_NUL_KEY] = json_error_null_byte_in_key,
+    [JSCAN_E_DUPLICATE] = json_error_duplicate_key,
+    [JSCAN_E_DEPTH] = json_error_stack_overflow,
+    [JSCAN_E_END] = json_error_end_of_input_expected,
+    [JSCAN_E_MEMORY] = json_error_out_of_memory,
+    [JSCAN_E_TOO_LARGE] = json_error_invalid_argument,
+};
 
-    for (size_t i = 0; i < len; i++) {
-        char c = buf[i];
-        if (in_string) {
-            if (c == '\\')
-                i++; /* the escaped byte cannot end the string */
-            else if (c == '"')
-                in_string = false;
-            else if (c == '\n') /* invalid, but keep positions right */
-                line++, col0 = i + 1;
-            continue;
-        }
-        switch (c) {
-        case '"':
-            in_string = true;
-            break;
-        case '[':
-        case '{':
-            if (++depth > max_depth)
-                return status_set(err, ST_INVALID_JSON,
-                                  "invalid JSON at line %d, column %zu: "
-                                  "nesting deeper than %d levels",
-                                  line, i - col0 + 1, max_depth);
-            break;
-        case ']':
-        case '}':
-            depth--;
-            break;
-        case '\n':
-            line++;
-            col0 = i + 1;
-            break;
-        default:
-            break;
-        }
-    }
-    return 0;
+_Static_assert(JSON_PARSER_MAX_DEPTH <= BOUND_JSCAN_DEPTH,
+               "jscan cannot mirror jansson's depth limit");
+
+/* Fill `jerr` as json_loadb() fills it on the same failure. */
+static void
+set_jerr(json_error_t *jerr, const struct jscan_fail *f)
+{
+    jerr->line = f->line;
+    jerr->column = f->column;
+    jerr->position = f->offset > INT_MAX ? INT_MAX : (int)f->offset;
+    snprintf(jerr->source, sizeof(jerr->source), "<buffer>");
+    snprintf(jerr->text, sizeof(jerr->text), "%s", f->what);
+    jerr->text[JSON_ERROR_TEXT_LENGTH - 1] = (char)jerr_codes[f->code];
 }
 
-json_t *
-jsonin_parse(const char *buf, size_t len, size_t flags, json_error_t *jerr,
-             bool *oom)
+/* json_loadb() itself, kept from failed allocations (memlimit.h). */
+static json_t *
+parse_jansson(const char *buf, size_t len, size_t flags, json_error_t *jerr,
+              bool *oom)
 {
     json_t *v;
 
@@ -81,6 +65,42 @@ jsonin_parse(const char *buf, size_t len, size_t flags, json_error_t *jerr,
         json_decref(v);
         return NULL;
     }
+    return v;
+}
+
+json_t *
+jsonin_parse(const char *buf, size_t len, size_t flags, json_error_t *jerr,
+             bool *oom)
+{
+    /* json_loadb()'s depth limit counts every value, scalars too */
+    unsigned jflags = JSCAN_DEPTH_SCALARS;
+    struct status_error err = {0};
+    struct jscan_doc doc;
+    struct arena a;
+    json_t *v = NULL;
+
+    if ((flags & ~(size_t)(JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)) != 0)
+        return parse_jansson(buf, len, flags, jerr, oom);
+    if (!(flags & JSON_REJECT_DUPLICATES))
+        jflags |= JSCAN_DUPLICATES_OK;
+    if (flags & JSON_DECODE_ANY)
+        jflags |= JSCAN_ANY;
+    arena_init(&a);
+    if (jscan_parse(buf, len, jflags, JSON_PARSER_MAX_DEPTH, &a, &doc, &err) ==
+        0) {
+        v = jscan_to_json(&doc, 0, &err);
+        if (v == NULL) {
+            doc.fail.code = JSCAN_E_MEMORY;
+            doc.fail.line = doc.fail.column = -1;
+            snprintf(doc.fail.what, sizeof(doc.fail.what), "out of memory");
+        }
+    }
+    if (v == NULL)
+        set_jerr(jerr, &doc.fail);
+    else
+        jerr->position = (int)(len > INT_MAX ? INT_MAX : len);
+    arena_release(&a);
+    *oom = err.code == ST_NO_MEMORY;
     return v;
 }
 
@@ -124,30 +144,20 @@ json_t *
 jsonin_decode(const char *buf, size_t len, int max_depth,
               struct status_error *err)
 {
-    json_error_t jerr;
-    json_t *v;
-    bool oom;
+    struct status_error e = {0};
+    struct jscan_doc doc;
+    struct arena a;
+    json_t *v = NULL;
 
-    if (len == 0) {
-        status_set(err, ST_INVALID_JSON,
-                   "the request body is empty; send a JSON value");
-        return NULL;
-    }
-    if (check_depth(buf, len, max_depth, err) != 0)
-        return NULL;
-    v = jsonin_parse(buf, len, JSON_REJECT_DUPLICATES, &jerr, &oom);
-    if (oom) {
-        status_set(err, ST_NO_MEMORY, "out of memory reading the request");
-        return NULL;
-    }
+    arena_init(&a);
+    if (jscan_parse(buf, len, 0, max_depth, &a, &doc, &e) == 0)
+        v = jscan_to_json(&doc, 0, &e);
+    arena_release(&a);
     if (v == NULL) {
-        /* jansson names its own flag here; say it in the API's terms. */
-        const char *what = json_error_code(&jerr) == json_error_null_character
-                               ? "strings must not contain \\u0000"
-                               : jerr.text;
-        status_set(err, ST_INVALID_JSON,
-                   "invalid JSON at line %d, column %d: %s", jerr.line,
-                   jerr.column, what);
+        if (e.code == ST_NO_MEMORY)
+            status_set(err, ST_NO_MEMORY, "out of memory reading the request");
+        else
+            status_set(err, e.code, "%s", e.text);
     }
     return v;
 }

@@ -3,14 +3,15 @@
  *
  * Request bodies are decoded once, here, with every rule the HTTP API
  * promises: duplicate keys, invalid UTF-8, lone surrogates and NUL in
- * strings are refused (jansson's own checks, with JSON_REJECT_DUPLICATES
+ * strings are refused (jansson's own rules with JSON_REJECT_DUPLICATES
  * and without JSON_ALLOW_NUL), and so is nesting deeper than the given
- * depth (jansson allows 2048; a linear pre-scan enforces ours before
- * jansson's recursive parser runs). Every refusal says what and where
- * ("line 3, column 14").
+ * depth. Every refusal says what and where ("line 3, column 14").
  *
- * Every parse of the request path goes through jsonin_parse(), which
- * keeps jansson's parser away from failed allocations (memlimit.h).
+ * Both doors read with jscan (jscan.h), which refuses exactly what
+ * json_loadb() refuses and checks every allocation it makes, so the
+ * jansson values come back whole or not at all. Flags jscan does not
+ * mirror fall back to json_loadb() under memlimit_parse_begin/end
+ * (memlimit.h).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -24,9 +25,11 @@
 struct status_error;
 
 /*
- * json_loadb(buf, len, flags, jerr) under the request's memory bound.
- * Returns a new reference, or NULL: with `*oom` true when memory ran out,
- * else not JSON (`jerr` says why).
+ * What json_loadb(buf, len, flags, jerr) returns, under the request's
+ * memory bound: a new reference, or NULL, with `*oom` true when memory
+ * ran out, else not JSON (`jerr` says why, as json_loadb() would). Flags
+ * 0, JSON_REJECT_DUPLICATES and JSON_DECODE_ANY are read by jscan; others
+ * by jansson.
  */
 struct json_t *jsonin_parse(const char *buf, size_t len, size_t flags,
                             json_error_t *jerr, bool *oom);
@@ -38,8 +41,10 @@ struct json_t *jsonin_load_file(const char *path, size_t max_bytes,
                                 size_t flags, json_error_t *jerr, bool *oom);
 
 /*
- * Decode `buf[0..len)` (need not be NUL-terminated). Returns a new
- * reference, or NULL with `err` set: ST_INVALID_JSON, or ST_NO_MEMORY.
+ * Decode `buf[0..len)` (need not be NUL-terminated): an object or an
+ * array, no repeated key, at most `max_depth` levels of brackets. Returns
+ * a new reference, or NULL with `err` set: ST_INVALID_JSON, or
+ * ST_NO_MEMORY.
  */
 struct json_t *jsonin_decode(const char *buf, size_t len, int max_depth,
                              struct status_error *err);

@@ -13,13 +13,14 @@
  * One place may not fail at all: jansson 2.14's lexer ignores a failed
  * allocation when it saves a token's bytes (lex_save), so a failure there
  * silently drops a byte - wrong data, an assert(0), or a read past the
- * buffer. Parses therefore run between memlimit_parse_begin/end (jsonin.h
- * does this for every parse of the request path): inside, the budget is
- * not enforced, and the bytes are checked right after (an over-budget
- * parse is dropped as out of memory, cleanly). A real malloc failure
- * inside a parse, which only an exhausted machine produces under our
- * bound, ends the process with a log line instead of parsing on with
- * corrupted data.
+ * buffer. The request path therefore reads JSON with jscan (jscan.h),
+ * which checks every allocation. The parses jansson still makes (flags
+ * jscan does not mirror, see jsonin.h) run between memlimit_parse_begin
+ * and memlimit_parse_end: inside, the budget is not enforced, and the
+ * bytes are checked right after (an over-budget parse is dropped as out
+ * of memory, cleanly). A real malloc failure inside such a parse, which
+ * only an exhausted machine produces under our bound, ends the process
+ * with a log line instead of parsing on with corrupted data.
  *
  * The count is per thread: each of a worker's threads runs one request at
  * a time, and jansson's allocator (one per process) charges the thread

@@ -101,6 +101,15 @@ sbuf_add_real(struct sbuf *sb, double d)
 }
 
 void
+sbuf_truncate(struct sbuf *sb, size_t len)
+{
+    if (len < sb->len) {
+        sb->len = len;
+        sb->buf[len] = '\0';
+    }
+}
+
+void
 sbuf_reset(struct sbuf *sb)
 {
     sb->len = 0;

@@ -14,6 +14,8 @@
 
 #include "core/common.h"
 
+#include <string.h>
+
 struct sbuf {
     char *buf;
     size_t len;
@@ -36,6 +38,41 @@ int sbuf_addf(struct sbuf *sb, const char *fmt, ...) ATTR_FMT(2, 3) ATTR_WUR;
 /* Append the shortest of %.15g..%.17g that reads back as exactly `d`
  * (0.1 stays "0.1", not "0.10000000000000001"). */
 int sbuf_add_real(struct sbuf *sb, double d) ATTR_WUR;
+
+/*
+ * sbuf_add() with the common case - the room is already there - inline,
+ * for writers that append many small pieces (jsonout, jscan). Same
+ * result and same invariants as sbuf_add().
+ */
+static inline int ATTR_WUR
+sbuf_put(struct sbuf *sb, const void *data, size_t n)
+{
+    /* alloc - len >= n + 1 leaves room for the NUL; alloc <= max + 1
+     * keeps len <= max */
+    if (n < sb->alloc - sb->len) {
+        memcpy(sb->buf + sb->len, data, n);
+        sb->len += n;
+        sb->buf[sb->len] = '\0';
+        return 0;
+    }
+    return sbuf_add(sb, data, n);
+}
+
+static inline int ATTR_WUR
+sbuf_putc(struct sbuf *sb, char c)
+{
+    if (1 < sb->alloc - sb->len) {
+        sb->buf[sb->len++] = c;
+        sb->buf[sb->len] = '\0';
+        return 0;
+    }
+    return sbuf_add(sb, &c, 1);
+}
+
+/* Cut the contents back to `len` bytes (nothing happens when they are
+ * not longer), keeping the memory: how a writer takes back a half-written
+ * piece. */
+void sbuf_truncate(struct sbuf *sb, size_t len);
 
 /* Empty the buffer, keeping its memory. */
 void sbuf_reset(struct sbuf *sb);
