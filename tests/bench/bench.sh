@@ -73,8 +73,9 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/ga-bench.XXXXXX")
 pids=() conc_master="" sampler=""
 workers_of() { sed -n 2p "$1" 2>/dev/null | cut -d: -f2; }
 cleanup() {
-    [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
-    [ -n "$conc_master" ] && kill "$conc_master" 2>/dev/null
+    # under set -e: a failed kill must not end the cleanup half-way
+    [ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true
+    [ -z "$conc_master" ] || conc_stop
     for w in $(workers_of "$tmp/floor.pid"); do kill "$w" 2>/dev/null || true; done
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
@@ -83,6 +84,7 @@ cleanup() {
 trap cleanup EXIT
 
 command -v wrk >/dev/null || { echo "bench: wrk is missing (make deps)" >&2; exit 1; }
+[ -x "$repo/build/gemini-agent" ] || { echo "bench: build/gemini-agent is missing (make)" >&2; exit 1; }
 cc -O2 -o "$tmp/fastmock" "$repo/tests/bench/fastmock.c" -lpthread
 has_part cpu && cc -O2 -o "$tmp/floor" "$repo/tests/bench/floor.c" -lfcgi -lcurl
 all_sizes=""
@@ -232,16 +234,16 @@ PY
 # --- conc: concurrent chats against a slow upstream ----------------------------
 
 # serve_flags: BENCH_CONC_FLAGS less the options this build's serve lacks;
-# sets flags (an array) and dropped
+# sets flags (an array), dropped (what was left out) and lacks (its names)
 serve_flags() {
     local help opt
     help=$("$repo/build/gemini-agent" serve --help 2>&1 || true)
-    flags=() dropped=""
+    flags=() dropped="" lacks=""
     set -- $cflags
     while [ $# -gt 0 ]; do
         opt=${1%%=*}
         if [[ $1 == --* ]] && ! grep -qw -- "$opt" <<<"$help"; then
-            dropped="$dropped $1"
+            dropped="$dropped $1" lacks="$lacks $opt"
             [[ $1 != *=* ]] && [ $# -gt 1 ] && [[ $2 != --* ]] && { dropped="$dropped $2"; shift; }
         else
             flags+=("$1")
@@ -362,7 +364,7 @@ conc_part() {
     [ "$csecs" -lt $((timeout + 2)) ] &&
         echo "note: runs of ${csecs}s are shorter than wrk's --timeout ${timeout}s + 2 s: requests left unanswered are not counted as errors"
     shown=${flags[*]:-}
-    [ -n "$dropped" ] && echo "note: this build's 'gemini-agent serve' has no${dropped% *}; running without:$dropped"
+    [ -n "$dropped" ] && echo "note: this build's 'gemini-agent serve' lacks$lacks; running without:$dropped"
     echo
     echo "concurrent chats: upstream answers after ${delay} ms; $csize body" \
         "($(awk -v b="$(wc -c < "$tmp/body.$csize.json")" 'BEGIN { printf "%.1f", b / 1024 }') KB);" \
