@@ -11,8 +11,10 @@
 #       Every figure is the median of BENCH_RUNS runs of BENCH_SECONDS each.
 # conc  against an upstream that answers after BENCH_UPSTREAM_MS: for each
 #       number of concurrent chats in BENCH_CONC_LEVELS, requests/s, p50 and
-#       p99 latency, errors (non-2xx answers and socket errors) and the
-#       responder's peak total RSS (master + workers), with `serve`
+#       p99 latency, errors (non-2xx answers and socket errors), requests
+#       stuck (still unanswered at the end after twice the upstream delay,
+#       from nginx's 499s) and the responder's peak total RSS (master +
+#       workers), with `serve`
 #       BENCH_CONC_FLAGS; then 200 chats against `serve` with no options.
 #       Medians of BENCH_RUNS runs of BENCH_CONC_SECONDS each, a fresh
 #       responder for every run. The connections' first requests are spread
@@ -71,8 +73,9 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/ga-bench.XXXXXX")
 pids=() conc_master="" sampler=""
 workers_of() { sed -n 2p "$1" 2>/dev/null | cut -d: -f2; }
 cleanup() {
-    [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
-    [ -n "$conc_master" ] && kill "$conc_master" 2>/dev/null
+    # under set -e: a failed kill must not end the cleanup half-way
+    [ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true
+    [ -z "$conc_master" ] || conc_stop
     for w in $(workers_of "$tmp/floor.pid"); do kill "$w" 2>/dev/null || true; done
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
@@ -81,6 +84,7 @@ cleanup() {
 trap cleanup EXIT
 
 command -v wrk >/dev/null || { echo "bench: wrk is missing (make deps)" >&2; exit 1; }
+[ -x "$repo/build/gemini-agent" ] || { echo "bench: build/gemini-agent is missing (make)" >&2; exit 1; }
 cc -O2 -o "$tmp/fastmock" "$repo/tests/bench/fastmock.c" -lpthread
 has_part cpu && cc -O2 -o "$tmp/floor" "$repo/tests/bench/floor.c" -lfcgi -lcurl
 all_sizes=""
@@ -130,6 +134,11 @@ start_nginx() {
     grep -q "worker_connections $wc;" "$conf/nginx.conf" && grep -q "worker_rlimit_nofile" "$conf/nginx.conf" &&
         grep -q "backlog=4096;" "$conf/site.conf" ||
         { echo "bench: the rendered nginx config changed; update start_nginx" >&2; exit 1; }
+    # The concurrency table's nginx logs one line per request still waiting
+    # when wrk stops and closes its connections (nginx's 499): wrk counts
+    # neither them nor their latency.
+    [ "$who" = conc ] && sed -i 's|^ *access_log off;|    map $status $bench_open { 499 1; default 0; }\n    log_format bench_open "$status $request_time";\n    access_log '"$conf"'/open.log bench_open if=$bench_open;|' \
+        "$conf/nginx.conf"
     nginx -c "$conf/nginx.conf" -p "$conf/" -e "$conf/error.log" & pids+=($!)
     url[$who]=http://127.0.0.1:$port/_jay/actions/geminiAgent.sendMessage
 }
@@ -225,16 +234,16 @@ PY
 # --- conc: concurrent chats against a slow upstream ----------------------------
 
 # serve_flags: BENCH_CONC_FLAGS less the options this build's serve lacks;
-# sets flags (an array) and dropped
+# sets flags (an array), dropped (what was left out) and lacks (its names)
 serve_flags() {
     local help opt
     help=$("$repo/build/gemini-agent" serve --help 2>&1 || true)
-    flags=() dropped=""
+    flags=() dropped="" lacks=""
     set -- $cflags
     while [ $# -gt 0 ]; do
         opt=${1%%=*}
         if [[ $1 == --* ]] && ! grep -qw -- "$opt" <<<"$help"; then
-            dropped="$dropped $1"
+            dropped="$dropped $1" lacks="$lacks $opt"
             [[ $1 != *=* ]] && [ $# -gt 1 ] && [[ $2 != --* ]] && { dropped="$dropped $2"; shift; }
         else
             flags+=("$1")
@@ -293,13 +302,14 @@ rss_sampler() {
 
 # conc_row LABEL CONNS [SERVE OPTIONS]: one table row, BENCH_RUNS runs
 conc_row() {
-    local label=$1 c=$2 r t n e q=() a=() b=() m=() k=() x=() why="" miss="" killed=0
+    local label=$1 c=$2 r t n e o q=() a=() b=() m=() k=() x=() y=() why="" miss="" killed=0
     shift 2
     export BENCH_BODY=$tmp/body.$csize.json
     : > "$tmp/nginx-conc/error.log"
     for r in $(seq "$runs"); do
         conc_start "$@"
         [ "$r" = 1 ] && check conc "$csize"
+        : > "$tmp/nginx-conc/open.log"
         echo 0 > "$tmp/rss"
         rss_sampler "$tmp/conc.pid" "$tmp/rss" & sampler=$!
         t=2; [ "$c" -lt 2 ] && t=1
@@ -315,11 +325,14 @@ conc_row() {
         q+=("$(awk '/Requests\/sec/ {print $2}' "$tmp/wrk")")
         a+=("$(to_ms "$(awk '$1=="50%" {print $2}' "$tmp/wrk")")")
         b+=("$(to_ms "$(awk '$1=="99%" {print $2}' "$tmp/wrk")")")
-        m+=("$(cat "$tmp/rss")") k+=("$n") x+=("$e")
+        # nginx logs a 499 when it sees wrk's connection close; the responder
+        # has stopped by now, so every one is in
+        o=$(awk -v d="$delay" '$1 == 499 && $2 * 1000 > 2 * d { s++ } END { print s + 0 }' "$tmp/nginx-conc/open.log")
+        m+=("$(cat "$tmp/rss")") k+=("$n") x+=("$e") y+=("$o")
         cat "$tmp/wrk" >> "$tmp/wrk.all"
     done
     rps=$(median "${q[@]}") p50=$(median "${a[@]}") p99=$(median "${b[@]}")
-    rss=$(median "${m[@]}") n=$(median "${k[@]}") e=$(median "${x[@]}")
+    rss=$(median "${m[@]}") n=$(median "${k[@]}") e=$(median "${x[@]}") o=$(median "${y[@]}")
     # what nginx saw, over all the runs
     why=$(awk '/Resource temporarily unavailable/ {b++} /upstream timed out/ {t++}
         /Connection refused/ {r++} /worker_connections are not enough/ {w++}
@@ -329,10 +342,11 @@ conc_row() {
               if (w) printf " %d nginx-worker_connections,", w; if (f) printf " %d nginx-EMFILE,", f }' \
         "$tmp/nginx-conc/error.log")
     [ "$e" -gt 0 ] && miss="$miss errors"
+    [ "$o" -gt 0 ] && miss="$miss stuck"
     awk -v p="$p99" -v d="$delay" 'BEGIN { exit !(p > d + 100) }' && miss="$miss p99"
     [ "$rss" -gt $((300 * 1024)) ] && miss="$miss RSS"
     [ "$n" -eq 0 ] && miss="$miss no-answers"
-    printf '%-15s %9.1f %9.0f %9.0f %9d %9d %8.1f  %s\n' "$label" "$rps" "$p50" "$p99" "$n" "$e" \
+    printf '%-15s %8.1f %7.0f %7.0f %8d %8d %6d %7.1f  %s\n' "$label" "$rps" "$p50" "$p99" "$n" "$e" "$o" \
         "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" "${miss:- ok}"
     [ -n "$why" ] && echo "                nginx error.log, $runs runs:${why%,}"
     [ "$killed" -gt 0 ] && echo "                responder $stop_note ($killed of $runs runs)"
@@ -350,14 +364,15 @@ conc_part() {
     [ "$csecs" -lt $((timeout + 2)) ] &&
         echo "note: runs of ${csecs}s are shorter than wrk's --timeout ${timeout}s + 2 s: requests left unanswered are not counted as errors"
     shown=${flags[*]:-}
-    [ -n "$dropped" ] && echo "note: this build's 'gemini-agent serve' has no${dropped% *}; running without:$dropped"
+    [ -n "$dropped" ] && echo "note: this build's 'gemini-agent serve' lacks$lacks; running without:$dropped"
     echo
     echo "concurrent chats: upstream answers after ${delay} ms; $csize body" \
         "($(awk -v b="$(wc -c < "$tmp/body.$csize.json")" 'BEGIN { printf "%.1f", b / 1024 }') KB);" \
         "${csecs}s x $runs runs, a fresh responder each, first requests spread over ${ramp} ms; medians"
-    echo "target: 0 errors, p99 <= $((delay + 100)) ms, responder RSS <= 300 MB;" \
-        "wrk --timeout ${timeout}s; errors = non-2xx + socket errors"
-    printf '%-15s %9s %9s %9s %9s %9s %8s  %s\n' chats "req/s" "p50 ms" "p99 ms" answers errors "RSS MB" target
+    echo "target: 0 errors, p99 <= $((delay + 100)) ms, responder RSS <= 300 MB. errors: non-2xx" \
+        "and socket errors (wrk --timeout ${timeout}s); stuck: still unanswered when the run ended," \
+        "after over $((2 * delay)) ms (wrk counts neither)"
+    printf '%-15s %8s %7s %7s %8s %8s %6s %7s  %s\n' chats "req/s" "p50 ms" "p99 ms" answers errors stuck "RSS MB" target
     echo "serve ${shown:-(no options)}:"
     for l in $levels; do conc_row "$l" "$l" "${flags[@]}"; done
     echo "serve (no options):"
