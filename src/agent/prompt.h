@@ -23,6 +23,7 @@
 #include "core/common.h"
 
 struct arena;
+struct jscan_doc;
 struct json_t;
 struct plugin_set;
 struct status_error;
@@ -46,5 +47,12 @@ char *prompt_head(const char *system_prompt, const struct plugin_set *actions);
 struct json_t *prompt_page_state(const struct json_t *page_state,
                                  long max_page_state, struct arena *a,
                                  struct status_error *err);
+
+/* prompt_page_state() of node `node` of a scanned body: the state's
+ * bytes are copied from the body where they are already compact, never
+ * built into a tree and written again. */
+struct json_t *prompt_page_state_scan(const struct jscan_doc *d, size_t node,
+                                      long max_page_state, struct arena *a,
+                                      struct status_error *err);
 
 #endif /* APP_PROMPT_H */

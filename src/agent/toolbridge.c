@@ -76,6 +76,23 @@ toolbridge_declaration(const char *name, const char *description,
                      has_params ? schema : NULL);
 }
 
+/* Are page tools `a` and `b` declared under the same function name?
+ * toolbridge_fn_name() of each, without writing either: the same name,
+ * or one is the prefixed form of the other, which needs the prefix. */
+static bool
+declared_alike(const char *a, const char *b)
+{
+    const size_t n = sizeof(TOOLBRIDGE_PAGE_PREFIX) - 1;
+
+    if (strcmp(a, b) == 0)
+        return true;
+    if (strncmp(a, TOOLBRIDGE_PAGE_PREFIX, n) == 0 && strcmp(a + n, b) == 0)
+        return !toolbridge_valid_name(b);
+    if (strncmp(b, TOOLBRIDGE_PAGE_PREFIX, n) == 0 && strcmp(b + n, a) == 0)
+        return !toolbridge_valid_name(a);
+    return false;
+}
+
 int
 toolbridge_check(const json_t *tool_defs, long max_tools,
                  struct status_error *err)
@@ -141,15 +158,14 @@ toolbridge_check(const json_t *tool_defs, long max_tools,
                                   "an object schema (type \"object\")",
                                   i);
         }
-        /* Quadratic, but bounded by maxTools (128 by default). Names
-         * are compared as declared: "1x" is declared as "p_1x", so a tool
-         * named "p_1x" beside it is a conflict. */
+        /* Quadratic, but bounded by maxTools (128 by default), and each
+         * pair costs a string compare. Names are compared as declared:
+         * "1x" is declared as "p_1x", so a tool named "p_1x" beside it is
+         * a conflict. */
         for (j = 0; j < i; j++) {
             const char *other_name = json_string_value(
                 json_object_get(json_array_get(tool_defs, j), "name"));
-            char other[TOOLBRIDGE_NAME_MAX];
-            if (toolbridge_fn_name(other_name, other, sizeof(other)) != 0 ||
-                strcmp(other, fn) != 0)
+            if (!declared_alike(other_name, name))
                 continue;
             if (strcmp(other_name, name) == 0)
                 return status_set(err, ST_BAD_REQUEST,

@@ -58,10 +58,8 @@
  * many bytes: it is page data sent with every step of every request (one
  * page sent 900 KB). */
 #define BOUND_TOOL_DESCRIPTION    1024
-/* The page state's text: it may grow 6-fold when every '<' becomes
- * "\u003c" (7 covers it). The fixed bytes bound the site's part of the
- * system instruction (persona, rules, the server actions' names). */
-#define BOUND_PROMPT_STATE_GROWTH 7
+/* The site's part of the system instruction (persona, rules, the server
+ * actions' names). */
 #define BOUND_PROMPT_FIXED_BYTES  (256u * 1024)
 /* Names quoted back in messages are cut here: they come from the browser. */
 #define BOUND_NAME_SHOWN          64

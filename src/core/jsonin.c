@@ -140,25 +140,71 @@ out:
     return v;
 }
 
+int
+jsonin_scan(const char *buf, size_t len, int max_depth, struct arena *a,
+            struct jscan_doc *doc, struct status_error *err)
+{
+    struct status_error e = {0};
+
+    if (jscan_parse(buf, len, 0, max_depth, a, doc, &e) == 0)
+        return 0;
+    if (e.code == ST_NO_MEMORY)
+        return status_set(err, ST_NO_MEMORY,
+                          "out of memory reading the request");
+    return status_set(err, e.code, "%s", e.text);
+}
+
+json_t *
+jsonin_tree_except(const struct jscan_doc *d, const char *key, size_t *skipped,
+                   struct arena *a, struct status_error *err)
+{
+    json_t *v;
+    size_t k;
+
+    *skipped = jscan_type(d, 0) == JSCAN_OBJECT ? jscan_member(d, 0, key)
+                                                : JSCAN_NONE;
+    if (*skipped == JSCAN_NONE) {
+        v = jscan_to_json(d, 0, NULL);
+        goto out;
+    }
+    v = json_object();
+    /* keys are unique (jscan refused repeats), so set order is kept */
+    for (k = jscan_child(d, 0); v != NULL && k != JSCAN_NONE;
+         k = jscan_next(d, 0, k + 1)) {
+        size_t klen;
+        const char *name;
+        json_t *m;
+
+        if (k + 1 == *skipped)
+            continue;
+        name = jscan_string(d, k, a, &klen);
+        m = name ? jscan_to_json(d, k + 1, NULL) : NULL;
+        if (m == NULL || json_object_setn_new_nocheck(v, name, klen, m) != 0) {
+            json_decref(v);
+            v = NULL;
+        }
+    }
+out:
+    if (v == NULL)
+        status_set(err, ST_NO_MEMORY, "out of memory reading the request");
+    return v;
+}
+
 json_t *
 jsonin_decode(const char *buf, size_t len, int max_depth,
               struct status_error *err)
 {
-    struct status_error e = {0};
     struct jscan_doc doc;
     struct arena a;
     json_t *v = NULL;
 
     arena_init(&a);
-    if (jscan_parse(buf, len, 0, max_depth, &a, &doc, &e) == 0)
-        v = jscan_to_json(&doc, 0, &e);
-    arena_release(&a);
-    if (v == NULL) {
-        if (e.code == ST_NO_MEMORY)
+    if (jsonin_scan(buf, len, max_depth, &a, &doc, err) == 0) {
+        v = jscan_to_json(&doc, 0, NULL);
+        if (v == NULL)
             status_set(err, ST_NO_MEMORY, "out of memory reading the request");
-        else
-            status_set(err, e.code, "%s", e.text);
     }
+    arena_release(&a);
     return v;
 }
 

@@ -22,6 +22,8 @@
 
 #include <jansson.h>
 
+struct arena;
+struct jscan_doc;
 struct status_error;
 
 /*
@@ -48,6 +50,26 @@ struct json_t *jsonin_load_file(const char *path, size_t max_bytes,
  */
 struct json_t *jsonin_decode(const char *buf, size_t len, int max_depth,
                              struct status_error *err);
+
+/*
+ * jsonin_decode()'s checks without building anything: `doc` gets the
+ * tape, its nodes in `a`. Returns 0, or -1 with `err` set as
+ * jsonin_decode() sets it. The request path scans the body once and
+ * builds trees only for the parts it reads as values (jsonin_tree_except).
+ */
+int jsonin_scan(const char *buf, size_t len, int max_depth, struct arena *a,
+                struct jscan_doc *doc, struct status_error *err) ATTR_WUR;
+
+/*
+ * The scanned document as a jansson value, less the root object's member
+ * `key`: its value stays a span of the input, at node `*skipped`
+ * (JSCAN_NONE when the root is not an object or has no such member; then
+ * the whole document is built). Keys are copied into `a`. A new
+ * reference, or NULL with `err` set to ST_NO_MEMORY.
+ */
+struct json_t *jsonin_tree_except(const struct jscan_doc *d, const char *key,
+                                  size_t *skipped, struct arena *a,
+                                  struct status_error *err);
 
 /* The first member of the object `obj` whose name is not in `known`
  * (NULL-terminated), or NULL when there is none. Allocates nothing. */

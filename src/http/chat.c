@@ -26,6 +26,7 @@
 #include "core/bounds.h"
 #include "core/config.h"
 #include "agent/history.h"
+#include "core/jscan.h"
 #include "core/jsonin.h"
 #include "agent/loop.h"
 #include "registry/plugin.h"
@@ -258,12 +259,14 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
 
 struct chat_input {
     const char *message;
-    json_t *history, *tool_defs, *page_state, *results;
+    json_t *history, *tool_defs, *results;
+    /* the page state stays a span of the body: its node, or JSCAN_NONE */
+    size_t page_state;
 };
 
 static int
-decode(enum chat_kind kind, json_t *body, struct chat_input *in,
-       struct status_error *err)
+decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
+       struct chat_input *in, struct status_error *err)
 {
     static const char *const send_members[] = {
         "message", "history", "toolDefinitions", "pageState", NULL};
@@ -271,19 +274,24 @@ decode(enum chat_kind kind, json_t *body, struct chat_input *in,
         "results", "history", "toolDefinitions", "pageState", NULL};
     json_error_t jerr;
     const char *unknown;
+    json_t *body;
     int rc;
 
     memset(in, 0, sizeof(*in));
+    /* Trees for what the request reads; the page state (most of a large
+     * body) is only copied into the prompt, so it never becomes one. */
+    body = arena_take_json(
+        a, jsonin_tree_except(doc, "pageState", &in->page_state, a, err));
+    if (body == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
     if (kind == CHAT_SEND_MESSAGE)
-        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o, s?o, s?o}", "message",
+        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o, s?o}", "message",
                             &in->message, "history", &in->history,
-                            "toolDefinitions", &in->tool_defs, "pageState",
-                            &in->page_state);
+                            "toolDefinitions", &in->tool_defs);
     else
-        rc = json_unpack_ex(body, &jerr, 0, "{s:o, s:o, s?o, s?o}", "results",
+        rc = json_unpack_ex(body, &jerr, 0, "{s:o, s:o, s?o}", "results",
                             &in->results, "history", &in->history,
-                            "toolDefinitions", &in->tool_defs, "pageState",
-                            &in->page_state);
+                            "toolDefinitions", &in->tool_defs);
     if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     if (rc != 0)
@@ -552,12 +560,12 @@ conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
  * request: it changes after every action, so nothing may follow it that
  * a cache could serve (see prompt.h). */
 static int
-add_page_turn(struct chat *c, const json_t *page_state, long max,
-              struct status_error *err)
+add_page_turn(struct chat *c, const struct jscan_doc *body, size_t page_state,
+              long max, struct status_error *err)
 {
-    if (page_state == NULL)
+    if (page_state == JSCAN_NONE)
         return 0;
-    c->page_turn = prompt_page_state(page_state, max, c->a, err);
+    c->page_turn = prompt_page_state_scan(body, page_state, max, c->a, err);
     c->page_index = json_array_size(c->contents);
     if (c->page_turn == NULL)
         return -1;
@@ -568,7 +576,7 @@ add_page_turn(struct chat *c, const json_t *page_state, long max,
 
 int
 chat_handle(const struct site *site, struct gemini *g, struct arena *a,
-            enum chat_kind kind, json_t *body, json_t **answer,
+            enum chat_kind kind, const struct jscan_doc *body, json_t **answer,
             struct status_error *err)
 {
     const struct config_limits *lim = &site->cfg->limits;
@@ -586,7 +594,7 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
 
     *answer = NULL;
     /* 1: decode: the shape of the body */
-    if (decode(kind, body, &in, err) != 0)
+    if (decode(kind, body, a, &in, err) != 0)
         return -1;
     c.tool_defs = in.tool_defs;
 
@@ -611,7 +619,8 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
     li.system = site->prompt_head;
     if (toolbridge_tools(site->declarations, in.tool_defs, a, &li.tools,
                          err) != 0 ||
-        add_page_turn(&c, in.page_state, lim->max_page_state_bytes, err) != 0)
+        add_page_turn(&c, body, in.page_state, lim->max_page_state_bytes,
+                      err) != 0)
         return -1;
     li.last_turn = c.page_turn;
 

@@ -18,6 +18,7 @@
 
 struct arena;
 struct gemini;
+struct jscan_doc;
 struct json_t;
 struct site;
 struct status_error;
@@ -25,12 +26,12 @@ struct status_error;
 enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
 
 /*
- * Answer one chat request whose decoded body is `body`. Returns 0 with
+ * Answer one chat request whose scanned body is `body`. Returns 0 with
  * `*answer` (pinned to `a`) the JSON to send with 200, or -1 with `err`
  * set (its retry_after_s set for a rate limit).
  */
 int chat_handle(const struct site *site, struct gemini *g, struct arena *a,
-                enum chat_kind kind, struct json_t *body,
+                enum chat_kind kind, const struct jscan_doc *body,
                 struct json_t **answer, struct status_error *err);
 
 #endif /* APP_CHAT_H */

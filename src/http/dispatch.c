@@ -10,6 +10,7 @@
 #include "http/chat.h"
 #include "core/config.h"
 #include "http/httpio.h"
+#include "core/jscan.h"
 #include "core/logmsg.h"
 #include "registry/plugin.h"
 #include "http/reply.h"
@@ -27,7 +28,7 @@ struct exchange {
     struct httpio *io;
     struct arena *arena;
     const char *arg;     /* the path after a prefix route, e.g. "shop.x" */
-    json_t *body;        /* decoded request body, arena-owned; or NULL */
+    struct jscan_doc body; /* the scanned request body (routes that take one) */
     const char *allow;   /* for a 405: the method the path takes */
     int status;          /* HTTP status of the answer */
 };
@@ -76,15 +77,18 @@ static int
 route_run_action(struct exchange *x, struct status_error *err)
 {
     const struct plugin_action *act = plugin_find(x->site->actions, x->arg);
-    json_t *out;
+    json_t *in, *out;
 
     if (act == NULL)
         return status_set(err, ST_UNKNOWN_ACTION,
                           "there is no action named '%s'; GET /_jay/actions "
                           "lists them",
                           x->arg);
+    in = arena_take_json(x->arena, jscan_to_json(&x->body, 0, err));
+    if (in == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
     /* a schema violation's path and rule travel in `err` */
-    if (action_run(&x->site->cfg->actions, act, x->body, x->arena, &out, err) != 0)
+    if (action_run(&x->site->cfg->actions, act, in, x->arena, &out, err) != 0)
         return -1;
     x->status = 200;
     return reply_json(x->io, 200, out);
@@ -97,7 +101,7 @@ route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
     json_t *answer;
 
     /* a retry hint (rate limit, outage) travels in `err` */
-    if (chat_handle(x->site, x->g, x->arena, kind, x->body, &answer, err) != 0)
+    if (chat_handle(x->site, x->g, x->arena, kind, &x->body, &answer, err) != 0)
         return -1;
     x->status = 200;
     return reply_json(x->io, 200, answer);
@@ -174,7 +178,7 @@ int
 dispatch_request(const struct site *site, struct gemini *g,
                  struct httpio *io, struct arena *a)
 {
-    struct exchange x = {site, g, io, a, NULL, NULL, NULL, 0};
+    struct exchange x = {.site = site, .g = g, .io = io, .arena = a};
     struct status_error err = {0};
     struct request_head head = {"", ""};
     const struct route *r;

@@ -89,7 +89,7 @@ is_json_type(const char *ct)
 
 int
 request_json_body(struct httpio *io, size_t max_bytes, struct arena *a,
-                  json_t **body, struct status_error *err)
+                  struct jscan_doc *body, struct status_error *err)
 {
     size_t len, got = 0;
     char *buf;
@@ -116,8 +116,5 @@ request_json_body(struct httpio *io, size_t max_bytes, struct arena *a,
         got += (size_t)n;
     }
     buf[len] = '\0';
-    *body = arena_take_json(a, jsonin_decode(buf, len, BOUND_JSON_DEPTH, err));
-    if (*body == NULL)
-        return status_set(err, ST_NO_MEMORY, "out of memory");
-    return 0;
+    return jsonin_scan(buf, len, BOUND_JSON_DEPTH, a, body, err);
 }

@@ -17,7 +17,7 @@
 
 struct arena;
 struct httpio;
-struct json_t;
+struct jscan_doc;
 struct status_error;
 
 struct request_head {
@@ -37,10 +37,11 @@ int request_parse_length(const char *s, size_t *out, struct status_error *err);
 
 /*
  * Check the content type and length, read the body (at most `max_bytes`)
- * into the arena, and decode it strictly. Returns 0 with `*body` a new
- * reference pinned to the arena (do not decref), or -1 with err set.
+ * into the arena, and scan it strictly (jsonin_scan): `*body` gets its
+ * tape, in the arena. The route builds jansson values of the parts it
+ * reads as values. Returns 0, or -1 with err set.
  */
 int request_json_body(struct httpio *io, size_t max_bytes, struct arena *a,
-                      struct json_t **body, struct status_error *err);
+                      struct jscan_doc *body, struct status_error *err);
 
 #endif /* APP_REQUEST_H */
