@@ -3,11 +3,13 @@
  *
  * loop_run() is the map: ask Gemini, read the turn, record it, run the
  * calls the loop answers, and go round again until something ends it.
- * Each Gemini call sends the same request object: `contents` is the
- * caller's conversation, which grows by reference as turns are recorded,
- * so nothing is copied between steps. Its members are written in the
- * order Gemini reads them - instruction, tools, contents - so that each
- * step's request begins with the whole of the previous one.
+ * Each Gemini call sends the same request: `contents` is the caller's
+ * conversation, which grows by reference as turns are recorded, so
+ * nothing is copied between steps. Its members are written in the order
+ * Gemini reads them - instruction, tools, contents - so that each step's
+ * request begins with the whole of the previous one; the instruction and
+ * the tools are written once, and each step writes the contents after
+ * them.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -19,6 +21,7 @@
 #include "gemini/gemini.h"
 #include "core/jsonout.h"
 #include "core/monotime.h"
+#include "core/sbuf.h"
 #include "registry/plugin.h"
 #include "core/status.h"
 #include "agent/turn.h"
@@ -32,7 +35,10 @@
 struct loop {
     const struct loop_input *in;
     const struct loop_sink *sink;
-    json_t *request; /* the generateContent body, reused every step */
+    /* the generateContent body: its start (instruction, tools) written
+     * once, `head` bytes; each step writes the contents after it */
+    struct sbuf request;
+    size_t head;
     struct loop_usage usage;
     struct gemini_usage calls;
 };
@@ -139,18 +145,16 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
     const struct loop_input *in = l->in;
     json_t *resp = NULL;
     const char *model;
-    size_t len;
-    char *payload;
     int rc;
 
     if (keep_last(in, err) != 0)
         return -1;
-    payload = jsonout_dumps(l->request, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, &len);
-    if (payload == NULL)
+    sbuf_truncate(&l->request, l->head);
+    if (jsonout_write(in->contents, &l->request) != 0 ||
+        sbuf_putc(&l->request, '}') != 0)
         return oom(err);
-    rc = gemini_generate(in->g, in->gemini, payload, len, in->a, &resp,
-                         &l->calls, err);
-    free(payload);
+    rc = gemini_generate(in->g, in->gemini, l->request.buf, l->request.len,
+                         in->a, &resp, &l->calls, err);
     l->usage.calls = l->calls.calls;
     if (rc != 0 || turn_parse(resp, in->a, t, err) != 0)
         return -1;
@@ -238,33 +242,63 @@ finish(struct loop *l, enum loop_end end, const struct turn *last,
     return EMIT(l, done, end, last, err) == 0 ? 0 : fail(l, err);
 }
 
+/*
+ * The request up to its contents, as json_pack("{s:{s:[{s:s}]}, s:O*,
+ * s:O}", "systemInstruction", ..., "tools", ..., "contents", ...) would
+ * write it: `{"systemInstruction":...,"tools":...,"contents":`.
+ */
+static int
+write_head(const struct loop_input *in, struct sbuf *sb)
+{
+    static const char open_decls[] = "[{\"functionDeclarations\":[";
+    const json_t *decls = json_object_get(json_array_get(in->tools, 0),
+                                          "functionDeclarations");
+    const json_t *d;
+    size_t i;
+    int rc = 0;
+
+    rc |= sbuf_adds(sb, "{\"systemInstruction\":{\"parts\":[{\"text\":");
+    rc |= in->system ? jsonout_string(sb, in->system, strlen(in->system)) : -1;
+    rc |= sbuf_adds(sb, "}]}");
+    if (in->fixed_decls_len > 0) {
+        rc |= sbuf_adds(sb, ",\"tools\":");
+        rc |= sbuf_adds(sb, open_decls);
+        rc |= sbuf_add(sb, in->fixed_decls, in->fixed_decls_len);
+        json_array_foreach(decls, i, d) {
+            rc |= sbuf_putc(sb, ',');
+            rc |= jsonout_write(d, sb);
+        }
+        rc |= sbuf_adds(sb, "]}]");
+    } else if (in->tools != NULL) {
+        rc |= sbuf_adds(sb, ",\"tools\":");
+        rc |= jsonout_write(in->tools, sb);
+    }
+    rc |= sbuf_adds(sb, ",\"contents\":");
+    return rc == 0 ? 0 : -1;
+}
+
 /* --- the loop, top to bottom --------------------------------------------- */
 
-int
-loop_run(const struct loop_input *in, const struct loop_sink *sink,
-         struct status_error *err)
+static int
+run(struct loop *l, struct status_error *err)
 {
-    struct loop l = {.in = in, .sink = sink};
     bool retried_malformed = false;
 
-    l.request = arena_take_json(
-        in->a, json_pack("{s:{s:[{s:s}]}, s:O*, s:O}", "systemInstruction",
-                         "parts", "text", in->system, "tools", in->tools,
-                         "contents", in->contents));
-    if (l.request == NULL) {
+    if (write_head(l->in, &l->request) != 0) {
         oom(err);
-        return fail(&l, err);
+        return fail(l, err);
     }
+    l->head = l->request.len;
     for (long step = 0;; step++) {
         struct turn t;
         size_t index, handed;
 
-        if (step == in->max_steps) /* say so rather than loop on */
-            return finish(&l, LOOP_MAX_STEPS, NULL, err);
-        if (ask(&l, &t, err) != 0)
-            return fail(&l, err);
+        if (step == l->in->max_steps) /* say so rather than loop on */
+            return finish(l, LOOP_MAX_STEPS, NULL, err);
+        if (ask(l, &t, err) != 0)
+            return fail(l, err);
         if (t.end == TURN_BLOCKED) /* never recorded: it would block again */
-            return finish(&l, LOOP_BLOCKED, &t, err);
+            return finish(l, LOOP_BLOCKED, &t, err);
         if (t.end == TURN_MALFORMED) {
             /* Nothing may run; the same request usually works again. */
             if (!retried_malformed) {
@@ -275,18 +309,31 @@ loop_run(const struct loop_input *in, const struct loop_sink *sink,
                        "Gemini produced an invalid function call twice (%s); "
                        "try rephrasing",
                        t.reason);
-            return fail(&l, err);
+            return fail(l, err);
         }
-        if (record(&l, &t, &index, err) != 0)
-            return fail(&l, err);
+        if (record(l, &t, &index, err) != 0)
+            return fail(l, err);
         if (t.ncalls == 0)
             return finish(
-                &l, t.end == TURN_TRUNCATED ? LOOP_TRUNCATED : LOOP_ANSWERED,
+                l, t.end == TURN_TRUNCATED ? LOOP_TRUNCATED : LOOP_ANSWERED,
                 &t, err);
-        if (run_calls(&l, &t, index, &handed, err) != 0)
-            return fail(&l, err);
+        if (run_calls(l, &t, index, &handed, err) != 0)
+            return fail(l, err);
         if (handed > 0)
-            return finish(&l, LOOP_HANDED_BACK, &t, err);
+            return finish(l, LOOP_HANDED_BACK, &t, err);
         /* every call was the loop's own: straight back to Gemini */
     }
+}
+
+int
+loop_run(const struct loop_input *in, const struct loop_sink *sink,
+         struct status_error *err)
+{
+    struct loop l = {.in = in, .sink = sink};
+    int rc;
+
+    sbuf_init(&l.request, SIZE_MAX / 2);
+    rc = run(&l, err);
+    sbuf_release(&l.request);
+    return rc;
 }

@@ -11,7 +11,9 @@
  * client runs, e.g. page tools) is the caller's choice, made per name.
  *
  * Memory: everything the loop makes is pinned to the caller's arena; the
- * conversation is extended in place, by reference.
+ * conversation is extended in place, by reference. The request's start
+ * (instruction and declarations) is written once per run; each step
+ * writes only the conversation after it.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -100,6 +102,12 @@ struct loop_input {
     struct json_t *contents; /* the conversation; the loop appends to it */
     struct json_t *tools;    /* the request's `tools`, or NULL */
     const char *system;      /* the system instruction */
+    /* Declarations written once, before the request (a site's server
+     * actions), or NULL: the elements of a functionDeclarations array as
+     * JSON text, without the brackets. They go first, then those of
+     * `tools`, which must then be [{"functionDeclarations": [...]}]. */
+    const char *fixed_decls;
+    size_t fixed_decls_len;
     long max_steps;          /* Gemini answers at most */
     /* A turn of `contents` that must stay the last of every request (the
      * page state: it changes after every action, so whatever follows it

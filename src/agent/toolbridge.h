@@ -80,7 +80,9 @@ struct json_t *toolbridge_action_declarations(const struct plugin_set *actions);
  * The `tools` member of a Gemini request: [{"functionDeclarations":[...]}]
  * with the server actions' declarations (`action_decls`, may be NULL)
  * first and the page tools after them, pinned to the arena; NULL when
- * there are none. Returns 0, or -1 with err set (out of memory).
+ * there are none. Returns 0, or -1 with err set (out of memory). The chat
+ * passes no `action_decls`: the site's are spliced in as text
+ * (loop_input.fixed_decls), so no request tree holds the site's values.
  */
 int toolbridge_tools(const struct json_t *action_decls,
                      const struct json_t *tool_defs, struct arena *a,

@@ -46,7 +46,15 @@ arena_alloc(struct arena *a, size_t n)
     if (need < n)
         return NULL; /* overflow */
     if (b == NULL || b->size - b->used < need) {
-        size_t size = need > BOUND_ARENA_BLOCK ? need : BOUND_ARENA_BLOCK;
+        /* Blocks grow with the arena (up to BOUND_ARENA_GROWTH): a large
+         * request takes a few blocks, not hundreds, and arena_owns()
+         * looks through a few. */
+        size_t size = a->total < BOUND_ARENA_GROWTH ? a->total
+                                                    : BOUND_ARENA_GROWTH;
+        if (size < BOUND_ARENA_BLOCK)
+            size = BOUND_ARENA_BLOCK;
+        if (size < need)
+            size = need;
         if (size > SIZE_MAX - sizeof(*b) || !memlimit_charge(size))
             return NULL;
         b = malloc(sizeof(*b) + size);
@@ -140,6 +148,9 @@ arena_take_json(struct arena *a, void *v)
 {
     if (v == NULL)
         return NULL;
+    /* made from this arena: the reset takes it all back, no walk needed */
+    if (memlimit_json_in_arena(v, a))
+        return v;
     return arena_defer(a, decref_cleanup, v) == 0 ? v : NULL;
 }
 
@@ -157,12 +168,24 @@ run_cleanups(struct arena *a)
     }
 }
 
+bool
+arena_owns(const struct arena *a, const void *p)
+{
+    const unsigned char *q = p;
+
+    for (const struct arena_block *b = a->head; b != NULL; b = b->next)
+        if (q >= b->data && q < b->data + b->size)
+            return true;
+    return false;
+}
+
 void
 arena_reset(struct arena *a)
 {
     struct arena_block *b, *keep = NULL;
 
     run_cleanups(a);
+    memlimit_json_arena_gone(a);
     /* Keep the oldest block (the first allocated), free the rest. */
     for (b = a->head; b != NULL;) {
         struct arena_block *next = b->next;
@@ -185,6 +208,7 @@ void
 arena_release(struct arena *a)
 {
     run_cleanups(a);
+    memlimit_json_arena_gone(a);
     while (a->head != NULL) {
         struct arena_block *next = a->head->next;
         free(a->head);

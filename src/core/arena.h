@@ -52,11 +52,16 @@ char *arena_printf(struct arena *a, const char *fmt, ...) ATTR_FMT(2, 3) ATTR_WU
 int arena_defer(struct arena *a, arena_cleanup_fn fn, void *data);
 
 /*
- * Pin a jansson value (json_t *) to the arena: it is decref'd at reset.
- * Returns `v`, or NULL (after the decref) when out of memory. Takes the
- * caller's reference. Declared with void * to keep jansson out of this header.
+ * Pin a jansson value (json_t *) to the arena: it is decref'd at reset,
+ * or, when it was made from this very arena (memlimit_json_arena), simply
+ * goes with it. Returns `v`, or NULL (after the decref) when out of
+ * memory. Takes the caller's reference. Declared with void * to keep jansson out of this header.
  */
 void *arena_take_json(struct arena *a, void *v);
+
+/* Was `p` allocated from `a` (and not yet reset)? A walk over its blocks,
+ * which are few: they grow with the arena. */
+bool arena_owns(const struct arena *a, const void *p);
 
 /* Run the cleanups and free all but the first block, for reuse. */
 void arena_reset(struct arena *a);

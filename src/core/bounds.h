@@ -74,6 +74,9 @@
 /* Most requests fit in one arena block of this size, which
  * arena_reset() keeps between requests. */
 #define BOUND_ARENA_BLOCK         (16u * 1024)
+/* Later blocks are as large as the arena so far, up to this: a large
+ * request takes a handful of blocks. */
+#define BOUND_ARENA_GROWTH        (1024u * 1024)
 
 /* --- time -------------------------------------------------------------- */
 

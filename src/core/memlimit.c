@@ -5,6 +5,7 @@
  */
 #include "core/common.h"
 #include "core/memlimit.h"
+#include "core/arena.h"
 #include "core/logmsg.h"
 
 #include <jansson.h>
@@ -16,6 +17,8 @@
  * budget, and how deep in parses we are. */
 static _Thread_local size_t charged, budget;
 static _Thread_local int parsing;
+/* Where jansson's allocations go while a request runs (NULL: the heap). */
+static _Thread_local struct arena *json_arena;
 
 #ifdef TESTING
 bool (*memlimit_fail_hook)(size_t n);
@@ -53,10 +56,33 @@ add_charge(size_t n)
 bool
 memlimit_charge(size_t n)
 {
+    if (parsing > 0) { /* counted, never refused (see memlimit.h) */
+        add_charge(n);
+        return true;
+    }
     if (HOOK_FAILS(n))
         return false;
     add_charge(n);
     return !memlimit_exceeded();
+}
+
+void
+memlimit_json_arena(struct arena *a)
+{
+    json_arena = a;
+}
+
+bool
+memlimit_json_in_arena(const void *v, const struct arena *a)
+{
+    return a != NULL && json_arena == a && arena_owns(a, v);
+}
+
+void
+memlimit_json_arena_gone(const struct arena *a)
+{
+    if (json_arena == a)
+        json_arena = NULL;
 }
 
 void
@@ -71,25 +97,33 @@ memlimit_parse_end(void)
     parsing--;
 }
 
+/* A jansson block of n bytes from the request's arena, or the heap. No
+ * header: jansson's callers may free what it returns (json_dumps()'s
+ * text) with free(), so a heap block must be malloc's own. */
 static void *
-json_alloc(size_t n)
+json_block(size_t n)
 {
     void *p;
 
+    if (json_arena != NULL)
+        /* the arena charges its own blocks; a suite's hook still fails
+         * each value, as it would on the heap */
+        return parsing == 0 && HOOK_FAILS(n) ? NULL
+                                             : arena_alloc(json_arena, n);
+    p = memlimit_charge(n) ? malloc(n) : NULL;
 #ifdef TESTING
-    memlimit_json_live++; /* undone below when nothing is allocated */
+    memlimit_json_live += p != NULL;
 #endif
-    if (parsing == 0) {
-        p = memlimit_charge(n) ? malloc(n) : NULL;
-#ifdef TESTING
-        memlimit_json_live -= p == NULL;
-#endif
-        return p;
-    }
+    return p;
+}
+
+static void *
+json_alloc(size_t n)
+{
+    void *p = json_block(n);
+
     /* Inside a parse: counted, never refused (see memlimit.h). */
-    add_charge(n);
-    p = malloc(n);
-    if (p == NULL) {
+    if (p == NULL && parsing > 0) {
         static const char msg[] = "gemini-agent: out of memory inside the "
                                   "JSON parser; stopping this process\n";
         /* No allocation, no stdio: write what we can and stop. */
@@ -101,20 +135,23 @@ json_alloc(size_t n)
 
 #ifdef TESTING
 _Thread_local long memlimit_json_live;
+#endif
 
+/* A block of the request's arena stays where it is: the arena's reset
+ * takes it back with the rest. */
 static void
 json_release(void *p)
 {
-    memlimit_json_live -= p != NULL;
+    if (p == NULL || (json_arena != NULL && arena_owns(json_arena, p)))
+        return;
+#ifdef TESTING
+    memlimit_json_live--;
+#endif
     free(p);
 }
-#define JSON_FREE json_release
-#else
-#define JSON_FREE free
-#endif
 
 void
 memlimit_install(void)
 {
-    json_set_alloc_funcs(json_alloc, JSON_FREE);
+    json_set_alloc_funcs(json_alloc, json_release);
 }

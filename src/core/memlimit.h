@@ -22,6 +22,12 @@
  * only an exhausted machine produces under our bound, ends the process
  * with a log line instead of parsing on with corrupted data.
  *
+ * A jansson value made while a request runs comes from the request's
+ * arena (memlimit_json_arena), so its bytes are charged with the arena's
+ * blocks; inside a parse those are counted but never refused either.
+ * Which blocks are the arena's is told by their address (arena_owns), not
+ * by a header, so a heap block stays malloc's own.
+ *
  * The count is per thread: each of a worker's threads runs one request at
  * a time, and jansson's allocator (one per process) charges the thread
  * that calls it.
@@ -33,8 +39,28 @@
 
 #include "core/common.h"
 
+struct arena;
+
 /* Route jansson's allocations through the charge; once, at start-up. */
 void memlimit_install(void);
+
+/*
+ * From now on, this thread's jansson values come from `a` (NULL: from the
+ * heap again). A request's values then go with the arena's reset, without
+ * a walk of every tree to free it node by node (arena_take_json() skips
+ * the decref of a value from the current arena). Set around a request;
+ * nothing made then may outlive the arena. Values from the heap (the
+ * site's) may be referenced by a request's trees: their counts are then
+ * never taken back, and they live as long as the process, as they do.
+ */
+void memlimit_json_arena(struct arena *a);
+
+/* Is the jansson value `v` from `a`, set by memlimit_json_arena()? */
+bool memlimit_json_in_arena(const void *v, const struct arena *a);
+
+/* Called by the arena `a` as it resets, after its cleanups ran: jansson
+ * goes back to the heap if it was using `a`. */
+void memlimit_json_arena_gone(const struct arena *a);
 
 /* A new request starts with `budget` bytes (0: no limit, as for the
  * command-line tools). */
@@ -59,8 +85,9 @@ size_t memlimit_used(void);
 /* Set by a suite to fail chosen allocations that may fail (every one but
  * those inside a parse); returns true to fail the allocation. */
 extern bool (*memlimit_fail_hook)(size_t n);
-/* jansson's allocations not yet freed (since memlimit_install): a suite
- * compares it before and after a request to find leaks. */
+/* jansson's heap allocations not yet freed (since memlimit_install): a
+ * suite compares it before and after a request to find leaks. (Those from
+ * a request's arena cannot leak: they go with it.) */
 extern _Thread_local long memlimit_json_live;
 #endif
 

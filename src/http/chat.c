@@ -615,10 +615,12 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
     li.contents = c.contents;
 
     /* 4: the declarations and the page state, once for every step; the
-     * instruction is the site's own */
+     * instruction and the server actions' declarations are the site's,
+     * written when it loaded */
     li.system = site->prompt_head;
-    if (toolbridge_tools(site->declarations, in.tool_defs, a, &li.tools,
-                         err) != 0 ||
+    li.fixed_decls = site->declarations_text;
+    li.fixed_decls_len = site->declarations_text_len;
+    if (toolbridge_tools(NULL, in.tool_defs, a, &li.tools, err) != 0 ||
         add_page_turn(&c, body, in.page_state, lim->max_page_state_bytes,
                       err) != 0)
         return -1;

@@ -12,6 +12,7 @@
 #include "http/httpio.h"
 #include "core/jscan.h"
 #include "core/logmsg.h"
+#include "core/memlimit.h"
 #include "registry/plugin.h"
 #include "http/reply.h"
 #include "http/request.h"
@@ -185,6 +186,9 @@ dispatch_request(const struct site *site, struct gemini *g,
     const char *allow = NULL;
     int rc;
 
+    /* the request's jansson values live in its arena, and go with it */
+    memlimit_json_arena(a);
+
     /* 1: which route, and is the method right */
     rc = request_head(io, a, &head, &err);
     if (rc != 0)
@@ -217,5 +221,6 @@ out:
                     status_code(err.code), err.text);
         reply_error(io, &err, x.allow);
     }
+    memlimit_json_arena(NULL);
     return io->replied ? x.status : 0;
 }

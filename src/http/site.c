@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 char *
 site_listing(const struct plugin_set *set, size_t *len)
@@ -42,6 +43,21 @@ site_listing(const struct plugin_set *set, size_t *len)
     return out;
 }
 
+/* The declarations, written once: "[a,b]" less its brackets. A heap
+ * string, or NULL when out of memory. */
+static char *
+declarations_text(const json_t *decls, size_t *len)
+{
+    char *out = jsonout_dumps(decls, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, len);
+
+    if (out != NULL) {
+        *len -= 2;
+        memmove(out, out + 1, *len);
+        out[*len] = '\0';
+    }
+    return out;
+}
+
 struct site *
 site_load(const char *config_path, struct diag *d)
 {
@@ -59,9 +75,14 @@ site_load(const char *config_path, struct diag *d)
     if (s->actions == NULL)
         goto oom;
     s->declarations = toolbridge_action_declarations(s->actions);
+    s->declarations_text =
+        s->declarations ? declarations_text(s->declarations,
+                                            &s->declarations_text_len)
+                        : NULL;
     s->prompt_head = prompt_head(s->cfg->gemini.system_prompt, s->actions);
     s->listing = site_listing(s->actions, &s->listing_len);
-    if (s->declarations == NULL || s->prompt_head == NULL || s->listing == NULL)
+    if (s->declarations_text == NULL || s->prompt_head == NULL ||
+        s->listing == NULL)
         goto oom;
     return s;
 oom:
@@ -78,6 +99,7 @@ site_free(struct site *s)
     config_free(s->cfg);
     plugin_set_free(s->actions);
     json_decref(s->declarations);
+    free(s->declarations_text);
     free(s->prompt_head);
     free(s->listing);
     free(s);

@@ -29,6 +29,10 @@ struct site {
     struct config *cfg;          /* owned */
     struct plugin_set *actions;  /* owned: the registry */
     struct json_t *declarations; /* the exposed actions' declarations */
+    /* ... as JSON text: the array's elements without its brackets ("" for
+     * none), spliced into every Gemini request, never put in its tree */
+    char *declarations_text;
+    size_t declarations_text_len;
     char *prompt_head;           /* the site's part of the instruction */
     char *listing;               /* GET /_jay/actions */
     size_t listing_len;

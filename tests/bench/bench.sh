@@ -202,7 +202,10 @@ cpu_part() {
     start_nginx ga "$tmp/ga.sock"
     start_nginx floor "$tmp/floor.sock"
     sleep 0.3
-    for who in floor ga; do check "$who" typical; done # ga last: one.json keeps its answer
+    # ga last: one.json keeps its answer; the typical body unless not asked for
+    local first=typical
+    [[ " $sizes " == *" typical "* ]] || first=${sizes%% *}
+    for who in floor ga; do check "$who" "$first"; done
     # What Gemini's implicit cache served, as the answer's usage reports it
     # (the zero-latency upstream reports a fixed share, like Gemini would).
     python3 - "$tmp/one.json" <<'PY'
