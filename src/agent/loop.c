@@ -138,6 +138,31 @@ keep_last(const struct loop_input *in, struct status_error *err)
     return json_array_remove(in->contents, i - 1) == 0 ? 0 : oom(err);
 }
 
+/* The request from its start written `head` bytes into `sb`: the
+ * contents, the last turn's text after them, and the closing brace. */
+static int
+write_contents(const struct loop_input *in, struct sbuf *sb, size_t head)
+{
+    const json_t *turn;
+    size_t i;
+    int rc = 0;
+
+    sbuf_truncate(sb, head);
+    rc |= sbuf_putc(sb, '[');
+    json_array_foreach(in->contents, i, turn) {
+        if (i > 0)
+            rc |= sbuf_putc(sb, ',');
+        rc |= jsonout_write(turn, sb);
+    }
+    if (in->last_turn_text != NULL) {
+        if (json_array_size(in->contents) > 0)
+            rc |= sbuf_putc(sb, ',');
+        rc |= sbuf_add(sb, in->last_turn_text, in->last_turn_text_len);
+    }
+    rc |= sbuf_adds(sb, "]}");
+    return rc == 0 ? 0 : -1;
+}
+
 /* Ask Gemini once and read its answer into `t`. */
 static int
 ask(struct loop *l, struct turn *t, struct status_error *err)
@@ -149,9 +174,7 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
 
     if (keep_last(in, err) != 0)
         return -1;
-    sbuf_truncate(&l->request, l->head);
-    if (jsonout_write(in->contents, &l->request) != 0 ||
-        sbuf_putc(&l->request, '}') != 0)
+    if (write_contents(in, &l->request, l->head) != 0)
         return oom(err);
     rc = gemini_generate(in->g, in->gemini, l->request.buf, l->request.len,
                          in->a, &resp, &l->calls, err);

@@ -114,6 +114,11 @@ struct loop_input {
      * could not come from Gemini's prefix cache), or NULL. The loop moves
      * it behind the turns it records before each Gemini call. */
     struct json_t *last_turn;
+    /* Or the last turn as JSON text (NULL: none), written after the
+     * conversation in every request and never part of `contents`: a
+     * large page state is escaped once, not at every step. */
+    const char *last_turn_text;
+    size_t last_turn_text_len;
     /* Does the caller's client run the function `name`? Those calls end
      * the loop (LOOP_HANDED_BACK); the loop answers every other one. */
     bool (*handed_back)(void *ctx, const char *name);

@@ -48,11 +48,17 @@ struct json_t *prompt_page_state(const struct json_t *page_state,
                                  long max_page_state, struct arena *a,
                                  struct status_error *err);
 
-/* prompt_page_state() of node `node` of a scanned body: the state's
- * bytes are copied from the body where they are already compact, never
- * built into a tree and written again. */
-struct json_t *prompt_page_state_scan(const struct jscan_doc *d, size_t node,
-                                      long max_page_state, struct arena *a,
-                                      struct status_error *err);
+/*
+ * The same turn as prompt_page_state() gives, of node `node` of a scanned
+ * body, as the JSON text of the turn object (`*text`, `*len`, in the
+ * arena) for loop_input.last_turn_text. The state is never built into a
+ * tree: its bytes in the body, already compact as a rule, are escaped
+ * into the turn's text in one pass. Returns 0, or -1 with `err` set
+ * (ST_PAGE_STATE_TOO_LARGE, ST_NO_MEMORY).
+ */
+int prompt_page_turn_text(const struct jscan_doc *d, size_t node,
+                          long max_page_state, struct arena *a,
+                          const char **text, size_t *len,
+                          struct status_error *err);
 
 #endif /* APP_PROMPT_H */

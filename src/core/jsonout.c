@@ -24,63 +24,123 @@
 
 /* --- pieces --------------------------------------------------------------- */
 
+/* Input bytes escaped per reservation of the output: each may take six
+ * ("\u00XX"), and the copy below writes eight at a time past the end. */
+#define STRING_CHUNK 4096
+#define STRING_SLACK 16
+
+/* Write the character at *pp that is not plain (see jsonout_plain_run)
+ * to o, as jansson's dump_string() does: at most six bytes. Returns how
+ * many, or 0 for ill-formed UTF-8; moves *pp past it. */
+static inline size_t
+escape_char(const unsigned char **pp, const unsigned char *end, char *o)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    static const char short_esc[32] = {['\b'] = 'b', ['\f'] = 'f',
+                                       ['\n'] = 'n', ['\r'] = 'r',
+                                       ['\t'] = 't'};
+    const unsigned char *p = *pp;
+    unsigned char c = *p;
+    size_t n;
+
+    if (c >= 0x80) {
+        n = utf8_seq_len(p, (size_t)(end - p));
+        memcpy(o, p, n);
+        *pp = p + n;
+        return n;
+    }
+    o[0] = '\\';
+    if (c == '"' || c == '\\') {
+        o[1] = (char)c;
+        n = 2;
+    } else if (c < 0x20 && short_esc[c] != 0) {
+        o[1] = short_esc[c];
+        n = 2;
+    } else if (c < 0x20) {
+        memcpy(o + 1, "u00", 3);
+        o[4] = hex[c >> 4];
+        o[5] = hex[c & 15];
+        n = 6;
+    } else {
+        o[0] = (char)c; /* plain after all */
+        n = 1;
+    }
+    *pp = p + 1;
+    return n;
+}
+
 int
 jsonout_string(struct sbuf *out, const char *s, size_t len)
 {
-    static const char hex[] = "0123456789ABCDEF";
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
-    const unsigned char *run = p; /* bytes that go out as they are */
 
     if (sbuf_putc(out, '"') != 0)
         return -1;
-    for (;;) {
-        char esc[6] = {'\\', 0, 0, 0, 0, 0};
-        size_t n = 2;
+    while (p < end) {
+        size_t room = out->max - out->len, chunk;
+        const unsigned char *stop;
+        char *o, one[8];
 
-        p += jsonout_plain_run(p, end);
-        if (p < end && *p >= 0x80) {
-            size_t seq = utf8_seq_len(p, (size_t)(end - p));
-            if (seq == 0)
-                return -1; /* dump_string() stops here too */
-            p += seq;
+        size_t need = (size_t)(end - p) < STRING_CHUNK ? (size_t)(end - p)
+                                                       : STRING_CHUNK;
+
+        need = need * 6 + STRING_SLACK;
+        if (room > need)
+            room = need;
+        chunk = room > 6 + STRING_SLACK ? (room - STRING_SLACK) / 6 : 0;
+        if (chunk == 0) {
+            /* near the sbuf's cap: a character at a time, so the cap
+             * refuses exactly what would not fit */
+            size_t n = escape_char(&p, end, one);
+            if (n == 0 || sbuf_put(out, one, n) != 0)
+                return -1;
             continue;
         }
-        if (p > run && sbuf_put(out, run, (size_t)(p - run)) != 0)
+        /* Written straight into the buffer: one reservation per chunk,
+         * not a call per run and per escape. */
+        if (sbuf_reserve(out, room) != 0)
             return -1;
-        if (p == end)
-            break;
-        switch (*p) {
-        case '"':
-            esc[1] = '"';
-            break;
-        case '\\':
-            esc[1] = '\\';
-            break;
-        case '\b':
-            esc[1] = 'b';
-            break;
-        case '\f':
-            esc[1] = 'f';
-            break;
-        case '\n':
-            esc[1] = 'n';
-            break;
-        case '\r':
-            esc[1] = 'r';
-            break;
-        case '\t':
-            esc[1] = 't';
-            break;
-        default: /* the other control characters */
-            memcpy(esc + 1, "u00", 3);
-            esc[4] = hex[*p >> 4];
-            esc[5] = hex[*p & 15];
-            n = 6;
-            break;
+        stop = (size_t)(end - p) > chunk ? p + chunk : end;
+        o = out->buf + out->len;
+        while (p < stop) {
+            /* eight plain bytes at a time, stored before they are known
+             * to be plain (the slack allows it) */
+            while (stop - p >= 8) {
+                uint64_t w, quote, bslash, m;
+
+                memcpy(&w, p, 8);
+                memcpy(o, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                w = __builtin_bswap64(w);
+#endif
+                quote = w ^ (ones * '"');
+                bslash = w ^ (ones * '\\');
+                /* as in jsonout_plain_run(): the lowest flagged byte is
+                 * the first that needs a look */
+                m = ((w - ones * 0x20) | w | ((quote - ones) & ~quote) |
+                     ((bslash - ones) & ~bslash)) &
+                    high;
+                if (m != 0) {
+                    size_t n = (size_t)__builtin_ctzll(m) >> 3;
+                    o += n;
+                    p += n;
+                    break;
+                }
+                o += 8;
+                p += 8;
+            }
+            if (p == stop)
+                break;
+            /* a UTF-8 sequence may end three bytes past `stop`: the
+             * slack has room for them */
+            size_t n = escape_char(&p, end, o);
+            if (n == 0)
+                return -1; /* dump_string() stops here too */
+            o += n;
         }
-        if (sbuf_put(out, esc, n) != 0)
-            return -1;
-        run = ++p;
+        out->len = (size_t)(o - out->buf);
+        out->buf[out->len] = '\0';
     }
     return sbuf_putc(out, '"');
 }

@@ -51,6 +51,12 @@ sbuf_grow(struct sbuf *sb, size_t extra)
 }
 
 int
+sbuf_reserve(struct sbuf *sb, size_t n)
+{
+    return sbuf_grow(sb, n);
+}
+
+int
 sbuf_add(struct sbuf *sb, const void *data, size_t n)
 {
     if (n == 0)

@@ -69,6 +69,11 @@ sbuf_putc(struct sbuf *sb, char c)
     return sbuf_add(sb, &c, 1);
 }
 
+/* Make room for `n` more bytes (and the NUL) without writing them: a
+ * writer may then fill buf[len..len+n) itself and move `len`, keeping
+ * buf[len] a NUL. 0, or -1 when over the cap or out of memory. */
+int sbuf_reserve(struct sbuf *sb, size_t n) ATTR_WUR;
+
 /* Cut the contents back to `len` bytes (nothing happens when they are
  * not longer), keeping the memory: how a writer takes back a half-written
  * piece. */

@@ -45,8 +45,6 @@ struct chat {
     json_t *tool_defs; /* borrowed from the body; may be NULL */
     json_t *contents;  /* the history being built (references) */
     size_t kept_turns; /* turns that stay when Gemini blocks the request */
-    json_t *page_turn; /* the page state's turn in `contents`, or NULL */
-    size_t page_index; /* ... and where: it is never part of the history */
     bool truncated_history;
     /* gathered by the sink */
     json_t *server_calls; /* [{name, args, ok, ms}] */
@@ -332,29 +330,6 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
 
 /* --- the chat sink: what the loop reports, gathered for the answer ----- */
 
-/* The index in the browser's history of contents[turn], for a turn the
- * loop recorded in this step: the page state's turn is before it then (it
- * is moved behind new turns only before the next Gemini call). */
-static size_t
-history_index(const struct chat *c, size_t turn)
-{
-    return c->page_turn != NULL && turn > c->page_index ? turn - 1 : turn;
-}
-
-/* Take the page state's turn out of `contents` (the loop keeps it last):
- * from here on it is the history the browser gets back. */
-static void
-drop_page_turn(struct chat *c)
-{
-    for (size_t i = json_array_size(c->contents); c->page_turn != NULL && i > 0;
-         i--)
-        if (json_array_get(c->contents, i - 1) == c->page_turn) {
-            json_array_remove(c->contents, i - 1);
-            break;
-        }
-    c->page_turn = NULL;
-}
-
 static int
 sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
                struct status_error *err)
@@ -369,7 +344,7 @@ sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
     /* The id and the name as the browser knows them: the turn's index in
      * the history it holds (which has no page state turn), and the tool's
      * own name (it may be declared under another, see toolbridge.h). */
-    id = call_id(c->a, lc->call, history_index(c, lc->turn), lc->part);
+    id = call_id(c->a, lc->call, lc->turn, lc->part);
     def = toolbridge_page_tool(c->tool_defs, lc->name);
     if (id == NULL ||
         json_array_append_new(
@@ -463,7 +438,6 @@ sink_done(void *ctx, enum loop_end end, const struct turn *t,
     struct chat *c = ctx;
     const char *text = t && t->text[0] ? t->text : NULL;
 
-    drop_page_turn(c);
     switch (end) {
     case LOOP_MAX_STEPS:
         c->answer = answer_base(c, "response",
@@ -556,22 +530,6 @@ conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
     return 0;
 }
 
-/* The page state, when the browser sent one, as the last turn of the
- * request: it changes after every action, so nothing may follow it that
- * a cache could serve (see prompt.h). */
-static int
-add_page_turn(struct chat *c, const struct jscan_doc *body, size_t page_state,
-              long max, struct status_error *err)
-{
-    if (page_state == JSCAN_NONE)
-        return 0;
-    c->page_turn = prompt_page_state_scan(body, page_state, max, c->a, err);
-    c->page_index = json_array_size(c->contents);
-    if (c->page_turn == NULL)
-        return -1;
-    return json_array_append(c->contents, c->page_turn) == 0 ? 0 : oom(err);
-}
-
 /* --- one request, top to bottom ---------------------------------------- */
 
 int
@@ -620,11 +578,17 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
     li.system = site->prompt_head;
     li.fixed_decls = site->declarations_text;
     li.fixed_decls_len = site->declarations_text_len;
-    if (toolbridge_tools(NULL, in.tool_defs, a, &li.tools, err) != 0 ||
-        add_page_turn(&c, body, in.page_state, lim->max_page_state_bytes,
-                      err) != 0)
+    if (toolbridge_tools(NULL, in.tool_defs, a, &li.tools, err) != 0)
         return -1;
-    li.last_turn = c.page_turn;
+    /* The page state, when the browser sent one, goes after every turn:
+     * it changes after every action, so nothing may follow it that a
+     * cache could serve (see prompt.h). It is never part of the history
+     * the browser gets back. */
+    if (in.page_state != JSCAN_NONE &&
+        prompt_page_turn_text(body, in.page_state, lim->max_page_state_bytes,
+                              a, &li.last_turn_text, &li.last_turn_text_len,
+                              err) != 0)
+        return -1;
 
     /* 5: the loop: server calls run here, page calls end the request */
     if (loop_run(&li, &sink, err) != 0)

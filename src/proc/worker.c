@@ -429,6 +429,8 @@ worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
     /* glibc gives threads up to 8 malloc arenas per core, each keeping
      * what its requests freed; bounds.h says why this many. */
     mallopt(M_ARENA_MAX, WORKER_MALLOC_ARENAS);
+    mallopt(M_MMAP_THRESHOLD, WORKER_MALLOC_MMAP);
+    mallopt(M_TRIM_THRESHOLD, WORKER_MALLOC_TRIM);
     /* Block everything before the threads exist: they inherit the mask. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, NULL);

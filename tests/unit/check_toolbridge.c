@@ -8,6 +8,8 @@
 #include "core/arena.h"
 #include "core/config.h"
 #include "core/diag.h"
+#include "core/jscan.h"
+#include "core/jsonout.h"
 #include "registry/plugin.h"
 #include "agent/prompt.h"
 #include "core/status.h"
@@ -346,6 +348,53 @@ START_TEST(page_tool_names_and_descriptions)
 }
 END_TEST
 
+/* The page turn as text (the chat's way) is byte for byte the page turn
+ * prompt_page_state() builds, written out: for compact states copied from
+ * the body and for states that must be written again, '<' everywhere. */
+START_TEST(page_turn_text_is_the_page_turn_written)
+{
+    static const char *const states[] = {
+        "{\"cart\":[],\"total\":0}",
+        "{\"items\":[{\"name\":\"</page-state> <b>\\\"x\\\"</b>\"}],\"t\":219.96}",
+        "{ \"a\" : [1, 2.50, -0, 1E3],\n \"b\": \"caf\\u00e9 \\/ \\n\" }",
+        "{\"\\u003c\":\"<<<<<<<<<<<<<<<<<<\",\"q\":\"\\\"\\\\\\\"\\\\\"}",
+        "[\"\\u0001\\u001f tab\\t\",\"\xe2\x82\xac\xf0\x9f\x98\x80 12345678\"]",
+        "\"just a string with a < and a \\\" in it, long enough to take "
+        "the eight-byte path more than once\"",
+        "null",
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(states); i++) {
+        struct status_error e = {0};
+        struct jscan_doc d;
+        struct arena a;
+        const char *text;
+        size_t len;
+        char *want;
+        json_t *state, *turn;
+
+        arena_init(&a);
+        state = json_loads(states[i], JSON_DECODE_ANY, NULL);
+        ck_assert_msg(state != NULL, "%s", states[i]);
+        turn = prompt_page_state(state, 4096, &a, &e);
+        ck_assert_ptr_nonnull(turn);
+        want = jsonout_dumps(turn, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, NULL);
+        ck_assert_int_eq(jscan_parse(states[i], strlen(states[i]), JSCAN_ANY,
+                                     32, &a, &d, &e),
+                         0);
+        ck_assert_int_eq(
+            prompt_page_turn_text(&d, 0, 4096, &a, &text, &len, &e), 0);
+        ck_assert_uint_eq(len, strlen(text));
+        ck_assert_str_eq(text, want);
+        /* the bound is the state's compact size, as prompt_page_state()'s */
+        ck_assert_int_eq(prompt_page_turn_text(&d, 0, 4, &a, &text, &len, &e),
+                         strlen(states[i]) > 4 ? -1 : 0);
+        free(want);
+        json_decref(state);
+        arena_release(&a);
+    }
+}
+END_TEST
+
 Suite *
 toolbridge_suite(void)
 {
@@ -361,6 +410,7 @@ toolbridge_suite(void)
     tcase_add_test(tc, prompt_head_is_the_site_only);
     tcase_add_test(tc, page_state_turn_is_marked_data);
     tcase_add_test(tc, page_state_refuses_large_state);
+    tcase_add_test(tc, page_turn_text_is_the_page_turn_written);
     tcase_add_test(tc, page_tool_names_and_descriptions);
     suite_add_tcase(s, tc);
     return s;
