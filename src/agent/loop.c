@@ -143,23 +143,40 @@ keep_last(const struct loop_input *in, struct status_error *err)
 static int
 write_contents(const struct loop_input *in, struct sbuf *sb, size_t head)
 {
+    int rc = 0;
+
+    sbuf_truncate(sb, head);
+    rc |= loop_write_turns(in->contents, in->texts, in->ntexts, sb);
+    if (in->last_turn_text != NULL) {
+        /* in place of the array's closing bracket */
+        sbuf_truncate(sb, sb->len - 1);
+        if (json_array_size(in->contents) > 0)
+            rc |= sbuf_putc(sb, ',');
+        rc |= sbuf_add(sb, in->last_turn_text, in->last_turn_text_len);
+        rc |= sbuf_putc(sb, ']');
+    }
+    rc |= sbuf_putc(sb, '}');
+    return rc == 0 ? 0 : -1;
+}
+
+int
+loop_write_turns(const json_t *turns, const struct loop_text *texts,
+                 size_t ntexts, struct sbuf *sb)
+{
     const json_t *turn;
     size_t i;
     int rc = 0;
 
-    sbuf_truncate(sb, head);
     rc |= sbuf_putc(sb, '[');
-    json_array_foreach(in->contents, i, turn) {
+    json_array_foreach(turns, i, turn) {
         if (i > 0)
             rc |= sbuf_putc(sb, ',');
-        rc |= jsonout_write(turn, sb);
+        if (i < ntexts)
+            rc |= sbuf_put(sb, texts[i].p, texts[i].n);
+        else
+            rc |= jsonout_write(turn, sb);
     }
-    if (in->last_turn_text != NULL) {
-        if (json_array_size(in->contents) > 0)
-            rc |= sbuf_putc(sb, ',');
-        rc |= sbuf_add(sb, in->last_turn_text, in->last_turn_text_len);
-    }
-    rc |= sbuf_adds(sb, "]}");
+    rc |= sbuf_putc(sb, ']');
     return rc == 0 ? 0 : -1;
 }
 
@@ -280,9 +297,15 @@ write_head(const struct loop_input *in, struct sbuf *sb)
     size_t i;
     int rc = 0;
 
-    rc |= sbuf_adds(sb, "{\"systemInstruction\":{\"parts\":[{\"text\":");
-    rc |= in->system ? jsonout_string(sb, in->system, strlen(in->system)) : -1;
-    rc |= sbuf_adds(sb, "}]}");
+    rc |= sbuf_adds(sb, "{\"systemInstruction\":");
+    if (in->system_json != NULL) {
+        rc |= sbuf_adds(sb, in->system_json);
+    } else {
+        rc |= sbuf_adds(sb, "{\"parts\":[{\"text\":");
+        rc |= in->system ? jsonout_string(sb, in->system, strlen(in->system))
+                         : -1;
+        rc |= sbuf_adds(sb, "}]}");
+    }
     if (in->fixed_decls_len > 0) {
         rc |= sbuf_adds(sb, ",\"tools\":");
         rc |= sbuf_adds(sb, open_decls);

@@ -28,8 +28,15 @@ struct config_gemini;
 struct gemini;
 struct json_t;
 struct plugin_set;
+struct sbuf;
 struct status_error;
 struct turn;
+
+/* A value's JSON text, as our writer writes it (see loop_input.texts). */
+struct loop_text {
+    const char *p;
+    size_t n;
+};
 
 /* One functionCall of a model turn, where it sits in the conversation. */
 struct loop_call {
@@ -102,6 +109,14 @@ struct loop_input {
     struct json_t *contents; /* the conversation; the loop appends to it */
     struct json_t *tools;    /* the request's `tools`, or NULL */
     const char *system;      /* the system instruction */
+    /* ... or, when not NULL, the systemInstruction value already written
+     * as JSON text (a site writes its own once) */
+    const char *system_json;
+    /* The JSON text of contents[0..ntexts) as it came (turns copied from
+     * a request body, already compact), written as it is in every request
+     * instead of their trees; ntexts 0: none. */
+    const struct loop_text *texts;
+    size_t ntexts;
     /* Declarations written once, before the request (a site's server
      * actions), or NULL: the elements of a functionDeclarations array as
      * JSON text, without the brackets. They go first, then those of
@@ -135,6 +150,12 @@ int loop_run(const struct loop_input *in, const struct loop_sink *sink,
  * when out of memory. */
 struct json_t *loop_answer_part(const struct json_t *call,
                                 const struct json_t *response);
+
+/* Append the array `turns` as our writer writes it, copying texts[i]
+ * for turns[i] with i < ntexts (see loop_input.texts). 0, or -1 when out
+ * of memory. */
+int loop_write_turns(const struct json_t *turns, const struct loop_text *texts,
+                     size_t ntexts, struct sbuf *sb);
 
 /* Add `v` to `*acc`, saturating at LONG_MAX; negative `v` counts as 0. */
 void loop_usage_add(long *acc, long v);

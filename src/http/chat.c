@@ -27,6 +27,8 @@
 #include "core/config.h"
 #include "agent/history.h"
 #include "core/jscan.h"
+#include "core/jsonout.h"
+#include "core/sbuf.h"
 #include "core/jsonin.h"
 #include "agent/loop.h"
 #include "registry/plugin.h"
@@ -46,6 +48,11 @@ struct chat {
     json_t *contents;  /* the history being built (references) */
     size_t kept_turns; /* turns that stay when Gemini blocks the request */
     bool truncated_history;
+    size_t trim_start; /* the browser's turns cut from the front */
+    /* the text in the body of contents[0..ntexts): turns as the browser
+     * sent them, copied into the request and the answer, not rewritten */
+    struct loop_text *texts;
+    size_t ntexts;
     /* gathered by the sink */
     json_t *server_calls; /* [{name, args, ok, ms}] */
     json_t *page_calls;   /* [{id, name, args, category}] */
@@ -527,15 +534,87 @@ conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
     c->contents = trimmed;
     c->kept_turns = c->kept_turns > keep ? c->kept_turns - keep : 0;
     c->truncated_history = true;
+    c->trim_start = keep;
     return 0;
+}
+
+/*
+ * The texts of the turns that begin `contents` as the browser sent them:
+ * the same tree as history[trim_start + j], and compact in the body (as
+ * our writer writes it: JSCAN_CANON), so copying the span writes the same
+ * bytes. The first turn that is not ends the run.
+ */
+static int
+turn_texts(struct chat *c, const struct jscan_doc *body, const json_t *history,
+           struct status_error *err)
+{
+    size_t hist = jscan_member(body, 0, "history"), node, n, j;
+
+    if (history == NULL || jscan_type(body, hist) != JSCAN_ARRAY)
+        return 0;
+    n = json_array_size(c->contents);
+    c->texts = arena_calloc(c->a, n ? n : 1, sizeof(*c->texts));
+    if (c->texts == NULL)
+        return oom(err);
+    node = jscan_child(body, hist);
+    for (j = 0; j < c->trim_start && node != JSCAN_NONE; j++)
+        node = jscan_next(body, hist, node);
+    for (j = 0; j < n && node != JSCAN_NONE;
+         j++, node = jscan_next(body, hist, node)) {
+        if (json_array_get(c->contents, j) !=
+                json_array_get(history, c->trim_start + j) ||
+            !(jscan_flags(body, node) & JSCAN_CANON))
+            break;
+        c->texts[j].p = body->buf + body->nodes[node].off;
+        c->texts[j].n = body->nodes[node].len;
+    }
+    c->ntexts = j;
+    return 0;
+}
+
+/* The answer as JSON text: our writer's bytes for c->answer, with the
+ * history's turns from the browser copied (loop_write_turns). */
+static int
+write_answer(const struct chat *c, const char **text, size_t *len,
+             struct status_error *err)
+{
+    struct sbuf sb;
+    const char *key;
+    json_t *v;
+    int rc = 0;
+    bool first = true;
+
+    sbuf_init(&sb, SIZE_MAX / 2);
+    rc |= sbuf_putc(&sb, '{');
+    json_object_foreach(c->answer, key, v) {
+        if (!first)
+            rc |= sbuf_putc(&sb, ',');
+        first = false;
+        rc |= jsonout_string(&sb, key, strlen(key));
+        rc |= sbuf_putc(&sb, ':');
+        rc |= v == c->contents
+                  ? loop_write_turns(v, c->texts, c->ntexts, &sb)
+                  : jsonout_write(v, &sb);
+    }
+    rc |= sbuf_putc(&sb, '}');
+    if (rc == 0) {
+        char *buf = sbuf_detach(&sb, len);
+        if (buf != NULL && arena_defer(c->a, free, buf) == 0) {
+            *text = buf;
+            return 0;
+        }
+    }
+    sbuf_release(&sb);
+    return status_set(err, ST_NO_MEMORY,
+                      "out of memory writing the answer");
 }
 
 /* --- one request, top to bottom ---------------------------------------- */
 
 int
 chat_handle(const struct site *site, struct gemini *g, struct arena *a,
-            enum chat_kind kind, const struct jscan_doc *body, json_t **answer,
-            struct status_error *err)
+            enum chat_kind kind, const struct jscan_doc *body,
+            const char **answer, size_t *answer_len, struct status_error *err)
 {
     const struct config_limits *lim = &site->cfg->limits;
     struct chat c = {.a = a};
@@ -568,14 +647,18 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
     c.page_calls = arena_take_json(a, json_array());
     if (c.server_calls == NULL || c.page_calls == NULL)
         return oom(err);
-    if (conversation(&c, kind, &in, lim->max_history_turns, err) != 0)
+    if (conversation(&c, kind, &in, lim->max_history_turns, err) != 0 ||
+        turn_texts(&c, body, in.history, err) != 0)
         return -1;
     li.contents = c.contents;
+    li.texts = c.texts;
+    li.ntexts = c.ntexts;
 
     /* 4: the declarations and the page state, once for every step; the
      * instruction and the server actions' declarations are the site's,
      * written when it loaded */
     li.system = site->prompt_head;
+    li.system_json = site->instruction_json;
     li.fixed_decls = site->declarations_text;
     li.fixed_decls_len = site->declarations_text_len;
     if (toolbridge_tools(NULL, in.tool_defs, a, &li.tools, err) != 0)
@@ -593,6 +676,5 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
     /* 5: the loop: server calls run here, page calls end the request */
     if (loop_run(&li, &sink, err) != 0)
         return -1;
-    *answer = c.answer;
-    return 0;
+    return write_answer(&c, answer, answer_len, err);
 }

@@ -27,11 +27,12 @@ enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
 
 /*
  * Answer one chat request whose scanned body is `body`. Returns 0 with
- * `*answer` (pinned to `a`) the JSON to send with 200, or -1 with `err`
- * set (its retry_after_s set for a rate limit).
+ * `*answer` (`*answer_len` bytes, in `a`) the JSON text to send with 200,
+ * or -1 with `err` set (its retry_after_s set for a rate limit).
  */
 int chat_handle(const struct site *site, struct gemini *g, struct arena *a,
                 enum chat_kind kind, const struct jscan_doc *body,
-                struct json_t **answer, struct status_error *err);
+                const char **answer, size_t *answer_len,
+                struct status_error *err);
 
 #endif /* APP_CHAT_H */

@@ -99,13 +99,15 @@ route_run_action(struct exchange *x, struct status_error *err)
 static int
 route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
 {
-    json_t *answer;
+    const char *answer;
+    size_t len;
 
     /* a retry hint (rate limit, outage) travels in `err` */
-    if (chat_handle(x->site, x->g, x->arena, kind, &x->body, &answer, err) != 0)
+    if (chat_handle(x->site, x->g, x->arena, kind, &x->body, &answer, &len,
+                    err) != 0)
         return -1;
     x->status = 200;
-    return reply_json(x->io, 200, answer);
+    return reply_raw(x->io, 200, NULL, answer, len);
 }
 
 static int

@@ -8,6 +8,7 @@
 #include "core/config.h"
 #include "core/diag.h"
 #include "core/jsonout.h"
+#include "core/sbuf.h"
 #include "http/dispatch.h"
 #include "registry/plugin.h"
 #include "agent/prompt.h"
@@ -58,6 +59,25 @@ declarations_text(const json_t *decls, size_t *len)
     return out;
 }
 
+/* {"parts":[{"text":<the instruction>}]}, written once. A heap string,
+ * or NULL when out of memory. */
+static char *
+instruction_json(const char *text)
+{
+    struct sbuf sb;
+    int rc = 0;
+
+    sbuf_init(&sb, SIZE_MAX / 2);
+    rc |= sbuf_adds(&sb, "{\"parts\":[{\"text\":");
+    rc |= jsonout_string(&sb, text, strlen(text));
+    rc |= sbuf_adds(&sb, "}]}");
+    if (rc != 0) {
+        sbuf_release(&sb);
+        return NULL;
+    }
+    return sbuf_detach(&sb, NULL);
+}
+
 struct site *
 site_load(const char *config_path, struct diag *d)
 {
@@ -80,8 +100,10 @@ site_load(const char *config_path, struct diag *d)
                                             &s->declarations_text_len)
                         : NULL;
     s->prompt_head = prompt_head(s->cfg->gemini.system_prompt, s->actions);
+    s->instruction_json = s->prompt_head ? instruction_json(s->prompt_head)
+                                         : NULL;
     s->listing = site_listing(s->actions, &s->listing_len);
-    if (s->declarations_text == NULL || s->prompt_head == NULL ||
+    if (s->declarations_text == NULL || s->instruction_json == NULL ||
         s->listing == NULL)
         goto oom;
     return s;
@@ -101,6 +123,7 @@ site_free(struct site *s)
     json_decref(s->declarations);
     free(s->declarations_text);
     free(s->prompt_head);
+    free(s->instruction_json);
     free(s->listing);
     free(s);
 }

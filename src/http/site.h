@@ -34,6 +34,7 @@ struct site {
     char *declarations_text;
     size_t declarations_text_len;
     char *prompt_head;           /* the site's part of the instruction */
+    char *instruction_json;      /* ... as the systemInstruction value */
     char *listing;               /* GET /_jay/actions */
     size_t listing_len;
 };

@@ -815,6 +815,115 @@ answer_without_timings(const char *out)
     return s;
 }
 
+/* dispatch_request() of `body` on `path`: the answer (head and body) in
+ * out[cap], the Gemini requests in `f`. */
+static void
+run_body(const char *path, const char *body, char *out, size_t cap,
+         struct fake *f, const char *const *answers)
+{
+    char len[32];
+    const char *params[] = {"REQUEST_METHOD", "POST", "DOCUMENT_URI", path,
+                            "CONTENT_TYPE", "application/json",
+                            "CONTENT_LENGTH", len, NULL};
+    struct gemini_transport t = {fake_post, fake_sleep, fake_now, f};
+    struct unit_memio m = {params, body, strlen(body), 0, 0, out, 0, cap};
+    struct httpio io = {&unit_memio_ops, &m, false};
+    struct gemini g;
+    struct arena a;
+
+    snprintf(len, sizeof(len), "%zu", strlen(body));
+    out[0] = '\0';
+    memset(f, 0, sizeof(*f));
+    f->answers = answers;
+    gemini_init_transport(&g, &t);
+    arena_init(&a);
+    dispatch_request(site, &g, &io, &a);
+    arena_release(&a);
+    gemini_release(&g);
+}
+
+/*
+ * The browser's turns are copied from the body when they are compact and
+ * written from their trees when not: the Gemini requests and the answer
+ * must be the same bytes either way - through a chain of server calls, a
+ * mixed turn's results, and text that jansson escapes its own way.
+ */
+START_TEST(copied_turns_are_the_bytes_written)
+{
+    static const char history[] =
+        "[{\"role\":\"user\",\"parts\":[{\"text\":\"caf\\u00e9 <b>\\\"hi\\\""
+        "</b> \\/ \\u001f\\ttab\"}]},"
+        "{\"role\":\"model\",\"parts\":[{\"text\":\"Looking.\"},"
+        "{\"functionCall\":{\"name\":\"action_shop_searchProducts\","
+        "\"args\":{\"query\":\"usb\",\"n\":1.50,\"big\":1E3}},"
+        "\"thoughtSignature\":\"c2lnbmF0dXJl\"}]},"
+        "{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":"
+        "\"action_shop_searchProducts\",\"response\":{\"result\":[]}}}]},"
+        "{\"role\":\"model\",\"parts\":[{\"text\":\"None found.\"}]},"
+        "{\"role\":\"user\",\"parts\":[{\"text\":\"show p004\"}]},"
+        "{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":"
+        "\"page_show\",\"args\":{\"id\":\"p004\"}}}]}]";
+    static const char tools[] =
+        "[{\"name\":\"page_show\",\"description\":\"Show\",\"inputSchema\":"
+        "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"}}}}]";
+    static const char *const answers[] = {
+        ANSWER(TEXT("Looking.") "," SEARCH, "STOP"),
+        ANSWER(TEXT("Here \\u00e9 it is."), "STOP"), NULL};
+    /* path, then the body: head, history, middle, tools, tail */
+    static const struct {
+        const char *path, *head, *mid, *tail;
+    } cases[] = {
+        {"/_jay/actions/geminiAgent.sendMessage",
+         "{\"message\":\"find a hub\",\"history\":", ",\"toolDefinitions\":",
+         ",\"pageState\":{\"cart\":[1,2.0]}}"},
+        {"/_jay/actions/geminiAgent.submitToolResults",
+         "{\"results\":[{\"callId\":\"call_5_0\",\"result\":\"{\\\"ok\\\":"
+         "true}\"}],\"history\":",
+         ",\"toolDefinitions\":", "}"},
+    };
+    static char out1[1 << 16], out2[1 << 16];
+    json_t *h = json_loads(history, 0, NULL), *t = json_loads(tools, 0, NULL);
+    char *compact = json_dumps(h, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    char *pretty = json_dumps(h, JSON_INDENT(2));
+    char *tcompact = json_dumps(t, JSON_COMPACT);
+
+    ck_assert_ptr_nonnull(compact);
+    ck_assert_ptr_nonnull(pretty);
+    quiet();
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        char b1[4096], b2[4096];
+        struct fake f1, f2;
+
+        snprintf(b1, sizeof(b1), "%s%s%s%s%s", cases[i].head, compact,
+                 cases[i].mid, tcompact, cases[i].tail);
+        snprintf(b2, sizeof(b2), "%s%s%s%s%s", cases[i].head, pretty,
+                 cases[i].mid, tcompact, cases[i].tail);
+        run_body(cases[i].path, b1, out1, sizeof(out1), &f1, answers);
+        run_body(cases[i].path, b2, out2, sizeof(out2), &f2, answers);
+        ck_assert_msg(strncmp(out1, "Status: 200 OK\r\n", 16) == 0, "%s",
+                      out1);
+        ck_assert_int_eq(f1.posts, 2);
+        ck_assert_int_eq(f2.posts, 2);
+        for (int k = 0; k < f1.posts; k++)
+            ck_assert_str_eq(f1.requests[k], f2.requests[k]);
+        /* the timings of server calls differ: compare what comes before */
+        ck_assert_ptr_nonnull(strstr(out1, "\"serverCalls\""));
+        ck_assert_int_eq(strstr(out1, "\"serverCalls\"") - out1,
+                         strstr(out2, "\"serverCalls\"") - out2);
+        ck_assert_int_eq(strncmp(out1, out2, (size_t)(strstr(out1,
+                                  "\"serverCalls\"") - out1)), 0);
+        ck_assert_ptr_nonnull(strstr(f1.requests[0], "caf\xc3\xa9 <b>"));
+        fake_release(&f1);
+        fake_release(&f2);
+    }
+    free(compact);
+    free(pretty);
+    free(tcompact);
+    json_decref(h);
+    json_decref(t);
+}
+END_TEST
+
 START_TEST(every_allocation_failure_in_a_request_is_a_500)
 {
     static char out[1 << 16];
@@ -875,6 +984,7 @@ loop_suite(void)
     tcase_add_test(tc, server_only_chain);
     tcase_add_test(tc, mixed_turn_runs_server_calls_and_hands_back_the_rest);
     tcase_add_test(tc, the_last_turn_stays_last);
+    tcase_add_test(tc, copied_turns_are_the_bytes_written);
     tcase_add_test(tc, max_steps_stops_the_loop);
     tcase_add_test(tc, blocked_is_not_recorded);
     tcase_add_test(tc, malformed_then_recovered);
