@@ -294,7 +294,8 @@ write_head(const struct loop_input *in, struct sbuf *sb)
     const json_t *decls = json_object_get(json_array_get(in->tools, 0),
                                           "functionDeclarations");
     const json_t *d;
-    size_t i;
+    size_t i, k;
+    bool texts = false, any = false;
     int rc = 0;
 
     rc |= sbuf_adds(sb, "{\"systemInstruction\":");
@@ -306,10 +307,19 @@ write_head(const struct loop_input *in, struct sbuf *sb)
                          : -1;
         rc |= sbuf_adds(sb, "}]}");
     }
-    if (in->fixed_decls_len > 0) {
+    for (k = 0; k < in->ndecls; k++)
+        texts |= in->decls[k].n > 0;
+    if (texts) {
         rc |= sbuf_adds(sb, ",\"tools\":");
         rc |= sbuf_adds(sb, open_decls);
-        rc |= sbuf_add(sb, in->fixed_decls, in->fixed_decls_len);
+        for (k = 0; k < in->ndecls; k++) {
+            if (in->decls[k].n == 0)
+                continue;
+            if (any)
+                rc |= sbuf_putc(sb, ',');
+            rc |= sbuf_add(sb, in->decls[k].p, in->decls[k].n);
+            any = true;
+        }
         json_array_foreach(decls, i, d) {
             rc |= sbuf_putc(sb, ',');
             rc |= jsonout_write(d, sb);

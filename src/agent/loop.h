@@ -117,12 +117,13 @@ struct loop_input {
      * instead of their trees; ntexts 0: none. */
     const struct loop_text *texts;
     size_t ntexts;
-    /* Declarations written once, before the request (a site's server
-     * actions), or NULL: the elements of a functionDeclarations array as
-     * JSON text, without the brackets. They go first, then those of
-     * `tools`, which must then be [{"functionDeclarations": [...]}]. */
-    const char *fixed_decls;
-    size_t fixed_decls_len;
+    /* Declarations already written as JSON text, or ndecls 0: each the
+     * elements of a functionDeclarations array without the brackets ("" for
+     * none), e.g. a site's server actions (written once) and a request's
+     * page tools. They go first, in order, then those of `tools`, which
+     * must then be [{"functionDeclarations": [...]}]. */
+    const struct loop_text *decls;
+    size_t ndecls;
     long max_steps;          /* Gemini answers at most */
     /* A turn of `contents` that must stay the last of every request (the
      * page state: it changes after every action, so whatever follows it

@@ -33,6 +33,7 @@
 #include "core/common.h"
 
 struct arena;
+struct jscan_doc;
 struct json_t;
 struct plugin_set;
 struct status_error;
@@ -87,6 +88,47 @@ struct json_t *toolbridge_action_declarations(const struct plugin_set *actions);
 int toolbridge_tools(const struct json_t *action_decls,
                      const struct json_t *tool_defs, struct arena *a,
                      struct json_t **tools, struct status_error *err);
+
+/* One page tool of a scanned body, checked: its nodes (JSCAN_NONE when
+ * absent; `schema` also when it declares no properties, so it is left out
+ * of the declaration), its own name and the function it is declared as. */
+struct toolbridge_tool {
+    char fn[TOOLBRIDGE_NAME_MAX];
+    const char *name; /* in the arena */
+    size_t node, description, category, schema;
+};
+
+/* The page's tools, read from a scanned body: no jansson tree of them is
+ * built, their declarations are written from the body's bytes. */
+struct toolbridge_page {
+    const struct jscan_doc *doc;
+    struct toolbridge_tool *tools; /* in the arena */
+    size_t count;
+};
+
+/*
+ * toolbridge_check() of node `node` of a scanned body (JSCAN_NONE: the
+ * request has none), recording each tool in `out`. The same rules and
+ * messages: toolbridge_check() runs this on a jansson value's text.
+ */
+int toolbridge_scan(const struct jscan_doc *d, size_t node, long max_tools,
+                    struct arena *a, struct toolbridge_page *out,
+                    struct status_error *err);
+
+/*
+ * The page tools' function declarations as JSON text, as
+ * toolbridge_declaration() builds them: the elements of a
+ * functionDeclarations array without its brackets ("" for none), in the
+ * arena. Schemas are copied from the body when compact. Returns 0, or -1
+ * with `err` set (out of memory).
+ */
+int toolbridge_page_decls(const struct toolbridge_page *pt, struct arena *a,
+                          const char **text, size_t *len,
+                          struct status_error *err);
+
+/* The page tool declared as the function `fn_name`, or NULL. */
+const struct toolbridge_tool *
+toolbridge_page_find(const struct toolbridge_page *pt, const char *fn_name);
 
 /* The page tool definition declared as the function `fn_name`
  * (borrowed), or NULL. */

@@ -155,15 +155,20 @@ jsonin_scan(const char *buf, size_t len, int max_depth, struct arena *a,
 }
 
 json_t *
-jsonin_tree_except(const struct jscan_doc *d, const char *key, size_t *skipped,
-                   struct arena *a, struct status_error *err)
+jsonin_tree_except(const struct jscan_doc *d, const char *const *keys,
+                   size_t *skipped, struct arena *a, struct status_error *err)
 {
     json_t *v;
-    size_t k;
+    size_t k, i;
+    bool any = false;
 
-    *skipped = jscan_type(d, 0) == JSCAN_OBJECT ? jscan_member(d, 0, key)
-                                                : JSCAN_NONE;
-    if (*skipped == JSCAN_NONE) {
+    for (i = 0; keys[i] != NULL; i++) {
+        skipped[i] = jscan_type(d, 0) == JSCAN_OBJECT
+                         ? jscan_member(d, 0, keys[i])
+                         : JSCAN_NONE;
+        any |= skipped[i] != JSCAN_NONE;
+    }
+    if (!any) {
         v = jscan_to_json(d, 0, NULL);
         goto out;
     }
@@ -175,7 +180,9 @@ jsonin_tree_except(const struct jscan_doc *d, const char *key, size_t *skipped,
         const char *name;
         json_t *m;
 
-        if (k + 1 == *skipped)
+        for (i = 0; keys[i] != NULL && skipped[i] != k + 1; i++)
+            ;
+        if (keys[i] != NULL)
             continue;
         name = jscan_string(d, k, a, &klen);
         m = name ? jscan_to_json(d, k + 1, NULL) : NULL;

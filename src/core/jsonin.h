@@ -61,15 +61,15 @@ int jsonin_scan(const char *buf, size_t len, int max_depth, struct arena *a,
                 struct jscan_doc *doc, struct status_error *err) ATTR_WUR;
 
 /*
- * The scanned document as a jansson value, less the root object's member
- * `key`: its value stays a span of the input, at node `*skipped`
- * (JSCAN_NONE when the root is not an object or has no such member; then
- * the whole document is built). Keys are copied into `a`. A new
- * reference, or NULL with `err` set to ST_NO_MEMORY.
+ * The scanned document as a jansson value, less the root object's members
+ * named in `keys` (NULL-terminated): their values stay spans of the
+ * input, at nodes skipped[i] (JSCAN_NONE when the root is not an object
+ * or has no such member). Keys are copied into `a`. A new reference, or
+ * NULL with `err` set to ST_NO_MEMORY.
  */
-struct json_t *jsonin_tree_except(const struct jscan_doc *d, const char *key,
-                                  size_t *skipped, struct arena *a,
-                                  struct status_error *err);
+struct json_t *jsonin_tree_except(const struct jscan_doc *d,
+                                  const char *const *keys, size_t *skipped,
+                                  struct arena *a, struct status_error *err);
 
 /* The first member of the object `obj` whose name is not in `known`
  * (NULL-terminated), or NULL when there is none. Allocates nothing. */

@@ -44,7 +44,7 @@
 /* Everything one chat request works with. */
 struct chat {
     struct arena *a;
-    json_t *tool_defs; /* borrowed from the body; may be NULL */
+    struct toolbridge_page page; /* the page's tools, read from the body */
     json_t *contents;  /* the history being built (references) */
     size_t kept_turns; /* turns that stay when Gemini blocks the request */
     bool truncated_history;
@@ -86,7 +86,7 @@ is_page_call(void *ctx, const char *name)
     const struct chat *c = ctx;
 
     return !plugin_is_fn_name(name) &&
-           toolbridge_page_tool(c->tool_defs, name) != NULL;
+           toolbridge_page_find(&c->page, name) != NULL;
 }
 
 /* --- the pending turn -------------------------------------------------- */
@@ -264,9 +264,10 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
 
 struct chat_input {
     const char *message;
-    json_t *history, *tool_defs, *results;
-    /* the page state stays a span of the body: its node, or JSCAN_NONE */
-    size_t page_state;
+    json_t *history, *results;
+    /* the page state and the tools stay spans of the body: their nodes,
+     * or JSCAN_NONE */
+    size_t page_state, tool_defs;
 };
 
 static int
@@ -283,20 +284,23 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
     int rc;
 
     memset(in, 0, sizeof(*in));
-    /* Trees for what the request reads; the page state (most of a large
-     * body) is only copied into the prompt, so it never becomes one. */
-    body = arena_take_json(
-        a, jsonin_tree_except(doc, "pageState", &in->page_state, a, err));
+    /* Trees for what the request reads; the page state and the tools
+     * (most of a large body) are read from the tape and copied into the
+     * request, so they never become trees. */
+    static const char *const spans[] = {"pageState", "toolDefinitions", NULL};
+    size_t nodes[2];
+
+    body = arena_take_json(a, jsonin_tree_except(doc, spans, nodes, a, err));
     if (body == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
+    in->page_state = nodes[0];
+    in->tool_defs = nodes[1];
     if (kind == CHAT_SEND_MESSAGE)
-        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o, s?o}", "message",
-                            &in->message, "history", &in->history,
-                            "toolDefinitions", &in->tool_defs);
+        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o}", "message",
+                            &in->message, "history", &in->history);
     else
-        rc = json_unpack_ex(body, &jerr, 0, "{s:o, s:o, s?o}", "results",
-                            &in->results, "history", &in->history,
-                            "toolDefinitions", &in->tool_defs);
+        rc = json_unpack_ex(body, &jerr, 0, "{s:o, s:o}", "results",
+                            &in->results, "history", &in->history);
     if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     if (rc != 0)
@@ -342,9 +346,9 @@ sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
                struct status_error *err)
 {
     struct chat *c = ctx;
-    const char *id;
-
-    const json_t *def;
+    const struct toolbridge_tool *tool;
+    const char *id, *category = NULL;
+    json_t *call;
 
     if (!handed_back)
         return 0;
@@ -352,13 +356,24 @@ sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
      * the history it holds (which has no page state turn), and the tool's
      * own name (it may be declared under another, see toolbridge.h). */
     id = call_id(c->a, lc->call, lc->turn, lc->part);
-    def = toolbridge_page_tool(c->tool_defs, lc->name);
-    if (id == NULL ||
-        json_array_append_new(
-            c->page_calls,
-            json_pack("{s:s, s:O, s:O, s:O*}", "id", id, "name",
-                      json_object_get(def, "name"), "args", UNCONST(lc->args),
-                      "category", json_object_get(def, "category"))) != 0)
+    tool = toolbridge_page_find(&c->page, lc->name);
+    if (tool == NULL) /* is_page_call() found it: never */
+        return status_set(err, ST_INTERNAL, "page tool '%s' lost", lc->name);
+    if (tool->category != JSCAN_NONE &&
+        (category = jscan_string(c->page.doc, tool->category, c->a, NULL)) ==
+            NULL)
+        return oom(err);
+    if (id == NULL)
+        return oom(err);
+    call = json_pack("{s:s, s:s, s:O}", "id", id, "name", tool->name, "args",
+                     UNCONST(lc->args));
+    /* not json_pack's "s*", which drops the key when out of memory */
+    if (call != NULL && category != NULL &&
+        json_object_set_new(call, "category", json_string(category)) != 0) {
+        json_decref(call);
+        call = NULL;
+    }
+    if (json_array_append_new(c->page_calls, call) != 0)
         return oom(err);
     return 0;
 }
@@ -619,6 +634,7 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
     const struct config_limits *lim = &site->cfg->limits;
     struct chat c = {.a = a};
     struct chat_input in;
+    struct loop_text decls[2]; /* the site's server actions, the page's tools */
     struct loop_sink sink = {&chat_sink_ops, &c};
     struct loop_input li = {.g = g,
                             .gemini = &site->cfg->gemini,
@@ -633,10 +649,10 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
     /* 1: decode: the shape of the body */
     if (decode(kind, body, a, &in, err) != 0)
         return -1;
-    c.tool_defs = in.tool_defs;
 
     /* 2: bound and check what the browser sent */
-    if (toolbridge_check(in.tool_defs, lim->max_tools, err) != 0)
+    if (toolbridge_scan(body, in.tool_defs, lim->max_tools, a, &c.page,
+                        err) != 0)
         return -1;
     if (in.history != NULL &&
         history_check(in.history, HISTORY_ALLOW_PENDING, err) != 0)
@@ -659,10 +675,12 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
      * written when it loaded */
     li.system = site->prompt_head;
     li.system_json = site->instruction_json;
-    li.fixed_decls = site->declarations_text;
-    li.fixed_decls_len = site->declarations_text_len;
-    if (toolbridge_tools(NULL, in.tool_defs, a, &li.tools, err) != 0)
+    decls[0].p = site->declarations_text;
+    decls[0].n = site->declarations_text_len;
+    if (toolbridge_page_decls(&c.page, a, &decls[1].p, &decls[1].n, err) != 0)
         return -1;
+    li.decls = decls;
+    li.ndecls = ARRAY_SIZE(decls);
     /* The page state, when the browser sent one, goes after every turn:
      * it changes after every action, so nothing may follow it that a
      * cache could serve (see prompt.h). It is never part of the history
