@@ -181,7 +181,12 @@ escape_state(struct sbuf *sb, const char *json, size_t len)
         return -1;
     o = sb->buf + sb->len;
     while (p < end) {
-        if (end - p >= 8) {
+        unsigned char c, k;
+
+        /* plain bytes eight at a time, stored before they are known to
+         * be plain (the slack allows it); a flag stops at the first byte
+         * that needs a look */
+        while (end - p >= 8) {
             uint64_t w, q, b, l, m;
 
             memcpy(&w, p, 8);
@@ -192,36 +197,35 @@ escape_state(struct sbuf *sb, const char *json, size_t len)
             q = w ^ (ones * '"');
             b = w ^ (ones * '\\');
             l = w ^ (ones * '<');
-            /* a byte < 0x20, or one that xors to zero (ignoring bytes >=
-             * 0x80, which borrow nothing that matters: any flag sends
-             * the whole word to the byte loop below) */
+            /* a byte < 0x20, or one that xors to zero; bytes >= 0x80 are
+             * plain here. Borrows only flag bytes above a flagged one, so
+             * the lowest flag is exact. */
             m = ((w - ones * 0x20) | ((q - ones) & ~q) | ((b - ones) & ~b) |
                  ((l - ones) & ~l)) &
                 ~w & high;
-            if (m == 0) {
-                p += 8;
-                o += 8;
-                continue;
+            if (m != 0) {
+                size_t n = (size_t)__builtin_ctzll(m) >> 3;
+                p += n;
+                o += n;
+                break;
             }
+            p += 8;
+            o += 8;
         }
-        /* a byte at a time until the next word */
-        for (const unsigned char *stop = end - p > 8 ? p + 8 : end; p < stop;
-             p++) {
-            unsigned char c = *p, k = cls[c];
-
-            if (k == 2) {
-                memcpy(o, "\\\\u003c", 7);
-                o += 7;
-                continue;
-            }
-            if (k == 3) { /* not in compact JSON; as jsonout writes it */
-                static const char hex[] = "0123456789ABCDEF";
-                memcpy(o, "\\u00", 4);
-                o[4] = hex[c >> 4];
-                o[5] = hex[c & 15];
-                o += 6;
-                continue;
-            }
+        if (p == end)
+            break;
+        c = *p++;
+        k = cls[c];
+        if (k == 2) {
+            memcpy(o, "\\\\u003c", 7);
+            o += 7;
+        } else if (k == 3) { /* not in compact JSON; as jsonout writes it */
+            static const char hex[] = "0123456789ABCDEF";
+            memcpy(o, "\\u00", 4);
+            o[4] = hex[c >> 4];
+            o[5] = hex[c & 15];
+            o += 6;
+        } else {
             o[0] = '\\';
             o[k] = (char)c;
             o += k + 1;
