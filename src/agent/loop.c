@@ -17,6 +17,7 @@
 #include "agent/loop.h"
 #include "registry/action.h"
 #include "core/arena.h"
+#include "core/bounds.h"
 #include "core/config.h"
 #include "gemini/gemini.h"
 #include "core/jsonout.h"
@@ -340,7 +341,14 @@ run(struct loop *l, struct status_error *err)
 {
     bool retried_malformed = false;
 
-    if (write_head(l->in, &l->request) != 0) {
+    size_t room = l->in->last_turn_text_len + BOUND_LOOP_STEP_ROOM;
+
+    /* room for what every step writes, so the buffer does not grow
+     * (and copy) a large request in steps */
+    for (size_t i = 0; i < l->in->ntexts; i++)
+        room += l->in->texts[i].n + 1;
+    if (write_head(l->in, &l->request) != 0 ||
+        sbuf_reserve(&l->request, room) != 0) {
         oom(err);
         return fail(l, err);
     }

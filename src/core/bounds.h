@@ -77,6 +77,9 @@
 /* Later blocks are as large as the arena so far, up to this: a large
  * request takes a handful of blocks. */
 #define BOUND_ARENA_GROWTH        (1024u * 1024)
+/* What a loop step's request gets beyond the texts it copies (the
+ * conversation's new turns, the brackets), before its buffer grows. */
+#define BOUND_LOOP_STEP_ROOM      (16u * 1024)
 
 /* --- time -------------------------------------------------------------- */
 
