@@ -176,8 +176,10 @@ escape_state(struct sbuf *sb, const char *json, size_t len)
     const unsigned char *p = (const unsigned char *)json, *end = p + len;
     char *o;
 
-    /* at worst every byte a '<': \\u003c, seven bytes; eight of slack */
-    if (len > (SIZE_MAX - 8) / 7 || sbuf_reserve(sb, len * 7 + 8) != 0)
+    /* Room for every byte escaped with a backslash, and eight of slack;
+     * a '<' or a control character (rare in page data) makes sure of
+     * room for the rest at its own, larger worst case. */
+    if (len > (SIZE_MAX - 8) / 7 || sbuf_reserve(sb, len * 2 + 8) != 0)
         return -1;
     o = sb->buf + sb->len;
     while (p < end) {
@@ -216,6 +218,14 @@ escape_state(struct sbuf *sb, const char *json, size_t len)
             break;
         c = *p++;
         k = cls[c];
+        if (k >= 2 && (size_t)(sb->buf + sb->alloc - o) <
+                          (size_t)(end - p) * 2 + 8 + 7) {
+            size_t at = (size_t)(o - sb->buf);
+            sb->len = at;
+            if (sbuf_reserve(sb, (size_t)(end - p) * 7 + 8 + 7) != 0)
+                return -1;
+            o = sb->buf + at;
+        }
         if (k == 2) {
             memcpy(o, "\\\\u003c", 7);
             o += 7;

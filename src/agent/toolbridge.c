@@ -232,7 +232,8 @@ scan_tool(const struct jscan_doc *d, size_t node, size_t i,
             t->schema = schema;
     }
     t->description = desc;
-    t->category = cat;
+    if (cat != JSCAN_NONE && (t->category = string_at(d, cat, a)) == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
     return 0;
 }
 

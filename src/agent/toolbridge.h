@@ -89,17 +89,20 @@ int toolbridge_tools(const struct json_t *action_decls,
                      const struct json_t *tool_defs, struct arena *a,
                      struct json_t **tools, struct status_error *err);
 
-/* One page tool of a scanned body, checked: its nodes (JSCAN_NONE when
- * absent; `schema` also when it declares no properties, so it is left out
- * of the declaration), its own name and the function it is declared as. */
+/* One page tool of a scanned body, checked: its own name, the function
+ * it is declared as and its category (NULL: none), which outlive the
+ * tape; and its nodes (JSCAN_NONE when absent; `schema` also when it
+ * declares no properties, so it is left out of the declaration). */
 struct toolbridge_tool {
     char fn[TOOLBRIDGE_NAME_MAX];
-    const char *name; /* in the arena */
-    size_t node, description, category, schema;
+    const char *name, *category; /* in the arena */
+    size_t node, description, schema;
 };
 
 /* The page's tools, read from a scanned body: no jansson tree of them is
- * built, their declarations are written from the body's bytes. */
+ * built, their declarations are written from the body's bytes. `doc`
+ * (and the nodes) serve toolbridge_page_decls() only; the rest holds
+ * once the tape is gone. */
 struct toolbridge_page {
     const struct jscan_doc *doc;
     struct toolbridge_tool *tools; /* in the arena */

@@ -46,11 +46,12 @@ arena_alloc(struct arena *a, size_t n)
     if (need < n)
         return NULL; /* overflow */
     if (b == NULL || b->size - b->used < need) {
-        /* Blocks grow with the arena (up to BOUND_ARENA_GROWTH): a large
-         * request takes a few blocks, not hundreds, and arena_owns()
-         * looks through a few. */
-        size_t size = a->total < BOUND_ARENA_GROWTH ? a->total
-                                                    : BOUND_ARENA_GROWTH;
+        /* Blocks grow with the arena, half its size so far (up to
+         * BOUND_ARENA_GROWTH): a large request takes a few blocks, not
+         * hundreds, arena_owns() looks through a few, and the last
+         * block leaves at most a third of the arena unused. */
+        size_t size = a->total / 2 < BOUND_ARENA_GROWTH ? a->total / 2
+                                                        : BOUND_ARENA_GROWTH;
         if (size < BOUND_ARENA_BLOCK)
             size = BOUND_ARENA_BLOCK;
         if (size < need)

@@ -74,8 +74,8 @@
 /* Most requests fit in one arena block of this size, which
  * arena_reset() keeps between requests. */
 #define BOUND_ARENA_BLOCK         (16u * 1024)
-/* Later blocks are as large as the arena so far, up to this: a large
- * request takes a handful of blocks. */
+/* Later blocks are half as large as the arena so far, up to this: a
+ * large request takes a handful of blocks. */
 #define BOUND_ARENA_GROWTH        (1024u * 1024)
 /* What a loop step's request gets beyond the texts it copies (the
  * conversation's new turns, the brackets), before its buffer grows. */
@@ -152,6 +152,10 @@
 /* malloc arenas per worker (glibc's M_ARENA_MAX). Its default is 8 per
  * core, each keeping what its threads freed; fewer hold less, but at 2 a
  * burst of 1,000 chats queued on the arenas' locks (measured). */
+/* libcurl's upload buffer per request thread (its minimum, 16 KB; the
+ * default is 64 KB): a request of 300 KB is sent in more writes, and a
+ * worker's thousand threads keep 48 MB less. */
+#define GEMINI_UPLOAD_BUFFER      (16u * 1024)
 #define WORKER_MALLOC_ARENAS      8
 /* Blocks below this come from malloc's arenas, not mmap, so a request's
  * large buffers (its body, the Gemini request, 1 MB arena blocks) reuse

@@ -1465,8 +1465,9 @@ jscan_parse(const char *buf, size_t len, unsigned flags, int max_depth,
     s.max_depth = max_depth > BOUND_JSCAN_DEPTH ? BOUND_JSCAN_DEPTH : max_depth;
     s.a = a;
     s.doc = doc;
-    /* a guess that fits most bodies; the tape doubles when it does not */
-    s.cap = len / 8 + 16 > len + 1 ? len + 1 : len / 8 + 16;
+    /* a guess that fits most bodies (chat bodies run 14 to 18 bytes a
+     * value); the tape doubles when it does not */
+    s.cap = len / 12 + 16 > len + 1 ? len + 1 : len / 12 + 16;
     s.frames = s.max_depth < FRAMES_FIRST ? s.max_depth : FRAMES_FIRST;
     if (s.frames < 1)
         s.frames = 1;

@@ -128,6 +128,14 @@ sbuf_detach(struct sbuf *sb, size_t *len)
 {
     char *p = sb->alloc ? sb->buf : calloc(1, 1);
 
+    /* what is handed out is kept a while (arena_defer): give back the
+     * room it grew into (in place; a failed shrink keeps the block) */
+    if (sb->alloc > sb->len + 1 + 4096) {
+        char *q = realloc(p, sb->len + 1);
+        if (q != NULL)
+            p = q;
+    }
+
     if (len)
         *len = sb->len;
     sbuf_init(sb, sb->max);

@@ -435,6 +435,10 @@ transport_init(struct gemini *g, struct gemini_share *share)
         curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") !=
             CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
+        /* a handle per request thread, each keeping its upload buffer
+         * (64 KB by default): at a thousand chats that is 64 MB */
+        curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE,
+                         (long)GEMINI_UPLOAD_BUFFER) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_write_cb) !=
             CURLE_OK ||

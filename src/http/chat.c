@@ -347,7 +347,7 @@ sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
 {
     struct chat *c = ctx;
     const struct toolbridge_tool *tool;
-    const char *id, *category = NULL;
+    const char *id;
     json_t *call;
 
     if (!handed_back)
@@ -359,17 +359,14 @@ sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
     tool = toolbridge_page_find(&c->page, lc->name);
     if (tool == NULL) /* is_page_call() found it: never */
         return status_set(err, ST_INTERNAL, "page tool '%s' lost", lc->name);
-    if (tool->category != JSCAN_NONE &&
-        (category = jscan_string(c->page.doc, tool->category, c->a, NULL)) ==
-            NULL)
-        return oom(err);
     if (id == NULL)
         return oom(err);
     call = json_pack("{s:s, s:s, s:O}", "id", id, "name", tool->name, "args",
                      UNCONST(lc->args));
     /* not json_pack's "s*", which drops the key when out of memory */
-    if (call != NULL && category != NULL &&
-        json_object_set_new(call, "category", json_string(category)) != 0) {
+    if (call != NULL && tool->category != NULL &&
+        json_object_set_new(call, "category", json_string(tool->category)) !=
+            0) {
         json_decref(call);
         call = NULL;
     }
@@ -557,7 +554,8 @@ conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
  * The texts of the turns that begin `contents` as the browser sent them:
  * the same tree as history[trim_start + j], and compact in the body (as
  * our writer writes it: JSCAN_CANON), so copying the span writes the same
- * bytes. The first turn that is not ends the run.
+ * bytes. The first turn that is not ends the run. The texts are copied
+ * into the request's arena: the body does not outlive the loop's start.
  */
 static int
 turn_texts(struct chat *c, const struct jscan_doc *body, const json_t *history,
@@ -584,6 +582,11 @@ turn_texts(struct chat *c, const struct jscan_doc *body, const json_t *history,
         c->texts[j].n = body->nodes[node].len;
     }
     c->ntexts = j;
+    /* copied out: the body goes before the loop (chat_handle) */
+    for (j = 0; j < c->ntexts; j++)
+        if ((c->texts[j].p = arena_strndup(c->a, c->texts[j].p,
+                                           c->texts[j].n)) == NULL)
+            return oom(err);
     return 0;
 }
 
@@ -629,7 +632,8 @@ write_answer(const struct chat *c, const char **text, size_t *len,
 int
 chat_handle(const struct site *site, struct gemini *g, struct arena *a,
             enum chat_kind kind, const struct jscan_doc *body,
-            const char **answer, size_t *answer_len, struct status_error *err)
+            struct arena *scanned, const char **answer, size_t *answer_len,
+            struct status_error *err)
 {
     const struct config_limits *lim = &site->cfg->limits;
     struct chat c = {.a = a};
@@ -690,6 +694,11 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
                               a, &li.last_turn_text, &li.last_turn_text_len,
                               err) != 0)
         return -1;
+
+    /* Everything the request needs of the body is read or copied: drop
+     * its bytes and its tape, so a chat waiting on Gemini holds neither. */
+    arena_release(scanned);
+    c.page.doc = NULL;
 
     /* 5: the loop: server calls run here, page calls end the request */
     if (loop_run(&li, &sink, err) != 0)

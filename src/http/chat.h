@@ -26,13 +26,15 @@ struct status_error;
 enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
 
 /*
- * Answer one chat request whose scanned body is `body`. Returns 0 with
+ * Answer one chat request whose scanned body is `body`, its bytes and
+ * tape in `scanned` (released once read, before the first Gemini call).
+ * Returns 0 with
  * `*answer` (`*answer_len` bytes, in `a`) the JSON text to send with 200,
  * or -1 with `err` set (its retry_after_s set for a rate limit).
  */
 int chat_handle(const struct site *site, struct gemini *g, struct arena *a,
                 enum chat_kind kind, const struct jscan_doc *body,
-                const char **answer, size_t *answer_len,
+                struct arena *scanned, const char **answer, size_t *answer_len,
                 struct status_error *err);
 
 #endif /* APP_CHAT_H */

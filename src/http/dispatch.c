@@ -30,6 +30,7 @@ struct exchange {
     struct arena *arena;
     const char *arg;     /* the path after a prefix route, e.g. "shop.x" */
     struct jscan_doc body; /* the scanned request body (routes that take one) */
+    struct arena *scanned; /* its bytes and tape, which a route may drop */
     const char *allow;   /* for a 405: the method the path takes */
     int status;          /* HTTP status of the answer */
 };
@@ -103,8 +104,8 @@ route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
     size_t len;
 
     /* a retry hint (rate limit, outage) travels in `err` */
-    if (chat_handle(x->site, x->g, x->arena, kind, &x->body, &answer, &len,
-                    err) != 0)
+    if (chat_handle(x->site, x->g, x->arena, kind, &x->body, x->scanned,
+                    &answer, &len, err) != 0)
         return -1;
     x->status = 200;
     return reply_raw(x->io, 200, NULL, answer, len);
@@ -181,7 +182,9 @@ int
 dispatch_request(const struct site *site, struct gemini *g,
                  struct httpio *io, struct arena *a)
 {
-    struct exchange x = {.site = site, .g = g, .io = io, .arena = a};
+    struct arena scanned;
+    struct exchange x = {
+        .site = site, .g = g, .io = io, .arena = a, .scanned = &scanned};
     struct status_error err = {0};
     struct request_head head = {"", ""};
     const struct route *r;
@@ -190,6 +193,7 @@ dispatch_request(const struct site *site, struct gemini *g,
 
     /* the request's jansson values live in its arena, and go with it */
     memlimit_json_arena(a);
+    arena_init(&scanned);
 
     /* 1: which route, and is the method right */
     rc = request_head(io, a, &head, &err);
@@ -208,8 +212,8 @@ dispatch_request(const struct site *site, struct gemini *g,
     }
     /* 2: the body: content type, length, bytes, strict JSON */
     if (r->takes_body) {
-        rc = request_json_body(io, (size_t)site->cfg->limits.max_body_bytes, a,
-                               &x.body, &err);
+        rc = request_json_body(io, (size_t)site->cfg->limits.max_body_bytes,
+                               &scanned, &x.body, &err);
         if (rc != 0)
             goto out;
     }
@@ -223,6 +227,7 @@ out:
                     status_code(err.code), err.text);
         reply_error(io, &err, x.allow);
     }
+    arena_release(&scanned);
     memlimit_json_arena(NULL);
     return io->replied ? x.status : 0;
 }

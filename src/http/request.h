@@ -37,9 +37,10 @@ int request_parse_length(const char *s, size_t *out, struct status_error *err);
 
 /*
  * Check the content type and length, read the body (at most `max_bytes`)
- * into the arena, and scan it strictly (jsonin_scan): `*body` gets its
- * tape, in the arena. The route builds jansson values of the parts it
- * reads as values. Returns 0, or -1 with err set.
+ * into the arena `a`, and scan it strictly (jsonin_scan): `*body` gets
+ * its tape, in `a` too. The route builds jansson values of the parts it
+ * reads as values, elsewhere, and may drop `a` once it has read what it
+ * needs. Returns 0, or -1 with err set.
  */
 int request_json_body(struct httpio *io, size_t max_bytes, struct arena *a,
                       struct jscan_doc *body, struct status_error *err);

@@ -348,6 +348,9 @@ START_TEST(page_tool_names_and_descriptions)
 }
 END_TEST
 
+#define LT8  "<<<<<<<<"
+#define LT64 LT8 LT8 LT8 LT8 LT8 LT8 LT8 LT8
+
 /* The page turn as text (the chat's way) is byte for byte the page turn
  * prompt_page_state() builds, written out: for compact states copied from
  * the body and for states that must be written again, '<' everywhere. */
@@ -362,6 +365,8 @@ START_TEST(page_turn_text_is_the_page_turn_written)
         "\"just a string with a < and a \\\" in it, long enough to take "
         "the eight-byte path more than once\"",
         "null",
+        /* '<' all along: the text outgrows its first room */
+        "[\"" LT64 LT64 LT64 LT64 "\",\"" LT64 "\"]",
     };
     for (size_t i = 0; i < ARRAY_SIZE(states); i++) {
         struct status_error e = {0};
