@@ -43,11 +43,19 @@ page_name_ok(const char *s)
 int
 toolbridge_fn_name(const char *page_name, char *out, size_t size)
 {
-    bool as_is = toolbridge_valid_name(page_name);
-    int n = snprintf(out, size, "%s%s", as_is ? "" : TOOLBRIDGE_PAGE_PREFIX,
-                     page_name);
+    const char *prefix =
+        toolbridge_valid_name(page_name) ? "" : TOOLBRIDGE_PAGE_PREFIX;
+    size_t p = strlen(prefix), n;
 
-    return n < 0 || (size_t)n >= size || !toolbridge_valid_name(out) ? -1 : 0;
+    if (page_name == NULL)
+        return -1;
+    n = strlen(page_name);
+    /* not snprintf: this runs for every page tool of every request */
+    if (p + n >= size)
+        return -1;
+    memcpy(out, prefix, p);
+    memcpy(out + p, page_name, n + 1);
+    return toolbridge_valid_name(out) ? 0 : -1;
 }
 
 bool
@@ -147,24 +155,23 @@ string_at(const struct jscan_doc *d, size_t i, struct arena *a)
 }
 
 /* The first member of object `obj` not among `known` (decoded, in the
- * arena), or NULL; `*oom` when a key could not be decoded. */
+ * arena), or NULL; `*oom` when it could not be decoded. */
 static const char *
 unknown_member(const struct jscan_doc *d, size_t obj,
                const char *const *known, struct arena *a, bool *oom)
 {
     for (size_t k = jscan_child(d, obj); k != JSCAN_NONE;
          k = jscan_next(d, obj, k + 1)) {
-        const char *key = jscan_string(d, k, a, NULL);
+        const char *key;
         size_t i = 0;
 
-        if (key == NULL) {
-            *oom = true;
-            return NULL;
-        }
-        while (known[i] != NULL && strcmp(known[i], key) != 0)
+        while (known[i] != NULL && !jscan_string_is(d, k, known[i]))
             i++;
-        if (known[i] == NULL)
-            return key;
+        if (known[i] != NULL)
+            continue;
+        key = jscan_string(d, k, a, NULL);
+        *oom = key == NULL;
+        return key;
     }
     return NULL;
 }

@@ -1515,6 +1515,21 @@ jscan_count(const struct jscan_doc *d, size_t i)
     return d->nodes[i].type >= JSCAN_ARRAY ? d->nodes[i].y : 0;
 }
 
+bool
+jscan_string_is(const struct jscan_doc *d, size_t i, const char *s)
+{
+    const struct jscan_node *n = &d->nodes[i];
+    const unsigned char *raw = (const unsigned char *)d->buf + n->off + 1;
+    size_t len = strlen(s);
+
+    if (n->type != JSCAN_STRING || n->x != len)
+        return false;
+    return n->flags & JSCAN_ESCAPED
+               ? decoded_equals(raw, raw + n->len - 2,
+                                (const unsigned char *)s, len)
+               : memcmp(raw, s, len) == 0;
+}
+
 size_t
 jscan_member(const struct jscan_doc *d, size_t obj, const char *key)
 {

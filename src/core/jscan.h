@@ -191,6 +191,10 @@ size_t jscan_member(const struct jscan_doc *d, size_t obj, const char *key);
 const char *jscan_string(const struct jscan_doc *d, size_t i, struct arena *a,
                          size_t *len) ATTR_WUR;
 
+/* Is node i a string (or key) whose decoded bytes are `s`? Allocates
+ * nothing. */
+bool jscan_string_is(const struct jscan_doc *d, size_t i, const char *s);
+
 /* The value of an integer node, or 0 for any other node. */
 long long jscan_integer(const struct jscan_doc *d, size_t i);
 

@@ -16,7 +16,8 @@
  * the same json_dumps text, which tells integers from reals and -0.0
  * from 0.0), that jscan_write() and jsonout_dumps() write that same text,
  * that every node's JSCAN_CANON span is that text for its subtree, and
- * that jscan_member() finds what json_object_getn() finds.
+ * that jscan_member() finds what json_object_getn() finds and
+ * jscan_string_is() knows a key from a shorter one.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -120,6 +121,11 @@ check_node(const struct jscan_doc *doc, size_t i, const char *in, size_t len)
 
             if (key == NULL)
                 die("jscan_string failed", in, len);
+            /* the decoded compare, on a key's own bytes and one less */
+            if (!jscan_string_is(doc, k, key) ||
+                (klen > 0 && strlen(key) == klen &&
+                 jscan_string_is(doc, k, arena_strndup(&a, key, klen - 1))))
+                die("jscan_string_is is wrong about a key", in, len);
             m = jscan_member(doc, i, key);
             want_v = json_object_getn(v, key, klen);
             got = m == JSCAN_NONE ? NULL : jscan_to_json(doc, m, &err);
