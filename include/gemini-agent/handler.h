@@ -21,6 +21,10 @@
  * Handlers run in a worker's request threads, several at once: they must
  * be thread-safe, keep no state between calls except in files under
  * ctx->data_dir (locked, as shop.c's reviews are), and never touch signals.
+ * Every jansson value made while a request runs - `input`, `*output`,
+ * anything the handler builds - lives in the request's arena and is gone
+ * when the request ends: never keep one (or a string borrowed from one)
+ * past the call. json_dumps() text is still freed with free().
  *
  * SPDX-License-Identifier: MIT
  */
