@@ -139,8 +139,9 @@ keep_last(const struct loop_input *in, struct status_error *err)
     return json_array_remove(in->contents, i - 1) == 0 ? 0 : oom(err);
 }
 
-/* The request from its start written `head` bytes into `sb`: the
- * contents, the last turn's text after them, and the closing brace. */
+/* The rest of the request, after the first `head` bytes of `sb` (its
+ * start, written once): the contents, the last turn's text after them,
+ * and the closing brace. */
 static int
 write_contents(const struct loop_input *in, struct sbuf *sb, size_t head)
 {
