@@ -8,6 +8,7 @@
 #include "core/bounds.h"
 #include "core/arena.h"
 #include "core/jscan.h"
+#include "core/jsonin.h"
 #include "core/jsonout.h"
 #include "registry/plugin.h"
 #include "core/sbuf.h"
@@ -78,86 +79,6 @@ prompt_head(const char *system_prompt, const struct plugin_set *actions)
 }
 
 /*
- * The page state's turn from `sb`, which holds the intro and then, from
- * `state`, the state's compact JSON: refused when that JSON is over `max`
- * bytes, every '<' in it written as \u003c, the closing marker added.
- * Releases `sb`.
- */
-static json_t *
-page_turn(struct sbuf *sb, size_t state, size_t max, struct arena *a,
-          struct status_error *err)
-{
-    struct sbuf esc;
-    json_t *turn = NULL, *text;
-    const char *lt;
-
-    if (sb->len - state > max) {
-        status_set(err, ST_PAGE_STATE_TOO_LARGE,
-                   "the page state is larger than %zu bytes; send less of it",
-                   max);
-        goto out;
-    }
-    lt = memchr(sb->buf + state, '<', sb->len - state);
-    if (lt != NULL) {
-        /* rare in page data: copy once with every '<' escaped */
-        const char *p = sb->buf, *end = sb->buf + sb->len;
-        sbuf_init(&esc, SIZE_MAX / 2);
-        for (; lt != NULL; p = lt + 1, lt = memchr(p, '<', (size_t)(end - p)))
-            if (sbuf_add(&esc, p, (size_t)(lt - p)) != 0 ||
-                sbuf_add(&esc, "\\u003c", 6) != 0)
-                break;
-        if (lt != NULL || sbuf_add(&esc, p, (size_t)(end - p)) != 0) {
-            sbuf_release(&esc);
-            goto oom;
-        }
-        sbuf_release(sb);
-        *sb = esc;
-    }
-    if (sbuf_adds(sb, "\n</page-state>") != 0)
-        goto oom;
-    /* The text is our writer's output of validated strings: UTF-8 already,
-     * so jansson need not check 200 KB of it again. */
-    text = json_stringn_nocheck(sb->buf, sb->len);
-    turn = text ? json_pack("{s:s, s:[{s:o}]}", "role", "user", "parts",
-                            "text", text)
-                : NULL;
-    if (turn == NULL || arena_take_json(a, turn) == NULL)
-        goto oom;
-    goto out;
-oom:
-    turn = NULL;
-    status_set(err, ST_NO_MEMORY, "out of memory");
-out:
-    sbuf_release(sb);
-    return turn;
-}
-
-/* The sbuf a page turn is written into, with the intro in it; -1 when out
- * of memory. No cap: what may be written is bounded by the body it came
- * from, and the state's own bound is checked once it is written. */
-static int
-page_start(struct sbuf *sb)
-{
-    sbuf_init(sb, SIZE_MAX / 2);
-    return sbuf_adds(sb, state_intro);
-}
-
-json_t *
-prompt_page_state(const json_t *page_state, long max_page_state,
-                  struct arena *a, struct status_error *err)
-{
-    struct sbuf sb;
-
-    if (page_start(&sb) != 0 || jsonout_write(page_state, &sb) != 0) {
-        sbuf_release(&sb);
-        status_set(err, ST_NO_MEMORY, "out of memory");
-        return NULL;
-    }
-    return page_turn(&sb, sizeof(state_intro) - 1, (size_t)max_page_state, a,
-                     err);
-}
-
-/*
  * Append the compact JSON `json` as the inside of a JSON string, with
  * every '<' written as \u003c first: in one pass, eight bytes at a time
  * where none needs a look. The text is our own canonical JSON (well-formed
@@ -218,8 +139,8 @@ escape_state(struct sbuf *sb, const char *json, size_t len)
             break;
         c = *p++;
         k = cls[c];
-        if (k >= 2 && (size_t)(sb->buf + sb->alloc - o) <
-                          (size_t)(end - p) * 2 + 8 + 7) {
+        if (k >= 2 &&
+            (size_t)(sb->buf + sb->alloc - o) < (size_t)(end - p) * 2 + 8 + 7) {
             size_t at = (size_t)(o - sb->buf);
             sb->len = at;
             if (sbuf_reserve(sb, (size_t)(end - p) * 7 + 8 + 7) != 0)
@@ -230,10 +151,7 @@ escape_state(struct sbuf *sb, const char *json, size_t len)
             memcpy(o, "\\\\u003c", 7);
             o += 7;
         } else if (k == 3) { /* not in compact JSON; as jsonout writes it */
-            static const char hex[] = "0123456789ABCDEF";
-            memcpy(o, "\\u00", 4);
-            o[4] = hex[c >> 4];
-            o[5] = hex[c & 15];
+            jsonout_control(o, c);
             o += 6;
         } else {
             o[0] = '\\';
@@ -296,4 +214,32 @@ out:
     if (rc != 0 || *text == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     return 0;
+}
+
+json_t *
+prompt_page_state(const json_t *page_state, long max_page_state,
+                  struct arena *a, struct status_error *err)
+{
+    struct sbuf sb;
+    struct jscan_doc d;
+    struct arena scan;
+    const char *text;
+    size_t len;
+    json_t *turn = NULL;
+
+    /* The one way the turn is made: the value's text scanned, the turn
+     * written as prompt_page_turn_text() writes it, and read back. */
+    sbuf_init(&sb, SIZE_MAX / 2);
+    arena_init(&scan);
+    if (jsonout_write(page_state, &sb) != 0)
+        status_set(err, ST_NO_MEMORY, "out of memory");
+    else if (jscan_parse(sb.buf, sb.len, JSCAN_ANY, BOUND_JSCAN_DEPTH, &scan,
+                         &d, err) == 0 &&
+             prompt_page_turn_text(&d, 0, max_page_state, a, &text, &len,
+                                   err) == 0)
+        turn = arena_take_json(a,
+                               jsonin_decode(text, len, BOUND_JSON_DEPTH, err));
+    arena_release(&scan);
+    sbuf_release(&sb);
+    return turn;
 }

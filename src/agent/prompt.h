@@ -42,18 +42,19 @@ char *prompt_head(const char *system_prompt, const struct plugin_set *actions);
  * It goes last because it changes after every action: whatever follows it
  * could not be served from Gemini's prefix cache. A state whose JSON
  * exceeds `max_page_state` bytes is refused with ST_PAGE_STATE_TOO_LARGE,
- * never cut.
+ * never cut. Made by prompt_page_turn_text() (below), the request path's
+ * way, from the value's text, and read back as a jansson value.
  */
 struct json_t *prompt_page_state(const struct json_t *page_state,
                                  long max_page_state, struct arena *a,
                                  struct status_error *err);
 
 /*
- * The same turn as prompt_page_state() gives, of node `node` of a scanned
- * body, as the JSON text of the turn object (`*text`, `*len`, in the
- * arena) for loop_input.last_turn_text. The state is never built into a
- * tree: its bytes in the body, already compact as a rule, are escaped
- * into the turn's text in one pass. Returns 0, or -1 with `err` set
+ * The page state's turn (as prompt_page_state() describes it) of node
+ * `node` of a scanned body, as the JSON text of the turn object (`*text`,
+ * `*len`, in the arena) for loop_input.last_turn_text. The state is
+ * never built into a tree: its bytes in the body, already compact as a
+ * rule, are escaped into the turn's text in one pass. Returns 0, or -1 with `err` set
  * (ST_PAGE_STATE_TOO_LARGE, ST_NO_MEMORY).
  */
 int prompt_page_turn_text(const struct jscan_doc *d, size_t node,

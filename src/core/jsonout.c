@@ -35,10 +35,8 @@
 static inline size_t
 escape_char(const unsigned char **pp, const unsigned char *end, char *o)
 {
-    static const char hex[] = "0123456789ABCDEF";
-    static const char short_esc[32] = {['\b'] = 'b', ['\f'] = 'f',
-                                       ['\n'] = 'n', ['\r'] = 'r',
-                                       ['\t'] = 't'};
+    static const char short_esc[32] = {
+        ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
     const unsigned char *p = *pp;
     unsigned char c = *p;
     size_t n;
@@ -57,9 +55,7 @@ escape_char(const unsigned char **pp, const unsigned char *end, char *o)
         o[1] = short_esc[c];
         n = 2;
     } else if (c < 0x20) {
-        memcpy(o + 1, "u00", 3);
-        o[4] = hex[c >> 4];
-        o[5] = hex[c & 15];
+        jsonout_control(o, c);
         n = 6;
     } else {
         o[0] = (char)c; /* plain after all */

@@ -69,6 +69,18 @@ int jsonout_integer(struct sbuf *out, long long v) ATTR_WUR;
  * or leading zeros ("1e-5", "1e20"). */
 int jsonout_real(struct sbuf *out, double d) ATTR_WUR;
 
+/* Write the control character c (< 0x20) as jansson escapes it when it
+ * has no short form: "\u00XX", upper-case hex, six bytes at o. */
+static inline void
+jsonout_control(char *o, unsigned char c)
+{
+    static const char hex[] = "0123456789ABCDEF";
+
+    memcpy(o, "\\u00", 4);
+    o[4] = hex[c >> 4];
+    o[5] = hex[c & 15];
+}
+
 /*
  * The number of bytes from p (at most end - p) before the first one a
  * JSON string cannot hold as it is: '"', '\\', a control character, or a
