@@ -1332,29 +1332,25 @@ value: /* whitespace skipped */
         p = b + ni.end;
         break;
     case 't':
-        if (!is_name(p, end, "true", 4))
-            return bad_token(s, AT, JSCAN_E_SYNTAX, NULL);
-        if ((nd = new_node(s)) == NULL)
-            return -1;
-        set_node(nd, JSCAN_TRUE, JSCAN_CANON, AT, 4, 0);
-        p += 4;
-        break;
     case 'f':
-        if (!is_name(p, end, "false", 5))
+    case 'n': {
+        static const struct {
+            const char *name;
+            size_t len;
+            unsigned type;
+        } lit[] = {{"true", 4, JSCAN_TRUE},
+                   {"false", 5, JSCAN_FALSE},
+                   {"null", 4, JSCAN_NULL}};
+        size_t k = *p == 't' ? 0 : *p == 'f' ? 1 : 2;
+
+        if (!is_name(p, end, lit[k].name, lit[k].len))
             return bad_token(s, AT, JSCAN_E_SYNTAX, NULL);
         if ((nd = new_node(s)) == NULL)
             return -1;
-        set_node(nd, JSCAN_FALSE, JSCAN_CANON, AT, 5, 0);
-        p += 5;
+        set_node(nd, lit[k].type, JSCAN_CANON, AT, lit[k].len, 0);
+        p += lit[k].len;
         break;
-    case 'n':
-        if (!is_name(p, end, "null", 4))
-            return bad_token(s, AT, JSCAN_E_SYNTAX, NULL);
-        if ((nd = new_node(s)) == NULL)
-            return -1;
-        set_node(nd, JSCAN_NULL, JSCAN_CANON, AT, 4, 0);
-        p += 4;
-        break;
+    }
     default:
         return bad_token(s, AT, JSCAN_E_SYNTAX, NULL);
     }
@@ -1525,8 +1521,8 @@ jscan_string_is(const struct jscan_doc *d, size_t i, const char *s)
     if (n->type != JSCAN_STRING || n->x != len)
         return false;
     return n->flags & JSCAN_ESCAPED
-               ? decoded_equals(raw, raw + n->len - 2,
-                                (const unsigned char *)s, len)
+               ? decoded_equals(raw, raw + n->len - 2, (const unsigned char *)s,
+                                len)
                : memcmp(raw, s, len) == 0;
 }
 
