@@ -132,7 +132,7 @@ FUZZ_SECONDS ?= 30
 FUZZ_SRC = tests/fuzz/jscan_fuzz.c $(addprefix src/core/,jscan.c jsonout.c \
            sbuf.c arena.c status.c utf8.c memlimit.c logmsg.c)
 
-build-fuzz/jscan-fuzz: $(FUZZ_SRC) $(wildcard src/core/*.h) Makefile
+build-fuzz/jscan-fuzz: $(FUZZ_SRC) $(wildcard src/core/*.h) tests/fuzz/too_deep.h Makefile
 	@mkdir -p $(@D)
 	clang -std=c11 $(WARN) -Isrc -Iinclude -g -O1 \
 	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

@@ -27,6 +27,7 @@
 #include "core/jsonout.h"
 #include "core/sbuf.h"
 #include "core/status.h"
+#include "too_deep.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -45,33 +46,6 @@ die(const char *what, const char *in, size_t len)
     fprintf(stderr, "jscan_fuzz: %s\ninput (%zu bytes): '%.*s'\n", what, len,
             (int)(len > 400 ? 400 : len), in);
     abort();
-}
-
-/* jsonin.c's depth pre-check before jscan, the reference for the request
- * path's rule: brackets outside strings. */
-static bool
-too_deep(const char *buf, size_t len, int max_depth)
-{
-    int depth = 0;
-    bool in_string = false;
-
-    for (size_t i = 0; i < len; i++) {
-        char c = buf[i];
-        if (in_string) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_string = false;
-            continue;
-        }
-        if (c == '"')
-            in_string = true;
-        else if ((c == '[' || c == '{') && ++depth > max_depth)
-            return true;
-        else if (c == ']' || c == '}')
-            depth--;
-    }
-    return false;
 }
 
 /* json_dumps() of v, which must succeed. */

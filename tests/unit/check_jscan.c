@@ -16,6 +16,7 @@
 #include "core/memlimit.h"
 #include "core/sbuf.h"
 #include "core/status.h"
+#include "../fuzz/too_deep.h"
 
 #include <check.h>
 #include <float.h>
@@ -44,33 +45,6 @@ static void
 teardown(void)
 {
     memlimit_fail_hook = NULL;
-}
-
-/* jsonin.c's rule before jscan: brackets outside strings, counted over
- * the whole text before jansson parses. */
-static bool
-too_deep(const char *buf, size_t len, int max_depth)
-{
-    int depth = 0;
-    bool in_string = false;
-
-    for (size_t i = 0; i < len; i++) {
-        char c = buf[i];
-        if (in_string) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_string = false;
-            continue;
-        }
-        if (c == '"')
-            in_string = true;
-        else if ((c == '[' || c == '{') && ++depth > max_depth)
-            return true;
-        else if (c == ']' || c == '}')
-            depth--;
-    }
-    return false;
 }
 
 /* The text json_dumps() writes for v; the caller frees it. */
