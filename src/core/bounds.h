@@ -156,6 +156,9 @@
  * default is 64 KB): a request of 300 KB is sent in more writes, and a
  * worker's thousand threads keep 48 MB less. */
 #define GEMINI_UPLOAD_BUFFER      (16u * 1024)
+/* ...and for one call with a large body, the most it grows to for that
+ * call (transport.c upload_buffer) */
+#define GEMINI_UPLOAD_BUFFER_MAX  (256u * 1024)
 #define WORKER_MALLOC_ARENAS      8
 /* Blocks below this come from malloc's arenas, not mmap, so a request's
  * large buffers (its body, the Gemini request, 1 MB arena blocks) reuse
