@@ -79,84 +79,141 @@ prompt_head(const char *system_prompt, const struct plugin_set *actions)
 }
 
 /*
+ * Escaping the page state, a block of bytes at a time: esc_mask() gives a
+ * bit for each byte of the block at p that needs a backslash before it
+ * ('"', '\\') and sets *rare when one needs more ('<', a control byte).
+ * SSE2 (every x86-64) compares 16 bytes at once; elsewhere the same
+ * answer for 8 bytes comes from exact SWAR tests (no borrows between
+ * bytes, so every flag is exact, not only the lowest).
+ */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define ESC_BLOCK 16
+
+static inline unsigned
+esc_mask(const unsigned char *p, unsigned *rare)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i ctl = _mm_set1_epi8(0x1f);
+    __m128i bs = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                              _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+    __m128i r = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('<')),
+                             _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+
+    *rare = (unsigned)_mm_movemask_epi8(r);
+    return (unsigned)_mm_movemask_epi8(bs);
+}
+#else
+#define ESC_BLOCK 8
+
+/* 0x80 in each byte of w that equals c */
+static inline uint64_t
+swar_eq(uint64_t w, unsigned char c)
+{
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7fu;
+    uint64_t t = w ^ (0x0101010101010101u * c);
+
+    return ~(((t & low7) + low7) | t | low7);
+}
+
+static inline unsigned
+esc_mask(const unsigned char *p, unsigned *rare)
+{
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7fu, high = ~low7;
+    uint64_t w, bs, r;
+
+    memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    bs = swar_eq(w, '"') | swar_eq(w, '\\');
+    /* a byte below 0x20: its low 7 bits plus 0x60 stay below 0x80, and
+     * its own top bit is clear */
+    r = swar_eq(w, '<') | (~(((w & low7) + 0x6060606060606060u) | w) & high);
+    /* the top bit of each byte gathered into the low 8 bits */
+    *rare = (unsigned)(((r >> 7) * 0x0102040810204080u) >> 56);
+    return (unsigned)(((bs >> 7) * 0x0102040810204080u) >> 56);
+}
+#endif
+
+/* room past the worst case of two bytes out for one in: a block's
+ * stores run ahead of what they keep (escape_state) */
+#define ESC_SLACK (3 * ESC_BLOCK + 8)
+
+/*
  * Append the compact JSON `json` as the inside of a JSON string, with
- * every '<' written as \u003c first: in one pass, eight bytes at a time
- * where none needs a look. The text is our own canonical JSON (well-formed
- * UTF-8, every control character already escaped), so bytes >= 0x80 go
- * as they are. -1 when out of memory.
+ * every '<' written as \u003c first, in one pass. The text is our own
+ * canonical JSON (well-formed UTF-8, every control character already
+ * escaped), so bytes >= 0x80 go as they are. -1 when out of memory.
+ *
+ * A block with no '<' and no control byte (all of them, in page data) is
+ * stored whole, and then, for each quote or backslash in it, a backslash
+ * is written before it and the rest of the block stored again one byte
+ * further on: no branch per byte, whatever the number of quotes.
  */
 static int
 escape_state(struct sbuf *sb, const char *json, size_t len)
 {
-    /* 0: as it is; 1: after a backslash; 2: '<'; 3: a control character */
-#define C3 3, 3, 3, 3, 3, 3, 3, 3
-    static const unsigned char cls[256] = {
-        C3, C3, C3, C3, ['"'] = 1, ['\\'] = 1, ['<'] = 2};
-#undef C3
-    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
     const unsigned char *p = (const unsigned char *)json, *end = p + len;
     char *o;
 
-    /* Room for every byte escaped with a backslash, and eight of slack;
-     * a '<' or a control character (rare in page data) makes sure of
-     * room for the rest at its own, larger worst case. */
-    if (len > (SIZE_MAX - 8) / 7 || sbuf_reserve(sb, len * 2 + 8) != 0)
+    /* Room for every byte escaped with a backslash; a '<' or a control
+     * character makes sure of room for the rest at its own, larger,
+     * worst case. */
+    if (len > (SIZE_MAX - ESC_SLACK) / 7 ||
+        sbuf_reserve(sb, len * 2 + ESC_SLACK) != 0)
         return -1;
     o = sb->buf + sb->len;
     while (p < end) {
-        unsigned char c, k;
+        unsigned rare = 1, m = 0, k = 0;
+        const unsigned char *stop;
 
-        /* plain bytes eight at a time, stored before they are known to
-         * be plain (the slack allows it); a flag stops at the first byte
-         * that needs a look */
-        while (end - p >= 8) {
-            uint64_t w, q, b, l, m;
+        /* a block's re-stores read up to a block past it */
+        if (end - p >= 2 * ESC_BLOCK)
+            m = esc_mask(p, &rare);
+        if (rare == 0) {
+            memcpy(o, p, ESC_BLOCK);
+            for (; m != 0; m &= m - 1, k++) {
+                unsigned i = (unsigned)__builtin_ctz(m);
 
-            memcpy(&w, p, 8);
-            memcpy(o, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            w = __builtin_bswap64(w);
-#endif
-            q = w ^ (ones * '"');
-            b = w ^ (ones * '\\');
-            l = w ^ (ones * '<');
-            /* a byte < 0x20, or one that xors to zero; bytes >= 0x80 are
-             * plain here. Borrows only flag bytes above a flagged one, so
-             * the lowest flag is exact. */
-            m = ((w - ones * 0x20) | ((q - ones) & ~q) | ((b - ones) & ~b) |
-                 ((l - ones) & ~l)) &
-                ~w & high;
-            if (m != 0) {
-                size_t n = (size_t)__builtin_ctzll(m) >> 3;
-                p += n;
-                o += n;
-                break;
+                o[i + k] = '\\';
+                memcpy(o + i + k + 1, p + i, ESC_BLOCK);
             }
-            p += 8;
-            o += 8;
+            p += ESC_BLOCK;
+            o += ESC_BLOCK + k;
+            continue;
         }
-        if (p == end)
-            break;
-        c = *p++;
-        k = cls[c];
-        if (k >= 2 &&
-            (size_t)(sb->buf + sb->alloc - o) < (size_t)(end - p) * 2 + 8 + 7) {
-            size_t at = (size_t)(o - sb->buf);
-            sb->len = at;
-            if (sbuf_reserve(sb, (size_t)(end - p) * 7 + 8 + 7) != 0)
-                return -1;
-            o = sb->buf + at;
-        }
-        if (k == 2) {
-            memcpy(o, "\\\\u003c", 7);
-            o += 7;
-        } else if (k == 3) { /* not in compact JSON; as jsonout writes it */
-            jsonout_control(o, c);
-            o += 6;
-        } else {
-            o[0] = '\\';
-            o[k] = (char)c;
-            o += k + 1;
+        /* the block (or the tail) a byte at a time */
+        stop = end - p < ESC_BLOCK ? end : p + ESC_BLOCK;
+        while (p < stop) {
+            unsigned char c = *p++;
+
+            if (c == '"' || c == '\\') {
+                o[0] = '\\';
+                o[1] = (char)c;
+                o += 2;
+                continue;
+            }
+            if (c != '<' && c >= 0x20) {
+                *o++ = (char)c;
+                continue;
+            }
+            if ((size_t)(sb->buf + sb->alloc - o) <
+                (size_t)(end - p) * 2 + ESC_SLACK + 7) {
+                size_t at = (size_t)(o - sb->buf);
+                sb->len = at;
+                if (sbuf_reserve(sb, (size_t)(end - p) * 7 + ESC_SLACK + 7) !=
+                    0)
+                    return -1;
+                o = sb->buf + at;
+            }
+            if (c == '<') {
+                memcpy(o, "\\\\u003c", 7);
+                o += 7;
+            } else { /* not in compact JSON; as jsonout writes it */
+                jsonout_control(o, c);
+                o += 6;
+            }
         }
     }
     sb->len = (size_t)(o - sb->buf);

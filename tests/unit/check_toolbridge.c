@@ -351,6 +351,10 @@ END_TEST
 
 #define LT8  "<<<<<<<<"
 #define LT64 LT8 LT8 LT8 LT8 LT8 LT8 LT8 LT8
+/* small objects full of quotes and escaped backslashes: several specials
+ * in every block the escaper reads, and blocks of them after a '<' */
+#define QB4 "{\"k\":\"v\\\\\"},{\"k\":\"\\\"w\"},"
+#define QB16 QB4 QB4 QB4 QB4
 
 /* The page turn the prompt was first written to build, from a jansson
  * value: the state's compact text with every '<' as \u003c, between the
@@ -397,6 +401,7 @@ START_TEST(page_turn_text_is_the_page_turn_written)
         "null",
         /* '<' all along: the text outgrows its first room */
         "[\"" LT64 LT64 LT64 LT64 "\",\"" LT64 "\"]",
+        "[" QB16 QB16 "\"<\"," QB16 QB16 "\"\\u0002\"," QB16 "0]",
     };
     for (size_t i = 0; i < ARRAY_SIZE(states); i++) {
         struct status_error e = {0};
