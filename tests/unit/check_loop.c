@@ -852,7 +852,7 @@ static const char chat_body[] =
 /* A whole sendMessage request through dispatch_request(); its output
  * (head and body) goes to out[cap], which no injected failure touches. */
 static void
-run_request(char *out, size_t cap, struct fake *f)
+run_request_ex(char *out, size_t cap, struct fake *f, bool stream)
 {
     static const char *const params[] = {
         "REQUEST_METHOD",
@@ -863,10 +863,19 @@ run_request(char *out, size_t cap, struct fake *f)
         "application/json",
         "CONTENT_LENGTH",
         "221",
+        NULL, /* HTTP_ACCEPT, for a stream */
+        NULL,
         NULL};
+    const char *p[ARRAY_SIZE(params)];
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, f};
-    struct unit_memio m = {params, chat_body, strlen(chat_body), 0, 0,
+    struct unit_memio m = {p, chat_body, strlen(chat_body), 0, 0,
                            out, 0, cap};
+
+    memcpy(p, params, sizeof(p));
+    if (stream) {
+        p[8] = "HTTP_ACCEPT";
+        p[9] = "application/x-ndjson";
+    }
     struct httpio io = {&unit_memio_ops, &m, false};
     struct gemini g;
     struct arena a;
@@ -881,6 +890,12 @@ run_request(char *out, size_t cap, struct fake *f)
     arena_release(&a);
     gemini_release(&g);
     fake_release(f);
+}
+
+static void
+run_request(char *out, size_t cap, struct fake *f)
+{
+    run_request_ex(out, cap, f, false);
 }
 
 /* The body with every serverCalls[].ms zeroed: timings differ per run. */
@@ -1010,6 +1025,94 @@ START_TEST(copied_turns_are_the_bytes_written)
 }
 END_TEST
 
+/* The last line of a streamed answer, parsed, its serverCalls[].ms
+ * zeroed (timings differ per run). */
+static json_t *
+last_line(const char *out)
+{
+    json_t *call;
+    size_t i;
+    const char *body = strstr(out, "\r\n\r\n"), *p, *last = NULL;
+    json_t *v;
+
+    ck_assert_msg(body != NULL, "no head: %s", out);
+    for (p = body + 4; *p != '\0'; p = strchr(p, '\n') + 1) {
+        ck_assert_msg(strchr(p, '\n') != NULL, "unterminated line: %s", p);
+        last = p;
+    }
+    ck_assert_ptr_nonnull(last);
+    v = json_loadb(last, strcspn(last, "\n"), 0, NULL);
+    ck_assert_msg(v != NULL, "not a JSON line: %s", last);
+    json_array_foreach(json_object_get(json_object_get(v, "result"),
+                                       "serverCalls"),
+                       i, call)
+        json_object_set_new(call, "ms", json_integer(0));
+    return v;
+}
+
+/*
+ * The same request streamed, failing each allocation in turn: nothing
+ * leaks, and the answer is the whole stream, or a stream whose last line
+ * is the error, or (nothing streamed yet) the 500 envelope.
+ */
+START_TEST(every_allocation_failure_in_a_stream_is_clean)
+{
+    static char out[1 << 16];
+    struct fake f;
+    char *base;
+    json_t *v;
+    long total, errors = 0;
+
+    quiet();
+    run_request_ex(out, sizeof(out), &f, true);
+    ck_assert_msg(strncmp(out, "Status: 200 OK\r\n", 16) == 0, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "application/x-ndjson"));
+    ck_assert_int_eq(f.streamed, 2);
+    v = last_line(out);
+    ck_assert_str_eq(json_string_value(json_object_get(v, "type")), "result");
+    base = json_dumps(json_object_get(v, "result"), JSON_SORT_KEYS);
+    json_decref(v);
+    inject(0);
+    run_request_ex(out, sizeof(out), &f, true);
+    stop_injecting();
+    total = alloc_count;
+    ck_assert_int_gt(total, 100);
+
+    for (long at = 1; at <= total; at++) {
+        long live = memlimit_json_live;
+        inject(at);
+        run_request_ex(out, sizeof(out), &f, true);
+        stop_injecting();
+        ck_assert_msg(memlimit_json_live == live,
+                      "allocation %ld: %ld JSON values leaked", at,
+                      memlimit_json_live - live);
+        if (strncmp(out, "Status: 500 Internal Server Error\r\n", 35) == 0)
+            continue;
+        ck_assert_msg(strncmp(out, "Status: 200 OK\r\n", 16) == 0,
+                      "allocation %ld: %s", at, out);
+        v = last_line(out);
+        const char *type = json_string_value(json_object_get(v, "type"));
+        if (strcmp(type, "result") == 0) {
+            char *got = json_dumps(json_object_get(v, "result"),
+                                   JSON_SORT_KEYS);
+            ck_assert_msg(strcmp(got, base) == 0,
+                          "allocation %ld: another result:\n%s", at, got);
+            free(got);
+        } else {
+            ck_assert_msg(strcmp(type, "error") == 0,
+                          "allocation %ld: last line %s", at, type);
+            ck_assert_str_eq(json_string_value(json_object_get(
+                                 json_object_get(v, "error"), "code")),
+                             "internal_error");
+            errors++;
+        }
+        json_decref(v);
+    }
+    ck_assert_int_gt(errors, 0);
+    free(base);
+}
+END_TEST
+
 START_TEST(every_allocation_failure_in_a_request_is_a_500)
 {
     static char out[1 << 16];
@@ -1070,6 +1173,7 @@ loop_suite(void)
     tcase_add_test(tc, server_only_chain);
     tcase_add_test(tc, mixed_turn_runs_server_calls_and_hands_back_the_rest);
     tcase_add_test(tc, streaming_sink_hears_every_step);
+    tcase_add_test(tc, every_allocation_failure_in_a_stream_is_clean);
     tcase_add_test(tc, the_last_turn_stays_last);
     tcase_add_test(tc, copied_turns_are_the_bytes_written);
     tcase_add_test(tc, max_steps_stops_the_loop);
