@@ -44,6 +44,10 @@ static const struct {
     [ST_PAGE_STATE_TOO_LARGE] = {"page_state_too_large", 413},
     [ST_OVERLOADED] = {"overloaded", 503},
     [ST_CLIENT_GONE] = {"client_gone", 499},
+    [ST_UNAUTHORIZED] = {"unauthorized", 401},
+    [ST_CONFLICT] = {"conflict", 409},
+    [ST_STORE] = {"store_error", 500},
+    [ST_SCHEMA_NEWER] = {"store_schema_newer", 500},
 };
 
 /* Cut `s` so that it does not end inside a UTF-8 sequence. */
@@ -160,8 +164,10 @@ status_reason(int http)
     switch (http) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
     case 413: return "Payload Too Large";
     case 415: return "Unsupported Media Type";
     case 422: return "Unprocessable Content";

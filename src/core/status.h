@@ -53,6 +53,10 @@ enum status {
     ST_PAGE_STATE_TOO_LARGE, /* 413 page_state_too_large */
     ST_OVERLOADED,        /* 503 overloaded: every thread busy, queue full */
     ST_CLIENT_GONE,       /* 499 client_gone: the visitor hung up */
+    ST_UNAUTHORIZED,      /* 401 unauthorized: no identity, or a bad one */
+    ST_CONFLICT,          /* 409 conflict: e.g. an approval already decided */
+    ST_STORE,             /* 500 store_error: the database failed */
+    ST_SCHEMA_NEWER,      /* 500 store_schema_newer: a newer program's store */
     ST__COUNT
 };
 
