@@ -4,8 +4,9 @@
 #   make check      the layer check, then the unit tests (Check)
 #   make asan       AddressSanitizer+UBSan build in build-asan/
 #   make check-asan unit tests under ASan/UBSan
-#   make fuzz       the differential fuzzer, jscan and jsonout against jansson
-#                   (FUZZ_SECONDS, default 30)
+#   make fuzz       the fuzzers: jscan and jsonout against jansson, then the
+#                   SSE parser split against whole (FUZZ_SECONDS in all,
+#                   default 30, of which SSE_FUZZ_SECONDS, default 10, SSE)
 #   make bench      CPU per chat request; latency, errors, RSS at 10-1000 concurrent chats
 #   make cost       bytes sent to Gemini over a scripted demo conversation
 #   make test       everything: deps, unit (plain and ASan/UBSan), HTTP, browser
@@ -128,22 +129,47 @@ asan:
 # results compared. clang's libFuzzer with ASan and UBSan, in build-fuzz/;
 # the corpus it grows goes to build-fuzz/corpus, never to the seeds in
 # tests/fuzz/corpus. A difference or a sanitizer report fails the run.
+# The SSE fuzzer (tests/fuzz/sse_fuzz.c) feeds each stream whole, split
+# and a byte at a time, and compares the events with each other and with
+# a reference; its corpus grows in build-fuzz/sse-corpus, its seeds are
+# tests/fuzz/sse-corpus. `make fuzz` runs both in FUZZ_SECONDS: the SSE
+# fuzzer for SSE_FUZZ_SECONDS of them, jscan for the rest (at least 1 s).
 FUZZ_SECONDS ?= 30
+SSE_FUZZ_SECONDS ?= 10
+JSCAN_FUZZ_SECONDS = $(shell s=$$(( $(FUZZ_SECONDS) - $(SSE_FUZZ_SECONDS) )); \
+                       [ $$s -ge 1 ] || s=1; echo $$s)
+FUZZ_CC = clang -std=c11 $(WARN) -Isrc -Iinclude -g -O1 \
+          -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SRC = tests/fuzz/jscan_fuzz.c $(addprefix src/core/,jscan.c jsonout.c \
            sbuf.c arena.c status.c utf8.c memlimit.c logmsg.c)
+SSE_FUZZ_SRC = tests/fuzz/sse_fuzz.c src/gemini/sse.c \
+               $(addprefix src/core/,sbuf.c arena.c memlimit.c logmsg.c)
 
 build-fuzz/jscan-fuzz: $(FUZZ_SRC) $(wildcard src/core/*.h) tests/fuzz/too_deep.h Makefile
 	@mkdir -p $(@D)
-	clang -std=c11 $(WARN) -Isrc -Iinclude -g -O1 \
-	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    $(shell pkg-config --cflags jansson) -o $@ $(FUZZ_SRC) \
+	$(FUZZ_CC) $(shell pkg-config --cflags jansson) -o $@ $(FUZZ_SRC) \
 	    $(shell pkg-config --libs jansson)
 
-fuzz: build-fuzz/jscan-fuzz
+# jansson only because memlimit.c (sbuf's allocation charge) installs its
+# allocator; the SSE parser itself does not use it.
+build-fuzz/sse-fuzz: $(SSE_FUZZ_SRC) $(wildcard src/core/*.h) src/gemini/sse.h Makefile
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(shell pkg-config --cflags jansson) -o $@ $(SSE_FUZZ_SRC) \
+	    $(shell pkg-config --libs jansson)
+
+fuzz: fuzz-jscan fuzz-sse
+
+fuzz-jscan: build-fuzz/jscan-fuzz
 	@mkdir -p build-fuzz/corpus
-	build-fuzz/jscan-fuzz -max_total_time=$(FUZZ_SECONDS) \
+	build-fuzz/jscan-fuzz -max_total_time=$(JSCAN_FUZZ_SECONDS) \
 	    -dict=tests/fuzz/json.dict -artifact_prefix=build-fuzz/ \
 	    -print_final_stats=1 build-fuzz/corpus tests/fuzz/corpus
+
+fuzz-sse: build-fuzz/sse-fuzz
+	@mkdir -p build-fuzz/sse-corpus
+	build-fuzz/sse-fuzz -max_total_time=$(SSE_FUZZ_SECONDS) \
+	    -dict=tests/fuzz/sse.dict -artifact_prefix=build-fuzz/sse- \
+	    -print_final_stats=1 build-fuzz/sse-corpus tests/fuzz/sse-corpus
 
 http: all
 	tests/http/run.sh
@@ -183,4 +209,4 @@ clean:
 	rm -rf build build-*
 
 -include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(BUILD)/src/main.d
-.PHONY: all check layers check-asan run-unit asan fuzz http bench cost test deps demo format clean install
+.PHONY: all check layers check-asan run-unit asan fuzz fuzz-jscan fuzz-sse http bench cost test deps demo format clean install

@@ -7,8 +7,9 @@
 #   2b. the layer check (scripts/check-layers.sh) and its self-test
 #   3. unit suites (Check)
 #   4. unit suites again under AddressSanitizer + UBSan (zero reports)
-#   4b. the differential fuzzer: jscan and jsonout against jansson, for
-#      FUZZ_SECONDS (default 30) seconds (make fuzz)
+#   4b. the fuzzers (make fuzz), FUZZ_SECONDS (default 30) seconds in all:
+#      jscan and jsonout against jansson, then the SSE parser fed split
+#      against fed whole (SSE_FUZZ_SECONDS of them, default 10)
 #   5. HTTP tests: curl through a private nginx to the responder
 #   6. the chat, routes and CGI HTTP tests again, against the ASan/UBSan
 #      responder, with zero sanitizer reports
@@ -98,8 +99,9 @@ if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log"; then
 fi
 
 step "differential fuzzer"
-# Any input on which jscan or jsonout and jansson differ, or a sanitizer
-# report, stops libFuzzer with an error: one test.
+# Any input on which jscan or jsonout and jansson differ, or on which the
+# SSE parser's events depend on how the stream was split, or a sanitizer
+# report, stops libFuzzer with an error: one test for both fuzzers.
 run_step "fuzz jscan and jsonout against jansson" \
     make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
 
