@@ -1,6 +1,6 @@
 /*
  * chunks.h - one Gemini answer assembled from the chunks of its stream
- * (wire §4.5, §6).
+ * (wire §12).
  *
  * Each chunk of `streamGenerateContent` is a GenerateContentResponse
  * holding only what is new: some parts, and on the last one the

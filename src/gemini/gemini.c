@@ -562,7 +562,7 @@ stream_text(void *ctx, const char *text, size_t len, struct status_error *err)
     return s->ops->text(s->ctx, text, len, err);
 }
 
-/* One event of the stream: a chunk, or an error object (wire §6.3). */
+/* One event of the stream: a chunk, or an error object (wire §12). */
 static int
 stream_event(void *ctx, enum sse_kind kind, const char *data, size_t len)
 {
@@ -572,6 +572,8 @@ stream_event(void *ctx, enum sse_kind kind, const char *data, size_t len)
     bool oom;
     int rc;
 
+    if (kind == SSE_DATA && len == 0)
+        return 0; /* an empty data line says nothing (browsers drop it) */
     chunk = jsonin_parse(data, len, 0, &jerr, &oom);
     if (oom)
         return status_set(&s->err, ST_NO_MEMORY,
