@@ -171,6 +171,34 @@ describe('streamed answers', () => {
     await single.close();
   });
 
+  it('Stop while the answer after a page action streams: the next request tells Gemini what the page did', async () => {
+    await stack.mock.scenario('page-call', { tool: 'click-remove-btn', args: { coordinate: 'item-2/removeBtn' }, chunks: '3', gap: '3000' });
+    await stack.mock.reset();
+    const page = await openPage(browser, stack);
+    await ask(page, 'remove the hub', { wait: false });
+    /* the call runs on the page, then submitToolResults streams its first delta */
+    await page.waitForFunction((sel) => /^Done:/.test(document.querySelector(sel)?.textContent.trim() ?? ''), SEL.lastAnswer, { timeout: 10000 });
+    assert.equal(await page.$$eval('[data-foreach="items"] > [data-id]', (r) => r.length), 2, 'the hub is gone');
+    const partial = await lastAnswer(page);
+    await page.click(SEL.stop);
+    assert.equal(await waitDone(page, 5000), 'stopped');
+    assert.equal(await lastAnswer(page), partial);
+
+    await stack.mock.scenario('text', { say: 'You are welcome.' });
+    assert.equal(await ask(page, 'thanks'), 'response', 'the server accepts the history the widget kept');
+    assert.equal(await lastAnswer(page), 'You are welcome.');
+    const sent = conversationOf((await stack.mock.requests()).at(-1));
+    const [call, answer, text, next] = sent.slice(-4);
+    assert.equal(call.role, 'model');
+    assert.equal(call.parts.find((p) => p.functionCall)?.functionCall.name, 'click-remove-btn');
+    assert.equal(answer.role, 'user');
+    assert.deepEqual(answer.parts.map((p) => p.functionResponse?.response), [{ result: { ok: true } }], 'the result the page reported, not "not run"');
+    assert.deepEqual(text, { role: 'model', parts: [{ text: partial }] });
+    assert.deepEqual(next, { role: 'user', parts: [{ text: 'thanks' }] });
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
   it('a page action over the stream: the tool runs, then the answer streams', async () => {
     await stack.mock.scenario('text-and-call', { tool: 'click-remove-btn', args: { coordinate: 'item-2/removeBtn' }, chunks: '3', gap: '100' });
     const page = await openPage(browser, stack);
