@@ -12,6 +12,14 @@
  *    request in flight. Every action taken is one line, marked done or failed
  *    (with the reason); every server error code has its own plain words
  *    (ERROR_WORDS).
+ *  - Streams answers (option `stream`, on by default): asks for NDJSON
+ *    (`Accept: application/x-ndjson`), shows the model's text as it arrives
+ *    (rendered once per animation frame, unfinished Markdown closed by
+ *    markdown.js's closeOpenMarkdown) and what the server is doing
+ *    ("Searching products…"); the `result` line is handled exactly as the
+ *    single JSON answer, which is still read when the server sends one. Stop
+ *    keeps the text received, marked stopped, and the history gets what the
+ *    visitor saw (see rememberStopped).
  *  - Asks the server on start what it runs (GET geminiAgent.status), so the
  *    offline demo model or a missing API key is said before the first message.
  *  - Sits where its container is, or, when floating or on narrow windows, is
@@ -41,7 +49,8 @@
  *
  * @module chat
  */
-import { renderMarkdown } from './markdown.js';
+import { renderMarkdown, closeOpenMarkdown } from './markdown.js';
+import { readNdjson, isNdjson, NDJSON_TYPE } from './ndjson.js';
 
 /** Shown when the answering model is the project's offline demo model. */
 export const OFFLINE_NOTICE = 'Offline demo model — answers are scripted';
@@ -88,13 +97,15 @@ export const DEFAULT_TEMPLATE = `
       <span class="gemini-chat__sr" data-if="role==assistant">Assistant: </span>
       <div class="gemini-chat__content" data-if="role==assistant" data-bind="content" data-format="markdown"></div>
       <div class="gemini-chat__content" data-if="role!=assistant" data-bind="content"></div>
+      <span class="gemini-chat__mark" data-if="status==stopped">(stopped)</span>
+      <span class="gemini-chat__mark" data-if="status==incomplete">(incomplete)</span>
       <time class="gemini-chat__time" data-bind="timestamp"></time>
     </li>
   </ol>
   <div class="gemini-chat__compact" data-if="!isExpanded" aria-live="polite">
     <p class="gemini-chat__message" data-role="user" data-if="lastUserMessage"><span class="gemini-chat__sr">You said: </span><span data-bind="lastUserMessage"></span></p>
     <ul class="gemini-chat__activity" data-foreach="activity"><li class="gemini-chat__message" data-bind="content"></li></ul>
-    <div class="gemini-chat__message" data-role="assistant" data-if="lastAssistantMessage"><span class="gemini-chat__sr">Assistant: </span><div class="gemini-chat__content" data-bind="lastAssistantMessage" data-format="markdown"></div></div>
+    <div class="gemini-chat__message" data-role="assistant" data-if="lastAssistantMessage"><span class="gemini-chat__sr">Assistant: </span><div class="gemini-chat__content" data-bind="lastAssistantMessage" data-format="markdown"></div><span class="gemini-chat__mark" data-if="lastAssistantStatus==stopped">(stopped)</span><span class="gemini-chat__mark" data-if="lastAssistantStatus==incomplete">(incomplete)</span></div>
   </div>
   <p class="gemini-chat__empty" data-if="!hasMessages">Ask a question about this page, or ask me to do something on it.</p>
   <div class="gemini-chat__status" data-if="isLoading" role="status">
@@ -236,8 +247,11 @@ function updateList(list, look, ctx) {
     }
     if (item && typeof item.role === 'string' && entry.node.getAttribute('data-role') !== item.role)
       entry.node.setAttribute('data-role', item.role);
-    if (item && typeof item.status === 'string' && entry.node.getAttribute('data-status') !== item.status)
-      entry.node.setAttribute('data-status', item.status);
+    if (item && typeof item.status === 'string') {
+      if (entry.node.getAttribute('data-status') !== item.status) entry.node.setAttribute('data-status', item.status);
+    } else if (entry.node.hasAttribute('data-status')) {
+      entry.node.removeAttribute('data-status');
+    }
     if (entry.node === cursor) cursor = cursor.nextSibling;
     else list.el.insertBefore(entry.node, cursor);
     const itemLook = (key) => (item && typeof item === 'object' && key in item ? item[key] : look(key));
@@ -438,6 +452,52 @@ function pastTense(verb) {
   return `${cap}ed`;
 }
 
+/** Present participles the rule in presentParticiple() gets wrong. */
+const ING = {
+  get: 'Getting', set: 'Setting', put: 'Putting', run: 'Running', stop: 'Stopping', ship: 'Shipping',
+  drop: 'Dropping', plan: 'Planning', submit: 'Submitting', lookup: 'Looking up',
+};
+
+/** @param {string} verb  lower case */
+function presentParticiple(verb) {
+  if (ING[verb]) return ING[verb];
+  const cap = verb[0].toUpperCase() + verb.slice(1);
+  if (/[^e]e$/.test(verb)) return `${cap.slice(0, -1)}ing`;
+  return `${cap}ing`;
+}
+
+/**
+ * The words of an action's name without its plugin: "shop.searchProducts"
+ * → ["search", "products"].
+ * @param {string} name
+ */
+function actionWords(name) {
+  const local = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1) : name;
+  return local
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/[_-]+/g, ' ')
+    .trim()
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean);
+}
+
+/**
+ * What the server is doing while one of its actions runs (a streamed
+ * `status: tool` event), e.g. "Searching products (shop.searchProducts)";
+ * the widget adds "…". Exported for tests.
+ * @param {string} name  the action's registered name, `plugin.name`
+ */
+export function describeServerAction(name) {
+  const full = String(name ?? '') || 'action';
+  const words = actionWords(full);
+  const text =
+    words.length && (PAST[words[0]] || REGULAR.has(words[0]))
+      ? [presentParticiple(words[0]), ...words.slice(1)].join(' ')
+      : `Running ${words.join(' ') || 'an action'}`;
+  return `${text} (${full})`;
+}
+
 /**
  * One progress line for a server action the server ran during the request,
  * e.g. "Searched products (shop.searchProducts)".
@@ -445,19 +505,93 @@ function pastTense(verb) {
  */
 export function describeServerCall(call) {
   const name = String(call?.name ?? 'action');
-  const local = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1) : name;
-  const words = local
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/[_-]+/g, ' ')
-    .trim()
-    .toLowerCase()
-    .split(/\s+/);
+  const words = actionWords(name);
   let text;
   if (words.length && (PAST[words[0]] || REGULAR.has(words[0])))
     text = [pastTense(words[0]), ...words.slice(1)].join(' ');
   else text = `Ran ${words.join(' ')}`;
   text += ` (${name})`;
   return call?.ok === false ? `${text} — failed` : text;
+}
+
+/**
+ * The error of a stream's `error` line (the inner object of the HTTP error
+ * envelope) in the visitor's words: the code's own words when we know it.
+ * @param {any} error  `{code, message}`
+ * @returns {ChatError}
+ */
+function streamError(error) {
+  const code = typeof error?.code === 'string' ? error.code : '';
+  if (code && Object.hasOwn(ERROR_WORDS, code)) return explainError(502, { error });
+  return new ChatError(code || 'stream_error', 'The answer was cut off by a problem on the server. Retry in a moment.');
+}
+
+/** The words for a stream that ended without its `result` or `error` line. */
+const INTERRUPTED = 'The connection was interrupted before the answer was complete. Retry in a moment.';
+
+/** What the server tells the model about a page call the visitor moved on from (src/http/chat.c says the same). */
+const NOT_RUN = 'not run: the visitor sent a new message instead';
+
+/**
+ * Complete the model turn whose function calls still wait for answers at the
+ * end of `history`, the way the server does when it receives them (README
+ * "The chat protocol"): one functionResponse per call, in call order, with
+ * the call's name and id; answers the server already gave (the user turn
+ * after a mixed turn) are kept; the others come from `results` (the
+ * browser's `{callId, result, isError}`, `result` JSON text sent as its
+ * value), and a call without a result is answered "not run".
+ * Used when Stop ends a request before the server could do it. Exported for tests.
+ *
+ * @param {object[]} history  Gemini `contents`
+ * @param {{callId: string, result: unknown, isError?: boolean}[]} [results]
+ * @returns {object[]|null}   a new history, or null when nothing waits
+ */
+export function answerPendingCalls(history, results = []) {
+  if (!Array.isArray(history) || history.length === 0) return null;
+  const isAnswers = (turn) =>
+    turn?.role === 'user' && Array.isArray(turn.parts) && turn.parts.length > 0 && turn.parts.every((p) => p?.functionResponse);
+  let at = history.length - 1;
+  let given = null;
+  if (history[at]?.role === 'user') {
+    if (!isAnswers(history[at])) return null;
+    given = history[at].parts;
+    at--;
+  }
+  const model = history[at];
+  if (model?.role !== 'model' || !Array.isArray(model.parts)) return null;
+  const calls = [];
+  model.parts.forEach((part, k) => {
+    if (part?.functionCall) calls.push({ call: part.functionCall, k });
+  });
+  if (calls.length === 0 || (given && given.length >= calls.length)) return null;
+  const parts = [];
+  let next = 0;
+  for (const { call, k } of calls) {
+    const hasId = typeof call.id === 'string';
+    const answer = given?.[next]?.functionResponse;
+    if (answer && answer.name === call.name && (!hasId || answer.id === call.id)) {
+      parts.push(given[next++]);
+      continue;
+    }
+    const id = hasId ? call.id : `call_${at}_${k}`;
+    const r = results.find((x) => x?.callId === id);
+    let response;
+    if (!r) {
+      response = { error: NOT_RUN };
+    } else {
+      let value = r.result ?? null;
+      if (typeof value === 'string') {
+        try {
+          value = JSON.parse(value);
+        } catch {
+          /* text that is not JSON goes as it is */
+        }
+      }
+      response = { [r.isError ? 'error' : 'result']: value };
+    }
+    parts.push({ functionResponse: { name: call.name, ...(hasId ? { id: call.id } : {}), response } });
+  }
+  return [...history.slice(0, given ? history.length - 1 : history.length), { role: 'user', parts }];
 }
 
 /** Fallback description of a page call when none is injected. */
@@ -498,9 +632,10 @@ function loadSaved(storage, key) {
     const saved = JSON.parse(raw);
     if (saved?.v !== STORAGE_VERSION) return null;
     const messages = Array.isArray(saved.messages)
-      ? saved.messages.filter(
-          (m) => m && typeof m.id === 'string' && typeof m.role === 'string' && typeof m.content === 'string',
-        )
+      ? saved.messages
+          .filter((m) => m && typeof m.id === 'string' && typeof m.role === 'string' && typeof m.content === 'string')
+          /* saved while its answer was streaming: that request is gone */
+          .map((m) => (m.status === 'streaming' ? { ...m, status: 'incomplete' } : m))
       : [];
     return {
       messages,
@@ -524,6 +659,10 @@ function loadSaved(storage, key) {
  *   taken (page or server); system is a note from the widget (stopped, limit, blocked)
  * @property {string} content
  * @property {string} timestamp  ISO 8601
+ * @property {'ok'|'failed'|'streaming'|'stopped'|'incomplete'} [status]
+ *   action lines: ok or failed; an assistant answer still arriving is
+ *   streaming, then, when it never completed, stopped (Stop) or incomplete
+ *   (an error); a complete answer has none
  */
 
 /**
@@ -567,6 +706,8 @@ function loadSaved(storage, key) {
  * @param {number} [options.launcherBelow=860]  also data-launcher-below
  * @param {boolean} [options.checkStatus=true]  ask GET <endpoint>/geminiAgent.status on start
  *   (the offline demo model and a server without a key are announced before the first message)
+ * @param {boolean} [options.stream=true]  ask for streamed answers (NDJSON) and show the text as it
+ *   arrives; false: one JSON answer per request (also data-stream="false" on the container)
  * @returns {ChatHandle}
  */
 export function mountChat(container, options = {}) {
@@ -582,6 +723,7 @@ export function mountChat(container, options = {}) {
     expanded = container.hasAttribute('data-expanded'),
     floating = container.hasAttribute('data-floating'),
     checkStatus = true,
+    stream = container.getAttribute('data-stream') !== 'false',
   } = options;
   /* launcher: 'always' (a button in the corner opens the chat as a panel),
    * 'never' (the chat sits where the container is), or 'auto': in place on
@@ -622,6 +764,7 @@ export function mountChat(container, options = {}) {
   let failed = null; /* {route, payload} of the request that failed, for Retry */
   let destroyed = false;
   let generation = 0; /* bumped by clear() and destroy(): a running loop's late results are dropped */
+  let frameQueued = false; /* a render is scheduled for the next animation frame */
 
   /* DOM: root > [frame (the template's content), launcher button] */
   const root = doc.createElement('div');
@@ -673,6 +816,7 @@ export function mountChat(container, options = {}) {
     while (u >= 0 && msgs[u].role !== 'user') u--;
     const turn = msgs.slice(u + 1);
     const answers = turn.filter((m) => m.role === 'assistant');
+    const lastAnswer = answers.length ? answers[answers.length - 1] : null;
     const offline = isOfflineModel(s.model) || isOfflineModel(s.server.model);
     return {
       notice: s.server.ready === false ? NOT_SET_UP : offline ? OFFLINE_NOTICE : '',
@@ -681,7 +825,9 @@ export function mountChat(container, options = {}) {
       isLauncher: launcherMode,
       isOpen: !launcherMode || s.isOpen,
       lastUserMessage: u >= 0 ? msgs[u].content : '',
-      lastAssistantMessage: answers.length ? answers[answers.length - 1].content : '',
+      lastAssistantMessage: lastAnswer ? lastAnswer.content : '',
+      lastAssistantStatus: lastAnswer?.status ?? '',
+      isStreaming: msgs.some((m) => m.status === 'streaming'),
       activity: turn.filter((m) => m.role === 'action' || m.role === 'system'),
     };
   }
@@ -715,6 +861,11 @@ export function mountChat(container, options = {}) {
       frame.removeAttribute('aria-label');
     }
     root.setAttribute('aria-busy', String(state.isLoading));
+    /* text arriving in a live region is announced once, when it is complete */
+    for (const el of frame.querySelectorAll('[aria-live]')) {
+      if (state.isStreaming) el.setAttribute('aria-busy', 'true');
+      else el.removeAttribute('aria-busy');
+    }
     if (state.outcome) root.setAttribute('data-outcome', state.outcome);
     else root.removeAttribute('data-outcome');
     for (const el of root.querySelectorAll('[data-ref="toggleExpand"]'))
@@ -747,10 +898,28 @@ export function mountChat(container, options = {}) {
     }
   }
 
+  function newId() {
+    return `m${Date.now().toString(36)}-${(seq++).toString(36)}`;
+  }
+
+  /** Render at the next animation frame (at most one render a frame), for text that streams in. */
+  function renderSoon() {
+    if (frameQueued || destroyed) return;
+    frameQueued = true;
+    const later =
+      typeof win?.requestAnimationFrame === 'function'
+        ? (f) => win.requestAnimationFrame(f)
+        : (f) => (win?.setTimeout ?? setTimeout)(f, 16);
+    later(() => {
+      frameQueued = false;
+      render();
+    });
+  }
+
   /** @param {{status?: 'ok'|'failed'}} [extra]  status: for action lines */
   function addMessage(role, content, extra = {}) {
     s.messages.push({
-      id: `m${Date.now().toString(36)}-${(seq++).toString(36)}`,
+      id: newId(),
       role,
       content: String(content),
       timestamp: new Date().toISOString(),
@@ -786,20 +955,36 @@ export function mountChat(container, options = {}) {
     }
   }
 
-  async function post(route, body, signal) {
+  /**
+   * POST one request of the chat protocol and resolve with its answer object.
+   * With `stream` on, asks for NDJSON; an answer that is NDJSON is read line
+   * by line (readAnswerStream), anything else as one JSON object, as without
+   * streaming (a server or proxy that does not stream, and every error the
+   * server finds before it starts a stream).
+   * @param {string} route
+   * @param {object} body
+   * @param {AbortSignal} signal
+   * @param {(event: object) => void} [onEvent]  each streamed event but the last
+   * @returns {Promise<object>}
+   */
+  async function post(route, body, signal, onEvent) {
     let res;
     let text;
     try {
       res = await fetchFn(`${endpoint.replace(/\/+$/, '')}/${route}`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        headers: { 'Content-Type': 'application/json', Accept: stream ? NDJSON_TYPE : 'application/json' },
         body: JSON.stringify(body),
         credentials: 'same-origin',
         signal,
       });
+      if (signal.aborted) throw abortError();
+      if (res.ok && res.body && isNdjson(res.headers?.get?.('Content-Type')))
+        return await readAnswerStream(route, res, signal, onEvent);
       text = await res.text();
     } catch (e) {
-      if (signal.aborted) throw abortError();
+      if (signal.aborted || e?.name === 'AbortError') throw abortError();
+      if (e instanceof ChatError) throw e;
       throw new ChatError('network', 'Could not reach the server. Check your connection, then retry.');
     }
     if (signal.aborted) throw abortError();
@@ -819,6 +1004,51 @@ export function mountChat(container, options = {}) {
     if (!data || typeof data !== 'object' || Array.isArray(data))
       throw new ChatError('bad_answer', `The server sent an answer the chat cannot read (HTTP ${res.status}). Retry in a moment.`);
     return data;
+  }
+
+  /**
+   * Read a streamed answer: every event goes to `onEvent` until the `result`
+   * line, whose object is the answer (exactly what the route answers without
+   * streaming), or the `error` line, thrown in the visitor's words. A stream
+   * that ends, or breaks, before either is an "interrupted" error.
+   * @returns {Promise<object>}
+   */
+  async function readAnswerStream(route, res, signal, onEvent) {
+    let last = null;
+    try {
+      await readNdjson(
+        res.body,
+        (event) => {
+          if (event.type === 'result' || event.type === 'error') {
+            last = event;
+            return true;
+          }
+          try {
+            onEvent?.(event);
+          } catch (e) {
+            win?.console?.error?.('gemini-chat: a streamed event could not be shown', e);
+          }
+          return false;
+        },
+        signal,
+      );
+    } catch (e) {
+      if (signal.aborted || e?.name === 'AbortError') throw abortError();
+      win?.console?.warn?.(`gemini-chat: ${route}: the stream broke: ${e?.message || e}`);
+    }
+    if (last?.type === 'result') {
+      const data = last.result;
+      if (!data || typeof data !== 'object' || Array.isArray(data))
+        throw new ChatError('bad_answer', 'The server sent an answer the chat cannot read. Retry in a moment.');
+      return data;
+    }
+    if (last?.type === 'error') {
+      const err = streamError(last.error);
+      const said = typeof last.error?.message === 'string' ? `: ${last.error.message}` : '';
+      win?.console?.warn?.(`gemini-chat: ${route} failed while streaming (${err.code})${said}`);
+      throw err;
+    }
+    throw new ChatError('interrupted', INTERRUPTED);
   }
 
   function absorb(answer) {
@@ -877,6 +1107,103 @@ export function mountChat(container, options = {}) {
   }
 
   /**
+   * @typedef {object} LiveAnswer  the text a request streams, while it streams
+   * @property {string} text    the current step's text so far (the deltas since
+   *   the step's first one; until a new step's first delta, the previous step's)
+   * @property {boolean} stale  a new step has begun: its first delta replaces the text
+   * @property {ChatMessage|null} msg  its bubble: an assistant message with
+   *   status 'streaming', made at the first delta
+   */
+
+  /**
+   * Show one streamed event (README "The chat protocol"): statuses as the
+   * status line, text deltas in the live bubble (rendered at the next frame),
+   * usage and model kept. Unknown kinds and fields are ignored.
+   * @param {LiveAnswer} liveAnswer
+   * @param {any} event
+   */
+  function showEvent(liveAnswer, event) {
+    switch (event.type) {
+      case 'status': {
+        /* a heartbeat repeats the current status to keep proxies from timing
+         * out: what is shown stays, and no new step begins */
+        if (event.heartbeat === true) return;
+        if (event.status === 'thinking') {
+          liveAnswer.stale = true;
+          set({ statusText: 'Thinking…' });
+        } else if (event.status === 'tool') {
+          set({ statusText: `${describeServerAction(event.tool)}…` });
+        } else if (event.status === 'waiting') {
+          set({ statusText: 'Getting ready to act on the page…' });
+        }
+        return;
+      }
+      case 'delta': {
+        if (typeof event.delta !== 'string' || event.delta === '') return;
+        if (liveAnswer.stale || !liveAnswer.msg) s.statusText = 'Writing…'; /* a step's first text */
+        if (liveAnswer.stale) {
+          liveAnswer.text = '';
+          liveAnswer.stale = false;
+        }
+        liveAnswer.text += event.delta;
+        if (!liveAnswer.msg) {
+          liveAnswer.msg = { id: newId(), role: 'assistant', content: '', timestamp: new Date().toISOString(), status: 'streaming' };
+          s.messages.push(liveAnswer.msg);
+        }
+        liveAnswer.msg.content = closeOpenMarkdown(liveAnswer.text);
+        renderSoon();
+        return;
+      }
+      case 'usage':
+        if (event.usage && typeof event.usage === 'object' && !Array.isArray(event.usage)) s.usage = event.usage;
+        if (typeof event.model === 'string') s.model = event.model;
+        renderSoon();
+        return;
+      default:
+      /* tool-call and tool-result: the result's serverCalls and calls say the same, and are what is shown */
+    }
+  }
+
+  /** The answer arrived: its bubble goes, the answer is shown as without streaming. */
+  function dropLive(liveAnswer) {
+    if (!liveAnswer?.msg) return;
+    const at = s.messages.indexOf(liveAnswer.msg);
+    if (at >= 0) s.messages.splice(at, 1);
+    liveAnswer.msg = null;
+  }
+
+  /**
+   * Stop ended `request` before its answer, after `partial` text was shown.
+   * The server keeps nothing, so the history the browser holds is what the
+   * next request sends: give it what the visitor saw, in a shape the server
+   * accepts (README "The chat protocol").
+   *  - sendMessage: with text, the visitor's message and the text as a user
+   *    and a model turn (calls still waiting before them are answered "not
+   *    run" first, as the server would); without text, nothing: the message
+   *    stays on screen but is not sent.
+   *  - submitToolResults: the page actions did run, so the waiting calls are
+   *    answered with their results (as the server would have), then the text,
+   *    if any, as a model turn. A model turn right after unanswered calls is
+   *    what the server rejects; this never leaves one.
+   * @param {{route: string, payload: any}} request
+   * @param {string} partial
+   */
+  function rememberStopped(request, partial) {
+    const text = partial.trim() ? partial : '';
+    let history;
+    if (request.route === 'geminiAgent.submitToolResults') {
+      history = answerPendingCalls(s.history, request.payload?.results ?? []);
+      if (!history) return;
+    } else {
+      if (!text) return;
+      const message = { role: 'user', parts: [{ text: String(request.payload?.message ?? '') }] };
+      history = [...(answerPendingCalls(s.history) ?? s.history), message];
+    }
+    if (text) history.push({ role: 'model', parts: [{ text }] });
+    s.history = history;
+  }
+
+  /**
    * The loop: post `payload` to `route`, run page calls, submit their results,
    * until the server answers with text (or blocked), the round-trip budget is
    * spent, Stop is pressed, or a request fails. Never rejects.
@@ -889,19 +1216,31 @@ export function mountChat(container, options = {}) {
     failed = null;
     set({ isLoading: true, error: '', errorCode: '', outcome: '', statusText: 'Thinking…' });
     let request = { route, payload };
+    let inFlight = null; /* the request while it waits for its answer */
+    /** @type {LiveAnswer|null} */
+    let liveAnswer = null;
     let trips = 0;
     let outcome = 'response';
     try {
       for (;;) {
         failed = request;
+        inFlight = request;
+        const streamed = { text: '', stale: false, msg: null };
+        liveAnswer = streamed;
         const answer = await post(
           request.route,
           { ...request.payload, history: s.history, toolDefinitions: toolDefinitions(currentTools()), pageState: currentPageState() },
           controller.signal,
+          (event) => {
+            if (live() && !controller.signal.aborted) showEvent(streamed, event);
+          },
         );
+        inFlight = null;
         trips++;
         failed = null;
         if (!live()) throw abortError();
+        dropLive(liveAnswer);
+        liveAnswer = null;
         absorb(answer);
         if (answer.type === 'response') {
           addMessage('assistant', answer.message ?? '');
@@ -929,12 +1268,18 @@ export function mountChat(container, options = {}) {
         request = { route: 'geminiAgent.submitToolResults', payload: { results } };
       }
     } catch (e) {
+      const bubble = liveAnswer?.msg;
       if (controller.signal.aborted || e?.name === 'AbortError') {
         failed = null;
         outcome = 'stopped';
-        if (live()) addMessage('system', 'Stopped.');
+        if (live()) {
+          if (bubble) bubble.status = 'stopped';
+          if (inFlight) rememberStopped(inFlight, liveAnswer?.text ?? '');
+          addMessage('system', 'Stopped.');
+        }
       } else if (live()) {
         outcome = 'error';
+        if (bubble) bubble.status = 'incomplete';
         const err = e instanceof ChatError ? e : new ChatError('client', `Something went wrong in the chat: ${e?.message || e}`);
         if (!(e instanceof ChatError)) win?.console?.error?.('gemini-chat:', e);
         s.error = err.message;

@@ -21,6 +21,8 @@
  *   data-max-round-trips="15"
  *   data-expanded                        start in full mode (compact by default)
  *   data-floating                        float in the bottom-right corner
+ *   data-stream="false"                  one JSON answer per request instead of
+ *                                        streamed text (read by mountChat)
  * A `<template>` inside the container, or `<template id="gemini-chat">`,
  * replaces the widget's markup (see gemini-chat.jay-contract).
  *
