@@ -272,20 +272,28 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
             json_object_get(json_array_get(parts, t->calls[i].part),
                             "functionCall"),
             index, t->calls[i].part};
-        struct loop_result r;
-        bool back = in->handed_back(in->handed_back_ctx, c.name);
+        struct loop_result r = {0};
+        int who = in->decide(in->decide_ctx, &c, &r, err);
 
-        if (EMIT(l, tool_call, &c, back, err) != 0)
+        if (who < 0 || EMIT(l, tool_call, &c, who == LOOP_HAND_BACK, err) != 0)
             return -1;
-        if (back) {
+        if (who == LOOP_HAND_BACK) {
             (*handed)++;
             continue;
         }
-        const struct plugin_action *act = plugin_find_fn(in->actions, c.name);
-        if (EMIT(l, status, LOOP_TOOL, act ? act->name : c.name, err) != 0)
-            return -1;
-        if (run_call(l, act, &c, &r, err) != 0 ||
-            EMIT(l, tool_result, &c, &r, err) != 0)
+        if (who == LOOP_RUN_IT) {
+            const struct plugin_action *act =
+                plugin_find_fn(in->actions, c.name);
+            if (EMIT(l, status, LOOP_TOOL, act ? act->name : c.name, err) !=
+                    0 ||
+                run_call(l, act, &c, &r, err) != 0)
+                return -1;
+        } else if (r.response == NULL) {
+            return status_set(err, ST_INTERNAL,
+                              "the call '%s' was answered without a response",
+                              c.name);
+        }
+        if (EMIT(l, tool_result, &c, &r, err) != 0)
             return -1;
         if (json_array_append_new(answers,
                                   loop_answer_part(c.call, r.response)))

@@ -55,6 +55,17 @@ struct loop_result {
     long ms;
 };
 
+/* Who answers a call: decide() returns one of these, or -1 with `err`
+ * set to end the loop. */
+enum loop_who {
+    LOOP_RUN_IT,     /* the loop runs the server action of that name (or
+                      * tells the model there is none) */
+    LOOP_HAND_BACK,  /* the caller's client runs it: the loop ends after
+                      * this turn's other calls (LOOP_HANDED_BACK) */
+    LOOP_ANSWER_IT,  /* the caller answered it already: decide() filled
+                      * `r` (its response pinned to the loop's arena) */
+};
+
 /* Token counts summed over the request's Gemini answers, saturating at
  * LONG_MAX (an upstream value cannot overflow them). */
 struct loop_usage {
@@ -152,10 +163,11 @@ struct loop_input {
      * large page state is escaped once, not at every step. */
     const char *last_turn_text;
     size_t last_turn_text_len;
-    /* Does the caller's client run the function `name`? Those calls end
-     * the loop (LOOP_HANDED_BACK); the loop answers every other one. */
-    bool (*handed_back)(void *ctx, const char *name);
-    void *handed_back_ctx;
+    /* Who answers a call (see enum loop_who). Called for each call of a
+     * model turn, in order, with `r` zeroed. */
+    int (*decide)(void *ctx, const struct loop_call *c, struct loop_result *r,
+                  struct status_error *err);
+    void *decide_ctx;
 };
 
 /* Run the loop. Returns 0 after the sink's `done`, or -1 with `err` set

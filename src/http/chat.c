@@ -86,16 +86,20 @@ call_id(struct arena *a, const json_t *call, size_t turn, size_t part)
     return id ? id : arena_printf(a, "call_%zu_%zu", turn, part);
 }
 
-/* Does the browser run this call? Only page tools it declared do; the
- * server answers everything else (actions, and unknown names with an
+/* Who answers this call? The browser runs the page tools it declared;
+ * the server answers everything else (actions, and unknown names with an
  * error, so the model can correct itself). */
-static bool
-is_page_call(void *ctx, const char *name)
+static int
+decide_call(void *ctx, const struct loop_call *lc, struct loop_result *r,
+            struct status_error *err)
 {
     const struct chat *c = ctx;
 
-    return !plugin_is_fn_name(name) &&
-           toolbridge_page_find(&c->page, name) != NULL;
+    (void)r, (void)err;
+    return !plugin_is_fn_name(lc->name) &&
+                   toolbridge_page_find(&c->page, lc->name) != NULL
+               ? LOOP_HAND_BACK
+               : LOOP_RUN_IT;
 }
 
 /* --- the pending turn -------------------------------------------------- */
@@ -366,7 +370,7 @@ sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
      * own name (it may be declared under another, see toolbridge.h). */
     id = call_id(c->a, lc->call, lc->turn, lc->part);
     tool = toolbridge_page_find(&c->page, lc->name);
-    if (tool == NULL) /* is_page_call() found it: never */
+    if (tool == NULL) /* decide_call() found it: never */
         return status_set(err, ST_INTERNAL, "page tool '%s' lost", lc->name);
     if (id == NULL)
         return oom(err);
@@ -771,8 +775,8 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
                             .action_env = &site->cfg->actions,
                             .a = a,
                             .max_steps = lim->max_loop_steps,
-                            .handed_back = is_page_call,
-                            .handed_back_ctx = &c};
+                            .decide = decide_call,
+                            .decide_ctx = &c};
 
     *answer = NULL;
     /* 1: decode: the shape of the body */

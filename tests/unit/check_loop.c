@@ -294,11 +294,21 @@ teardown(void)
 /* --- one loop run ------------------------------------------------------------ */
 
 /* Page tools, run by "the browser", are the names that start with page_. */
-static bool
-page_tool(void *ctx, const char *name)
+static int
+page_tool(void *ctx, const struct loop_call *c, struct loop_result *r,
+          struct status_error *err)
 {
-    (void)ctx;
-    return strncmp(name, "page_", 5) == 0;
+    /* own_*: the caller answers it itself, at once; ctx: the arena */
+    if (strncmp(c->name, "own_", 4) == 0) {
+        r->action = "own";
+        r->ok = true;
+        r->response = arena_take_json(
+            ctx, json_pack("{s:s}", "result", "done by the caller"));
+        if (r->response == NULL)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
+        return LOOP_ANSWER_IT;
+    }
+    return strncmp(c->name, "page_", 5) == 0 ? LOOP_HAND_BACK : LOOP_RUN_IT;
 }
 
 struct run {
@@ -329,7 +339,7 @@ run_loop_opts(struct run *r, const char *const *answers, long max_steps,
                             .a = &r->arena,
                             .system = "You are a test.",
                             .max_steps = max_steps,
-                            .handed_back = page_tool};
+                            .decide = page_tool};
 
     memset(r, 0, sizeof(*r));
     r->fake.answers = answers;
@@ -342,6 +352,7 @@ run_loop_opts(struct run *r, const char *const *answers, long max_steps,
     in.contents = r->contents;
     in.g = &r->g;
     in.a = &r->arena;
+    in.decide_ctx = &r->arena;
     if (r->contents == NULL) { /* only under injected failures */
         status_set(&r->err, ST_NO_MEMORY, "out of memory");
         r->rc = -1;
@@ -530,6 +541,31 @@ START_TEST(streaming_sink_hears_every_step)
     free(a);
     free(b);
     run_release(&plain);
+    run_release(&r);
+}
+END_TEST
+
+/* A call the caller answers itself: no action runs, its answer goes to
+ * Gemini like any other. */
+START_TEST(caller_answers_a_call)
+{
+    static const char *const answers[] = {
+        ANSWER(CALL("own_note", "{}"), "STOP"),
+        ANSWER(TEXT("Noted."), "STOP"), NULL};
+    struct run r;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.rec.log, "usage:12/1:gemini-test-001\n"
+                                "call:own_note:run\n"
+                                "result:own:ok\n"
+                                "usage:24/2:gemini-test-001\n"
+                                "text:Noted.\n"
+                                "done:answered\n");
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1],
+                                 "{\"functionResponse\":{\"name\":"
+                                 "\"own_note\",\"response\":{\"result\":"
+                                 "\"done by the caller\"}}}"));
     run_release(&r);
 }
 END_TEST
@@ -1173,6 +1209,7 @@ loop_suite(void)
     tcase_add_test(tc, server_only_chain);
     tcase_add_test(tc, mixed_turn_runs_server_calls_and_hands_back_the_rest);
     tcase_add_test(tc, streaming_sink_hears_every_step);
+    tcase_add_test(tc, caller_answers_a_call);
     tcase_add_test(tc, every_allocation_failure_in_a_stream_is_clean);
     tcase_add_test(tc, the_last_turn_stays_last);
     tcase_add_test(tc, copied_turns_are_the_bytes_written);
