@@ -105,6 +105,22 @@
 #define BOUND_STREAM_HEARTBEAT_MS   60000
 #define DEFAULT_STREAM_HEARTBEAT_MS 15000
 
+/* --- the run API's request (seed 001 §2): every cut is reported --------- */
+
+/* The prompt, in bytes (cut at a character). */
+#define RUN_PROMPT_MAX            16384
+/* `conversation`: the newest turns kept, and each text's bytes. */
+#define RUN_CONVERSATION_MAX      40
+#define RUN_TEXT_MAX              4000
+/* `attachedContext`: entries kept, bytes of each string (id, title,
+ * snippet), and the depth and compact size of an entry's `meta`. */
+#define RUN_CONTEXT_MAX           12
+#define RUN_CONTEXT_STRING_MAX    500
+#define RUN_CONTEXT_META_DEPTH    4
+#define RUN_CONTEXT_META_BYTES    2048
+/* A threadId is a store id; anything longer is not one. */
+#define RUN_THREAD_ID_MAX         64
+
 /* A CGI host that announces more body than it sends and keeps stdin open
  * must not hang the process: give up after this long without a byte. */
 #define BOUND_CGI_READ_MS         10000
