@@ -118,6 +118,12 @@
 #define RUN_CONTEXT_STRING_MAX    500
 #define RUN_CONTEXT_META_DEPTH    4
 #define RUN_CONTEXT_META_BYTES    2048
+/* How long an approval waits for the user (policy.approvalTtlMs). */
+#define BOUND_APPROVAL_TTL_MS     (30L * 24 * 3600 * 1000)
+#define DEFAULT_APPROVAL_TTL_MS   (24L * 3600 * 1000)
+/* Types of attachedContext a site may accept, and their length. */
+#define BOUND_CONTEXT_TYPES       32
+#define BOUND_CONTEXT_TYPE_LEN    64
 /* A threadId is a store id; anything longer is not one. */
 #define RUN_THREAD_ID_MAX         64
 

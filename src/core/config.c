@@ -16,6 +16,7 @@
 #include "core/ydoc.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,135 @@ load_action_dirs(struct config *cfg, const struct ydoc_node *v,
     }
 }
 
+static void set_string(char **slot, const char *s);
+static void config_free_strings(char **list);
+
+/* --- the run API: store and policy ---------------------------------------- */
+
+/* "sqlite:PATH", PATH relative to the config's folder. */
+static void
+load_store_spec(struct config *cfg, const char *s, const char *file, int line,
+                struct diag *d)
+{
+    char *path;
+
+    if (strncmp(s, "sqlite:", 7) != 0 || s[7] == '\0') {
+        diag_add(d, file, line,
+                 "'store' must be sqlite:PATH (the only backend so far), "
+                 "not '%s'",
+                 s);
+        return;
+    }
+    path = resolve(cfg->dir, s + 7);
+    free(cfg->run.store);
+    cfg->run.store = NULL;
+    if (path != NULL && asprintf(&cfg->run.store, "sqlite:%s", path) < 0)
+        cfg->run.store = NULL;
+    free(path);
+}
+
+static void
+load_context_types(struct config *cfg, const struct ydoc_node *v,
+                   const char *file, struct diag *d)
+{
+    char **types;
+
+    if (v->kind != YDOC_SEQ || v->count > BOUND_CONTEXT_TYPES) {
+        diag_add(d, file, v->line,
+                 "'policy.contextTypes' must be a list of at most %d names",
+                 BOUND_CONTEXT_TYPES);
+        return;
+    }
+    types = calloc(v->count + 1, sizeof(*types));
+    if (types == NULL)
+        return;
+    for (size_t i = 0; i < v->count; i++) {
+        const char *t = ydoc_string(v->values[i]);
+        if (t == NULL || t[0] == '\0' || strlen(t) > BOUND_CONTEXT_TYPE_LEN) {
+            diag_add(d, file, v->values[i]->line,
+                     "'policy.contextTypes' entries must be names of at most "
+                     "%d characters",
+                     BOUND_CONTEXT_TYPE_LEN);
+            continue;
+        }
+        types[i] = strdup(t);
+    }
+    config_free_strings(cfg->run.context_types);
+    cfg->run.context_types = types;
+}
+
+/* policy.allow: [{action, arg?, pattern?}] */
+static void
+load_allow(struct config *cfg, const struct ydoc_node *v, const char *file,
+           struct diag *d)
+{
+    json_t *rules = ydoc_to_json(v, file, d);
+    json_t *r;
+    size_t i;
+
+    if (rules == NULL)
+        return;
+    if (!json_is_array(rules)) {
+        diag_add(d, file, v->line, "'policy.allow' must be a list of rules");
+        json_decref(rules);
+        return;
+    }
+    json_array_foreach(rules, i, r) {
+        if (!json_is_string(json_object_get(r, "action")) ||
+            (json_object_get(r, "arg") != NULL &&
+             (!json_is_string(json_object_get(r, "arg")) ||
+              !json_is_string(json_object_get(r, "pattern"))))) {
+            diag_add(d, file, v->line,
+                     "'policy.allow' rule %zu must be {action, arg?, "
+                     "pattern?} with strings (pattern with arg)",
+                     i + 1);
+        }
+    }
+    json_decref(cfg->run.allow);
+    cfg->run.allow = rules;
+}
+
+static void
+load_policy(struct config *cfg, const struct ydoc_node *map, const char *file,
+            struct diag *d)
+{
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line, "'policy' must be a mapping, not %s",
+                 ydoc_type_name(map));
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        long long ms;
+        const char *s;
+
+        if (strcmp(k->text, "sideEffects") == 0) {
+            if (!ydoc_bool(v, &cfg->run.side_effects))
+                diag_add(d, file, v->line,
+                         "'policy.sideEffects' must be true or false");
+        } else if (strcmp(k->text, "approvalTtlMs") == 0) {
+            if (!ydoc_int(v, &ms) || ms < 1000 || ms > BOUND_APPROVAL_TTL_MS)
+                diag_add(d, file, v->line,
+                         "'policy.approvalTtlMs' must be an integer from "
+                         "1000 to %ld",
+                         (long)BOUND_APPROVAL_TTL_MS);
+            else
+                cfg->run.approval_ttl_ms = (long)ms;
+        } else if (strcmp(k->text, "allow") == 0) {
+            load_allow(cfg, v, file, d);
+        } else if (strcmp(k->text, "persona") == 0) {
+            if ((s = want_string(v, file, "policy.persona", d)) != NULL)
+                set_string(&cfg->run.persona, s);
+        } else if (strcmp(k->text, "contextTypes") == 0) {
+            load_context_types(cfg, v, file, d);
+        } else {
+            unknown_key(d, file, k, " in 'policy'",
+                        "sideEffects, approvalTtlMs, allow, persona, "
+                        "contextTypes");
+        }
+    }
+}
+
 /* Returns 0, or -1 when agent.yaml is unusable (problems reported). */
 static int
 load_agent_yaml(struct config *cfg, struct diag *d)
@@ -198,6 +328,11 @@ load_agent_yaml(struct config *cfg, struct diag *d)
             }
         } else if (strcmp(k->text, "limits") == 0) {
             load_limits(cfg, v, file, d);
+        } else if (strcmp(k->text, "store") == 0) {
+            if ((s = want_string(v, file, "store", d)) != NULL)
+                load_store_spec(cfg, s, file, v->line, d);
+        } else if (strcmp(k->text, "policy") == 0) {
+            load_policy(cfg, v, file, d);
         } else if (strcmp(k->text, "allowReadableKeyFile") == 0) {
             if (!ydoc_bool(v, &cfg->allow_readable_key_file))
                 diag_add(d, file, v->line,
@@ -206,7 +341,7 @@ load_agent_yaml(struct config *cfg, struct diag *d)
                          ydoc_type_name(v));
         } else {
             unknown_key(d, file, k, "",
-                        "gemini, actions, dataDir, limits, "
+                        "gemini, actions, dataDir, limits, store, policy, "
                         "allowReadableKeyFile");
         }
     }
@@ -388,6 +523,37 @@ apply_env_limits(struct config *cfg, struct diag *d)
                                                   : v;
 }
 
+/* The run API's defaults, after agent.yaml: the store in dataDir, the
+ * seed's context types, and the kill switch from the environment. */
+static int
+run_defaults(struct config *cfg)
+{
+    static const char *const types[] = {"email", "calendar_event",
+                                        "document", "page"};
+    const char *env = getenv("AGENT_SIDE_EFFECTS_ENABLED");
+
+    if (env != NULL && (strcmp(env, "false") == 0 || strcmp(env, "0") == 0))
+        cfg->run.side_effects = false;
+    if (cfg->run.store == NULL &&
+        asprintf(&cfg->run.store, "sqlite:%s/agent.db",
+                 cfg->actions.data_dir) < 0) {
+        cfg->run.store = NULL;
+        return -1;
+    }
+    if (cfg->run.persona == NULL &&
+        (cfg->run.persona = strdup(CONFIG_DEFAULT_PERSONA)) == NULL)
+        return -1;
+    if (cfg->run.context_types == NULL) {
+        cfg->run.context_types = calloc(ARRAY_SIZE(types) + 1, sizeof(char *));
+        if (cfg->run.context_types == NULL)
+            return -1;
+        for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+            if ((cfg->run.context_types[i] = strdup(types[i])) == NULL)
+                return -1;
+    }
+    return 0;
+}
+
 struct config *
 config_load(const char *path, struct diag *d)
 {
@@ -414,6 +580,8 @@ config_load(const char *path, struct diag *d)
     cfg->gemini.model = strdup(CONFIG_DEFAULT_MODEL);
     cfg->gemini.base_url = strdup(CONFIG_DEFAULT_BASE_URL);
     cfg->gemini.system_prompt = strdup("");
+    cfg->run.side_effects = true;
+    cfg->run.approval_ttl_ms = DEFAULT_APPROVAL_TTL_MS;
     if (cfg->path == NULL || cfg->dir == NULL || cfg->gemini.model == NULL ||
         cfg->gemini.base_url == NULL || cfg->gemini.system_prompt == NULL)
         goto fail;
@@ -430,6 +598,8 @@ config_load(const char *path, struct diag *d)
         cfg->gemini.path = resolve(cfg->dir, ".gemini.yaml");
     if (cfg->actions.data_dir == NULL)
         cfg->actions.data_dir = resolve(cfg->dir, "../var");
+    if (run_defaults(cfg) != 0)
+        goto fail;
     if (cfg->actions.dirs == NULL) {
         cfg->actions.dirs = calloc(1, sizeof(char *));
         if (cfg->actions.dirs == NULL ||
@@ -468,5 +638,19 @@ config_free(struct config *cfg)
     free(cfg->gemini.model);
     free(cfg->gemini.system_prompt);
     free(cfg->gemini.base_url);
+    free(cfg->run.store);
+    free(cfg->run.persona);
+    json_decref(cfg->run.allow);
+    config_free_strings(cfg->run.context_types);
     free(cfg);
+}
+
+/* Free a NULL-terminated list of strings (holes from failed copies are
+ * skipped by the list's own end: a NULL). */
+static void
+config_free_strings(char **list)
+{
+    for (size_t i = 0; list != NULL && list[i] != NULL; i++)
+        free(list[i]);
+    free(list);
 }

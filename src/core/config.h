@@ -63,12 +63,24 @@ struct config_actions {
     long timeout_ms; /* one action's watchdog (actionTimeoutMs) */
 };
 
+/* The run API (policy: and store: in agent.yaml). */
+struct config_run {
+    char *store;           /* "sqlite:PATH"; default sqlite:<dataDir>/agent.db */
+    bool side_effects;     /* policy.sideEffects; env
+                            * AGENT_SIDE_EFFECTS_ENABLED=false wins */
+    long approval_ttl_ms;  /* policy.approvalTtlMs */
+    struct json_t *allow;  /* policy.allow: the site's allow rules, owned */
+    char *persona;         /* policy.persona: the run API's instruction */
+    char **context_types;  /* policy.contextTypes, NULL-terminated */
+};
+
 struct config {
     char *path;        /* agent.yaml as given */
     char *dir;         /* its folder: the base of relative paths */
     struct config_limits limits;
     struct config_gemini gemini;
     struct config_actions actions;
+    struct config_run run;
     /* allowReadableKeyFile: serve even when the file holding the key is
      * open to group or others (config_key_file_exposed) */
     bool allow_readable_key_file;
@@ -78,6 +90,10 @@ struct config {
  * (docs/internals/gemini-wire.md §9). */
 #define CONFIG_DEFAULT_MODEL    "gemini-3.8-flash"
 #define CONFIG_DEFAULT_BASE_URL "https://generativelanguage.googleapis.com"
+/* The run API's instruction when policy.persona says none. */
+#define CONFIG_DEFAULT_PERSONA                                                 \
+    "You are a personal assistant. You act for the signed-in user with the " \
+    "tools you are given, and answer in plain, short sentences."
 
 /*
  * Load the configuration rooted at `path` (agent.yaml). Returns a new

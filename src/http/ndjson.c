@@ -103,6 +103,8 @@ write_status(struct ndjson *s, bool heartbeat, struct status_error *err)
 
     if (s->tool[0] != '\0')
         rc |= key(s, "tool") | string(s, s->tool);
+    if (s->thread != NULL)
+        rc |= key(s, "threadId") | string(s, s->thread);
     if (heartbeat)
         rc |= key(s, "heartbeat") | sbuf_adds(&s->line, "true");
     rc |= sbuf_putc(&s->line, '}');

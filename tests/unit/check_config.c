@@ -18,6 +18,7 @@
 #include "registry/plugin.h"
 
 #include <check.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -715,6 +716,78 @@ START_TEST(allow_readable_key_file_is_a_bool)
 }
 END_TEST
 
+/* The run API's keys: defaults, every key read, the kill switch from the
+ * environment, and bad values refused with the key's name. */
+START_TEST(run_api_policy_and_store)
+{
+    char *dir, *file;
+    struct diag d = DIAG_INIT;
+    struct config *c;
+    static const char good[] =
+        "actions: []\n"
+        "store: sqlite:db/agent.db\n"
+        "policy:\n"
+        "  sideEffects: false\n"
+        "  approvalTtlMs: 60000\n"
+        "  persona: You help Ann.\n"
+        "  contextTypes: [email, note]\n"
+        "  allow:\n"
+        "    - {action: shop.addReview, arg: email, pattern: '*@example.com'}\n"
+        "    - {action: shop.searchProducts}\n";
+    static const char bad[] = "actions: []\nstore: postgres://x\n"
+                              "policy: {approvalTtlMs: 5, colour: red}\n";
+
+    unsetenv("AGENT_SIDE_EFFECTS_ENABLED");
+    write_temp_config("actions: []\n", 12, &dir, &file);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert(c->run.side_effects);
+    ck_assert_int_eq(c->run.approval_ttl_ms, DEFAULT_APPROVAL_TTL_MS);
+    ck_assert_ptr_nonnull(strstr(c->run.store, "sqlite:"));
+    ck_assert_ptr_nonnull(strstr(c->run.store, "/agent.db"));
+    ck_assert_str_eq(c->run.context_types[0], "email");
+    ck_assert_str_eq(c->run.context_types[3], "page");
+    ck_assert_ptr_null(c->run.context_types[4]);
+    ck_assert_str_eq(c->run.persona, CONFIG_DEFAULT_PERSONA);
+    config_free(c);
+    /* the environment's kill switch */
+    setenv("AGENT_SIDE_EFFECTS_ENABLED", "false", 1);
+    c = config_load(file, &d);
+    ck_assert(!c->run.side_effects);
+    config_free(c);
+    unsetenv("AGENT_SIDE_EFFECTS_ENABLED");
+    diag_release(&d);
+    remove_temp(dir, file);
+
+    d = (struct diag)DIAG_INIT;
+    write_temp_config(good, strlen(good), &dir, &file);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert(!c->run.side_effects);
+    ck_assert_int_eq(c->run.approval_ttl_ms, 60000);
+    ck_assert_str_eq(c->run.persona, "You help Ann.");
+    ck_assert_str_eq(c->run.context_types[1], "note");
+    ck_assert_ptr_null(c->run.context_types[2]);
+    ck_assert_uint_eq(json_array_size(c->run.allow), 2);
+    {
+        char want[256];
+        snprintf(want, sizeof(want), "sqlite:%s/db/agent.db", dir);
+        ck_assert_str_eq(c->run.store, want);
+    }
+    config_free(c);
+    diag_release(&d);
+    remove_temp(dir, file);
+
+    d = (struct diag)DIAG_INIT;
+    write_temp_config(bad, strlen(bad), &dir, &file);
+    c = config_load(file, &d);
+    ck_assert_ptr_null(c);
+    ck_assert_uint_eq(d.count, 3);
+    diag_release(&d);
+    remove_temp(dir, file);
+}
+END_TEST
+
 Suite *
 config_suite(void)
 {
@@ -757,6 +830,7 @@ config_suite(void)
     tcase_add_loop_test(tc, key_file_permissions, 0,
                         (int)ARRAY_SIZE(key_file_cases));
     tcase_add_test(tc, allow_readable_key_file_is_a_bool);
+    tcase_add_test(tc, run_api_policy_and_store);
     suite_add_tcase(s, tc);
     return s;
 }
