@@ -132,6 +132,18 @@ loop_answer_part(const json_t *call, const json_t *response)
                      UNCONST(response));
 }
 
+bool
+loop_answers_call(const json_t *part, const json_t *call)
+{
+    const json_t *fr = json_object_get(part, "functionResponse");
+    const json_t *id = json_object_get(call, "id");
+    const char *name = json_string_value(json_object_get(fr, "name"));
+    const char *want = json_string_value(json_object_get(call, "name"));
+
+    return name != NULL && want != NULL && strcmp(name, want) == 0 &&
+           (id == NULL || json_equal(id, json_object_get(fr, "id")));
+}
+
 /* Move in->last_turn (when there is one) to the end of `contents`: the
  * turns recorded since go before it. */
 static int

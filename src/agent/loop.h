@@ -181,6 +181,10 @@ int loop_run(const struct loop_input *in, const struct loop_sink *sink,
 struct json_t *loop_answer_part(const struct json_t *call,
                                 const struct json_t *response);
 
+/* Is `part` the functionResponse to `call` (a functionCall object): the
+ * same name, and the same id when the call had one? */
+bool loop_answers_call(const struct json_t *part, const struct json_t *call);
+
 /* Append the array `turns` as our writer writes it, copying texts[i]
  * for turns[i] with i < ntexts (see loop_input.texts). 0, or -1 when out
  * of memory. */

@@ -152,21 +152,6 @@ find_pending(json_t *history, struct pending *p)
     p->any = true;
 }
 
-/* Is `part` the functionResponse to `call` (same name; same id when the
- * call had one)? */
-static bool
-answers_call(const json_t *part, const json_t *call)
-{
-    const json_t *fr = json_object_get(part, "functionResponse");
-    const json_t *id = json_object_get(call, "id");
-    const char *name = json_string_value(json_object_get(fr, "name"));
-
-    return name != NULL &&
-           strcmp(name, json_string_value(json_object_get(call, "name"))) ==
-               0 &&
-           (id == NULL || json_equal(id, json_object_get(fr, "id")));
-}
-
 /* The browser's result for one call: {"result": v} or {"error": v}. */
 static int
 browser_response(const json_t *r, json_t **resp, struct status_error *err)
@@ -217,7 +202,7 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
          * so (history_check made sure it follows call order); the page
          * may since have lost the tool, so names cannot tell. */
         json_t *given = json_array_get(p->partial, next_partial);
-        if (answers_call(given, call)) {
+        if (loop_answers_call(given, call)) {
             next_partial++;
             if (json_array_append(parts, given) != 0)
                 return oom(err);
