@@ -6,7 +6,8 @@
 #   make check-asan unit tests under ASan/UBSan
 #   make fuzz       the differential fuzzer, jscan and jsonout against jansson
 #                   (FUZZ_SECONDS, default 30)
-#   make bench      CPU per chat request; latency, errors, RSS at 10-1000 concurrent chats
+#   make bench      CPU per chat request; latency, errors, RSS at 10-1000 concurrent chats;
+#                   streamed answers: CPU, and the latency of a chunk to the client
 #   make cost       bytes sent to Gemini over a scripted demo conversation
 #   make test       everything: deps, unit (plain and ASan/UBSan), HTTP, browser
 #   make deps       install the Debian packages the build and tests need
