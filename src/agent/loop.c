@@ -64,6 +64,17 @@ loop_usage_add(long *acc, long v)
     *acc = *acc > LONG_MAX - v ? LONG_MAX : *acc + v;
 }
 
+json_t *
+loop_usage_json(const struct loop_usage *u)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:i}", "promptTokens",
+                     (json_int_t)u->prompt, "candidatesTokens",
+                     (json_int_t)u->candidates, "thoughtsTokens",
+                     (json_int_t)u->thoughts, "cachedTokens",
+                     (json_int_t)u->cached, "totalTokens",
+                     (json_int_t)u->total, "geminiCalls", u->calls);
+}
+
 /* The `response` of a call that failed; the model reads `error`. */
 static json_t *
 error_response(struct arena *a, const char *msg)
@@ -72,13 +83,14 @@ error_response(struct arena *a, const char *msg)
                            json_pack("{s:s}", "error", msg ? msg : "failed"));
 }
 
-/* Run one call the loop answers; -1 only when out of memory. */
+/* Run one call the loop answers (`act` its action, NULL: there is none);
+ * -1 only when out of memory. */
 static int
-run_call(struct loop *l, const struct loop_call *c, struct loop_result *r,
+run_call(struct loop *l, const struct plugin_action *act,
+         const struct loop_call *c, struct loop_result *r,
          struct status_error *err)
 {
     struct arena *a = l->in->a;
-    const struct plugin_action *act = plugin_find_fn(l->in->actions, c->name);
     struct status_error failed = {0};
     json_t *out = NULL;
     long t0 = monotime_ms();
@@ -182,7 +194,18 @@ loop_write_turns(const json_t *turns, const struct loop_text *texts,
     return rc == 0 ? 0 : -1;
 }
 
-/* Ask Gemini once and read its answer into `t`. */
+/* A streamed text delta, on to the sink. */
+static int
+on_text(void *ctx, const char *text, size_t len, struct status_error *err)
+{
+    struct loop *l = ctx;
+    return l->sink->ops->delta(l->sink->ctx, text, len, err);
+}
+
+static const struct gemini_stream_ops stream_ops = {on_text};
+
+/* Ask Gemini once and read its answer into `t`: streamed when the sink
+ * takes deltas. */
 static int
 ask(struct loop *l, struct turn *t, struct status_error *err)
 {
@@ -195,8 +218,15 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
         return -1;
     if (write_contents(in, &l->request, l->head) != 0)
         return oom(err);
-    rc = gemini_generate(in->g, in->gemini, l->request.buf, l->request.len,
-                         in->a, &resp, &l->calls, err);
+    if (EMIT(l, status, LOOP_THINKING, NULL, err) != 0)
+        return -1;
+    if (l->sink->ops->delta != NULL)
+        rc = gemini_stream(in->g, in->gemini, l->request.buf,
+                           l->request.len, in->a, &stream_ops, l, &resp,
+                           &l->calls, err);
+    else
+        rc = gemini_generate(in->g, in->gemini, l->request.buf,
+                             l->request.len, in->a, &resp, &l->calls, err);
     l->usage.calls = l->calls.calls;
     if (rc != 0 || turn_parse(resp, in->a, t, err) != 0)
         return -1;
@@ -251,7 +281,10 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
             (*handed)++;
             continue;
         }
-        if (run_call(l, &c, &r, err) != 0 ||
+        const struct plugin_action *act = plugin_find_fn(in->actions, c.name);
+        if (EMIT(l, status, LOOP_TOOL, act ? act->name : c.name, err) != 0)
+            return -1;
+        if (run_call(l, act, &c, &r, err) != 0 ||
             EMIT(l, tool_result, &c, &r, err) != 0)
             return -1;
         if (json_array_append_new(answers,
@@ -384,8 +417,11 @@ run(struct loop *l, struct status_error *err)
                 &t, err);
         if (run_calls(l, &t, index, &handed, err) != 0)
             return fail(l, err);
-        if (handed > 0)
+        if (handed > 0) {
+            if (EMIT(l, status, LOOP_WAITING, NULL, err) != 0)
+                return fail(l, err);
             return finish(l, LOOP_HANDED_BACK, &t, err);
+        }
         /* every call was the loop's own: straight back to Gemini */
     }
 }

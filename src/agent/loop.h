@@ -70,6 +70,13 @@ enum loop_end {
     LOOP_MAX_STEPS,   /* out of steps before an answer */
 };
 
+/* What the loop is doing, for a status line. */
+enum loop_status {
+    LOOP_THINKING, /* waiting on Gemini */
+    LOOP_TOOL,     /* running a server action */
+    LOOP_WAITING,  /* handing calls to the caller's client */
+};
+
 /*
  * The event sink. Any op may be NULL (not interested). An op returns 0,
  * or -1 with `err` set to stop the loop (out of memory, client gone).
@@ -93,6 +100,16 @@ struct loop_sink_ops {
     int (*done)(void *ctx, enum loop_end end, const struct turn *last,
                 struct status_error *err);
     void (*error)(void *ctx, const struct status_error *err);
+    /* What the loop starts doing: LOOP_THINKING before each Gemini call,
+     * LOOP_TOOL before a server action runs (`tool` its registered name,
+     * else the function's), LOOP_WAITING before it hands calls back. */
+    int (*status)(void *ctx, enum loop_status st, const char *tool,
+                  struct status_error *err);
+    /* Visible text of the answer as Gemini streams it. A sink with this
+     * op makes the loop stream (gemini_stream); the deltas of one Gemini
+     * call add up to the text of its turn. */
+    int (*delta)(void *ctx, const char *text, size_t len,
+                 struct status_error *err);
 };
 
 struct loop_sink {
@@ -157,6 +174,11 @@ struct json_t *loop_answer_part(const struct json_t *call,
  * of memory. */
 int loop_write_turns(const struct json_t *turns, const struct loop_text *texts,
                      size_t ntexts, struct sbuf *sb);
+
+/* The usage as callers report it: {promptTokens, candidatesTokens,
+ * thoughtsTokens, cachedTokens, totalTokens, geminiCalls}. A new
+ * reference, or NULL when out of memory. */
+struct json_t *loop_usage_json(const struct loop_usage *u);
 
 /* Add `v` to `*acc`, saturating at LONG_MAX; negative `v` counts as 0. */
 void loop_usage_add(long *acc, long v);

@@ -98,6 +98,13 @@
 #define BOUND_REQUEST_TIMEOUT_MS   290000
 #define DEFAULT_REQUEST_TIMEOUT_MS 120000
 
+/* A stream with no event for this long gets a status line: proxies cut a
+ * silent response after their read timeout (Apache's FcgidIOTimeout is
+ * 40 s, many proxies 60 s), and a model that thinks, or a chain of tools,
+ * can be silent for longer (streamHeartbeatMs). */
+#define BOUND_STREAM_HEARTBEAT_MS   60000
+#define DEFAULT_STREAM_HEARTBEAT_MS 15000
+
 /* A CGI host that announces more body than it sends and keeps stdin open
  * must not hang the process: give up after this long without a byte. */
 #define BOUND_CGI_READ_MS         10000

@@ -51,6 +51,8 @@ static const struct limit_key limit_keys[] = {
           BOUND_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS),
     LIMIT("maxRequestsPerWorker", limits.max_requests_per_worker, 0,
           BOUND_REQUESTS_PER_WORKER, 0),
+    LIMIT("streamHeartbeatMs", limits.stream_heartbeat_ms, 100,
+          BOUND_STREAM_HEARTBEAT_MS, DEFAULT_STREAM_HEARTBEAT_MS),
 };
 
 static long *
@@ -119,7 +121,8 @@ load_limits(struct config *cfg, const struct ydoc_node *map, const char *file,
             unknown_key(d, file, k, " in 'limits'",
                         "maxBodyBytes, maxHistoryTurns, maxTools, "
                         "maxPageStateBytes, maxLoopSteps, geminiTimeoutMs, "
-                        "actionTimeoutMs, requestTimeoutMs, maxRequestsPerWorker");
+                        "actionTimeoutMs, requestTimeoutMs, maxRequestsPerWorker, "
+                        "streamHeartbeatMs");
             continue;
         }
         if (!ydoc_int(v, &val)) {

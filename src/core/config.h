@@ -32,6 +32,9 @@ struct config_limits {
     long max_loop_steps;   /* env AGENT_MAX_LOOP_STEPS wins, clamped 1..15 */
     long max_requests_per_worker; /* 0 = never recycle */
     long request_timeout_ms; /* the whole request (requestTimeoutMs) */
+    /* a stream with no event for this long gets a status line, so a
+     * proxy's read timeout never cuts it (streamHeartbeatMs) */
+    long stream_heartbeat_ms;
 };
 
 /* Where the API key came from; the key itself is never printed. */

@@ -23,6 +23,8 @@
  */
 #include "core/common.h"
 #include "gemini/gemini.h"
+#include "gemini/chunks.h"
+#include "gemini/sse.h"
 #include "gemini/transport.h"
 #include "core/jsonin.h"
 #include "core/monotime.h"
@@ -353,6 +355,8 @@ net_name(enum gemini_net net)
         return "response too large";
     case GEMINI_NET_GONE:
         return "dropped: the visitor hung up";
+    case GEMINI_NET_SINK:
+        return "stopped by its reader";
     case GEMINI_NET_OTHER:
         break;
     }
@@ -468,6 +472,7 @@ map_failure(const struct gemini *g, const struct config_gemini *gc,
         return status_set(err, ST_CLIENT_GONE,
                           "the visitor hung up; the Gemini call was "
                           "dropped");
+    case GEMINI_NET_SINK: /* a stream's own ends are stream_end()'s */
     case GEMINI_NET_OTHER:
         log_warn("gemini: TLS or protocol error talking to %s",
                  base_url(gc));
@@ -530,30 +535,157 @@ call_deadline(const struct gemini_transport *t, const struct config_gemini *gc)
     return now + (left < gc->timeout_ms ? left : gc->timeout_ms);
 }
 
-int
-gemini_generate(struct gemini *g, const struct config_gemini *gc,
-                const char *body, size_t len, struct arena *a,
-                struct json_t **response,
-                struct gemini_usage *usage, struct status_error *err)
+/* --- streams ------------------------------------------------------------ */
+
+/* A streamed call in flight: libcurl's bytes go through the SSE parser
+ * to the assembler (chunks.c), and each text delta on to `ops`. */
+struct stream_call {
+    const struct gemini_stream_ops *ops;
+    void *ctx;
+    struct arena *a;
+    struct sse sse;
+    struct chunks chunks;
+    bool started;   /* this attempt's body began (a 2xx stream) */
+    bool broke;     /* ... and broke off: an error in it, or unreadable */
+    size_t emitted; /* text deltas passed on, over every attempt */
+    struct gemini_error_info info; /* an error Gemini sent mid-stream */
+    bool have_info;
+    struct status_error err; /* why the parser stopped the transfer */
+};
+
+static int
+stream_text(void *ctx, const char *text, size_t len, struct status_error *err)
+{
+    struct stream_call *s = ctx;
+
+    s->emitted++;
+    return s->ops->text(s->ctx, text, len, err);
+}
+
+/* One event of the stream: a chunk, or an error object (wire §6.3). */
+static int
+stream_event(void *ctx, enum sse_kind kind, const char *data, size_t len)
+{
+    struct stream_call *s = ctx;
+    json_error_t jerr;
+    json_t *chunk;
+    bool oom;
+    int rc;
+
+    chunk = jsonin_parse(data, len, 0, &jerr, &oom);
+    if (oom)
+        return status_set(&s->err, ST_NO_MEMORY,
+                          "out of memory reading Gemini's answer");
+    if (kind == SSE_RAW || json_object_get(chunk, "error") != NULL ||
+        !json_is_object(chunk)) {
+        json_decref(chunk);
+        if (gemini_parse_error(data, len, &s->info) == -2)
+            return status_set(&s->err, ST_NO_MEMORY,
+                              "out of memory reading Gemini's error");
+        s->have_info = s->info.code != 0 || s->info.message[0] != '\0';
+        if (!s->have_info)
+            log_warn("gemini: a stream event is not JSON (line %d, column "
+                     "%d)",
+                     jerr.line, jerr.column);
+        s->broke = true;
+        return -1;
+    }
+    rc = chunks_add(&s->chunks, chunk, stream_text, s, &s->err);
+    json_decref(chunk);
+    return rc;
+}
+
+static int
+stream_data(void *ctx, const char *p, size_t n)
+{
+    struct stream_call *s = ctx;
+
+    s->started = true;
+    if (sse_feed(&s->sse, p, n, stream_event, s) == 0)
+        return 0;
+    if (s->err.code == ST_OK && !s->broke)
+        status_set(&s->err, sse_too_large(&s->sse) ? ST_UPSTREAM_BAD
+                                                   : ST_NO_MEMORY,
+                   sse_too_large(&s->sse)
+                       ? "Gemini sent a stream event larger than %u MiB"
+                       : "out of memory reading Gemini's answer",
+                   (unsigned)(BOUND_UPSTREAM_BYTES / (1024 * 1024)));
+    return -1;
+}
+
+/* A fresh parser and assembler for an attempt. */
+static void
+stream_restart(struct stream_call *s, struct gemini_http *h)
+{
+    sse_release(&s->sse);
+    chunks_release(&s->chunks);
+    sse_init(&s->sse, BOUND_UPSTREAM_BYTES);
+    chunks_init(&s->chunks, s->a);
+    s->started = s->broke = s->have_info = false;
+    memset(&s->err, 0, sizeof(s->err));
+    h->on_data = stream_data;
+    h->on_data_ctx = s;
+}
+
+/*
+ * How a streamed attempt that began ended. 0: complete (*response set);
+ * 1: it broke off (retry it if nothing went out yet); -1: stop, `err`
+ * set (the visitor is gone, out of memory, or the stream's own limit).
+ */
+static int
+stream_end(struct stream_call *s, struct gemini_http *h, json_t **response,
+           struct status_error *err)
+{
+    if (h->net == GEMINI_NET_SINK && !s->broke) {
+        *err = s->err;
+        return -1;
+    }
+    if (h->net == GEMINI_NET_OK && !s->broke &&
+        sse_finish(&s->sse, stream_event, s) != 0 && !s->broke) {
+        *err = s->err;
+        return -1;
+    }
+    if (h->net != GEMINI_NET_OK || s->broke || !s->chunks.finished) {
+        if (h->net == GEMINI_NET_GONE)
+            return status_set(err, ST_CLIENT_GONE,
+                              "the visitor hung up; the Gemini call was "
+                              "dropped");
+        log_warn("gemini: the stream broke off (%s%s%s)",
+                 s->have_info ? "an error: " : "",
+                 s->have_info                ? s->info.status
+                 : s->broke                  ? "an unreadable event"
+                 : h->net != GEMINI_NET_OK   ? "transfer ended"
+                                             : "no finishReason",
+                 s->emitted ? ", after text went out" : "");
+        return 1;
+    }
+    *response = chunks_end(&s->chunks, err);
+    return *response != NULL ? 0 : -1;
+}
+
+/* --- one call, with its retries ------------------------------------------ */
+
+static int
+call(struct gemini *g, const struct config_gemini *gc, const char *body,
+     size_t len, struct arena *a, struct stream_call *s, json_t **response,
+     struct gemini_usage *usage, struct status_error *err)
 {
     const struct gemini_transport *t = &g->t;
     struct gemini_http h;
     struct gemini_error_info info;
     const char *url;
     long deadline, now, hint = -1, wait = 0;
-    bool have_info = false;
+    bool have_info = false, stream_retried = false;
     int attempt, rc = -1;
 
     *response = NULL;
-    h.net = GEMINI_NET_OK;
-    h.status = 0;
+    memset(&h, 0, sizeof(h));
     h.retry_after_ms = -1;
-    h.sent = 1;
     sbuf_init(&h.body, BOUND_UPSTREAM_BYTES);
     if (check_settings(gc, err) != 0)
         goto out;
-    url = arena_printf(a, "%s/v1beta/models/%s:generateContent",
-                       base_url(gc), gc->model);
+    url = arena_printf(a, "%s/v1beta/models/%s:%s", base_url(gc), gc->model,
+                       s ? "streamGenerateContent?alt=sse" : "generateContent");
     if (url == NULL) {
         status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
         goto out;
@@ -571,6 +703,8 @@ gemini_generate(struct gemini *g, const struct config_gemini *gc,
         h.status = 0;
         h.retry_after_ms = -1;
         h.sent = 1;
+        if (s != NULL)
+            stream_restart(s, &h);
         if (t->post(t->ctx, url, gc->api_key, body, len,
                     deadline - now, &h) != 0) {
             status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
@@ -582,6 +716,37 @@ gemini_generate(struct gemini *g, const struct config_gemini *gc,
             attempt += h.sent - 1;
         if (usage != NULL)
             usage->calls += h.sent > 1 ? h.sent : 1;
+        if (s != NULL &&
+            (s->started || (h.net == GEMINI_NET_OK && h.status >= 200 &&
+                            h.status < 300))) {
+            rc = stream_end(s, &h, response, err);
+            if (rc <= 0)
+                goto out;
+            /* Broke off. Once, and only before any text went out, it is
+             * tried again; after that the visitor has seen part of an
+             * answer, and must not be shown it as if it were whole. */
+            rc = -1;
+            now = t->now_ms(t->ctx);
+            if (h.net == GEMINI_NET_TIMEOUT) {
+                status_set(err, ST_UPSTREAM_TIMEOUT,
+                           "Gemini did not finish its answer within %ld s",
+                           ceil_s(gc->timeout_ms));
+                goto out;
+            }
+            if (s->emitted > 0 || stream_retried ||
+                deadline - now < GEMINI_BACKOFF_BASE_MS + GEMINI_MIN_ATTEMPT_MS) {
+                status_set(err, ST_UPSTREAM_DOWN,
+                           s->emitted > 0
+                               ? "Gemini's answer broke off before it was "
+                                 "complete; try again"
+                               : "Gemini's answer broke off twice before "
+                                 "any of it arrived; try again later");
+                goto out;
+            }
+            stream_retried = true;
+            t->sleep_ms(t->ctx, GEMINI_BACKOFF_BASE_MS);
+            continue;
+        }
         if (h.net == GEMINI_NET_OK && h.status >= 200 && h.status < 300) {
             rc = take_response(&h, a, response, err);
             goto out;
@@ -629,6 +794,33 @@ gemini_generate(struct gemini *g, const struct config_gemini *gc,
                      err);
 out:
     sbuf_release(&h.body);
+    return rc;
+}
+
+int
+gemini_generate(struct gemini *g, const struct config_gemini *gc,
+                const char *body, size_t len, struct arena *a,
+                struct json_t **response,
+                struct gemini_usage *usage, struct status_error *err)
+{
+    return call(g, gc, body, len, a, NULL, response, usage, err);
+}
+
+int
+gemini_stream(struct gemini *g, const struct config_gemini *gc,
+              const char *body, size_t len, struct arena *a,
+              const struct gemini_stream_ops *ops, void *ctx,
+              struct json_t **response, struct gemini_usage *usage,
+              struct status_error *err)
+{
+    struct stream_call s = {.ops = ops, .ctx = ctx, .a = a};
+    int rc;
+
+    sse_init(&s.sse, BOUND_UPSTREAM_BYTES);
+    chunks_init(&s.chunks, a);
+    rc = call(g, gc, body, len, a, &s, response, usage, err);
+    sse_release(&s.sse);
+    chunks_release(&s.chunks);
     return rc;
 }
 

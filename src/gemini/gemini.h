@@ -37,6 +37,7 @@ enum gemini_net {
     GEMINI_NET_TOO_LARGE, /* the body passed BOUND_UPSTREAM_BYTES */
     GEMINI_NET_OTHER,     /* anything else (TLS, protocol): no retry */
     GEMINI_NET_GONE,      /* the visitor hung up: the call was dropped */
+    GEMINI_NET_SINK,      /* on_data stopped the transfer (see below) */
 };
 
 /* One attempt's result, filled by the transport. */
@@ -48,6 +49,12 @@ struct gemini_http {
                           * once, silently, when a reused connection dies
                           * without an answer; each one counts */
     struct sbuf body;    /* capped at BOUND_UPSTREAM_BYTES */
+    /* A stream: when set, the body of a 2xx answer goes to on_data as it
+     * arrives, not to `body` (other statuses' bodies, the errors, still
+     * go to `body`). It returns 0, or -1 to end the transfer at once
+     * (net GEMINI_NET_SINK; on_data_ctx knows why). */
+    int (*on_data)(void *ctx, const char *p, size_t n);
+    void *on_data_ctx;
 };
 
 /*
@@ -132,6 +139,30 @@ int gemini_generate(struct gemini *g, const struct config_gemini *gc,
                     const char *body, size_t len, struct arena *a,
                     struct json_t **response, struct gemini_usage *usage,
                     struct status_error *err);
+
+/* What a streamed call reports as it goes. */
+struct gemini_stream_ops {
+    /* Visible text of the answer (not thoughts), as it arrives: 0, or -1
+     * with `err` set to drop the call (the visitor is gone). */
+    int (*text)(void *ctx, const char *text, size_t len,
+                struct status_error *err);
+};
+
+/*
+ * gemini_generate(), streamed: POST ...:streamGenerateContent?alt=sse,
+ * with the same headers, body, retries and deadlines. Each text delta
+ * goes to ops->text as it arrives; `*response` is the whole answer
+ * assembled from the chunks (chunks.h), in the shape generateContent
+ * answers. A stream that breaks off (an error in it, the connection lost,
+ * no finishReason) before any text went out is tried once more; after
+ * text went out it fails with upstream_unavailable, never passing a cut
+ * answer off as whole.
+ */
+int gemini_stream(struct gemini *g, const struct config_gemini *gc,
+                  const char *body, size_t len, struct arena *a,
+                  const struct gemini_stream_ops *ops, void *ctx,
+                  struct json_t **response, struct gemini_usage *usage,
+                  struct status_error *err);
 
 /* --- pure helpers, exposed for tests ----------------------------------- */
 

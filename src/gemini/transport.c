@@ -42,6 +42,9 @@ struct gemini_xfer {
     bool no_memory; /* the write callback could not grow the buffer */
     bool stalled;   /* the progress callback saw a stall */
     bool gone;      /* ... or that the visitor hung up */
+    bool sink_stop; /* on_data ended the transfer */
+    int to_sink;    /* the body goes to on_data: 1, to `body`: 0,
+                     * not decided yet (no body byte so far): -1 */
     struct gemini *g;
     long gone_checked_ms;
 };
@@ -71,6 +74,22 @@ curl_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
     struct sbuf *sb = &x->out->body;
     size_t n = size * nmemb;
 
+    if (x->to_sink < 0) {
+        /* The headers are in: a stream's body goes to on_data only when
+         * the status says it is one; an error body is read whole. */
+        long status = 0;
+        curl_easy_getinfo(x->g->curl, CURLINFO_RESPONSE_CODE, &status);
+        x->to_sink = x->out->on_data != NULL && status >= 200 && status < 300;
+    }
+    if (x->to_sink) {
+        x->started = true;
+        x->last_ms = monotime_ms();
+        if (x->out->on_data(x->out->on_data_ctx, ptr, n) != 0) {
+            x->sink_stop = true;
+            return 0; /* CURLE_WRITE_ERROR */
+        }
+        return n;
+    }
     if (sbuf_add(sb, ptr, n) != 0) {
         /* Returning less than n aborts the transfer (CURLE_WRITE_ERROR). */
         if (n > sb->max - sb->len)
@@ -244,7 +263,9 @@ map_curl(CURLcode res, const struct gemini_xfer *x, long elapsed_ms,
                : x->stalled ? GEMINI_NET_STALL
                             : GEMINI_NET_OTHER;
     case CURLE_WRITE_ERROR:
-        return x->too_large ? GEMINI_NET_TOO_LARGE : GEMINI_NET_OTHER;
+        return x->sink_stop   ? GEMINI_NET_SINK
+               : x->too_large ? GEMINI_NET_TOO_LARGE
+                              : GEMINI_NET_OTHER;
     default:
         return GEMINI_NET_OTHER;
     }
@@ -294,6 +315,7 @@ curl_post(void *ctx, const char *url, const char *api_key, const char *body,
         .stall_ms = g->stall_ms > 0 ? g->stall_ms : GEMINI_STALL_MS,
         .g = g,
         .gone_checked_ms = monotime_ms(),
+        .to_sink = -1,
     };
     char errbuf[CURL_ERROR_SIZE];
     long connect_ms = timeout_ms < GEMINI_CONNECT_MS ? timeout_ms
@@ -338,7 +360,7 @@ curl_post(void *ctx, const char *url, const char *api_key, const char *body,
     out->net = map_curl(res, &x, monotime_ms() - t0, timeout_ms);
     if (res == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
-    else if (!x.gone)
+    else if (!x.gone && !x.sink_stop)
         /* libcurl's words name the host and the cause, never the key. */
         log_info("gemini: libcurl: %s", errbuf[0] ? errbuf
                                                    : curl_easy_strerror(res));

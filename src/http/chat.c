@@ -26,6 +26,7 @@
 #include "core/bounds.h"
 #include "core/config.h"
 #include "agent/history.h"
+#include "gemini/gemini.h"
 #include "core/jscan.h"
 #include "core/jsonout.h"
 #include "core/sbuf.h"
@@ -33,6 +34,7 @@
 #include "agent/loop.h"
 #include "registry/plugin.h"
 #include "agent/prompt.h"
+#include "http/ndjson.h"
 #include "http/site.h"
 #include "core/status.h"
 #include "agent/toolbridge.h"
@@ -59,6 +61,13 @@ struct chat {
     struct loop_usage usage;
     const char *model; /* modelVersion of the last answer, or NULL */
     json_t *answer;    /* built when the loop is done */
+    /* a streamed answer: the events go out as they happen (NULL: one
+     * JSON answer at the end) */
+    struct ndjson *stream;
+    const struct plugin_set *actions;
+    struct gemini *g;
+    bool (*gone)(void *ctx); /* the request's own hang-up check */
+    void *gone_ctx;
 };
 
 /* --- small helpers ----------------------------------------------------- */
@@ -417,14 +426,9 @@ set_optional_string(json_t *obj, const char *key, const char *v)
 static json_t *
 answer_base(struct chat *c, const char *type, const char *message)
 {
-    const struct loop_usage *u = &c->usage;
-    json_t *ans = json_pack(
-        "{s:s, s:O, s:{s:I, s:I, s:I, s:I, s:I, s:i}, s:O}", "type", type,
-        "history", c->contents, "usage", "promptTokens", (json_int_t)u->prompt,
-        "candidatesTokens", (json_int_t)u->candidates, "thoughtsTokens",
-        (json_int_t)u->thoughts, "cachedTokens", (json_int_t)u->cached,
-        "totalTokens", (json_int_t)u->total, "geminiCalls", u->calls,
-        "serverCalls", c->server_calls);
+    json_t *ans = json_pack("{s:s, s:O, s:o, s:O}", "type", type, "history",
+                            c->contents, "usage", loop_usage_json(&c->usage),
+                            "serverCalls", c->server_calls);
 
     if (ans != NULL &&
         (set_optional_string(ans, "message", message) != 0 ||
@@ -499,6 +503,107 @@ static const struct loop_sink_ops chat_sink_ops = {
     .usage = sink_usage,
     .done = sink_done,
 };
+
+/* --- the streaming sink: the same, and each event on its way ------------ */
+
+static int
+stream_status(void *ctx, enum loop_status st, const char *tool,
+              struct status_error *err)
+{
+    static const char *const names[] = {
+        [LOOP_THINKING] = "thinking",
+        [LOOP_TOOL] = "tool",
+        [LOOP_WAITING] = "waiting",
+    };
+    struct chat *c = ctx;
+
+    return ndjson_status(c->stream, names[st], tool, err);
+}
+
+static int
+stream_delta(void *ctx, const char *text, size_t len,
+             struct status_error *err)
+{
+    struct chat *c = ctx;
+
+    return ndjson_delta(c->stream, text, len, err);
+}
+
+static int
+stream_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
+                 struct status_error *err)
+{
+    struct chat *c = ctx;
+    const struct plugin_action *act;
+    json_t *call;
+
+    if (sink_tool_call(ctx, lc, handed_back, err) != 0)
+        return -1;
+    if (handed_back) {
+        /* as the answer's `calls` name it: just gathered */
+        call = json_array_get(c->page_calls,
+                              json_array_size(c->page_calls) - 1);
+        return ndjson_tool_call(
+            c->stream, json_string_value(json_object_get(call, "name")),
+            lc->args, true, json_string_value(json_object_get(call, "id")),
+            err);
+    }
+    act = plugin_find_fn(c->actions, lc->name);
+    return ndjson_tool_call(c->stream, act ? act->name : lc->name, lc->args,
+                            false, NULL, err);
+}
+
+static int
+stream_tool_result(void *ctx, const struct loop_call *lc,
+                   const struct loop_result *r, struct status_error *err)
+{
+    struct chat *c = ctx;
+
+    if (sink_tool_result(ctx, lc, r, err) != 0)
+        return -1;
+    return ndjson_tool_result(c->stream, r->action ? r->action : lc->name,
+                              r->ok, r->ms, err);
+}
+
+static int
+stream_usage(void *ctx, const struct loop_usage *total, const char *model,
+             struct status_error *err)
+{
+    struct chat *c = ctx;
+    json_t *u;
+    int rc;
+
+    if (sink_usage(ctx, total, model, err) != 0)
+        return -1;
+    if ((u = loop_usage_json(total)) == NULL)
+        return oom(err);
+    rc = ndjson_usage(c->stream, u, model, err);
+    json_decref(u);
+    return rc;
+}
+
+static const struct loop_sink_ops chat_stream_ops = {
+    .status = stream_status,
+    .delta = stream_delta,
+    .tool_call = stream_tool_call,
+    .tool_result = stream_tool_result,
+    .usage = stream_usage,
+    .done = sink_done,
+};
+
+/* While the loop waits (on Gemini, between retries), the transport asks
+ * this whether the visitor is gone: a stream also keeps its heartbeat
+ * here, and a heartbeat that cannot be written means gone. */
+static bool
+stream_gone(void *ctx)
+{
+    struct chat *c = ctx;
+    struct status_error err = {0};
+
+    if (ndjson_tick(c->stream, &err) != 0)
+        return true;
+    return c->gone != NULL && c->gone(c->gone_ctx);
+}
 
 /* --- the conversation with the new turn -------------------------------- */
 
@@ -629,17 +734,37 @@ write_answer(const struct chat *c, const char **text, size_t *len,
 
 /* --- one request, top to bottom ---------------------------------------- */
 
+/* The loop, with the sink the answer's mode needs. */
+static int
+run_loop(struct chat *c, const struct loop_input *li, struct status_error *err)
+{
+    struct loop_sink sink = {&chat_sink_ops, c};
+    struct gemini *g = c->g;
+    int rc;
+
+    if (c->stream == NULL)
+        return loop_run(li, &sink, err);
+    sink.ops = &chat_stream_ops;
+    c->gone = g->gone;
+    c->gone_ctx = g->gone_ctx;
+    g->gone = stream_gone;
+    g->gone_ctx = c;
+    rc = loop_run(li, &sink, err);
+    g->gone = c->gone;
+    g->gone_ctx = c->gone_ctx;
+    return rc;
+}
+
 int
 chat_handle(const struct site *site, struct gemini *g, struct arena *a,
             enum chat_kind kind, const struct jscan_doc *body,
-            struct arena *scanned, const char **answer, size_t *answer_len,
-            struct status_error *err)
+            struct arena *scanned, struct ndjson *stream, const char **answer,
+            size_t *answer_len, struct status_error *err)
 {
     const struct config_limits *lim = &site->cfg->limits;
-    struct chat c = {.a = a};
+    struct chat c = {.a = a, .stream = stream, .actions = site->actions, .g = g};
     struct chat_input in;
     struct loop_text decls[2]; /* the site's server actions, the page's tools */
-    struct loop_sink sink = {&chat_sink_ops, &c};
     struct loop_input li = {.g = g,
                             .gemini = &site->cfg->gemini,
                             .actions = site->actions,
@@ -701,7 +826,9 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
     c.page.doc = NULL;
 
     /* 5: the loop: server calls run here, page calls end the request */
-    if (loop_run(&li, &sink, err) != 0)
+    if (run_loop(&c, &li, err) != 0)
         return -1;
-    return write_answer(&c, answer, answer_len, err);
+    if (write_answer(&c, answer, answer_len, err) != 0)
+        return -1;
+    return stream ? ndjson_result(stream, *answer, *answer_len, err) : 0;
 }

@@ -19,6 +19,7 @@
 struct arena;
 struct gemini;
 struct jscan_doc;
+struct ndjson;
 struct json_t;
 struct site;
 struct status_error;
@@ -28,13 +29,16 @@ enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
 /*
  * Answer one chat request whose scanned body is `body`, its bytes and
  * tape in `scanned` (released once read, before the first Gemini call).
- * Returns 0 with
- * `*answer` (`*answer_len` bytes, in `a`) the JSON text to send with 200,
- * or -1 with `err` set (its retry_after_s set for a rate limit).
+ * Returns 0 with `*answer` (`*answer_len` bytes, in `a`) the JSON text of
+ * the answer, or -1 with `err` set (its retry_after_s set for a rate
+ * limit). With `stream` the events go out as they happen and the answer
+ * is already written as its last line; without, the caller sends it
+ * with 200. A stream that failed (stream->started) needs its error line.
  */
 int chat_handle(const struct site *site, struct gemini *g, struct arena *a,
                 enum chat_kind kind, const struct jscan_doc *body,
-                struct arena *scanned, const char **answer, size_t *answer_len,
+                struct arena *scanned, struct ndjson *stream,
+                const char **answer, size_t *answer_len,
                 struct status_error *err);
 
 #endif /* APP_CHAT_H */

@@ -10,6 +10,7 @@
 #include "http/chat.h"
 #include "core/config.h"
 #include "http/httpio.h"
+#include "http/ndjson.h"
 #include "core/jscan.h"
 #include "core/logmsg.h"
 #include "core/memlimit.h"
@@ -96,19 +97,50 @@ route_run_action(struct exchange *x, struct status_error *err)
     return reply_json(x->io, 200, out);
 }
 
-/* The chat protocol: both routes share one loop (chat.c). */
+/* Does the client ask for the answer as a stream? Accept names the
+ * NDJSON type (a client that takes both asks for it first). */
+static bool
+wants_stream(struct httpio *io)
+{
+    const char *accept = io->ops->param(io->ctx, "HTTP_ACCEPT");
+
+    return accept != NULL && strstr(accept, NDJSON_TYPE) != NULL;
+}
+
+/* The chat protocol: both routes share one loop (chat.c); the answer is
+ * one JSON object, or its events as they happen (ndjson.h). */
 static int
 route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
 {
+    struct ndjson stream;
     const char *answer;
     size_t len;
+    int rc;
 
-    /* a retry hint (rate limit, outage) travels in `err` */
-    if (chat_handle(x->site, x->g, x->arena, kind, &x->body, x->scanned,
-                    &answer, &len, err) != 0)
-        return -1;
-    x->status = 200;
-    return reply_raw(x->io, 200, NULL, answer, len);
+    if (!wants_stream(x->io)) {
+        /* a retry hint (rate limit, outage) travels in `err` */
+        if (chat_handle(x->site, x->g, x->arena, kind, &x->body, x->scanned,
+                        NULL, &answer, &len, err) != 0)
+            return -1;
+        x->status = 200;
+        return reply_raw(x->io, 200, NULL, answer, len);
+    }
+    ndjson_init(&stream, x->io, x->site->cfg->limits.stream_heartbeat_ms);
+    rc = chat_handle(x->site, x->g, x->arena, kind, &x->body, x->scanned,
+                     &stream, &answer, &len, err);
+    if (stream.started) {
+        /* 200 is out: a failure is the stream's last line */
+        x->status = 200;
+        if (rc != 0) {
+            if (status_http(err->code) >= 500)
+                log_err("chat stream: %s: %s", status_code(err->code),
+                        err->text);
+            ndjson_error(&stream, err);
+            rc = 0;
+        }
+    }
+    ndjson_release(&stream);
+    return rc;
 }
 
 static int

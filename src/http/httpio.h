@@ -22,6 +22,10 @@ struct httpio_ops {
     long (*read)(void *ctx, char *buf, size_t n);
     /* Write all n bytes: 0, or -1 when the client is gone. */
     int (*write)(void *ctx, const char *buf, size_t n);
+    /* Pass on what was written so far (a streamed answer, event by
+     * event): 0, or -1 when the client is gone. NULL: writes are not
+     * buffered. */
+    int (*flush)(void *ctx);
 };
 
 struct httpio {

@@ -46,6 +46,30 @@ reply_raw(struct httpio *io, int status, const char *extra_headers,
 }
 
 int
+reply_stream_head(struct httpio *io, const char *content_type)
+{
+    char head[512];
+    int n;
+
+    if (io->replied) {
+        log_err("second response for one request suppressed (stream)");
+        return -1;
+    }
+    io->replied = true;
+    n = snprintf(head, sizeof(head),
+                 "Status: 200 OK\r\n"
+                 "Content-Type: %s\r\n"
+                 "X-Content-Type-Options: nosniff\r\n"
+                 "Cache-Control: no-store\r\n"
+                 "X-Accel-Buffering: no\r\n"
+                 "\r\n",
+                 content_type);
+    if (n < 0 || (size_t)n >= sizeof(head))
+        return -1;
+    return io->ops->write(io->ctx, head, (size_t)n);
+}
+
+int
 reply_json(struct httpio *io, int status, const json_t *v)
 {
     size_t len;

@@ -26,6 +26,11 @@ struct status_error;
 int reply_raw(struct httpio *io, int status, const char *extra_headers,
               const char *body, size_t len);
 
+/* Start a streamed answer: 200 with `content_type`, no length, and
+ * `X-Accel-Buffering: no` so nginx passes each write on at once. The
+ * body follows with io->ops->write (and flush). */
+int reply_stream_head(struct httpio *io, const char *content_type);
+
 /* Serialise `v` compactly and write it with `status`. */
 int reply_json(struct httpio *io, int status, const struct json_t *v);
 

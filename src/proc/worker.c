@@ -96,7 +96,16 @@ fcgi_write(void *ctx, const char *buf, size_t n)
     return 0;
 }
 
-static const struct httpio_ops fcgi_ops = {fcgi_param, fcgi_read, fcgi_write};
+/* libfcgi holds output until its buffer fills or the request ends. */
+static int
+fcgi_flush(void *ctx)
+{
+    FCGX_Request *r = ctx;
+    return FCGX_FFlush(r->out) == 0 ? 0 : -1;
+}
+
+static const struct httpio_ops fcgi_ops = {fcgi_param, fcgi_read, fcgi_write,
+                                           fcgi_flush};
 
 /* Has the web server closed the request's connection? nginx does when its
  * visitor hangs up (fastcgi_ignore_client_abort off, the default); after
@@ -529,7 +538,9 @@ cgi_write(void *ctx, const char *buf, size_t n)
     return 0;
 }
 
-static const struct httpio_ops cgi_ops = {cgi_param, cgi_read, cgi_write};
+/* cgi_write() is write(2): nothing to flush */
+static const struct httpio_ops cgi_ops = {cgi_param, cgi_read, cgi_write,
+                                          NULL};
 
 int
 worker_cgi(const struct site *site)

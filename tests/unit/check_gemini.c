@@ -1118,6 +1118,7 @@ raw_post(struct gemini *g, const struct server *s, long timeout_ms,
     snprintf(url, sizeof(url),
              "http://127.0.0.1:%d/v1beta/models/m:generateContent", s->port);
     sbuf_init(&h->body, cap);
+    h->on_data = NULL; /* not a stream */
     ck_assert_int_eq(g->t.post(g->t.ctx, url, TEST_KEY, REQ_BODY,
                                strlen(REQ_BODY), timeout_ms, h),
                      0);

@@ -57,7 +57,7 @@
 struct fake {
     const char *const *answers; /* NULL-terminated; past the end: HTTP 500 */
     size_t next;
-    int posts;
+    int posts, streamed;
     char *requests[FAKE_MAX]; /* bodies as sent (the test's own malloc) */
 };
 
@@ -78,6 +78,19 @@ fake_post(void *ctx, const char *url, const char *key, const char *body,
     out->status = ans ? 200 : 500;
     if (ans != NULL)
         f->next++;
+    if (ans != NULL && out->on_data != NULL) {
+        /* a stream: the answer as one SSE event, in two reads */
+        char *ev = NULL;
+        int n = asprintf(&ev, "data: %s\r\n\r\n", ans);
+        ck_assert_int_gt(n, 0);
+        f->streamed++;
+        if (out->on_data(out->on_data_ctx, ev, (size_t)n / 2) != 0 ||
+            out->on_data(out->on_data_ctx, ev + n / 2,
+                         (size_t)n - (size_t)n / 2) != 0)
+            out->net = GEMINI_NET_SINK;
+        free(ev);
+        return 0;
+    }
     return sbuf_adds(&out->body, ans ? ans : "{}");
 }
 
@@ -186,8 +199,33 @@ rec_error(void *ctx, const struct status_error *err)
     rec_add(r, "error:%s\n", status_code(err->code));
 }
 
-static const struct loop_sink_ops rec_ops = {rec_text,  rec_call, rec_result,
-                                             rec_usage, rec_done, rec_error};
+static const struct loop_sink_ops rec_ops = {
+    rec_text, rec_call, rec_result, rec_usage, rec_done, rec_error, NULL, NULL};
+
+static int
+rec_status(void *ctx, enum loop_status st, const char *tool,
+           struct status_error *err)
+{
+    static const char *const names[] = {"thinking", "tool", "waiting"};
+
+    (void)err;
+    rec_add(ctx, "status:%s%s%s\n", names[st], tool ? ":" : "",
+            tool ? tool : "");
+    return 0;
+}
+
+static int
+rec_delta(void *ctx, const char *text, size_t len, struct status_error *err)
+{
+    (void)err;
+    rec_add(ctx, "delta:%.*s\n", (int)len, text);
+    return 0;
+}
+
+/* The same, with the ops that make the loop stream. */
+static const struct loop_sink_ops rec_stream_ops = {
+    rec_text, rec_call,   rec_result, rec_usage,
+    rec_done, rec_error, rec_status, rec_delta};
 
 /* --- fixture: the real shop plugin, a key, data in a temp dir -------------- */
 
@@ -279,11 +317,11 @@ static const char first_turn[] =
 /* The loop over the conversation `first_turn`; with `last`, also a turn
  * that must stay the last of every request (as the page state does). */
 static void
-run_loop_ex(struct run *r, const char *const *answers, long max_steps,
-            bool last)
+run_loop_opts(struct run *r, const char *const *answers, long max_steps,
+              bool last, bool stream)
 {
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, &r->fake};
-    struct loop_sink sink = {&rec_ops, &r->rec};
+    struct loop_sink sink = {stream ? &rec_stream_ops : &rec_ops, &r->rec};
     struct loop_input in = {.g = &r->g,
                             .gemini = &site->cfg->gemini,
                             .actions = site->actions,
@@ -322,6 +360,13 @@ run_loop_ex(struct run *r, const char *const *answers, long max_steps,
         }
     }
     r->rc = loop_run(&in, &sink, &r->err);
+}
+
+static void
+run_loop_ex(struct run *r, const char *const *answers, long max_steps,
+            bool last)
+{
+    run_loop_opts(r, answers, max_steps, last, false);
 }
 
 static void
@@ -444,6 +489,47 @@ START_TEST(server_only_chain)
                                  "\"response\":{\"result\""));
     ck_assert_int_eq(r.rec.usage.prompt, 30);
     ck_assert_int_eq(r.rec.usage.candidates, 6);
+    run_release(&r);
+}
+END_TEST
+
+/* A sink that takes deltas makes the loop stream: each step is told
+ * (thinking, the tool it runs, waiting for the page), the text comes as
+ * it arrives, and the turns recorded are those of the same answers
+ * unstreamed. */
+START_TEST(streaming_sink_hears_every_step)
+{
+    static const char *const answers[] = {
+        ANSWER(SEARCH, "STOP"),
+        ANSWER(TEXT("Found it.") "," CALL("page_show", "{\"id\":1}"),
+               "STOP"),
+        NULL};
+    struct run r, plain;
+    char *a, *b;
+
+    run_loop_opts(&r, answers, 4, false, true);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_int_eq(r.fake.streamed, 2);
+    ck_assert_str_eq(r.rec.log, "status:thinking\n"
+                                "usage:12/1:gemini-test-001\n"
+                                "call:action_shop_searchProducts:run\n"
+                                "status:tool:shop.searchProducts\n"
+                                "result:shop.searchProducts:ok\n"
+                                "status:thinking\n"
+                                "delta:Found it.\n"
+                                "usage:24/2:gemini-test-001\n"
+                                "text:Found it.\n"
+                                "call:page_show:back\n"
+                                "status:waiting\n"
+                                "done:handed_back\n");
+    run_loop(&plain, answers, 4);
+    ck_assert_int_eq(plain.fake.streamed, 0);
+    a = json_dumps(r.contents, JSON_COMPACT);
+    b = json_dumps(plain.contents, JSON_COMPACT);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    run_release(&plain);
     run_release(&r);
 }
 END_TEST
@@ -766,7 +852,7 @@ static const char chat_body[] =
 /* A whole sendMessage request through dispatch_request(); its output
  * (head and body) goes to out[cap], which no injected failure touches. */
 static void
-run_request(char *out, size_t cap, struct fake *f)
+run_request_ex(char *out, size_t cap, struct fake *f, bool stream)
 {
     static const char *const params[] = {
         "REQUEST_METHOD",
@@ -777,10 +863,19 @@ run_request(char *out, size_t cap, struct fake *f)
         "application/json",
         "CONTENT_LENGTH",
         "221",
+        NULL, /* HTTP_ACCEPT, for a stream */
+        NULL,
         NULL};
+    const char *p[ARRAY_SIZE(params)];
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, f};
-    struct unit_memio m = {params, chat_body, strlen(chat_body), 0, 0,
+    struct unit_memio m = {p, chat_body, strlen(chat_body), 0, 0,
                            out, 0, cap};
+
+    memcpy(p, params, sizeof(p));
+    if (stream) {
+        p[8] = "HTTP_ACCEPT";
+        p[9] = "application/x-ndjson";
+    }
     struct httpio io = {&unit_memio_ops, &m, false};
     struct gemini g;
     struct arena a;
@@ -795,6 +890,12 @@ run_request(char *out, size_t cap, struct fake *f)
     arena_release(&a);
     gemini_release(&g);
     fake_release(f);
+}
+
+static void
+run_request(char *out, size_t cap, struct fake *f)
+{
+    run_request_ex(out, cap, f, false);
 }
 
 /* The body with every serverCalls[].ms zeroed: timings differ per run. */
@@ -924,6 +1025,94 @@ START_TEST(copied_turns_are_the_bytes_written)
 }
 END_TEST
 
+/* The last line of a streamed answer, parsed, its serverCalls[].ms
+ * zeroed (timings differ per run). */
+static json_t *
+last_line(const char *out)
+{
+    json_t *call;
+    size_t i;
+    const char *body = strstr(out, "\r\n\r\n"), *p, *last = NULL;
+    json_t *v;
+
+    ck_assert_msg(body != NULL, "no head: %s", out);
+    for (p = body + 4; *p != '\0'; p = strchr(p, '\n') + 1) {
+        ck_assert_msg(strchr(p, '\n') != NULL, "unterminated line: %s", p);
+        last = p;
+    }
+    ck_assert_ptr_nonnull(last);
+    v = json_loadb(last, strcspn(last, "\n"), 0, NULL);
+    ck_assert_msg(v != NULL, "not a JSON line: %s", last);
+    json_array_foreach(json_object_get(json_object_get(v, "result"),
+                                       "serverCalls"),
+                       i, call)
+        json_object_set_new(call, "ms", json_integer(0));
+    return v;
+}
+
+/*
+ * The same request streamed, failing each allocation in turn: nothing
+ * leaks, and the answer is the whole stream, or a stream whose last line
+ * is the error, or (nothing streamed yet) the 500 envelope.
+ */
+START_TEST(every_allocation_failure_in_a_stream_is_clean)
+{
+    static char out[1 << 16];
+    struct fake f;
+    char *base;
+    json_t *v;
+    long total, errors = 0;
+
+    quiet();
+    run_request_ex(out, sizeof(out), &f, true);
+    ck_assert_msg(strncmp(out, "Status: 200 OK\r\n", 16) == 0, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "application/x-ndjson"));
+    ck_assert_int_eq(f.streamed, 2);
+    v = last_line(out);
+    ck_assert_str_eq(json_string_value(json_object_get(v, "type")), "result");
+    base = json_dumps(json_object_get(v, "result"), JSON_SORT_KEYS);
+    json_decref(v);
+    inject(0);
+    run_request_ex(out, sizeof(out), &f, true);
+    stop_injecting();
+    total = alloc_count;
+    ck_assert_int_gt(total, 100);
+
+    for (long at = 1; at <= total; at++) {
+        long live = memlimit_json_live;
+        inject(at);
+        run_request_ex(out, sizeof(out), &f, true);
+        stop_injecting();
+        ck_assert_msg(memlimit_json_live == live,
+                      "allocation %ld: %ld JSON values leaked", at,
+                      memlimit_json_live - live);
+        if (strncmp(out, "Status: 500 Internal Server Error\r\n", 35) == 0)
+            continue;
+        ck_assert_msg(strncmp(out, "Status: 200 OK\r\n", 16) == 0,
+                      "allocation %ld: %s", at, out);
+        v = last_line(out);
+        const char *type = json_string_value(json_object_get(v, "type"));
+        if (strcmp(type, "result") == 0) {
+            char *got = json_dumps(json_object_get(v, "result"),
+                                   JSON_SORT_KEYS);
+            ck_assert_msg(strcmp(got, base) == 0,
+                          "allocation %ld: another result:\n%s", at, got);
+            free(got);
+        } else {
+            ck_assert_msg(strcmp(type, "error") == 0,
+                          "allocation %ld: last line %s", at, type);
+            ck_assert_str_eq(json_string_value(json_object_get(
+                                 json_object_get(v, "error"), "code")),
+                             "internal_error");
+            errors++;
+        }
+        json_decref(v);
+    }
+    ck_assert_int_gt(errors, 0);
+    free(base);
+}
+END_TEST
+
 START_TEST(every_allocation_failure_in_a_request_is_a_500)
 {
     static char out[1 << 16];
@@ -983,6 +1172,8 @@ loop_suite(void)
     tcase_add_test(tc, parallel_page_calls_go_back);
     tcase_add_test(tc, server_only_chain);
     tcase_add_test(tc, mixed_turn_runs_server_calls_and_hands_back_the_rest);
+    tcase_add_test(tc, streaming_sink_hears_every_step);
+    tcase_add_test(tc, every_allocation_failure_in_a_stream_is_clean);
     tcase_add_test(tc, the_last_turn_stays_last);
     tcase_add_test(tc, copied_turns_are_the_bytes_written);
     tcase_add_test(tc, max_steps_stops_the_loop);

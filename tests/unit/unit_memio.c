@@ -45,4 +45,5 @@ mem_write(void *ctx, const char *buf, size_t n)
     return 0;
 }
 
-const struct httpio_ops unit_memio_ops = {mem_param, mem_read, mem_write};
+const struct httpio_ops unit_memio_ops = {mem_param, mem_read, mem_write,
+                                          NULL};

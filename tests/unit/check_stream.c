@@ -1,0 +1,546 @@
+/*
+ * check_stream.c - a streamed Gemini call (gemini_stream): the answer is
+ * assembled from its chunks as generateContent would have answered it,
+ * the text deltas go out as they come, and a stream that breaks off is
+ * tried again only while nothing of it went out.
+ *
+ * The transport is a fake that plays an SSE body through on_data, in
+ * pieces of a chosen size, as libcurl's write callback would.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "gemini/chunks.h"
+#include "gemini/gemini.h"
+#include "core/arena.h"
+#include "core/config.h"
+#include "core/logmsg.h"
+#include "core/sbuf.h"
+#include "core/status.h"
+
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIXTURES "../data/gemini-fixtures"
+#define MAX_ATTEMPTS 4
+
+static char *
+slurp(const char *name, size_t *len)
+{
+    char path[512];
+    FILE *f;
+    char *buf;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/%s", FIXTURES, name);
+    f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    ck_assert_int_ge(n, 0);
+    rewind(f);
+    buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* --- the fake transport ------------------------------------------------- */
+
+struct attempt {
+    long status;        /* HTTP status */
+    const char *body;   /* what the server sends */
+    enum gemini_net net; /* how the transfer ends once the body is out */
+};
+
+struct fake {
+    const struct attempt *at;
+    size_t n, calls;
+    size_t piece; /* bytes per on_data call (0: all at once) */
+    long now;
+    const char *url;
+};
+
+static int
+fake_post(void *ctx, const char *url, const char *api_key, const char *body,
+          size_t len, long timeout_ms, struct gemini_http *out)
+{
+    struct fake *f = ctx;
+    const struct attempt *a;
+    size_t left, off = 0;
+
+    (void)api_key, (void)body, (void)len, (void)timeout_ms;
+    ck_assert_msg(f->calls < f->n, "unexpected attempt %zu", f->calls + 1);
+    a = &f->at[f->calls++];
+    f->url = url;
+    f->now += 10;
+    out->status = a->status;
+    out->net = a->net;
+    left = strlen(a->body);
+    if (out->on_data == NULL || a->status < 200 || a->status > 299) {
+        ck_assert_int_eq(sbuf_add(&out->body, a->body, left), 0);
+        return 0;
+    }
+    while (left > 0) {
+        size_t k = f->piece == 0 || f->piece > left ? left : f->piece;
+        if (out->on_data(out->on_data_ctx, a->body + off, k) != 0) {
+            out->net = GEMINI_NET_SINK;
+            return 0;
+        }
+        off += k;
+        left -= k;
+    }
+    return 0;
+}
+
+static void
+fake_sleep(void *ctx, long ms)
+{
+    ((struct fake *)ctx)->now += ms;
+}
+
+static long
+fake_now(void *ctx)
+{
+    return ((struct fake *)ctx)->now;
+}
+
+/* What the text callback saw; `stop_after`: fail on that delta (gone). */
+struct deltas {
+    struct sbuf all;
+    size_t count, stop_after;
+};
+
+static int
+on_text(void *ctx, const char *text, size_t len, struct status_error *err)
+{
+    struct deltas *d = ctx;
+
+    d->count++;
+    if (d->stop_after != 0 && d->count == d->stop_after)
+        return status_set(err, ST_CLIENT_GONE, "gone");
+    ck_assert_int_eq(sbuf_add(&d->all, text, len), 0);
+    return 0;
+}
+
+static const struct gemini_stream_ops ops = {on_text};
+
+struct run {
+    struct fake f;
+    struct gemini g;
+    struct config cfg;
+    struct arena a;
+    struct deltas d;
+    struct gemini_usage usage;
+    struct status_error err;
+    json_t *resp;
+    int rc;
+};
+
+static void
+run_stream(struct run *r, const struct attempt *at, size_t n, size_t piece)
+{
+    static char key[] = "test-key", model[] = "gemini-3.8-flash",
+                base[] = "http://gemini.test";
+    struct gemini_transport t = {fake_post, fake_sleep, fake_now, &r->f};
+
+    memset(r, 0, sizeof(*r));
+    r->f.at = at;
+    r->f.n = n;
+    r->f.piece = piece;
+    r->cfg.gemini.api_key = key;
+    r->cfg.gemini.model = model;
+    r->cfg.gemini.base_url = base;
+    r->cfg.gemini.timeout_ms = 60000;
+    gemini_init_transport(&r->g, &t);
+    arena_init(&r->a);
+    sbuf_init(&r->d.all, 1u << 24);
+    r->rc = gemini_stream(&r->g, &r->cfg.gemini, "{}", 2, &r->a, &ops,
+                          &r->d, &r->resp, &r->usage, &r->err);
+}
+
+static void
+run_done(struct run *r)
+{
+    sbuf_release(&r->d.all);
+    arena_release(&r->a);
+    gemini_release(&r->g);
+}
+
+static json_t *
+parts_of(json_t *resp)
+{
+    return json_object_get(
+        json_object_get(json_array_get(json_object_get(resp, "candidates"), 0),
+                        "content"),
+        "parts");
+}
+
+/* The SSE of a list of chunk objects given as JSON text. */
+#define EV(json) "data: " json "\r\n\r\n"
+#define TEXT(t, extra)                                                       \
+    EV("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"" t "\"" extra \
+       "}],\"role\":\"model\"},\"index\":0}]}")
+#define FINISH                                                               \
+    EV("{\"candidates\":[{\"content\":{\"parts\":[],\"role\":\"model\"},"    \
+       "\"finishReason\":\"STOP\",\"index\":0}],\"usageMetadata\":"          \
+       "{\"totalTokenCount\":9},\"modelVersion\":\"m\"}")
+
+/* --- the fixtures: any chunking, the same answer ------------------------ */
+
+static const char *const sse_fixtures[] = {
+    "09a-stream-text-single-chunk.sse.txt",
+    "09b-stream-text-many-chunks.sse.txt",
+    "10a-stream-function-call-signature.sse.txt",
+    "10b-stream-after-function-response.sse.txt",
+};
+
+START_TEST(fixture_assembles_the_same_in_any_pieces)
+{
+    size_t len;
+    char *body = slurp(sse_fixtures[_i], &len);
+    struct attempt at = {200, body, GEMINI_NET_OK};
+    struct run whole, r;
+    char *want, *got;
+    static const size_t pieces[] = {1, 2, 7, 100, 4096};
+
+    run_stream(&whole, &at, 1, 0);
+    ck_assert_msg(whole.rc == 0, "%s: %s", sse_fixtures[_i], whole.err.text);
+    ck_assert_int_eq(whole.f.calls, 1);
+    ck_assert_str_eq(whole.f.url, "http://gemini.test/v1beta/models/"
+                                  "gemini-3.8-flash:streamGenerateContent"
+                                  "?alt=sse");
+    /* the deltas are the text of the turn, in order */
+    {
+        json_t *parts = parts_of(whole.resp), *p;
+        size_t i;
+        struct sbuf joined;
+        sbuf_init(&joined, 1u << 24);
+        json_array_foreach(parts, i, p) {
+            json_t *t = json_object_get(p, "text");
+            if (json_is_string(t) && !json_is_true(json_object_get(p, "thought")))
+                ck_assert_int_eq(sbuf_add(&joined, json_string_value(t),
+                                          json_string_length(t)),
+                                 0);
+        }
+        ck_assert_uint_eq(joined.len, whole.d.all.len);
+        if (joined.len > 0)
+            ck_assert_int_eq(memcmp(joined.buf, whole.d.all.buf, joined.len),
+                             0);
+        sbuf_release(&joined);
+    }
+    want = json_dumps(whole.resp, JSON_COMPACT);
+    for (size_t k = 0; k < ARRAY_SIZE(pieces); k++) {
+        run_stream(&r, &at, 1, pieces[k]);
+        ck_assert_int_eq(r.rc, 0);
+        got = json_dumps(r.resp, JSON_COMPACT);
+        ck_assert_str_eq(got, want);
+        ck_assert_uint_eq(r.d.count, whole.d.count);
+        free(got);
+        run_done(&r);
+    }
+    free(want);
+    run_done(&whole);
+    free(body);
+}
+END_TEST
+
+/* 09b: 123 deltas of one unsigned text become one part; the usage is the
+ * last chunk's (cumulative), not a sum; finishReason from the last. */
+START_TEST(many_deltas_become_one_part)
+{
+    size_t len;
+    char *body = slurp("09b-stream-text-many-chunks.sse.txt", &len);
+    struct attempt at = {200, body, GEMINI_NET_OK};
+    struct run r;
+    json_t *parts, *cand;
+
+    run_stream(&r, &at, 1, 0);
+    ck_assert_int_eq(r.rc, 0);
+    parts = parts_of(r.resp);
+    ck_assert_uint_eq(json_array_size(parts), 1);
+    ck_assert_uint_eq(r.d.count, 123);
+    cand = json_array_get(json_object_get(r.resp, "candidates"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(cand, "finishReason")),
+                     "STOP");
+    /* the last event's usage, which is the largest */
+    ck_assert_ptr_nonnull(strstr(body, "\"totalTokenCount\": "));
+    {
+        long total = (long)json_integer_value(json_object_get(
+            json_object_get(r.resp, "usageMetadata"), "totalTokenCount"));
+        const char *last = NULL, *p = body;
+        while ((p = strstr(p, "\"totalTokenCount\": ")) != NULL)
+            last = p++;
+        ck_assert_int_eq(total, strtol(last + 19, NULL, 10));
+    }
+    run_done(&r);
+    free(body);
+}
+END_TEST
+
+/* A signature stays on the part and the text it came with: the first
+ * delta, the last delta, or a part of its own; unsigned neighbours are
+ * joined, thoughts apart from answers, and a field only a later delta
+ * has is kept. */
+START_TEST(signatures_stay_where_they_came)
+{
+    static const char body[] =
+        TEXT("Hel", ",\"thoughtSignature\":\"S1\"") TEXT("lo", "")
+        TEXT(" world", ",\"extra\":1") TEXT("", ",\"thoughtSignature\":\"S2\"")
+        TEXT("hmm", ",\"thought\":true") TEXT("!", "")
+        TEXT("end", ",\"thoughtSignature\":\"S3\"") FINISH;
+    static const char *const want =
+        "[{\"text\":\"Hel\",\"thoughtSignature\":\"S1\"},"
+        "{\"text\":\"lo world\",\"extra\":1},"
+        "{\"text\":\"\",\"thoughtSignature\":\"S2\"},"
+        "{\"text\":\"hmm\",\"thought\":true},"
+        "{\"text\":\"!\"},"
+        "{\"text\":\"end\",\"thoughtSignature\":\"S3\"}]";
+    struct attempt at = {200, body, GEMINI_NET_OK};
+    struct run r;
+    char *got;
+
+    run_stream(&r, &at, 1, 3);
+    ck_assert_msg(r.rc == 0, "%s", r.err.text);
+    got = json_dumps(parts_of(r.resp), JSON_COMPACT);
+    ck_assert_str_eq(got, want);
+    /* deltas: visible text only, thoughts not */
+    ck_assert_uint_eq(r.d.all.len, strlen("Hello world!end"));
+    ck_assert_int_eq(memcmp(r.d.all.buf, "Hello world!end", r.d.all.len), 0);
+    free(got);
+    run_done(&r);
+}
+END_TEST
+
+/* Streamed, the answer is what generateContent answers for the same
+ * turn: fixture 01's text, cut into deltas, gives back fixture 01. */
+START_TEST(assembled_equals_the_whole_answer)
+{
+    size_t len;
+    char *unary = slurp("01-text-reply.response.json", &len);
+    json_t *whole = json_loads(unary, 0, NULL), *cand, *part, *chunk;
+    struct sbuf sse;
+    struct run r;
+    const char *text;
+    size_t n, cut[3];
+    char *a, *b;
+
+    ck_assert_ptr_nonnull(whole);
+    cand = json_array_get(json_object_get(whole, "candidates"), 0);
+    part = json_array_get(
+        json_object_get(json_object_get(cand, "content"), "parts"), 0);
+    text = json_string_value(json_object_get(part, "text"));
+    n = strlen(text);
+    cut[0] = 0, cut[1] = n / 3, cut[2] = 2 * n / 3;
+    sbuf_init(&sse, 1u << 20);
+    for (int i = 0; i < 3; i++) {
+        size_t end = i == 2 ? n : cut[i + 1];
+        chunk = json_deep_copy(whole);
+        json_t *c0 = json_array_get(json_object_get(chunk, "candidates"), 0);
+        json_t *p0 = json_array_get(
+            json_object_get(json_object_get(c0, "content"), "parts"), 0);
+        json_object_set_new(p0, "text",
+                            json_stringn(text + cut[i], end - cut[i]));
+        if (i < 2)
+            json_object_del(c0, "finishReason");
+        char *line = json_dumps(chunk, JSON_COMPACT);
+        ck_assert_int_eq(sbuf_adds(&sse, "data: ") | sbuf_adds(&sse, line) |
+                             sbuf_adds(&sse, "\n\n"),
+                         0);
+        free(line);
+        json_decref(chunk);
+    }
+    ck_assert_int_eq(sbuf_putc(&sse, '\0'), 0);
+    struct attempt at = {200, sse.buf, GEMINI_NET_OK};
+    run_stream(&r, &at, 1, 5);
+    ck_assert_int_eq(r.rc, 0);
+    a = json_dumps(whole, JSON_COMPACT | JSON_SORT_KEYS);
+    b = json_dumps(r.resp, JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_str_eq(b, a);
+    free(a);
+    free(b);
+    run_done(&r);
+    sbuf_release(&sse);
+    json_decref(whole);
+    free(unary);
+}
+END_TEST
+
+/* --- breaks: retried only while nothing went out ------------------------ */
+
+START_TEST(break_before_text_is_tried_again)
+{
+    /* usage only, then the end: no finishReason */
+    static const struct attempt at[] = {
+        {200, EV("{\"usageMetadata\":{\"totalTokenCount\":1}}"),
+         GEMINI_NET_OK},
+        {200, TEXT("ok", "") FINISH, GEMINI_NET_OK},
+    };
+    struct run r;
+
+    run_stream(&r, at, 2, 0);
+    ck_assert_msg(r.rc == 0, "%s", r.err.text);
+    ck_assert_uint_eq(r.f.calls, 2);
+    ck_assert_int_eq(r.usage.calls, 2);
+    ck_assert_uint_eq(r.d.all.len, 2);
+    run_done(&r);
+}
+END_TEST
+
+START_TEST(break_before_text_twice_fails)
+{
+    static const struct attempt at[] = {
+        {200, "", GEMINI_NET_OK},
+        {200, EV("{\"usageMetadata\":{}}"), GEMINI_NET_OK},
+    };
+    struct run r;
+
+    run_stream(&r, at, 2, 0);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_UPSTREAM_DOWN);
+    ck_assert_uint_eq(r.f.calls, 2);
+    run_done(&r);
+}
+END_TEST
+
+/* After text went out, a break is an error, never a shorter answer. */
+START_TEST(break_after_text_is_an_error)
+{
+    static const struct attempt cases[][1] = {
+        {{200, TEXT("Half an", ""), GEMINI_NET_OK}},       /* no finish */
+        {{200, TEXT("Half an", ""), GEMINI_NET_CONNECT}},  /* dropped */
+        {{200, TEXT("Half an", ""), GEMINI_NET_STALL}},    /* stalled */
+        {{200,
+          TEXT("Half an", "") "{\"error\":{\"code\":500,\"message\":\"x\","
+                              "\"status\":\"INTERNAL\"}}\n",
+          GEMINI_NET_OK}}, /* Gemini's error mid-stream */
+        {{200, TEXT("Half an", "") EV("{not json"), GEMINI_NET_OK}},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct run r;
+        run_stream(&r, cases[i], 1, 4);
+        ck_assert_msg(r.rc == -1, "case %zu", i);
+        ck_assert_int_eq(r.err.code, ST_UPSTREAM_DOWN);
+        ck_assert_ptr_nonnull(strstr(r.err.text, "broke off"));
+        ck_assert_uint_eq(r.f.calls, 1);
+        ck_assert_uint_eq(r.d.all.len, 7);
+        ck_assert_ptr_null(r.resp);
+        run_done(&r);
+    }
+}
+END_TEST
+
+/* An error status is read whole and retried as without a stream. */
+START_TEST(error_status_is_not_a_stream)
+{
+    static const struct attempt at[] = {
+        {503,
+         "{\"error\":{\"code\":503,\"message\":\"busy\",\"status\":"
+         "\"UNAVAILABLE\"}}",
+         GEMINI_NET_OK},
+        {200, TEXT("fine", "") FINISH, GEMINI_NET_OK},
+    };
+    static const struct attempt refused[] = {
+        {404,
+         "{\n  \"error\": {\n    \"code\": 404,\n    \"message\": \"no\",\n"
+         "    \"status\": \"NOT_FOUND\"\n  }\n}\n",
+         GEMINI_NET_OK},
+    };
+    struct run r;
+
+    run_stream(&r, at, 2, 0);
+    ck_assert_msg(r.rc == 0, "%s", r.err.text);
+    ck_assert_uint_eq(r.f.calls, 2);
+    run_done(&r);
+    run_stream(&r, refused, 1, 0);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_UPSTREAM_REJECTED);
+    run_done(&r);
+}
+END_TEST
+
+/* The reader hangs up: the call ends at once, and is not tried again. */
+START_TEST(reader_gone_stops_the_call)
+{
+    static const struct attempt at[] = {
+        {200, TEXT("one", "") TEXT(" two", "") FINISH, GEMINI_NET_OK},
+    };
+    struct run r;
+
+    memset(&r, 0, sizeof(r));
+    run_stream(&r, at, 1, 0); /* once without stopping, for the count */
+    ck_assert_int_eq(r.rc, 0);
+    run_done(&r);
+
+    struct gemini_transport t = {fake_post, fake_sleep, fake_now, &r.f};
+    static char key[] = "k", model[] = "m", base[] = "http://x";
+    memset(&r, 0, sizeof(r));
+    r.f.at = at;
+    r.f.n = 1;
+    r.cfg.gemini.api_key = key;
+    r.cfg.gemini.model = model;
+    r.cfg.gemini.base_url = base;
+    r.cfg.gemini.timeout_ms = 60000;
+    gemini_init_transport(&r.g, &t);
+    arena_init(&r.a);
+    sbuf_init(&r.d.all, 1024);
+    r.d.stop_after = 2;
+    r.rc = gemini_stream(&r.g, &r.cfg.gemini, "{}", 2, &r.a, &ops, &r.d,
+                         &r.resp, &r.usage, &r.err);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_CLIENT_GONE);
+    ck_assert_uint_eq(r.f.calls, 1);
+    run_done(&r);
+}
+END_TEST
+
+/* An event over the cap is a bad response, not a crash or a hang. */
+START_TEST(chunks_of_other_shapes)
+{
+    /* a refused prompt finishes without a candidate */
+    static const struct attempt blocked[] = {
+        {200,
+         EV("{\"promptFeedback\":{\"blockReason\":\"SAFETY\"},"
+            "\"usageMetadata\":{\"totalTokenCount\":3}}"),
+         GEMINI_NET_OK},
+    };
+    struct run r;
+
+    run_stream(&r, blocked, 1, 0);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(r.resp, "promptFeedback"),
+                         "blockReason")),
+                     "SAFETY");
+    ck_assert_ptr_null(json_object_get(r.resp, "candidates"));
+    run_done(&r);
+}
+END_TEST
+
+Suite *
+stream_suite(void)
+{
+    Suite *s = suite_create("stream");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_loop_test(tc, fixture_assembles_the_same_in_any_pieces, 0,
+                        (int)ARRAY_SIZE(sse_fixtures));
+    tcase_add_test(tc, many_deltas_become_one_part);
+    tcase_add_test(tc, signatures_stay_where_they_came);
+    tcase_add_test(tc, assembled_equals_the_whole_answer);
+    tcase_add_test(tc, break_before_text_is_tried_again);
+    tcase_add_test(tc, break_before_text_twice_fails);
+    tcase_add_test(tc, break_after_text_is_an_error);
+    tcase_add_test(tc, error_status_is_not_a_stream);
+    tcase_add_test(tc, reader_gone_stops_the_call);
+    tcase_add_test(tc, chunks_of_other_shapes);
+    suite_add_tcase(s, tc);
+    return s;
+}
