@@ -2245,14 +2245,20 @@ class Renderer:
         sigpart = self.ctx.p("sigpart", "empty")
         if sigpart not in ("empty", "last"):
             raise MockError("sigpart must be empty or last")
-        groups = []   # list of lists of final parts, one list per chunk
+        # one list of final parts per chunk, with the candidates tokens so
+        # far: a text counts as the whole text sent so far (not the sum of
+        # its pieces), so the last chunk's count is the unary answer's
+        groups, counts = [], []
         calls = []
+        done = 0      # tokens of the parts sent whole
         for proto in plan.parts:
             if "functionCall" in proto:
                 calls.append(self.finalize_part(proto))
                 continue
             if calls:
+                done += sum(self.part_tokens(p) for p in calls)
                 groups.append(calls)
+                counts.append(done)
                 calls = []
             pieces = split_text(proto["text"], n_chunks)
             for k, piece in enumerate(pieces):
@@ -2261,16 +2267,21 @@ class Renderer:
                 if last_piece and proto.get("_sign") and sigpart == "last":
                     p["_sign"] = True
                 groups.append([self.finalize_part(p, extra=last_piece)])
+                counts.append(done + tokens("".join(pieces[:k + 1])))
+            done += tokens(proto["text"])
             if proto.get("_sign") and sigpart == "empty":
                 groups.append([self.finalize_part({"text": "", "_sign": True}, extra=False)])
+                counts.append(done)
         if calls:
+            done += sum(self.part_tokens(p) for p in calls)
             groups.append(calls)
-        events, cum = [], 0
+            counts.append(done)
+        events = []
         if not groups:
-            groups = [[]]
+            groups, counts = [[]], [0]
         for gi, parts in enumerate(groups):
             last = gi == len(groups) - 1
-            cum += sum(self.part_tokens(p) for p in parts)
+            cum = counts[gi]
             cand = {"content": {"parts": parts, "role": "model"}}
             if last:
                 if plan.finish_message:

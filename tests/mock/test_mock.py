@@ -654,6 +654,19 @@ class TestStreaming(MockTestCase):
         evs = gen(req(user("hi [[mock:text usage=last]]")), stream=True).events()
         self.assertEqual(["usageMetadata" in e for e in evs], [False] * (len(evs) - 1) + [True])
 
+    def test_sse_last_usage_is_the_unary_usage(self):
+        """However the text is cut into deltas, the last chunk counts what
+        the unary answer counts (tokens of the whole text, not of the pieces)."""
+        for marker in ("text", "text chunks=3", "text-and-call", "signatures textsig=1",
+                       "text say='Done: {\"a\": 1}; and a bit more text'"):
+            M = "u [[mock:%s]]" % marker
+            request("POST", "/__mock/reset", {})
+            unary = self.ok(gen(req(user(M))))["usageMetadata"]
+            request("POST", "/__mock/reset", {})
+            last = gen(req(user(M)), stream=True).events()[-1]["usageMetadata"]
+            self.assertEqual((last.get("candidatesTokenCount"), last["totalTokenCount"]),
+                             (unary.get("candidatesTokenCount"), unary["totalTokenCount"]), M)
+
     def test_sse_call_whole_in_one_chunk(self):
         M = "go [[mock:text-and-call]]"
         evs = gen(req(user(M)), stream=True).events()
