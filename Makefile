@@ -7,7 +7,8 @@
 #   make fuzz       the fuzzers: jscan and jsonout against jansson, then the
 #                   SSE parser split against whole (FUZZ_SECONDS in all,
 #                   default 30, of which SSE_FUZZ_SECONDS, default 10, SSE)
-#   make bench      CPU per chat request; latency, errors, RSS at 10-1000 concurrent chats
+#   make bench      CPU per chat request; latency, errors, RSS at 10-1000 concurrent chats;
+#                   streamed answers: CPU, and the latency of a chunk to the client
 #   make cost       bytes sent to Gemini over a scripted demo conversation
 #   make test       everything: deps, unit (plain and ASan/UBSan), HTTP, browser
 #   make deps       install the Debian packages the build and tests need

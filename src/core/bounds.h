@@ -103,6 +103,9 @@
  * 40 s, many proxies 60 s), and a model that thinks, or a chain of tools,
  * can be silent for longer (streamHeartbeatMs). */
 #define BOUND_STREAM_HEARTBEAT_MS   60000
+/* ... and at least this: libcurl asks about the wait on Gemini about once
+ * a second, which is where the heartbeat is kept (streaming.md) */
+#define MIN_STREAM_HEARTBEAT_MS     1000
 #define DEFAULT_STREAM_HEARTBEAT_MS 15000
 
 /* --- the run API's request (seed 001 §2): every cut is reported --------- */

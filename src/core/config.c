@@ -52,7 +52,8 @@ static const struct limit_key limit_keys[] = {
           BOUND_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS),
     LIMIT("maxRequestsPerWorker", limits.max_requests_per_worker, 0,
           BOUND_REQUESTS_PER_WORKER, 0),
-    LIMIT("streamHeartbeatMs", limits.stream_heartbeat_ms, 100,
+    LIMIT("streamHeartbeatMs", limits.stream_heartbeat_ms,
+          MIN_STREAM_HEARTBEAT_MS,
           BOUND_STREAM_HEARTBEAT_MS, DEFAULT_STREAM_HEARTBEAT_MS),
 };
 

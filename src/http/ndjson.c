@@ -224,6 +224,14 @@ ndjson_error(struct ndjson *s, const struct status_error *e)
 
     if (inner == NULL)
         return -1;
+    /* the Retry-After a JSON error would have had, when a heartbeat
+     * started the stream before the failure (a long retry wait) */
+    if (e->retry_after_s > 0 &&
+        json_object_set_new(inner, "retryAfter",
+                            json_integer(e->retry_after_s)) != 0) {
+        json_decref(inner);
+        return -1;
+    }
     rc = begin(s, "error") | key(s, "error") | jsonout_write(inner, &s->line) |
          sbuf_putc(&s->line, '}');
     json_decref(inner);

@@ -8,7 +8,7 @@
  *   {"type":"tool-result","name":...,"ok":true,"ms":12}
  *   {"type":"usage","usage":{...},"model":"..."}
  *   {"type":"result","result":{...the answer the single-JSON mode sends}}
- *   {"type":"error","error":{"code":...,"message":...}}
+ *   {"type":"error","error":{"code":...,"message":...,"retryAfter"?:s}}
  *
  * The answer starts late on purpose: a status line waits until something
  * else is said (or a heartbeat is due), so a request that fails before

@@ -23,8 +23,23 @@
 #       2 cores, which is the load generator's doing, not concurrency. (Keep
 #       the ramp under 2 s: wrk counts a connection that has not sent its
 #       first request at its first timeout check as a timeout.)
+# stream  streamed chat answers (Accept: application/x-ndjson):
+#       - worker CPU per request, requests/s and latency for the
+#         BENCH_STREAM_SIZE body answered as plain JSON and as a stream,
+#         as the cpu part measures them (wrk, post.lua with BENCH_ACCEPT),
+#         against fastmock with no delay (its stream's first event at once);
+#       - the latency of one chunk from the upstream to the client: fastmock
+#         sends its first SSE event BENCH_STREAM_FIRST_MS after the request,
+#         stamped with CLOCK_MONOTONIC; stream-client.c opens BENCH_STREAMS
+#         streams through nginx, BENCH_STREAM_PARALLEL at a time, and at
+#         the first delta line of each takes the clock minus that stamp:
+#         median and p99 over the streams, and errors (non-200, no result
+#         line last); then the same client straight to fastmock, no
+#         responder, no nginx: the floor of the measurement.
+#       Medians of BENCH_RUNS runs. A responder that does not stream yet
+#       (it ignores the Accept header) is reported as such.
 #
-#   BENCH_PARTS (default "cpu conc"), BENCH_RUNS (default 3)
+#   BENCH_PARTS (default "cpu conc stream"), BENCH_RUNS (default 3)
 #   cpu:  BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 4),
 #         BENCH_WORKERS (default 2), BENCH_SIZES (default "small typical large")
 #   conc: BENCH_CONC_LEVELS (default "10 100 1000"), BENCH_CONC_SECONDS
@@ -32,18 +47,23 @@
 #         options this build's `serve` lacks are dropped, with a note),
 #         BENCH_CONC_SIZE (default typical), BENCH_UPSTREAM_MS (default 2000),
 #         BENCH_CONC_RAMP_MS (default 1000; 0: all connections at once)
+#   stream: BENCH_STREAM_SIZE (default typical), BENCH_STREAMS (default 1000),
+#         BENCH_STREAM_PARALLEL (default 16), BENCH_STREAM_FIRST_MS (default
+#         50); BENCH_SECONDS, BENCH_CONNECTIONS and BENCH_WORKERS as for cpu
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd -P)
-parts=${BENCH_PARTS:-cpu conc} runs=${BENCH_RUNS:-3}
+parts=${BENCH_PARTS:-cpu conc stream} runs=${BENCH_RUNS:-3}
 secs=${BENCH_SECONDS:-5} conns=${BENCH_CONNECTIONS:-4}
 workers=${BENCH_WORKERS:-2} sizes=${BENCH_SIZES:-small typical large}
 levels=${BENCH_CONC_LEVELS:-10 100 1000} csecs=${BENCH_CONC_SECONDS:-12}
 cflags=${BENCH_CONC_FLAGS---workers 2 --threads 512}
 csize=${BENCH_CONC_SIZE:-typical} delay=${BENCH_UPSTREAM_MS:-2000}
 ramp=${BENCH_CONC_RAMP_MS:-1000}
+ssize=${BENCH_STREAM_SIZE:-typical} streams=${BENCH_STREAMS:-1000}
+spar=${BENCH_STREAM_PARALLEL:-16} sfirst=${BENCH_STREAM_FIRST_MS:-50}
 defaults_conns=200
 for p in $parts; do
-    case $p in cpu | conc) ;; *) echo "bench: BENCH_PARTS: unknown part '$p' (cpu, conc)" >&2; exit 2 ;; esac
+    case $p in cpu | conc | stream) ;; *) echo "bench: BENCH_PARTS: unknown part '$p' (cpu, conc, stream)" >&2; exit 2 ;; esac
 done
 has_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -87,16 +107,18 @@ command -v wrk >/dev/null || { echo "bench: wrk is missing (make deps)" >&2; exi
 [ -x "$repo/build/gemini-agent" ] || { echo "bench: build/gemini-agent is missing (make)" >&2; exit 1; }
 cc -O2 -o "$tmp/fastmock" "$repo/tests/bench/fastmock.c" -lpthread
 has_part cpu && cc -O2 -o "$tmp/floor" "$repo/tests/bench/floor.c" -lfcgi -lcurl
+has_part stream && cc -O2 -o "$tmp/stream-client" "$repo/tests/bench/stream-client.c" -lpthread
 all_sizes=""
 has_part cpu && all_sizes=$sizes
 has_part conc && all_sizes="$all_sizes $csize"
+has_part stream && all_sizes="$all_sizes $ssize"
 for s in $all_sizes; do
     [ -s "$tmp/body.$s.json" ] || python3 "$repo/tests/bench/make-request.py" "$s" > "$tmp/body.$s.json"
 done
 
-# start_mock NAME DELAY_MS: a fastmock; sets upstream
+# start_mock NAME DELAY_MS [STREAM_FIRST_MS]: a fastmock; sets upstream
 start_mock() {
-    "$tmp/fastmock" "$tmp/$1.port" "$2" & pids+=($!)
+    "$tmp/fastmock" "$tmp/$1.port" "$2" "${3:-$sfirst}" & pids+=($!)
     for _ in $(seq 50); do [ -s "$tmp/$1.port" ] && break; sleep 0.05; done
     upstream=http://127.0.0.1:$(cat "$tmp/$1.port")
 }
@@ -160,13 +182,15 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1
 # --- cpu: CPU per request against a zero-latency upstream ----------------------
 
 # utime + stime of a responder's workers, in clock ticks (fields 14 and 15)
+hz=$(getconf CLK_TCK)
 ticks() {
     local t=0
     for w in $(workers_of "$1"); do t=$((t + $(sed 's/.*) //' "/proc/$w/stat" | awk '{print $12 + $13}'))); done
     echo "$t"
 }
 
-# measure WHO SIZE: sets cpu (µs per request), rps, p50, p99 (medians)
+# measure WHO SIZE: sets cpu (µs per request), rps, p50, p99 (medians);
+# BENCH_ACCEPT in the environment goes to post.lua
 measure() {
     local who=$1 size=$2 r t0 t1 n c=() q=() a=() b=()
     export BENCH_BODY=$tmp/body.$size.json
@@ -188,7 +212,6 @@ measure() {
 
 cpu_part() {
     local size bytes fcpu frps typical="" rss w who
-    hz=$(getconf CLK_TCK)
     start_mock mock 0
     # gemini-agent, as `serve` runs it
     agent_config agent "$upstream"
@@ -380,6 +403,123 @@ conc_part() {
     for l in $levels; do conc_row "$l" "$l" "${flags[@]}"; done
     echo "serve (no options):"
     conc_row "$defaults_conns (defaults)" "$defaults_conns"
+}
+
+# --- stream: streamed answers ----------------------------------------------------
+
+# start_agent NAME: `serve` with $tmp/NAME.yaml on $tmp/NAME.sock, BENCH_WORKERS workers
+start_agent() {
+    GEMINI_AGENT_LOG=warn "$repo/build/gemini-agent" serve --config "$tmp/$1.yaml" \
+        --socket "$tmp/$1.sock" --workers "$workers" --pid-file "$tmp/$1.pid" 2>"$tmp/$1.log" &
+    pids+=($!)
+    for _ in $(seq 100); do
+        [ -S "$tmp/$1.sock" ] && [ -n "$(workers_of "$tmp/$1.pid")" ] && return 0
+        sleep 0.05
+    done
+    echo "bench: gemini-agent serve ($1) did not start:" >&2; tail -5 "$tmp/$1.log" >&2; exit 1
+}
+
+# check_stream WHO SIZE: one streamed request by hand; sets streaming to
+# yes (an NDJSON stream ending in a result line) or no (plain JSON: this
+# responder does not stream); anything else stops the bench
+check_stream() {
+    local code
+    code=$(curl -s -o "$tmp/one.ndjson" -D "$tmp/one.head" -w '%{http_code}' \
+        -H 'Content-Type: application/json' -H 'Accept: application/x-ndjson' \
+        --data-binary @"$tmp/body.$2.json" "${url[$1]}")
+    [ "$code" = 200 ] || { echo "bench: the $1 stream failed ($code): $(head -c 300 "$tmp/one.ndjson")" >&2; exit 1; }
+    streaming=$(python3 - "$tmp/one.head" "$tmp/one.ndjson" <<'PY'
+import json, sys
+head = open(sys.argv[1], encoding="latin-1").read().lower()
+body = open(sys.argv[2], "rb").read().decode("utf-8")
+if "content-type: application/json" in head:
+    json.loads(body)
+    print("no")
+elif "content-type: application/x-ndjson" in head:
+    lines = [json.loads(l) for l in body.splitlines() if l.strip()]
+    print("yes" if lines and lines[-1].get("type") == "result" else "bad: last line %r" % lines[-1:])
+else:
+    print("bad: no NDJSON or JSON content type")
+PY
+) || streaming="bad: not JSON"
+    case $streaming in yes | no) ;; *)
+        echo "bench: the $1 stream is broken ($streaming): $(head -c 300 "$tmp/one.ndjson")" >&2; exit 1 ;;
+    esac
+}
+
+# stream_runs TARGET URL [raw-sse]: BENCH_RUNS runs of stream-client; sets
+# smed, sp99 (µs, medians of the runs), serr (errors, all runs), snot (runs
+# without a single stream), skinds (what the errors were)
+stream_runs() {
+    local r rc m p e k q=() b=()
+    serr=0 snot=0 skinds=""
+    for r in $(seq "$runs"); do
+        rc=0
+        "$tmp/stream-client" "$2" "$tmp/body.$ssize.json" "$streams" "$spar" ${3:-} > "$tmp/sc.out" || rc=$?
+        [ "$rc" -le 3 ] && [ -s "$tmp/sc.out" ] ||
+            { echo "bench: stream-client failed ($rc) against the $1" >&2; cat "$tmp/sc.out" >&2; exit 1; }
+        [ "$rc" = 3 ] && { snot=$((snot + 1)); continue; }
+        read -r m p e k < <(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+f = lambda v: "-" if v is None else "%.0f" % v
+print(f(j["median_us"]), f(j["p99_us"]), j["errors"] + j["not_streamed"],
+      ", ".join("%s: %d" % kv for kv in j["error_kinds"].items()) or "-")' "$tmp/sc.out")
+        [ "$m" != - ] && q+=("$m") && b+=("$p")
+        serr=$((serr + e))
+        [ "$k" != - ] && skinds="$skinds${skinds:+; }run $r: $k"
+    done
+    smed=- sp99=-
+    [ ${#q[@]} -gt 0 ] && smed=$(median "${q[@]}") sp99=$(median "${b[@]}")
+    return 0
+}
+
+stream_part() {
+    local bytes a
+    bytes=$(wc -c < "$tmp/body.$ssize.json")
+    # CPU: a zero-latency upstream, its stream's first event at once
+    start_mock smock 0 0
+    agent_config st "$upstream"
+    start_agent st
+    start_nginx st "$tmp/st.sock"
+    sleep 0.3
+    check st "$ssize"
+    check_stream st "$ssize"
+    echo
+    echo "streamed answers: $ssize body ($(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1024 }') KB)," \
+        "$workers workers, $conns connections, ${secs}s x $runs runs; medians"
+    [ "$streaming" = no ] &&
+        echo "note: no NDJSON stream (responder does not stream): it ignores the Accept header, both rows are plain JSON"
+    # warm the fresh workers up first (their arenas and caches), in both modes,
+    # so that the first row does not pay for it
+    for a in '' application/x-ndjson; do
+        BENCH_BODY=$tmp/body.$ssize.json BENCH_ACCEPT=$a wrk -t2 -c"$conns" -d1s \
+            -s "$repo/tests/bench/post.lua" "${url[st]}" > /dev/null
+    done
+    printf '%-22s %12s %9s %8s %8s\n' "answer" "agent µs/req" "req/s" "p50 ms" "p99 ms"
+    BENCH_ACCEPT='' measure st "$ssize"
+    printf '%-22s %12d %9.1f %8.2f %8.2f\n' "JSON" "$cpu" "$rps" "$p50" "$p99"
+    BENCH_ACCEPT=application/x-ndjson measure st "$ssize"
+    printf '%-22s %12d %9.1f %8.2f %8.2f\n' "NDJSON stream" "$cpu" "$rps" "$p50" "$p99"
+
+    # latency: the first event BENCH_STREAM_FIRST_MS after the request
+    start_mock slmock 0 "$sfirst"
+    agent_config sl "$upstream"
+    start_agent sl
+    start_nginx sl "$tmp/sl.sock"
+    sleep 0.3
+    echo "first delta line, from fastmock's write to the client's read: $streams streams" \
+        "x $runs runs, $spar at a time, the first event ${sfirst} ms after each request"
+    stream_runs "responder through nginx" "${url[sl]}"
+    if [ "$snot" = "$runs" ]; then
+        echo "  through nginx + gemini-agent: no NDJSON stream (responder does not stream)"
+    else
+        printf '  through nginx + gemini-agent: median %s µs, p99 %s µs, errors %d of %d streams%s\n' \
+            "$smed" "$sp99" "$serr" $((streams * runs)) "${skinds:+ ($skinds)}"
+        [ "$snot" -gt 0 ] && echo "  ($snot of $runs runs got no stream at all)"
+    fi
+    stream_runs "mock alone" "$upstream/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse" raw-sse
+    printf '  floor, the same client straight to fastmock: median %s µs, p99 %s µs, errors %d\n' \
+        "$smed" "$sp99" "$serr"
 }
 
 for p in $parts; do

@@ -39,6 +39,7 @@ import ipaddress
 import json
 import os
 import re
+import select
 import shlex
 import signal
 import socket
@@ -113,12 +114,22 @@ REASONS = {
 MAX_BODY = 32 * 1024 * 1024
 
 
+class PeerGone(Exception):
+    """The client closed its connection while the mock was waiting to answer."""
+
+
 class MockError(Exception):
     """A problem with the test's own use of the mock (bad marker, param...)."""
 
 
 # ---------------------------------------------------------------------------
 # Small helpers
+
+def monotonic_ms():
+    """time.monotonic() in ms (3 decimals): CLOCK_MONOTONIC, the clock a
+    test reading /__mock/connections can compare its own times with."""
+    return round(time.monotonic() * 1000.0, 3)
+
 
 def camel_to_snake(name):
     return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
@@ -469,6 +480,7 @@ class State:
                 self.fixtures[name] = json.load(fh)
         self.stop = threading.Event()
         self.conn_counter = 0
+        self.conns = {}              # conn id -> {conn, opened_ms, closed_ms, requests}
         self.default_scenario = None  # (name, params) or None
         self.quiet = False
         self.any_model = False        # --demo: serve whatever model is asked for
@@ -476,6 +488,8 @@ class State:
 
     def reset(self):
         with self.lock:
+            # connections: the closed ones go, the open ones stay (their ids keep counting)
+            self.conns = {k: c for k, c in self.conns.items() if c["closed_ms"] is None}
             self.records = []
             self.seq = 0
             self.counters = {}
@@ -491,7 +505,24 @@ class State:
     def next_conn(self):
         with self.lock:
             self.conn_counter += 1
-            return self.conn_counter
+            n = self.conn_counter
+            self.conns[n] = {"conn": n, "opened_ms": monotonic_ms(), "closed_ms": None,
+                             "requests": 0}
+            return n
+
+    def conn_request(self, n):
+        with self.lock:
+            if n in self.conns:
+                self.conns[n]["requests"] += 1
+
+    def conn_closed(self, n):
+        with self.lock:
+            if n in self.conns and self.conns[n]["closed_ms"] is None:
+                self.conns[n]["closed_ms"] = monotonic_ms()
+
+    def conns_json(self):
+        with self.lock:
+            return json.dumps([dict(c) for _, c in sorted(self.conns.items())])
 
     def token(self, kind, n, length, alphabet):
         h = hashlib.sha256(("%s:%s:%d" % (self.seed, kind, n)).encode()).digest()
@@ -767,6 +798,12 @@ class Ctx:
                 self.decls.append(d)
         self.prompt_tokens = tokens(json.dumps([self.raw_contents, body.get("systemInstruction"),
                                                 body.get("tools")], separators=(",", ":")))
+
+    def pause(self, seconds):
+        """Wait; True when the client hung up meanwhile.  The handler puts
+        its own in place (Handler.pause), which watches the connection."""
+        self.state.stop.wait(seconds)
+        return False
 
     def p(self, name, default=None):
         return self.params.get(name, default)
@@ -1250,7 +1287,8 @@ def sc_error(ctx):
 
 
 def sc_slow(ctx):
-    ctx.state.stop.wait(ctx.p_int("ms", 1000) / 1000.0)
+    if ctx.pause(ctx.p_int("ms", 1000) / 1000.0):
+        raise PeerGone()
     return text_plan(ctx, ctx.p("say", "Hello from the mock."))
 
 
@@ -2207,14 +2245,20 @@ class Renderer:
         sigpart = self.ctx.p("sigpart", "empty")
         if sigpart not in ("empty", "last"):
             raise MockError("sigpart must be empty or last")
-        groups = []   # list of lists of final parts, one list per chunk
+        # one list of final parts per chunk, with the candidates tokens so
+        # far: a text counts as the whole text sent so far (not the sum of
+        # its pieces), so the last chunk's count is the unary answer's
+        groups, counts = [], []
         calls = []
+        done = 0      # tokens of the parts sent whole
         for proto in plan.parts:
             if "functionCall" in proto:
                 calls.append(self.finalize_part(proto))
                 continue
             if calls:
+                done += sum(self.part_tokens(p) for p in calls)
                 groups.append(calls)
+                counts.append(done)
                 calls = []
             pieces = split_text(proto["text"], n_chunks)
             for k, piece in enumerate(pieces):
@@ -2223,16 +2267,21 @@ class Renderer:
                 if last_piece and proto.get("_sign") and sigpart == "last":
                     p["_sign"] = True
                 groups.append([self.finalize_part(p, extra=last_piece)])
+                counts.append(done + tokens("".join(pieces[:k + 1])))
+            done += tokens(proto["text"])
             if proto.get("_sign") and sigpart == "empty":
                 groups.append([self.finalize_part({"text": "", "_sign": True}, extra=False)])
+                counts.append(done)
         if calls:
+            done += sum(self.part_tokens(p) for p in calls)
             groups.append(calls)
-        events, cum = [], 0
+            counts.append(done)
+        events = []
         if not groups:
-            groups = [[]]
+            groups, counts = [[]], [0]
         for gi, parts in enumerate(groups):
             last = gi == len(groups) - 1
-            cum += sum(self.part_tokens(p) for p in parts)
+            cum = counts[gi]
             cand = {"content": {"parts": parts, "role": "model"}}
             if last:
                 if plan.finish_message:
@@ -2284,6 +2333,44 @@ class Handler(http.server.BaseHTTPRequestHandler):
         super().setup()
         self.conn_id = self.server.state.next_conn()
         self.gzip_ok = False
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            self.server.state.conn_closed(self.conn_id)
+
+    def peer_gone(self):
+        """Called when the socket polls readable: EOF or an error means the
+        client has closed; data (a pipelined request) means it is still there."""
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+
+    def pause(self, seconds):
+        """Wait `seconds`, or less if the mock is stopping; watch the socket
+        meanwhile (every 50 ms at most) and return True as soon as the client
+        has closed the connection, so a hang ends, and /__mock/connections
+        shows the close, when the client goes."""
+        state = self.server.state
+        deadline = time.monotonic() + seconds
+        poller = select.poll()
+        poller.register(self.connection, select.POLLIN | select.POLLERR | select.POLLHUP
+                        | getattr(select, "POLLRDHUP", 0))
+        while not state.stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            step = min(left, 0.05)
+            if poller.poll(step * 1000.0):
+                if self.peer_gone():
+                    self.close_connection = True
+                    return True
+                state.stop.wait(step)   # data waiting (read after this answer): no busy loop
+        return False
 
     # BaseHTTPRequestHandler logs the request line, query string (and so a
     # ?key=) included: silence it; _log() writes our own line.
@@ -2387,6 +2474,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # -- dispatch -----------------------------------------------------------
     def dispatch(self):
         self.gzip_ok = False
+        self.server.state.conn_request(self.conn_id)
         url = urllib.parse.urlsplit(self.path)
         try:
             raw = self.read_body()
@@ -2399,7 +2487,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         try:
             self.api(url, raw)
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, PeerGone):
             self.close_connection = True
 
     def control(self, url, raw):
@@ -2408,6 +2496,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if url.path == "/__mock/health":
             return self.control_json(200, {"ok": True, "port": self.server.server_address[1],
                                            "pid": os.getpid()})
+        if url.path == "/__mock/connections" and self.command == "GET":
+            body = (state.conns_json() + "\n").encode("utf-8")
+            return self.send_bytes(200, body, "application/json; charset=UTF-8")
         if url.path == "/__mock/requests" and self.command == "GET":
             since = int(q.get("since", "0") or 0)
             body = (state.records_json(since) + "\n").encode("utf-8")
@@ -2523,10 +2614,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return finish(400, error_obj(400, "gemini-mock: " + scen_error, "INVALID_ARGUMENT"))
         name, params, _src = scen
         ctx = Ctx(state, norm, model, stream, sse, name, params, headers)
+        ctx.pause = self.pause
         try:
             delay = ctx.p_int("delay", 0)
-            if delay > 0:
-                state.stop.wait(delay / 1000.0)
+            if delay > 0 and self.pause(delay / 1000.0):
+                raise PeerGone()
             plan = SCENARIOS[name][0](ctx)
             self.send_plan(ctx, plan, rec, finish)
         except MockError as exc:
@@ -2605,7 +2697,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if k == "stall":   # the first event (or half of the only one), then hang
             first = payloads[0]
             self.write_chunk(first if len(payloads) > 1 else first[: max(1, len(first) // 2)])
-            state.stop.wait(plan.ms / 1000.0)
+            self.pause(plan.ms / 1000.0)
             self.close_connection = True
             return
         if k == "truncated":
@@ -2619,8 +2711,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         gap = ctx.p_int("gap", 0) / 1000.0
         fragment = ctx.flag("fragment")
         for i, data in enumerate(payloads):
-            if i and gap:
-                state.stop.wait(gap)
+            if i and gap and self.pause(gap):
+                return
             if fragment:   # split every event over several writes (and TCP segments)
                 step = max(1, min(7, len(data) // 3))
                 for j in range(0, len(data), step):
@@ -2638,7 +2730,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body[: len(body) // 2])
         self.wfile.flush()
-        self.server.state.stop.wait(ms / 1000.0)
+        self.pause(ms / 1000.0)
 
 
 class Server(http.server.ThreadingHTTPServer):

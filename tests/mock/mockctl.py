@@ -9,6 +9,8 @@ Commands (each prints JSON on stdout):
                                 health (default 10 s), then print the health JSON
     requests [--since SEQ]      GET  /__mock/requests: every recorded API request
     count                       the number of recorded API requests (a bare number)
+    connections                 GET  /__mock/connections: every TCP connection,
+                                when it opened and closed (monotonic ms)
     reset                       POST /__mock/reset: records, counters, signatures
     scenario NAME [k=v ...]     POST /__mock/scenario: set the default scenario
     scenario --clear            back to the built-in default (text)
@@ -131,6 +133,8 @@ def main(argv):
             if status == 200:
                 print(len(obj))
                 return 0
+        elif cmd == "connections":
+            status, obj = call(host, port, "GET", "/__mock/connections")
         elif cmd == "reset":
             status, obj = call(host, port, "POST", "/__mock/reset", {})
         elif cmd == "scenario":

@@ -654,6 +654,19 @@ class TestStreaming(MockTestCase):
         evs = gen(req(user("hi [[mock:text usage=last]]")), stream=True).events()
         self.assertEqual(["usageMetadata" in e for e in evs], [False] * (len(evs) - 1) + [True])
 
+    def test_sse_last_usage_is_the_unary_usage(self):
+        """However the text is cut into deltas, the last chunk counts what
+        the unary answer counts (tokens of the whole text, not of the pieces)."""
+        for marker in ("text", "text chunks=3", "text-and-call", "signatures textsig=1",
+                       "text say='Done: {\"a\": 1}; and a bit more text'"):
+            M = "u [[mock:%s]]" % marker
+            request("POST", "/__mock/reset", {})
+            unary = self.ok(gen(req(user(M))))["usageMetadata"]
+            request("POST", "/__mock/reset", {})
+            last = gen(req(user(M)), stream=True).events()[-1]["usageMetadata"]
+            self.assertEqual((last.get("candidatesTokenCount"), last["totalTokenCount"]),
+                             (unary.get("candidatesTokenCount"), unary["totalTokenCount"]), M)
+
     def test_sse_call_whole_in_one_chunk(self):
         M = "go [[mock:text-and-call]]"
         evs = gen(req(user(M)), stream=True).events()
@@ -781,6 +794,71 @@ class TestErrorsAndFaults(MockTestCase):
                 gen(req(user("s [[mock:stall ms=2000]]")), stream=stream, timeout=0.4)
             self.assertLess(time.time() - t0, 1.5)
 
+    def test_connections_record_the_client_closing(self):
+        """/__mock/connections: a stall (stream: the first event; unary:
+        half the body) or a slow answer ends as soon as the client closes,
+        and closed_ms says when, on the client's own clock."""
+        import socket
+        for name, stream, first in (("stall ms=60000", True, b"data: "),
+                                    ("stall ms=60000", False, b"HTTP/1.1 200"),
+                                    ("slow ms=60000", False, None)):
+            with self.subTest(name=name, stream=stream):
+                request("POST", "/__mock/reset", {})
+                body = json.dumps(req(user("c [[mock:%s]]" % name))).encode()
+                path = "/v1beta/models/%s:%s" % (MODEL, "streamGenerateContent?alt=sse"
+                                                 if stream else "generateContent")
+                s = socket.create_connection(("127.0.0.1", PORT), timeout=5)
+                s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nx-goog-api-key: %s\r\n"
+                          b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                          % (path.encode(), KEY.encode(), len(body), body))
+                got = b""
+                if first is not None:       # wait for what the scenario sends first
+                    while first not in got:
+                        chunk = s.recv(65536)
+                        self.assertTrue(chunk, got)
+                        got += chunk
+                else:                       # slow: wait until the request is recorded
+                    deadline = time.monotonic() + 5
+                    while not records() and time.monotonic() < deadline:
+                        time.sleep(0.01)
+                conn = last_record()["conn"]
+                mine = [c for c in request("GET", "/__mock/connections").json
+                        if c["conn"] == conn]
+                self.assertEqual(len(mine), 1)
+                self.assertIsNone(mine[0]["closed_ms"])
+                self.assertEqual(mine[0]["requests"], 1)
+                closed = time.monotonic() * 1000
+                s.close()
+                deadline = time.monotonic() + 2
+                while time.monotonic() < deadline:
+                    c = [c for c in request("GET", "/__mock/connections").json
+                         if c["conn"] == conn][0]
+                    if c["closed_ms"] is not None:
+                        break
+                    time.sleep(0.01)
+                self.assertIsNotNone(c["closed_ms"], "the close was not noticed within 2 s")
+                self.assertLessEqual(c["opened_ms"], closed)
+                self.assertGreaterEqual(c["closed_ms"], closed - 1)
+                self.assertLess(c["closed_ms"] - closed, 150)
+
+    def test_connections_keep_alive_and_reset(self):
+        conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=5)
+        for _ in range(2):
+            self.ok(gen(req(user("k")), conn=conn))
+        cid = last_record()["conn"]
+        c = [c for c in request("GET", "/__mock/connections").json if c["conn"] == cid][0]
+        self.assertEqual((c["requests"], c["closed_ms"]), (2, None))
+        self.assertIsInstance(c["opened_ms"], (int, float))
+        closed_before = [c["conn"] for c in request("GET", "/__mock/connections").json
+                         if c["closed_ms"] is not None]
+        self.assertTrue(closed_before)               # the control requests' own connections
+        request("POST", "/__mock/reset", {})
+        after = {c["conn"]: c for c in request("GET", "/__mock/connections").json}
+        self.assertIn(cid, after)                    # still open: kept, requests kept
+        self.assertEqual(after[cid]["requests"], 2)
+        self.assertFalse(set(closed_before) & set(after))   # closed ones cleared
+        conn.close()
+
     def test_drop(self):
         with self.assertRaises((http.client.RemoteDisconnected, ConnectionError)):
             gen(req(user("d [[mock:drop]]")))
@@ -882,6 +960,9 @@ class TestScenarioSelection(MockTestCase):
         ctl("scenario", "--clear")
         self.assertIsNone(json.loads(ctl("scenario"))["name"])
         self.assertEqual(json.loads(ctl("wait"))["port"], PORT)
+        conns = json.loads(ctl("connections"))
+        self.assertTrue(conns)
+        self.assertEqual(sorted(conns[0]), ["closed_ms", "conn", "opened_ms", "requests"])
         self.assertEqual(ctl("scenario", "error", "status=503", "--compact").count("\n"), 1)
 
 
