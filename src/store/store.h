@@ -28,12 +28,17 @@
  * Memory: values returned as JSON are new references the caller owns
  * (pin them to a request arena); strings returned are malloc'd unless
  * said otherwise. Errors are ST_STORE (logged with SQLite's words, never
- * shown to visitors), ST_NOT_FOUND, ST_CONFLICT, ST_SCHEMA_NEWER,
- * ST_NO_MEMORY.
+ * shown to visitors; "the store is busy" when another writer held it past
+ * STORE_BUSY_MS), ST_NOT_FOUND, ST_CONFLICT, ST_SCHEMA_NEWER,
+ * ST_NO_MEMORY, and ST_BAD_REQUEST for a value the store does not take (a
+ * user id that is empty or longer than BOUND_STORE_USER_ID, a role or a
+ * decision not in its list), and ST_TOO_LARGE where a function says so.
+ * Texts are UTF-8, as every JSON string is.
  *
- * Threads: a `struct store` is one connection; each request thread opens
- * its own (after fork), and connections share the file through SQLite's
- * WAL and a busy timeout.
+ * Threads: a `struct store` is one connection, used by one thread at a
+ * time (SQLite's own mutex is off); each request thread opens its own
+ * (after fork), and connections share the file through SQLite's WAL and a
+ * busy timeout. A call returns 0 only after its writes are committed.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -41,6 +46,7 @@
 #define APP_STORE_H
 
 #include "core/common.h"
+#include "core/bounds.h" /* BOUND_STORE_USER_ID */
 
 struct json_t;
 struct status_error;
@@ -118,22 +124,36 @@ struct store_ops {
                     struct status_error *err);
     int (*user_set_trust)(struct store *s, const char *user,
                           enum store_trust t, struct status_error *err);
+    /* append `rule` to the user's allow list (ST_TOO_LARGE past
+     * BOUND_STORE_ALLOW_RULES) */
     int (*user_add_rule)(struct store *s, const char *user,
                          const struct json_t *rule, struct status_error *err);
     /* threads and messages */
     int (*thread_create)(struct store *s, const char *user, const char *title,
                          char id[STORE_ID_LEN], struct status_error *err);
+    /* 0 when the thread is the user's, else ST_NOT_FOUND */
     int (*thread_check)(struct store *s, const char *user, const char *id,
                         struct status_error *err);
+    /* the user's threads, last updated first, at most `limit` (<= 0 or
+     * more than BOUND_STORE_LIST: that bound): [{id, title, createdAt,
+     * updatedAt, lastMessage: {role, text (its first
+     * BOUND_STORE_PREVIEW_CHARS characters)} or null}] */
     int (*threads_list)(struct store *s, const char *user, long limit,
                         struct json_t **out, struct status_error *err);
+    /* *thread = {id, title, createdAt, updatedAt}; *messages = [{role,
+     * text, runId (null when none), createdAt}], oldest first, the last
+     * BOUND_STORE_THREAD_MESSAGES of them */
     int (*thread_get)(struct store *s, const char *user, const char *id,
                       struct json_t **thread, struct json_t **messages,
                       struct status_error *err);
+    /* role "user" or "assistant"; run may be NULL; the thread's
+     * updatedAt becomes now. The caller has checked the thread's owner. */
     int (*message_add)(struct store *s, const char *thread, const char *run,
                        const char *role, const char *text,
                        struct status_error *err);
     /* runs */
+    /* a queued run; thread may be NULL, and another user's thread is
+     * ST_NOT_FOUND */
     int (*run_create)(struct store *s, const char *user, const char *thread,
                       const char *prompt, char id[STORE_ID_LEN],
                       struct status_error *err);
@@ -152,9 +172,11 @@ struct store_ops {
     /* the conversation saved by run_save, malloc'd (NULL when none), and
      * the run's owner/thread */
     int (*run_resume)(struct store *s, const char *run, char **contents,
-                      char user[256], char thread[STORE_ID_LEN],
-                      struct status_error *err);
+                      char user[BOUND_STORE_USER_ID + 1],
+                      char thread[STORE_ID_LEN], struct status_error *err);
     /* actions */
+    /* an action of `run` (ST_NOT_FOUND when there is no such run), in
+     * state `st`, after the run's other actions in call order */
     int (*action_create)(struct store *s, const char *run, const char *tool,
                          const struct json_t *args, const struct json_t *call,
                          long turn, long part, enum store_action_status st,
@@ -169,13 +191,18 @@ struct store_ops {
     int (*actions_of)(struct store *s, const char *run, struct json_t **out,
                       struct status_error *err);
     /* approvals */
+    /* a pending approval of `action`, which must be an action of `run`, a
+     * run of `user` (else ST_NOT_FOUND); it expires ttl_ms from now (<= 0:
+     * already expired). An action has at most one (else ST_CONFLICT). */
     int (*approval_create)(struct store *s, const char *user, const char *run,
                            const char *action, const char *tool,
                            const char *reason, const char *preview,
                            long ttl_ms, char id[STORE_ID_LEN],
                            struct status_error *err);
     /* [{id, runId, actionId, tool, reason, preview, status, createdAt,
-     *   expiresAt}], newest first; status NULL: all */
+     *   expiresAt}], newest first, at most BOUND_STORE_LIST; status is
+     * "pending", "approved", "rejected" or "expired" (pending past its
+     * time); `status` NULL: all, else only those in that status */
     int (*approvals_list)(struct store *s, const char *user,
                           const char *status, struct json_t **out,
                           struct status_error *err);
@@ -201,7 +228,12 @@ struct store_ops {
     /* memories */
     int (*memory_save)(struct store *s, const char *user, const char *text,
                        const char *tags, long *id, struct status_error *err);
-    /* best matches first: [{id, text, tags, createdAt}] */
+    /* The user's memories that match `query`, best first (bm25):
+     * [{id, text, tags, createdAt}]. The query is plain words, never FTS
+     * syntax: each word (at most BOUND_STORE_QUERY_WORDS) is searched as
+     * itself and a memory matching any of them is found, more matches
+     * ranking higher. An empty query lists the newest. `limit` is clamped
+     * to 1..BOUND_STORE_MEMORY_HITS (<= 0: the bound). */
     int (*memory_search)(struct store *s, const char *user, const char *query,
                          long limit, struct json_t **out,
                          struct status_error *err);
@@ -213,7 +245,8 @@ struct store {
 
 /*
  * Open the store named by `spec` ("sqlite:PATH"), without migrating.
- * NULL with `err` set when it cannot be opened or the spec is unknown.
+ * NULL with `err` set when it cannot be opened (ST_STORE) or the spec is
+ * unknown (ST_CONFIG). Close it with s->ops->close(s).
  */
 struct store *store_open(const char *spec, struct status_error *err);
 
