@@ -36,9 +36,14 @@ ifdef TESTING
 CFLAGS  += -DTESTING
 endif
 
+# The store (src/store/sqlite.c): Debian's libsqlite3, found through
+# pkg-config when its .pc file is there.
+SQLITE_CFLAGS = $(shell pkg-config --cflags sqlite3 2>/dev/null)
+SQLITE_LIBS   = $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3)
+
 ALL_CFLAGS = -std=c11 $(WARN) -Isrc -Iinclude -I$(BUILD)/gen \
-             $(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
-LDLIBS     = $(shell pkg-config --libs $(PKGS)) -lfcgi
+             $(shell pkg-config --cflags $(PKGS)) $(SQLITE_CFLAGS) $(CFLAGS)
+LDLIBS     = $(shell pkg-config --libs $(PKGS)) $(SQLITE_LIBS) -lfcgi
 TEST_LIBS  = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 # Server-action plugins with C handlers: actions/<plugin>/*.c. Each such

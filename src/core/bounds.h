@@ -262,6 +262,31 @@
  * this are written in the explicit `? key` form. */
 #define BOUND_YAML_KEY_INLINE 200
 
+/* --- the store (store/store.h) ----------------------------------------- */
+
+/* How long a write waits for another connection's transaction before it
+ * gives up with "the store is busy". Writes are a few rows each and take
+ * microseconds to milliseconds, so only a stuck writer waits this long. */
+#define STORE_BUSY_MS                5000
+/* A user id, in bytes (without its NUL): identities are opaque strings
+ * from the auth layer (a Firebase uid is at most 128). */
+#define BOUND_STORE_USER_ID          255
+/* Rows in one listing (threads, approvals): a page of a UI, not an
+ * export. */
+#define BOUND_STORE_LIST             100
+/* Messages of one thread returned by thread_get (the newest ones): a
+ * thread longer than this is shown from its recent end. */
+#define BOUND_STORE_THREAD_MESSAGES  500
+/* Characters of a thread's last message shown in the thread list. */
+#define BOUND_STORE_PREVIEW_CHARS    200
+/* Allow rules of one user (delegated trust): a short list a person
+ * reads, checked on every side effect. */
+#define BOUND_STORE_ALLOW_RULES      256
+/* Memories one search returns: they go into a prompt. */
+#define BOUND_STORE_MEMORY_HITS      50
+/* Words of a memory search that count; more are ignored. */
+#define BOUND_STORE_QUERY_WORDS      32
+
 /* --- errors ------------------------------------------------------------ */
 
 /* Longest error message we keep; longer ones are cut at a UTF-8 boundary. */
