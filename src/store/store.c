@@ -81,7 +81,7 @@ store_trust_parse(const char *name)
 
 /* run_next[from]: the states a run in `from` may become. */
 static const unsigned run_next[STORE_RUN_STATES] = {
-    [STORE_RUN_QUEUED] = TO(STORE_RUN_PLANNING),
+    [STORE_RUN_QUEUED] = TO(STORE_RUN_PLANNING) | TO(STORE_RUN_FAILED),
     [STORE_RUN_PLANNING] = TO(STORE_RUN_EXECUTING) | TO(STORE_RUN_AWAITING) |
                            TO(STORE_RUN_COMPLETED) | TO(STORE_RUN_FAILED),
     [STORE_RUN_EXECUTING] = TO(STORE_RUN_PLANNING) | TO(STORE_RUN_AWAITING) |

@@ -13,7 +13,7 @@
  * UPDATE itself (`... WHERE status IN (allowed predecessors)`), so two
  * writers racing on one row cannot both win.
  *
- *   run:    queued -> planning -> executing | awaiting_confirmation |
+ *   run:    queued -> planning | failed;  planning -> executing | awaiting_confirmation |
  *           completed | failed;  executing -> planning | awaiting_confirmation
  *           | completed | failed;  awaiting_confirmation -> executing |
  *           planning | failed

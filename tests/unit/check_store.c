@@ -150,11 +150,12 @@ START_TEST(predecessor_lists)
 
     ck_assert_uint_eq(store_run_from(STORE_RUN_QUEUED, from), 0);
     ck_assert_ptr_null(from[0]);
-    ck_assert_uint_eq(store_run_from(STORE_RUN_FAILED, from), 3);
-    ck_assert_str_eq(from[0], "planning");
-    ck_assert_str_eq(from[1], "awaiting_confirmation");
-    ck_assert_str_eq(from[2], "executing");
-    ck_assert_ptr_null(from[3]);
+    ck_assert_uint_eq(store_run_from(STORE_RUN_FAILED, from), 4);
+    ck_assert_str_eq(from[0], "queued"); /* a run that cannot even start */
+    ck_assert_str_eq(from[1], "planning");
+    ck_assert_str_eq(from[2], "awaiting_confirmation");
+    ck_assert_str_eq(from[3], "executing");
+    ck_assert_ptr_null(from[4]);
     ck_assert_uint_eq(store_action_from(STORE_ACT_EXECUTING, afrom), 2);
     ck_assert_str_eq(afrom[0], "planned");
     ck_assert_str_eq(afrom[1], "awaiting_confirmation");

@@ -1,0 +1,61 @@
+/*
+ * policy.h - may this server action run now, wait for the user's
+ * approval, or not run at all? (seed 001 §8; README "The run API").
+ *
+ * Only actions with side effects (`sideEffects: true` in their
+ * .jay-action) are judged; the others always run. In order:
+ *
+ *   1. the site's kill switch (policy.sideEffects: false, or the
+ *      environment's AGENT_SIDE_EFFECTS_ENABLED=false) denies them all;
+ *   2. an autonomous user's run;
+ *   3. a delegated user's run when an allow rule matches - the site's
+ *      (policy.allow) or the user's own ("always allow") - else wait;
+ *   4. a supervised user's always wait.
+ *
+ * A rule is {"action": "shop.addReview", "arg": "email", "pattern":
+ * "*@example.com"}: the action by its registered name, and optionally one
+ * string argument that must match a shell pattern (fnmatch, case
+ * folded); without "arg" it allows every call of the action.
+ *
+ * Pure: no store, no I/O; the caller brings the user's settings.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_POLICY_H
+#define APP_POLICY_H
+
+#include "core/common.h"
+#include "store/store.h"
+
+struct json_t;
+
+enum policy_verdict {
+    POLICY_ALLOW,   /* run it */
+    POLICY_APPROVE, /* wait for the user's approval */
+    POLICY_DENY,    /* never: the model is told why */
+};
+
+struct policy_call {
+    const char *action;         /* registered name, "plugin.name" */
+    bool side_effects;          /* from its .jay-action */
+    const struct json_t *args;  /* the call's arguments */
+};
+
+struct policy_user {
+    enum store_trust trust;
+    const struct json_t *rules; /* the user's allow rules, or NULL */
+};
+
+/* The verdict, with `*reason` a static sentence for the model, the
+ * approval card and the audit trail. `site_rules` may be NULL. */
+enum policy_verdict policy_decide(bool side_effects_enabled,
+                                  const struct json_t *site_rules,
+                                  const struct policy_user *user,
+                                  const struct policy_call *call,
+                                  const char **reason);
+
+/* Does `rule` allow `call`? (exposed for the tests) */
+bool policy_rule_matches(const struct json_t *rule,
+                         const struct policy_call *call);
+
+#endif /* APP_POLICY_H */

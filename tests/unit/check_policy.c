@@ -1,0 +1,96 @@
+/*
+ * check_policy.c - who may run an action with side effects (policy.h):
+ * the kill switch first, then the trust level and the allow rules.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "http/policy.h"
+
+#include <check.h>
+#include <jansson.h>
+
+START_TEST(verdicts)
+{
+    json_t *site = json_loads("[{\"action\":\"shop.addReview\",\"arg\":"
+                              "\"email\",\"pattern\":\"*@example.com\"}]",
+                              0, NULL);
+    json_t *mine = json_loads("[{\"action\":\"mail.send\"}]", 0, NULL);
+    json_t *ok_args = json_loads("{\"email\":\"Ann@EXAMPLE.com\"}", 0, NULL);
+    json_t *other = json_loads("{\"email\":\"ann@elsewhere.org\"}", 0, NULL);
+    json_t *none = json_object();
+    static const struct {
+        bool enabled, side;
+        enum store_trust trust;
+        const char *action;
+        int args; /* 0 ok_args, 1 other, 2 none */
+        enum policy_verdict want;
+    } cases[] = {
+        /* no side effects: always */
+        {false, false, STORE_SUPERVISED, "shop.search", 2, POLICY_ALLOW},
+        /* the kill switch beats every trust level and rule */
+        {false, true, STORE_AUTONOMOUS, "shop.addReview", 0, POLICY_DENY},
+        {false, true, STORE_DELEGATED, "shop.addReview", 0, POLICY_DENY},
+        {true, true, STORE_AUTONOMOUS, "shop.addReview", 1, POLICY_ALLOW},
+        {true, true, STORE_SUPERVISED, "shop.addReview", 0, POLICY_APPROVE},
+        {true, true, STORE_SUPERVISED, "mail.send", 2, POLICY_APPROVE},
+        /* delegated: the site's rule on an argument, case folded */
+        {true, true, STORE_DELEGATED, "shop.addReview", 0, POLICY_ALLOW},
+        {true, true, STORE_DELEGATED, "shop.addReview", 1, POLICY_APPROVE},
+        {true, true, STORE_DELEGATED, "shop.addReview", 2, POLICY_APPROVE},
+        /* ... and the user's own rule, for every call of the action */
+        {true, true, STORE_DELEGATED, "mail.send", 2, POLICY_ALLOW},
+        {true, true, STORE_DELEGATED, "mail.delete", 2, POLICY_APPROVE},
+    };
+    const json_t *args[] = {ok_args, other, none};
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct policy_user u = {cases[i].trust, mine};
+        struct policy_call c = {cases[i].action, cases[i].side,
+                                args[cases[i].args]};
+        const char *reason = NULL;
+        enum policy_verdict v =
+            policy_decide(cases[i].enabled, site, &u, &c, &reason);
+        ck_assert_msg(v == cases[i].want, "case %zu: %d, want %d", i, v,
+                      cases[i].want);
+        ck_assert_ptr_nonnull(reason);
+    }
+    json_decref(site);
+    json_decref(mine);
+    json_decref(ok_args);
+    json_decref(other);
+    json_decref(none);
+}
+END_TEST
+
+START_TEST(half_rules_allow_nothing)
+{
+    json_t *args = json_loads("{\"email\":\"a@b.c\"}", 0, NULL);
+    struct policy_call c = {"x.y", true, args};
+    static const char *const rules[] = {
+        "{\"action\":\"x.y\",\"arg\":\"email\"}",       /* no pattern */
+        "{\"action\":\"x.y\",\"arg\":5,\"pattern\":\"*\"}", /* arg not text */
+        "{\"arg\":\"email\",\"pattern\":\"*\"}",        /* no action */
+        "{\"action\":\"x.y\",\"arg\":\"phone\",\"pattern\":\"*\"}",
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
+        json_t *r = json_loads(rules[i], 0, NULL);
+        ck_assert_msg(!policy_rule_matches(r, &c), "%s", rules[i]);
+        json_decref(r);
+    }
+    json_decref(args);
+}
+END_TEST
+
+Suite *
+policy_suite(void)
+{
+    Suite *s = suite_create("policy");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, verdicts);
+    tcase_add_test(tc, half_rules_allow_nothing);
+    suite_add_tcase(s, tc);
+    return s;
+}
