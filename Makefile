@@ -18,7 +18,7 @@
 ifeq ($(origin CC),default)
 CC       = gcc
 endif
-PKGS     = jansson libcurl yaml-0.1
+PKGS     = jansson libcurl yaml-0.1 libcrypto
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wwrite-strings \
