@@ -318,6 +318,7 @@ token_secret_load(const char *path, unsigned char *buf, size_t cap, size_t *n,
     *n = 0;
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
+        explicit_bzero(buf, cap); /* whatever the caller had there */
         if (errno == ENOENT)
             return status_set(err, ST_CONFIG,
                               "the session secret '%s' does not exist; "
