@@ -65,6 +65,24 @@ write_all(int fd, const char *text, size_t len)
     return 0;
 }
 
+/* mkdir -p the folder of `file` (0700: it holds a secret); 0/-1. */
+static int
+make_parent(const char *file)
+{
+    char dir[BOUND_PATH_LEN];
+    const char *slash = strrchr(file, '/');
+    size_t n;
+
+    if (slash == NULL || slash == file)
+        return 0;
+    n = (size_t)(slash - file);
+    if (n >= sizeof(dir))
+        return -1;
+    memcpy(dir, file, n);
+    dir[n] = '\0';
+    return cmd_make_dirs(dir, 0700);
+}
+
 /*
  * The session secret for the config at `config_path` (in `config_dir`):
  * created when missing, kept when present. 0, or 1 when it could not be
@@ -77,7 +95,8 @@ setup_secret(const char *config_dir, const char *config_path)
     struct status_error err = {0};
     struct config *cfg = NULL;
     char path[BOUND_PATH_LEN];
-    const char *secret = NULL;
+    const char *secret = path; /* where it goes */
+    bool named = false;        /* ...as auth.secretFile says */
     int rc = 1;
 
     /* A config that exists says where the secret goes; a broken one
@@ -92,30 +111,41 @@ setup_secret(const char *config_dir, const char *config_path)
                     config_path);
             goto out;
         }
-        secret = cfg->auth.secret_file;
-    }
-    if (secret == NULL) {
-        if ((size_t)snprintf(path, sizeof(path), "%s/.session-secret",
-                             config_dir) >= sizeof(path)) {
-            fprintf(stderr, "error: the folder name '%s' is too long\n",
-                    config_dir);
-            goto out;
+        if (cfg->auth.secret_file != NULL) {
+            secret = cfg->auth.secret_file;
+            named = true;
         }
     }
-    if (access(secret ? secret : path, F_OK) == 0) {
-        printf("kept %s (the session secret; a new one would end every "
-               "session)\n",
-               secret ? secret : path);
-        rc = 0;
+    if (!named && (size_t)snprintf(path, sizeof(path), "%s/.session-secret",
+                                   config_dir) >= sizeof(path)) {
+        fprintf(stderr, "error: the folder name '%s' is too long\n",
+                config_dir);
         goto out;
     }
-    if (token_secret_create(secret ? secret : path, &err) != 0) {
+    if (access(secret, F_OK) == 0) {
+        unsigned char buf[BOUND_SECRET_MAX];
+        size_t n;
+
+        printf("kept %s (the session secret; a new one would end every "
+               "session)\n",
+               secret);
+        /* kept, but serve would refuse it: say so now */
+        rc = token_secret_load(secret, buf, sizeof(buf), &n, &err) == 0 ? 0 : 1;
+        explicit_bzero(buf, sizeof(buf));
+        if (rc != 0)
+            fprintf(stderr, "error: %s\n", err.text);
+        goto out;
+    }
+    /* auth.secretFile may name a folder of its own (keys/, /etc/...) */
+    if (named && make_parent(secret) != 0)
+        goto out;
+    if (token_secret_create(secret, &err) != 0) {
         fprintf(stderr, "error: %s\n", err.text);
         goto out;
     }
     printf("wrote %s (mode 0600: %d random bytes that sign session tokens)\n",
-           secret ? secret : path, BOUND_SECRET_MIN);
-    if (secret == NULL)
+           secret, BOUND_SECRET_MIN);
+    if (!named)
         printf("  to accept session tokens (the run API's sign-in), add to "
                "%s:\n"
                "    auth:\n"
