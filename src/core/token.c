@@ -54,7 +54,8 @@ b64_encode(const unsigned char *in, size_t n, char *out)
     size_t i = 0;
 
     for (; i + 3 <= n; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        uint32_t v =
+            (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
         *out++ = b64url[v >> 18];
         *out++ = b64url[v >> 12 & 63];
         *out++ = b64url[v >> 6 & 63];
@@ -276,7 +277,8 @@ token_verify(const unsigned char *secret, size_t n, const char *token,
         return refuse(err, "malformed");
     expiry = parse_expiry(e, elen);
     nlen = b64_decode(u, ulen, name, sizeof(name));
-    if (expiry < 0 || nlen <= 0 || !token_user_valid((char *)name, (size_t)nlen) ||
+    if (expiry < 0 || nlen <= 0 ||
+        !token_user_valid((char *)name, (size_t)nlen) ||
         b64_decode(s, MAC_B64, sig, sizeof(sig)) != MAC_BYTES) {
         refuse(err, "malformed");
         goto out;

@@ -138,7 +138,8 @@ is_safe_method(struct httpio *io)
 static bool
 same_origin(struct httpio *io)
 {
-    const char *origin = param(io, "HTTP_ORIGIN"), *host = param(io, "HTTP_HOST");
+    const char *origin = param(io, "HTTP_ORIGIN");
+    const char *host = param(io, "HTTP_HOST");
     const char *scheme = is_https(io) ? "https" : "http";
     const char *dport = is_https(io) ? ":443" : ":80";
     size_t slen = strlen(scheme), hlen, dlen = strlen(dport);
@@ -185,8 +186,8 @@ auth_identify(const struct config *cfg, const unsigned char *secret,
 
     if (cap > 0)
         user[0] = '\0';
-    if (cfg->auth.trust_remote_user && (ru = param(io, "REMOTE_USER")) != NULL &&
-        ru[0] != '\0')
+    if (cfg->auth.trust_remote_user &&
+        (ru = param(io, "REMOTE_USER")) != NULL && ru[0] != '\0')
         return from_remote_user(ru, user, cap, err);
 
     found = bearer_token(io, token);
@@ -243,7 +244,8 @@ auth_cookie_header(const struct config *cfg, struct httpio *io,
     if (max_age < 0)
         return status_set(err, ST_BAD_REQUEST,
                           "a session cookie's Max-Age cannot be negative");
-    k = snprintf(out, cap, "%s=%s; Path=/; HttpOnly; SameSite=Lax; Max-Age=%lld%s",
+    k = snprintf(out, cap,
+                 "%s=%s; Path=/; HttpOnly; SameSite=Lax; Max-Age=%lld%s",
                  cfg->auth.session_cookie, token, max_age,
                  is_https(io) ? "; Secure" : "");
     if (k < 0 || (size_t)k >= cap) {

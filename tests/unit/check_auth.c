@@ -142,8 +142,8 @@ END_TEST
 /* Names of every length mod 3 (the base64 tails), UTF-8, the longest. */
 START_TEST(round_trip)
 {
-    char names[6][TOKEN_USER_SIZE] = {"a", "ab", "abc", "Jos\xc3\xa9 \xe6\x97\xa5",
-                                      "x@y.example"};
+    char names[6][TOKEN_USER_SIZE] = {
+        "a", "ab", "abc", "Jos\xc3\xa9 \xe6\x97\xa5", "x@y.example"};
     struct status_error err = {0};
     char tok[TOKEN_SIZE], user[TOKEN_USER_SIZE];
     long long exp = 4102444800LL; /* 2100-01-01 */
@@ -182,7 +182,8 @@ START_TEST(tampering_is_refused)
     fill_secret();
     /* another user under alice's signature */
     craft(secret, sizeof(secret), "bob", 3, "1700000000", bob, sizeof(bob));
-    snprintf(t, sizeof(t), "v1.Ym9i.1700000000.%s", strrchr(vec_alice, '.') + 1);
+    snprintf(t, sizeof(t), "v1.Ym9i.1700000000.%s",
+             strrchr(vec_alice, '.') + 1);
     assert_refused(t, 0, "bad signature");
     /* a later expiry */
     snprintf(t, sizeof(t), "v1.YWxpY2VAZXhhbXBsZS5jb20.1700000001.%s",
@@ -242,7 +243,8 @@ static const char *const malformed[] = {
     "v1.YR.1700000000.qasHEQepGlBTMhNb3I5pBw5vSO9tsR1gtXdU9Xq8TDo",
     "v1.YWxp Y2U.1700000000.qasHEQepGlBTMhNb3I5pBw5vSO9tsR1gtXdU9Xq8TDo",
     /* expiry that is not plain decimal */
-    "v1.YWxpY2VAZXhhbXBsZS5jb20.0x65.qasHEQepGlBTMhNb3I5pBw5vSO9tsR1gtXdU9Xq8TDo",
+    "v1.YWxpY2VAZXhhbXBsZS5jb20.0x65."
+    "qasHEQepGlBTMhNb3I5pBw5vSO9tsR1gtXdU9Xq8TDo",
     "v1.YWxpY2VAZXhhbXBsZS5jb20.-1700000000."
     "qasHEQepGlBTMhNb3I5pBw5vSO9tsR1gtXdU9Xq8TDo",
     "v1.YWxpY2VAZXhhbXBsZS5jb20.+1700000000."
@@ -250,7 +252,8 @@ static const char *const malformed[] = {
     "v1.YWxpY2VAZXhhbXBsZS5jb20.01700000000."
     "qasHEQepGlBTMhNb3I5pBw5vSO9tsR1gtXdU9Xq8TDo",
     "v1.YWxpY2VAZXhhbXBsZS5jb20.0.qasHEQepGlBTMhNb3I5pBw5vSO9tsR1gtXdU9Xq8TDo",
-    "v1.YWxpY2VAZXhhbXBsZS5jb20.17e8.qasHEQepGlBTMhNb3I5pBw5vSO9tsR1gtXdU9Xq8TDo",
+    "v1.YWxpY2VAZXhhbXBsZS5jb20.17e8."
+    "qasHEQepGlBTMhNb3I5pBw5vSO9tsR1gtXdU9Xq8TDo",
     "v1.YWxpY2VAZXhhbXBsZS5jb20. 1700000000."
     "qasHEQepGlBTMhNb3I5pBw5vSO9tsR1gtXdU9Xq8TDo",
     "v1.YWxpY2VAZXhhbXBsZS5jb20.9223372036854775808."
@@ -654,9 +657,12 @@ static const struct {
      "'auth.trustRemoteUser' must be true or false"},
     {"auth:\n  secretFile: ''\n", "'auth.secretFile' must be a non-empty"},
     {"auth:\n  secretFile: [a]\n", "'auth.secretFile' must be a non-empty"},
-    {"auth:\n  sessionCookie: 'a b'\n", "'auth.sessionCookie' must be a cookie"},
-    {"auth:\n  sessionCookie: 'a;b'\n", "'auth.sessionCookie' must be a cookie"},
-    {"auth:\n  sessionCookie: 'a=b'\n", "'auth.sessionCookie' must be a cookie"},
+    {"auth:\n  sessionCookie: 'a b'\n",
+     "'auth.sessionCookie' must be a cookie"},
+    {"auth:\n  sessionCookie: 'a;b'\n",
+     "'auth.sessionCookie' must be a cookie"},
+    {"auth:\n  sessionCookie: 'a=b'\n",
+     "'auth.sessionCookie' must be a cookie"},
     {"auth:\n  sessionCookie: 'caf\xc3\xa9'\n",
      "'auth.sessionCookie' must be a cookie"},
     {"auth:\n  secretfile: x\n",
