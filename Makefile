@@ -19,7 +19,7 @@
 ifeq ($(origin CC),default)
 CC       = gcc
 endif
-PKGS     = jansson libcurl yaml-0.1
+PKGS     = jansson libcurl yaml-0.1 libcrypto
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wpointer-arith -Wcast-qual -Wwrite-strings \
@@ -193,14 +193,16 @@ test:
 	scripts/test.sh
 
 # Install the program; conf/, nginx/ and www/ are copied for the site
-# owner to adapt. A local conf/.gemini.yaml (it holds the key) is left out.
+# owner to adapt. A local conf/.gemini.yaml (it holds the key) and
+# conf/.session-secret (it signs sign-in tokens) are left out.
 PREFIX  ?= /usr/local
 DESTDIR ?=
 install: all
 	install -D -m 0755 $(BUILD)/gemini-agent $(DESTDIR)$(PREFIX)/bin/gemini-agent
 	install -d $(DESTDIR)$(PREFIX)/share/gemini-agent
 	cp -R conf nginx www actions $(DESTDIR)$(PREFIX)/share/gemini-agent/
-	rm -f $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.gemini.yaml
+	rm -f $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.gemini.yaml \
+	    $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.session-secret
 
 deps:
 	scripts/install-deps.sh

@@ -43,6 +43,7 @@ static const struct command commands[] = {
      "the server actions and their types"},
     {"agent-kit", cmd_agent_kit, cmd_agent_kit_usage,
      "write DIR/actions-index.yaml"},
+    {"auth", cmd_auth, cmd_auth_usage, "print a session token for a user"},
 };
 
 /* Layout of the command list: "  NAME   OPTIONS   SUMMARY", the summary on

@@ -49,6 +49,12 @@ extern const char cmd_actions_usage[];
 int cmd_agent_kit(int argc, char **argv);
 extern const char cmd_agent_kit_usage[];
 
+/* auth issue --user NAME [--ttl SECONDS] [--config FILE]: print a session
+ * token for NAME (core/token.h), signed with auth.secretFile, valid for
+ * SECONDS (default DEFAULT_TOKEN_TTL_S, at most BOUND_TOKEN_TTL_S). */
+int cmd_auth(int argc, char **argv);
+extern const char cmd_auth_usage[];
+
 /* --- shared by the commands (cmd/common.c) -------------------------------- */
 
 struct site;

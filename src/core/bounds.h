@@ -287,6 +287,33 @@
 /* Words of a memory search that count; more are ignored. */
 #define BOUND_STORE_QUERY_WORDS      32
 
+/* --- identity (token.h, auth.h) ---------------------------------------- */
+
+/* A user name, in bytes (without its NUL): e-mail addresses and directory
+ * names fit. The name is stored with every thread and run and written in
+ * the audit, so it is bounded like any other client text. */
+#define BOUND_USER_NAME       128
+/* The session secret's least length: 32 bytes, SHA-256's output. RFC 2104
+ * advises a key no shorter than the hash's output; a shorter one makes
+ * forging tokens easier than breaking the hash. */
+#define BOUND_SECRET_MIN      32
+/* The most of a secret file we read. HMAC hashes a key longer than 64
+ * bytes down to 32 anyway; this only keeps a wrong file (a log, an image)
+ * from being read into memory whole. */
+#define BOUND_SECRET_MAX      1024
+/* The longest token (without its NUL): "v1." + base64url of a
+ * BOUND_USER_NAME-byte name (171) + "." + the expiry (19 digits at most) +
+ * "." + the signature (43) is 239; anything longer is malformed, read no
+ * further. */
+#define BOUND_TOKEN_LEN       255
+/* `auth issue --ttl`: a week by default, at most 90 days - a token cannot
+ * be revoked before it expires (short of changing the secret, which ends
+ * every session at once). */
+#define DEFAULT_TOKEN_TTL_S   (7L * 24 * 3600)
+#define BOUND_TOKEN_TTL_S     (90L * 24 * 3600)
+/* The session cookie's name (sessionCookie). */
+#define BOUND_COOKIE_NAME     64
+
 /* --- errors ------------------------------------------------------------ */
 
 /* Longest error message we keep; longer ones are cut at a UTF-8 boundary. */
@@ -314,6 +341,12 @@
 #endif
 #if BOUND_BODY_BYTES > BOUND_JSCAN_BYTES || BOUND_UPSTREAM_BYTES > BOUND_JSCAN_BYTES
 #error "jscan cannot hold offsets into a body this large"
+#endif
+#if 3 + (BOUND_USER_NAME * 4 + 2) / 3 + 1 + 19 + 1 + 43 > BOUND_TOKEN_LEN
+#error "BOUND_TOKEN_LEN cannot hold a token for the longest user name"
+#endif
+#if DEFAULT_TOKEN_TTL_S > BOUND_TOKEN_TTL_S
+#error "DEFAULT_TOKEN_TTL_S exceeds BOUND_TOKEN_TTL_S"
 #endif
 #if BOUND_SCHEMA_DEPTH > BOUND_JSON_DEPTH
 #error "a schema may not nest deeper than the JSON that carries it"

@@ -294,6 +294,63 @@ load_policy(struct config *cfg, const struct ydoc_node *map, const char *file,
     }
 }
 
+/* A cookie name is an RFC 6265 token: visible ASCII but separators. */
+static bool
+cookie_name_valid(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > BOUND_COOKIE_NAME)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] <= 0x20 || s[i] >= 0x7F ||
+            strchr("()<>@,;:\\\"/[]?={}", s[i]) != NULL)
+            return false;
+    return true;
+}
+
+static void
+load_auth(struct config *cfg, const struct ydoc_node *map, const char *file,
+          struct diag *d)
+{
+    struct config_auth *a = &cfg->auth;
+    const char *s;
+
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line, "'auth' must be a mapping, not %s",
+                 ydoc_type_name(map));
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        if (strcmp(k->text, "trustRemoteUser") == 0) {
+            if (!ydoc_bool(v, &a->trust_remote_user))
+                diag_add(d, file, v->line,
+                         "'auth.trustRemoteUser' must be true or false, not "
+                         "%s",
+                         ydoc_type_name(v));
+        } else if (strcmp(k->text, "secretFile") == 0) {
+            if ((s = want_string(v, file, "auth.secretFile", d)) != NULL) {
+                free(a->secret_file);
+                a->secret_file = resolve(cfg->dir, s);
+            }
+        } else if (strcmp(k->text, "sessionCookie") == 0) {
+            if ((s = want_string(v, file, "auth.sessionCookie", d)) == NULL)
+                continue;
+            if (!cookie_name_valid(s))
+                diag_add(d, file, v->line,
+                         "'auth.sessionCookie' must be a cookie name: 1 to %d "
+                         "letters, digits or !#$%%&'*+-.^_`|~",
+                         BOUND_COOKIE_NAME);
+            else
+                set_string(&a->session_cookie, s);
+        } else {
+            unknown_key(d, file, k, " in 'auth'",
+                        "trustRemoteUser, secretFile, sessionCookie");
+        }
+    }
+}
+
 /* Returns 0, or -1 when agent.yaml is unusable (problems reported). */
 static int
 load_agent_yaml(struct config *cfg, struct diag *d)
@@ -334,6 +391,8 @@ load_agent_yaml(struct config *cfg, struct diag *d)
                 load_store_spec(cfg, s, file, v->line, d);
         } else if (strcmp(k->text, "policy") == 0) {
             load_policy(cfg, v, file, d);
+        } else if (strcmp(k->text, "auth") == 0) {
+            load_auth(cfg, v, file, d);
         } else if (strcmp(k->text, "allowReadableKeyFile") == 0) {
             if (!ydoc_bool(v, &cfg->allow_readable_key_file))
                 diag_add(d, file, v->line,
@@ -343,6 +402,7 @@ load_agent_yaml(struct config *cfg, struct diag *d)
         } else {
             unknown_key(d, file, k, "",
                         "gemini, actions, dataDir, limits, store, policy, "
+                        "auth, "
                         "allowReadableKeyFile");
         }
     }
@@ -581,10 +641,12 @@ config_load(const char *path, struct diag *d)
     cfg->gemini.model = strdup(CONFIG_DEFAULT_MODEL);
     cfg->gemini.base_url = strdup(CONFIG_DEFAULT_BASE_URL);
     cfg->gemini.system_prompt = strdup("");
+    cfg->auth.session_cookie = strdup(CONFIG_DEFAULT_SESSION_COOKIE);
     cfg->run.side_effects = true;
     cfg->run.approval_ttl_ms = DEFAULT_APPROVAL_TTL_MS;
     if (cfg->path == NULL || cfg->dir == NULL || cfg->gemini.model == NULL ||
-        cfg->gemini.base_url == NULL || cfg->gemini.system_prompt == NULL)
+        cfg->gemini.base_url == NULL || cfg->gemini.system_prompt == NULL ||
+        cfg->auth.session_cookie == NULL)
         goto fail;
     if (access(path, R_OK) != 0) {
         diag_add(d, path, 0, "cannot read config: %s", strerror(errno));
@@ -639,6 +701,8 @@ config_free(struct config *cfg)
     free(cfg->gemini.model);
     free(cfg->gemini.system_prompt);
     free(cfg->gemini.base_url);
+    free(cfg->auth.secret_file);
+    free(cfg->auth.session_cookie);
     free(cfg->run.store);
     free(cfg->run.persona);
     json_decref(cfg->run.allow);

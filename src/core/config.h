@@ -6,7 +6,7 @@
  * a leaf: it loads no plugins (the site does, see site.h). Each module is
  * handed only its own part: the Gemini client `gemini` (with its
  * timeout), server actions `actions` (folders, data folder, timeout), the
- * request path `limits`.
+ * request path `limits`, identity `auth`.
  *
  * Problems go to a `struct diag` as `file:line: message`. They come in two
  * weights: a broken agent.yaml is fatal (config_load returns NULL: there is
@@ -74,6 +74,20 @@ struct config_run {
     char **context_types;  /* policy.contextTypes, NULL-terminated */
 };
 
+/* Who a request is (the `auth:` section; http/auth.h reads it). */
+struct config_auth {
+    /* trustRemoteUser: REMOTE_USER, set by the web server's own sign-in
+     * (nginx auth_request or auth_basic, Apache's auth modules), names the
+     * user. Only for a server that sets it itself: never from a client. */
+    bool trust_remote_user;
+    /* secretFile: the file of the secret that signs session tokens
+     * (token.h); NULL = tokens are not accepted. The site loads it. */
+    char *secret_file;
+    char *session_cookie; /* sessionCookie: the cookie that carries one */
+};
+
+#define CONFIG_DEFAULT_SESSION_COOKIE "ga_session"
+
 struct config {
     char *path;        /* agent.yaml as given */
     char *dir;         /* its folder: the base of relative paths */
@@ -81,6 +95,8 @@ struct config {
     struct config_gemini gemini;
     struct config_actions actions;
     struct config_run run;
+
+    struct config_auth auth;
     /* allowReadableKeyFile: serve even when the file holding the key is
      * open to group or others (config_key_file_exposed) */
     bool allow_readable_key_file;

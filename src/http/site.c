@@ -9,6 +9,8 @@
 #include "core/diag.h"
 #include "core/jsonout.h"
 #include "core/sbuf.h"
+#include "core/status.h"
+#include "core/token.h"
 #include "http/dispatch.h"
 #include "registry/plugin.h"
 #include "agent/prompt.h"
@@ -90,6 +92,16 @@ site_load(const char *config_path, struct diag *d)
         free(s);
         return NULL;
     }
+    if (s->cfg->auth.secret_file != NULL) {
+        struct status_error err = {0};
+        if (token_secret_load(s->cfg->auth.secret_file, s->auth_secret,
+                              sizeof(s->auth_secret), &s->auth_secret_len,
+                              &err) != 0) {
+            diag_add(d, s->cfg->path, 0, "auth.secretFile: %s", err.text);
+            site_free(s);
+            return NULL;
+        }
+    }
     s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
                              dispatch_chat_actions, d);
     if (s->actions == NULL)
@@ -125,5 +137,6 @@ site_free(struct site *s)
     free(s->prompt_head);
     free(s->instruction_json);
     free(s->listing);
+    explicit_bzero(s->auth_secret, sizeof(s->auth_secret));
     free(s);
 }

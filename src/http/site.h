@@ -19,6 +19,7 @@
 #define APP_SITE_H
 
 #include "core/common.h"
+#include "core/bounds.h" /* BOUND_SECRET_MAX */
 
 struct config;
 struct diag;
@@ -37,11 +38,18 @@ struct site {
     char *instruction_json;      /* ... as the systemInstruction value */
     char *listing;               /* GET /_jay/actions */
     size_t listing_len;
+    /* The secret that signs session tokens (auth.secretFile, token.h),
+     * for auth_identify(); auth_secret_len is 0 when none is configured
+     * (tokens are then not accepted). A configured secret that cannot be
+     * used - missing, short, open to others - makes the site unusable, so
+     * `serve` refuses to start and a SIGHUP keeps the old site. */
+    unsigned char auth_secret[BOUND_SECRET_MAX];
+    size_t auth_secret_len;
 };
 
 /*
- * Load the configuration at `config_path` and the plugins it names, and
- * build their presentation. Returns a new site (site_free), or NULL when
+ * Load the configuration at `config_path`, the session secret and the
+ * plugins it names, and build their presentation. Returns a new site (site_free), or NULL when
  * the configuration is unusable or memory ran out. Every problem found,
  * fatal or not, is added to `d` (see config.h for the two weights).
  */
