@@ -17,8 +17,10 @@
 #include "registry/plugin.h"
 #include "http/reply.h"
 #include "http/request.h"
+#include "http/runapi.h"
 #include "http/site.h"
 #include "core/status.h"
+#include "store/store.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 struct exchange {
     const struct site *site;
     struct gemini *g;
+    struct store **store; /* the thread's store connection, opened on use */
     struct httpio *io;
     struct arena *arena;
     const char *arg;     /* the path after a prefix route, e.g. "shop.x" */
@@ -43,6 +46,8 @@ struct route {
     const char *method;
     bool takes_body;
     route_fn run;
+    /* or a run API route (runapi.h) */
+    int (*api)(struct runapi_req *q, struct status_error *err);
 };
 
 /* GET /_jay/actions: the listing is built once when plugins load. */
@@ -167,12 +172,32 @@ const char *const dispatch_chat_actions[] = {CHAT_SEND, CHAT_SUBMIT, NULL};
  * route, whatever the method. The geminiAgent routes share the actions
  * namespace with the jay-stack plugin they replace. */
 static const struct route routes[] = {
-    {"/_jay/actions", "GET", false, route_list_actions},
-    {"/_jay/actions/" CHAT_SEND, "POST", true, route_send_message},
-    {"/_jay/actions/" CHAT_SUBMIT, "POST", true, route_submit_results},
-    {"/_jay/actions/geminiAgent.status", "GET", false, route_status},
-    {"/_jay/actions/", "POST", true, route_run_action},
+    {"/_jay/actions", "GET", false, route_list_actions, NULL},
+    {"/_jay/actions/" CHAT_SEND, "POST", true, route_send_message, NULL},
+    {"/_jay/actions/" CHAT_SUBMIT, "POST", true, route_submit_results,
+     NULL},
+    {"/_jay/actions/geminiAgent.status", "GET", false, route_status, NULL},
+    {"/_jay/actions/", "POST", true, route_run_action, NULL},
+    {"/api/agent/run", "POST", true, NULL, runapi_run},
+    {"/api/agent/run/stream", "POST", true, NULL, runapi_run_stream},
+    {"/api/agent/threads", "GET", false, NULL, runapi_threads},
+    {"/api/agent/threads/", "GET", false, NULL, runapi_thread},
+    {"/api/agent/runs/", "GET", false, NULL, runapi_get_run},
+    {"/api/agent/approvals", "GET", false, NULL, runapi_approvals},
+    {"/api/agent/approvals/", "POST", true, NULL, runapi_decide},
 };
+
+/* A run API route, with what it needs of the exchange. */
+static int
+run_api(struct exchange *x, const struct route *r, struct status_error *err)
+{
+    struct runapi_req q = {x->site, x->g,    x->store, x->io,
+                           x->arena, x->arg, &x->body, 0};
+    int rc = r->api(&q, err);
+
+    x->status = q.status;
+    return rc;
+}
 
 /*
  * Find the route for `path`. A path that exists with another method sets
@@ -214,9 +239,25 @@ int
 dispatch_request(const struct site *site, struct gemini *g,
                  struct httpio *io, struct arena *a)
 {
+    struct store *store = NULL;
+    int status = dispatch_request_ex(site, g, &store, io, a);
+
+    if (store != NULL)
+        store->ops->close(store);
+    return status;
+}
+
+int
+dispatch_request_ex(const struct site *site, struct gemini *g,
+                    struct store **store, struct httpio *io, struct arena *a)
+{
     struct arena scanned;
-    struct exchange x = {
-        .site = site, .g = g, .io = io, .arena = a, .scanned = &scanned};
+    struct exchange x = {.site = site,
+                         .g = g,
+                         .store = store,
+                         .io = io,
+                         .arena = a,
+                         .scanned = &scanned};
     struct status_error err = {0};
     struct request_head head = {"", ""};
     const struct route *r;
@@ -250,7 +291,7 @@ dispatch_request(const struct site *site, struct gemini *g,
             goto out;
     }
     /* 3: the route's own work, which writes the answer on success */
-    rc = r->run(&x, &err);
+    rc = r->run != NULL ? r->run(&x, &err) : run_api(&x, r, &err);
 out:
     if (rc != 0 && !io->replied) {
         x.status = status_http(err.code);

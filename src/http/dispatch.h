@@ -19,6 +19,7 @@ struct arena;
 struct gemini;
 struct httpio;
 struct site;
+struct store;
 
 /*
  * The registered names of the actions the chat routes serve
@@ -35,5 +36,12 @@ extern const char *const dispatch_chat_actions[];
  */
 int dispatch_request(const struct site *site, struct gemini *g,
                      struct httpio *io, struct arena *a);
+
+/* The same, with the caller's store connection: *store is opened by the
+ * first run API request that needs it and kept for the next (a worker
+ * thread keeps one; the caller closes it). */
+int dispatch_request_ex(const struct site *site, struct gemini *g,
+                        struct store **store, struct httpio *io,
+                        struct arena *a);
 
 #endif /* APP_DISPATCH_H */

@@ -37,6 +37,7 @@
 #include "core/config.h"
 #include "http/site.h"
 #include "http/dispatch.h"
+#include "store/store.h"
 #include "gemini/gemini.h"
 #include "http/httpio.h"
 #include "core/logmsg.h"
@@ -351,6 +352,7 @@ serve_thread(void *arg)
     FCGX_Request req;
     struct arena arena;
     struct gemini gemini;
+    struct store *store = NULL; /* the run API's, opened on first use */
 
     watch_bind(&p->me->slots[t->index]);
     if (FCGX_InitRequest(&req, p->listen_fd, 0) != 0 ||
@@ -369,7 +371,8 @@ serve_thread(void *arg)
         watch_request_begin(site->cfg->limits.request_timeout_ms);
         memlimit_reset(BOUND_REQUEST_MEMORY);
         if (admit(p)) {
-            int status = dispatch_request(site, &gemini, &io, &arena);
+            int status =
+                dispatch_request_ex(site, &gemini, &store, &io, &arena);
             release(p);
             log_debug("request: %d, %zu KB allocated", status,
                       memlimit_used() / 1024);
@@ -387,6 +390,8 @@ serve_thread(void *arg)
     FCGX_Free(&req, 1);
     arena_release(&arena);
     gemini_release(&gemini);
+    if (store != NULL)
+        store->ops->close(store);
     return NULL;
 }
 

@@ -1,0 +1,971 @@
+/*
+ * run.c - one run of the run API (see run.h).
+ *
+ * The loop does the talking to Gemini; this file is its caller for the
+ * run API: decide() is the policy step for each call, the sink keeps the
+ * store in step with what happens (and streams it), and finish() turns
+ * how the loop ended into the run's state and answer. run_start() and
+ * run_decide() are the two ways in; both end in resume().
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "http/run.h"
+#include "agent/loop.h"
+#include "agent/turn.h"
+#include "core/arena.h"
+#include "core/bounds.h"
+#include "core/config.h"
+#include "core/jsonout.h"
+#include "core/logmsg.h"
+#include "core/sbuf.h"
+#include "core/status.h"
+#include "core/utf8.h"
+#include "http/ndjson.h"
+#include "http/policy.h"
+#include "http/runinput.h"
+#include "http/site.h"
+#include "registry/action.h"
+#include "registry/jschema.h"
+#include "registry/plugin.h"
+#include "store/store.h"
+
+#include <jansson.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The run API's own tools, answered here (seed 001 §7). */
+#define MEMORY_SAVE   "save_memory"
+#define MEMORY_SEARCH "search_memory"
+static const char memory_decls[] =
+    "{\"name\":\"" MEMORY_SAVE "\",\"description\":\"Remember a fact about "
+    "the user for later conversations.\",\"parametersJsonSchema\":{\"type\":"
+    "\"object\",\"properties\":{\"text\":{\"type\":\"string\",\"description\":"
+    "\"the fact, in one sentence\"},\"tags\":{\"type\":\"string\","
+    "\"description\":\"words to find it by\"}},\"required\":[\"text\"]}},"
+    "{\"name\":\"" MEMORY_SEARCH "\",\"description\":\"Search what you "
+    "remembered about the user.\",\"parametersJsonSchema\":{\"type\":"
+    "\"object\",\"properties\":{\"query\":{\"type\":\"string\"},\"limit\":"
+    "{\"type\":\"integer\"}},\"required\":[\"query\"]}}";
+
+/* How the assistant must behave, whatever the persona says. */
+static const char reliability[] =
+    "Rules: use only the tools you are given, and never claim an action "
+    "happened unless its result says so. Some actions need the user's "
+    "approval first: when a result says an action is waiting for approval "
+    "or was declined or denied, tell the user plainly and do not retry it. "
+    "Save a memory only for lasting facts the user tells you about "
+    "themselves.";
+
+/* An action of this run, by the call it answers. */
+struct run_act {
+    size_t turn, part;
+    char id[STORE_ID_LEN];
+    const struct plugin_action *act; /* NULL: a memory tool or unknown */
+    const json_t *args;
+    bool running; /* the loop runs it now: its result finishes the row */
+    const json_t *output; /* how it ended, once it did: its output, or */
+    const char *error;    /* ... its error */
+};
+
+struct run {
+    const struct run_env *env;
+    const struct config *cfg;
+    struct store *st;
+    char id[STORE_ID_LEN], thread[STORE_ID_LEN];
+    const char *prompt;
+    struct store_user user;
+    json_t *contents;
+    enum store_run_status status;
+    struct run_act *acts;
+    size_t nacts, cap;
+    /* for the answer */
+    struct loop_usage usage;
+    const char *model;
+    enum loop_end end;
+    const char *text;      /* the final turn's text */
+    const struct run_act *last; /* the last action that ran */
+    json_t *last_output;
+    json_t *approval;      /* the first approval this pass asked for */
+    const struct run_act *waiting; /* ... and its action */
+    const json_t *normalized;
+};
+
+static int
+oom(struct status_error *err)
+{
+    return status_set(err, ST_NO_MEMORY, "out of memory");
+}
+
+/* --- small pieces ---------------------------------------------------------- */
+
+static int
+set_status(struct run *r, enum store_run_status to, struct status_error *err)
+{
+    if (r->status == to)
+        return 0;
+    if (r->st->ops->run_status(r->st, r->id, to, err) != 0)
+        return -1;
+    r->status = to;
+    return 0;
+}
+
+/* Hex SHA-256 of the arguments' compact JSON: the audit names what ran
+ * without keeping what may be personal. */
+static void
+args_hash(const json_t *args, char out[65])
+{
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    char *text = jsonout_dumps(args, APP_JSON_FLAGS | JSON_ENCODE_ANY,
+                               JSONOUT_UNBOUNDED, NULL);
+
+    SHA256((const unsigned char *)(text ? text : ""), text ? strlen(text) : 0,
+           md);
+    free(text);
+    for (size_t i = 0; i < sizeof(md); i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+static int
+audit(struct run *r, const struct run_act *a, const char *event,
+      const char *outcome, struct status_error *err)
+{
+    char hash[65];
+    struct store_audit row = {r->env->user, r->id, a->id,
+                              a->act ? a->act->name : "?", event, hash,
+                              outcome};
+
+    args_hash(a->args, hash);
+    return r->st->ops->audit_add(r->st, &row, err);
+}
+
+/* Remember the action answering contents[turn].parts[part]. */
+static struct run_act *
+add_act(struct run *r, size_t turn, size_t part,
+        const struct plugin_action *act, const json_t *args)
+{
+    if (r->nacts == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 8;
+        struct run_act *n = arena_alloc(r->env->a, cap * sizeof(*n));
+        if (n == NULL)
+            return NULL;
+        if (r->nacts)
+            memcpy(n, r->acts, r->nacts * sizeof(*n));
+        r->acts = n;
+        r->cap = cap;
+    }
+    r->acts[r->nacts] =
+        (struct run_act){turn, part, "", act, args, false, NULL, NULL};
+    return &r->acts[r->nacts++];
+}
+
+static struct run_act *
+find_act(struct run *r, size_t turn, size_t part)
+{
+    for (size_t i = r->nacts; i-- > 0;)
+        if (r->acts[i].turn == turn && r->acts[i].part == part)
+            return &r->acts[i];
+    return NULL;
+}
+
+/* {"error": msg}, pinned. */
+static json_t *
+error_response(struct arena *a, const char *msg)
+{
+    return arena_take_json(a, json_pack("{s:s}", "error", msg));
+}
+
+/* "shop.addReview {\"rating\":5,...}", cut: what the approval card shows. */
+static const char *
+preview(struct arena *a, const char *tool, const json_t *args)
+{
+    char *text = jsonout_dumps(args, APP_JSON_FLAGS | JSON_ENCODE_ANY,
+                               JSONOUT_UNBOUNDED, NULL);
+    const char *out;
+    size_t n = text ? strlen(text) : 0;
+
+    if (n > 300)
+        n = utf8_cut(text, 300);
+    out = arena_printf(a, "%s %.*s%s", tool, (int)n, text ? text : "{}",
+                       text && strlen(text) > n ? "…" : "");
+    free(text);
+    return out;
+}
+
+/* --- the memory tools: answered here, never blocking the run ------------- */
+
+static int
+memory_call(struct run *r, const struct loop_call *c, struct loop_result *res,
+            struct status_error *err)
+{
+    struct status_error failed = {0};
+    struct arena *a = r->env->a;
+    json_t *out = NULL;
+    int rc;
+
+    res->action = c->name;
+    if (strcmp(c->name, MEMORY_SAVE) == 0) {
+        const char *text = json_string_value(json_object_get(c->args, "text"));
+        const char *tags = json_string_value(json_object_get(c->args, "tags"));
+        long id = 0;
+        rc = text == NULL || text[0] == '\0'
+                 ? status_set(&failed, ST_SCHEMA, "text is required")
+                 : r->st->ops->memory_save(r->st, r->env->user, text, tags,
+                                           &id, &failed);
+        if (rc == 0)
+            out = json_pack("{s:b, s:I}", "saved", 1, "id", (json_int_t)id);
+    } else {
+        const char *q = json_string_value(json_object_get(c->args, "query"));
+        json_int_t limit = json_integer_value(json_object_get(c->args,
+                                                              "limit"));
+        rc = r->st->ops->memory_search(r->st, r->env->user, q ? q : "",
+                                       limit > 0 ? (long)limit : 5, &out,
+                                       &failed);
+    }
+    if (failed.code == ST_NO_MEMORY)
+        return oom(err);
+    res->ok = rc == 0;
+    if (rc != 0) {
+        /* a memory failure is the model's to hear, never the run's end */
+        log_warn("run %s: %s failed: %s", r->id, c->name, failed.text);
+        res->response = error_response(a, "memory is unavailable right now");
+    } else {
+        res->response =
+            arena_take_json(a, json_pack("{s:o}", "result", out));
+    }
+    return res->response ? LOOP_ANSWER_IT : oom(err);
+}
+
+/* --- the policy step: who answers each call -------------------------------- */
+
+static int
+decide(void *ctx, const struct loop_call *c, struct loop_result *res,
+       struct status_error *err)
+{
+    struct run *r = ctx;
+    struct arena *a = r->env->a;
+    const struct plugin_action *act;
+    struct status_error invalid = {0};
+    struct run_act *ra;
+    const char *reason;
+    struct policy_call pc;
+    struct policy_user pu = {r->user.trust, r->user.allow};
+    enum policy_verdict v;
+
+    if (strcmp(c->name, MEMORY_SAVE) == 0 || strcmp(c->name, MEMORY_SEARCH) == 0)
+        return memory_call(r, c, res, err);
+    act = plugin_find_fn(r->env->site->actions, c->name);
+    if (act == NULL)
+        return LOOP_RUN_IT; /* the loop tells the model there is no such tool */
+    if ((ra = add_act(r, c->turn, c->part, act, c->args)) == NULL)
+        return oom(err);
+    if (r->st->ops->action_create(r->st, r->id, act->name, c->args, c->call,
+                                  (long)c->turn, (long)c->part,
+                                  STORE_ACT_PLANNED, ra->id, err) != 0)
+        return -1;
+    res->action = act->name;
+    /* invalid arguments fail fast: the action never runs, the model hears
+     * exactly what was wrong */
+    if (act->input_schema != NULL &&
+        jschema_validate(act->input_schema, c->args, &invalid) != 0) {
+        const char *msg = arena_printf(a, "invalid arguments: %s; the action "
+                                          "did not run",
+                                       invalid.text);
+        if (msg == NULL ||
+            r->st->ops->action_status(r->st, ra->id, STORE_ACT_FAILED, NULL,
+                                      msg, err) != 0 ||
+            (act->side_effects && audit(r, ra, "failed", msg, err) != 0))
+            return msg ? -1 : oom(err);
+        res->response = error_response(a, msg);
+        return res->response ? LOOP_ANSWER_IT : oom(err);
+    }
+    pc = (struct policy_call){act->name, act->side_effects, c->args};
+    v = policy_decide(r->cfg->run.side_effects, r->cfg->run.allow, &pu, &pc,
+                      &reason);
+    if (v == POLICY_DENY) {
+        const char *msg = arena_printf(a, "denied by the site's policy: %s; "
+                                          "the action did not run",
+                                       reason);
+        if (msg == NULL ||
+            r->st->ops->action_status(r->st, ra->id, STORE_ACT_REJECTED, NULL,
+                                      msg, err) != 0 ||
+            audit(r, ra, "policy_denied", reason, err) != 0)
+            return msg ? -1 : oom(err);
+        res->response = error_response(a, msg);
+        return res->response ? LOOP_ANSWER_IT : oom(err);
+    }
+    if (v == POLICY_APPROVE) {
+        char id[STORE_ID_LEN];
+        const char *pv = preview(a, act->name, c->args);
+        if (pv == NULL)
+            return oom(err);
+        if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_AWAITING, NULL,
+                                      NULL, err) != 0 ||
+            r->st->ops->approval_create(r->st, r->env->user, r->id, ra->id,
+                                        act->name, reason, pv,
+                                        r->cfg->run.approval_ttl_ms, id,
+                                        err) != 0 ||
+            audit(r, ra, "approval_requested", reason, err) != 0)
+            return -1;
+        if (r->approval == NULL) {
+            r->approval = arena_take_json(
+                a, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "tool",
+                             act->name, "reason", reason, "preview", pv));
+            if (r->approval == NULL)
+                return oom(err);
+            r->waiting = ra;
+        }
+        return LOOP_HAND_BACK;
+    }
+    if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_EXECUTING, NULL,
+                                  NULL, err) != 0 ||
+        set_status(r, STORE_RUN_EXECUTING, err) != 0)
+        return -1;
+    ra->running = true;
+    return LOOP_RUN_IT;
+}
+
+/* An action ran (the loop ran it, or an approval did): its row, its audit,
+ * and what the answer says of the last one. */
+static int
+record_result(struct run *r, struct run_act *ra, bool ok,
+              const json_t *response, struct status_error *err)
+{
+    const json_t *out = json_object_get(response, "result");
+    const char *msg = json_string_value(json_object_get(response, "error"));
+
+    if (r->st->ops->action_status(r->st, ra->id,
+                                  ok ? STORE_ACT_COMPLETED : STORE_ACT_FAILED,
+                                  ok ? out : NULL,
+                                  ok ? NULL : (msg ? msg : "failed"),
+                                  err) != 0)
+        return -1;
+    if (ra->act->side_effects &&
+        audit(r, ra, ok ? "executed" : "failed", ok ? "ok" : msg, err) != 0)
+        return -1;
+    r->last = ra;
+    r->last_output = ok ? UNCONST(out) : NULL;
+    ra->output = ok ? (out ? out : json_null()) : NULL;
+    ra->error = ok ? NULL : (msg ? msg : "failed");
+    return 0;
+}
+
+/* --- the sink: the store in step, and the stream --------------------------- */
+
+static int
+sink_status(void *ctx, enum loop_status st, const char *tool,
+            struct status_error *err)
+{
+    static const char *const names[] = {[LOOP_THINKING] = "planning",
+                                        [LOOP_TOOL] = "executing",
+                                        [LOOP_WAITING] =
+                                            "awaiting_confirmation"};
+    struct run *r = ctx;
+
+    if (st == LOOP_THINKING && set_status(r, STORE_RUN_PLANNING, err) != 0)
+        return -1;
+    return r->env->stream ? ndjson_status(r->env->stream, names[st], tool, err)
+                          : 0;
+}
+
+static int
+sink_delta(void *ctx, const char *text, size_t len, struct status_error *err)
+{
+    struct run *r = ctx;
+    return ndjson_delta(r->env->stream, text, len, err);
+}
+
+static int
+sink_tool_call(void *ctx, const struct loop_call *c, bool back,
+               struct status_error *err)
+{
+    struct run *r = ctx;
+    const struct plugin_action *act =
+        plugin_find_fn(r->env->site->actions, c->name);
+
+    (void)back;
+    return r->env->stream ? ndjson_tool_call(r->env->stream,
+                                             act ? act->name : c->name,
+                                             c->args, false, NULL, err)
+                          : 0;
+}
+
+static int
+sink_tool_result(void *ctx, const struct loop_call *c,
+                 const struct loop_result *res, struct status_error *err)
+{
+    struct run *r = ctx;
+    struct run_act *ra = find_act(r, c->turn, c->part);
+
+    /* only a call the loop ran still needs its row finished */
+    if (ra != NULL && ra->running) {
+        ra->running = false;
+        if (record_result(r, ra, res->ok, res->response, err) != 0)
+            return -1;
+    }
+    return r->env->stream
+               ? ndjson_tool_result(r->env->stream,
+                                    res->action ? res->action : c->name,
+                                    res->ok, res->ms, err)
+               : 0;
+}
+
+static int
+sink_usage(void *ctx, const struct loop_usage *u, const char *model,
+           struct status_error *err)
+{
+    struct run *r = ctx;
+    json_t *j;
+    int rc;
+
+    r->usage = *u;
+    if (model != NULL)
+        r->model = arena_strdup(r->env->a, model);
+    if (r->env->stream == NULL)
+        return 0;
+    if ((j = loop_usage_json(u)) == NULL)
+        return oom(err);
+    rc = ndjson_usage(r->env->stream, j, model, err);
+    json_decref(j);
+    return rc;
+}
+
+static int
+sink_done(void *ctx, enum loop_end end, const struct turn *t,
+          struct status_error *err)
+{
+    struct run *r = ctx;
+
+    (void)err;
+    r->end = end;
+    r->text = t && t->text[0] ? arena_strdup(r->env->a, t->text) : NULL;
+    return 0;
+}
+
+static const struct loop_sink_ops run_sink = {
+    .tool_call = sink_tool_call,
+    .tool_result = sink_tool_result,
+    .usage = sink_usage,
+    .done = sink_done,
+    .status = sink_status,
+};
+
+static const struct loop_sink_ops run_stream_sink = {
+    .tool_call = sink_tool_call,
+    .tool_result = sink_tool_result,
+    .usage = sink_usage,
+    .done = sink_done,
+    .status = sink_status,
+    .delta = sink_delta,
+};
+
+/* --- the prompt ------------------------------------------------------------ */
+
+/*
+ * persona, the rules, [ABOUT THE USER] (who, and the memories most like
+ * the prompt) and [ATTACHED CONTEXT]. Memories are a help, not a need: a
+ * store that cannot search them leaves them out.
+ */
+static const char *
+instruction(struct run *r, const json_t *context)
+{
+    struct status_error ignored = {0};
+    json_t *mem = NULL;
+    struct sbuf sb;
+    const json_t *m;
+    size_t i;
+    char *out;
+    int rc = 0;
+
+    sbuf_init(&sb, SIZE_MAX / 2);
+    rc |= sbuf_adds(&sb, r->cfg->run.persona);
+    rc |= sbuf_adds(&sb, "\n\n");
+    rc |= sbuf_adds(&sb, reliability);
+    rc |= sbuf_adds(&sb, "\n\n[ABOUT THE USER]\nUser: ");
+    rc |= sbuf_adds(&sb, r->env->user);
+    rc |= sbuf_adds(&sb, "\nTrust level: ");
+    rc |= sbuf_adds(&sb, store_trust_name(r->user.trust));
+    if (r->st->ops->memory_search(r->st, r->env->user, r->prompt, 5, &mem,
+                                  &ignored) != 0)
+        log_info("run %s: no memories: %s", r->id, ignored.text);
+    json_array_foreach(mem, i, m) {
+        rc |= sbuf_adds(&sb, i == 0 ? "\nWhat you remember:" : "");
+        rc |= sbuf_adds(&sb, "\n- ");
+        rc |= sbuf_adds(&sb, json_string_value(json_object_get(m, "text")));
+    }
+    json_decref(mem);
+    if (json_array_size(context) > 0) {
+        rc |= sbuf_adds(&sb, "\n\n[ATTACHED CONTEXT]\n");
+        rc |= jsonout_write(context, &sb);
+    }
+    if (rc != 0 || (out = sbuf_detach(&sb, NULL)) == NULL ||
+        arena_defer(r->env->a, free, out) != 0) {
+        sbuf_release(&sb);
+        return NULL;
+    }
+    return out;
+}
+
+/* --- the answer ------------------------------------------------------------ */
+
+static const char *
+summary_of(const struct run *r)
+{
+    switch (r->end) {
+    case LOOP_HANDED_BACK:
+        return r->text ? r->text : "This needs your approval before it runs.";
+    case LOOP_MAX_STEPS:
+        return "I stopped before finishing: this run reached its limit of "
+               "steps.";
+    case LOOP_BLOCKED:
+        return "Gemini declined to answer this. Try rephrasing it.";
+    case LOOP_TRUNCATED:
+    case LOOP_ANSWERED:
+        break;
+    }
+    return r->text ? r->text : "The model returned an empty answer.";
+}
+
+/* seed §3, plus usage (and what normalisation cut) */
+static json_t *
+answer(struct run *r)
+{
+    bool waiting = r->status == STORE_RUN_AWAITING;
+    const struct run_act *shown = waiting ? r->waiting : r->last;
+    const char *mode = waiting  ? "approval_required"
+                       : r->last ? "tool_call"
+                                 : "assistant_text";
+    json_t *ans = json_pack(
+        "{s:b, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "ok", 1, "runId",
+        r->id, "actionId", shown ? shown->id : "", "threadId", r->thread,
+        "status", store_run_status_name(r->status), "summary", summary_of(r),
+        "mode", mode, "model", r->model ? r->model : r->cfg->gemini.model,
+        "usage", loop_usage_json(&r->usage));
+
+    if (ans == NULL)
+        return NULL;
+    if (shown != NULL &&
+        (json_object_set_new(ans, "tool", json_string(shown->act->name)) ||
+         json_object_set(ans, "toolArgs", UNCONST(shown->args))))
+        goto fail;
+    if (waiting && json_object_set(ans, "approval", r->approval) != 0)
+        goto fail;
+    if (!waiting && r->last_output != NULL &&
+        json_object_set(ans, "output", r->last_output) != 0)
+        goto fail;
+    if (r->normalized != NULL &&
+        json_object_set(ans, "normalized", UNCONST(r->normalized)) != 0)
+        goto fail;
+    return arena_take_json(r->env->a, ans);
+fail:
+    json_decref(ans);
+    return NULL;
+}
+
+/* How the loop ended, kept: the run's state, the thread's message, the
+ * answer and (when it waits) the conversation to resume. */
+static int
+finish(struct run *r, json_t **out, struct status_error *err)
+{
+    char *contents = NULL, *text;
+    size_t len;
+    int rc;
+
+    if (r->end == LOOP_HANDED_BACK) {
+        struct sbuf sb;
+        sbuf_init(&sb, SIZE_MAX / 2);
+        if (jsonout_write(r->contents, &sb) != 0 ||
+            (contents = sbuf_detach(&sb, &len)) == NULL) {
+            sbuf_release(&sb);
+            return oom(err);
+        }
+        rc = set_status(r, STORE_RUN_AWAITING, err);
+    } else {
+        rc = set_status(r, r->end == LOOP_BLOCKED ? STORE_RUN_FAILED
+                                                  : STORE_RUN_COMPLETED,
+                        err);
+    }
+    if (rc == 0 && r->end != LOOP_HANDED_BACK)
+        rc = r->st->ops->message_add(r->st, r->thread, r->id, "assistant",
+                                     summary_of(r), err);
+    if (rc == 0 && (*out = answer(r)) == NULL)
+        rc = oom(err);
+    text = rc == 0 ? jsonout_dumps(*out, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
+                                   NULL)
+                   : NULL;
+    if (rc == 0 && text == NULL)
+        rc = oom(err);
+    if (rc == 0)
+        rc = r->st->ops->run_save(r->st, r->id, text, contents,
+                                  json_object_get(*out, "usage"), err);
+    free(text);
+    free(contents);
+    return rc;
+}
+
+/* A run that cannot go on: failed in the store (best effort: the store
+ * may be what failed), and the caller answers the error. */
+static int
+fail(struct run *r, struct status_error *err)
+{
+    struct status_error again = {0};
+
+    if (err->code == ST_OK) /* every path here set it; be sure */
+        status_set(err, ST_INTERNAL, "the run failed");
+    if (r->id[0] != '\0' && r->status != STORE_RUN_FAILED &&
+        r->st->ops->run_status(r->st, r->id, STORE_RUN_FAILED, &again) != 0)
+        log_warn("run %s: cannot mark it failed: %s", r->id, again.text);
+    return -1;
+}
+
+/* --- the loop, for a new run or a resumed one ------------------------------ */
+
+static int
+resume(struct run *r, const json_t *context, json_t **out,
+       struct status_error *err)
+{
+    const struct site *site = r->env->site;
+    struct loop_text decls[2] = {
+        {site->declarations_text, site->declarations_text_len},
+        {memory_decls, sizeof(memory_decls) - 1}};
+    struct loop_sink sink = {r->env->stream ? &run_stream_sink : &run_sink, r};
+    struct loop_input li = {
+        .g = r->env->g,
+        .gemini = &site->cfg->gemini,
+        .actions = site->actions,
+        .action_env = &site->cfg->actions,
+        .a = r->env->a,
+        .contents = r->contents,
+        .decls = decls,
+        .ndecls = ARRAY_SIZE(decls),
+        .max_steps = site->cfg->limits.max_loop_steps,
+        .decide = decide,
+        .decide_ctx = r,
+    };
+
+    if (r->env->stream != NULL)
+        r->env->stream->thread = r->thread;
+    if ((li.system = instruction(r, context)) == NULL)
+        return oom(err);
+    if (set_status(r, STORE_RUN_PLANNING, err) != 0 ||
+        loop_run(&li, &sink, err) != 0)
+        return -1;
+    return finish(r, out, err);
+}
+
+/* The Gemini conversation of a new run: the client's conversation (or,
+ * without one, the thread's last messages), then the prompt. */
+static int
+first_contents(struct run *r, const struct run_input *in,
+               struct status_error *err)
+{
+    json_t *conv = in->conversation, *thread = NULL, *messages = NULL, *m;
+    size_t i, from = 0;
+
+    r->contents = arena_take_json(r->env->a, json_array());
+    if (r->contents == NULL)
+        return oom(err);
+    if (json_array_size(conv) == 0 && in->thread != NULL) {
+        if (r->st->ops->thread_get(r->st, r->env->user, r->thread, &thread,
+                                   &messages, err) != 0)
+            return -1;
+        arena_take_json(r->env->a, thread);
+        conv = arena_take_json(r->env->a, messages);
+        if (json_array_size(conv) > RUN_CONVERSATION_MAX)
+            from = json_array_size(conv) - RUN_CONVERSATION_MAX;
+    }
+    for (i = from; i < json_array_size(conv); i++) {
+        const char *role, *text;
+        m = json_array_get(conv, i);
+        role = json_string_value(json_object_get(m, "role"));
+        text = json_string_value(json_object_get(m, "text"));
+        if (role == NULL || text == NULL || text[0] == '\0')
+            continue;
+        if (json_array_append_new(
+                r->contents,
+                json_pack("{s:s, s:[{s:s}]}", "role",
+                          strcmp(role, "assistant") == 0 ? "model" : "user",
+                          "parts", "text", text)) != 0)
+            return oom(err);
+    }
+    return json_array_append_new(r->contents,
+                                 json_pack("{s:s, s:[{s:s}]}", "role", "user",
+                                           "parts", "text", r->prompt)) == 0
+               ? 0
+               : oom(err);
+}
+
+static void
+run_init(struct run *r, const struct run_env *env)
+{
+    memset(r, 0, sizeof(*r));
+    r->env = env;
+    r->cfg = env->site->cfg;
+    r->st = env->store;
+    r->status = STORE_RUN_QUEUED;
+}
+
+int
+run_start(const struct run_env *env, const struct run_input *in,
+          json_t **out, struct status_error *err)
+{
+    struct run r;
+    const char *title;
+
+    run_init(&r, env);
+    r.prompt = in->prompt;
+    r.normalized = in->normalized;
+    *out = NULL;
+    /* who, and where: the user's settings, their thread (another user's
+     * is not found), the run */
+    if (r.st->ops->user_get(r.st, env->user, &r.user, err) != 0)
+        return -1;
+    arena_take_json(env->a, r.user.allow);
+    if (in->thread != NULL) {
+        if (r.st->ops->thread_check(r.st, env->user, in->thread, err) != 0)
+            return -1;
+        snprintf(r.thread, sizeof(r.thread), "%s", in->thread);
+    } else {
+        size_t n = utf8_cut(in->prompt, 80);
+        title = arena_printf(env->a, "%.*s", (int)n, in->prompt);
+        if (title == NULL)
+            return oom(err);
+        if (r.st->ops->thread_create(r.st, env->user, title, r.thread, err))
+            return -1;
+    }
+    if (r.st->ops->run_create(r.st, env->user, r.thread, in->prompt, r.id,
+                              err) != 0 ||
+        r.st->ops->message_add(r.st, r.thread, r.id, "user", in->prompt,
+                               err) != 0)
+        return -1;
+    if (first_contents(&r, in, err) != 0 || resume(&r, in->context, out, err))
+        return fail(&r, err);
+    return 0;
+}
+
+/* --- an approval decided, and the run resumed ------------------------------ */
+
+/*
+ * The whole answer to the model turn contents[turn]: each call in order,
+ * answered as the loop answered it (the partial answer turn it left after
+ * the model turn, when there is one) or, for a call that waited, as its
+ * action ended (completed: its output; failed or rejected: its error).
+ */
+static json_t *
+answers_turn(struct run *r, size_t turn)
+{
+    const json_t *model = json_array_get(r->contents, turn);
+    const json_t *partial = json_object_get(
+        json_array_get(r->contents, turn + 1), "parts");
+    json_t *parts = json_array(), *part, *resp;
+    size_t k, next = 0;
+
+    if (parts == NULL)
+        return NULL;
+    json_array_foreach(json_object_get(model, "parts"), k, part) {
+        const json_t *call = json_object_get(part, "functionCall");
+        json_t *given = json_array_get(partial, next);
+        const struct run_act *ra;
+
+        if (call == NULL)
+            continue;
+        if (given != NULL && loop_answers_call(given, call)) {
+            next++;
+            if (json_array_append(parts, given) != 0)
+                goto fail;
+            continue;
+        }
+        ra = find_act(r, turn, k);
+        resp = ra == NULL ? json_pack("{s:s}", "error", "not run")
+               : ra->output != NULL
+                   ? json_pack("{s:O}", "result", ra->output)
+                   : json_pack("{s:s}", "error",
+                               ra->error ? ra->error : "failed");
+        if (resp == NULL ||
+            json_array_append_new(parts, loop_answer_part(call, resp)) != 0) {
+            json_decref(resp);
+            goto fail;
+        }
+        json_decref(resp);
+    }
+    return json_pack("{s:s, s:o}", "role", "user", "parts", parts);
+fail:
+    json_decref(parts);
+    return NULL;
+}
+
+/* Run or reject the decided action, as the loop would have. */
+static int
+carry_out(struct run *r, struct run_act *ra, bool approve,
+          const char *feedback, struct status_error *err)
+{
+    struct status_error failed = {0};
+    json_t *out = NULL, *resp;
+    const char *msg;
+
+    if (!approve) {
+        msg = arena_printf(r->env->a, "the user declined this action%s%s",
+                           feedback ? ": " : "", feedback ? feedback : "");
+        ra->error = msg;
+        return msg == NULL ? oom(err)
+                           : r->st->ops->action_status(r->st, ra->id,
+                                                       STORE_ACT_REJECTED,
+                                                       NULL, msg, err);
+    }
+    if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_EXECUTING, NULL,
+                                  NULL, err) != 0 ||
+        set_status(r, STORE_RUN_EXECUTING, err) != 0)
+        return -1;
+    /* action_run() validates the arguments again before the handler */
+    if (action_run(&r->cfg->actions, ra->act, ra->args, r->env->a, &out,
+                   &failed) != 0) {
+        if (failed.code == ST_NO_MEMORY)
+            return oom(err);
+        resp = error_response(r->env->a, failed.text);
+    } else {
+        resp = arena_take_json(r->env->a, json_pack("{s:O}", "result", out));
+    }
+    if (resp == NULL)
+        return oom(err);
+    if (r->env->stream != NULL &&
+        ndjson_tool_result(r->env->stream, ra->act->name, out != NULL, 0,
+                           err) != 0)
+        return -1;
+    return record_result(r, ra, out != NULL, resp, err);
+}
+
+int
+run_decide(const struct run_env *env, const char *id, const char *decision,
+           const char *feedback, json_t **out, struct status_error *err)
+{
+    struct run r;
+    struct store_decided d;
+    char *contents = NULL, owner[256];
+    json_t *actions = NULL, *a, *info = NULL, *turn;
+    struct run_act *ra = NULL;
+    bool approve = strcmp(decision, "reject") != 0;
+    long pending = 0, last_turn = -1;
+    size_t i;
+
+    run_init(&r, env);
+    *out = NULL;
+    if (strcmp(decision, "approve_once") != 0 &&
+        strcmp(decision, "approve_and_always_allow") != 0 && approve)
+        return status_set(err, ST_BAD_REQUEST,
+                          "decision must be approve_once, "
+                          "approve_and_always_allow or reject");
+    /* once: of concurrent decisions exactly one gets here */
+    if (r.st->ops->approval_decide(r.st, env->user, id,
+                                   approve ? "approved" : "rejected",
+                                   feedback, &d, err) != 0)
+        return -1;
+    memcpy(r.id, d.run, sizeof(r.id));
+    r.status = STORE_RUN_AWAITING;
+    if (r.st->ops->user_get(r.st, env->user, &r.user, err) != 0 ||
+        r.st->ops->run_resume(r.st, r.id, &contents, owner, r.thread, err) ||
+        r.st->ops->run_get(r.st, env->user, r.id, &info, err) != 0 ||
+        r.st->ops->actions_of(r.st, r.id, &actions, err) != 0)
+        goto failed;
+    arena_take_json(env->a, r.user.allow);
+    arena_take_json(env->a, info);
+    arena_take_json(env->a, actions);
+    r.prompt = json_string_value(json_object_get(info, "prompt"));
+    r.contents = arena_take_json(env->a,
+                                 json_loads(contents ? contents : "", 0,
+                                            NULL));
+    if (r.contents == NULL || r.prompt == NULL) {
+        status_set(err, ST_STORE, "run %s cannot be resumed: its "
+                                  "conversation is missing",
+                   r.id);
+        goto failed;
+    }
+    json_array_foreach(actions, i, a) {
+        const char *tool = json_string_value(json_object_get(a, "tool"));
+        const struct plugin_action *act = plugin_find(env->site->actions,
+                                                      tool ? tool : "");
+        struct run_act *x = add_act(&r, (size_t)json_integer_value(
+                                            json_object_get(a, "turn")),
+                                    (size_t)json_integer_value(
+                                        json_object_get(a, "part")),
+                                    act, json_object_get(a, "args"));
+        if (x == NULL) {
+            oom(err);
+            goto failed;
+        }
+        snprintf(x->id, sizeof(x->id), "%s",
+                 json_string_value(json_object_get(a, "id")));
+        x->output = json_object_get(a, "output");
+        x->error = json_string_value(json_object_get(a, "error"));
+        if (strcmp(x->id, d.action) == 0)
+            ra = x;
+        last_turn = json_integer_value(json_object_get(a, "turn"));
+    }
+    if (ra == NULL || ra->act == NULL) {
+        status_set(err, ST_STORE, "the action of approval %s is gone", id);
+        goto failed;
+    }
+    {
+        const struct run_act *audited = ra;
+        if (audit(&r, audited, approve ? "approved" : "rejected",
+                  feedback, err) != 0)
+            goto failed;
+    }
+    if (strcmp(decision, "approve_and_always_allow") == 0) {
+        json_t *rule = json_pack("{s:s}", "action", ra->act->name);
+        int rc = rule ? r.st->ops->user_add_rule(r.st, env->user, rule, err)
+                      : oom(err);
+        json_decref(rule);
+        if (rc != 0)
+            goto failed;
+    }
+    if (carry_out(&r, ra, approve, feedback, err) != 0 ||
+        r.st->ops->approvals_pending(r.st, r.id, &pending, err) != 0)
+        goto failed;
+    free(contents);
+    contents = NULL;
+    if (pending > 0) {
+        /* another approval of this step still waits: say so */
+        json_t *list = NULL;
+        r.end = LOOP_HANDED_BACK;
+        if (set_status(&r, STORE_RUN_AWAITING, err) != 0 ||
+            r.st->ops->approvals_list(r.st, env->user, "pending", &list,
+                                      err) != 0)
+            return fail(&r, err);
+        arena_take_json(env->a, list);
+        json_array_foreach(list, i, a) {
+            if (strcmp(json_string_value(json_object_get(a, "runId")),
+                       r.id) != 0)
+                continue;
+            r.approval = a;
+            for (size_t k = 0; k < r.nacts; k++)
+                if (strcmp(r.acts[k].id, json_string_value(json_object_get(
+                                             a, "actionId"))) == 0)
+                    r.waiting = &r.acts[k];
+            break;
+        }
+        *out = answer(&r);
+        return *out ? 0 : oom(err);
+    }
+    /* every call of the step is answered: the partial answer turn the
+     * loop left (if any) gives way to the whole one, and the loop goes on */
+    turn = arena_take_json(env->a, answers_turn(&r, (size_t)last_turn));
+    if (turn == NULL) {
+        oom(err);
+        return fail(&r, err);
+    }
+    if ((long)json_array_size(r.contents) > last_turn + 1)
+        json_array_remove(r.contents, json_array_size(r.contents) - 1);
+    if (json_array_append(r.contents, turn) != 0) {
+        oom(err);
+        return fail(&r, err);
+    }
+    r.approval = NULL;
+    r.waiting = NULL;
+    if (resume(&r, NULL, out, err) != 0)
+        return fail(&r, err);
+    return 0;
+failed:
+    free(contents);
+    return fail(&r, err);
+}

@@ -1,0 +1,270 @@
+/*
+ * runapi.c - the run API's routes (see runapi.h).
+ *
+ * Each route reads top to bottom: who asks (auth.h), the store, the
+ * request, the work (run.h or one store read), the answer.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "http/runapi.h"
+#include "core/arena.h"
+#include "core/bounds.h"
+#include "core/config.h"
+#include "core/jscan.h"
+#include "core/jsonout.h"
+#include "core/logmsg.h"
+#include "core/status.h"
+#include "http/auth.h"
+#include "http/httpio.h"
+#include "http/ndjson.h"
+#include "http/reply.h"
+#include "http/run.h"
+#include "http/runinput.h"
+#include "http/site.h"
+#include "store/store.h"
+
+#include <jansson.h>
+#include <string.h>
+
+/* Who asks, and the store: what every route starts with. */
+static int
+begin(struct runapi_req *q, char *user, size_t cap, struct store **st,
+      struct status_error *err)
+{
+    const struct site *site = q->site;
+
+    if (auth_identify(site->cfg, site->auth_secret, site->auth_secret_len, q->io, user,
+                      cap, err) != 0)
+        return -1;
+    if (*q->store == NULL &&
+        (*q->store = store_open_migrated(site->cfg->run.store, err)) == NULL)
+        return -1;
+    *st = *q->store;
+    return 0;
+}
+
+static int
+answer(struct runapi_req *q, json_t *v, struct status_error *err)
+{
+    if (v == NULL || arena_take_json(q->a, v) == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    q->status = 200;
+    return reply_json(q->io, 200, v);
+}
+
+/* The body as a tree (the run API's bodies are small). */
+static json_t *
+body_tree(struct runapi_req *q, struct status_error *err)
+{
+    return arena_take_json(q->a, jscan_to_json(q->body, 0, err));
+}
+
+/* Does the client ask for NDJSON? */
+static bool
+wants_stream(struct httpio *io)
+{
+    const char *accept = io->ops->param(io->ctx, "HTTP_ACCEPT");
+    return accept != NULL && strstr(accept, NDJSON_TYPE) != NULL;
+}
+
+/*
+ * The work of a run route, one JSON answer or a stream. A stream that
+ * failed after it started ends with its error line (and a 200 already
+ * sent); before that, the failure is the ordinary error envelope.
+ */
+static int
+deliver(struct runapi_req *q, struct run_env *env, bool stream,
+        int (*work)(const struct run_env *env, void *arg, json_t **out,
+                    struct status_error *err),
+        void *arg, struct status_error *err)
+{
+    struct ndjson s;
+    json_t *out = NULL;
+    char *text;
+    int rc;
+
+    if (!stream) {
+        if (work(env, arg, &out, err) != 0)
+            return -1;
+        q->status = 200;
+        return reply_json(q->io, 200, out);
+    }
+    ndjson_init(&s, q->io, q->site->cfg->limits.stream_heartbeat_ms);
+    env->stream = &s;
+    rc = work(env, arg, &out, err);
+    if (rc == 0) {
+        text = jsonout_dumps(out, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, NULL);
+        rc = text ? ndjson_result(&s, text, strlen(text), err)
+                  : status_set(err, ST_NO_MEMORY, "out of memory");
+        free(text);
+    }
+    if (s.started) {
+        q->status = 200;
+        if (rc != 0) {
+            if (status_http(err->code) >= 500)
+                log_err("run stream: %s: %s", status_code(err->code),
+                        err->text);
+            ndjson_error(&s, err);
+            rc = 0;
+        }
+    }
+    ndjson_release(&s);
+    return rc;
+}
+
+/* --- POST /api/agent/run and /run/stream ---------------------------------- */
+
+static int
+start_work(const struct run_env *env, void *arg, json_t **out,
+           struct status_error *err)
+{
+    return run_start(env, arg, out, err);
+}
+
+static int
+run_route(struct runapi_req *q, bool stream, struct status_error *err)
+{
+    char user[BOUND_USER_NAME + 1];
+    struct store *st;
+    struct run_input in;
+    json_t *body;
+    struct run_env env = {q->site, q->g, NULL, q->a, user, NULL};
+
+    if (begin(q, user, sizeof(user), &st, err) != 0)
+        return -1;
+    env.store = st;
+    if ((body = body_tree(q, err)) == NULL ||
+        runinput_read(body,
+                      (const char *const *)q->site->cfg->run.context_types,
+                      q->a, &in, err) != 0)
+        return -1;
+    return deliver(q, &env, stream, start_work, &in, err);
+}
+
+int
+runapi_run(struct runapi_req *q, struct status_error *err)
+{
+    return run_route(q, false, err);
+}
+
+int
+runapi_run_stream(struct runapi_req *q, struct status_error *err)
+{
+    return run_route(q, true, err);
+}
+
+/* --- POST /api/agent/approvals/{id} --------------------------------------- */
+
+struct decision {
+    const char *id, *decision, *feedback;
+};
+
+static int
+decide_work(const struct run_env *env, void *arg, json_t **out,
+            struct status_error *err)
+{
+    const struct decision *d = arg;
+    return run_decide(env, d->id, d->decision, d->feedback, out, err);
+}
+
+int
+runapi_decide(struct runapi_req *q, struct status_error *err)
+{
+    char user[BOUND_USER_NAME + 1];
+    struct store *st;
+    struct decision d = {q->arg, NULL, NULL};
+    json_error_t jerr;
+    json_t *body;
+    struct run_env env = {q->site, q->g, NULL, q->a, user, NULL};
+
+    if (begin(q, user, sizeof(user), &st, err) != 0)
+        return -1;
+    env.store = st;
+    if ((body = body_tree(q, err)) == NULL)
+        return -1;
+    if (json_unpack_ex(body, &jerr, 0, "{s:s, s?s}", "decision", &d.decision,
+                       "feedback", &d.feedback) != 0)
+        return status_set(err, ST_BAD_REQUEST,
+                          "the body must be {decision, feedback?}: %s",
+                          jerr.text);
+    return deliver(q, &env, wants_stream(q->io), decide_work, &d, err);
+}
+
+/* --- the reads ------------------------------------------------------------- */
+
+int
+runapi_threads(struct runapi_req *q, struct status_error *err)
+{
+    char user[BOUND_USER_NAME + 1];
+    struct store *st;
+    json_t *list;
+
+    if (begin(q, user, sizeof(user), &st, err) != 0 ||
+        st->ops->threads_list(st, user, BOUND_STORE_LIST, &list, err))
+        return -1;
+    return answer(q, json_pack("{s:o}", "threads", list), err);
+}
+
+int
+runapi_thread(struct runapi_req *q, struct status_error *err)
+{
+    char user[BOUND_USER_NAME + 1];
+    struct store *st;
+    json_t *thread, *messages;
+
+    if (begin(q, user, sizeof(user), &st, err) != 0 ||
+        st->ops->thread_get(st, user, q->arg, &thread, &messages, err) != 0)
+        return -1;
+    return answer(q,
+                  json_pack("{s:o, s:o}", "thread", thread, "messages",
+                            messages),
+                  err);
+}
+
+int
+runapi_get_run(struct runapi_req *q, struct status_error *err)
+{
+    char user[BOUND_USER_NAME + 1];
+    struct store *st;
+    json_t *run;
+
+    if (begin(q, user, sizeof(user), &st, err) != 0 ||
+        st->ops->run_get(st, user, q->arg, &run, err) != 0)
+        return -1;
+    return answer(q, run, err);
+}
+
+/* ?status=pending (the default) or another status, or "all" */
+static const char *
+status_param(struct httpio *io, char *buf, size_t cap)
+{
+    const char *qs = io->ops->param(io->ctx, "QUERY_STRING");
+    const char *p = qs ? strstr(qs, "status=") : NULL;
+    size_t n;
+
+    if (p == NULL || (p != qs && p[-1] != '&'))
+        return "pending";
+    p += 7;
+    n = strcspn(p, "&");
+    if (n == 0 || n >= cap)
+        return "pending";
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return strcmp(buf, "all") == 0 ? NULL : buf;
+}
+
+int
+runapi_approvals(struct runapi_req *q, struct status_error *err)
+{
+    char user[BOUND_USER_NAME + 1], status[32];
+    struct store *st;
+    json_t *list;
+
+    if (begin(q, user, sizeof(user), &st, err) != 0 ||
+        st->ops->approvals_list(st, user,
+                                status_param(q->io, status, sizeof(status)),
+                                &list, err) != 0)
+        return -1;
+    return answer(q, json_pack("{s:o}", "approvals", list), err);
+}

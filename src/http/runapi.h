@@ -1,0 +1,51 @@
+/*
+ * runapi.h - the run API's routes (seed 001 §1; README "The run API"):
+ *
+ *   POST /api/agent/run            a run; one JSON answer
+ *   POST /api/agent/run/stream     the same, as NDJSON events
+ *   GET  /api/agent/threads        the user's threads, newest first
+ *   GET  /api/agent/threads/{id}   {"thread": {...}, "messages": [...]}
+ *   GET  /api/agent/runs/{id}      the run's state and actions
+ *   GET  /api/agent/approvals      ?status=pending (or any status)
+ *   POST /api/agent/approvals/{id} {decision, feedback?}: the run resumes;
+ *                                  NDJSON when asked with Accept
+ *
+ * Every route needs an identity (auth.h): without one, 401. Another
+ * user's thread, run or approval is "not found".
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_RUNAPI_H
+#define APP_RUNAPI_H
+
+#include "core/common.h"
+
+struct arena;
+struct gemini;
+struct httpio;
+struct jscan_doc;
+struct site;
+struct status_error;
+struct store;
+
+/* What a run API route gets from dispatch. */
+struct runapi_req {
+    const struct site *site;
+    struct gemini *g;
+    struct store **store; /* the thread's connection, opened on first use */
+    struct httpio *io;
+    struct arena *a;
+    const char *arg;              /* the path's {id}, or NULL */
+    const struct jscan_doc *body; /* POST routes */
+    int status;                   /* the HTTP status sent */
+};
+
+int runapi_run(struct runapi_req *q, struct status_error *err);
+int runapi_run_stream(struct runapi_req *q, struct status_error *err);
+int runapi_threads(struct runapi_req *q, struct status_error *err);
+int runapi_thread(struct runapi_req *q, struct status_error *err);
+int runapi_get_run(struct runapi_req *q, struct status_error *err);
+int runapi_approvals(struct runapi_req *q, struct status_error *err);
+int runapi_decide(struct runapi_req *q, struct status_error *err);
+
+#endif /* APP_RUNAPI_H */
