@@ -44,6 +44,10 @@ static const struct command commands[] = {
     {"agent-kit", cmd_agent_kit, cmd_agent_kit_usage,
      "write DIR/actions-index.yaml"},
     {"auth", cmd_auth, cmd_auth_usage, "print a session token for a user"},
+    {"store", cmd_store, cmd_store_usage,
+     "bring the run API's store up to this schema"},
+    {"users", cmd_users, cmd_users_usage,
+     "set a user's trust level for the run API"},
 };
 
 /* Layout of the command list: "  NAME   OPTIONS   SUMMARY", the summary on

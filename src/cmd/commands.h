@@ -55,6 +55,16 @@ extern const char cmd_agent_kit_usage[];
 int cmd_auth(int argc, char **argv);
 extern const char cmd_auth_usage[];
 
+/* store migrate [--config FILE]: bring the run API's store up to this
+ * program's schema (serve does it at start too). */
+int cmd_store(int argc, char **argv);
+extern const char cmd_store_usage[];
+
+/* users set-trust NAME LEVEL [--config FILE]: a user's trust level for
+ * the run API's policy (supervised, delegated, autonomous). */
+int cmd_users(int argc, char **argv);
+extern const char cmd_users_usage[];
+
 /* --- shared by the commands (cmd/common.c) -------------------------------- */
 
 struct site;

@@ -25,6 +25,8 @@
 #include "proc/serve.h"
 #include "core/bounds.h"
 #include "http/site.h"
+#include "core/status.h"
+#include "store/store.h"
 #include "core/config.h"
 #include "core/diag.h"
 #include "core/logmsg.h"
@@ -347,6 +349,32 @@ signal_all(const struct master *m, int sig)
         kill(m->retiring[i], sig);
 }
 
+/*
+ * Bring the run API's store up to this program's schema before any worker
+ * opens it, and refuse a store a newer gemini-agent wrote (its tables may
+ * mean what this one cannot know). A store that cannot be opened at all
+ * (dataDir missing) is only a warning: the chat does not need it, and the
+ * run API answers store_error until it is fixed.
+ */
+static bool
+store_ready(const struct site *site)
+{
+    struct status_error err = {0};
+    struct store *st = store_open_migrated(site->cfg->run.store, &err);
+
+    if (st != NULL) {
+        st->ops->close(st);
+        return true;
+    }
+    if (err.code == ST_SCHEMA_NEWER) {
+        log_err("%s", err.text);
+        return false;
+    }
+    log_warn("the run API's store %s is not usable: %s", site->cfg->run.store,
+             err.text);
+    return true;
+}
+
 static void
 reload(struct master *m)
 {
@@ -361,7 +389,7 @@ reload(struct master *m)
         log_err("config reload failed; keeping the old configuration");
         return;
     }
-    if (!key_file_allowed(site)) {
+    if (!key_file_allowed(site) || !store_ready(site)) {
         log_err("config reload refused; keeping the old configuration");
         site_free(site);
         return;
@@ -507,6 +535,11 @@ serve_run(const struct serve_opts *o)
     }
     if (!key_file_allowed(m->site)) {
         log_err("cannot start: the API key file is not private");
+        goto out;
+    }
+    if (!store_ready(m->site)) {
+        log_err("cannot start: the store was written by a newer "
+                "gemini-agent");
         goto out;
     }
     /* Signals are taken synchronously; block them before any fork. */
