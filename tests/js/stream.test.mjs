@@ -9,7 +9,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
 
-import { mountChat, answerPendingCalls, describeServerAction, ERROR_WORDS } from '../../www/agent/chat.js';
+import { mountChat, answerPendingCalls, describeServerAction, describeUsage, ERROR_WORDS } from '../../www/agent/chat.js';
 import { readNdjson, isNdjson } from '../../www/agent/ndjson.js';
 import { renderMarkdown, closeOpenMarkdown } from '../../www/agent/markdown.js';
 
@@ -279,6 +279,15 @@ describe('closeOpenMarkdown', () => {
 /* --- helpers ------------------------------------------------------------------------------ */
 
 describe('helpers', () => {
+  test('describeUsage says what a request cost', () => {
+    assert.equal(describeUsage(null), '');
+    assert.equal(
+      describeUsage({ promptTokens: 1000, cachedTokens: 800, candidatesTokens: 200, thoughtsTokens: 34, totalTokens: 1234, geminiCalls: 2 }, 'gemini-3.8-flash'),
+      '1,234 tokens: 1,000 in (800 cached), 200 out, 34 thinking; 2 Gemini calls; gemini-3.8-flash',
+    );
+    assert.equal(describeUsage({ totalTokens: 5, promptTokens: 4, candidatesTokens: 1, geminiCalls: 1 }), '5 tokens: 4 in, 1 out; 1 Gemini call');
+  });
+
   test('describeServerAction: what the server is doing, from the action name', () => {
     assert.equal(describeServerAction('shop.searchProducts'), 'Searching products (shop.searchProducts)');
     assert.equal(describeServerAction('shop.getProductBySlug'), 'Getting product by slug (shop.getProductBySlug)');
@@ -377,6 +386,11 @@ describe('streamed answers in the widget', () => {
     ]);
     assert.equal(live.hasAttribute('aria-busy'), false);
     assert.equal(f.cancelled, true, 'the connection is let go after the result line');
+    /* the cost of the turn, on request: a closed <details> */
+    const usage = root.querySelector('details.gemini-chat__usage');
+    assert.ok(usage, 'a usage disclosure after the answer');
+    assert.equal(usage.open, false, 'shown only on request');
+    assert.equal(usage.querySelector('[data-bind="usageText"]').textContent, '41 tokens: 0 in, 0 out; 0 Gemini calls; gemini-3.8-flash');
   });
 
   test('one byte a read and everything in one read give the same widget', async () => {

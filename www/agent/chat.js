@@ -107,6 +107,7 @@ export const DEFAULT_TEMPLATE = `
     <ul class="gemini-chat__activity" data-foreach="activity"><li class="gemini-chat__message" data-bind="content"></li></ul>
     <div class="gemini-chat__message" data-role="assistant" data-if="lastAssistantMessage"><span class="gemini-chat__sr">Assistant: </span><div class="gemini-chat__content" data-bind="lastAssistantMessage" data-format="markdown"></div><span class="gemini-chat__mark" data-if="lastAssistantStatus==stopped">(stopped)</span><span class="gemini-chat__mark" data-if="lastAssistantStatus==incomplete">(incomplete)</span></div>
   </div>
+  <details class="gemini-chat__usage" data-if="usageText"><summary>Usage</summary><span data-bind="usageText"></span></details>
   <p class="gemini-chat__empty" data-if="!hasMessages">Ask a question about this page, or ask me to do something on it.</p>
   <div class="gemini-chat__status" data-if="isLoading" role="status">
     <span class="gemini-chat__spinner" aria-hidden="true"></span>
@@ -594,6 +595,27 @@ export function answerPendingCalls(history, results = []) {
   return [...history.slice(0, given ? history.length - 1 : history.length), { role: 'user', parts }];
 }
 
+/**
+ * What a request cost, in words, from the answer's (or the stream's last)
+ * `usage`: "1,234 tokens: 1,000 in (800 cached), 200 out, 34 thinking;
+ * 2 Gemini calls; gemini-3.8-flash". Empty without usage. Exported for tests.
+ * @param {any} usage  {promptTokens, candidatesTokens, thoughtsTokens, cachedTokens, totalTokens, geminiCalls}
+ * @param {string} [model]
+ */
+export function describeUsage(usage, model) {
+  if (!usage || typeof usage !== 'object') return '';
+  const n = (k) => (Number.isFinite(usage[k]) ? usage[k] : 0);
+  const f = (v) => v.toLocaleString('en-US');
+  let text = `${f(n('totalTokens'))} tokens: ${f(n('promptTokens'))} in`;
+  if (n('cachedTokens') > 0) text += ` (${f(n('cachedTokens'))} cached)`;
+  text += `, ${f(n('candidatesTokens'))} out`;
+  if (n('thoughtsTokens') > 0) text += `, ${f(n('thoughtsTokens'))} thinking`;
+  const calls = n('geminiCalls');
+  text += `; ${calls} Gemini call${calls === 1 ? '' : 's'}`;
+  if (typeof model === 'string' && model) text += `; ${model}`;
+  return text;
+}
+
 /** Fallback description of a page call when none is injected. */
 function defaultDescribeCall(name, args) {
   const target = args && typeof args === 'object' && args.coordinate ? ` on ${args.coordinate}` : '';
@@ -828,6 +850,7 @@ export function mountChat(container, options = {}) {
       lastAssistantMessage: lastAnswer ? lastAnswer.content : '',
       lastAssistantStatus: lastAnswer?.status ?? '',
       isStreaming: msgs.some((m) => m.status === 'streaming'),
+      usageText: describeUsage(s.usage, s.model),
       activity: turn.filter((m) => m.role === 'action' || m.role === 'system'),
     };
   }
