@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cmd_setup_usage[] = "[--config-dir DIR]";
+const char cmd_setup_usage[] = "[--config-dir DIR | --config FILE]";
 
 /* The folder of the default config file: $GEMINI_AGENT_CONFIG's, else
  * conf/ (config_default_path()), into buf[size]. */
@@ -227,8 +227,11 @@ cmd_setup(int argc, char **argv)
 {
     char buf[BOUND_PATH_LEN], cfg_buf[BOUND_PATH_LEN];
     const char *config_dir = NULL, *config_path = config_default_path();
+    const char *config_file = NULL;
     const struct cmdopt_opt opts[] = {
         CMDOPT_STR("--config-dir", &config_dir),
+        /* like every command: the config, whose folder is DIR */
+        CMDOPT_STR("--config", &config_file),
         CMDOPT_END,
     };
     struct cmdopt_cmd c = {.name = "setup", .usage = cmd_setup_usage,
@@ -238,6 +241,26 @@ cmd_setup(int argc, char **argv)
 
     if (cmdopt_parse(&c, argc, argv, &rc) != 0)
         return rc;
+    if (config_file != NULL) {
+        const char *slash = strrchr(config_file, '/');
+        if (config_dir != NULL)
+            return cmdopt_fail(&c, "give --config-dir or --config, not both");
+        if (config_file[0] == '\0')
+            return cmdopt_fail(&c, "--config needs a file name");
+        if (slash == NULL)
+            config_dir = ".";
+        else if ((size_t)(slash - config_file) >= sizeof(buf))
+            return cmdopt_fail(&c, "the config path '%s' is too long",
+                               config_file);
+        else if (slash == config_file)
+            config_dir = "/";
+        else {
+            memcpy(buf, config_file, (size_t)(slash - config_file));
+            buf[slash - config_file] = '\0';
+            config_dir = buf;
+        }
+        return setup(config_dir, config_file);
+    }
     given = config_dir != NULL;
     if (!given && (config_dir = default_dir(buf, sizeof(buf))) == NULL)
         return cmdopt_fail(&c, "the config path in GEMINI_AGENT_CONFIG is too "

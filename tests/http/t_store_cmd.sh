@@ -65,4 +65,13 @@ ga serve --config "$GA_CONF" --socket "$ST_DIR/refused.sock" --workers 1
 [ $(($(now_ms) - t0)) -lt 3000 ] && ok "serve: refuses at once" || not_ok "serve: refuses at once" "$(($(now_ms) - t0)) ms"
 [ ! -S "$ST_DIR/refused.sock" ] && ok "serve: no socket left" || not_ok "serve: no socket left" "socket exists"
 
+# --- setup takes --config like every command ---------------------------------------
+mkdir -p "$T_TMP/site"
+printf 'actions: []\nauth: {secretFile: keys/secret}\n' >"$T_TMP/site/agent.yaml"
+ga setup --config "$T_TMP/site/agent.yaml"
+[ "$rc" -eq 0 ] && [ -f "$T_TMP/site/.gemini.yaml" ] && ok "setup --config: .gemini.yaml beside the config" || not_ok "setup --config: .gemini.yaml beside the config" "rc $rc: $err"
+[ "$(stat -c %a "$T_TMP/site/keys/secret" 2>/dev/null)" = 600 ] && ok "setup --config: the secret its auth.secretFile names" || not_ok "setup --config: the secret its auth.secretFile names" "$(ls -la "$T_TMP/site" "$T_TMP/site/keys" 2>&1)"
+ga setup --config "$T_TMP/site/agent.yaml" --config-dir "$T_TMP/site"
+[ "$rc" -eq 2 ] && ok "setup: --config and --config-dir together is a usage error" || not_ok "setup: --config and --config-dir together is a usage error" "rc $rc"
+
 finish
