@@ -285,7 +285,27 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
                             "functionCall"),
             index, t->calls[i].part};
         struct loop_result r = {0};
-        int who = in->decide(in->decide_ctx, &c, &r, err);
+        int who;
+
+        if (in->max_calls > 0 && i >= (size_t)in->max_calls) {
+            /* past the cap: not run, not handed back; the model reads why */
+            const char *msg = arena_printf(
+                in->a,
+                "not run: a turn may make at most %ld calls; ask again "
+                "for the rest",
+                in->max_calls);
+            r.response = msg ? error_response(in->a, msg) : NULL;
+            if (r.response == NULL)
+                return oom(err);
+            if (EMIT(l, tool_call, &c, false, err) != 0 ||
+                EMIT(l, tool_result, &c, &r, err) != 0)
+                return -1;
+            if (json_array_append_new(answers,
+                                      loop_answer_part(c.call, r.response)))
+                return oom(err);
+            continue;
+        }
+        who = in->decide(in->decide_ctx, &c, &r, err);
 
         if (who < 0 || EMIT(l, tool_call, &c, who == LOOP_HAND_BACK, err) != 0)
             return -1;

@@ -153,6 +153,9 @@ struct loop_input {
     const struct loop_text *decls;
     size_t ndecls;
     long max_steps;          /* Gemini answers at most */
+    long max_calls;          /* calls of one model turn that are run or
+                              * handed back; the rest are answered with an
+                              * error (0: no limit) */
     /* A turn of `contents` that must stay the last of every request (the
      * page state: it changes after every action, so whatever follows it
      * could not come from Gemini's prefix cache), or NULL. The loop moves

@@ -98,6 +98,12 @@
 #define BOUND_REQUEST_TIMEOUT_MS   290000
 #define DEFAULT_REQUEST_TIMEOUT_MS 120000
 
+/* Calls of one model turn that run (limits.maxCallsPerTurn): a turn that
+ * asks for 200 side effects must not get 200; the rest are answered with
+ * an error the model reads. */
+#define BOUND_CALLS_PER_TURN      128
+#define DEFAULT_CALLS_PER_TURN    16
+
 /* A stream with no event for this long gets a status line: proxies cut a
  * silent response after their read timeout (Apache's FcgidIOTimeout is
  * 40 s, many proxies 60 s), and a model that thinks, or a chain of tools,

@@ -52,6 +52,8 @@ static const struct limit_key limit_keys[] = {
           BOUND_REQUEST_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS),
     LIMIT("maxRequestsPerWorker", limits.max_requests_per_worker, 0,
           BOUND_REQUESTS_PER_WORKER, 0),
+    LIMIT("maxCallsPerTurn", limits.max_calls_per_turn, 1,
+          BOUND_CALLS_PER_TURN, DEFAULT_CALLS_PER_TURN),
     LIMIT("streamHeartbeatMs", limits.stream_heartbeat_ms,
           MIN_STREAM_HEARTBEAT_MS,
           BOUND_STREAM_HEARTBEAT_MS, DEFAULT_STREAM_HEARTBEAT_MS),
@@ -124,7 +126,7 @@ load_limits(struct config *cfg, const struct ydoc_node *map, const char *file,
                         "maxBodyBytes, maxHistoryTurns, maxTools, "
                         "maxPageStateBytes, maxLoopSteps, geminiTimeoutMs, "
                         "actionTimeoutMs, requestTimeoutMs, maxRequestsPerWorker, "
-                        "streamHeartbeatMs");
+                        "maxCallsPerTurn, streamHeartbeatMs");
             continue;
         }
         if (!ydoc_int(v, &val)) {

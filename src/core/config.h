@@ -32,6 +32,7 @@ struct config_limits {
     long max_loop_steps;   /* env AGENT_MAX_LOOP_STEPS wins, clamped 1..15 */
     long max_requests_per_worker; /* 0 = never recycle */
     long request_timeout_ms; /* the whole request (requestTimeoutMs) */
+    long max_calls_per_turn; /* calls of one model turn that run */
     /* a stream with no event for this long gets a status line, so a
      * proxy's read timeout never cuts it (streamHeartbeatMs) */
     long stream_heartbeat_ms;

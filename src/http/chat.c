@@ -760,6 +760,7 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
                             .action_env = &site->cfg->actions,
                             .a = a,
                             .max_steps = lim->max_loop_steps,
+                            .max_calls = lim->max_calls_per_turn,
                             .decide = decide_call,
                             .decide_ctx = &c};
 

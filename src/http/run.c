@@ -640,6 +640,7 @@ resume(struct run *r, const json_t *context, json_t **out,
         .decls = decls,
         .ndecls = ARRAY_SIZE(decls),
         .max_steps = site->cfg->limits.max_loop_steps,
+        .max_calls = site->cfg->limits.max_calls_per_turn,
         .decide = decide,
         .decide_ctx = r,
     };

@@ -328,7 +328,7 @@ static const char first_turn[] =
  * that must stay the last of every request (as the page state does). */
 static void
 run_loop_opts(struct run *r, const char *const *answers, long max_steps,
-              bool last, bool stream)
+              bool last, bool stream, long max_calls)
 {
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, &r->fake};
     struct loop_sink sink = {stream ? &rec_stream_ops : &rec_ops, &r->rec};
@@ -339,6 +339,7 @@ run_loop_opts(struct run *r, const char *const *answers, long max_steps,
                             .a = &r->arena,
                             .system = "You are a test.",
                             .max_steps = max_steps,
+                            .max_calls = max_calls,
                             .decide = page_tool};
 
     memset(r, 0, sizeof(*r));
@@ -377,7 +378,7 @@ static void
 run_loop_ex(struct run *r, const char *const *answers, long max_steps,
             bool last)
 {
-    run_loop_opts(r, answers, max_steps, last, false);
+    run_loop_opts(r, answers, max_steps, last, false, 0);
 }
 
 static void
@@ -518,7 +519,7 @@ START_TEST(streaming_sink_hears_every_step)
     struct run r, plain;
     char *a, *b;
 
-    run_loop_opts(&r, answers, 4, false, true);
+    run_loop_opts(&r, answers, 4, false, true, 0);
     ck_assert_int_eq(r.rc, 0);
     ck_assert_int_eq(r.fake.streamed, 2);
     ck_assert_str_eq(r.rec.log, "status:thinking\n"
@@ -566,6 +567,35 @@ START_TEST(caller_answers_a_call)
                                  "{\"functionResponse\":{\"name\":"
                                  "\"own_note\",\"response\":{\"result\":"
                                  "\"done by the caller\"}}}"));
+    run_release(&r);
+}
+END_TEST
+
+/* A turn asking for more calls than limits.maxCallsPerTurn: the first
+ * ones run (or go back), the rest are answered with an error and do not. */
+START_TEST(calls_past_the_cap_do_not_run)
+{
+    static const char *const answers[] = {
+        ANSWER(SEARCH "," SEARCH "," CALL("page_add", "{\"id\":1}"), "STOP"),
+        ANSWER(TEXT("Two then."), "STOP"), NULL};
+    struct run r;
+
+    run_loop_opts(&r, answers, 4, false, false, 2);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.rec.log, "usage:12/1:gemini-test-001\n"
+                                "call:action_shop_searchProducts:run\n"
+                                "result:shop.searchProducts:ok\n"
+                                "call:action_shop_searchProducts:run\n"
+                                "result:shop.searchProducts:ok\n"
+                                "call:page_add:run\n"
+                                "result:-:fail\n"
+                                "usage:24/2:gemini-test-001\n"
+                                "text:Two then.\n"
+                                "done:answered\n");
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1],
+                                 "\"name\":\"page_add\",\"response\":{"
+                                 "\"error\":\"not run: a turn may make at "
+                                 "most 2 calls; ask again for the rest\"}"));
     run_release(&r);
 }
 END_TEST
@@ -1210,6 +1240,7 @@ loop_suite(void)
     tcase_add_test(tc, mixed_turn_runs_server_calls_and_hands_back_the_rest);
     tcase_add_test(tc, streaming_sink_hears_every_step);
     tcase_add_test(tc, caller_answers_a_call);
+    tcase_add_test(tc, calls_past_the_cap_do_not_run);
     tcase_add_test(tc, every_allocation_failure_in_a_stream_is_clean);
     tcase_add_test(tc, the_last_turn_stays_last);
     tcase_add_test(tc, copied_turns_are_the_bytes_written);
