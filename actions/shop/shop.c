@@ -32,6 +32,8 @@
 
 #define SHOP_DEFAULT_LIMIT 10
 #define SHOP_REVIEWS_FILE  "shop-reviews.jsonl"
+/* The reviews file stops growing here (a demo's reviews, many times over). */
+#define SHOP_REVIEWS_MAX_BYTES (8L * 1024 * 1024)
 /* products.json is read whole per call; a catalog past this is a mistake. */
 #define SHOP_CATALOG_MAX   (4u * 1024 * 1024)
 
@@ -154,13 +156,25 @@ append_review(const struct handler_ctx *ctx, const char *line, size_t len)
         return -1;
     }
     snprintf(path, sizeof(path), "%s/%s", ctx->data_dir, SHOP_REVIEWS_FILE);
-    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    /* O_NOFOLLOW: a symlink put in the data folder must not send reviews
+     * into another file the server may write */
+    fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+              0640);
     if (fd < 0) {
-        log_err("shop: cannot open '%s': %s", path, strerror(errno));
+        log_err("shop: cannot open '%s': %s", path,
+                errno == ELOOP ? "it is a symbolic link" : strerror(errno));
         return -1;
     }
-    /* One write per review under the lock: readers never see half a line. */
-    if (flock(fd, LOCK_EX) == 0 && write(fd, line, len) == (ssize_t)len)
+    /* One write per review under the lock: readers never see half a line.
+     * The file has a size cap: a flood of reviews fills it, not the disk. */
+    struct stat st;
+    if (flock(fd, LOCK_EX) != 0 || fstat(fd, &st) != 0)
+        log_err("shop: cannot lock '%s': %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode) ||
+             st.st_size + (off_t)len > SHOP_REVIEWS_MAX_BYTES)
+        log_err("shop: '%s' is %s; review not added", path,
+                S_ISREG(st.st_mode) ? "full" : "not a regular file");
+    else if (write(fd, line, len) == (ssize_t)len)
         rc = 0;
     else
         log_err("shop: cannot append to '%s': %s", path, strerror(errno));

@@ -210,6 +210,16 @@ else
     not_ok "rejected addReview requests appended nothing" "$before -> $after lines"
 fi
 
+# A symlink in place of the reviews file: nothing is written through it.
+mv "$REVIEWS" "$T_TMP/reviews.saved"
+printf 'precious\n' >"$T_TMP/elsewhere"
+ln -s "$T_TMP/elsewhere" "$REVIEWS"
+req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":4,\"text\":\"x\"}"
+assert_status 500 "addReview through a symlinked reviews file: refused (500)"
+if [ "$(cat "$T_TMP/elsewhere")" = precious ]; then ok "addReview: the symlink's target is untouched"; else not_ok "addReview: the symlink's target is untouched" "$(head -c 200 "$T_TMP/elsewhere")"; fi
+rm -f "$REVIEWS"
+mv "$T_TMP/reviews.saved" "$REVIEWS"
+
 # --- 404 --------------------------------------------------------------------
 req POST /_jay/actions/shop.nope '{}'
 assert_error 404 unknown_action "POST /_jay/actions/shop.nope"
