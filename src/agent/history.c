@@ -390,6 +390,52 @@ check_turn(const json_t *turn, size_t index, bool *model,
 }
 
 int
+history_check_user_parts(const json_t *history, unsigned allowed,
+                         struct status_error *err)
+{
+    static const struct {
+        const char *key;
+        unsigned bit;
+    } kinds[] = {
+        {"inlineData", HISTORY_PARTS_INLINE},
+        {"fileData", HISTORY_PARTS_FILE},
+        {"executableCode", HISTORY_PARTS_CODE},
+        {"codeExecutionResult", HISTORY_PARTS_CODE},
+    };
+    const json_t *turn, *part, *inner;
+    size_t i, j, k;
+
+    json_array_foreach(history, i, turn) {
+        struct where w = {.turn = i, .in_part = true};
+        if (strcmp(json_string_value(json_object_get(turn, "role")),
+                   "user") != 0)
+            continue; /* model turns are Gemini's */
+        json_array_foreach(json_object_get(turn, "parts"), j, part) {
+            w.part = j;
+            if (json_is_true(json_object_get(part, "thought")) &&
+                !(allowed & HISTORY_PARTS_THOUGHT))
+                return fail(err, &w, "a thought part is not accepted from "
+                                     "the browser (history.allowParts)");
+            for (k = 0; k < ARRAY_SIZE(kinds); k++)
+                if (json_object_get(part, kinds[k].key) != NULL &&
+                    !(allowed & kinds[k].bit))
+                    return fail(err, &w,
+                                "%s is not accepted from the browser "
+                                "(history.allowParts)",
+                                kinds[k].key);
+            /* a function's media result */
+            inner = json_object_get(json_object_get(part, "functionResponse"),
+                                    "parts");
+            if (json_array_size(inner) > 0 && !(allowed & HISTORY_PARTS_INLINE))
+                return fail(err, &w,
+                            "functionResponse.parts is not accepted from the "
+                            "browser (history.allowParts)");
+        }
+    }
+    return 0;
+}
+
+int
 history_check(const json_t *history, unsigned flags, struct status_error *err)
 {
     struct open_calls oc = { 0 };

@@ -35,6 +35,23 @@ enum history_flags {
     HISTORY_ALLOW_PENDING = 1 << 0, /* the last calls may be unanswered */
 };
 
+/* The kinds of part a browser may send in its user turns besides text and
+ * functionResponse (history.allowParts). Without them, what a visitor
+ * sends under the site owner's key is text: no media or files (a fileUri
+ * could name the owner's own Gemini files), no code, no thoughts. */
+enum history_parts {
+    HISTORY_PARTS_INLINE = 1 << 0,  /* inlineData, also in functionResponse */
+    HISTORY_PARTS_FILE = 1 << 1,    /* fileData */
+    HISTORY_PARTS_CODE = 1 << 2,    /* executableCode, codeExecutionResult */
+    HISTORY_PARTS_THOUGHT = 1 << 3, /* parts flagged thought: true */
+};
+
+/* After history_check(): refuse a part of a user turn of a kind `allowed`
+ * (history_parts) does not name. 0, or -1 with err set (invalid_history,
+ * naming the turn and part). */
+int history_check_user_parts(const struct json_t *history, unsigned allowed,
+                             struct status_error *err);
+
 /* Check `history` (a JSON array). Returns 0, or -1 with err set. */
 int history_check(const struct json_t *history, unsigned flags,
                   struct status_error *err);

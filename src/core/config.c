@@ -353,6 +353,47 @@ load_auth(struct config *cfg, const struct ydoc_node *map, const char *file,
     }
 }
 
+/* history: {allowParts: [inlineData, fileData, executableCode,
+ * codeExecutionResult, thought]} -> the bits of agent/history.h (which
+ * core cannot include: the values are repeated there and checked by the
+ * chat's unit test) */
+static void
+load_history(struct config *cfg, const struct ydoc_node *map, const char *file,
+             struct diag *d)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } parts[] = {{"inlineData", 1u << 0},
+                 {"fileData", 1u << 1},
+                 {"executableCode", 1u << 2},
+                 {"codeExecutionResult", 1u << 2},
+                 {"thought", 1u << 3}};
+    const struct ydoc_node *list = map->kind == YDOC_MAP
+                                       ? ydoc_get(map, "allowParts")
+                                       : NULL;
+
+    if (map->kind != YDOC_MAP || map->count != (list != NULL) ||
+        (list != NULL && list->kind != YDOC_SEQ)) {
+        diag_add(d, file, map->line,
+                 "'history' must be {allowParts: [names]}");
+        return;
+    }
+    for (size_t i = 0; list != NULL && i < list->count; i++) {
+        const char *name = ydoc_string(list->values[i]);
+        size_t k = 0;
+        while (k < ARRAY_SIZE(parts) &&
+               (name == NULL || strcmp(name, parts[k].name) != 0))
+            k++;
+        if (k == ARRAY_SIZE(parts))
+            diag_add(d, file, list->values[i]->line,
+                     "'history.allowParts' names inlineData, fileData, "
+                     "executableCode, codeExecutionResult or thought");
+        else
+            cfg->history.allow_parts |= parts[k].bit;
+    }
+}
+
 /* Returns 0, or -1 when agent.yaml is unusable (problems reported). */
 static int
 load_agent_yaml(struct config *cfg, struct diag *d)
@@ -395,6 +436,8 @@ load_agent_yaml(struct config *cfg, struct diag *d)
             load_policy(cfg, v, file, d);
         } else if (strcmp(k->text, "auth") == 0) {
             load_auth(cfg, v, file, d);
+        } else if (strcmp(k->text, "history") == 0) {
+            load_history(cfg, v, file, d);
         } else if (strcmp(k->text, "allowReadableKeyFile") == 0) {
             if (!ydoc_bool(v, &cfg->allow_readable_key_file))
                 diag_add(d, file, v->line,
@@ -404,7 +447,7 @@ load_agent_yaml(struct config *cfg, struct diag *d)
         } else {
             unknown_key(d, file, k, "",
                         "gemini, actions, dataDir, limits, store, policy, "
-                        "auth, "
+                        "auth, history, "
                         "allowReadableKeyFile");
         }
     }

@@ -89,6 +89,11 @@ struct config_auth {
 
 #define CONFIG_DEFAULT_SESSION_COOKIE "ga_session"
 
+/* What the chat accepts in the history a browser sends (history:). */
+struct config_history {
+    unsigned allow_parts; /* allowParts, as agent/history.h's bits */
+};
+
 struct config {
     char *path;        /* agent.yaml as given */
     char *dir;         /* its folder: the base of relative paths */
@@ -96,6 +101,7 @@ struct config {
     struct config_gemini gemini;
     struct config_actions actions;
     struct config_run run;
+    struct config_history history;
 
     struct config_auth auth;
     /* allowReadableKeyFile: serve even when the file holding the key is

@@ -70,6 +70,13 @@ struct chat {
     void *gone_ctx;
 };
 
+/* config.c reads history.allowParts into these bits; it cannot include
+ * agent/history.h, so the values are held equal here. */
+_Static_assert(HISTORY_PARTS_INLINE == 1 << 0 && HISTORY_PARTS_FILE == 1 << 1 &&
+                   HISTORY_PARTS_CODE == 1 << 2 &&
+                   HISTORY_PARTS_THOUGHT == 1 << 3,
+               "history.allowParts bits differ between config.c and history.h");
+
 /* --- small helpers ----------------------------------------------------- */
 
 static int
@@ -774,7 +781,9 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
                         err) != 0)
         return -1;
     if (in.history != NULL &&
-        history_check(in.history, HISTORY_ALLOW_PENDING, err) != 0)
+        (history_check(in.history, HISTORY_ALLOW_PENDING, err) != 0 ||
+         history_check_user_parts(in.history,
+                                  site->cfg->history.allow_parts, err) != 0))
         return -1;
 
     /* 3: the conversation with the new turn */

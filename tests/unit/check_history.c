@@ -653,6 +653,69 @@ START_TEST(trim_not_an_array)
 }
 END_TEST
 
+/* What a browser may send in its user turns (history.allowParts). */
+START_TEST(user_parts_from_the_browser)
+{
+    static const struct {
+        const char *history;
+        unsigned allowed;
+        const char *error; /* NULL: accepted */
+    } cases[] = {
+        {"[" U("hi") "," M("ok") "]", 0, NULL},
+        /* the model's own parts are Gemini's, thoughts and code included */
+        {"[" U("a") "," MODEL("{'text':'hm','thought':true},"
+                              "{'executableCode':{'code':'1'}}") "]",
+         0, NULL},
+        {"[" U("a") "," USER("{'inlineData':{'mimeType':'image/png','data':"
+                             "'AA=='}}") "]",
+         0, "history[1].parts[0]: inlineData is not accepted"},
+        {"[" USER("{'text':'x'},{'fileData':{'fileUri':'gs://b/f'}}") "]", 0,
+         "history[0].parts[1]: fileData is not accepted"},
+        {"[" USER("{'executableCode':{'code':'1'}}") "]", 0,
+         "executableCode is not accepted"},
+        {"[" USER("{'codeExecutionResult':{'outcome':'OK'}}") "]", 0,
+         "codeExecutionResult is not accepted"},
+        {"[" USER("{'text':'x','thought':true}") "]", 0,
+         "a thought part is not accepted"},
+        {"[" U("a") "," MODEL(CALL("f")) ","
+         USER("{'functionResponse':{'name':'f','response':{},'parts':"
+              "[{'inlineData':{}}]}}") "]",
+         0, "functionResponse.parts is not accepted"},
+        /* what the site allows */
+        {"[" USER("{'inlineData':{'data':''}},{'fileData':{}}") "]",
+         HISTORY_PARTS_INLINE | HISTORY_PARTS_FILE, NULL},
+        {"[" USER("{'inlineData':{'data':''}},{'fileData':{}}") "]",
+         HISTORY_PARTS_INLINE, "fileData is not accepted"},
+        {"[" USER("{'text':'x','thought':true}") "]", HISTORY_PARTS_THOUGHT,
+         NULL},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct status_error err = {0};
+        char *text = strdup(cases[i].history);
+        json_t *h;
+        int rc;
+
+        for (char *p = text; *p; p++)
+            if (*p == '\'')
+                *p = '"';
+        h = json_loads(text, 0, NULL);
+        ck_assert_msg(h != NULL, "case %zu: %s", i, text);
+        ck_assert_int_eq(history_check(h, 0, &err), 0);
+        rc = history_check_user_parts(h, cases[i].allowed, &err);
+        if (cases[i].error == NULL) {
+            ck_assert_msg(rc == 0, "case %zu: %s", i, err.text);
+        } else {
+            ck_assert_msg(rc == -1 && err.code == ST_INVALID_HISTORY &&
+                              strstr(err.text, cases[i].error) != NULL,
+                          "case %zu: rc %d: %s", i, rc, err.text);
+        }
+        json_decref(h);
+        free(text);
+    }
+}
+END_TEST
+
 Suite *
 history_suite(void)
 {
@@ -680,6 +743,7 @@ history_suite(void)
     tc = tcase_create("trim");
     tcase_add_loop_test(tc, trim_start, 0, (int)ARRAY_SIZE(trims));
     tcase_add_test(tc, trim_not_an_array);
+    tcase_add_test(tc, user_parts_from_the_browser);
     suite_add_tcase(s, tc);
     return s;
 }
