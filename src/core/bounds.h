@@ -317,6 +317,8 @@
  * every session at once). */
 #define DEFAULT_TOKEN_TTL_S   (7L * 24 * 3600)
 #define BOUND_TOKEN_TTL_S     (90L * 24 * 3600)
+/* A Host header we compare an Origin with: a DNS name is at most 253. */
+#define BOUND_HOST_LEN        255
 /* The session cookie's name (sessionCookie). */
 #define BOUND_COOKIE_NAME     64
 

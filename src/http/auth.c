@@ -130,32 +130,47 @@ is_safe_method(struct httpio *io)
 
 /*
  * Did the request come from one of the site's own pages? Its Origin must
- * be <scheme>://<Host> (RFC 6454), the scheme being the one the request
- * came over. Host names are case-insensitive; a browser leaves the default
- * port out of Origin, so a Host that spells it (":443" over HTTPS, ":80"
- * over HTTP) matches without it too.
+ * be <scheme>://<host>[:<port>] (RFC 6454), the scheme being the one the
+ * request came over. Host names are case-insensitive; a browser leaves the
+ * default port out of Origin, so a Host that spells it (":443" over HTTPS,
+ * ":80" over HTTP) matches without it too. Debian's fastcgi_params passes
+ * HTTP_HOST as nginx's $host, which has no port: then the port is
+ * SERVER_PORT, the one the request came to.
  */
 static bool
 same_origin(struct httpio *io)
 {
     const char *origin = param(io, "HTTP_ORIGIN");
     const char *host = param(io, "HTTP_HOST");
+    const char *port = param(io, "SERVER_PORT");
     const char *scheme = is_https(io) ? "https" : "http";
-    const char *dport = is_https(io) ? ":443" : ":80";
-    size_t slen = strlen(scheme), hlen, dlen = strlen(dport);
+    const char *dport = is_https(io) ? "443" : "80";
+    char site[BOUND_HOST_LEN + 8];
+    size_t slen = strlen(scheme), hlen, dlen = strlen(dport) + 1;
+    const char *colon;
 
-    if (origin == NULL || host == NULL || host[0] == '\0')
+    if (origin == NULL || host == NULL || host[0] == '\0' ||
+        strlen(host) > BOUND_HOST_LEN)
         return false;
-    hlen = strlen(host);
+    /* the host with its port: "[::1]:8080", "example.com:8080" */
+    colon = strrchr(host, ':');
+    if ((colon == NULL || strchr(colon, ']') != NULL) && port != NULL &&
+        port[0] != '\0' && strcmp(port, dport) != 0 &&
+        strspn(port, "0123456789") == strlen(port) && strlen(port) <= 5)
+        snprintf(site, sizeof(site), "%s:%s", host, port);
+    else
+        snprintf(site, sizeof(site), "%s", host);
+    hlen = strlen(site);
     if (strncasecmp(origin, scheme, slen) != 0 ||
         strncmp(origin + slen, "://", 3) != 0)
         return false;
     origin += slen + 3;
-    if (strcasecmp(origin, host) == 0)
+    if (strcasecmp(origin, site) == 0)
         return true;
-    return hlen > dlen && strcmp(host + hlen - dlen, dport) == 0 &&
+    return hlen > dlen && site[hlen - dlen] == ':' &&
+           strcmp(site + hlen - dlen + 1, dport) == 0 &&
            strlen(origin) == hlen - dlen &&
-           strncasecmp(origin, host, hlen - dlen) == 0;
+           strncasecmp(origin, site, hlen - dlen) == 0;
 }
 
 static int

@@ -735,12 +735,14 @@ run_start(const struct run_env *env, const struct run_input *in,
         if (r.st->ops->thread_create(r.st, env->user, title, r.thread, err))
             return -1;
     }
+    /* the thread's messages before this prompt joins them */
     if (r.st->ops->run_create(r.st, env->user, r.thread, in->prompt, r.id,
-                              err) != 0 ||
-        r.st->ops->message_add(r.st, r.thread, r.id, "user", in->prompt,
-                               err) != 0)
+                              err) != 0)
         return -1;
-    if (first_contents(&r, in, err) != 0 || resume(&r, in->context, out, err))
+    if (first_contents(&r, in, err) != 0 ||
+        r.st->ops->message_add(r.st, r.thread, r.id, "user", in->prompt,
+                               err) != 0 ||
+        resume(&r, in->context, out, err) != 0)
         return fail(&r, err);
     return 0;
 }
@@ -910,6 +912,13 @@ run_decide(const struct run_env *env, const char *id, const char *decision,
         const struct run_act *audited = ra;
         if (audit(&r, audited, approve ? "approved" : "rejected",
                   feedback, err) != 0)
+            goto failed;
+    }
+    /* a stream says first where the run is now, with its thread */
+    if (env->stream != NULL) {
+        env->stream->thread = r.thread;
+        if (ndjson_status(env->stream, approve ? "executing" : "planning",
+                          approve ? ra->act->name : NULL, err) != 0)
             goto failed;
     }
     if (strcmp(decision, "approve_and_always_allow") == 0) {
