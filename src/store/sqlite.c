@@ -38,6 +38,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* --- the schema ---------------------------------------------------------- */
@@ -659,23 +660,24 @@ sq_close(struct store *base)
 }
 
 /*
- * Create the file, readable by its owner only, before SQLite sees it:
- * SQLite would create it 0644, and its -wal and -shm files take the
- * database's mode. An existing file is left as it is. (umask is not
- * touched: it belongs to the whole process and its other threads.)
+ * A database file this connection created is made its owner's alone,
+ * before anything is written to it (SQLite creates it 0644, and its -wal
+ * and -shm files take the database's mode when they are made, later).
+ * Never open() and close() the file ourselves: closing any descriptor of a
+ * file drops every POSIX lock the process holds on it, the locks of its
+ * other connections included, and another process could then delete the
+ * WAL they write to (SQLite's "How To Corrupt", §2.2). umask is not
+ * touched either: it belongs to the whole process and its other threads.
  */
 static int
-create_file(struct sqlite_store *s, struct status_error *err)
+private_file(struct sqlite_store *s, bool existed, struct status_error *err)
 {
-    int fd = open(s->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
-
-    if (fd < 0) {
-        log_err("store '%s': cannot open: %s", s->path, strerror(errno));
-        return status_set(err, ST_STORE,
-                          "the store cannot be opened; see the error log");
-    }
-    close(fd);
-    return 0;
+    if (existed || chmod(s->path, 0600) == 0)
+        return 0;
+    log_err("store '%s': cannot make it private: %s", s->path,
+            strerror(errno));
+    return status_set(err, ST_STORE,
+                      "the store cannot be opened; see the error log");
 }
 
 /* One PRAGMA that answers one row (journal_mode), or none. */
@@ -718,6 +720,8 @@ pragma(struct sqlite_store *s, const char *sql, const char *want,
 static int
 connect_db(struct sqlite_store *s, struct status_error *err)
 {
+    struct stat st;
+    bool existed = stat(s->path, &st) == 0;
     int rc;
 
     if (sqlite3_libversion_number() < 3031000) {
@@ -726,11 +730,14 @@ connect_db(struct sqlite_store *s, struct status_error *err)
         return status_set(err, ST_STORE,
                           "the store cannot be opened; see the error log");
     }
-    /* no SQLITE_OPEN_CREATE: create_file() made it, with its mode */
     rc = sqlite3_open_v2(s->path, &s->db,
-                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                             SQLITE_OPEN_NOMUTEX,
+                         NULL);
     if (rc != SQLITE_OK)
         return fail(s, rc, "open", err);
+    if (private_file(s, existed, err) != 0)
+        return -1;
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
     if (pragma(s, "PRAGMA journal_mode = WAL", "wal", err) != 0 ||
@@ -751,7 +758,7 @@ store_sqlite_open(const char *path, struct status_error *err)
         return NULL;
     }
     s->base.ops = &sqlite_ops;
-    if (create_file(s, err) != 0 || connect_db(s, err) != 0) {
+    if (connect_db(s, err) != 0) {
         sq_close(&s->base);
         return NULL;
     }
