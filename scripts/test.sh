@@ -132,15 +132,16 @@ count_node() {
 }
 
 step "HTTP tests against the ASan/UBSan responder"
-# The request path end to end (chat loop, Gemini client, CGI, the
-# threads of a worker) under the sanitizers: any report they write fails
-# the step.
+# The request path end to end (chat loop, Gemini client, CGI, the run API
+# and its store, the threads of a worker) under the sanitizers: any report
+# they write fails the step.
 asan_logs=$(mktemp -d "${TMPDIR:-/tmp}/ga-asan.XXXXXX")
 if make -s asan; then
     ASAN_OPTIONS=log_path=$asan_logs/asan:detect_leaks=1 \
     UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
     GA_BIN=$repo/build-asan/gemini-agent \
-        tests/http/run.sh t_chat.sh t_chat_errors.sh t_stream.sh t_routes.sh t_cgi.sh t_concurrency.sh t_workers.sh 2>&1 | tee "$log"
+        tests/http/run.sh t_chat.sh t_chat_errors.sh t_stream.sh t_routes.sh t_cgi.sh t_concurrency.sh t_workers.sh \
+            t_runapi.sh t_approvals.sh 2>&1 | tee "$log"
     count_plain "HTTP tests (asan)"
     if [ -n "$(ls -A "$asan_logs")" ]; then
         echo "not ok - sanitizer reports from the responder:"

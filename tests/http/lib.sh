@@ -227,16 +227,24 @@ EOF
     chmod 600 "$1"
 }
 
-# write_config FILE [LIMITS_YAML [DATA_DIR]]: an agent.yaml with absolute
-# paths into the current stack dir and the repo's actions folder.
+# write_config FILE [LIMITS_YAML [DATA_DIR [EXTRA_YAML]]]: an agent.yaml
+# with absolute paths into the current stack dir and the repo's actions
+# folder; EXTRA_YAML (top-level keys: policy, store, auth ...) is appended
+# as it is.
 write_config() {
-    local file=$1 limits=${2:-'{maxBodyBytes: 4096}'} data=${3:-$ST_DIR/var}
+    local file=$1 limits=${2:-'{maxBodyBytes: 4096}'} data=${3:-$ST_DIR/var} extra=${4:-}
     cat >"$file" <<EOF
 gemini: '$ST_DIR/.gemini.yaml'
 actions: ['$REPO/actions']
 dataDir: '$data'
 limits: $limits
 EOF
+    [ -z "$extra" ] || printf '%s\n' "$extra" >>"$file"
+}
+
+# write_secret FILE: a session secret (32 random bytes, mode 0600).
+write_secret() {
+    head -c 32 /dev/urandom >"$1" && chmod 600 "$1"
 }
 
 # pyjson EXPR FILE: evaluate a Python expression with `j` bound to FILE's
@@ -284,6 +292,7 @@ catalog() {
 
 ST_N=0
 ST_DIR=
+GA_SECRET=
 GA_PID=
 GA_CONF=
 GA_SOCK=
@@ -328,9 +337,12 @@ new_stack_dir() {
 #             [--listen] [--no-nginx] [--real-rate] [--keep-dir]
 #             [--base-url URL] [--mock] [--model NAME] [--system-prompt TEXT]
 #             [--env NAME=VALUE]... [--threads N] [--queue N]
+#             [--yaml EXTRA_YAML] [--auth] [--rate RATE] [--burst N]
 # Starts `serve` on a unix socket in a new stack dir and nginx in front of it.
 # --real-rate keeps the snippet's rate limit; otherwise it is raised to
-# 1000r/s so that tests making many quick requests are not throttled.
+# 1000r/s so that tests making many quick requests are not throttled
+# (--rate RATE, e.g. 100000r/s; --burst N replaces the snippet's burst=10,
+# for many requests at the same instant).
 # --listen serves FastCGI on 127.0.0.1:<free port> (GA_LISTEN) instead of
 # the unix socket, and points nginx there.
 # --keep-dir reuses ST_DIR (its agent.yaml and .gemini.yaml) as prepared by
@@ -339,10 +351,14 @@ new_stack_dir() {
 # --base-url $MOCK_URL (start_mock first). --model and --system-prompt set
 # those keys. --env adds a variable to the responder's environment (e.g.
 # GEMINI_BASE_URL=..., AGENT_MAX_LOOP_STEPS=2), on top of GA_EXTRA_ENV.
-# --threads and --queue are passed to serve.
+# --threads and --queue are passed to serve. --yaml appends top-level keys
+# to agent.yaml (policy, store ...). --auth writes a session secret
+# ($ST_DIR/session.key, GA_SECRET) and names it in agent.yaml's auth
+# section, so that tokens (`auth issue`, issue_token) are accepted.
 start_stack() {
     local workers=2 limits='{maxBodyBytes: 4096}' key=test-key-not-a-real-key
     local nginx=1 real_rate=0 keep=0 data='' listen=0 base='' model='' sp=''
+    local extra='' auth=0 rate='' burst=''
     local -a more_env=() pool=()
     while [ $# -gt 0 ]; do
         case $1 in
@@ -362,6 +378,10 @@ start_stack() {
         --no-nginx) nginx=0 ;;
         --real-rate) real_rate=1 ;;
         --keep-dir) keep=1 ;;
+        --yaml) extra=${extra:+$extra$'\n'}$2; shift ;;
+        --auth) auth=1 ;;
+        --rate) rate=$2; shift ;;
+        --burst) burst=$2; shift ;;
         *) bail "start_stack: unknown option $1" ;;
         esac
         shift
@@ -370,7 +390,12 @@ start_stack() {
     if [ "$keep" -eq 0 ]; then
         new_stack_dir
         write_gemini_yaml "$ST_DIR/.gemini.yaml" "$key" "$base" "$model" "$sp"
-        write_config "$GA_CONF" "$limits" "$data"
+        if [ "$auth" -eq 1 ]; then
+            GA_SECRET=$ST_DIR/session.key
+            write_secret "$GA_SECRET" || bail "cannot write the session secret"
+            extra=${extra:+$extra$'\n'}"auth: {secretFile: '$GA_SECRET'}"
+        fi
+        write_config "$GA_CONF" "$limits" "$data" "$extra"
     fi
 
     local -a envv bind=(--socket "$GA_SOCK")
@@ -391,21 +416,25 @@ start_stack() {
         why="$why; stderr: $(tail -c 600 "$GA_LOG" | tr '\n' ' ')"
         bail "$why"
     fi
-    [ "$nginx" -eq 1 ] && start_nginx "$real_rate"
+    [ "$nginx" -eq 1 ] && start_nginx "$real_rate" "$rate" "$burst"
     return 0
 }
 
-# start_nginx REAL_RATE: a private nginx (temp prefix, free port) around the
+# start_nginx REAL_RATE [RATE [BURST]]: a private nginx (temp prefix, free port) around the
 # real nginx/gemini-agent.conf, rendered by scripts/render-nginx-conf.sh (the
 # same script `make demo` uses) and pointed at this stack.
 start_nginx() {
-    local real_rate=${1:-0} rate=1000r/s
+    local real_rate=${1:-0} rate=${2:-1000r/s} burst=${3:-}
     [ "$real_rate" = 1 ] && rate=
     NGX_DIR=$ST_DIR/nginx
     NGX_PORT=$(free_port) || bail "no free port"
     BASE_URL=http://127.0.0.1:$NGX_PORT
     "$REPO/scripts/render-nginx-conf.sh" "$NGX_DIR" "$NGX_PORT" "${GA_LISTEN:-$GA_SOCK}" \
         "$REPO/www" $rate || bail "cannot render the nginx config from $SNIPPET"
+    if [ -n "$burst" ]; then
+        grep -q 'burst=10 ' "$NGX_DIR/site.conf" || bail "the snippet has no burst=10 to replace"
+        sed -i "s/burst=10 /burst=$burst /" "$NGX_DIR/site.conf"
+    fi
     "$NGINX_BIN" -c "$NGX_DIR/nginx.conf" -p "$NGX_DIR/" -e "$NGX_DIR/error.log" \
         >"$NGX_DIR/stdout" 2>&1 </dev/null &
     NGX_PID=$!
