@@ -350,7 +350,8 @@ assert_py "a streamed decision" <<'EOF'
 status ==> 200
 hdr('content-type') ==> 'application/x-ndjson; charset=utf-8'
 (lines := [json.loads(l) for l in body.split('\n') if l]) != []
-the first line is the planning status with the thread (seed §4) :: lines[0] ==> {'type': 'status', 'status': 'planning', 'threadId': lines[-1]['result']['threadId']}
+the first line is a status line with the thread (seed §4): the approved action runs :: lines[0] ==> {'type': 'status', 'status': 'executing', 'tool': 'shop.addReview', 'threadId': lines[-1]['result']['threadId']}
+then the model plans again :: [l for l in lines if l['type'] == 'status' and l['status'] == 'planning'] != []
 the last line is the result :: lines[-1]['type'] ==> 'result'
 no error line :: [l for l in lines if l['type'] == 'error'] ==> []
 (res := lines[-1]['result']) != None
