@@ -91,7 +91,7 @@ describe('the assistant page (run API)', () => {
     await signIn.click();
     await page.locator('#app').waitFor();
     assert.equal(await page.locator('#who-text').textContent(), 'Signed in as demo');
-    assert.equal(await page.getByLabel('Message').evaluate((el) => el === document.activeElement), true);
+    await page.waitForFunction(() => document.activeElement === document.getElementById('prompt'));
     assert.equal(await page.locator('#threads-empty').isVisible(), true);
   });
 

@@ -95,9 +95,15 @@ async function signedIn(session) {
   $('who-text').textContent = session.user ? `Signed in as ${session.user}` : 'Signed in with this site\'s session';
   $('sign-out').hidden = !session.token;
   const wanted = new URLSearchParams(location.hash.slice(1)).get('t');
-  await Promise.all([refreshThreads(), refreshPending()]);
+  /* one after the other: the first run API requests to a new store must
+   * not race (two fresh connections switching it to WAL at once get "the
+   * store is busy") */
+  await refreshThreads();
+  if (state.session !== session) return false; /* refused (401): back at the sign-in */
+  await refreshPending();
   if (wanted) await openThread(wanted);
   else newThread({ focus: false });
+  return true;
 }
 
 $('signin-demo').addEventListener('click', async () => {
@@ -107,8 +113,7 @@ $('signin-demo').addEventListener('click', async () => {
   try {
     const session = await demoSignIn((...a) => window.fetch(...a));
     saveSession(storage, session);
-    await signedIn(session);
-    $('prompt').focus();
+    if (await signedIn(session)) $('prompt').focus();
   } catch (e) {
     $('signin-error').textContent = explain(e, 'signin');
   } finally {
