@@ -20,9 +20,18 @@
 # file, default conf/.gemini.yaml); DEMO_NO_SETUP=1 skips installing,
 # building and setting up www/ (for tests: build/gemini-agent must exist).
 #
+# The assistant page (/assistant/, the run API): the demo makes a session
+# secret in its temp folder (auth.secretFile, by `gemini-agent setup`),
+# mints a token for the user "demo" (`gemini-agent auth issue`) and nginx
+# serves it as /assistant/demo-session.json to 127.0.0.1 alone, which is
+# what the page's "Sign in as the demo user" reads. Demo only: a real site
+# signs users in with its own login and mints tokens server-side (README
+# "Identity"). A new secret each start ends the old sessions; the threads
+# stay (the store is in var/).
+#
 # Nothing is installed system-wide beyond Debian packages; nginx runs from
-# a temp folder, not as the system service. Server-side state (reviews)
-# goes to var/ in the checkout.
+# a temp folder, not as the system service. Server-side state (reviews, the
+# run API's store var/agent.db) goes to var/ in the checkout.
 set -eu
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
 port=${DEMO_PORT:-8080}
@@ -103,17 +112,32 @@ trap 'exit 0' INT TERM
 run=$(mktemp -d "${TMPDIR:-/tmp}/gemini-agent-demo.XXXXXX")
 sock=$run/gemini-agent.sock
 cfg=$run/agent.yaml
-# The demo config: the checkout's defaults, with paths made absolute.
+# The demo config: the checkout's defaults, with paths made absolute, and
+# the session secret that signs the demo user's token.
 # write_cfg GEMINI_SETTINGS_FILE
 write_cfg() {
     cat > "$cfg" <<EOC
 gemini: $1
 actions: [$repo/actions]
 dataDir: $repo/var
+auth:
+  secretFile: $run/session-secret
 EOC
 }
 gemini=${GEMINI_CONFIG:-$repo/conf/.gemini.yaml}
 write_cfg "$gemini"
+mkdir -p "$repo/var"
+# The secret (32 random bytes, mode 0600), as a site makes it. setup also
+# writes a template .gemini.yaml into the temp folder, which nothing reads.
+"$repo/build/gemini-agent" setup --config-dir "$run" >/dev/null ||
+    { echo "make demo: could not create the session secret" >&2; exit 1; }
+# The demo user's token, for the assistant page (a day is plenty).
+token=$("$repo/build/gemini-agent" auth issue --user demo --ttl 86400 --config "$cfg") ||
+    { echo "make demo: could not issue the demo user's session token" >&2; exit 1; }
+expires=${token#v1.*.}
+expires=${expires%%.*}
+(umask 077 && printf '{"user":"demo","token":"%s","expiresAt":%s}\n' "$token" "$expires" \
+    > "$run/demo-session.json")
 
 # Is there a key? `check` reads the config the way `serve` will (file,
 # environment, placeholders) and names where the key comes from - never
@@ -139,7 +163,8 @@ else
     mock_url="http://127.0.0.1:$(cat "$run/mock.port")"
     model_line="the OFFLINE DEMO MODEL (no Gemini API key configured; it understands a
     few requests: remove the hub, add a desk lamp for 19.99, set the keyboard
-    quantity to 3, search for usb). For Gemini, put your key in
+    quantity to 3, search for usb; on the assistant page: review the USB-C hub 5
+    stars: great). For Gemini, put your key in
     conf/.gemini.yaml (gemini-agent setup --config-dir conf) or set GEMINI_API_KEY."
     # The demo's own Gemini settings: the model named "offline-demo" (the
     # demo model serves any name), its address, and a stand-in key (it
@@ -164,7 +189,8 @@ while [ ! -S "$sock" ]; do
     kill -0 "$master" 2>/dev/null || { echo "the responder exited" >&2; exit 1; }
     sleep 0.1
 done
-"$repo/scripts/render-nginx-conf.sh" "$run/nginx" "$port" "$sock" "$repo/www"
+"$repo/scripts/render-nginx-conf.sh" "$run/nginx" "$port" "$sock" "$repo/www" "" \
+    "$run/demo-session.json"
 # Once more: the port may have been taken while the demo was starting.
 if port_taken; then
     echo "make demo: 127.0.0.1:$port is already in use by another program." >&2
@@ -194,6 +220,7 @@ done
 cat <<EOM
 
   gemini-agent demo: http://127.0.0.1:$port/
+    assistant (run API, signed in as the demo user "demo"): http://127.0.0.1:$port/assistant/
     model: $model_line
     GET  http://127.0.0.1:$port/_jay/actions
     POST http://127.0.0.1:$port/_jay/actions/shop.searchProducts  {"query":"usb"}

@@ -4,16 +4,20 @@
 # web root and socket replaced, inside a minimal main config whose every
 # path (pid, logs, temp files) lives in OUTDIR. Never touches /etc/nginx.
 #
-#   scripts/render-nginx-conf.sh OUTDIR PORT UPSTREAM WWWROOT [RATE]
+#   scripts/render-nginx-conf.sh OUTDIR PORT UPSTREAM WWWROOT [RATE] [SESSION]
 #
 # UPSTREAM is the responder's unix socket path (starting with /) or its
 # HOST:PORT when it was started with --listen.
 # RATE (e.g. 1000r/s) replaces the snippet's rate limit, for tests that make
-# many quick requests; omitted, the snippet's own limit stays.
+# many quick requests; omitted (or empty), the snippet's own limit stays.
+# SESSION (demo and tests only, never a real site) is a file holding the
+# demo user's session token ({"user", "token", "expiresAt"}): it is served
+# as /assistant/demo-session.json to 127.0.0.1 and ::1 alone, for the
+# assistant page's "Sign in as the demo user" (www/assistant/).
 # Writes OUTDIR/site.conf and OUTDIR/nginx.conf; start nginx with
 #   nginx -c OUTDIR/nginx.conf -p OUTDIR
 set -eu
-out=$1 port=$2 upstream=$3 www=$4 rate=${5:-}
+out=$1 port=$2 upstream=$3 www=$4 rate=${5:-} session=${6:-}
 case $upstream in /*) upstream=unix:$upstream ;; esac
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
 mkdir -p "$out/tmp"
@@ -32,6 +36,29 @@ sed -e "s|listen 127.0.0.1:8080;|listen 127.0.0.1:$port;|" \
     -e "s|root /srv/gemini-agent/www;|root $www;|" \
     -e "s|unix:/run/gemini-agent/gemini-agent.sock|$upstream|g" \
     "$repo/nginx/gemini-agent.conf" > "$out/site.conf"
+if [ -n "$session" ]; then
+    # Into the server block: its closing brace is the snippet's last line.
+    [ "$(tail -n 1 "$out/site.conf")" = "}" ] || {
+        echo "render-nginx-conf: the snippet does not end with its server block's '}'" >&2; exit 1; }
+    sed -i '$d' "$out/site.conf"
+    cat >> "$out/site.conf" <<EOS
+
+    # DEMO ONLY (scripts/render-nginx-conf.sh SESSION; never in a real
+    # site): the demo user's session token, to this machine alone. A real
+    # site signs users in with its own login and mints tokens server-side
+    # (README "Identity").
+    location = /assistant/demo-session.json {
+        allow 127.0.0.1;
+        allow ::1;
+        deny all;
+        alias $session;
+        types { }
+        default_type "application/json; charset=utf-8";
+        add_header Cache-Control no-store always;
+    }
+}
+EOS
+fi
 # Root may be running this: keep nginx's workers as the same user, so they
 # can open the responder's 0660 socket.
 user_line=""

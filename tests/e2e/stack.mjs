@@ -15,13 +15,21 @@
  * params) changes it later, stack.mock.requests() returns what Gemini was
  * sent (GET /__mock/requests), stack.mock.reset() clears it.
  *
+ * startStack({session: 'demo'}) signs a user in as `make demo` does, for
+ * the run API (www/assistant/): a session secret (auth.secretFile), a
+ * token for that user from `gemini-agent auth issue`, served as
+ * /assistant/demo-session.json (scripts/render-nginx-conf.sh SESSION);
+ * stack.session is {user, token, expiresAt} and stack.issueToken(user)
+ * makes another user's token.
+ *
  * Everything lives in one temp dir (removed by stop() unless KEEP_TMP=1);
  * every process started here is stopped by stop(), and killed when the test
  * process exits any other way (a failed assertion, an exception, a signal).
  * The browser is Debian's /usr/bin/chromium (E2E_CHROMIUM overrides) with a
  * fresh profile: playwright never downloads one.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -152,8 +160,9 @@ function tail(file, n = 800) {
  * @param {string} [options.www]       web root (default the repo's www/)
  * @param {number} [options.workers=2]
  * @param {string} [options.model='gemini-3.8-flash']
+ * @param {string} [options.session]  a user to sign in as `make demo` does (the run API)
  */
-export async function startStack({ scenario, www = join(REPO, 'www'), workers = 2, model = 'gemini-3.8-flash' } = {}) {
+export async function startStack({ scenario, www = join(REPO, 'www'), workers = 2, model = 'gemini-3.8-flash', session } = {}) {
   if (!existsSync(GA_BIN)) throw new Error(`${GA_BIN} is missing: run make`);
   const dir = mkdtempSync(join(tmpdir(), 'ga-e2e-'));
   dirs.add(dir);
@@ -174,7 +183,20 @@ export async function startStack({ scenario, www = join(REPO, 'www'), workers = 
     `apiKey: 'e2e-test-key-not-real'\nmodel: ${model}\nsystemPrompt: ''\nbaseUrl: '${mockUrl}'\n`, { mode: 0o600 });
   mkdirSync(join(dir, 'var'));
   writeFileSync(join(dir, 'agent.yaml'),
-    `gemini: '${dir}/.gemini.yaml'\nactions: ['${REPO}/actions']\ndataDir: '${dir}/var'\n`);
+    `gemini: '${dir}/.gemini.yaml'\nactions: ['${REPO}/actions']\ndataDir: '${dir}/var'\n` +
+    (session ? `auth:\n  secretFile: '${dir}/session-secret'\n` : ''));
+  /* the run API's sign-in, as scripts/demo.sh does it */
+  const issueToken = (user, ttl = 3600) => {
+    const token = execFileSync(GA_BIN, ['auth', 'issue', '--user', user, '--ttl', String(ttl), '--config', join(dir, 'agent.yaml')],
+      { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir } }).trim();
+    return { user, token, expiresAt: Number(token.split('.')[2]) };
+  };
+  let demoSession = null;
+  if (session) {
+    writeFileSync(join(dir, 'session-secret'), randomBytes(32), { mode: 0o600 });
+    demoSession = issueToken(session);
+    writeFileSync(join(dir, 'demo-session.json'), `${JSON.stringify(demoSession)}\n`, { mode: 0o600 });
+  }
   const sock = join(dir, 'ga.sock');
   const pidFile = join(dir, 'ga.pid');
   /* nothing inherited but PATH: a GEMINI_API_KEY or GEMINI_BASE_URL in the
@@ -189,7 +211,8 @@ export async function startStack({ scenario, www = join(REPO, 'www'), workers = 
   const port = await freePort();
   const ngxDir = join(dir, 'nginx');
   await new Promise((res, rej) => {
-    const p = spawn(join(REPO, 'scripts/render-nginx-conf.sh'), [ngxDir, String(port), sock, www, '1000r/s'],
+    const p = spawn(join(REPO, 'scripts/render-nginx-conf.sh'),
+      [ngxDir, String(port), sock, www, '1000r/s', ...(session ? [join(dir, 'demo-session.json')] : [])],
       { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     p.stderr.on('data', (d) => (err += d));
@@ -217,6 +240,8 @@ export async function startStack({ scenario, www = join(REPO, 'www'), workers = 
     url,
     dir,
     model,
+    session: demoSession,
+    issueToken,
     mock: {
       url: mockUrl,
       /** Set the default scenario (null: back to the start-up one is not kept; use 'demo'). */

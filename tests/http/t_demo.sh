@@ -122,6 +122,25 @@ assert_json 'j' '{"model":"offline-demo","ready":true}' "offline demo: ready, mo
 run_dir=$(find "$DT" -mindepth 1 -maxdepth 1 -name 'gemini-agent-demo.*' | head -n 1)
 check "offline demo: its Gemini settings file is the owner's alone" \
     bash -c '[ "$(stat -c %a "$1/gemini.yaml")" = 600 ]' _ "$run_dir"
+# The assistant page and its demo sign-in (README "The assistant page").
+check "offline demo: the banner names the assistant page" \
+    grep -qF "http://127.0.0.1:$PORT/assistant/" "$T_TMP/demo.out"
+req GET /assistant/
+assert_status 200 "offline demo: GET /assistant/"
+check "offline demo: ... the assistant page" grep -q 'Sign in as the demo user' "$RES_BODY"
+check "offline demo: the cart page links it" grep -q 'href="/assistant/"' "$REPO/www/index.html"
+req GET /assistant/demo-session.json
+assert_status 200 "offline demo: GET /assistant/demo-session.json"
+DEMO_USER=$(pyjson 'j["user"]' "$RES_BODY")
+DEMO_TOKEN=$(pyjson 'j["token"]' "$RES_BODY")
+check "offline demo: the session is the demo user's ($DEMO_USER)" test "$DEMO_USER" = demo
+check "offline demo: ... never cached" bash -c 'grep -qi "^cache-control: no-store" "$1"' _ "$RES_HDRS"
+check "offline demo: the session secret is the owner's alone" \
+    bash -c '[ "$(stat -c %a "$1/session-secret")" = 600 ]' _ "$run_dir"
+req GET /api/agent/threads '' -H "Authorization: Bearer $DEMO_TOKEN"
+assert_status 200 "offline demo: the demo token signs run API requests in"
+req GET /api/agent/threads
+assert_status 401 "offline demo: ... and without it, 401"
 # timeout(1) passes SIGTERM on to the script, which stops everything.
 kill -TERM "$DEMO"
 wait "$DEMO"

@@ -1390,6 +1390,14 @@ def sc_midstream_error(ctx):
 # already made since the user's message, what they answered) and the fresh
 # page state, so "set the keyboard quantity to 3" clicks once per turn until
 # the page shows 3.
+#
+# It also writes product reviews, the run API's side effect (the
+# assistant page, www/assistant/): "review the USB-C hub 5 stars: great"
+# searches the catalog for the product (action_shop_searchProducts), then
+# calls action_shop_addReview with its _id; the responder stops there for
+# the user's approval, and the answer after it says what happened.  Only
+# when no page tools are declared: the chat protocol of a page runs
+# server actions without asking anyone.
 
 DEMO_MODEL_VERSION = "offline-demo"
 DEMO_MAX_CLICKS = 12          # quantity changes give up after this many clicks
@@ -1416,6 +1424,7 @@ DEMO_HELP_EXAMPLES = [
     ("search", "search the catalog: *search for usb* (or *search for usb and add the first "
                "one*)"),
     ("cart", "describe the cart: *what is in my cart?*"),
+    ("review", "review a product: *review the USB-C hub 5 stars: great*"),
 ]
 
 
@@ -1720,6 +1729,7 @@ class DemoModel:
         "search-action": (r"action_shop_searchProducts", r"action_.*[sS]earch.*"),
         "fill-search": (r"fill-search-input", r"fill-.*search.*"),
         "click-search": (r"click-search-btn", r"click-.*search.*"),
+        "review-action": (r"action_shop_addReview", r"action_.*[rR]eview.*"),
     }
 
     def tool(self, kind):
@@ -1740,8 +1750,20 @@ class DemoModel:
             "search": self.tool("search-action") or (self.tool("fill-search") and
                                                      self.tool("click-search")),
             "cart": self.items,
+            "review": self.reviews() and self.tool("search-action"),
         }
         return [line for key, line in DEMO_HELP_EXAMPLES if have[key]]
+
+    def page_tools(self):
+        """Declared tools other than server actions and the run API's memory tools."""
+        return [n for n in self.tools if not n.startswith("action_")
+                and n not in ("save_memory", "search_memory")]
+
+    def reviews(self):
+        """Does it write reviews here? Only where no page tools are declared
+        (the run API, whose policy asks the user first): the chat protocol
+        runs a page's server actions without asking."""
+        return self.tool("review-action") is not None and not self.page_tools()
 
     def help(self, lead):
         caps = self.capabilities()
@@ -1772,13 +1794,16 @@ class DemoModel:
 
     # -- the plan --
     def plan(self):
+        low = self.low
+        if self.reviews() and re.search(r"\b(review|rate)\b", low):
+            return self.review()
         err = self.failed()
         if err:
             return self.report_error(err)
-        low = self.low
         if not low or re.fullmatch(r"(hi|hello|hey|help|hallo|good (morning|afternoon|evening))"
                                    r"\W*(there)?\W*", low):
-            return self.help("Hello! I can work this cart page for you.")
+            return self.help("Hello! I can work this cart page for you." if self.page_tools()
+                             else "Hello! I am the demo shop's assistant.")
         if re.search(r"\b(search|look\s+(for|up)|find|do\s+you\s+(have|sell))\b", low):
             return self.search()
         target = self.set_target()
@@ -2073,6 +2098,100 @@ class DemoModel:
         if self.did("click-search"):
             return self.say("I searched the page for “%s”; the results are on the page." % query)
         return self.call((fill, demo_fill_args(self.tools[fill], query)), (click, {}))
+
+    # -- reviews (the run API's side effect) --
+    def parse_review(self):
+        """(product words, stars or None, review text or None) of a request
+        like "review the USB-C hub 5 stars: great", "write a 4 star review
+        of the keyboard: solid keys", "rate the mouse 3/5 - it is ok"."""
+        t = self.text
+        m = re.search(r"[\"“]([^\"”]+)[\"”]", t)
+        body = m.group(1) if m else None
+        head = t[:m.start()] if m else t
+        if body is None:
+            m = re.search(r"\s*(?::|\s[-–—]\s)\s*", head)
+            if m:
+                body, head = head[m.end():], head[:m.start()]
+        stars = None
+        for pat in (r"\b%s\s*-?\s*stars?\b" % NUM, r"\b([1-9])\s*/\s*5\b",
+                    r"\b(?:rating|stars?)\s*(?:of|:|=)?\s*%s\b" % NUM):
+            m = re.search(pat, head, re.I)
+            if m:
+                stars = demo_number(m.group(1))
+                if body is None:        # "5 stars, it is great"
+                    rest = head[m.end():].strip(" ,.;")
+                    if rest and not re.match(r"(?:for|of)\b", rest, re.I):
+                        body, head = rest, head[:m.end()]
+                head = head[:m.start()] + " " + head[m.end():]
+                break
+        m = re.search(r"\b(?:review|rate)\b", head, re.I)
+        words = head[m.end():] if m else head
+        words = re.sub(r"^\s*(?:(?:of|for|on|about|the|a|an|my|this|product|it)\s+)*", "",
+                       words + " ", flags=re.I)
+        words = re.sub(r"\s+(?:with|and|saying|that says)\s*$", "", words.strip(), flags=re.I)
+        body = (body or "").strip(" \"'“”‘’") or None
+        return words.strip(" ,.;") or None, stars, body
+
+    def review(self):
+        what, stars, body = self.parse_review()
+        search, add = self.tool("search-action"), self.tool("review-action")
+        example = "For example: *review the USB-C hub 5 stars: great*."
+        if not what:
+            return self.say("Which product should I review? " + example)
+        if stars is None or not 1 <= stars <= 5:
+            return self.say("How many stars (1 to 5) should the review of %s give? %s"
+                            % (what, example))
+        if not body:
+            return self.say("What should the review of %s say? %s" % (what, example))
+        reviews = [d for d in self.done if d["name"] == add]
+        if reviews:
+            return self.reviewed(reviews[-1])
+        if not search:
+            return self.say("I need the catalog search to find %s, and this page offers "
+                            "none." % what)
+        searches = [d for d in self.done if d["name"] == search]
+        if not searches:
+            return self.call((search, {"query": what}))
+        res = demo_result(searches[-1]["response"])
+        err = demo_error(searches[-1]["response"])
+        products = res.get("products") if isinstance(res, dict) else None
+        if err or not isinstance(products, list):
+            return self.say("The catalog search failed: %s" % (err or compact(res)))
+        if not products:
+            last = demo_words(what)[-1:] if len(demo_words(what)) > 1 else []
+            if len(searches) == 1 and last and last[0] not in STOPWORDS:
+                return self.call((search, {"query": last[0]}))   # "usb-c hub" -> "hub"
+            return self.say("I found no product matching “%s” to review." % what)
+        want = set(demo_words(what))
+        pick = max(products, key=lambda p: (what.lower() in str(p.get("name", "")).lower(),
+                                            len(want & set(demo_words(str(p.get("name", "")))))))
+        return self.call((add, {"productId": str(pick.get("_id") or pick.get("id")),
+                                "rating": stars, "text": body}))
+
+    def review_product(self, pid):
+        """The name of product pid, from the searches made since the user's message."""
+        for d in self.done:
+            res = demo_result(d["response"])
+            for p in (res.get("products") or []) if isinstance(res, dict) else []:
+                if isinstance(p, dict) and str(p.get("_id") or p.get("id")) == pid:
+                    return str(p.get("name"))
+        return pid
+
+    def reviewed(self, d):
+        args = d["args"]
+        name = self.review_product(str(args.get("productId")))
+        err = demo_error(d["response"])
+        if err is None:
+            return self.say("Done: your %s-star review of **%s** is posted: “%s”." % (
+                args.get("rating"), name, args.get("text")))
+        m = re.match(r"the user declined this action(?::\s*(.*))?", err)
+        if m:
+            return self.say("All right, I did not post the review of **%s**: you declined it%s."
+                            % (name, " (“%s”)" % m.group(1) if m.group(1) else ""))
+        if err.startswith("denied by the site's policy"):
+            return self.say("I could not post the review of **%s**: the site does not allow "
+                            "it (%s)." % (name, err))
+        return self.say("The review of **%s** could not be posted: %s" % (name, err))
 
 
 def sc_demo(ctx):

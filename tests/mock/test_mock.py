@@ -1448,6 +1448,111 @@ class TestDemoModelStateInContents(TestDemoModel):
         self.assertIn("Done: ", self.text_of(self.ok(gen(body))))
 
 
+class TestDemoModelReviews(MockTestCase):
+    """Reviews, the run API's side effect (the assistant page): the tools
+    are the server actions and the memory tools, no page tools, no page
+    state; the responder stops at addReview for the user's approval and
+    resumes with the action's result or the user's refusal."""
+
+    DECLS = [{"functionDeclarations": [
+        TOOLS[0]["functionDeclarations"][0],
+        {"name": "action_shop_addReview", "description": "Add a review",
+         "parametersJsonSchema": {"type": "object", "properties": {
+             "productId": {"type": "string"}, "rating": {"type": "integer"},
+             "text": {"type": "string"}}, "required": ["productId", "rating", "text"]}},
+        {"name": "save_memory", "description": "Remember",
+         "parametersJsonSchema": {"type": "object", "properties": {"text": {"type": "string"}},
+                                  "required": ["text"]}}]}]
+
+    def setUp(self):
+        super().setUp()
+        request("POST", "/__mock/scenario", {"name": "demo"})
+
+    def converse(self, text, decision="approve", history=()):
+        """(final text, calls made) with addReview answered as `decision`
+        says: "approve" (its result), or the refusal the responder sends."""
+        contents = list(history) + [user(text)]
+        made = []
+        for _ in range(6):
+            mc = model_content(self.ok(gen({"contents": contents, "tools": self.DECLS})))
+            contents.append(mc)
+            calls = [p["functionCall"] for p in mc["parts"] if "functionCall" in p]
+            if not calls:
+                return "".join(p.get("text", "") for p in mc["parts"]), made
+            results = []
+            for fc in calls:
+                made.append((fc["name"], fc["args"]))
+                if fc["name"] == "action_shop_searchProducts":
+                    q = fc["args"]["query"].lower()
+                    found = [p for p in CATALOG if q in p["name"].lower()
+                             or q in p["category"].lower()]
+                    results.append({"result": {"products": found, "total": len(found)}})
+                elif decision == "approve":
+                    results.append({"result": {"ok": True, "review": dict(fc["args"], id="r1")}})
+                else:
+                    results.append({"error": decision})
+            contents.append(answer(mc, results))
+        self.fail("the demo model did not finish")
+
+    def test_review_searches_then_adds(self):
+        text, made = self.converse("review the USB-C hub 5 stars: great")
+        self.assertEqual(made, [
+            ("action_shop_searchProducts", {"query": "USB-C hub"}),
+            ("action_shop_addReview", {"productId": "p004", "rating": 5, "text": "great"})])
+        self.assertEqual(text, "Done: your 5-star review of **USB-C Hub** is posted: “great”.")
+
+    def test_review_phrasings(self):
+        _, made = self.converse("Write a four star review of the mechanical keyboard: solid keys")
+        self.assertEqual(made[-1], ("action_shop_addReview",
+                                    {"productId": "p007", "rating": 4, "text": "solid keys"}))
+        _, made = self.converse("rate the hdmi adapter 3/5 - it is ok")
+        self.assertEqual(made[-1][1], {"productId": "p005", "rating": 3, "text": "it is ok"})
+        _, made = self.converse('review the keyboard 2 stars "too loud"')
+        self.assertEqual(made[-1][1], {"productId": "p007", "rating": 2, "text": "too loud"})
+        # no product matches the phrase: the last word is tried once
+        _, made = self.converse("review the shiny hub 5 stars: fine")
+        self.assertEqual([a["query"] for n, a in made if n.endswith("searchProducts")],
+                         ["shiny hub", "hub"])
+        self.assertEqual(made[-1][1]["productId"], "p004")
+
+    def test_review_declined_or_denied(self):
+        text, _ = self.converse("review the USB-C hub 5 stars: great",
+                                decision="the user declined this action: not now")
+        self.assertEqual(text, "All right, I did not post the review of **USB-C Hub**: you "
+                               "declined it (“not now”).")
+        text, _ = self.converse("review the USB-C hub 5 stars: great",
+                                decision="denied by the site's policy: side effects are off")
+        self.assertIn("the site does not allow it", text)
+
+    def test_review_asks_for_what_is_missing(self):
+        for prompt, asks in (("review the USB-C hub: great", "How many stars"),
+                             ("review the USB-C hub 9 stars: great", "How many stars"),
+                             ("review the USB-C hub 5 stars", "What should the review"),
+                             ("write a review", "Which product")):
+            text, made = self.converse(prompt)
+            self.assertEqual(made, [], prompt)
+            self.assertIn(asks, text, prompt)
+        text, made = self.converse("review the tractor 5 stars: fine")
+        self.assertIn("I found no product matching “tractor”", text)
+
+    def test_help_without_page_tools(self):
+        text, _ = self.converse("hello")
+        self.assertIn("Hello! I am the demo shop's assistant.", text)
+        self.assertIn("review a product: *review the USB-C hub 5 stars: great*", text)
+        self.assertIn("*search for usb*", text)
+        self.assertNotIn("cart page", text)
+
+    def test_no_reviews_where_page_tools_are_declared(self):
+        # the chat protocol runs server actions without asking: a page's
+        # chat never writes reviews, nor offers to
+        page = DemoPage()
+        body = page.request([user("help")])
+        body["tools"][0]["functionDeclarations"].append(self.DECLS[0]["functionDeclarations"][1])
+        self.assertNotIn("review", self.text_of(self.ok(gen(body))))
+        body["contents"] = [user("review the USB-C hub 5 stars: great")]
+        mc = model_content(self.ok(gen(body)))
+        self.assertFalse([p for p in mc["parts"] if "functionCall" in p])
+
 
 class TestProcess(unittest.TestCase):
     def test_help(self):
