@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* --- the schema ---------------------------------------------------------- */
@@ -703,6 +704,30 @@ pragma(struct sqlite_store *s, const char *sql, const char *want,
 }
 
 /*
+ * WAL mode. Once set it stays in the file; switching a new file to it needs
+ * the exclusive lock, which SQLite asks for without its busy handler, so
+ * the first connections to a new store (CGI requests at once; serve sets
+ * it at start) can find it taken: try again for up to STORE_BUSY_MS.
+ */
+static int
+wal(struct sqlite_store *s, struct status_error *err)
+{
+    for (long waited = 0;; waited += 20) {
+        struct status_error busy = {0};
+        struct timespec ts = {0, 20 * 1000 * 1000};
+
+        if (pragma(s, "PRAGMA journal_mode = WAL", "wal", &busy) == 0)
+            return 0;
+        if (busy.code != ST_STORE || strcmp(busy.text, "the store is busy") ||
+            waited >= STORE_BUSY_MS) {
+            *err = busy;
+            return -1;
+        }
+        nanosleep(&ts, NULL);
+    }
+}
+
+/*
  * The connection: no SQLite mutex (one thread at a time uses it: one
  * request thread owns it), extended result codes (a UNIQUE violation is
  * told apart), a busy timeout, and:
@@ -740,7 +765,7 @@ connect_db(struct sqlite_store *s, struct status_error *err)
         return -1;
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
-    if (pragma(s, "PRAGMA journal_mode = WAL", "wal", err) != 0 ||
+    if (wal(s, err) != 0 ||
         pragma(s, "PRAGMA synchronous = FULL", NULL, err) != 0 ||
         pragma(s, "PRAGMA foreign_keys = ON", NULL, err) != 0)
         return -1;
