@@ -394,6 +394,32 @@ load_history(struct config *cfg, const struct ydoc_node *map, const char *file,
     }
 }
 
+/* http: {directActions: readOnly | authenticated} */
+static void
+load_http(struct config *cfg, const struct ydoc_node *map, const char *file,
+          struct diag *d)
+{
+    const struct ydoc_node *v =
+        map->kind == YDOC_MAP ? ydoc_get(map, "directActions") : NULL;
+    const char *s = v ? ydoc_string(v) : NULL;
+
+    if (map->kind != YDOC_MAP || map->count != (v != NULL) ||
+        (v != NULL && s == NULL)) {
+        diag_add(d, file, map->line,
+                 "'http' must be {directActions: readOnly | authenticated}");
+        return;
+    }
+    if (s == NULL || strcmp(s, "readOnly") == 0)
+        cfg->direct_actions = CONFIG_DIRECT_READ_ONLY;
+    else if (strcmp(s, "authenticated") == 0)
+        cfg->direct_actions = CONFIG_DIRECT_AUTHENTICATED;
+    else
+        diag_add(d, file, v->line,
+                 "'http.directActions' is readOnly or authenticated, not "
+                 "'%s'",
+                 s);
+}
+
 /* Returns 0, or -1 when agent.yaml is unusable (problems reported). */
 static int
 load_agent_yaml(struct config *cfg, struct diag *d)
@@ -438,6 +464,8 @@ load_agent_yaml(struct config *cfg, struct diag *d)
             load_auth(cfg, v, file, d);
         } else if (strcmp(k->text, "history") == 0) {
             load_history(cfg, v, file, d);
+        } else if (strcmp(k->text, "http") == 0) {
+            load_http(cfg, v, file, d);
         } else if (strcmp(k->text, "allowReadableKeyFile") == 0) {
             if (!ydoc_bool(v, &cfg->allow_readable_key_file))
                 diag_add(d, file, v->line,
@@ -447,7 +475,7 @@ load_agent_yaml(struct config *cfg, struct diag *d)
         } else {
             unknown_key(d, file, k, "",
                         "gemini, actions, dataDir, limits, store, policy, "
-                        "auth, history, "
+                        "auth, history, http, "
                         "allowReadableKeyFile");
         }
     }

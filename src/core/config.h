@@ -89,6 +89,14 @@ struct config_auth {
 
 #define CONFIG_DEFAULT_SESSION_COOKIE "ga_session"
 
+/* Who may run an action with side effects over POST /_jay/actions/<name>
+ * (http.directActions). */
+enum config_direct {
+    CONFIG_DIRECT_READ_ONLY,     /* nobody: side effects go through the
+                                  * assistant, which asks first (default) */
+    CONFIG_DIRECT_AUTHENTICATED, /* a signed-in user the policy allows */
+};
+
 /* What the chat accepts in the history a browser sends (history:). */
 struct config_history {
     unsigned allow_parts; /* allowParts, as agent/history.h's bits */
@@ -102,6 +110,7 @@ struct config {
     struct config_actions actions;
     struct config_run run;
     struct config_history history;
+    enum config_direct direct_actions;
 
     struct config_auth auth;
     /* allowReadableKeyFile: serve even when the file holding the key is

@@ -48,6 +48,7 @@ static const struct {
     [ST_CONFLICT] = {"conflict", 409},
     [ST_STORE] = {"store_error", 500},
     [ST_SCHEMA_NEWER] = {"store_schema_newer", 500},
+    [ST_FORBIDDEN] = {"forbidden", 403},
 };
 
 /* Cut `s` so that it does not end inside a UTF-8 sequence. */
@@ -165,6 +166,7 @@ status_reason(int http)
     case 200: return "OK";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 409: return "Conflict";

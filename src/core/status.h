@@ -57,6 +57,7 @@ enum status {
     ST_CONFLICT,          /* 409 conflict: e.g. an approval already decided */
     ST_STORE,             /* 500 store_error: the database failed */
     ST_SCHEMA_NEWER,      /* 500 store_schema_newer: a newer program's store */
+    ST_FORBIDDEN,         /* 403 forbidden: not for this caller, by policy */
     ST__COUNT
 };
 

@@ -95,6 +95,10 @@ route_run_action(struct exchange *x, struct status_error *err)
     in = arena_take_json(x->arena, jscan_to_json(&x->body, 0, err));
     if (in == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
+    /* side effects: not for anyone who can reach the URL */
+    if (act->side_effects &&
+        runapi_direct_allowed(x->site, x->store, x->io, act, in, err) != 0)
+        return -1;
     /* a schema violation's path and rule travel in `err` */
     if (action_run(&x->site->cfg->actions, act, in, x->arena, &out, err) != 0)
         return -1;

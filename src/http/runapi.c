@@ -18,10 +18,12 @@
 #include "http/auth.h"
 #include "http/httpio.h"
 #include "http/ndjson.h"
+#include "http/policy.h"
 #include "http/reply.h"
 #include "http/run.h"
 #include "http/runinput.h"
 #include "http/site.h"
+#include "registry/plugin.h"
 #include "store/store.h"
 
 #include <jansson.h>
@@ -29,19 +31,59 @@
 
 /* Who asks, and the store: what every route starts with. */
 static int
+identify(const struct site *site, struct httpio *io, struct store **slot,
+         char *user, size_t cap, struct store **st, struct status_error *err)
+{
+    if (auth_identify(site->cfg, site->auth_secret, site->auth_secret_len, io,
+                      user, cap, err) != 0)
+        return -1;
+    if (*slot == NULL &&
+        (*slot = store_open_migrated(site->cfg->run.store, err)) == NULL)
+        return -1;
+    *st = *slot;
+    return 0;
+}
+
+static int
 begin(struct runapi_req *q, char *user, size_t cap, struct store **st,
       struct status_error *err)
 {
-    const struct site *site = q->site;
+    return identify(q->site, q->io, q->store, user, cap, st, err);
+}
 
-    if (auth_identify(site->cfg, site->auth_secret, site->auth_secret_len, q->io, user,
-                      cap, err) != 0)
+int
+runapi_direct_allowed(const struct site *site, struct store **slot,
+                      struct httpio *io, const struct plugin_action *act,
+                      const json_t *args, struct status_error *err)
+{
+    const struct config *cfg = site->cfg;
+    char user[BOUND_USER_NAME + 1];
+    struct store_user u = {0};
+    struct store *st;
+    struct policy_call call = {act->name, true, args};
+    struct policy_user pu;
+    const char *reason;
+    enum policy_verdict v;
+
+    if (cfg->direct_actions == CONFIG_DIRECT_READ_ONLY)
+        return status_set(err, ST_FORBIDDEN,
+                          "%s changes data: this site runs it only through "
+                          "its assistant, which asks first "
+                          "(http.directActions: readOnly)",
+                          act->name);
+    if (identify(site, io, slot, user, sizeof(user), &st, err) != 0 ||
+        st->ops->user_get(st, user, &u, err) != 0)
         return -1;
-    if (*q->store == NULL &&
-        (*q->store = store_open_migrated(site->cfg->run.store, err)) == NULL)
-        return -1;
-    *st = *q->store;
-    return 0;
+    pu = (struct policy_user){u.trust, u.allow};
+    v = policy_decide(cfg->run.side_effects, cfg->run.allow, &pu, &call,
+                      &reason);
+    json_decref(u.allow);
+    if (v == POLICY_ALLOW)
+        return 0;
+    return status_set(err, ST_FORBIDDEN, "%s: %s%s", act->name, reason,
+                      v == POLICY_APPROVE ? " (ask through the run API, "
+                                            "which waits for it)"
+                                          : "");
 }
 
 static int

@@ -24,6 +24,8 @@ struct arena;
 struct gemini;
 struct httpio;
 struct jscan_doc;
+struct json_t;
+struct plugin_action;
 struct site;
 struct status_error;
 struct store;
@@ -39,6 +41,17 @@ struct runapi_req {
     const struct jscan_doc *body; /* POST routes */
     int status;                   /* the HTTP status sent */
 };
+
+/*
+ * May this request run `act`, an action with side effects, over POST
+ * /_jay/actions/<name> (http.directActions)? readOnly: nobody may (the
+ * assistant runs it, after asking); authenticated: a signed-in user whom
+ * the policy (policy.h) lets act without an approval. 0, or -1 with `err`
+ * set: 403 forbidden (with the reason), or 401 without an identity.
+ */
+int runapi_direct_allowed(const struct site *site, struct store **store,
+                          struct httpio *io, const struct plugin_action *act,
+                          const struct json_t *args, struct status_error *err);
 
 int runapi_run(struct runapi_req *q, struct status_error *err);
 int runapi_run_stream(struct runapi_req *q, struct status_error *err);

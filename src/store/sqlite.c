@@ -747,8 +747,18 @@ connect_db(struct sqlite_store *s, struct status_error *err)
 {
     struct stat st;
     bool existed = stat(s->path, &st) == 0;
+    char *slash = strrchr(s->path, '/');
     int rc;
 
+    /* dataDir may not exist yet (the plugins make it on first use too):
+     * make the store's folder, one level, its owner's */
+    if (!existed && slash != NULL && slash != s->path) {
+        *slash = '\0';
+        if (mkdir(s->path, 0750) != 0 && errno != EEXIST)
+            log_warn("store '%s': cannot make its folder: %s", s->path,
+                     strerror(errno));
+        *slash = '/';
+    }
     if (sqlite3_libversion_number() < 3031000) {
         log_err("store '%s': SQLite %s is too old (3.31 or later is needed)",
                 s->path, sqlite3_libversion());

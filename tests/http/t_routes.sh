@@ -19,7 +19,18 @@ WANT_IDS=$(catalog "sorted(p['_id'] for p in P if '$Q' in p['name'].lower() or '
 WANT_N=$(catalog "len([p for p in P if '$Q' in p['name'].lower() or '$Q' in p['category'].lower()])")
 echo "# catalog: slug=$SLUG _id=$PID category=$CAT ($WANT_N matches for '$Q')"
 
-start_stack
+# addReview has side effects: over the direct route it needs a signed-in
+# user the policy lets act (http.directActions: authenticated; the default,
+# readOnly, refuses it to everyone: check_dispatch tests that).
+DIRECT_YAML="http: {directActions: authenticated}"
+# owner_token: OWNER (autonomous in this stack's store) signs in.
+owner_token() {
+    "$GA_BIN" users set-trust owner autonomous --config "$GA_CONF" >/dev/null ||
+        bail "cannot set the owner's trust level"
+    AUTHZ="Authorization: Bearer $("$GA_BIN" auth issue --user owner --config "$GA_CONF")"
+}
+start_stack --auth --yaml "$DIRECT_YAML"
+owner_token
 REVIEWS=$ST_DIR/var/shop-reviews.jsonl
 if "$NGINX_BIN" -t -q -c "$NGX_DIR/nginx.conf" -p "$NGX_DIR/" -e "$NGX_DIR/error.log" >"$T_TMP/nginx-t.out" 2>&1; then
     ok "nginx -t accepts nginx/gemini-agent.conf"
@@ -171,7 +182,7 @@ assert_error 404 not_found "getProductBySlug unknown slug"
 # --- shop.addReview ---------------------------------------------------------
 before=$(count_lines "$REVIEWS")
 TEXT='Très bien — works with my laptop ✓'
-req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":5,\"text\":\"$TEXT\"}"
+req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":5,\"text\":\"$TEXT\"}" -H "$AUTHZ"
 assert_status 200 "addReview: status 200"
 assert_json_headers "addReview"
 assert_json 'j["ok"]' true "addReview: ok true"
@@ -193,15 +204,27 @@ else
     not_ok "addReview: the new line is the review as JSON" "no reviews file"
 fi
 
+# Without an identity, or as a user who must approve side effects first
+# (supervised, the default): refused, nothing written.
+before=$(count_lines "$REVIEWS")
+req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":5,\"text\":\"anonymous\"}"
+assert_error 401 unauthorized "addReview without an identity"
+req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":5,\"text\":\"stranger\"}" \
+    -H "Authorization: Bearer $("$GA_BIN" auth issue --user stranger --config "$GA_CONF")"
+assert_error 403 forbidden "addReview as a supervised user"
+assert_body_contains "approval" "addReview as a supervised user: the 403 says it needs approval"
+after=$(count_lines "$REVIEWS")
+if [ "$after" -eq "$before" ]; then ok "refused addReview requests appended nothing"; else not_ok "refused addReview requests appended nothing" "$before -> $after lines"; fi
+
 # Rejected reviews append nothing.
 before=$(count_lines "$REVIEWS")
-req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":6,\"text\":\"x\"}"
+req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":6,\"text\":\"x\"}" -H "$AUTHZ"
 assert_status 422 "addReview rating 6: status 422"
-req POST "$REVIEW" '{"productId":"no-such-product","rating":4,"text":"x"}'
+req POST "$REVIEW" '{"productId":"no-such-product","rating":4,"text":"x"}' -H "$AUTHZ"
 assert_error 404 not_found "addReview unknown productId"
-req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":4,\"text\":\"x\""
+req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":4,\"text\":\"x\"" -H "$AUTHZ"
 assert_status 400 "addReview malformed JSON: status 400"
-REQ_CT=text/plain req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":4,\"text\":\"x\"}"
+REQ_CT=text/plain req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":4,\"text\":\"x\"}" -H "$AUTHZ"
 assert_status 415 "addReview text/plain: status 415"
 after=$(count_lines "$REVIEWS")
 if [ "$after" -eq "$before" ]; then
@@ -214,7 +237,7 @@ fi
 mv "$REVIEWS" "$T_TMP/reviews.saved"
 printf 'precious\n' >"$T_TMP/elsewhere"
 ln -s "$T_TMP/elsewhere" "$REVIEWS"
-req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":4,\"text\":\"x\"}"
+req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":4,\"text\":\"x\"}" -H "$AUTHZ"
 assert_status 500 "addReview through a symlinked reviews file: refused (500)"
 if [ "$(cat "$T_TMP/elsewhere")" = precious ]; then ok "addReview: the symlink's target is untouched"; else not_ok "addReview: the symlink's target is untouched" "$(head -c 200 "$T_TMP/elsewhere")"; fi
 rm -f "$REVIEWS"
@@ -332,7 +355,7 @@ assert_json 'j["error"]["code"]' schema_violation "nesting 32 deep parses (then 
 before=$(count_lines "$REVIEWS")
 # schema_err ACTION BODY PATH|- RULE LABEL
 schema_err() {
-    req POST "/_jay/actions/$1" "$2"
+    req POST "/_jay/actions/$1" "$2" -H "$AUTHZ"
     assert_error 422 schema_violation "$5"
     assert_json 'j["error"].get("rule")' "$4" "$5: rule $4"
     if [ "$3" = - ]; then
@@ -392,8 +415,10 @@ assert_json 'j["ready"]' false "status with the template's placeholder key: not 
 # plain 500 passed through nginx, naming no path and no system error.
 stop_stack
 touch "$T_TMP/not-a-dir"
-start_stack --data-dir "$T_TMP/not-a-dir/var"
-req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":5,\"text\":\"x\"}"
+start_stack --data-dir "$T_TMP/not-a-dir/var" --auth --yaml "$DIRECT_YAML" \
+    --yaml "store: 'sqlite:$T_TMP/store2.db'"
+owner_token
+req POST "$REVIEW" "{\"productId\":\"$PID\",\"rating\":5,\"text\":\"x\"}" -H "$AUTHZ"
 assert_error 500 action_failed "addReview with an unwritable dataDir"
 assert_body_lacks "$T_TMP" "action_failed: body does not contain the temp path"
 assert_body_lacks "not-a-dir" "action_failed: body does not contain the dataDir"

@@ -17,6 +17,7 @@
 #include "http/reply.h"
 #include "http/request.h"
 #include "http/site.h"
+#include "store/store.h"
 #include "registry/jschema.h"
 #include "registry/plugin.h"
 #include "core/sbuf.h"
@@ -27,11 +28,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* --- fixture: the real shop plugin, data in a temp dir -------------------- */
 
 static struct site *site;
+#define OWNER "owner"
 static char tmpdir[64];
 
 static void
@@ -50,12 +53,24 @@ setup(void)
             "actions: [%s/../../actions]\n"
             "dataDir: %s/var\n"
             "gemini: %s/.gemini.yaml\n"
-            "limits: {maxBodyBytes: 4096}\n",
+            "limits: {maxBodyBytes: 4096}\n"
+            /* the shop's addReview over the direct route: for a signed-in
+             * user the policy lets act (OWNER, autonomous, below) */
+            "http: {directActions: authenticated}\n"
+            "auth: {trustRemoteUser: true}\n",
             getcwd((char[512]){0}, 512), tmpdir, tmpdir);
     fclose(f);
     site = site_load(path, &d);
     ck_assert_ptr_nonnull(site);
     diag_release(&d);
+    {
+        struct status_error err = {0};
+        struct store *st = store_open_migrated(site->cfg->run.store, &err);
+        ck_assert_msg(st != NULL, "%s", err.text);
+        ck_assert_int_eq(
+            st->ops->user_set_trust(st, OWNER, STORE_AUTONOMOUS, &err), 0);
+        st->ops->close(st);
+    }
 }
 
 static void
@@ -77,12 +92,12 @@ struct result {
 };
 
 static struct result
-run(const char *method, const char *uri, const char *ctype, const char *clen,
-    const char *body)
+run_as(const char *user, const char *method, const char *uri,
+       const char *ctype, const char *clen, const char *body)
 {
     const char *params[] = {"REQUEST_METHOD", method, "DOCUMENT_URI", uri,
                             "CONTENT_TYPE", ctype, "CONTENT_LENGTH", clen,
-                            NULL};
+                            "REMOTE_USER", user, NULL};
     static char out[1 << 20];
     /* At most 7 bytes a read: the reader must loop. */
     struct unit_memio m = {params, body ? body : "", body ? strlen(body) : 0, 0,
@@ -97,9 +112,9 @@ run(const char *method, const char *uri, const char *ctype, const char *clen,
         params[7] = lenbuf;
     }
     /* NULL values end the list early; keep the list dense instead. */
-    const char *dense[10];
+    const char *dense[12];
     size_t n = 0;
-    for (size_t i = 0; i < 8; i += 2)
+    for (size_t i = 0; i < 10; i += 2)
         if (params[i + 1] != NULL) {
             dense[n++] = params[i];
             dense[n++] = params[i + 1];
@@ -117,6 +132,14 @@ run(const char *method, const char *uri, const char *ctype, const char *clen,
     r.body = json_loads(sep + 4, 0, NULL);
     ck_assert_msg(r.body != NULL, "body is not JSON: %s", sep + 4);
     return r;
+}
+
+/* A request from the site's owner (REMOTE_USER, trusted; autonomous). */
+static struct result
+run(const char *method, const char *uri, const char *ctype, const char *clen,
+    const char *body)
+{
+    return run_as(OWNER, method, uri, ctype, clen, body);
 }
 
 static const char *
@@ -615,6 +638,70 @@ START_TEST(search_is_case_insensitive_and_limited)
 }
 END_TEST
 
+/* Side effects over the direct route (http.directActions): a signed-in
+ * user the policy lets act may; anyone else gets 401/403 and nothing is
+ * written; and by default (readOnly) nobody may. */
+START_TEST(direct_side_effects_need_a_user_the_policy_allows)
+{
+    static const char review[] =
+        "{\"productId\":\"p004\",\"rating\":5,\"text\":\"x\"}";
+    char path[600];
+    struct result r;
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/var/shop-reviews.jsonl", tmpdir);
+    r = run_as(NULL, "POST", "/_jay/actions/shop.addReview", J, NULL, review);
+    ck_assert_int_eq(r.status, 401);
+    json_decref(r.body);
+    r = run_as("stranger", "POST", "/_jay/actions/shop.addReview", J, NULL,
+               review); /* supervised: every side effect approved first */
+    ck_assert_int_eq(r.status, 403);
+    ck_assert_str_eq(err_code(&r), "forbidden");
+    json_decref(r.body);
+    ck_assert_int_ne(stat(path, &st), 0); /* nothing written */
+    /* actions without side effects stay open to all */
+    r = run_as(NULL, "POST", "/_jay/actions/shop.searchProducts", J, NULL,
+               "{\"query\":\"hub\"}");
+    ck_assert_int_eq(r.status, 200);
+    json_decref(r.body);
+    r = run("POST", "/_jay/actions/shop.addReview", J, NULL, review);
+    ck_assert_int_eq(r.status, 200);
+    json_decref(r.body);
+    ck_assert_int_eq(stat(path, &st), 0);
+
+    /* the default: readOnly */
+    {
+        char cfg[600], cmd[700];
+        struct diag d = DIAG_INIT;
+        struct site *ro;
+        FILE *f;
+        snprintf(cfg, sizeof(cfg), "%s/ro.yaml", tmpdir);
+        f = fopen(cfg, "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "actions: [%s/../../actions]\ndataDir: %s/var\n"
+                   "auth: {trustRemoteUser: true}\n",
+                getcwd((char[512]){0}, 512), tmpdir);
+        fclose(f);
+        ro = site_load(cfg, &d);
+        ck_assert_ptr_nonnull(ro);
+        diag_release(&d);
+        struct site *saved = site;
+        site = ro;
+        r = run("POST", "/_jay/actions/shop.addReview", J, NULL, review);
+        site = saved;
+        ck_assert_int_eq(r.status, 403);
+        ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
+                                         json_object_get(r.body, "error"),
+                                         "message")),
+                                     "readOnly"));
+        json_decref(r.body);
+        site_free(ro);
+        snprintf(cmd, sizeof(cmd), "test \"$(wc -l < '%s')\" -eq 1", path);
+        ck_assert_int_eq(system(cmd), 0); /* still the owner's one line */
+    }
+}
+END_TEST
+
 START_TEST(review_is_appended)
 {
     char path[600], line[512];
@@ -754,6 +841,7 @@ dispatch_suite(void)
     tcase_add_test(tc, chat_schemas_describe_the_protocol);
     tcase_add_test(tc, search_is_case_insensitive_and_limited);
     tcase_add_test(tc, review_is_appended);
+    tcase_add_test(tc, direct_side_effects_need_a_user_the_policy_allows);
     tcase_add_test(tc, route_from_request_uri_and_script_name);
     suite_add_tcase(s, tc);
     tc = tcase_create("decode");
