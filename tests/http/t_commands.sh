@@ -271,7 +271,7 @@ usage_error() {
 }
 
 U_SERVE='usage: gemini-agent serve [--config FILE] (--socket PATH | --listen HOST:PORT)'
-U_SETUP='usage: gemini-agent setup [--config-dir DIR]'
+U_SETUP='usage: gemini-agent setup [--config-dir DIR | --config FILE]'
 U_CHECK='usage: gemini-agent check [--config FILE]'
 U_ACTIONS='usage: gemini-agent actions list|show NAME|types [--out DIR] [--config FILE]'
 U_ACTIONS_LIST='usage: gemini-agent actions list [--config FILE]'
@@ -297,8 +297,8 @@ usage_error "setup --listen x: unknown option, setup's usage" \
     "gemini-agent setup: unknown option '--listen'" "$U_SETUP" \
     setup --config-dir "$T/guard" --listen x
 check "... and setup wrote nothing" test ! -e "$T/guard/.gemini.yaml"
-usage_error "setup --config (check's option, not setup's)" \
-    "gemini-agent setup: unknown option '--config'" "$U_SETUP" \
+usage_error "setup --config and --config-dir: one or the other" \
+    "gemini-agent setup: give --config-dir or --config, not both" "$U_SETUP" \
     setup --config-dir "$T/guard" --config "$CFG"
 check "... and setup wrote nothing" test ! -e "$T/guard/.gemini.yaml"
 
