@@ -248,6 +248,15 @@
 #define BOUND_JSON_POINTER        1024
 /* Longest POSIX ERE `pattern` we compile. */
 #define BOUND_PATTERN_LEN         1024
+/* ... and the most it may grow to when glibc's regcomp expands counted
+ * repetitions: `(((a{0,255}){0,255}){0,255})` is 30 bytes that regcomp
+ * turns into gigabytes. Each atom counts 1, times the bounds of the
+ * repetitions around it; and the optional copies of one repetition
+ * ({n,m}: m - n of them) cost regcomp about their square in memory, so
+ * they have a bound of their own (a{1,4000} alone takes 128 MB). Within
+ * both, the costliest patterns measured compile in under 50 MB. */
+#define BOUND_PATTERN_COST        10000
+#define BOUND_PATTERN_RANGE       500
 /* Serialized output of one action; more is a handler bug, not a result. */
 #define BOUND_ACTION_OUTPUT_BYTES (1024u * 1024)
 /* A schema violation's message, with its NUL: path, what was wrong, rule.

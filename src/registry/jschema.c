@@ -422,6 +422,94 @@ check_count(struct check *c, const struct keyword *kw, const json_t *value,
         bad_value(c, kw);
 }
 
+/*
+ * What `p` (an ERE) costs regcomp, estimated from above: every atom counts
+ * 1, a group the sum of its branches, and a counted repetition {n,m}
+ * multiplies what it repeats by its upper bound (n + 1 without one), as
+ * glibc copies the operand that many times. `+` copies it once more. The
+ * sum saturates past BOUND_PATTERN_COST; a range of more than
+ * BOUND_PATTERN_RANGE optional copies costs the cap at once. Parses [...] and \x as one atom;
+ * anything regcomp itself refuses is its error to report.
+ */
+static unsigned long
+pattern_cost(const char **pp, int depth)
+{
+    const unsigned long cap = (unsigned long)BOUND_PATTERN_COST + 1;
+    const char *p = *pp;
+    unsigned long total = 0, branch = 0, last = 0;
+
+    /* a ')' with no group open is a plain character (glibc) */
+    while (*p != '\0' && !(*p == ')' && depth > 0)) {
+        unsigned long atom = 0;
+        if (*p == '|') {
+            total += branch;
+            branch = last = 0;
+            p++;
+            continue;
+        }
+        if (*p == '(') {
+            p++;
+            atom = depth < 64 ? pattern_cost(&p, depth + 1) : cap;
+            if (*p == ')')
+                p++;
+        } else if (*p == '[') {
+            p++;
+            if (*p == '^')
+                p++;
+            if (*p == ']')
+                p++;
+            while (*p != '\0' && *p != ']') {
+                if (p[0] == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+                    const char *end = strstr(p + 2, ":]");
+                    p = end ? end + 2 : p + 1;
+                } else {
+                    p++;
+                }
+            }
+            if (*p == ']')
+                p++;
+            atom = 1;
+        } else if (*p == '{' || *p == '*' || *p == '+' || *p == '?') {
+            /* a repetition of the last atom */
+            unsigned long times = 1;
+            if (*p == '{') {
+                char *end;
+                unsigned long n = strtoul(p + 1, &end, 10), m = n;
+                if (*end == ',') {
+                    char *e2;
+                    m = strtoul(end + 1, &e2, 10);
+                    if (e2 == end + 1)
+                        m = n + 1; /* {n,}: n copies and a star */
+                    end = e2;
+                }
+                if (m > n && m - n > BOUND_PATTERN_RANGE)
+                    return *pp = p, cap; /* see BOUND_PATTERN_RANGE */
+                times = (n > m ? n : m) ? (n > m ? n : m) : 1;
+                p = *end == '}' ? end + 1 : end;
+            } else {
+                times = *p == '+' ? 2 : 1;
+                p++;
+            }
+            branch -= last;
+            last = last * times > cap || times > cap ? cap : last * times;
+            branch += last;
+            if (branch > cap)
+                branch = cap;
+            continue;
+        } else {
+            if (*p == '\\' && p[1] != '\0')
+                p++;
+            p++; /* a character, an escape, or a stray ')' */
+            atom = 1;
+        }
+        last = atom > cap ? cap : atom;
+        branch = branch + last > cap ? cap : branch + last;
+    }
+    total += branch;
+    *pp = p;
+    return total > cap ? cap : total;
+}
+
 static void
 check_pattern(struct check *c, const struct keyword *kw UNUSED,
               const json_t *value, unsigned depth UNUSED)
@@ -435,6 +523,11 @@ check_pattern(struct check *c, const struct keyword *kw UNUSED,
         problem(c, "'pattern' is longer than %d bytes", BOUND_PATTERN_LEN);
     } else if (strlen(s) != json_string_length(value)) {
         problem(c, "'pattern' contains a NUL byte");
+    } else if (pattern_cost(&(const char *){s}, 0) > BOUND_PATTERN_COST) {
+        /* refused before regcomp sees it: compiling is what costs */
+        problem(c, "'pattern' repeats too much: its counted repetitions "
+                   "would compile to more than %d parts",
+                BOUND_PATTERN_COST);
     } else if ((rc = regcomp(&re, s, REG_EXTENDED | REG_NOSUB)) != 0) {
         regerror(rc, &re, err, sizeof(err));
         problem(c, "invalid pattern: %s", err);

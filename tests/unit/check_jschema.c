@@ -501,6 +501,49 @@ START_TEST(check_pattern_length_cap)
 }
 END_TEST
 
+/* A short pattern whose counted repetitions regcomp would expand past
+ * gigabytes is refused before regcomp sees it; patterns that repeat
+ * modestly still compile. (Each case would take minutes and GBs if it
+ * reached regcomp: the test finishing is part of what it checks.) */
+START_TEST(check_pattern_cost_cap)
+{
+    static const struct {
+        const char *pattern;
+        bool refused;
+    } cases[] = {
+        {"(((a{0,255}){0,255}){0,255})", true},
+        {"((a{50}){50}){10}", true},
+        {"(x{1000}|y){1000}", true},
+        {"[a-z]{1,20000}", true},   /* 3 GB in regcomp */
+        {"a{1,4000}", true},        /* 128 MB */
+        {"a{1,501}", false},        /* 500 optional copies: the range cap */
+        {"a{1,502}", true},
+        {"a{20000}", true},         /* past the cost cap, though cheap */
+        {"[a-z]{10000}", false},    /* the cost cap */
+        {"((ab)+){100}", false},
+        {"^[[:digit:]]{3}-[[:alpha:]]{2,8}$", false},
+        {"a)b{3}", false},          /* a stray ')' is a character */
+        {"\\({9999}", false},
+        {"(a{100}){100}", false},   /* 10000 */
+        {"((a{100}){100}){3}", true},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct problems p = {0};
+        json_t *schema = json_pack("{s:s}", "pattern", cases[i].pattern);
+        int n = jschema_check(schema, collect, &p);
+        if (cases[i].refused) {
+            ck_assert_msg(n == 1 && strstr(p.msg, "repeats too much"),
+                          "%s: %d problems: %s", cases[i].pattern, n, p.msg);
+        } else {
+            ck_assert_msg(n == 0 || !strstr(p.msg, "repeats too much"),
+                          "%s refused: %s", cases[i].pattern, p.msg);
+        }
+        json_decref(schema);
+    }
+}
+END_TEST
+
 START_TEST(check_cuts_long_pointers_on_utf8_boundary)
 {
     char name[1501] = "";
@@ -538,6 +581,7 @@ jschema_suite(void)
     tcase_add_loop_test(tc, check_table, 0, (int)ARRAY_SIZE(crows));
     tcase_add_test(tc, check_depth_cap);
     tcase_add_test(tc, check_pattern_length_cap);
+    tcase_add_test(tc, check_pattern_cost_cap);
     tcase_add_test(tc, check_cuts_long_pointers_on_utf8_boundary);
     suite_add_tcase(s, tc);
     return s;
