@@ -620,6 +620,31 @@ append(json_t *arr, json_t *item, struct status_error *err)
     return 0;
 }
 
+/* The rows `st` gives (prepared for `q`; NULL after a failed prep, `err`
+ * set), each made by `row`, in a new array; NULL with `err` set when
+ * anything failed. The statement is done with either way. */
+static json_t *
+rows(struct sqlite_store *s, enum query q, sqlite3_stmt *st,
+     json_t *(*row)(sqlite3_stmt *st), struct status_error *err)
+{
+    json_t *arr = st != NULL ? json_array() : NULL;
+    int r = -1;
+
+    if (st != NULL && arr == NULL)
+        nomem(err);
+    while (arr != NULL && (r = step(s, q, st, err)) == 1)
+        if (append(arr, row(st), err) != 0) {
+            r = -1;
+            break;
+        }
+    done(st);
+    if (r < 0) {
+        json_decref(arr);
+        return NULL;
+    }
+    return arr;
+}
+
 /* The JSON text of `v` for a column (NULL for NULL), malloc'd in *text. */
 static int
 dump(const json_t *v, char **text, struct status_error *err)
@@ -979,29 +1004,21 @@ sq_threads_list(struct store *base, const char *user, long limit, json_t **out,
                 struct status_error *err)
 {
     struct sqlite_store *s = sq(base);
-    sqlite3_stmt *st;
-    int r;
 
-    if ((*out = json_array()) == NULL)
-        return nomem(err);
-    st = prep(s, Q_THREADS_LIST, err, "sII", user,
-              clamp(limit, BOUND_STORE_LIST),
-              (int64_t)BOUND_STORE_PREVIEW_CHARS);
-    if (st == NULL)
-        r = -1;
-    else
-        while ((r = step(s, Q_THREADS_LIST, st, err)) == 1)
-            if (append(*out, thread_row(st), err) != 0) {
-                r = -1;
-                break;
-            }
-    done(st);
-    if (r < 0) {
-        json_decref(*out);
-        *out = NULL;
-        return -1;
-    }
-    return 0;
+    *out = rows(s, Q_THREADS_LIST,
+                prep(s, Q_THREADS_LIST, err, "sII", user,
+                     clamp(limit, BOUND_STORE_LIST),
+                     (int64_t)BOUND_STORE_PREVIEW_CHARS),
+                thread_row, err);
+    return *out != NULL ? 0 : -1;
+}
+
+static json_t *
+message_row(sqlite3_stmt *st)
+{
+    return json_pack("{s:s, s:s, s:s?, s:I}", "role", col_text(st, 0), "text",
+                     col_text(st, 1), "runId", col_text(st, 2), "createdAt",
+                     col_int(st, 3));
 }
 
 /* The thread's newest messages, oldest first. */
@@ -1009,31 +1026,10 @@ static json_t *
 thread_messages(struct sqlite_store *s, const char *id,
                 struct status_error *err)
 {
-    json_t *arr = json_array();
-    sqlite3_stmt *st;
-    int r = -1;
-
-    if (arr == NULL) {
-        nomem(err);
-        return NULL;
-    }
-    st = prep(s, Q_MESSAGES, err, "sI", id,
-              (int64_t)BOUND_STORE_THREAD_MESSAGES);
-    while (st != NULL && (r = step(s, Q_MESSAGES, st, err)) == 1) {
-        json_t *m = json_pack("{s:s, s:s, s:s?, s:I}", "role", col_text(st, 0),
-                              "text", col_text(st, 1), "runId", col_text(st, 2),
-                              "createdAt", col_int(st, 3));
-        if (append(arr, m, err) != 0) {
-            r = -1;
-            break;
-        }
-    }
-    done(st);
-    if (r < 0) {
-        json_decref(arr);
-        return NULL;
-    }
-    return arr;
+    return rows(s, Q_MESSAGES,
+                prep(s, Q_MESSAGES, err, "sI", id,
+                     (int64_t)BOUND_STORE_THREAD_MESSAGES),
+                message_row, err);
 }
 
 /* The thread's own record; ST_NOT_FOUND when it is not the user's. */
@@ -1472,25 +1468,12 @@ sq_approvals_list(struct store *base, const char *user, const char *status,
                   json_t **out, struct status_error *err)
 {
     struct sqlite_store *s = sq(base);
-    sqlite3_stmt *st;
-    int r = -1;
 
-    if ((*out = json_array()) == NULL)
-        return nomem(err);
-    st = prep(s, Q_APPROVALS_LIST, err, "sIsI", user, store_now_ms(), status,
-              (int64_t)BOUND_STORE_LIST);
-    while (st != NULL && (r = step(s, Q_APPROVALS_LIST, st, err)) == 1)
-        if (append(*out, approval_row(st), err) != 0) {
-            r = -1;
-            break;
-        }
-    done(st);
-    if (r < 0) {
-        json_decref(*out);
-        *out = NULL;
-        return -1;
-    }
-    return 0;
+    *out = rows(s, Q_APPROVALS_LIST,
+                prep(s, Q_APPROVALS_LIST, err, "sIsI", user, store_now_ms(),
+                     status, (int64_t)BOUND_STORE_LIST),
+                approval_row, err);
+    return *out != NULL ? 0 : -1;
 }
 
 /*
@@ -1601,24 +1584,10 @@ sq_audit_of(struct store *base, const char *run_id, json_t **out,
             struct status_error *err)
 {
     struct sqlite_store *s = sq(base);
-    sqlite3_stmt *st;
-    int r = -1;
 
-    if ((*out = json_array()) == NULL)
-        return nomem(err);
-    st = prep(s, Q_AUDIT_OF, err, "s", run_id);
-    while (st != NULL && (r = step(s, Q_AUDIT_OF, st, err)) == 1)
-        if (append(*out, audit_row(st), err) != 0) {
-            r = -1;
-            break;
-        }
-    done(st);
-    if (r < 0) {
-        json_decref(*out);
-        *out = NULL;
-        return -1;
-    }
-    return 0;
+    *out = rows(s, Q_AUDIT_OF, prep(s, Q_AUDIT_OF, err, "s", run_id),
+                audit_row, err);
+    return *out != NULL ? 0 : -1;
 }
 
 /* --- memories ------------------------------------------------------------ */
@@ -1688,34 +1657,23 @@ sq_memory_search(struct store *base, const char *user, const char *query,
     struct sqlite_store *s = sq(base);
     int64_t n = clamp(limit, BOUND_STORE_MEMORY_HITS);
     struct sbuf match;
-    sqlite3_stmt *st;
     enum query q;
-    int words, r = -1;
+    int words;
 
+    *out = NULL;
     sbuf_init(&match, JSONOUT_UNBOUNDED);
-    if ((*out = json_array()) == NULL ||
-        (words = fts_query(query, &match)) < 0) {
+    if ((words = fts_query(query, &match)) < 0) {
         sbuf_release(&match);
-        json_decref(*out);
-        *out = NULL;
         return nomem(err);
     }
     q = words > 0 ? Q_MEMORY_MATCH : Q_MEMORY_NEWEST;
-    st = words > 0 ? prep(s, q, err, "ssI", match.buf, user, n)
-                   : prep(s, q, err, "sI", user, n);
-    while (st != NULL && (r = step(s, q, st, err)) == 1)
-        if (append(*out, memory_row(st), err) != 0) {
-            r = -1;
-            break;
-        }
-    done(st);
+    /* the match is bound, not copied: released after rows() is done */
+    *out = rows(s, q,
+                words > 0 ? prep(s, q, err, "ssI", match.buf, user, n)
+                          : prep(s, q, err, "sI", user, n),
+                memory_row, err);
     sbuf_release(&match);
-    if (r < 0) {
-        json_decref(*out);
-        *out = NULL;
-        return -1;
-    }
-    return 0;
+    return *out != NULL ? 0 : -1;
 }
 
 /* --- the table ----------------------------------------------------------- */
