@@ -19,6 +19,8 @@
 #include "core/status.h"
 
 #include <arpa/inet.h>
+#include "unit_fixture.h"
+
 #include <check.h>
 #include <errno.h>
 #include <glob.h>
@@ -34,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FIXTURES "../data/gemini-fixtures"
+#define FIXTURES UNIT_FIXTURES
 #define TEST_KEY "AIzaSyTEST-key_0123456789abcdefghijkl"
 #define TEST_MODEL "gemini-3.8-flash"
 #define TEST_PATH "conf/.gemini.yaml"
@@ -44,30 +46,6 @@
 void gemini_scrub(char *dst, size_t size, const char *msg, const char *key);
 
 /* --- shared helpers ------------------------------------------------------ */
-
-static char *
-read_fixture(const char *name, size_t *len)
-{
-    char path[512];
-    FILE *f;
-    char *buf = NULL;
-    long n;
-
-    snprintf(path, sizeof(path), "%s/%s", FIXTURES, name);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open fixture '%s'", path);
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-        fseek(f, 0, SEEK_SET) == 0) {
-        buf = malloc((size_t)n + 1);
-        ck_assert_ptr_nonnull(buf);
-        ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-        buf[n] = '\0';
-        *len = (size_t)n;
-    }
-    fclose(f);
-    ck_assert_ptr_nonnull(buf);
-    return buf;
-}
 
 /* A config with its strings in writable storage (config.h has char *). */
 struct test_cfg {
@@ -188,7 +166,7 @@ START_TEST(parse_error_fixture)
 {
     struct gemini_error_info info;
     size_t len;
-    char *body = read_fixture(error_fixtures[_i].file, &len);
+    char *body = unit_fixture(error_fixtures[_i].file, &len);
 
     ck_assert_int_eq(gemini_parse_error(body, len, &info), 0);
     ck_assert_int_eq(info.code, error_fixtures[_i].code);
@@ -454,7 +432,7 @@ fake_post(void *ctx, const char *url, const char *api_key, const char *body,
     out->retry_after_ms = s->has_retry_after ? s->retry_after_ms : -1;
     if (s->file != NULL) {
         size_t n;
-        char *b = read_fixture(s->file, &n);
+        char *b = unit_fixture(s->file, &n);
         ck_assert_int_eq(sbuf_add(&out->body, b, n), 0);
         free(b);
     } else if (s->body != NULL) {
@@ -740,7 +718,7 @@ START_TEST(generate_scenario)
         const struct fake_step *last = &sc->steps[sc->calls - 1];
         struct gemini_error_info info;
         size_t n = 0;
-        char *b = last->file ? read_fixture(last->file, &n) : NULL;
+        char *b = last->file ? unit_fixture(last->file, &n) : NULL;
         const char *body = b ? b : last->body;
 
         if (body != NULL &&

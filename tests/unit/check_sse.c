@@ -14,13 +14,14 @@
 #include "core/memlimit.h"
 #include "core/sbuf.h"
 
+#include "unit_fixture.h"
+
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define FIXTURES "../data/gemini-fixtures"
 #define BIG      (1024u * 1024) /* max_event where the bound is not tested */
 
 /* An assertion for the hot loops: Check's ck_assert records every passing
@@ -248,30 +249,6 @@ assert_same_run(const struct run *got, const struct run *want, const char *how)
                      got->rc, got->too_large, want->rc, want->too_large);
 }
 
-static char *
-read_fixture(const char *name, size_t *len)
-{
-    char path[512];
-    FILE *f;
-    char *buf = NULL;
-    long n;
-
-    snprintf(path, sizeof(path), "%s/%s", FIXTURES, name);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open fixture '%s'", path);
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-        fseek(f, 0, SEEK_SET) == 0) {
-        buf = malloc((size_t)n + 1);
-        ck_assert_ptr_nonnull(buf);
-        ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-        buf[n] = '\0';
-        *len = (size_t)n;
-    }
-    fclose(f);
-    ck_assert_ptr_nonnull(buf);
-    return buf;
-}
-
 /* --- the recorded streams ------------------------------------------------ */
 
 static const struct {
@@ -309,7 +286,7 @@ START_TEST(recorded_streams_any_split)
 {
     const char *file = streams[_i].file;
     size_t len, largest = 0;
-    char *in = read_fixture(file, &len);
+    char *in = unit_fixture(file, &len);
     struct run want = parse(in, len, BOUND_UPSTREAM_BYTES, &whole, 0), got;
     struct split bytes = {.bytes = true};
     uint64_t seeds = 20251124;
@@ -350,8 +327,8 @@ END_TEST
 START_TEST(midstream_error_is_raw)
 {
     size_t elen, dlen;
-    char *err = read_fixture("e500-internal.midstream-chunk.json", &elen);
-    char *data = read_fixture("09a-stream-text-single-chunk.sse.txt", &dlen);
+    char *err = unit_fixture("e500-internal.midstream-chunk.json", &elen);
+    char *data = unit_fixture("09a-stream-text-single-chunk.sse.txt", &dlen);
     const char *tails[] = {"", "\n", "\r\n\r\n"};
 
     for (size_t t = 0; t < ARRAY_SIZE(tails); t++) {
@@ -612,7 +589,7 @@ count_and_fail(size_t n)
 START_TEST(allocation_failure)
 {
     size_t len;
-    char *in = read_fixture("09b-stream-text-many-chunks.sse.txt", &len);
+    char *in = unit_fixture("09b-stream-text-many-chunks.sse.txt", &len);
     struct run want = parse(in, len, BOUND_UPSTREAM_BYTES, &whole, 0);
     struct split bytes = {.bytes = true};
     long failures = 0;

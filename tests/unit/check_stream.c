@@ -18,38 +18,15 @@
 #include "core/sbuf.h"
 #include "core/status.h"
 
+#include "unit_fixture.h"
+
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define FIXTURES "../data/gemini-fixtures"
 #define MAX_ATTEMPTS 4
-
-static char *
-slurp(const char *name, size_t *len)
-{
-    char path[512];
-    FILE *f;
-    char *buf;
-    long n;
-
-    snprintf(path, sizeof(path), "%s/%s", FIXTURES, name);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    ck_assert_int_ge(n, 0);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 /* --- the fake transport ------------------------------------------------- */
 
@@ -204,7 +181,7 @@ static const char *const sse_fixtures[] = {
 START_TEST(fixture_assembles_the_same_in_any_pieces)
 {
     size_t len;
-    char *body = slurp(sse_fixtures[_i], &len);
+    char *body = unit_fixture(sse_fixtures[_i], &len);
     struct attempt at = {200, body, GEMINI_NET_OK};
     struct run whole, r;
     char *want, *got;
@@ -256,7 +233,7 @@ END_TEST
 START_TEST(many_deltas_become_one_part)
 {
     size_t len;
-    char *body = slurp("09b-stream-text-many-chunks.sse.txt", &len);
+    char *body = unit_fixture("09b-stream-text-many-chunks.sse.txt", &len);
     struct attempt at = {200, body, GEMINI_NET_OK};
     struct run r;
     json_t *parts, *cand;
@@ -323,7 +300,7 @@ END_TEST
 START_TEST(assembled_equals_the_whole_answer)
 {
     size_t len;
-    char *unary = slurp("01-text-reply.response.json", &len);
+    char *unary = unit_fixture("01-text-reply.response.json", &len);
     json_t *whole = json_loads(unary, 0, NULL), *cand, *part, *chunk;
     struct sbuf sse;
     struct run r;
