@@ -320,6 +320,16 @@ ga_env() {
 }
 GA_EXTRA_ENV=()
 
+# ga_run ARGS...: one command of the binary, in ga_env's environment; sets
+# rc, out (its stdout) and err (its stderr).
+ga_run() {
+    local -a envv
+    mapfile -d '' -t envv < <(ga_env)
+    out=$("${envv[@]}" "$GA_BIN" "$@" 2>"$T_TMP/ga.err")
+    rc=$?
+    err=$(cat "$T_TMP/ga.err")
+}
+
 # new_stack_dir: a fresh ST_DIR with config, gemini settings and var/.
 new_stack_dir() {
     ST_N=$((ST_N + 1))

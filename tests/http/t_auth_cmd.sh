@@ -9,15 +9,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 require_binary
 
-# ga ARGS...: the binary with a clean environment; sets rc, out, err.
-ga() {
-    local -a envv
-    mapfile -d '' -t envv < <(ga_env)
-    out=$("${envv[@]}" "$GA_BIN" "$@" 2>"$T_TMP/ga.err")
-    rc=$?
-    err=$(cat "$T_TMP/ga.err")
-}
-
 # verify_token TOKEN SECRET_FILE USER NOW TTL: the token is
 # v1.<b64url user>.<expiry>.<b64url HMAC-SHA256(secret, head)>, for USER,
 # expiring TTL seconds after NOW (give or take 5 s). Prints what is wrong.
@@ -48,14 +39,14 @@ PY
 
 # --- setup makes the secret ---------------------------------------------------
 D=$T_TMP/site/conf
-ga setup --config-dir "$D"
+ga_run setup --config-dir "$D"
 check "setup: exit 0" test "$rc" -eq 0
 check "setup writes .session-secret beside the config" test -f "$D/.session-secret"
 check "... mode 0600" test "$(stat -c %a "$D/.session-secret")" = 600
 check "... of 32 bytes" test "$(stat -c %s "$D/.session-secret")" -eq 32
 check "... and says how to turn tokens on" grep -q "secretFile: .session-secret" <<<"$out"
 before=$(od -An -tx1 "$D/.session-secret" | tr -d ' \n')
-ga setup --config-dir "$D"
+ga_run setup --config-dir "$D"
 check "setup again: exit 1 (.gemini.yaml exists)" test "$rc" -eq 1
 check "... the secret is kept, byte for byte" \
     test "$(od -An -tx1 "$D/.session-secret" | tr -d ' \n')" = "$before"
@@ -67,13 +58,13 @@ check "the secret never appears in setup's output" \
 D2=$T_TMP/site2
 mkdir -p "$D2"
 printf 'actions: []\nauth:\n  secretFile: keys/session.key\n' >"$D2/agent.yaml"
-ga setup --config-dir "$D2"
+ga_run setup --config-dir "$D2"
 check "setup follows auth.secretFile (keys/session.key, folder made)" \
     bash -c '[ "$1" -eq 0 ] && [ "$(stat -c %a "$2")" = 600 ] && [ "$(stat -c %s "$2")" -eq 32 ]' \
     _ "$rc" "$D2/keys/session.key"
 chmod 644 "$D2/keys/session.key"
 rm -f "$D2/.gemini.yaml"
-ga setup --config-dir "$D2"
+ga_run setup --config-dir "$D2"
 check "setup keeps an exposed secret but fails, naming chmod 600" \
     bash -c '[ "$1" -eq 1 ] && grep -q "chmod 600 $3" <<<"$2"' _ "$rc" "$err" "$D2/keys/session.key"
 
@@ -86,7 +77,7 @@ cp "$D/.session-secret" "$ST_DIR/session.key"
 chmod 600 "$ST_DIR/session.key"
 
 now=$(date +%s)
-ga auth issue --user alice --config "$GA_CONF"
+ga_run auth issue --user alice --config "$GA_CONF"
 check "auth issue: exit 0, nothing on stderr" bash -c '[ "$1" -eq 0 ] && [ -z "$2" ]' _ "$rc" "$err"
 check "... one line on stdout" test "$(printf '%s\n' "$out" | wc -l)" -eq 1
 why=$(verify_token "$out" "$ST_DIR/session.key" alice "$now" 604800 2>&1)
@@ -97,17 +88,17 @@ else
 fi
 tok_alice=$out
 
-ga auth --config "$GA_CONF" issue --ttl 60 --user 'Zoë Ω'
+ga_run auth --config "$GA_CONF" issue --ttl 60 --user 'Zoë Ω'
 why=$(verify_token "$out" "$ST_DIR/session.key" 'Zoë Ω' "$(date +%s)" 60 2>&1)
 if [ "$rc" -eq 0 ] && [ -z "$why" ]; then
     ok "--config and --ttl before the subcommand; a UTF-8 name; 60 s"
 else
     not_ok "--config before the subcommand, --ttl 60" "exit $rc; $why; $err"
 fi
-ga auth issue --user bob --config "$GA_CONF"
+ga_run auth issue --user bob --config "$GA_CONF"
 check "another user, another token" bash -c '[ "$1" -eq 0 ] && [ "$2" != "$3" ]' _ "$rc" "$out" "$tok_alice"
 check "... for bob" test -z "$(verify_token "$out" "$ST_DIR/session.key" bob "$now" 604800 2>&1)"
-ga auth issue --user alice --ttl 7776000 --config "$GA_CONF"
+ga_run auth issue --user alice --ttl 7776000 --config "$GA_CONF"
 why=$(verify_token "$out" "$ST_DIR/session.key" alice "$now" 7776000 2>&1)
 check "--ttl 7776000 (90 days, the most) is taken" test "$rc" -eq 0 -a -z "$why"
 
@@ -126,7 +117,7 @@ for args in "issue --config $GA_CONF" "issue --user alice --ttl 0 --config $GA_C
     "--user alice --config $GA_CONF" "revoke --user alice --config $GA_CONF" \
     "issue --user alice --socket x --config $GA_CONF"; do
     # shellcheck disable=SC2086
-    ga auth $args
+    ga_run auth $args
     if [ "$rc" -eq 2 ] && [ -z "$out" ] &&
         grep -qxF "usage: gemini-agent auth issue --user NAME [--ttl SECONDS] [--config FILE]" <<<"$err"; then
         ok "auth $args: exit 2 with the usage"
@@ -134,34 +125,34 @@ for args in "issue --config $GA_CONF" "issue --user alice --ttl 0 --config $GA_C
         not_ok "auth $args: exit 2 with the usage" "exit $rc; stdout '$out'; stderr $(tr '\n' '|' <<<"$err")"
     fi
 done
-ga auth issue --user $'a\tb' --config "$GA_CONF"
+ga_run auth issue --user $'a\tb' --config "$GA_CONF"
 check "a user name with a control character: exit 2" \
     bash -c '[ "$1" -eq 2 ] && [ -z "$2" ] && grep -q "control characters" <<<"$3"' _ "$rc" "$out" "$err"
-ga auth issue --user "$(printf 'n%.0s' {1..129})" --config "$GA_CONF"
+ga_run auth issue --user "$(printf 'n%.0s' {1..129})" --config "$GA_CONF"
 check "a user name of 129 bytes: exit 2" test "$rc" -eq 2
-ga auth issue --help
+ga_run auth issue --help
 check "auth issue --help: the usage on stdout, exit 0" \
     bash -c '[ "$1" -eq 0 ] && grep -q "^usage: gemini-agent auth issue --user NAME" <<<"$2"' _ "$rc" "$out"
 
 # The config names no secret, or one that cannot be used: exit 1, why.
 printf 'actions: []\n' >"$ST_DIR/nosecret.yaml"
-ga auth issue --user alice --config "$ST_DIR/nosecret.yaml"
+ga_run auth issue --user alice --config "$ST_DIR/nosecret.yaml"
 check "no auth.secretFile: exit 1, nothing on stdout, says to set secretFile" \
     bash -c '[ "$1" -eq 1 ] && [ -z "$2" ] && grep -q "names no session secret" <<<"$3" && grep -q "secretFile: .session-secret" <<<"$3"' \
     _ "$rc" "$out" "$err"
 printf 'actions: []\nauth: {secretFile: missing.key}\n' >"$ST_DIR/missing.yaml"
-ga auth issue --user alice --config "$ST_DIR/missing.yaml"
+ga_run auth issue --user alice --config "$ST_DIR/missing.yaml"
 check "a missing secret file: exit 1, naming it" \
     bash -c '[ "$1" -eq 1 ] && [ -z "$2" ] && grep -qF "$4/missing.key'"'"' does not exist" <<<"$3"' \
     _ "$rc" "$out" "$err" "$ST_DIR"
 chmod 640 "$ST_DIR/session.key"
-ga auth issue --user alice --config "$GA_CONF"
+ga_run auth issue --user alice --config "$GA_CONF"
 check "a group-readable secret: exit 1, chmod 600" \
     bash -c '[ "$1" -eq 1 ] && [ -z "$2" ] && grep -qF "chmod 600 $4/session.key" <<<"$3"' \
     _ "$rc" "$out" "$err" "$ST_DIR"
 chmod 600 "$ST_DIR/session.key"
 printf 'actions: []\nauth: {secretFile: 1}\nauth2: x\n' >"$ST_DIR/broken.yaml"
-ga auth issue --user alice --config "$ST_DIR/broken.yaml"
+ga_run auth issue --user alice --config "$ST_DIR/broken.yaml"
 check "a broken config: exit 1, its problems" \
     bash -c '[ "$1" -eq 1 ] && grep -q "unknown key '"'"'auth2'"'"'" <<<"$2"' _ "$rc" "$err"
 
@@ -215,7 +206,7 @@ sed -i 's/secretFile: short.key/secretFile: gone.key/' "$GA_CONF"
 serve_refused "a missing secret" "$ST_DIR/gone.key' does not exist" "gemini-agent setup"
 
 # check says the same, as a problem.
-ga check --config "$GA_CONF"
+ga_run check --config "$GA_CONF"
 check "check: a missing secret is a problem (exit 1), naming it" \
     bash -c '[ "$1" -eq 1 ] && grep -qF "auth.secretFile: the session secret '"'"'$3/gone.key'"'"' does not exist" <<<"$2"' \
     _ "$rc" "$out" "$ST_DIR"
