@@ -15,32 +15,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-int
-reply_raw(struct httpio *io, int status, const char *extra_headers,
-          const char *body, size_t len)
+/*
+ * The head, the one way every answer starts: once per request (a second
+ * answer is our bug, and must never corrupt the first). `len` < 0: no
+ * Content-Length (a stream). `extra` is zero or more whole header lines.
+ */
+static int
+write_head(struct httpio *io, int status, const char *type, long long len,
+           const char *extra)
 {
-    char head[1024];
+    char head[1024], length[48] = "";
     int n;
 
     if (io->replied) {
-        /* Our bug: two answers for one request. Never corrupt the first. */
         log_err("second response for one request suppressed (status %d)",
                 status);
         return -1;
     }
     io->replied = true;
+    if (len >= 0)
+        snprintf(length, sizeof(length), "Content-Length: %lld\r\n", len);
     n = snprintf(head, sizeof(head),
                  "Status: %d %s\r\n"
-                 "Content-Type: application/json; charset=utf-8\r\n"
-                 "Content-Length: %zu\r\n"
+                 "Content-Type: %s\r\n"
+                 "%s"
                  "X-Content-Type-Options: nosniff\r\n"
                  "Cache-Control: no-store\r\n"
                  "%s\r\n",
-                 status, status_reason(status), len,
-                 extra_headers ? extra_headers : "");
+                 status, status_reason(status), type, length,
+                 extra ? extra : "");
     if (n < 0 || (size_t)n >= sizeof(head))
         return -1;
-    if (io->ops->write(io->ctx, head, (size_t)n) != 0)
+    return io->ops->write(io->ctx, head, (size_t)n);
+}
+
+int
+reply_raw(struct httpio *io, int status, const char *extra_headers,
+          const char *body, size_t len)
+{
+    if (write_head(io, status, "application/json; charset=utf-8",
+                   (long long)len, extra_headers) != 0)
         return -1;
     return len ? io->ops->write(io->ctx, body, len) : 0;
 }
@@ -48,25 +62,7 @@ reply_raw(struct httpio *io, int status, const char *extra_headers,
 int
 reply_stream_head(struct httpio *io, const char *content_type)
 {
-    char head[512];
-    int n;
-
-    if (io->replied) {
-        log_err("second response for one request suppressed (stream)");
-        return -1;
-    }
-    io->replied = true;
-    n = snprintf(head, sizeof(head),
-                 "Status: 200 OK\r\n"
-                 "Content-Type: %s\r\n"
-                 "X-Content-Type-Options: nosniff\r\n"
-                 "Cache-Control: no-store\r\n"
-                 "X-Accel-Buffering: no\r\n"
-                 "\r\n",
-                 content_type);
-    if (n < 0 || (size_t)n >= sizeof(head))
-        return -1;
-    return io->ops->write(io->ctx, head, (size_t)n);
+    return write_head(io, 200, content_type, -1, "X-Accel-Buffering: no\r\n");
 }
 
 int
