@@ -106,16 +106,6 @@ route_run_action(struct exchange *x, struct status_error *err)
     return reply_json(x->io, 200, out);
 }
 
-/* Does the client ask for the answer as a stream? Accept names the
- * NDJSON type (a client that takes both asks for it first). */
-static bool
-wants_stream(struct httpio *io)
-{
-    const char *accept = io->ops->param(io->ctx, "HTTP_ACCEPT");
-
-    return accept != NULL && strstr(accept, NDJSON_TYPE) != NULL;
-}
-
 /* The chat protocol: both routes share one loop (chat.c); the answer is
  * one JSON object, or its events as they happen (ndjson.h). */
 static int
@@ -126,7 +116,7 @@ route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
     size_t len;
     int rc;
 
-    if (!wants_stream(x->io)) {
+    if (!ndjson_wanted(x->io)) {
         /* a retry hint (rate limit, outage) travels in `err` */
         if (chat_handle(x->site, x->g, x->arena, kind, &x->body, x->scanned,
                         NULL, &answer, &len, err) != 0)
@@ -137,19 +127,7 @@ route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
     ndjson_init(&stream, x->io, x->site->cfg->limits.stream_heartbeat_ms);
     rc = chat_handle(x->site, x->g, x->arena, kind, &x->body, x->scanned,
                      &stream, &answer, &len, err);
-    if (stream.started) {
-        /* 200 is out: a failure is the stream's last line */
-        x->status = 200;
-        if (rc != 0) {
-            if (status_http(err->code) >= 500)
-                log_err("chat stream: %s: %s", status_code(err->code),
-                        err->text);
-            ndjson_error(&stream, err);
-            rc = 0;
-        }
-    }
-    ndjson_release(&stream);
-    return rc;
+    return ndjson_end(&stream, rc, "chat stream", err, &x->status);
 }
 
 static int

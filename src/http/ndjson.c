@@ -8,6 +8,7 @@
 #include "http/httpio.h"
 #include "http/reply.h"
 #include "core/jsonout.h"
+#include "core/logmsg.h"
 #include "core/monotime.h"
 #include "core/sbuf.h"
 #include "core/status.h"
@@ -236,4 +237,30 @@ ndjson_error(struct ndjson *s, const struct status_error *e)
          sbuf_putc(&s->line, '}');
     json_decref(inner);
     return send_line(s, rc, &err);
+}
+
+bool
+ndjson_wanted(struct httpio *io)
+{
+    const char *accept = io->ops->param(io->ctx, "HTTP_ACCEPT");
+
+    return accept != NULL && strstr(accept, NDJSON_TYPE) != NULL;
+}
+
+int
+ndjson_end(struct ndjson *s, int rc, const char *what,
+           const struct status_error *err, int *status)
+{
+    if (s->started) {
+        *status = 200;
+        if (rc != 0) {
+            if (status_http(err->code) >= 500)
+                log_err("%s: %s: %s", what, status_code(err->code),
+                        err->text);
+            ndjson_error(s, err);
+            rc = 0;
+        }
+    }
+    ndjson_release(s);
+    return rc;
 }

@@ -75,6 +75,19 @@ int ndjson_result(struct ndjson *s, const char *answer, size_t len,
                   struct status_error *err);
 int ndjson_error(struct ndjson *s, const struct status_error *e);
 
+/* Does the request ask for a stream? Its Accept names NDJSON_TYPE. */
+bool ndjson_wanted(struct httpio *io);
+
+/*
+ * The end of a streamed answer whose work returned `rc`. Once the stream
+ * started (200 is out), a failure is its last line - logged like the JSON
+ * error would have been, `what` naming the route - and the answer is
+ * done: 0, with *status 200. Before that, `rc` stands: the caller answers
+ * the ordinary error. The stream is released either way.
+ */
+int ndjson_end(struct ndjson *s, int rc, const char *what,
+               const struct status_error *err, int *status);
+
 /* A heartbeat when one is due. */
 int ndjson_tick(struct ndjson *s, struct status_error *err);
 

@@ -102,14 +102,6 @@ body_tree(struct runapi_req *q, struct status_error *err)
     return arena_take_json(q->a, jscan_to_json(q->body, 0, err));
 }
 
-/* Does the client ask for NDJSON? */
-static bool
-wants_stream(struct httpio *io)
-{
-    const char *accept = io->ops->param(io->ctx, "HTTP_ACCEPT");
-    return accept != NULL && strstr(accept, NDJSON_TYPE) != NULL;
-}
-
 /*
  * The work of a run route, one JSON answer or a stream. A stream that
  * failed after it started ends with its error line (and a 200 already
@@ -141,18 +133,7 @@ deliver(struct runapi_req *q, struct run_env *env, bool stream,
                   : status_set(err, ST_NO_MEMORY, "out of memory");
         free(text);
     }
-    if (s.started) {
-        q->status = 200;
-        if (rc != 0) {
-            if (status_http(err->code) >= 500)
-                log_err("run stream: %s: %s", status_code(err->code),
-                        err->text);
-            ndjson_error(&s, err);
-            rc = 0;
-        }
-    }
-    ndjson_release(&s);
-    return rc;
+    return ndjson_end(&s, rc, "run stream", err, &q->status);
 }
 
 /* --- POST /api/agent/run and /run/stream ---------------------------------- */
@@ -230,7 +211,7 @@ runapi_decide(struct runapi_req *q, struct status_error *err)
         return status_set(err, ST_BAD_REQUEST,
                           "the body must be {decision, feedback?}: %s",
                           jerr.text);
-    return deliver(q, &env, wants_stream(q->io), decide_work, &d, err);
+    return deliver(q, &env, ndjson_wanted(q->io), decide_work, &d, err);
 }
 
 /* --- the reads ------------------------------------------------------------- */
