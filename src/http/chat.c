@@ -566,18 +566,11 @@ stream_usage(void *ctx, const struct loop_usage *total, const char *model,
              struct status_error *err)
 {
     struct chat *c = ctx;
-    json_t *u;
-    int rc;
 
     if (sink_usage(ctx, total, model, err) != 0)
         return -1;
-    if ((u = loop_usage_json(total)) == NULL)
-        return oom(err);
-    rc = ndjson_usage(c->stream, u, model, err);
-    json_decref(u);
-    return rc;
+    return ndjson_usage(c->stream, total, model, err);
 }
-
 static const struct loop_sink_ops chat_stream_ops = {
     .status = stream_status,
     .delta = stream_delta,

@@ -5,6 +5,7 @@
  */
 #include "core/common.h"
 #include "http/ndjson.h"
+#include "agent/loop.h"
 #include "http/httpio.h"
 #include "http/reply.h"
 #include "core/jsonout.h"
@@ -189,19 +190,22 @@ ndjson_tool_result(struct ndjson *s, const char *name, bool ok, long ms,
 }
 
 int
-ndjson_usage(struct ndjson *s, const json_t *usage, const char *model,
+ndjson_usage(struct ndjson *s, const struct loop_usage *u, const char *model,
              struct status_error *err)
 {
+    json_t *usage;
     int rc;
 
     if (flush_status(s, err) != 0)
         return -1;
+    if ((usage = loop_usage_json(u)) == NULL)
+        return oom(err);
     rc = begin(s, "usage") | key(s, "usage") | jsonout_write(usage, &s->line);
+    json_decref(usage);
     if (model != NULL)
         rc |= key(s, "model") | string(s, model);
     return send_line(s, rc | sbuf_putc(&s->line, '}'), err);
 }
-
 int
 ndjson_result(struct ndjson *s, const char *answer, size_t len,
               struct status_error *err)

@@ -32,6 +32,7 @@
 
 struct httpio;
 struct json_t;
+struct loop_usage;
 struct status_error;
 
 /* The media type of the answer, and what a client asks for it with. */
@@ -67,8 +68,8 @@ int ndjson_tool_call(struct ndjson *s, const char *name,
                      struct status_error *err);
 int ndjson_tool_result(struct ndjson *s, const char *name, bool ok, long ms,
                        struct status_error *err);
-/* `usage`: loop_usage_json() */
-int ndjson_usage(struct ndjson *s, const struct json_t *usage,
+/* the usage as loop_usage_json() writes it */
+int ndjson_usage(struct ndjson *s, const struct loop_usage *u,
                  const char *model, struct status_error *err);
 /* The last line: the answer (JSON text of `len` bytes), or the error. */
 int ndjson_result(struct ndjson *s, const char *answer, size_t len,

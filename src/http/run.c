@@ -416,21 +416,12 @@ sink_usage(void *ctx, const struct loop_usage *u, const char *model,
            struct status_error *err)
 {
     struct run *r = ctx;
-    json_t *j;
-    int rc;
 
     r->usage = *u;
     if (model != NULL)
         r->model = arena_strdup(r->env->a, model);
-    if (r->env->stream == NULL)
-        return 0;
-    if ((j = loop_usage_json(u)) == NULL)
-        return oom(err);
-    rc = ndjson_usage(r->env->stream, j, model, err);
-    json_decref(j);
-    return rc;
+    return r->env->stream ? ndjson_usage(r->env->stream, u, model, err) : 0;
 }
-
 static int
 sink_done(void *ctx, enum loop_end end, const struct turn *t,
           struct status_error *err)
