@@ -1190,6 +1190,22 @@ def sc_page_call(ctx):
     return text_plan(ctx, "Done: " + summary(ctx.last_responses))
 
 
+def sc_server_call(ctx):
+    """step 0: one call of the server action `tool=` (default
+    action_shop_addReview) with `args=` (n>1: that many calls in one turn);
+    then 'Done: ...' with the responses."""
+    if ctx.step > 0:
+        return text_plan(ctx, "Done: " + summary(ctx.last_responses))
+    name = ctx.params.get("tool") or "action_shop_addReview"
+    try:
+        args = json.loads(ctx.params["args"]) if "args" in ctx.params else {
+            "productId": "p1", "rating": 5, "text": "great"}
+    except ValueError:
+        args = {}
+    n = max(1, ctx.p_int("n", 1))
+    return calls_plan([call_part(ctx, name, args, sign=(i == 0)) for i in range(n)])
+
+
 def sc_parallel(ctx):
     if ctx.step > 0:
         return text_plan(ctx, "Done: " + summary(ctx.last_responses))
@@ -2204,6 +2220,8 @@ SCENARIOS = {
     "text": (sc_text, {"say"}, "one text part, STOP"),
     "page-call": (sc_page_call, CALL_PARAMS, "call the page tool, then 'Done: ...'"),
     "parallel": (sc_parallel, CALL_PARAMS | {"n"}, "n parallel page calls, then text"),
+    "server-call": (sc_server_call, CALL_PARAMS | {"n"},
+                    "n calls of the server action `tool` (addReview), then 'Done: ...'"),
     "server-chain": (sc_server_chain, set(), "searchProducts -> getProductBySlug -> text"),
     "mixed": (sc_mixed, CALL_PARAMS | {"order"}, "server call + page call in one turn"),
     "invalid-args": (sc_invalid_args, set(), "searchProducts {query: 5}, then quote the error"),
