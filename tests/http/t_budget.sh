@@ -12,8 +12,9 @@
 source "$(dirname "${BASH_SOURCE[0]}")/chat_lib.sh"
 
 STATUS=/_jay/status
-# Small bodies: a short message, no page tools, no page state.
-BODY_TEXT='{"message":"[[mock:text thoughts=500]] hello","history":[]}'
+# Small bodies: a short message, no page tools, no page state. Gemini (the
+# mock) reports 500 thinking tokens and 70 of tool-use prompt.
+BODY_TEXT='{"message":"[[mock:text thoughts=500 tooluse=70]] hello","history":[]}'
 
 # fresh_minute: the requests-per-minute checks need their few requests in
 # one fixed minute: past second 40 of this one, wait for the next.
@@ -98,8 +99,8 @@ assert_error 429 budget_exhausted "by address: a stream is refused with the stat
 assert_retry_after 1 60 "by address: ... and its Retry-After"
 assert_calls 2 "by address: still two upstream calls"
 
-# settled: the counters hold what Gemini reported (thoughts included),
-# not what was reserved
+# settled: the counters hold what Gemini reported (thoughts and tool-use
+# prompt included), not what was reserved
 req GET "$STATUS"
 assert_status 200 "status: answered to 127.0.0.1"
 assert_json_headers "status"
@@ -111,8 +112,8 @@ r['budget']['site'] ==> {'requestsPerMinute': None, 'tokensPerDay': None}
 refused requests are not counted :: r['budget']['used']['site']['requests'] ==> 2
 (u1 := S['ip1']['usage'])['thoughtsTokens'] ==> 500
 (u2 := S['ip2']['usage'])['thoughtsTokens'] ==> 500
-settled with the real usage, thoughts included :: r['budget']['used']['site']['tokens'] ==> sum(u['promptTokens'] + u['candidatesTokens'] + u['thoughtsTokens'] for u in (u1, u2))
-... which is the usage's total :: r['budget']['used']['site']['tokens'] ==> u1['totalTokens'] + u2['totalTokens']
+settled with the real usage, thoughts and tool-use prompt included :: r['budget']['used']['site']['tokens'] ==> sum(u['promptTokens'] + u['candidatesTokens'] + u['thoughtsTokens'] + 70 for u in (u1, u2))
+... which is Gemini's total :: r['budget']['used']['site']['tokens'] ==> u1['totalTokens'] + u2['totalTokens']
 the top counters, most tokens first :: [(t['scope'], t['requests'], t['tokens']) for t in r['budget']['used']['top']] ==> [('ip:127.0.0.1', 2, r['budget']['used']['site']['tokens']), ('site', 2, r['budget']['used']['site']['tokens'])]
 r['limits'] ==> {'maxOutputTokens': 1000, 'maxLoopSteps': 8, 'maxCallsPerTurn': 16, 'maxUpstreamBytes': 4194304, 'maxBodyBytes': 1048576}
 two workers of 128 threads :: r['workers']['total'] ==> 256
