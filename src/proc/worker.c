@@ -360,7 +360,8 @@ serve_thread(void *arg)
     FCGX_Request req;
     struct arena arena;
     struct gemini gemini;
-    struct store *store = NULL; /* the run API's, opened on first use */
+    /* the run API's and the budget's, opened on first use */
+    struct store *store = NULL;
     struct dispatch_host host = {host_workers, UNCONST(p->board)};
 
     watch_bind(&p->me->slots[t->index]);
