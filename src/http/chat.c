@@ -747,8 +747,9 @@ run_loop(struct chat *c, const struct loop_input *li, struct status_error *err)
 int
 chat_handle(const struct site *site, struct gemini *g, struct arena *a,
             enum chat_kind kind, const struct jscan_doc *body,
-            struct arena *scanned, struct ndjson *stream, const char **answer,
-            size_t *answer_len, struct status_error *err)
+            struct arena *scanned, struct ndjson *stream,
+            struct loop_gate *gate, const char **answer, size_t *answer_len,
+            struct status_error *err)
 {
     const struct config_limits *lim = &site->cfg->limits;
     struct chat c = {.a = a, .stream = stream, .actions = site->actions, .g = g};
@@ -761,6 +762,9 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
                             .a = a,
                             .max_steps = lim->max_loop_steps,
                             .max_calls = lim->max_calls_per_turn,
+                            .max_output_tokens = lim->max_output_tokens,
+                            .max_upstream_bytes = lim->max_upstream_bytes,
+                            .gate = gate,
                             .decide = decide_call,
                             .decide_ctx = &c};
 

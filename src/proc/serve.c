@@ -353,7 +353,8 @@ signal_all(const struct master *m, int sig)
  * Bring the run API's store up to this program's schema before any worker
  * opens it, and refuse a store a newer gemini-agent wrote (its tables may
  * mean what this one cannot know). A store that cannot be opened at all
- * (dataDir missing) is only a warning: the chat does not need it, and the
+ * (dataDir missing) is only a warning: the chat does not need it (unless
+ * a budget is configured: then it answers budget_unavailable), and the
  * run API answers store_error until it is fixed.
  */
 static bool
@@ -372,6 +373,12 @@ store_ready(const struct site *site)
     }
     log_warn("the run API's store %s is not usable: %s", site->cfg->run.store,
              err.text);
+    /* the budget fails closed: say what that means before a visitor
+     * finds out */
+    if (site->cfg->budget.on)
+        log_warn("a budget is configured and its counters live in that "
+                 "store: chat and run requests are answered 503 "
+                 "budget_unavailable until it can be opened");
     return true;
 }
 

@@ -54,7 +54,8 @@ the page state inside them is the page's JSON :: reqs[0]['page_state'] ==> json.
 no raw '<' from the page inside the markers :: '<' in pt.split('<page-state>\n')[1].split('\n</page-state>')[0] ==> False
 nothing after the page state :: pt.endswith('</page-state>')
 a sentence says the page state is data, not instructions :: 'not instructions' in pt.split('\n')[0]
-the request reads instruction, tools, contents :: list(reqs[0]['body']) ==> ['systemInstruction', 'tools', 'contents']
+the request reads instruction, tools, generation config, contents :: list(reqs[0]['body']) ==> ['systemInstruction', 'tools', 'generationConfig', 'contents']
+every call bounds its output (limits.maxOutputTokens, default 8192) :: reqs[0]['body']['generationConfig'] ==> {'maxOutputTokens': 8192}
 the page state never enters the history :: [t for t in r['history'] if '<page-state>' in json.dumps(t)] ==> []
 (decls := {d['name']: d for d in reqs[0]['body']['tools'][0]['functionDeclarations']}) != {}
 declared: exposed actions + page tools :: sorted(decls) ==> ['action_shop_addReview', 'action_shop_getProductBySlug', 'action_shop_searchProducts', 'click-remove-btn', 'toggle-dark-mode']
