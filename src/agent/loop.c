@@ -96,14 +96,12 @@ error_response(struct arena *a, const char *msg)
                            json_pack("{s:s}", "error", msg ? msg : "failed"));
 }
 
-/* Run one call the loop answers (`act` its action, NULL: there is none);
- * -1 only when out of memory. */
-static int
-run_call(struct loop *l, const struct plugin_action *act,
-         const struct loop_call *c, struct loop_result *r,
-         struct status_error *err)
+int
+loop_run_action(const struct config_actions *env,
+                const struct plugin_action *act, const struct loop_call *c,
+                struct arena *a, struct loop_result *r,
+                struct status_error *err)
 {
-    struct arena *a = l->in->a;
     struct status_error failed = {0};
     json_t *out = NULL;
     long t0 = monotime_ms();
@@ -118,7 +116,7 @@ run_call(struct loop *l, const struct plugin_action *act,
         return r->response ? 0 : oom(err);
     }
     r->action = act->name;
-    r->ok = action_run(l->in->action_env, act, c->args, a, &out, &failed) == 0;
+    r->ok = action_run(env, act, c->args, a, &out, &failed) == 0;
     r->ms = monotime_ms() - t0;
     if (failed.code == ST_NO_MEMORY)
         return status_set(err, ST_NO_MEMORY, "%s", failed.text);
@@ -370,7 +368,8 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
                 plugin_find_fn(in->actions, c.name);
             if (EMIT(l, status, LOOP_TOOL, act ? act->name : c.name, err) !=
                     0 ||
-                run_call(l, act, &c, &r, err) != 0)
+                loop_run_action(in->action_env, act, &c, in->a, &r, err) !=
+                    0)
                 return -1;
         } else if (r.response == NULL) {
             return status_set(err, ST_INTERNAL,

@@ -27,6 +27,7 @@ struct config_actions;
 struct config_gemini;
 struct gemini;
 struct json_t;
+struct plugin_action;
 struct plugin_set;
 struct sbuf;
 struct status_error;
@@ -209,6 +210,17 @@ int loop_run(const struct loop_input *in, const struct loop_sink *sink,
  * when out of memory. */
 struct json_t *loop_answer_part(const struct json_t *call,
                                 const struct json_t *response);
+
+/*
+ * Run the server action `act` (NULL: there is none, and the model is told
+ * so) for call `c`, as the loop runs the calls it answers itself: the
+ * response is pinned to `a`. Also for a call the loop handed back and the
+ * caller now runs (an approved one). -1 only when out of memory.
+ */
+int loop_run_action(const struct config_actions *env,
+                    const struct plugin_action *act, const struct loop_call *c,
+                    struct arena *a, struct loop_result *r,
+                    struct status_error *err) ATTR_WUR;
 
 /* Is `part` the functionResponse to `call` (a functionCall object): the
  * same name, and the same id when the call had one? */

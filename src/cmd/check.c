@@ -96,6 +96,8 @@ check(const char *config_path)
                  "(mode %03o); serve refuses to start: run chmod 600 on it "
                  "(or set allowReadableKeyFile: true in %s)",
                  mode, cfg->path);
+    if (site != NULL)
+        (void)site_check_serving(site, &d); /* a problem: serve refuses */
     diag_print(&d, stdout, "");
     diag_print_notes(&d, stdout); /* worth knowing; not problems */
     rc = d.count == 0 && cfg != NULL ? 0 : 1;

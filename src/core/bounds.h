@@ -144,6 +144,14 @@
 /* How long an approval waits for the user (policy.approvalTtlMs). */
 #define BOUND_APPROVAL_TTL_MS     (30L * 24 * 3600 * 1000)
 #define DEFAULT_APPROVAL_TTL_MS   (24L * 3600 * 1000)
+/* How long the chat's approval ticket stays good (issue 12 §1): the
+ * visitor is looking at the card; a day-old one is not a decision. */
+#define DEFAULT_TICKET_TTL_MS     (10L * 60 * 1000)
+/* A ticket, "t1.<expiry ms>.<MAC>", and a signature in `signatures`,
+ * longer than this is no ticket or signature of ours. */
+#define BOUND_TICKET_LEN          64
+/* The approval card's words (the action's description and arguments). */
+#define BOUND_PREVIEW_BYTES       1000
 /* Types of attachedContext a site may accept, and their length. */
 #define BOUND_CONTEXT_TYPES       32
 #define BOUND_CONTEXT_TYPE_LEN    64

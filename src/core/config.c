@@ -262,6 +262,48 @@ load_allow(struct config *cfg, const struct ydoc_node *v, const char *file,
     cfg->run.allow = rules;
 }
 
+/* policy.actions: {<plugin>.<name>: {approval: never}}; whether the names
+ * are actions is the site's to check (it has loaded them). */
+static void
+load_policy_actions(struct config *cfg, const struct ydoc_node *map,
+                    const char *file, struct diag *d)
+{
+    size_t n = 0;
+
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line,
+                 "'policy.actions' must be a mapping of action names to "
+                 "{approval: never}");
+        return;
+    }
+    config_free_strings(cfg->run.approval_never);
+    cfg->run.approval_never = calloc(map->count + 1, sizeof(char *));
+    if (cfg->run.approval_never == NULL) {
+        diag_add(d, file, map->line, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *v = map->values[i];
+        const struct ydoc_node *ap = v->kind == YDOC_MAP
+                                         ? ydoc_get(v, "approval")
+                                         : NULL;
+        const char *s = ydoc_string(ap);
+
+        if (ap == NULL || v->count != 1 || s == NULL ||
+            (strcmp(s, "never") != 0 && strcmp(s, "visitor") != 0)) {
+            diag_add(d, file, v->line,
+                     "'policy.actions.%s' must be {approval: never} or "
+                     "{approval: visitor}",
+                     map->keys[i]->text);
+            continue;
+        }
+        if (strcmp(s, "never") == 0 &&
+            (cfg->run.approval_never[n++] = strdup(map->keys[i]->text)) ==
+                NULL)
+            diag_add(d, file, v->line, "out of memory");
+    }
+}
+
 static void
 load_policy(struct config *cfg, const struct ydoc_node *map, const char *file,
             struct diag *d)
@@ -288,6 +330,14 @@ load_policy(struct config *cfg, const struct ydoc_node *map, const char *file,
                          (long)BOUND_APPROVAL_TTL_MS);
             else
                 cfg->run.approval_ttl_ms = (long)ms;
+        } else if (strcmp(k->text, "ticketTtlMs") == 0) {
+            if (!ydoc_int(v, &ms) || ms < 1000 || ms > BOUND_APPROVAL_TTL_MS)
+                diag_add(d, file, v->line,
+                         "'policy.ticketTtlMs' must be an integer from "
+                         "1000 to %ld",
+                         (long)BOUND_APPROVAL_TTL_MS);
+            else
+                cfg->run.ticket_ttl_ms = (long)ms;
         } else if (strcmp(k->text, "allow") == 0) {
             load_allow(cfg, v, file, d);
         } else if (strcmp(k->text, "persona") == 0) {
@@ -295,10 +345,12 @@ load_policy(struct config *cfg, const struct ydoc_node *map, const char *file,
                 set_string(&cfg->run.persona, s);
         } else if (strcmp(k->text, "contextTypes") == 0) {
             load_context_types(cfg, v, file, d);
+        } else if (strcmp(k->text, "actions") == 0) {
+            load_policy_actions(cfg, v, file, d);
         } else {
             unknown_key(d, file, k, " in 'policy'",
-                        "sideEffects, approvalTtlMs, allow, persona, "
-                        "contextTypes");
+                        "sideEffects, approvalTtlMs, ticketTtlMs, allow, "
+                        "persona, contextTypes, actions");
         }
     }
 }
@@ -360,13 +412,13 @@ load_auth(struct config *cfg, const struct ydoc_node *map, const char *file,
     }
 }
 
-/* history: {allowParts: [inlineData, fileData, executableCode,
- * codeExecutionResult, thought]} -> the bits of agent/history.h (which
- * core cannot include: the values are repeated there and checked by the
- * chat's unit test) */
+/* history: {verify: strict | off, allowParts: [inlineData, fileData,
+ * executableCode, codeExecutionResult, thought]} -> the bits of
+ * agent/history.h (which core cannot include: the values are repeated
+ * there and checked by the chat's unit test) */
 static void
-load_history(struct config *cfg, const struct ydoc_node *map, const char *file,
-             struct diag *d)
+load_allow_parts(struct config *cfg, const struct ydoc_node *list,
+                 const char *file, struct diag *d)
 {
     static const struct {
         const char *name;
@@ -376,17 +428,13 @@ load_history(struct config *cfg, const struct ydoc_node *map, const char *file,
                  {"executableCode", 1u << 2},
                  {"codeExecutionResult", 1u << 2},
                  {"thought", 1u << 3}};
-    const struct ydoc_node *list = map->kind == YDOC_MAP
-                                       ? ydoc_get(map, "allowParts")
-                                       : NULL;
 
-    if (map->kind != YDOC_MAP || map->count != (list != NULL) ||
-        (list != NULL && list->kind != YDOC_SEQ)) {
-        diag_add(d, file, map->line,
-                 "'history' must be {allowParts: [names]}");
+    if (list->kind != YDOC_SEQ) {
+        diag_add(d, file, list->line,
+                 "'history.allowParts' must be a list of part names");
         return;
     }
-    for (size_t i = 0; list != NULL && i < list->count; i++) {
+    for (size_t i = 0; i < list->count; i++) {
         const char *name = ydoc_string(list->values[i]);
         size_t k = 0;
         while (k < ARRAY_SIZE(parts) &&
@@ -398,6 +446,37 @@ load_history(struct config *cfg, const struct ydoc_node *map, const char *file,
                      "executableCode, codeExecutionResult or thought");
         else
             cfg->history.allow_parts |= parts[k].bit;
+    }
+}
+
+static void
+load_history(struct config *cfg, const struct ydoc_node *map, const char *file,
+             struct diag *d)
+{
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line,
+                 "'history' must be {verify, allowParts}, not %s",
+                 ydoc_type_name(map));
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        const char *s;
+
+        if (strcmp(k->text, "allowParts") == 0) {
+            load_allow_parts(cfg, v, file, d);
+        } else if (strcmp(k->text, "verify") == 0) {
+            s = ydoc_string(v);
+            if (s != NULL && strcmp(s, "strict") == 0)
+                cfg->history.verify = true;
+            else if (s != NULL && strcmp(s, "off") == 0)
+                cfg->history.verify = false;
+            else
+                diag_add(d, file, v->line,
+                         "'history.verify' must be strict or off");
+        } else {
+            unknown_key(d, file, k, " in 'history'", "verify, allowParts");
+        }
     }
 }
 
@@ -852,7 +931,9 @@ config_load(const char *path, struct diag *d)
     cfg->gemini.system_prompt = strdup("");
     cfg->auth.session_cookie = strdup(CONFIG_DEFAULT_SESSION_COOKIE);
     cfg->run.side_effects = true;
+    cfg->history.verify = true;
     cfg->run.approval_ttl_ms = DEFAULT_APPROVAL_TTL_MS;
+    cfg->run.ticket_ttl_ms = DEFAULT_TICKET_TTL_MS;
     if (cfg->path == NULL || cfg->dir == NULL || cfg->gemini.model == NULL ||
         cfg->gemini.base_url == NULL || cfg->gemini.system_prompt == NULL ||
         cfg->auth.session_cookie == NULL)
@@ -922,6 +1003,7 @@ config_free(struct config *cfg)
     free(cfg->run.persona);
     json_decref(cfg->run.allow);
     config_free_strings(cfg->run.context_types);
+    config_free_strings(cfg->run.approval_never);
     free(cfg);
 }
 

@@ -78,9 +78,15 @@ struct config_run {
     bool side_effects;     /* policy.sideEffects; env
                             * AGENT_SIDE_EFFECTS_ENABLED=false wins */
     long approval_ttl_ms;  /* policy.approvalTtlMs */
+    long ticket_ttl_ms;    /* policy.ticketTtlMs: the chat's approval
+                            * tickets (agent/seal.h) */
     struct json_t *allow;  /* policy.allow: the site's allow rules, owned */
     char *persona;         /* policy.persona: the run API's instruction */
     char **context_types;  /* policy.contextTypes, NULL-terminated */
+    /* policy.actions: {<name>: {approval: never}}: actions with side
+     * effects the chat runs without asking the visitor (the owner takes
+     * the risk, e.g. for an idempotent one); NULL-terminated, or NULL */
+    char **approval_never;
 };
 
 /* Who a request is (the `auth:` section; http/auth.h reads it). */
@@ -134,6 +140,10 @@ struct config_status {
 /* What the chat accepts in the history a browser sends (history:). */
 struct config_history {
     unsigned allow_parts; /* allowParts, as agent/history.h's bits */
+    /* verify: strict (true, the default): model turns and the server's
+     * answers must carry the server's signature (agent/seal.h); off:
+     * the browser's history is taken as it is (imported conversations) */
+    bool verify;
 };
 
 struct config {

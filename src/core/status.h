@@ -64,6 +64,10 @@ enum status {
                             * be read, so nothing is spent (fail closed) */
     ST_UPSTREAM_TOO_LARGE, /* 413 upstream_too_large: the request would send
                             * more than maxUpstreamBytes to Gemini */
+    ST_HISTORY_TAMPERED,  /* 400 history_tampered: a turn the server did
+                           * not sign where its signature must be */
+    ST_APPROVAL_INVALID,  /* 403 approval_invalid: a ticket that does not
+                           * verify, has expired or was used */
     ST__COUNT
 };
 

@@ -24,6 +24,7 @@ struct ndjson;
 struct json_t;
 struct site;
 struct status_error;
+struct store;
 
 enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
 
@@ -38,8 +39,8 @@ enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
  * `gate` (NULL: none) is asked before every Gemini call (the budget's,
  * budget.h); what the calls used is left in it, whatever happens.
  */
-int chat_handle(const struct site *site, struct gemini *g, struct arena *a,
-                enum chat_kind kind, const struct jscan_doc *body,
+int chat_handle(const struct site *site, struct gemini *g,
+                struct store **store, struct arena *a, enum chat_kind kind, const struct jscan_doc *body,
                 struct arena *scanned, struct ndjson *stream,
                 struct loop_gate *gate, const char **answer,
                 size_t *answer_len, struct status_error *err);

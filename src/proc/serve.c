@@ -390,6 +390,10 @@ reload(struct master *m)
 
     log_info("reloading the configuration from '%s'", m->opts->config_path);
     site = site_load(m->opts->config_path, &d);
+    if (site != NULL && site_check_serving(site, &d) != 0) {
+        site_free(site);
+        site = NULL;
+    }
     diag_log(&d);
     diag_release(&d);
     if (site == NULL) {
@@ -534,6 +538,10 @@ serve_run(const struct serve_opts *o)
     m->nslots = o->workers;
     signal(SIGPIPE, SIG_IGN);
     m->site = site_load(o->config_path, &d);
+    if (m->site != NULL && site_check_serving(m->site, &d) != 0) {
+        site_free(m->site);
+        m->site = NULL;
+    }
     diag_log(&d);
     diag_release(&d);
     if (m->site == NULL) {

@@ -240,6 +240,13 @@ dataDir: '$data'
 limits: $limits
 EOF
     [ -z "$extra" ] || printf '%s\n' "$extra" >>"$file"
+    # The site secret signs the chat's history (history.verify: strict,
+    # the default, needs one; start_stack --auth names it for tokens too):
+    # every config has one unless its YAML says `auth:` itself.
+    if ! grep -q '^auth:' "$file"; then
+        write_secret "$(dirname "$file")/site.key" || bail "cannot write the site secret"
+        printf "auth: {secretFile: '%s'}\n" "$(dirname "$file")/site.key" >>"$file"
+    fi
 }
 
 # write_secret FILE: a session secret (32 random bytes, mode 0600).

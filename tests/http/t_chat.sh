@@ -10,7 +10,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/chat_lib.sh"
 
 start_mock
 # Stack A: one worker (so one Gemini connection), the persona from config.
-start_stack --mock --workers 1 --api-key "$CANARY" \
+# The histories here are written by hand (as an imported conversation
+# would be): history.verify: off. t_seal.sh tests the signed default, and
+# the visitor's approval of addReview, which runs here without asking
+# (approval: never) so that its arguments' checks can be seen.
+start_stack --mock --workers 1 --api-key "$CANARY" --yaml "history: {verify: off}" \
+    --yaml "policy: {actions: {shop.addReview: {approval: never}}}" \
     --system-prompt 'You are Cartie, the shopping assistant of Example Shop.' \
     --limits "{$CHAT_LIMITS, geminiTimeoutMs: 20000}"
 STACK_A_VAR=$ST_DIR/var
@@ -530,7 +535,7 @@ EOF
 # Stack B: maxLoopSteps 3, maxHistoryTurns 6, a small maxPageStateBytes.
 
 stop_stack
-start_stack --mock --workers 1 --api-key "$CANARY" \
+start_stack --mock --workers 1 --api-key "$CANARY" --yaml "history: {verify: off}" \
     --limits "{$CHAT_LIMITS, maxLoopSteps: 3, maxHistoryTurns: 6, maxPageStateBytes: 2048}"
 
 # 8. The loop limit

@@ -1199,7 +1199,7 @@ def sc_server_call(ctx):
     name = ctx.params.get("tool") or "action_shop_addReview"
     try:
         args = json.loads(ctx.params["args"]) if "args" in ctx.params else {
-            "productId": "p1", "rating": 5, "text": "great"}
+            "productId": "p004", "rating": 5, "text": "great"}
     except ValueError:
         args = {}
     n = max(1, ctx.p_int("n", 1))

@@ -263,7 +263,9 @@ setup(void)
              "actions: [%s/../../actions]\n"
              "dataDir: %s\n"
              "gemini: .gemini.yaml\n"
-             "limits: {maxLoopSteps: 4}\n",
+             "limits: {maxLoopSteps: 4}\n"
+             /* the histories here are written by hand */
+             "history: {verify: off}\n",
              cwd, tmpdir);
     write_file(tmpdir, "agent.yaml", text);
     write_file(tmpdir, ".gemini.yaml",
