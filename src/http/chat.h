@@ -40,8 +40,9 @@ enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
  * budget.h); what the calls used is left in it, whatever happens.
  */
 int chat_handle(const struct site *site, struct gemini *g,
-                struct store **store, struct arena *a, enum chat_kind kind, const struct jscan_doc *body,
-                struct arena *scanned, struct ndjson *stream,
+                struct store **store, struct arena *a, enum chat_kind kind,
+                const struct jscan_doc *body, struct arena *scanned,
+                struct ndjson *stream,
                 struct loop_gate *gate, const char **answer,
                 size_t *answer_len, struct status_error *err);
 
