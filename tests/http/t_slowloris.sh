@@ -87,9 +87,15 @@ attack_start() {
     T_BG_PIDS+=("$ATTACK_PID")
 }
 
+# attack_stop: stop slowhttptest (if it has not stopped by itself) and reap
+# it; its PID leaves T_BG_PIDS, which the exit trap would otherwise kill
+# once the PID may belong to another process.
 attack_stop() {
+    local p keep=()
     stop_pid "$ATTACK_PID" 3000
     wait "$ATTACK_PID" 2>/dev/null
+    for p in "${T_BG_PIDS[@]}"; do [ "$p" = "$ATTACK_PID" ] || keep+=("$p"); done
+    T_BG_PIDS=("${keep[@]+"${keep[@]}"}")
 }
 
 # server_conns: established TCP connections on nginx's side of its port
