@@ -7,8 +7,9 @@
 # second. Every one of the visitor's requests must be answered, with its
 # status and body, within VISIT_MAX_MS:
 #   1. slow heads (slowloris, -H): a header line every 2 s on each of the
-#      1,000 connections; client_header_timeout cuts them all at 10 s (408)
-#      however busy they look, and slowhttptest runs out of connections;
+#      1,000 connections; client_header_timeout closes them all at 10 s
+#      (logged as 408) however busy they look, and slowhttptest runs out of
+#      connections;
 #   2. slow bodies (-B): a few bytes of body every 2 s, so the body timeout
 #      (between reads) never fires; limit_conn holds the address to 20
 #      requests, and its 21st gets 429 in the JSON error format;
@@ -36,8 +37,8 @@
 # answers.
 #
 # The stack keeps lib.sh's raised rate limit (1000 r/s): an attacker keeping
-# under 5 r/s reaches limit_conn's 20 slow bodies all the same, four
-# seconds later; with the raised rate, limit_conn and not limit_req is what
+# under 5 r/s (burst 10) reaches limit_conn's 20 slow bodies all the same,
+# a few seconds later; with the raised rate, limit_conn and not limit_req is what
 # holds them, which is what phase 2 is about. Slow heads never reach
 # limit_req (nginx counts no request before the head is complete).
 source "$(dirname "${BASH_SOURCE[0]}")/chat_lib.sh"
