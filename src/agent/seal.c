@@ -61,7 +61,7 @@ seal_needed(const json_t *turn)
  * them, nor be moved to another conversation.
  */
 static int
-turn_mac(const struct seal_key *k, const json_t *turns, size_t gap,
+turn_mac(struct token_macer *m, const json_t *turns, size_t gap,
          size_t index, const char *prev, char out[TOKEN_MAC_SIZE],
          struct status_error *err)
 {
@@ -93,7 +93,7 @@ turn_mac(const struct seal_key *k, const json_t *turns, size_t gap,
         sbuf_addf(&sb, "\n%s\n", is_model(turn) ? "model" : "user") != 0 ||
         canon_write(parts, &sb) != 0)
         goto nomem;
-    rc = token_mac(k->secret, k->len, sb.buf, sb.len, out, err);
+    rc = token_macer_mac(m, sb.buf, sb.len, out, err);
     goto out;
 nomem:
     oom(err);
@@ -109,17 +109,23 @@ seal_verify(const struct seal_key *k, const json_t *history,
             const json_t *signatures, struct status_error *err)
 {
     char prev[TOKEN_MAC_SIZE] = "-", mac[TOKEN_MAC_SIZE];
+    struct token_macer *m = NULL;
     size_t i, gap = 0;
     json_t *turn;
+    int rc = 0;
 
     json_array_foreach(history, i, turn) {
         if (!seal_needed(turn))
             continue;
-        if (turn_mac(k, history, gap, i, prev, mac, err) != 0)
-            return -1;
+        if ((m == NULL && (m = token_macer_new(k->secret, k->len, err)) ==
+                              NULL) ||
+            turn_mac(m, history, gap, i, prev, mac, err) != 0) {
+            rc = -1;
+            break;
+        }
         if (!token_mac_equal(mac, json_string_value(
-                                      json_array_get(signatures, i))))
-            return status_set(
+                                      json_array_get(signatures, i)))) {
+            rc = status_set(
                 err, ST_HISTORY_TAMPERED,
                 "history[%zu]: this %s, or the conversation before it, is "
                 "not as the server wrote it (changed, moved, or written "
@@ -127,10 +133,13 @@ seal_verify(const struct seal_key *k, const json_t *history,
                 i,
                 is_model(turn) ? "model turn"
                                : "answer of a server action");
+            break;
+        }
         memcpy(prev, mac, sizeof(prev));
         gap = i + 1;
     }
-    return 0;
+    token_macer_free(m);
+    return rc;
 }
 
 json_t *
@@ -138,6 +147,7 @@ seal_sign(const struct seal_key *k, const json_t *turns, const json_t *known,
           size_t reuse, struct status_error *err)
 {
     char prev[TOKEN_MAC_SIZE] = "-", mac[TOKEN_MAC_SIZE];
+    struct token_macer *m = NULL;
     json_t *out = json_array(), *turn, *sig;
     size_t i, gap = 0;
 
@@ -155,7 +165,9 @@ seal_sign(const struct seal_key *k, const json_t *turns, const json_t *known,
         }
         if (i < reuse && given != NULL && strlen(given) == TOKEN_MAC_LEN)
             memcpy(mac, given, sizeof(mac));
-        else if (turn_mac(k, turns, gap, i, prev, mac, err) != 0)
+        else if ((m == NULL &&
+                  (m = token_macer_new(k->secret, k->len, err)) == NULL) ||
+                 turn_mac(m, turns, gap, i, prev, mac, err) != 0)
             goto fail;
         if ((sig = json_string(mac)) == NULL ||
             json_array_append_new(out, sig) != 0)
@@ -163,10 +175,12 @@ seal_sign(const struct seal_key *k, const json_t *turns, const json_t *known,
         memcpy(prev, mac, sizeof(prev));
         gap = i + 1;
     }
+    token_macer_free(m);
     return out;
 nomem:
     oom(err);
 fail:
+    token_macer_free(m);
     json_decref(out);
     return NULL;
 }

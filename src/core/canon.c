@@ -14,11 +14,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Objects in turns have a handful of members: sort them in place. */
+static void
+sort_keys(const char **keys, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        const char *k = keys[i];
+        size_t j = i;
+        for (; j > 0 && strcmp(keys[j - 1], k) > 0; j--)
+            keys[j] = keys[j - 1];
+        keys[j] = k;
+    }
+}
+
 static int
 by_key(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
+
+/* How many members are sorted on the stack (and by insertion). */
+#define CANON_SMALL 16
 
 /* A real as the browser will send it back (see canon.h). */
 static int
@@ -44,18 +60,21 @@ write_value(const json_t *v, struct sbuf *out, int depth)
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         size_t n = json_object_size(v), i = 0, k;
-        const char **keys, *key;
+        const char *small[CANON_SMALL], **keys = small, *key;
         json_t *m;
         int rc = 0;
 
         if (n == 0)
             return sbuf_put(out, "{}", 2);
-        if ((keys = malloc(n * sizeof(*keys))) == NULL)
+        if (n > CANON_SMALL && (keys = malloc(n * sizeof(*keys))) == NULL)
             return -1;
         json_object_foreach(UNCONST(v), key, m) {
             keys[i++] = key;
         }
-        qsort(keys, n, sizeof(*keys), by_key);
+        if (n > CANON_SMALL)
+            qsort(keys, n, sizeof(*keys), by_key);
+        else
+            sort_keys(keys, n);
         rc |= sbuf_putc(out, '{');
         for (k = 0; k < n && rc == 0; k++) {
             if (k > 0)
@@ -65,7 +84,8 @@ write_value(const json_t *v, struct sbuf *out, int depth)
             if (rc == 0)
                 rc |= write_value(json_object_get(v, keys[k]), out, depth + 1);
         }
-        free(keys);
+        if (keys != small)
+            free(keys);
         return rc != 0 ? -1 : sbuf_putc(out, '}');
     }
     case JSON_ARRAY: {

@@ -24,7 +24,11 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <stdlib.h>
+
+#include <openssl/core_names.h>
 #include <openssl/hmac.h>
+#include <openssl/params.h>
 
 /* SHA-256's output, and its base64url length without padding. */
 #define MAC_BYTES 32
@@ -325,6 +329,66 @@ token_mac(const unsigned char *secret, size_t n, const void *msg, size_t len,
     out[TOKEN_MAC_LEN] = '\0';
     explicit_bzero(mac, sizeof(mac));
     return 0;
+}
+
+struct token_macer {
+    EVP_MAC *mac;
+    EVP_MAC_CTX *ctx;
+};
+
+struct token_macer *
+token_macer_new(const unsigned char *secret, size_t n,
+                struct status_error *err)
+{
+    struct token_macer *m = calloc(1, sizeof(*m));
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+                                         UNCONST("SHA256"), 0),
+        OSSL_PARAM_construct_end(),
+    };
+
+    if (check_secret(n, err) != 0) {
+        free(m);
+        return NULL;
+    }
+    if (m == NULL || (m->mac = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL ||
+        (m->ctx = EVP_MAC_CTX_new(m->mac)) == NULL ||
+        EVP_MAC_init(m->ctx, secret, n, params) != 1) {
+        token_macer_free(m);
+        status_set(err, ST_INTERNAL, "cannot set up HMAC-SHA256");
+        return NULL;
+    }
+    return m;
+}
+
+int
+token_macer_mac(struct token_macer *m, const void *msg, size_t len,
+                char out[TOKEN_MAC_SIZE], struct status_error *err)
+{
+    unsigned char mac[MAC_BYTES];
+    size_t maclen = 0;
+
+    out[0] = '\0';
+    /* a NULL key starts again with the key set up in token_macer_new() */
+    if (EVP_MAC_init(m->ctx, NULL, 0, NULL) != 1 ||
+        EVP_MAC_update(m->ctx, msg, len) != 1 ||
+        EVP_MAC_final(m->ctx, mac, &maclen, sizeof(mac)) != 1 ||
+        maclen != MAC_BYTES)
+        return status_set(err, ST_INTERNAL, "cannot compute HMAC-SHA256");
+    b64_encode(mac, TOKEN_MAC_BYTES, out);
+    out[TOKEN_MAC_LEN] = '\0';
+    explicit_bzero(mac, sizeof(mac));
+    return 0;
+}
+
+void
+token_macer_free(struct token_macer *m)
+{
+    if (m == NULL)
+        return;
+    EVP_MAC_CTX_free(m->ctx); /* cleanses the key */
+    EVP_MAC_free(m->mac);
+    free(m);
 }
 
 bool

@@ -95,6 +95,19 @@ int token_mac(const unsigned char *secret, size_t n, const void *msg,
               size_t len, char out[TOKEN_MAC_SIZE],
               struct status_error *err) ATTR_WUR;
 
+/*
+ * The same MAC for many messages under one secret: the key is set up once
+ * (OpenSSL's HMAC setup costs more than hashing a turn), each message then
+ * costs its hashing. For one caller at a time; free it when done.
+ */
+struct token_macer;
+
+struct token_macer *token_macer_new(const unsigned char *secret, size_t n,
+                                    struct status_error *err);
+int token_macer_mac(struct token_macer *m, const void *msg, size_t len,
+                    char out[TOKEN_MAC_SIZE], struct status_error *err) ATTR_WUR;
+void token_macer_free(struct token_macer *m);
+
 /* Is `given` (any string, maybe not a MAC at all) the MAC `want`? Takes
  * the same time whatever the answer. */
 bool token_mac_equal(const char *want, const char *given);

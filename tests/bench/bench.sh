@@ -112,8 +112,13 @@ all_sizes=""
 has_part cpu && all_sizes=$sizes
 has_part conc && all_sizes="$all_sizes $csize"
 has_part stream && all_sizes="$all_sizes $ssize"
+# The site secret: the chat verifies the history's signatures (history.verify:
+# strict, the default), so the bodies carry them, as a browser's would.
+head -c 32 /dev/urandom > "$tmp/site.key" && chmod 600 "$tmp/site.key"
+printf 'actions: []\nauth: {secretFile: %s}\n' "$tmp/site.key" > "$tmp/sign.yaml"
 for s in $all_sizes; do
-    [ -s "$tmp/body.$s.json" ] || python3 "$repo/tests/bench/make-request.py" "$s" > "$tmp/body.$s.json"
+    [ -s "$tmp/body.$s.json" ] || python3 "$repo/tests/bench/make-request.py" "$s" |
+        "$repo/build/gemini-agent" auth sign-history --config "$tmp/sign.yaml" > "$tmp/body.$s.json"
 done
 
 # start_mock NAME DELAY_MS [STREAM_FIRST_MS]: a fastmock; sets upstream
@@ -129,6 +134,7 @@ agent_config() {
 gemini: $tmp/$1-gemini.yaml
 actions: [$repo/actions]
 dataDir: $tmp/var
+auth: {secretFile: $tmp/site.key}
 EOC
     printf "apiKey: bench-key\nbaseUrl: %s\n" "$2" > "$tmp/$1-gemini.yaml"
     chmod 600 "$tmp/$1-gemini.yaml" # serve refuses a key file others can read

@@ -248,6 +248,21 @@ the result line answers :: json.loads(body.splitlines()[-1])['result']['type'] =
 EOF
 assert_reviews 3 "streamed approve: one review"
 
+# an imported conversation, signed by the operator (auth sign-history)
+mock_reset
+printf '%s' '{"message":"and now?","history":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"an imported answer"}]}],"toolDefinitions":[],"pageState":{}}' |
+    "$GA_BIN" auth sign-history --config "$GA_CONF" >"$T_TMP/imported.json" 2>"$T_TMP/sign.err"
+check "auth sign-history signs a body's history" \
+    "$PY" -c 'import json,sys; b=json.load(open(sys.argv[1])); sys.exit(not (b["signatures"][0] is None and len(b["signatures"][1]) == 22))' "$T_TMP/imported.json"
+req POST "$SEND" "@$T_TMP/imported.json"
+assert_py "a signed import" <<'EOF'
+status ==> 200
+r['type'] ==> 'response'
+EOF
+printf '[{"role":"model"}]' | "$GA_BIN" auth sign-history --config "$GA_CONF" >/dev/null 2>"$T_TMP/sign.err"
+check "auth sign-history refuses a history that is not one (exit 1, names the turn)" \
+    bash -c '[ "$1" -eq 1 ] && grep -q "history\[0\]" "$2"' _ "$?" "$T_TMP/sign.err"
+
 # ---------------------------------------------------------------------------
 # The site's say: an expiry, approval: never, the kill switch, verify: off
 
