@@ -37,7 +37,8 @@ after(async () => {
   await stack?.stop();
 });
 
-const CARD = '.gemini-chat [data-foreach="approvals"] > [data-role="approval"]';
+/* compact mode's card (its list is shown before or after the answer: the visible one) */
+const CARD = '.gemini-chat [data-foreach="approvals"]:not([hidden]) > [data-role="approval"]';
 const APPROVE = `${CARD} [data-ref="approveAction"]`;
 const REJECT = `${CARD} [data-ref="rejectAction"]`;
 

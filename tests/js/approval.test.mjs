@@ -207,7 +207,7 @@ describe('the approval card', () => {
     const [card] = shown(root, '[data-foreach="approvals"] > [data-role="approval"]');
     assert.ok(card, 'the card shows in compact mode');
     assert.equal(card.dataset.status, 'pending');
-    assert.match(card.textContent, /Needs your approval/);
+    assert.deepEqual(shown(card, '.gemini-chat__approval-title > *').map((e) => e.textContent), ['Needs your approval']);
     assert.equal(card.querySelector('[data-bind="content"]').textContent, APPROVAL.preview);
     assert.equal(card.querySelector('[data-bind="reason"]').textContent, APPROVAL.reason);
     const args = [...card.querySelectorAll('[data-foreach="args"] > *')].map((a) => [
@@ -224,6 +224,11 @@ describe('the approval card', () => {
     assert.equal(approve.textContent, 'Approve');
     assert.equal(reject.textContent, 'Reject');
     assert.ok(!visible(card.querySelector('.gemini-chat__decision:not([hidden])')), 'no decision yet');
+
+    /* compact mode: while it waits, the card comes after the model's words, next to the input */
+    const said = root.querySelector('[data-bind="lastAssistantMessage"]');
+    assert.equal(said.textContent.trim(), 'I can add that review.');
+    assert.ok(said.compareDocumentPosition(card) & 4 /* FOLLOWING */, 'the card after the answer');
 
     /* the input stays usable: a new message is the way to move on without deciding */
     const input = root.querySelector('[data-ref="messageInput"]');
@@ -287,6 +292,12 @@ describe('the approval card', () => {
     assert.equal(after.querySelector('[data-ref="approveAction"]').closest('[hidden]') !== null, true, 'no buttons');
     assert.deepEqual(shown(after, '.gemini-chat__decision').map((e) => e.textContent), ['Approved']);
     assert.equal(after.querySelector('[data-bind="content"]').textContent, APPROVAL.preview, 'what was approved stays readable');
+    assert.deepEqual(shown(after, '.gemini-chat__approval-title > *').map((e) => e.textContent), ['Asked for your approval']);
+    /* decided, compact mode reads in order: the card, what was done, the answer */
+    const line = shown(root, '[data-foreach="activity"] > *')[0];
+    assert.equal(line.textContent, 'Added review (shop.addReview)');
+    assert.ok(after.compareDocumentPosition(line) & 4, 'the card before what was done');
+    assert.ok(line.compareDocumentPosition(root.querySelector('[data-bind="lastAssistantMessage"]')) & 4, 'and the answer last');
 
     /* a click on the old card's buttons (made visible by a page's CSS, say) decides nothing */
     after.querySelector('[data-ref="approveAction"]').click();
@@ -580,8 +591,9 @@ describe('only the visitor approves', () => {
     for (const tag of ['approveAction', 'rejectAction', 'awaitingApproval', 'approvals', 'reason', 'args'])
       assert.match(contract, new RegExp(`tag: ${tag}\\b`), `the contract names ${tag}`);
     assert.match(contract, /approval/);
-    assert.equal((DEFAULT_TEMPLATE.match(/data-ref="approveAction"/g) ?? []).length, 2);
-    assert.equal((DEFAULT_TEMPLATE.match(/data-ref="rejectAction"/g) ?? []).length, 2);
+    /* the full history's, and compact mode's (last while it waits, first once decided) */
+    assert.equal((DEFAULT_TEMPLATE.match(/data-ref="approveAction"/g) ?? []).length, 3);
+    assert.equal((DEFAULT_TEMPLATE.match(/data-ref="rejectAction"/g) ?? []).length, 3);
     const css = readFileSync(new URL('../../www/agent/chat.css', import.meta.url), 'utf8');
     assert.match(css, /gemini-chat__btn--approve:focus-visible/, 'a clear focus ring on the buttons');
     assert.match(css, /@media \(max-width: 599\.98px\)[^@]*gemini-chat__approval-actions/, 'narrow screens: buttons share the width');

@@ -94,7 +94,7 @@ function isOfflineModel(model) {
  * waits, and what was decided after. No autofocus on Approve: chat.js focuses
  * the card itself, so a key pressed by habit approves nothing.
  */
-const APPROVAL_HEAD = `<p class="gemini-chat__approval-title" data-if="role==approval">Needs your approval</p>`;
+const APPROVAL_HEAD = `<p class="gemini-chat__approval-title" data-if="role==approval"><span data-if="status==pending">Needs your approval</span><span data-if="status!=pending">Asked for your approval</span></p>`;
 const APPROVAL_BODY = `<div class="gemini-chat__approval" data-if="role==approval">
         <p class="gemini-chat__approval-reason" data-if="reason" data-bind="reason"></p>
         <dl class="gemini-chat__args" data-if="args" data-foreach="args" aria-label="Details"><div class="gemini-chat__arg"><dt data-bind="name"></dt><dd data-bind="value"></dd></div></dl>
@@ -108,6 +108,13 @@ const APPROVAL_BODY = `<div class="gemini-chat__approval" data-if="role==approva
         <p class="gemini-chat__decision" data-if="status==undecided">Not decided, so not done</p>
         <p class="gemini-chat__decision" data-if="status==invalid">Not done: this approval had expired or was already used</p>
       </div>`;
+/* compact mode's card: last while it waits (after the model's words, next to
+ * the input), first once decided (before what was done and the answer) */
+const APPROVAL_CARD = `<div class="gemini-chat__message">
+      ${APPROVAL_HEAD}
+      <div class="gemini-chat__content" data-bind="content"></div>
+      ${APPROVAL_BODY}
+    </div>`;
 
 /**
  * The default template. Every element that matters names a contract tag;
@@ -139,13 +146,10 @@ export const DEFAULT_TEMPLATE = `
   </ol>
   <div class="gemini-chat__compact" data-if="!isExpanded" aria-live="polite">
     <p class="gemini-chat__message" data-role="user" data-if="lastUserMessage"><span class="gemini-chat__sr">You said: </span><span data-bind="lastUserMessage"></span></p>
-    <div class="gemini-chat__approvals" data-foreach="approvals"><div class="gemini-chat__message">
-      ${APPROVAL_HEAD}
-      <div class="gemini-chat__content" data-bind="content"></div>
-      ${APPROVAL_BODY}
-    </div></div>
+    <div class="gemini-chat__approvals" data-if="!awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
     <ul class="gemini-chat__activity" data-foreach="activity"><li class="gemini-chat__message" data-bind="content"></li></ul>
     <div class="gemini-chat__message" data-role="assistant" data-if="lastAssistantMessage"><span class="gemini-chat__sr">Assistant: </span><div class="gemini-chat__content" data-bind="lastAssistantMessage" data-format="markdown"></div><span class="gemini-chat__mark" data-if="lastAssistantStatus==stopped">(stopped)</span><span class="gemini-chat__mark" data-if="lastAssistantStatus==incomplete">(incomplete)</span></div>
+    <div class="gemini-chat__approvals" data-if="awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
   </div>
   <details class="gemini-chat__usage" data-if="usageText"><summary>Usage</summary><span data-bind="usageText"></span></details>
   <p class="gemini-chat__empty" data-if="!hasMessages">Ask a question about this page, or ask me to do something on it.</p>
