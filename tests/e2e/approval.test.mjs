@@ -1,7 +1,7 @@
 /**
  * Approvals in chromium (issue 12 §1 and §2, "approve and reject in the
  * widget"): through nginx + responder + the mock Gemini's `server-call`
- * scenario, whose model calls action_shop_addReview {"productId":"p1",
+ * scenario, whose model calls action_shop_addReview {"productId":"p004",
  * "rating":5,"text":"great"} and then answers "Done: <responses>". The
  * server runs that action (sideEffects: true) only with the visitor's
  * approval: the widget shows the card, and the shop's reviews file in the
@@ -28,8 +28,11 @@ import { ask, conversationOf, lastAnswer, launchBrowser, openPage, screenshot, S
 let stack;
 let browser;
 
+/* the review is for a product the demo shop has (actions/shop/products.json) */
+const ARGS = { productId: 'p004', rating: 5, text: 'great' };
+
 before(async () => {
-  stack = await startStack({ scenario: 'server-call' });
+  stack = await startStack({ scenario: `server-call args='${JSON.stringify(ARGS)}'` });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -77,14 +80,14 @@ describe('approvals in the widget', () => {
     await stack.mock.reset();
     const before = reviews().length;
     const page = await openPage(browser, stack);
-    assert.equal(await ask(page, 'Please add a 5 star review "great" to p1'), 'approval');
+    assert.equal(await ask(page, 'Please add a 5 star review "great" to p004'), 'approval');
 
     /* the card: what will happen, the arguments, Approve and Reject; nothing done yet */
     await page.waitForSelector(APPROVE, { state: 'visible' });
     const shown = await card(page);
     assert.equal(shown.status, 'pending');
     assert.ok(shown.preview.length > 10, `preview: ${shown.preview}`);
-    assert.deepEqual(shown.args, [['productId', 'p1'], ['rating', '5'], ['text', 'great']]);
+    assert.deepEqual(shown.args, Object.entries(ARGS).map(([k, v]) => [k, String(v)]));
     assert.deepEqual(shown.buttons, ['Approve', 'Reject']);
     assert.equal(await page.getAttribute(SEL.widget, 'data-loading'), 'false', 'no spinner while the visitor decides');
     assert.equal(await page.isEnabled(SEL.input), true, 'the input stays usable');
@@ -114,7 +117,7 @@ describe('approvals in the widget', () => {
     assert.match(await lastAnswer(page), /^Done: /);
     const added = reviews();
     assert.equal(added.length, before + 1, 'one review, once');
-    assert.deepEqual([added.at(-1).productId, added.at(-1).rating, added.at(-1).text], ['p1', 5, 'great']);
+    assert.deepEqual([added.at(-1).productId, added.at(-1).rating, added.at(-1).text], ['p004', 5, 'great']);
     const response = await reviewResponse();
     assert.equal(response?.result?.ok ?? response?.output?.ok, true, `the model was told it was done: ${JSON.stringify(response)}`);
     const decided = await card(page);
