@@ -619,6 +619,20 @@ describe('streamed answers in the widget', () => {
     assert.doesNotMatch(chat.state.error, /etc/);
   });
 
+  test('a budget spent at a later step: its words, and when to try again from the error line\'s retryAfter', async (t) => {
+    const f = feed();
+    const { chat } = mount(t, { fetch: scriptedFetch([f.response]) });
+    const finished = chat.send('x');
+    f.send(
+      { type: 'status', status: 'thinking' },
+      { type: 'error', error: { code: 'budget_exhausted', message: 'perIp tokensPerDay 200000', retryAfter: 90 } },
+    );
+    await finished;
+    assert.equal(chat.state.errorCode, 'budget_exhausted');
+    assert.equal(chat.state.error, 'The assistant has reached its usage limit for now. Try again in 90 s.');
+    assert.equal(chat.state.canRetry, true);
+  });
+
   for (const [how, finish] of [
     ['ends', (f) => f.end()],
     ['breaks', (f) => f.fail()],

@@ -574,12 +574,15 @@ export function describeServerCall(call) {
 /**
  * The error of a stream's `error` line (the inner object of the HTTP error
  * envelope) in the visitor's words: the code's own words when we know it.
- * @param {any} error  `{code, message}`
+ * A stream has no Retry-After header: a budget spent at a later step says
+ * when in `retryAfter` (seconds).
+ * @param {any} error  `{code, message, retryAfter?}`
  * @returns {ChatError}
  */
 function streamError(error) {
   const code = typeof error?.code === 'string' ? error.code : '';
-  if (code && Object.hasOwn(ERROR_WORDS, code)) return explainError(502, { error });
+  const after = Number.isFinite(error?.retryAfter) && error.retryAfter >= 0 ? String(Math.ceil(error.retryAfter)) : null;
+  if (code && Object.hasOwn(ERROR_WORDS, code)) return explainError(502, { error }, after);
   return new ChatError(code || 'stream_error', 'The answer was cut off by a problem on the server. Retry in a moment.');
 }
 
