@@ -182,6 +182,35 @@ describe('approvals in the widget', () => {
     await page.close();
   });
 
+  it('two actions in one turn: a card for each, one after the other', async () => {
+    await stack.mock.scenario('server-call', { n: '2', args: JSON.stringify(ARGS) });
+    await stack.mock.reset();
+    try {
+      const before = reviews().length;
+      const page = await openPage(browser, stack);
+      assert.equal(await ask(page, 'Add two reviews to p004'), 'approval');
+      const decide = async (sel) => {
+        await page.evaluate(() => {
+          window.__e2eDone = new Promise((r) => document.addEventListener('gemini-chat:done', (e) => r(e.detail?.outcome), { once: true }));
+        });
+        await page.click(sel);
+        return waitDone(page);
+      };
+      const pending = `${CARD}[data-status="pending"]`;
+      assert.equal(await decide(`${pending} [data-ref="approveAction"]`), 'approval', 'the second call asks too');
+      assert.equal(reviews().length, before + 1, 'the first ran');
+      assert.deepEqual(await page.$$eval(CARD, (l) => l.map((e) => e.dataset.status)), ['approved', 'pending']);
+      assert.equal(await decide(`${pending} [data-ref="rejectAction"]`), 'response');
+      assert.equal(reviews().length, before + 1, 'the second was declined');
+      assert.deepEqual(await page.$$eval(CARD, (l) => l.map((e) => e.dataset.status)), ['approved', 'declined']);
+      assert.match(await lastAnswer(page), /^Done: /);
+      assert.deepEqual(page.problems, []);
+      await page.close();
+    } finally {
+      await stack.mock.scenario('server-call', { args: JSON.stringify(ARGS) });
+    }
+  });
+
   it('on a phone the card fills the sheet, and its buttons are big enough to touch', async () => {
     await stack.mock.reset();
     const phone = await launchBrowser({ viewport: { width: 390, height: 760 } });
