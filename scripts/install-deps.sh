@@ -2,8 +2,10 @@
 # Install every Debian package the build and the tests need.
 # Safe to run twice: apt-get install skips what is already there.
 set -eu
+# slowhttptest: tests/http/t_slowloris.sh's attacker (slow heads and bodies).
 PKGS="build-essential pkg-config clang libfcgi-dev libfcgi-bin libcurl4-openssl-dev \
-libssl-dev libyaml-dev libjansson-dev libsqlite3-dev check nginx curl python3 wrk chromium"
+libssl-dev libyaml-dev libjansson-dev libsqlite3-dev check nginx curl python3 wrk chromium \
+slowhttptest"
 # Node.js and npm for the browser tests and www/vendor: the machine's own
 # when present, else Debian's.
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"

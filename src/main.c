@@ -89,6 +89,10 @@ run_cgi(void)
 
     /* Only fatal problems: a CGI process starts per request, and the log
      * must not repeat the same warnings for each one (`check` shows them). */
+    if (site != NULL && site_check_serving(site, &d) != 0) {
+        site_free(site);
+        site = NULL;
+    }
     if (site == NULL)
         diag_log(&d);
     diag_release(&d);

@@ -42,6 +42,7 @@ struct loop {
     size_t head;
     struct loop_usage usage;
     struct gemini_usage calls;
+    size_t upstream; /* bytes sent to Gemini so far, retries included */
 };
 
 static int
@@ -64,6 +65,18 @@ loop_usage_add(long *acc, long v)
     *acc = *acc > LONG_MAX - v ? LONG_MAX : *acc + v;
 }
 
+long
+loop_usage_tokens(const struct loop_usage *u)
+{
+    long n = 0;
+
+    loop_usage_add(&n, u->prompt);
+    loop_usage_add(&n, u->candidates);
+    loop_usage_add(&n, u->thoughts);
+    loop_usage_add(&n, u->tool_use);
+    return n;
+}
+
 json_t *
 loop_usage_json(const struct loop_usage *u)
 {
@@ -83,14 +96,12 @@ error_response(struct arena *a, const char *msg)
                            json_pack("{s:s}", "error", msg ? msg : "failed"));
 }
 
-/* Run one call the loop answers (`act` its action, NULL: there is none);
- * -1 only when out of memory. */
-static int
-run_call(struct loop *l, const struct plugin_action *act,
-         const struct loop_call *c, struct loop_result *r,
-         struct status_error *err)
+int
+loop_run_action(const struct config_actions *env,
+                const struct plugin_action *act, const struct loop_call *c,
+                struct arena *a, struct loop_result *r,
+                struct status_error *err)
 {
-    struct arena *a = l->in->a;
     struct status_error failed = {0};
     json_t *out = NULL;
     long t0 = monotime_ms();
@@ -105,7 +116,7 @@ run_call(struct loop *l, const struct plugin_action *act,
         return r->response ? 0 : oom(err);
     }
     r->action = act->name;
-    r->ok = action_run(l->in->action_env, act, c->args, a, &out, &failed) == 0;
+    r->ok = action_run(env, act, c->args, a, &out, &failed) == 0;
     r->ms = monotime_ms() - t0;
     if (failed.code == ST_NO_MEMORY)
         return status_set(err, ST_NO_MEMORY, "%s", failed.text);
@@ -216,6 +227,32 @@ on_text(void *ctx, const char *text, size_t len, struct status_error *err)
 
 static const struct gemini_stream_ops stream_ops = {on_text};
 
+/*
+ * May the step about to be sent go? Not when it would take the request's
+ * bytes to Gemini past in->max_upstream_bytes, nor when the caller's gate
+ * refuses it: either way no call is made.
+ */
+static int
+may_send(struct loop *l, struct status_error *err)
+{
+    const struct loop_input *in = l->in;
+    size_t n = l->request.len;
+
+    if (in->max_upstream_bytes > 0 &&
+        (n > (size_t)in->max_upstream_bytes ||
+         l->upstream > (size_t)in->max_upstream_bytes - n))
+        return status_set(err, ST_UPSTREAM_TOO_LARGE,
+                          "this request would send more than %ld bytes to "
+                          "Gemini in all (%zu sent, %zu more for the next "
+                          "step; limits.maxUpstreamBytes): start a new "
+                          "conversation or send less page state",
+                          in->max_upstream_bytes, l->upstream, n);
+    if (in->gate != NULL &&
+        in->gate->step(in->gate->ctx, n, &l->usage, err) != 0)
+        return -1;
+    return 0;
+}
+
 /* Ask Gemini once and read its answer into `t`: streamed when the sink
  * takes deltas. */
 static int
@@ -224,12 +261,14 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
     const struct loop_input *in = l->in;
     json_t *resp = NULL;
     const char *model;
-    int rc;
+    int rc, calls = l->calls.calls;
 
     if (keep_last(in, err) != 0)
         return -1;
     if (write_contents(in, &l->request, l->head) != 0)
         return oom(err);
+    if (may_send(l, err) != 0)
+        return -1;
     if (EMIT(l, status, LOOP_THINKING, NULL, err) != 0)
         return -1;
     if (l->sink->ops->delta != NULL)
@@ -240,13 +279,24 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
         rc = gemini_generate(in->g, in->gemini, l->request.buf,
                              l->request.len, in->a, &resp, &l->calls, err);
     l->usage.calls = l->calls.calls;
-    if (rc != 0 || turn_parse(resp, in->a, t, err) != 0)
+    /* every attempt sent the whole request (at least the first did) */
+    l->upstream += l->request.len *
+                   (size_t)(l->calls.calls > calls ? l->calls.calls - calls : 1);
+    if (rc == 0)
+        rc = turn_parse(resp, in->a, t, err);
+    if (rc == 0) {
+        loop_usage_add(&l->usage.prompt, t->prompt_tokens);
+        loop_usage_add(&l->usage.candidates, t->candidates_tokens);
+        loop_usage_add(&l->usage.thoughts, t->thoughts_tokens);
+        loop_usage_add(&l->usage.cached, t->cached_tokens);
+        loop_usage_add(&l->usage.total, t->total_tokens);
+        loop_usage_add(&l->usage.tool_use, t->tool_use_prompt_tokens);
+    }
+    /* what the caller settles with, whatever happens next */
+    if (in->gate != NULL)
+        in->gate->used = l->usage;
+    if (rc != 0)
         return -1;
-    loop_usage_add(&l->usage.prompt, t->prompt_tokens);
-    loop_usage_add(&l->usage.candidates, t->candidates_tokens);
-    loop_usage_add(&l->usage.thoughts, t->thoughts_tokens);
-    loop_usage_add(&l->usage.cached, t->cached_tokens);
-    loop_usage_add(&l->usage.total, t->total_tokens);
     /* Which model answered: an alias may name another. */
     model = json_string_value(json_object_get(resp, "modelVersion"));
     return EMIT(l, usage, &l->usage, model, err);
@@ -318,7 +368,8 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
                 plugin_find_fn(in->actions, c.name);
             if (EMIT(l, status, LOOP_TOOL, act ? act->name : c.name, err) !=
                     0 ||
-                run_call(l, act, &c, &r, err) != 0)
+                loop_run_action(in->action_env, act, &c, in->a, &r, err) !=
+                    0)
                 return -1;
         } else if (r.response == NULL) {
             return status_set(err, ST_INTERNAL,
@@ -359,8 +410,9 @@ finish(struct loop *l, enum loop_end end, const struct turn *last,
 
 /*
  * The request up to its contents, as json_pack("{s:{s:[{s:s}]}, s:O*,
- * s:O}", "systemInstruction", ..., "tools", ..., "contents", ...) would
- * write it: `{"systemInstruction":...,"tools":...,"contents":`.
+ * s:O*, s:O}", "systemInstruction", ..., "tools", ...,
+ * "generationConfig", ..., "contents", ...) would write it:
+ * `{"systemInstruction":...,"tools":...,"generationConfig":...,"contents":`.
  */
 static int
 write_head(const struct loop_input *in, struct sbuf *sb)
@@ -404,6 +456,10 @@ write_head(const struct loop_input *in, struct sbuf *sb)
         rc |= sbuf_adds(sb, ",\"tools\":");
         rc |= jsonout_write(in->tools, sb);
     }
+    /* the same for every step, so before the contents that grow */
+    if (in->max_output_tokens > 0)
+        rc |= sbuf_addf(sb, ",\"generationConfig\":{\"maxOutputTokens\":%ld}",
+                        in->max_output_tokens);
     rc |= sbuf_adds(sb, ",\"contents\":");
     return rc == 0 ? 0 : -1;
 }

@@ -27,6 +27,7 @@ struct config_actions;
 struct config_gemini;
 struct gemini;
 struct json_t;
+struct plugin_action;
 struct plugin_set;
 struct sbuf;
 struct status_error;
@@ -70,7 +71,24 @@ enum loop_who {
  * LONG_MAX (an upstream value cannot overflow them). */
 struct loop_usage {
     long prompt, candidates, thoughts, cached, total;
+    long tool_use; /* toolUsePromptTokenCount (not in loop_usage_json) */
     int calls; /* HTTP attempts that reached Gemini, retries included */
+};
+
+/*
+ * What a caller lets the loop spend, asked before every Gemini call: a
+ * budget (http/budget.h) extends its reservation for the step or refuses
+ * it. `step` gets the bytes of the request about to be sent and the
+ * usage of the calls so far; it returns 0 to send it, or -1 with `err`
+ * set to end the loop there (no call is made).
+ */
+struct loop_gate {
+    int (*step)(void *ctx, size_t request_bytes, const struct loop_usage *so_far,
+                struct status_error *err);
+    void *ctx;
+    /* The loop keeps this equal to its usage after every Gemini answer,
+     * also when it then fails: what the caller settles with. */
+    struct loop_usage used;
 };
 
 enum loop_end {
@@ -156,6 +174,15 @@ struct loop_input {
     long max_calls;          /* calls of one model turn that are run or
                               * handed back; the rest are answered with an
                               * error (0: no limit) */
+    /* generationConfig.maxOutputTokens of every call (0: not sent) */
+    long max_output_tokens;
+    /* The bytes of all the requests the loop sends (0: no bound): a step
+     * that would pass it is not sent, and the loop ends with
+     * ST_UPSTREAM_TOO_LARGE. The Gemini client's retries of a step count
+     * too, once they are made. */
+    long max_upstream_bytes;
+    /* Asked before every Gemini call (see struct loop_gate), or NULL. */
+    struct loop_gate *gate;
     /* A turn of `contents` that must stay the last of every request (the
      * page state: it changes after every action, so whatever follows it
      * could not come from Gemini's prefix cache), or NULL. The loop moves
@@ -184,6 +211,17 @@ int loop_run(const struct loop_input *in, const struct loop_sink *sink,
 struct json_t *loop_answer_part(const struct json_t *call,
                                 const struct json_t *response);
 
+/*
+ * Run the server action `act` (NULL: there is none, and the model is told
+ * so) for call `c`, as the loop runs the calls it answers itself: the
+ * response is pinned to `a`. Also for a call the loop handed back and the
+ * caller now runs (an approved one). -1 only when out of memory.
+ */
+int loop_run_action(const struct config_actions *env,
+                    const struct plugin_action *act, const struct loop_call *c,
+                    struct arena *a, struct loop_result *r,
+                    struct status_error *err) ATTR_WUR;
+
 /* Is `part` the functionResponse to `call` (a functionCall object): the
  * same name, and the same id when the call had one? */
 bool loop_answers_call(const struct json_t *part, const struct json_t *call);
@@ -201,5 +239,9 @@ struct json_t *loop_usage_json(const struct loop_usage *u);
 
 /* Add `v` to `*acc`, saturating at LONG_MAX; negative `v` counts as 0. */
 void loop_usage_add(long *acc, long v);
+
+/* The tokens a budget counts of `u`: prompt + candidates + thoughts +
+ * tool-use prompt, as Gemini reported them (saturating). */
+long loop_usage_tokens(const struct loop_usage *u);
 
 #endif /* APP_LOOP_H */

@@ -98,6 +98,7 @@ read_usage(const json_t *response, struct turn *t)
     t->thoughts_tokens = count_value(u, "thoughtsTokenCount");
     t->cached_tokens = count_value(u, "cachedContentTokenCount");
     t->total_tokens = count_value(u, "totalTokenCount");
+    t->tool_use_prompt_tokens = count_value(u, "toolUsePromptTokenCount");
 }
 
 /*

@@ -52,6 +52,8 @@ struct turn {
     /* usageMetadata; missing counts are 0 */
     long prompt_tokens, candidates_tokens, thoughts_tokens, cached_tokens,
         total_tokens;
+    long tool_use_prompt_tokens; /* toolUsePromptTokenCount: results of
+                                  * Gemini-side tools, billed as prompt */
 };
 
 /*

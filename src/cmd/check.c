@@ -10,6 +10,7 @@
 #include "cmd/commands.h"
 #include "core/config.h"
 #include "core/diag.h"
+#include "core/netaddr.h"
 #include "registry/plugin.h"
 #include "http/site.h"
 
@@ -17,6 +18,46 @@
 #include <sys/stat.h>
 
 const char cmd_check_usage[] = "[--config FILE]";
+
+/* One budget's ceilings, "unlimited" for what is not set. */
+static void
+print_ceiling(const char *name, const struct config_ceiling *c)
+{
+    printf("budget.%s: ", name);
+    if (c->requests_per_minute > 0)
+        printf("%ld requests a minute, ", c->requests_per_minute);
+    else
+        printf("unlimited requests, ");
+    if (c->tokens_per_day > 0)
+        printf("%ld tokens a day (UTC)\n", c->tokens_per_day);
+    else
+        printf("unlimited tokens\n");
+}
+
+/* What a request may spend, as configured (README "Budget"). */
+static void
+print_budget(const struct config *cfg)
+{
+    const struct config_budget *b = &cfg->budget;
+    const struct config_limits *l = &cfg->limits;
+    char text[NETADDR_TEXT_MAX];
+
+    print_ceiling("perIp", &b->per_ip);
+    print_ceiling("perUser", &b->per_user);
+    print_ceiling("site", &b->site);
+    printf("budget.trustForwardedFor:");
+    for (size_t i = 0; i < b->ntrusted; i++) {
+        netaddr_format(&b->trusted[i], text);
+        printf(" %s", text);
+    }
+    printf("%s\n", b->ntrusted ? "" : " none (the client is REMOTE_ADDR)");
+    printf("limits: maxOutputTokens %ld, maxLoopSteps %ld, maxCallsPerTurn "
+           "%ld, maxUpstreamBytes %ld\n",
+           l->max_output_tokens, l->max_loop_steps, l->max_calls_per_turn,
+           l->max_upstream_bytes);
+    printf("http.status: %s\n",
+           cfg->status.on ? "GET /_jay/status, from http.status.allow" : "off");
+}
 
 static int
 check(const char *config_path)
@@ -29,6 +70,23 @@ check(const char *config_path)
     unsigned mode;
     int rc;
 
+    /* a day's tokens that cannot hold one request's reservation (its
+     * maxOutputTokens at least): every request would be refused */
+    if (cfg != NULL) {
+        const struct config_ceiling *c[] = {&cfg->budget.per_ip,
+                                            &cfg->budget.per_user,
+                                            &cfg->budget.site};
+        static const char *const names[] = {"perIp", "perUser", "site"};
+        for (size_t i = 0; i < ARRAY_SIZE(c); i++)
+            if (c[i]->tokens_per_day > 0 &&
+                c[i]->tokens_per_day < cfg->limits.max_output_tokens)
+                diag_note(&d, cfg->path, 0,
+                          "budget.%s.tokensPerDay (%ld) is less than "
+                          "limits.maxOutputTokens (%ld), which every request "
+                          "reserves: every request will be refused",
+                          names[i], c[i]->tokens_per_day,
+                          cfg->limits.max_output_tokens);
+    }
     /* serve refuses a key file others can read or write: so is it a
      * problem here (proc/serve.c, key_file_allowed) */
     if (cfg != NULL && config_key_file_exposed(cfg, &mode) &&
@@ -38,6 +96,8 @@ check(const char *config_path)
                  "(mode %03o); serve refuses to start: run chmod 600 on it "
                  "(or set allowReadableKeyFile: true in %s)",
                  mode, cfg->path);
+    if (site != NULL)
+        (void)site_check_serving(site, &d); /* a problem: serve refuses */
     diag_print(&d, stdout, "");
     diag_print_notes(&d, stdout); /* worth knowing; not problems */
     rc = d.count == 0 && cfg != NULL ? 0 : 1;
@@ -60,6 +120,7 @@ check(const char *config_path)
             exposed += site->actions->actions[i].exposed;
         printf("%s: %zu actions (%zu exposed to the model), model %s\n",
                config_path, site->actions->count, exposed, g->model);
+        print_budget(cfg);
     }
     printf("%s\n", rc == 0 ? "ok" : "problems found");
     diag_release(&d);

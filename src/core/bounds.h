@@ -54,6 +54,20 @@
 #define BOUND_LOOP_STEPS          15
 #define DEFAULT_LOOP_STEPS        8
 
+/* generationConfig.maxOutputTokens of every Gemini call (answer and
+ * thinking of one step; limits.maxOutputTokens). Gemini's models stop at
+ * 65536; a site's widget needs a few thousand, and what a step may write
+ * is what the budget reserves for it. */
+#define BOUND_OUTPUT_TOKENS       65536
+#define DEFAULT_OUTPUT_TOKENS     8192
+/* The bytes one request may send to Gemini over all its steps
+ * (limits.maxUpstreamBytes): every step resends the conversation, so one
+ * 685 KB request made 8 calls carrying 5.5 MB. The default is this many
+ * times maxBodyBytes; the ceiling is 15 steps of the largest body. */
+#define DEFAULT_UPSTREAM_PER_BODY 4
+#define MIN_UPSTREAM_BYTES        (64u * 1024)
+#define BOUND_REQUEST_UPSTREAM    (128u * 1024 * 1024)
+
 /* A page tool's description, as declared to Gemini, keeps at most this
  * many bytes: it is page data sent with every step of every request (one
  * page sent 900 KB). */
@@ -130,6 +144,14 @@
 /* How long an approval waits for the user (policy.approvalTtlMs). */
 #define BOUND_APPROVAL_TTL_MS     (30L * 24 * 3600 * 1000)
 #define DEFAULT_APPROVAL_TTL_MS   (24L * 3600 * 1000)
+/* How long the chat's approval ticket stays good (issue 12 §1): the
+ * visitor is looking at the card; a day-old one is not a decision. */
+#define DEFAULT_TICKET_TTL_MS     (10L * 60 * 1000)
+/* A ticket, "t1.<expiry ms>.<MAC>", and a signature in `signatures`,
+ * longer than this is no ticket or signature of ours. */
+#define BOUND_TICKET_LEN          64
+/* The approval card's words (the action's description and arguments). */
+#define BOUND_PREVIEW_BYTES       1000
 /* Types of attachedContext a site may accept, and their length. */
 #define BOUND_CONTEXT_TYPES       32
 #define BOUND_CONTEXT_TYPE_LEN    64
@@ -302,6 +324,27 @@
 /* Words of a memory search that count; more are ignored. */
 #define BOUND_STORE_QUERY_WORDS      32
 
+/* --- budgets (http/budget.h, README "Budget") ------------------------- */
+
+/* budget.*.requestsPerMinute and tokensPerDay: at most these (a site's
+ * whole day at Gemini's highest paid quota fits in the second). */
+#define BOUND_BUDGET_REQUESTS_PER_MINUTE 1000000L
+#define BOUND_BUDGET_TOKENS_PER_DAY      1000000000000L
+/* Addresses in budget.trustForwardedFor and http.status.allow: proxies
+ * and operators, a short list read on every request. */
+#define BOUND_ADDRESS_LIST               64
+/* X-Forwarded-For entries read, from the right: each trusted proxy adds
+ * one, so a longer chain is a client's padding. */
+#define BOUND_FORWARDED_HOPS             16
+/* Stale counters (a client not seen since an earlier day) deleted by one
+ * reservation: the table stays the size of a day's clients, and no
+ * request pays for more than a few rows. */
+#define STORE_BUDGET_PRUNE               8
+/* Single-use tickets (store_ticket_claim): an id is short ASCII, and
+ * one claim deletes at most this many expired ones. */
+#define STORE_TICKET_ID_MAX              64
+#define STORE_TICKET_PRUNE               32
+
 /* --- identity (token.h, auth.h) ---------------------------------------- */
 
 /* A user name, in bytes (without its NUL): e-mail addresses and directory
@@ -349,6 +392,12 @@
 #endif
 #if DEFAULT_LOOP_STEPS > BOUND_LOOP_STEPS
 #error "DEFAULT_LOOP_STEPS exceeds BOUND_LOOP_STEPS"
+#endif
+#if DEFAULT_OUTPUT_TOKENS > BOUND_OUTPUT_TOKENS
+#error "DEFAULT_OUTPUT_TOKENS exceeds BOUND_OUTPUT_TOKENS"
+#endif
+#if DEFAULT_UPSTREAM_PER_BODY * BOUND_BODY_BYTES > BOUND_REQUEST_UPSTREAM
+#error "the default upstream bound of the largest body exceeds its ceiling"
 #endif
 #if DEFAULT_GEMINI_TIMEOUT_MS > BOUND_GEMINI_TIMEOUT_MS
 #error "DEFAULT_GEMINI_TIMEOUT_MS exceeds BOUND_GEMINI_TIMEOUT_MS"

@@ -13,6 +13,7 @@
 #include "core/arena.h"
 #include "core/bounds.h"
 #include "core/diag.h"
+#include "core/netaddr.h"
 #include "core/ydoc.h"
 
 #include <errno.h>
@@ -57,6 +58,11 @@ static const struct limit_key limit_keys[] = {
     LIMIT("streamHeartbeatMs", limits.stream_heartbeat_ms,
           MIN_STREAM_HEARTBEAT_MS,
           BOUND_STREAM_HEARTBEAT_MS, DEFAULT_STREAM_HEARTBEAT_MS),
+    LIMIT("maxOutputTokens", limits.max_output_tokens, 1, BOUND_OUTPUT_TOKENS,
+          DEFAULT_OUTPUT_TOKENS),
+    /* 0: not set, DEFAULT_UPSTREAM_PER_BODY x maxBodyBytes (config_load) */
+    LIMIT("maxUpstreamBytes", limits.max_upstream_bytes, MIN_UPSTREAM_BYTES,
+          BOUND_REQUEST_UPSTREAM, 0),
 };
 
 static long *
@@ -126,7 +132,8 @@ load_limits(struct config *cfg, const struct ydoc_node *map, const char *file,
                         "maxBodyBytes, maxHistoryTurns, maxTools, "
                         "maxPageStateBytes, maxLoopSteps, geminiTimeoutMs, "
                         "actionTimeoutMs, requestTimeoutMs, maxRequestsPerWorker, "
-                        "maxCallsPerTurn, streamHeartbeatMs");
+                        "maxCallsPerTurn, streamHeartbeatMs, maxOutputTokens, "
+                        "maxUpstreamBytes");
             continue;
         }
         if (!ydoc_int(v, &val)) {
@@ -255,6 +262,48 @@ load_allow(struct config *cfg, const struct ydoc_node *v, const char *file,
     cfg->run.allow = rules;
 }
 
+/* policy.actions: {<plugin>.<name>: {approval: never}}; whether the names
+ * are actions is the site's to check (it has loaded them). */
+static void
+load_policy_actions(struct config *cfg, const struct ydoc_node *map,
+                    const char *file, struct diag *d)
+{
+    size_t n = 0;
+
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line,
+                 "'policy.actions' must be a mapping of action names to "
+                 "{approval: never}");
+        return;
+    }
+    config_free_strings(cfg->run.approval_never);
+    cfg->run.approval_never = calloc(map->count + 1, sizeof(char *));
+    if (cfg->run.approval_never == NULL) {
+        diag_add(d, file, map->line, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *v = map->values[i];
+        const struct ydoc_node *ap = v->kind == YDOC_MAP
+                                         ? ydoc_get(v, "approval")
+                                         : NULL;
+        const char *s = ydoc_string(ap);
+
+        if (ap == NULL || v->count != 1 || s == NULL ||
+            (strcmp(s, "never") != 0 && strcmp(s, "visitor") != 0)) {
+            diag_add(d, file, v->line,
+                     "'policy.actions.%s' must be {approval: never} or "
+                     "{approval: visitor}",
+                     map->keys[i]->text);
+            continue;
+        }
+        if (strcmp(s, "never") == 0 &&
+            (cfg->run.approval_never[n++] = strdup(map->keys[i]->text)) ==
+                NULL)
+            diag_add(d, file, v->line, "out of memory");
+    }
+}
+
 static void
 load_policy(struct config *cfg, const struct ydoc_node *map, const char *file,
             struct diag *d)
@@ -281,6 +330,14 @@ load_policy(struct config *cfg, const struct ydoc_node *map, const char *file,
                          (long)BOUND_APPROVAL_TTL_MS);
             else
                 cfg->run.approval_ttl_ms = (long)ms;
+        } else if (strcmp(k->text, "ticketTtlMs") == 0) {
+            if (!ydoc_int(v, &ms) || ms < 1000 || ms > BOUND_APPROVAL_TTL_MS)
+                diag_add(d, file, v->line,
+                         "'policy.ticketTtlMs' must be an integer from "
+                         "1000 to %ld",
+                         (long)BOUND_APPROVAL_TTL_MS);
+            else
+                cfg->run.ticket_ttl_ms = (long)ms;
         } else if (strcmp(k->text, "allow") == 0) {
             load_allow(cfg, v, file, d);
         } else if (strcmp(k->text, "persona") == 0) {
@@ -288,10 +345,12 @@ load_policy(struct config *cfg, const struct ydoc_node *map, const char *file,
                 set_string(&cfg->run.persona, s);
         } else if (strcmp(k->text, "contextTypes") == 0) {
             load_context_types(cfg, v, file, d);
+        } else if (strcmp(k->text, "actions") == 0) {
+            load_policy_actions(cfg, v, file, d);
         } else {
             unknown_key(d, file, k, " in 'policy'",
-                        "sideEffects, approvalTtlMs, allow, persona, "
-                        "contextTypes");
+                        "sideEffects, approvalTtlMs, ticketTtlMs, allow, "
+                        "persona, contextTypes, actions");
         }
     }
 }
@@ -353,13 +412,13 @@ load_auth(struct config *cfg, const struct ydoc_node *map, const char *file,
     }
 }
 
-/* history: {allowParts: [inlineData, fileData, executableCode,
- * codeExecutionResult, thought]} -> the bits of agent/history.h (which
- * core cannot include: the values are repeated there and checked by the
- * chat's unit test) */
+/* history: {verify: strict | off, allowParts: [inlineData, fileData,
+ * executableCode, codeExecutionResult, thought]} -> the bits of
+ * agent/history.h (which core cannot include: the values are repeated
+ * there and checked by the chat's unit test) */
 static void
-load_history(struct config *cfg, const struct ydoc_node *map, const char *file,
-             struct diag *d)
+load_allow_parts(struct config *cfg, const struct ydoc_node *list,
+                 const char *file, struct diag *d)
 {
     static const struct {
         const char *name;
@@ -369,17 +428,13 @@ load_history(struct config *cfg, const struct ydoc_node *map, const char *file,
                  {"executableCode", 1u << 2},
                  {"codeExecutionResult", 1u << 2},
                  {"thought", 1u << 3}};
-    const struct ydoc_node *list = map->kind == YDOC_MAP
-                                       ? ydoc_get(map, "allowParts")
-                                       : NULL;
 
-    if (map->kind != YDOC_MAP || map->count != (list != NULL) ||
-        (list != NULL && list->kind != YDOC_SEQ)) {
-        diag_add(d, file, map->line,
-                 "'history' must be {allowParts: [names]}");
+    if (list->kind != YDOC_SEQ) {
+        diag_add(d, file, list->line,
+                 "'history.allowParts' must be a list of part names");
         return;
     }
-    for (size_t i = 0; list != NULL && i < list->count; i++) {
+    for (size_t i = 0; i < list->count; i++) {
         const char *name = ydoc_string(list->values[i]);
         size_t k = 0;
         while (k < ARRAY_SIZE(parts) &&
@@ -394,30 +449,188 @@ load_history(struct config *cfg, const struct ydoc_node *map, const char *file,
     }
 }
 
-/* http: {directActions: readOnly | authenticated} */
+static void
+load_history(struct config *cfg, const struct ydoc_node *map, const char *file,
+             struct diag *d)
+{
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line,
+                 "'history' must be {verify, allowParts}, not %s",
+                 ydoc_type_name(map));
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        const char *s;
+
+        if (strcmp(k->text, "allowParts") == 0) {
+            load_allow_parts(cfg, v, file, d);
+        } else if (strcmp(k->text, "verify") == 0) {
+            s = ydoc_string(v);
+            if (s != NULL && strcmp(s, "strict") == 0)
+                cfg->history.verify = true;
+            else if (s != NULL && strcmp(s, "off") == 0)
+                cfg->history.verify = false;
+            else
+                diag_add(d, file, v->line,
+                         "'history.verify' must be strict or off");
+        } else {
+            unknown_key(d, file, k, " in 'history'", "verify, allowParts");
+        }
+    }
+}
+
+/*
+ * A list of addresses or networks (budget.trustForwardedFor,
+ * http.status.allow) into a new array in *list (NULL when empty or on a
+ * problem, which is reported). `what` names the key in messages.
+ */
+static void
+load_addresses(const struct ydoc_node *v, const char *file, const char *what,
+               struct netaddr **list, size_t *n, struct diag *d)
+{
+    struct netaddr *out;
+
+    free(*list);
+    *list = NULL;
+    *n = 0;
+    if (v->kind != YDOC_SEQ || v->count > BOUND_ADDRESS_LIST) {
+        diag_add(d, file, v->line,
+                 "'%s' must be a list of at most %d addresses", what,
+                 BOUND_ADDRESS_LIST);
+        return;
+    }
+    if (v->count == 0)
+        return;
+    out = calloc(v->count, sizeof(*out));
+    if (out == NULL)
+        return;
+    for (size_t i = 0; i < v->count; i++) {
+        const char *s = ydoc_string(v->values[i]);
+        if (s == NULL || !netaddr_parse(s, strlen(s), &out[*n])) {
+            diag_add(d, file, v->values[i]->line,
+                     "'%s' entries are IP addresses or networks "
+                     "(127.0.0.1, ::1, 10.0.0.0/8), not %s%s%s",
+                     what, s ? "'" : "", s ? s : ydoc_type_name(v->values[i]),
+                     s ? "'" : "");
+            continue;
+        }
+        (*n)++;
+    }
+    *list = out;
+}
+
+/* http: {directActions: readOnly | authenticated, status: {allow: [...]}} */
 static void
 load_http(struct config *cfg, const struct ydoc_node *map, const char *file,
           struct diag *d)
 {
-    const struct ydoc_node *v =
-        map->kind == YDOC_MAP ? ydoc_get(map, "directActions") : NULL;
-    const char *s = v ? ydoc_string(v) : NULL;
-
-    if (map->kind != YDOC_MAP || map->count != (v != NULL) ||
-        (v != NULL && s == NULL)) {
+    if (map->kind != YDOC_MAP) {
         diag_add(d, file, map->line,
-                 "'http' must be {directActions: readOnly | authenticated}");
+                 "'http' must be {directActions: readOnly | authenticated, "
+                 "status: {allow: [addresses]}}");
         return;
     }
-    if (s == NULL || strcmp(s, "readOnly") == 0)
-        cfg->direct_actions = CONFIG_DIRECT_READ_ONLY;
-    else if (strcmp(s, "authenticated") == 0)
-        cfg->direct_actions = CONFIG_DIRECT_AUTHENTICATED;
-    else
-        diag_add(d, file, v->line,
-                 "'http.directActions' is readOnly or authenticated, not "
-                 "'%s'",
-                 s);
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        const char *s = ydoc_string(v);
+        if (strcmp(k->text, "directActions") == 0) {
+            if (s != NULL && strcmp(s, "readOnly") == 0)
+                cfg->direct_actions = CONFIG_DIRECT_READ_ONLY;
+            else if (s != NULL && strcmp(s, "authenticated") == 0)
+                cfg->direct_actions = CONFIG_DIRECT_AUTHENTICATED;
+            else
+                diag_add(d, file, v->line,
+                         "'http.directActions' is readOnly or authenticated, "
+                         "not %s%s%s",
+                         s ? "'" : "", s ? s : ydoc_type_name(v), s ? "'" : "");
+        } else if (strcmp(k->text, "status") == 0) {
+            const struct ydoc_node *allow =
+                v->kind == YDOC_MAP ? ydoc_get(v, "allow") : NULL;
+            if (allow == NULL || v->count != 1) {
+                diag_add(d, file, v->line,
+                         "'http.status' must be {allow: [addresses]}");
+                continue;
+            }
+            load_addresses(allow, file, "http.status.allow",
+                           &cfg->status.allow, &cfg->status.nallow, d);
+            cfg->status.on = cfg->status.nallow > 0;
+        } else {
+            unknown_key(d, file, k, " in 'http'", "directActions, status");
+        }
+    }
+}
+
+/* --- budget: what a client may spend --------------------------------------- */
+
+/* budget.perIp / perUser / site: {requestsPerMinute, tokensPerDay} */
+static void
+load_ceiling(struct config_ceiling *c, const char *name,
+             const struct ydoc_node *map, const char *file, struct diag *d)
+{
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line,
+                 "'budget.%s' must be {requestsPerMinute, tokensPerDay}, not "
+                 "%s",
+                 name, ydoc_type_name(map));
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        bool rpm = strcmp(k->text, "requestsPerMinute") == 0;
+        long max = rpm ? BOUND_BUDGET_REQUESTS_PER_MINUTE
+                       : BOUND_BUDGET_TOKENS_PER_DAY;
+        long long val;
+
+        if (!rpm && strcmp(k->text, "tokensPerDay") != 0) {
+            char where[32];
+            snprintf(where, sizeof(where), " in 'budget.%s'", name);
+            unknown_key(d, file, k, where, "requestsPerMinute, tokensPerDay");
+            continue;
+        }
+        if (!ydoc_int(v, &val) || val < 1 || val > max) {
+            diag_add(d, file, v->line,
+                     "'budget.%s.%s' must be an integer from 1 to %ld "
+                     "(leave it out for no limit)",
+                     name, k->text, max);
+            continue;
+        }
+        if (rpm)
+            c->requests_per_minute = (long)val;
+        else
+            c->tokens_per_day = (long)val;
+    }
+}
+
+static void
+load_budget(struct config *cfg, const struct ydoc_node *map, const char *file,
+            struct diag *d)
+{
+    struct config_budget *b = &cfg->budget;
+
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line, "'budget' must be a mapping, not %s",
+                 ydoc_type_name(map));
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        if (strcmp(k->text, "perIp") == 0)
+            load_ceiling(&b->per_ip, "perIp", v, file, d);
+        else if (strcmp(k->text, "perUser") == 0)
+            load_ceiling(&b->per_user, "perUser", v, file, d);
+        else if (strcmp(k->text, "site") == 0)
+            load_ceiling(&b->site, "site", v, file, d);
+        else if (strcmp(k->text, "trustForwardedFor") == 0)
+            load_addresses(v, file, "budget.trustForwardedFor", &b->trusted,
+                           &b->ntrusted, d);
+        else
+            unknown_key(d, file, k, " in 'budget'",
+                        "perIp, perUser, site, trustForwardedFor");
+    }
+    b->on = b->per_ip.requests_per_minute || b->per_ip.tokens_per_day ||
+            b->per_user.requests_per_minute || b->per_user.tokens_per_day ||
+            b->site.requests_per_minute || b->site.tokens_per_day;
 }
 
 /* Returns 0, or -1 when agent.yaml is unusable (problems reported). */
@@ -466,6 +679,8 @@ load_agent_yaml(struct config *cfg, struct diag *d)
             load_history(cfg, v, file, d);
         } else if (strcmp(k->text, "http") == 0) {
             load_http(cfg, v, file, d);
+        } else if (strcmp(k->text, "budget") == 0) {
+            load_budget(cfg, v, file, d);
         } else if (strcmp(k->text, "allowReadableKeyFile") == 0) {
             if (!ydoc_bool(v, &cfg->allow_readable_key_file))
                 diag_add(d, file, v->line,
@@ -475,7 +690,7 @@ load_agent_yaml(struct config *cfg, struct diag *d)
         } else {
             unknown_key(d, file, k, "",
                         "gemini, actions, dataDir, limits, store, policy, "
-                        "auth, history, http, "
+                        "auth, history, http, budget, "
                         "allowReadableKeyFile");
         }
     }
@@ -716,7 +931,9 @@ config_load(const char *path, struct diag *d)
     cfg->gemini.system_prompt = strdup("");
     cfg->auth.session_cookie = strdup(CONFIG_DEFAULT_SESSION_COOKIE);
     cfg->run.side_effects = true;
+    cfg->history.verify = true;
     cfg->run.approval_ttl_ms = DEFAULT_APPROVAL_TTL_MS;
+    cfg->run.ticket_ttl_ms = DEFAULT_TICKET_TTL_MS;
     if (cfg->path == NULL || cfg->dir == NULL || cfg->gemini.model == NULL ||
         cfg->gemini.base_url == NULL || cfg->gemini.system_prompt == NULL ||
         cfg->auth.session_cookie == NULL)
@@ -728,6 +945,10 @@ config_load(const char *path, struct diag *d)
     if (load_agent_yaml(cfg, d) != 0)
         goto fail;
     apply_env_limits(cfg, d);
+    /* read after the body bound it is a multiple of */
+    if (cfg->limits.max_upstream_bytes == 0)
+        cfg->limits.max_upstream_bytes =
+            DEFAULT_UPSTREAM_PER_BODY * cfg->limits.max_body_bytes;
     /* Defaults for the paths: the layout of a checkout (conf/ beside
      * actions/ and var/). */
     if (cfg->gemini.path == NULL)
@@ -776,10 +997,13 @@ config_free(struct config *cfg)
     free(cfg->gemini.base_url);
     free(cfg->auth.secret_file);
     free(cfg->auth.session_cookie);
+    free(cfg->budget.trusted);
+    free(cfg->status.allow);
     free(cfg->run.store);
     free(cfg->run.persona);
     json_decref(cfg->run.allow);
     config_free_strings(cfg->run.context_types);
+    config_free_strings(cfg->run.approval_never);
     free(cfg);
 }
 

@@ -6,7 +6,8 @@
  * a leaf: it loads no plugins (the site does, see site.h). Each module is
  * handed only its own part: the Gemini client `gemini` (with its
  * timeout), server actions `actions` (folders, data folder, timeout), the
- * request path `limits`, identity `auth`.
+ * request path `limits`, identity `auth`, what clients may spend
+ * `budget`.
  *
  * Problems go to a `struct diag` as `file:line: message`. They come in two
  * weights: a broken agent.yaml is fatal (config_load returns NULL: there is
@@ -23,6 +24,7 @@
 #include "core/common.h"
 
 struct diag;
+struct netaddr;
 
 struct config_limits {
     long max_body_bytes;
@@ -36,6 +38,12 @@ struct config_limits {
     /* a stream with no event for this long gets a status line, so a
      * proxy's read timeout never cuts it (streamHeartbeatMs) */
     long stream_heartbeat_ms;
+    /* generationConfig.maxOutputTokens of every Gemini call: answer and
+     * thinking of one step (maxOutputTokens) */
+    long max_output_tokens;
+    /* the bytes one request may send to Gemini over all its steps
+     * (maxUpstreamBytes; default 4 x maxBodyBytes) */
+    long max_upstream_bytes;
 };
 
 /* Where the API key came from; the key itself is never printed. */
@@ -70,9 +78,15 @@ struct config_run {
     bool side_effects;     /* policy.sideEffects; env
                             * AGENT_SIDE_EFFECTS_ENABLED=false wins */
     long approval_ttl_ms;  /* policy.approvalTtlMs */
+    long ticket_ttl_ms;    /* policy.ticketTtlMs: the chat's approval
+                            * tickets (agent/seal.h) */
     struct json_t *allow;  /* policy.allow: the site's allow rules, owned */
     char *persona;         /* policy.persona: the run API's instruction */
     char **context_types;  /* policy.contextTypes, NULL-terminated */
+    /* policy.actions: {<name>: {approval: never}}: actions with side
+     * effects the chat runs without asking the visitor (the owner takes
+     * the risk, e.g. for an idempotent one); NULL-terminated, or NULL */
+    char **approval_never;
 };
 
 /* Who a request is (the `auth:` section; http/auth.h reads it). */
@@ -97,9 +111,39 @@ enum config_direct {
     CONFIG_DIRECT_AUTHENTICATED, /* a signed-in user the policy allows */
 };
 
+/* One budget's ceilings (budget.perIp, budget.perUser, budget.site):
+ * 0 = unlimited. */
+struct config_ceiling {
+    long requests_per_minute;
+    long tokens_per_day;
+};
+
+/* What a client may spend (budget:, README "Budget"). */
+struct config_budget {
+    struct config_ceiling per_ip, per_user, site;
+    /* trustForwardedFor: the proxies whose X-Forwarded-For names the
+     * client; owned */
+    struct netaddr *trusted;
+    size_t ntrusted;
+    /* any ceiling is set: requests are counted (in the store); else the
+     * request path never touches the store for a budget */
+    bool on;
+};
+
+/* GET /_jay/status (http.status): off unless `allow` names addresses. */
+struct config_status {
+    struct netaddr *allow; /* owned */
+    size_t nallow;
+    bool on;
+};
+
 /* What the chat accepts in the history a browser sends (history:). */
 struct config_history {
     unsigned allow_parts; /* allowParts, as agent/history.h's bits */
+    /* verify: strict (true, the default): model turns and the server's
+     * answers must carry the server's signature (agent/seal.h); off:
+     * the browser's history is taken as it is (imported conversations) */
+    bool verify;
 };
 
 struct config {
@@ -111,6 +155,8 @@ struct config {
     struct config_run run;
     struct config_history history;
     enum config_direct direct_actions;
+    struct config_budget budget;
+    struct config_status status;
 
     struct config_auth auth;
     /* allowReadableKeyFile: serve even when the file holding the key is

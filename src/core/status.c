@@ -49,6 +49,11 @@ static const struct {
     [ST_STORE] = {"store_error", 500},
     [ST_SCHEMA_NEWER] = {"store_schema_newer", 500},
     [ST_FORBIDDEN] = {"forbidden", 403},
+    [ST_BUDGET_EXHAUSTED] = {"budget_exhausted", 429},
+    [ST_BUDGET_UNAVAILABLE] = {"budget_unavailable", 503},
+    [ST_UPSTREAM_TOO_LARGE] = {"upstream_too_large", 413},
+    [ST_HISTORY_TAMPERED] = {"history_tampered", 400},
+    [ST_APPROVAL_INVALID] = {"approval_invalid", 403},
 };
 
 /* Cut `s` so that it does not end inside a UTF-8 sequence. */

@@ -58,6 +58,16 @@ enum status {
     ST_STORE,             /* 500 store_error: the database failed */
     ST_SCHEMA_NEWER,      /* 500 store_schema_newer: a newer program's store */
     ST_FORBIDDEN,         /* 403 forbidden: not for this caller, by policy */
+    ST_BUDGET_EXHAUSTED,  /* 429 budget_exhausted: a client's, a user's or
+                           * the site's budget is spent (Retry-After) */
+    ST_BUDGET_UNAVAILABLE, /* 503 budget_unavailable: the counters cannot
+                            * be read, so nothing is spent (fail closed) */
+    ST_UPSTREAM_TOO_LARGE, /* 413 upstream_too_large: the request would send
+                            * more than maxUpstreamBytes to Gemini */
+    ST_HISTORY_TAMPERED,  /* 400 history_tampered: a turn the server did
+                           * not sign where its signature must be */
+    ST_APPROVAL_INVALID,  /* 403 approval_invalid: a ticket that does not
+                           * verify, has expired or was used */
     ST__COUNT
 };
 

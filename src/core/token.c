@@ -307,6 +307,34 @@ out:
     return rc;
 }
 
+/* --- the site's other signatures ---------------------------------------------- */
+
+int
+token_mac(const unsigned char *secret, size_t n, const void *msg, size_t len,
+          char out[TOKEN_MAC_SIZE], struct status_error *err)
+{
+    unsigned char mac[MAC_BYTES];
+
+    out[0] = '\0';
+    if (check_secret(n, err) != 0 || sign(secret, n, msg, len, mac, err) != 0)
+        return -1;
+    _Static_assert(TOKEN_MAC_BYTES <= MAC_BYTES, "a MAC is a part of HMAC");
+    _Static_assert(TOKEN_MAC_LEN == (TOKEN_MAC_BYTES * 4 + 2) / 3,
+                   "TOKEN_MAC_LEN is base64url of TOKEN_MAC_BYTES");
+    b64_encode(mac, TOKEN_MAC_BYTES, out);
+    out[TOKEN_MAC_LEN] = '\0';
+    explicit_bzero(mac, sizeof(mac));
+    return 0;
+}
+
+bool
+token_mac_equal(const char *want, const char *given)
+{
+    /* the length is no secret: a wrong one is refused at once */
+    return given != NULL && strnlen(given, TOKEN_MAC_SIZE) == TOKEN_MAC_LEN &&
+           CRYPTO_memcmp(want, given, TOKEN_MAC_LEN) == 0;
+}
+
 /* --- the secret file -------------------------------------------------------- */
 
 int

@@ -78,6 +78,28 @@ int token_verify(const unsigned char *secret, size_t n, const char *token,
                  struct status_error *err) ATTR_WUR;
 
 /*
+ * The site's other signatures (history turns, approval tickets): the
+ * base64url of the first TOKEN_MAC_BYTES of HMAC-SHA256(secret, msg).
+ * Callers start `msg` with a label of their own ("ga-turn/1\n", ...) so
+ * that no signature is valid for another kind of thing, a session token
+ * ("v1.") included. 128 bits: a forger must guess, and every guess costs
+ * a request.
+ */
+#define TOKEN_MAC_BYTES 16
+#define TOKEN_MAC_LEN   22 /* base64url of TOKEN_MAC_BYTES, no padding */
+#define TOKEN_MAC_SIZE  (TOKEN_MAC_LEN + 1)
+
+/* Write the MAC of msg[0..len) into out (NUL-terminated). 0, or -1 with
+ * ST_CONFIG (secret too short) or ST_INTERNAL. */
+int token_mac(const unsigned char *secret, size_t n, const void *msg,
+              size_t len, char out[TOKEN_MAC_SIZE],
+              struct status_error *err) ATTR_WUR;
+
+/* Is `given` (any string, maybe not a MAC at all) the MAC `want`? Takes
+ * the same time whatever the answer. */
+bool token_mac_equal(const char *want, const char *given);
+
+/*
  * Read the secret file at `path` into buf[0..cap) and its length into *n.
  * Refuses, with ST_CONFIG and a message naming the path, a file that is
  * missing, not a regular file, shorter than BOUND_SECRET_MIN bytes,

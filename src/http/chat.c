@@ -34,14 +34,18 @@
 #include "agent/loop.h"
 #include "registry/plugin.h"
 #include "agent/prompt.h"
+#include "agent/seal.h"
 #include "http/ndjson.h"
 #include "http/site.h"
 #include "core/status.h"
+#include "store/store.h"
 #include "agent/toolbridge.h"
 #include "agent/turn.h"
+#include "core/utf8.h"
 
 #include <jansson.h>
 #include <string.h>
+#include <time.h>
 
 /* Everything one chat request works with. */
 struct chat {
@@ -68,6 +72,17 @@ struct chat {
     struct gemini *g;
     bool (*gone)(void *ctx); /* the request's own hang-up check */
     void *gone_ctx;
+    /* approvals (issue 12 §1) and signatures (§2), see agent/seal.h */
+    const struct site *site;
+    struct store **store;   /* the thread's store, opened on use */
+    struct seal_key key;    /* the site secret; len 0: none */
+    json_t *approvals;      /* [{id, fn, args, turn, part}] waiting for the
+                             * visitor, in call order */
+    bool waiting;           /* the decided approval left others waiting:
+                             * answered without asking Gemini */
+    const json_t *sigs_in;  /* the request's `signatures`, or NULL */
+    size_t sigs_reuse;      /* contents[0..sigs_reuse) keep those
+                             * (verified) signatures */
 };
 
 /* config.c reads history.allowParts into these bits; it cannot include
@@ -93,20 +108,72 @@ call_id(struct arena *a, const json_t *call, size_t turn, size_t part)
     return id ? id : arena_printf(a, "call_%zu_%zu", turn, part);
 }
 
+/* ...and for one that needs the visitor's approval on a site that cannot
+ * sign the ticket (check says so too). */
+#define NO_TICKETS                                                             \
+    "not run: this action needs the visitor's approval, and this site has "  \
+    "no auth.secretFile to sign it with"
+
 /* Who answers this call? The browser runs the page tools it declared;
  * the server answers everything else (actions, and unknown names with an
+ * error, so the model can correct itself). */
+/* Does the visitor decide whether `act` runs? Every action with side
+ * effects, unless the site's policy.actions says `approval: never`. */
+static bool
+needs_approval(const struct chat *c, const struct plugin_action *act)
+{
+    char *const *name;
+
+    if (act == NULL || !act->side_effects)
+        return false;
+    for (name = c->site->cfg->run.approval_never; name && *name; name++)
+        if (strcmp(*name, act->name) == 0)
+            return false;
+    return true;
+}
+
+/* The words the model reads for a side effect the site switched off. */
+#define SWITCHED_OFF                                                           \
+    "not run: actions with side effects are switched off on this site "     \
+    "(policy.sideEffects)"
+
+/* ...and for one that needs the visitor's approval on a site that cannot
+ * sign the ticket (check says so too). */
+#define NO_TICKETS                                                             \
+    "not run: this action needs the visitor's approval, and this site has "  \
+    "no auth.secretFile to sign it with"
+
+/* Who answers this call? The browser runs the page tools it declared and
+ * decides on actions with side effects (they wait for its approval); the
+ * server answers everything else (actions, and unknown names with an
  * error, so the model can correct itself). */
 static int
 decide_call(void *ctx, const struct loop_call *lc, struct loop_result *r,
             struct status_error *err)
 {
     const struct chat *c = ctx;
+    const struct plugin_action *act;
 
-    (void)r, (void)err;
-    return !plugin_is_fn_name(lc->name) &&
-                   toolbridge_page_find(&c->page, lc->name) != NULL
-               ? LOOP_HAND_BACK
-               : LOOP_RUN_IT;
+    if (!plugin_is_fn_name(lc->name))
+        return toolbridge_page_find(&c->page, lc->name) != NULL
+                   ? LOOP_HAND_BACK
+                   : LOOP_RUN_IT;
+    act = plugin_find_fn(c->actions, lc->name);
+    if (act != NULL && act->side_effects && !c->site->cfg->run.side_effects) {
+        r->action = act->name;
+        r->response = arena_take_json(
+            c->a, json_pack("{s:s}", "error", SWITCHED_OFF));
+        return r->response ? LOOP_ANSWER_IT : oom(err);
+    }
+    if (!needs_approval(c, act))
+        return LOOP_RUN_IT;
+    if (c->key.len == 0) { /* no secret to sign a ticket with */
+        r->action = act->name;
+        r->response = arena_take_json(
+            c->a, json_pack("{s:s}", "error", NO_TICKETS));
+        return r->response ? LOOP_ANSWER_IT : oom(err);
+    }
+    return LOOP_HAND_BACK;
 }
 
 /* --- the pending turn -------------------------------------------------- */
@@ -182,32 +249,136 @@ browser_response(const json_t *r, json_t **resp, struct status_error *err)
     return *resp ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
 }
 
+/* The visitor's decision on one waiting call (submitToolResults'
+ * `approval`). */
+struct chat_approval {
+    const char *id, *ticket;
+    bool approve;
+};
+
+/* Milliseconds since the epoch: tickets expire by the wall clock, which
+ * every worker and host agrees on. */
+static long long
+wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Remember a call that waits for the visitor (see struct chat). */
+static int
+add_waiting(struct chat *c, const char *id, const json_t *call, size_t turn,
+            size_t part, struct status_error *err)
+{
+    json_t *args = json_object_get(call, "args");
+    /* "o" takes the reference, also when the pack fails */
+    json_t *w = json_pack("{s:s, s:O, s:o, s:I, s:I}", "id", id, "fn",
+                          json_object_get(call, "name"), "args",
+                          args ? json_incref(args) : json_object(), "turn",
+                          (json_int_t)turn, "part", (json_int_t)part);
+
+    return json_array_append_new(c->approvals, w) == 0 ? 0 : oom(err);
+}
+
 /*
- * Answer the pending calls in call order: the server's answers from the
- * partial turn, the browser's from `results` (NULL: the visitor moved on,
- * so page calls get an error saying they did not run). Replaces the
- * partial turn with the complete one in c->contents.
+ * The visitor decided on the waiting call history[turn].parts[part]: the
+ * ticket must verify against the history as sent, be in time, and be
+ * used for the first time (the store keeps used ids until they expire).
+ * Then the action runs (approve) or the model hears it was declined.
+ * *resp is a new reference.
+ */
+static int
+decide_waiting(struct chat *c, const json_t *call, const char *id,
+               size_t turn, size_t part, const struct chat_approval *ap,
+               json_t **resp, struct status_error *err)
+{
+    const char *fn = json_string_value(json_object_get(call, "name"));
+    const struct plugin_action *act = plugin_find_fn(c->actions, fn);
+    json_t *args = json_object_get(call, "args");
+    struct loop_call lc = {fn, args, call, turn, part};
+    struct loop_result r = {0};
+    char tid[TOKEN_MAC_SIZE];
+    long long now = wall_ms(), exp;
+
+    if (act == NULL || !needs_approval(c, act))
+        return status_set(err, ST_APPROVAL_INVALID,
+                          "the approval names a call that does not wait "
+                          "for one");
+    if (args == NULL && (args = arena_take_json(c->a, json_object())) == NULL)
+        return oom(err);
+    lc.args = args;
+    struct seal_call sc = {act->name, args, id, turn, part};
+    if (seal_ticket_check(&c->key, c->contents, &sc, ap->ticket, now, tid, &exp,
+                          err) != 0)
+        return -1;
+    if (*c->store == NULL &&
+        (*c->store = store_open_migrated(c->site->cfg->run.store, err)) ==
+            NULL)
+        return -1;
+    if (store_ticket_claim(*c->store, tid, exp, now, err) != 0) {
+        if (err->code != ST_CONFLICT)
+            return -1;
+        memset(err, 0, sizeof(*err));
+        return status_set(err, ST_APPROVAL_INVALID,
+                          "the approval has been used already");
+    }
+    if (!ap->approve) {
+        *resp = json_pack("{s:s}", "error", "the user declined this action");
+        return *resp ? 0 : oom(err);
+    }
+    if (!c->site->cfg->run.side_effects) {
+        *resp = json_pack("{s:s}", "error", SWITCHED_OFF);
+        return *resp ? 0 : oom(err);
+    }
+    if (c->stream != NULL &&
+        ndjson_tool_call(c->stream, act->name, args, false, NULL, err) != 0)
+        return -1;
+    if (loop_run_action(&c->site->cfg->actions, act, &lc, c->a, &r, err) != 0)
+        return -1;
+    if (json_array_append_new(c->server_calls,
+                              json_pack("{s:s, s:O, s:b, s:I}", "name",
+                                        act->name, "args", args, "ok", r.ok,
+                                        "ms", (json_int_t)r.ms)) != 0)
+        return oom(err);
+    if (c->stream != NULL &&
+        ndjson_tool_result(c->stream, act->name, r.ok, r.ms, err) != 0)
+        return -1;
+    *resp = json_incref(UNCONST(r.response));
+    return 0;
+}
+
+/*
+ * Answer the pending calls in call order: the answers given so far (the
+ * partial turn), the browser's from `results` (NULL: the visitor moved
+ * on, so every waiting call gets an error saying it did not run), and the
+ * visitor's decision `ap` on the first call that waits for one. Calls
+ * that still wait for a decision stay unanswered (c->waiting). Replaces
+ * the partial turn with the new one in c->contents.
  */
 static int
 answer_pending(struct chat *c, const struct pending *p, json_t *results,
-               struct status_error *err)
+               const struct chat_approval *ap, struct status_error *err)
 {
     json_t *parts = json_array(), *part;
     size_t k, next_partial = 0, used = 0;
+    bool decided = false, first = true;
 
     if (parts == NULL || !arena_take_json(c->a, parts))
         return oom(err);
     json_array_foreach(p->calls, k, part) {
         json_t *call = json_object_get(part, "functionCall");
-        const char *name;
+        const char *name, *id;
         json_t *resp = NULL;
 
         if (call == NULL)
             continue;
         name = json_string_value(json_object_get(call, "name"));
-        /* Answered by the server when the turn ran? The partial turn says
-         * so (history_check made sure it follows call order); the page
-         * may since have lost the tool, so names cannot tell. */
+        /* Answered when the turn ran, or in an earlier decision? The
+         * partial turn says so (history_check made sure it follows call
+         * order); the page may since have lost the tool, so names cannot
+         * tell. */
         json_t *given = json_array_get(p->partial, next_partial);
         if (loop_answers_call(given, call)) {
             next_partial++;
@@ -215,14 +386,26 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
                 return oom(err);
             continue;
         }
-        if (results == NULL) {
+        if ((id = call_id(c->a, call, p->model, k)) == NULL)
+            return oom(err);
+        if (results == NULL && ap == NULL) {
             resp = json_pack("{s:s}", "error",
                              "not run: the visitor sent a new message "
                              "instead");
+        } else if (plugin_is_fn_name(name)) {
+            /* waits for the visitor: only the first such call can be
+             * decided now, so decisions come in call order */
+            bool mine = ap != NULL && first && strcmp(ap->id, id) == 0;
+            first = false;
+            if (!mine) {
+                if (add_waiting(c, id, call, p->model, k, err) != 0)
+                    return -1;
+                continue;
+            }
+            if (decide_waiting(c, call, id, p->model, k, ap, &resp, err) != 0)
+                return -1;
+            decided = true;
         } else {
-            const char *id = call_id(c->a, call, p->model, k);
-            if (id == NULL)
-                return oom(err);
             size_t i;
             json_t *r;
             json_array_foreach(results, i, r) {
@@ -248,11 +431,19 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
         }
         json_decref(resp);
     }
+    if (ap != NULL && !decided)
+        return status_set(err, ST_APPROVAL_INVALID,
+                          "the approval names no call waiting for it");
+    if (json_array_size(parts) == 0) /* results: [] for an approval */
+        return status_set(err, ST_BAD_REQUEST,
+                          "the waiting call needs the visitor's decision "
+                          "(approval), not results");
     if (results != NULL && used != json_array_size(results))
         return status_set(err, ST_BAD_REQUEST,
                           "results: %zu of them name no waiting call (or "
                           "name one twice)",
                           json_array_size(results) - used);
+    c->waiting = json_array_size(c->approvals) > 0;
     json_t *turn = json_pack("{s:s, s:O}", "role", "user", "parts", parts);
     if (turn == NULL)
         return oom(err);
@@ -269,7 +460,9 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
 
 struct chat_input {
     const char *message;
-    json_t *history, *results;
+    json_t *history, *results, *signatures;
+    struct chat_approval approval;
+    bool has_approval;
     /* the page state and the tools stay spans of the body: their nodes,
      * or JSCAN_NONE */
     size_t page_state, tool_defs;
@@ -280,9 +473,12 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
        struct chat_input *in, struct status_error *err)
 {
     static const char *const send_members[] = {
-        "message", "history", "toolDefinitions", "pageState", NULL};
+        "message", "history", "signatures", "toolDefinitions", "pageState",
+        NULL};
     static const char *const results_members[] = {
-        "results", "history", "toolDefinitions", "pageState", NULL};
+        "results", "approval", "history", "signatures", "toolDefinitions",
+        "pageState", NULL};
+    json_t *approval = NULL;
     json_error_t jerr;
     const char *unknown;
     json_t *body;
@@ -301,11 +497,13 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
     in->page_state = nodes[0];
     in->tool_defs = nodes[1];
     if (kind == CHAT_SEND_MESSAGE)
-        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o}", "message",
-                            &in->message, "history", &in->history);
+        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o, s?o}", "message",
+                            &in->message, "history", &in->history,
+                            "signatures", &in->signatures);
     else
-        rc = json_unpack_ex(body, &jerr, 0, "{s:o, s:o}", "results",
-                            &in->results, "history", &in->history);
+        rc = json_unpack_ex(body, &jerr, 0, "{s?o, s?o, s:o, s?o}", "results",
+                            &in->results, "approval", &approval, "history",
+                            &in->history, "signatures", &in->signatures);
     if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     if (rc != 0)
@@ -318,6 +516,31 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
     if (unknown != NULL)
         return status_set(err, ST_BAD_REQUEST,
                           "the request body: unknown member '%s'", unknown);
+    if (kind == CHAT_SUBMIT_RESULTS && in->results == NULL && approval == NULL)
+        return status_set(err, ST_BAD_REQUEST,
+                          "the request body: results or approval is "
+                          "required");
+    if (in->signatures != NULL && !json_is_array(in->signatures) &&
+        !json_is_null(in->signatures))
+        return status_set(err, ST_BAD_REQUEST,
+                          "signatures must be an array (the one the last "
+                          "answer gave)");
+    if (approval != NULL) {
+        const char *decision = NULL;
+        rc = json_unpack_ex(approval, &jerr, 0, "{s:s, s:s, s:s}", "id",
+                            &in->approval.id, "ticket", &in->approval.ticket,
+                            "decision", &decision);
+        if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
+        if (rc != 0 || json_object_size(approval) != 3 ||
+            (strcmp(decision, "approve") != 0 &&
+             strcmp(decision, "reject") != 0))
+            return status_set(err, ST_BAD_REQUEST,
+                              "approval must be {id, ticket, decision: "
+                              "approve | reject}");
+        in->approval.approve = strcmp(decision, "approve") == 0;
+        in->has_approval = true;
+    }
     if (in->message != NULL && in->message[0] == '\0')
         return status_set(err, ST_BAD_REQUEST, "message must not be empty");
     if (in->history != NULL && !json_is_array(in->history))
@@ -361,11 +584,13 @@ sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
      * the history it holds (which has no page state turn), and the tool's
      * own name (it may be declared under another, see toolbridge.h). */
     id = call_id(c->a, lc->call, lc->turn, lc->part);
+    if (id == NULL)
+        return oom(err);
+    if (plugin_is_fn_name(lc->name)) /* an action waiting for approval */
+        return add_waiting(c, id, lc->call, lc->turn, lc->part, err);
     tool = toolbridge_page_find(&c->page, lc->name);
     if (tool == NULL) /* decide_call() found it: never */
         return status_set(err, ST_INTERNAL, "page tool '%s' lost", lc->name);
-    if (id == NULL)
-        return oom(err);
     call = json_pack("{s:s, s:s, s:O}", "id", id, "name", tool->name, "args",
                      UNCONST(lc->args));
     /* not json_pack's "s*", which drops the key when out of memory */
@@ -426,6 +651,16 @@ answer_base(struct chat *c, const char *type, const char *message)
                             c->contents, "usage", loop_usage_json(&c->usage),
                             "serverCalls", c->server_calls);
 
+    /* the turns as the server vouches for them, when it has a secret */
+    if (ans != NULL && c->key.len > 0) {
+        struct status_error err = {0};
+        json_t *sigs = seal_sign(&c->key, c->contents, c->sigs_in,
+                                 c->sigs_reuse, &err);
+        if (sigs == NULL || json_object_set_new(ans, "signatures", sigs) != 0) {
+            json_decref(ans);
+            return NULL;
+        }
+    }
     if (ans != NULL &&
         (set_optional_string(ans, "message", message) != 0 ||
          set_optional_string(ans, "model", c->model) != 0 ||
@@ -448,6 +683,86 @@ answer_add(struct chat *c, const char *key, json_t *value,
         return oom(err);
     }
     return json_object_set_new(c->answer, key, value) == 0 ? 0 : oom(err);
+}
+
+/* "<description>: name: value, ...", at most BOUND_PREVIEW_BYTES: what
+ * the approval card says will happen. */
+static const char *
+preview(struct chat *c, const struct plugin_action *act, const json_t *args)
+{
+    struct sbuf sb;
+    const char *key, *text;
+    json_t *v;
+    bool first = true;
+    int rc = 0;
+
+    sbuf_init(&sb, SIZE_MAX / 2);
+    rc |= sbuf_adds(&sb, act->description ? act->description : act->name);
+    json_object_foreach(UNCONST(args), key, v) {
+        rc |= sbuf_adds(&sb, first ? " (" : ", ");
+        rc |= sbuf_adds(&sb, key);
+        rc |= sbuf_adds(&sb, ": ");
+        rc |= json_is_string(v) ? sbuf_adds(&sb, json_string_value(v))
+                                : jsonout_write(v, &sb);
+        first = false;
+    }
+    if (!first)
+        rc |= sbuf_putc(&sb, ')');
+    if (rc != 0) {
+        sbuf_release(&sb);
+        return NULL;
+    }
+    if (sb.len > BOUND_PREVIEW_BYTES) {
+        size_t n = utf8_cut(sb.buf, BOUND_PREVIEW_BYTES - 3);
+        sb.len = n;
+        if (sbuf_adds(&sb, "...") != 0) {
+            sbuf_release(&sb);
+            return NULL;
+        }
+    }
+    text = arena_strndup(c->a, sb.buf, sb.len);
+    sbuf_release(&sb);
+    return text;
+}
+
+/* The answer that asks the visitor about the first waiting call: with a
+ * ticket bound to the history this answer gives (seal.h). Page calls of
+ * the same turn go along in `calls`: the browser runs them first. */
+static int
+approval_answer(struct chat *c, const char *text, struct status_error *err)
+{
+    const json_t *w = json_array_get(c->approvals, 0);
+    const struct plugin_action *act = plugin_find_fn(
+        c->actions, json_string_value(json_object_get(w, "fn")));
+    const json_t *args = json_object_get(w, "args");
+    long long exp = wall_ms() + c->site->cfg->run.ticket_ttl_ms;
+    char ticket[SEAL_TICKET_SIZE];
+    const char *words, *reason;
+    json_t *approval;
+
+    if (act == NULL) /* decide_call() found it: never */
+        return status_set(err, ST_INTERNAL, "waiting action lost");
+    struct seal_call sc = {
+        act->name, args, json_string_value(json_object_get(w, "id")),
+        (size_t)json_integer_value(json_object_get(w, "turn")),
+        (size_t)json_integer_value(json_object_get(w, "part"))};
+    if (seal_ticket(&c->key, c->contents, &sc, exp, ticket, err) != 0)
+        return -1;
+    words = preview(c, act, args);
+    reason = arena_printf(c->a,
+                          "%s changes something on this site, so it runs "
+                          "only when you approve it",
+                          act->name);
+    if (words == NULL || reason == NULL)
+        return oom(err);
+    approval = json_pack("{s:s, s:s, s:O, s:s, s:s, s:s, s:I}", "id", sc.id,
+                         "tool", act->name, "args", UNCONST(args), "reason",
+                         reason, "preview", words, "ticket", ticket,
+                         "expiresAt", (json_int_t)exp);
+    c->answer = answer_base(c, "approval-required", text);
+    if (answer_add(c, "approval", approval, err) != 0)
+        return -1;
+    return answer_add(c, "calls", json_incref(c->page_calls), err);
 }
 
 static int
@@ -476,6 +791,8 @@ sink_done(void *ctx, enum loop_end end, const struct turn *t,
         c->answer = text ? answer_base(c, "blocked", text) : NULL;
         return c->answer ? 0 : oom(err);
     case LOOP_HANDED_BACK:
+        if (json_array_size(c->approvals) > 0)
+            return approval_answer(c, text, err);
         c->answer = answer_base(c, "tool-calls", text);
         return answer_add(c, "calls", json_incref(c->page_calls), err);
     case LOOP_TRUNCATED:
@@ -535,6 +852,8 @@ stream_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
 
     if (sink_tool_call(ctx, lc, handed_back, err) != 0)
         return -1;
+    if (handed_back && plugin_is_fn_name(lc->name))
+        return 0; /* waits for the visitor: the result line asks */
     if (handed_back) {
         /* as the answer's `calls` name it: just gathered */
         call = json_array_get(c->page_calls,
@@ -620,7 +939,7 @@ conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
     if (pend.any &&
         answer_pending(c, &pend,
                        kind == CHAT_SUBMIT_RESULTS ? in->results : NULL,
-                       err) != 0)
+                       in->has_approval ? &in->approval : NULL, err) != 0)
         return -1;
     c->kept_turns = json_array_size(c->contents);
     if (kind == CHAT_SEND_MESSAGE &&
@@ -639,6 +958,14 @@ conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
             return oom(err);
     c->contents = trimmed;
     c->kept_turns = c->kept_turns > keep ? c->kept_turns - keep : 0;
+    /* the waiting calls sit where the history the browser gets has them */
+    size_t i;
+    json_t *w;
+    json_array_foreach(c->approvals, i, w) {
+        json_t *turn = json_object_get(w, "turn");
+        if (json_integer_set(turn, json_integer_value(turn) - (json_int_t)keep))
+            return oom(err);
+    }
     c->truncated_history = true;
     c->trim_start = keep;
     return 0;
@@ -745,13 +1072,20 @@ run_loop(struct chat *c, const struct loop_input *li, struct status_error *err)
 }
 
 int
-chat_handle(const struct site *site, struct gemini *g, struct arena *a,
-            enum chat_kind kind, const struct jscan_doc *body,
-            struct arena *scanned, struct ndjson *stream, const char **answer,
-            size_t *answer_len, struct status_error *err)
+chat_handle(const struct site *site, struct gemini *g, struct store **store,
+            struct arena *a, enum chat_kind kind, const struct jscan_doc *body,
+            struct arena *scanned, struct ndjson *stream,
+            struct loop_gate *gate, const char **answer, size_t *answer_len,
+            struct status_error *err)
 {
     const struct config_limits *lim = &site->cfg->limits;
-    struct chat c = {.a = a, .stream = stream, .actions = site->actions, .g = g};
+    struct chat c = {.a = a,
+                     .stream = stream,
+                     .actions = site->actions,
+                     .g = g,
+                     .site = site,
+                     .store = store,
+                     .key = {site->auth_secret, site->auth_secret_len}};
     struct chat_input in;
     struct loop_text decls[2]; /* the site's server actions, the page's tools */
     struct loop_input li = {.g = g,
@@ -761,6 +1095,9 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
                             .a = a,
                             .max_steps = lim->max_loop_steps,
                             .max_calls = lim->max_calls_per_turn,
+                            .max_output_tokens = lim->max_output_tokens,
+                            .max_upstream_bytes = lim->max_upstream_bytes,
+                            .gate = gate,
                             .decide = decide_call,
                             .decide_ctx = &c};
 
@@ -778,15 +1115,27 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
          history_check_user_parts(in.history,
                                   site->cfg->history.allow_parts, err) != 0))
         return -1;
+    /* ...and that the turns the server wrote are as it wrote them */
+    if (site->cfg->history.verify && in.history != NULL &&
+        seal_verify(&c.key, in.history, in.signatures, err) != 0)
+        return -1;
 
     /* 3: the conversation with the new turn */
     c.server_calls = arena_take_json(a, json_array());
     c.page_calls = arena_take_json(a, json_array());
-    if (c.server_calls == NULL || c.page_calls == NULL)
+    c.approvals = arena_take_json(a, json_array());
+    if (c.server_calls == NULL || c.page_calls == NULL || c.approvals == NULL)
         return oom(err);
     if (conversation(&c, kind, &in, lim->max_history_turns, err) != 0 ||
         turn_texts(&c, body, in.history, err) != 0)
         return -1;
+    if (site->cfg->history.verify && c.trim_start == 0) {
+        c.sigs_in = in.signatures;
+        while (c.sigs_reuse < json_array_size(in.history) &&
+               json_array_get(c.contents, c.sigs_reuse) ==
+                   json_array_get(in.history, c.sigs_reuse))
+            c.sigs_reuse++;
+    }
     li.contents = c.contents;
     li.texts = c.texts;
     li.ntexts = c.ntexts;
@@ -817,8 +1166,10 @@ chat_handle(const struct site *site, struct gemini *g, struct arena *a,
     arena_release(scanned);
     c.page.doc = NULL;
 
-    /* 5: the loop: server calls run here, page calls end the request */
-    if (run_loop(&c, &li, err) != 0)
+    /* 5: the loop: server calls run here, page calls and approvals end
+     * the request; with approvals still to decide, Gemini waits too */
+    if (c.waiting ? sink_done(&c, LOOP_HANDED_BACK, NULL, err) != 0
+                  : run_loop(&c, &li, err) != 0)
         return -1;
     if (write_answer(&c, answer, answer_len, err) != 0)
         return -1;

@@ -19,10 +19,12 @@
 struct arena;
 struct gemini;
 struct jscan_doc;
+struct loop_gate;
 struct ndjson;
 struct json_t;
 struct site;
 struct status_error;
+struct store;
 
 enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
 
@@ -34,11 +36,14 @@ enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
  * limit). With `stream` the events go out as they happen and the answer
  * is already written as its last line; without, the caller sends it
  * with 200. A stream that failed (stream->started) needs its error line.
+ * `gate` (NULL: none) is asked before every Gemini call (the budget's,
+ * budget.h); what the calls used is left in it, whatever happens.
  */
-int chat_handle(const struct site *site, struct gemini *g, struct arena *a,
-                enum chat_kind kind, const struct jscan_doc *body,
-                struct arena *scanned, struct ndjson *stream,
-                const char **answer, size_t *answer_len,
-                struct status_error *err);
+int chat_handle(const struct site *site, struct gemini *g,
+                struct store **store, struct arena *a, enum chat_kind kind,
+                const struct jscan_doc *body, struct arena *scanned,
+                struct ndjson *stream,
+                struct loop_gate *gate, const char **answer,
+                size_t *answer_len, struct status_error *err);
 
 #endif /* APP_CHAT_H */

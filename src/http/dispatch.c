@@ -7,10 +7,12 @@
 #include "http/dispatch.h"
 #include "core/arena.h"
 #include "registry/action.h"
+#include "http/budget.h"
 #include "http/chat.h"
 #include "core/config.h"
 #include "http/httpio.h"
 #include "http/ndjson.h"
+#include "http/opstatus.h"
 #include "core/jscan.h"
 #include "core/logmsg.h"
 #include "core/memlimit.h"
@@ -30,6 +32,7 @@ struct exchange {
     const struct site *site;
     struct gemini *g;
     struct store **store; /* the thread's store connection, opened on use */
+    const struct dispatch_host *host; /* may be NULL */
     struct httpio *io;
     struct arena *arena;
     const char *arg;     /* the path after a prefix route, e.g. "shop.x" */
@@ -106,10 +109,26 @@ route_run_action(struct exchange *x, struct status_error *err)
     return reply_json(x->io, 200, out);
 }
 
-/* The chat protocol: both routes share one loop (chat.c); the answer is
- * one JSON object, or its events as they happen (ndjson.h). */
+/* GET /_jay/status: the operator's view (opstatus.h), when configured
+ * and asked from an address it names. */
 static int
-route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
+route_opstatus(struct exchange *x, struct status_error *err)
+{
+    struct opstatus_workers w = {false, 0, 0};
+
+    if (x->host != NULL && x->host->workers != NULL) {
+        x->host->workers(x->host->ctx, &w.busy, &w.total);
+        w.known = true;
+    }
+    return opstatus_reply(x->site, x->store, x->io, x->arena, &w, &x->status,
+                          err);
+}
+
+/* The chat's work: one JSON answer, or its events as they happen
+ * (ndjson.h); the loop asks `gate` before every Gemini call. */
+static int
+chat_work(struct exchange *x, enum chat_kind kind, struct loop_gate *gate,
+          struct status_error *err)
 {
     struct ndjson stream;
     const char *answer;
@@ -118,16 +137,43 @@ route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
 
     if (!ndjson_wanted(x->io)) {
         /* a retry hint (rate limit, outage) travels in `err` */
-        if (chat_handle(x->site, x->g, x->arena, kind, &x->body, x->scanned,
-                        NULL, &answer, &len, err) != 0)
+        if (chat_handle(x->site, x->g, x->store, x->arena, kind, &x->body,
+                        x->scanned, NULL, gate, &answer, &len, err) != 0)
             return -1;
         x->status = 200;
         return reply_raw(x->io, 200, NULL, answer, len);
     }
     ndjson_init(&stream, x->io, x->site->cfg->limits.stream_heartbeat_ms);
-    rc = chat_handle(x->site, x->g, x->arena, kind, &x->body, x->scanned,
-                     &stream, &answer, &len, err);
+    rc = chat_handle(x->site, x->g, x->store, x->arena, kind, &x->body,
+                     x->scanned, &stream, gate, &answer, &len, err);
     return ndjson_end(&stream, rc, "chat stream", err, &x->status);
+}
+
+/*
+ * The chat protocol: both routes share one loop (chat.c), inside the
+ * visitor's budget (budget.h): reserved before anything is asked of
+ * Gemini (a refusal is the plain 429, a stream included), settled with
+ * what was used however the request ended. The estimate's bytes are the
+ * body and the site's own part of every request.
+ */
+static int
+route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
+{
+    const struct site *s = x->site;
+    struct budget b;
+    int rc;
+
+    budget_init(&b, s->cfg, x->store, x->io, NULL);
+    if (budget_reserve(&b,
+                       x->body.len + s->declarations_text_len +
+                           (s->instruction_json
+                                ? strlen(s->instruction_json)
+                                : 0),
+                       err) != 0)
+        return -1;
+    rc = chat_work(x, kind, budget_gate(&b), err);
+    budget_settle(&b);
+    return rc;
 }
 
 static int
@@ -160,6 +206,7 @@ static const struct route routes[] = {
      NULL},
     {"/_jay/actions/geminiAgent.status", "GET", false, route_status, NULL},
     {"/_jay/actions/", "POST", true, route_run_action, NULL},
+    {"/_jay/status", "GET", false, route_opstatus, NULL},
     {"/api/agent/run", "POST", true, NULL, runapi_run},
     {"/api/agent/run/stream", "POST", true, NULL, runapi_run_stream},
     {"/api/agent/threads", "GET", false, NULL, runapi_threads},
@@ -222,7 +269,7 @@ dispatch_request(const struct site *site, struct gemini *g,
                  struct httpio *io, struct arena *a)
 {
     struct store *store = NULL;
-    int status = dispatch_request_ex(site, g, &store, io, a);
+    int status = dispatch_request_ex(site, g, &store, NULL, io, a);
 
     if (store != NULL)
         store->ops->close(store);
@@ -231,12 +278,14 @@ dispatch_request(const struct site *site, struct gemini *g,
 
 int
 dispatch_request_ex(const struct site *site, struct gemini *g,
-                    struct store **store, struct httpio *io, struct arena *a)
+                    struct store **store, const struct dispatch_host *host,
+                    struct httpio *io, struct arena *a)
 {
     struct arena scanned;
     struct exchange x = {.site = site,
                          .g = g,
                          .store = store,
+                         .host = host,
                          .io = io,
                          .arena = a,
                          .scanned = &scanned};

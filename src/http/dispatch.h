@@ -37,11 +37,24 @@ extern const char *const dispatch_chat_actions[];
 int dispatch_request(const struct site *site, struct gemini *g,
                      struct httpio *io, struct arena *a);
 
+/*
+ * What the routes may ask of the server that runs them (GET
+ * /_jay/status): the process layer above fills it in, since http/ cannot
+ * include it. A member may be NULL.
+ */
+struct dispatch_host {
+    /* threads serving a request now and threads that may, over every
+     * worker of the server */
+    void (*workers)(void *ctx, int *busy, int *total);
+    void *ctx;
+};
+
 /* The same, with the caller's store connection: *store is opened by the
- * first run API request that needs it and kept for the next (a worker
- * thread keeps one; the caller closes it). */
+ * first request that needs it (the run API, a budget) and kept for the
+ * next (a worker thread keeps one; the caller closes it). `host` may be
+ * NULL. */
 int dispatch_request_ex(const struct site *site, struct gemini *g,
-                        struct store **store, struct httpio *io,
-                        struct arena *a);
+                        struct store **store, const struct dispatch_host *host,
+                        struct httpio *io, struct arena *a);
 
 #endif /* APP_DISPATCH_H */

@@ -30,6 +30,7 @@
 struct arena;
 struct gemini;
 struct json_t;
+struct loop_gate;
 struct ndjson;
 struct run_input;
 struct site;
@@ -44,6 +45,7 @@ struct run_env {
     struct arena *a;
     const char *user;      /* who asked (auth.h) */
     struct ndjson *stream; /* the events as they happen, or NULL */
+    struct loop_gate *gate; /* the budget's (budget.h), or NULL */
 };
 
 /* A new run from a normalised request. 0 with `*answer` (pinned to the

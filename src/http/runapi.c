@@ -16,6 +16,7 @@
 #include "core/logmsg.h"
 #include "core/status.h"
 #include "http/auth.h"
+#include "http/budget.h"
 #include "http/httpio.h"
 #include "http/ndjson.h"
 #include "http/policy.h"
@@ -108,10 +109,10 @@ body_tree(struct runapi_req *q, struct status_error *err)
  * sent); before that, the failure is the ordinary error envelope.
  */
 static int
-deliver(struct runapi_req *q, struct run_env *env, bool stream,
-        int (*work)(const struct run_env *env, void *arg, json_t **out,
-                    struct status_error *err),
-        void *arg, struct status_error *err)
+deliver_work(struct runapi_req *q, struct run_env *env, bool stream,
+             int (*work)(const struct run_env *env, void *arg, json_t **out,
+                         struct status_error *err),
+             void *arg, struct status_error *err)
 {
     struct ndjson s;
     json_t *out = NULL;
@@ -136,6 +137,35 @@ deliver(struct runapi_req *q, struct run_env *env, bool stream,
     return ndjson_end(&s, rc, "run stream", err, &q->status);
 }
 
+/*
+ * ... inside the budget of the user, their address and the site
+ * (budget.h): reserved before the run is even created (a refusal leaves
+ * nothing behind and calls Gemini never), settled with what the loop
+ * used however the run ended. The estimate's bytes are the body and the
+ * site's own part of every request (its declarations and persona).
+ */
+static int
+deliver(struct runapi_req *q, struct run_env *env, bool stream,
+        int (*work)(const struct run_env *env, void *arg, json_t **out,
+                    struct status_error *err),
+        void *arg, struct status_error *err)
+{
+    const struct site *site = q->site;
+    struct budget b;
+    int rc;
+
+    budget_init(&b, site->cfg, q->store, q->io, env->user);
+    if (budget_reserve(&b,
+                       q->body->len + site->declarations_text_len +
+                           strlen(site->cfg->run.persona),
+                       err) != 0)
+        return -1;
+    env->gate = budget_gate(&b);
+    rc = deliver_work(q, env, stream, work, arg, err);
+    budget_settle(&b);
+    return rc;
+}
+
 /* --- POST /api/agent/run and /run/stream ---------------------------------- */
 
 static int
@@ -152,7 +182,7 @@ run_route(struct runapi_req *q, bool stream, struct status_error *err)
     struct store *st;
     struct run_input in;
     json_t *body;
-    struct run_env env = {q->site, q->g, NULL, q->a, user, NULL};
+    struct run_env env = {q->site, q->g, NULL, q->a, user, NULL, NULL};
 
     if (begin(q, user, sizeof(user), &st, err) != 0)
         return -1;
@@ -199,7 +229,7 @@ runapi_decide(struct runapi_req *q, struct status_error *err)
     struct decision d = {q->arg, NULL, NULL};
     json_error_t jerr;
     json_t *body;
-    struct run_env env = {q->site, q->g, NULL, q->a, user, NULL};
+    struct run_env env = {q->site, q->g, NULL, q->a, user, NULL, NULL};
 
     if (begin(q, user, sizeof(user), &st, err) != 0)
         return -1;

@@ -125,6 +125,22 @@ oom:
     return NULL;
 }
 
+int
+site_check_serving(const struct site *s, struct diag *d)
+{
+    /* A signed history needs the secret (agent/seal.h); without one every
+     * conversation would end at its second message. */
+    if (s->cfg->history.verify && s->auth_secret_len == 0) {
+        diag_add(d, s->cfg->path, 0,
+                 "history.verify is strict (the default): the chat signs the "
+                 "turns it writes with the site secret, and auth.secretFile "
+                 "names none. Run `gemini-agent setup` and set "
+                 "auth.secretFile, or set history.verify: off");
+        return -1;
+    }
+    return 0;
+}
+
 void
 site_free(struct site *s)
 {

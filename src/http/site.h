@@ -55,6 +55,11 @@ struct site {
  */
 struct site *site_load(const char *config_path, struct diag *d);
 
+/* Can the site answer requests as it is configured (beyond loading)? 0, or
+ * -1 with the reason added to `d`: what `serve`, CGI and `check` refuse,
+ * and the other commands do not need. */
+int site_check_serving(const struct site *s, struct diag *d);
+
 void site_free(struct site *s);
 
 /* The body of GET /_jay/actions: {"actions": [{name, description,

@@ -113,3 +113,19 @@ scoreboard_room_elsewhere(const struct scoreboard *sb,
     }
     return false;
 }
+
+void
+scoreboard_load(const struct scoreboard *sb, int *busy, int *capacity)
+{
+    *busy = *capacity = 0;
+    for (int i = 0; i < sb->nblocks; i++) {
+        struct scoreboard_block *b = scoreboard_block(sb, i);
+        if (atomic_load(&b->pid) <= 0)
+            continue;
+        /* a retiring worker still finishes its requests: they are busy,
+         * but its threads take no new ones */
+        *busy += atomic_load(&b->busy);
+        if (!atomic_load(&b->retiring) && !atomic_load(&b->killed))
+            *capacity += atomic_load(&b->capacity);
+    }
+}

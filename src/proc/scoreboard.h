@@ -76,4 +76,9 @@ enum scoreboard_overdue scoreboard_overdue(struct watch_slot *w, long now,
 bool scoreboard_room_elsewhere(const struct scoreboard *sb,
                                const struct scoreboard_block *self);
 
+/* Over every live worker: threads serving a request now (*busy) and
+ * threads that may take one (*capacity; not those of a worker that
+ * retires or was killed). What GET /_jay/status reports. */
+void scoreboard_load(const struct scoreboard *sb, int *busy, int *capacity);
+
 #endif /* APP_SCOREBOARD_H */

@@ -353,7 +353,8 @@ signal_all(const struct master *m, int sig)
  * Bring the run API's store up to this program's schema before any worker
  * opens it, and refuse a store a newer gemini-agent wrote (its tables may
  * mean what this one cannot know). A store that cannot be opened at all
- * (dataDir missing) is only a warning: the chat does not need it, and the
+ * (dataDir missing) is only a warning: the chat does not need it (unless
+ * a budget is configured: then it answers budget_unavailable), and the
  * run API answers store_error until it is fixed.
  */
 static bool
@@ -372,6 +373,12 @@ store_ready(const struct site *site)
     }
     log_warn("the run API's store %s is not usable: %s", site->cfg->run.store,
              err.text);
+    /* the budget fails closed: say what that means before a visitor
+     * finds out */
+    if (site->cfg->budget.on)
+        log_warn("a budget is configured and its counters live in that "
+                 "store: chat and run requests are answered 503 "
+                 "budget_unavailable until it can be opened");
     return true;
 }
 
@@ -383,6 +390,10 @@ reload(struct master *m)
 
     log_info("reloading the configuration from '%s'", m->opts->config_path);
     site = site_load(m->opts->config_path, &d);
+    if (site != NULL && site_check_serving(site, &d) != 0) {
+        site_free(site);
+        site = NULL;
+    }
     diag_log(&d);
     diag_release(&d);
     if (site == NULL) {
@@ -527,6 +538,10 @@ serve_run(const struct serve_opts *o)
     m->nslots = o->workers;
     signal(SIGPIPE, SIG_IGN);
     m->site = site_load(o->config_path, &d);
+    if (m->site != NULL && site_check_serving(m->site, &d) != 0) {
+        site_free(m->site);
+        m->site = NULL;
+    }
     diag_log(&d);
     diag_release(&d);
     if (m->site == NULL) {

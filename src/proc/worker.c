@@ -341,6 +341,14 @@ refuse(struct pool *p, struct httpio *io)
                  refused, refused == 1 ? "" : "s", p->capacity, p->queue);
 }
 
+/* What GET /_jay/status says of the threads: every worker's, from the
+ * board they share. */
+static void
+host_workers(void *ctx, int *busy, int *total)
+{
+    scoreboard_load(ctx, busy, total);
+}
+
 /* One thread: lead, serve, repeat. */
 static void *
 serve_thread(void *arg)
@@ -352,7 +360,9 @@ serve_thread(void *arg)
     FCGX_Request req;
     struct arena arena;
     struct gemini gemini;
-    struct store *store = NULL; /* the run API's, opened on first use */
+    /* the run API's and the budget's, opened on first use */
+    struct store *store = NULL;
+    struct dispatch_host host = {host_workers, UNCONST(p->board)};
 
     watch_bind(&p->me->slots[t->index]);
     if (FCGX_InitRequest(&req, p->listen_fd, 0) != 0 ||
@@ -372,7 +382,7 @@ serve_thread(void *arg)
         memlimit_reset(BOUND_REQUEST_MEMORY);
         if (admit(p)) {
             int status =
-                dispatch_request_ex(site, &gemini, &store, &io, &arena);
+                dispatch_request_ex(site, &gemini, &store, &host, &io, &arena);
             release(p);
             log_debug("request: %d, %zu KB allocated", status,
                       memlimit_used() / 1024);

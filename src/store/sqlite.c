@@ -45,7 +45,7 @@
 /* --- the schema ---------------------------------------------------------- */
 
 /*
- * Version 1: the whole schema. Times are milliseconds since the epoch.
+ * Version 1: the run API's schema. Times are milliseconds since the epoch.
  * JSON columns hold JSON text (checked by json_valid). Status columns take
  * the names of store.c's tables only. The audit trail refuses UPDATE and
  * DELETE, so it is append only for every connection, not only ours. The
@@ -177,9 +177,33 @@ static const char schema_v1[] =
     "END;\n"
     "PRAGMA user_version = 1;\n";
 
+/*
+ * Version 2: what every worker shares of a request's cost. `budget` has
+ * one row per counter (the site, a client address, a user): its requests
+ * in one fixed minute and its tokens in one UTC day, both numbered since
+ * the epoch; a row of an earlier window counts 0 and is overwritten, and
+ * rows of earlier days are deleted a few at a time (budget_by_day finds
+ * them). `tickets` holds the ids of single-use tickets until they expire.
+ */
+static const char schema_v2[] =
+    "CREATE TABLE budget (\n"
+    "    scope    TEXT PRIMARY KEY,\n"
+    "    minute   INTEGER NOT NULL,\n"
+    "    requests INTEGER NOT NULL CHECK (requests >= 0),\n"
+    "    day      INTEGER NOT NULL,\n"
+    "    tokens   INTEGER NOT NULL CHECK (tokens >= 0)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE INDEX budget_by_day ON budget (day);\n"
+    "CREATE TABLE tickets (\n"
+    "    id      TEXT PRIMARY KEY,\n"
+    "    expires INTEGER NOT NULL\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE INDEX tickets_by_expiry ON tickets (expires);\n"
+    "PRAGMA user_version = 2;\n";
+
 /* migrations[v] takes a store from version v to v + 1, and sets
  * user_version itself. */
-static const char *const migrations[] = {schema_v1};
+static const char *const migrations[] = {schema_v1, schema_v2};
 
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
                "one migration per schema version");
@@ -222,6 +246,15 @@ enum query {
     Q_MEMORY_NEW,
     Q_MEMORY_MATCH,
     Q_MEMORY_NEWEST,
+    Q_SYNC_NORMAL,
+    Q_SYNC_FULL,
+    Q_BUDGET_GET,
+    Q_BUDGET_ADD,
+    Q_BUDGET_PRUNE,
+    Q_BUDGET_SETTLE,
+    Q_BUDGET_TOP,
+    Q_TICKET_PRUNE,
+    Q_TICKET_CLAIM,
     Q__COUNT
 };
 
@@ -361,6 +394,45 @@ static const struct {
     [Q_MEMORY_NEWEST] = {"memory newest",
                          "SELECT id, text, tags, created FROM memories"
                          " WHERE user_id = ?1 ORDER BY id DESC LIMIT ?2"},
+    /* the budget's transactions (see budget_sync) */
+    [Q_SYNC_NORMAL] = {"synchronous normal", "PRAGMA synchronous = NORMAL"},
+    [Q_SYNC_FULL] = {"synchronous full", "PRAGMA synchronous = FULL"},
+    [Q_BUDGET_GET] = {"budget get", "SELECT minute, requests, day, tokens"
+                                    " FROM budget WHERE scope = ?1"},
+    /* SET reads the row as it was: a window that rolled over starts at
+     * what this reservation adds */
+    [Q_BUDGET_ADD] = {"budget add",
+                      "INSERT INTO budget (scope, minute, requests, day,"
+                      " tokens) VALUES (?1, ?2, ?3, ?4, ?5)"
+                      " ON CONFLICT (scope) DO UPDATE SET"
+                      " requests = CASE WHEN minute = excluded.minute"
+                      " THEN requests + excluded.requests"
+                      " ELSE excluded.requests END,"
+                      " minute = excluded.minute,"
+                      " tokens = CASE WHEN day = excluded.day"
+                      " THEN tokens + excluded.tokens"
+                      " ELSE excluded.tokens END,"
+                      " day = excluded.day"},
+    [Q_BUDGET_PRUNE] = {"budget prune",
+                        "DELETE FROM budget WHERE scope IN (SELECT scope"
+                        " FROM budget WHERE day < ?1 LIMIT ?2)"},
+    [Q_BUDGET_SETTLE] = {"budget settle",
+                         "UPDATE budget SET tokens = max(0, tokens + ?2)"
+                         " WHERE scope = ?1 AND day = ?3"},
+    [Q_BUDGET_TOP] = {"budget top",
+                      "SELECT scope, CASE WHEN minute = ?2 THEN requests"
+                      " ELSE 0 END, tokens FROM budget WHERE day = ?1"
+                      " ORDER BY tokens DESC, scope LIMIT ?3"},
+    [Q_TICKET_PRUNE] = {"ticket prune",
+                        "DELETE FROM tickets WHERE id IN (SELECT id"
+                        " FROM tickets WHERE expires <= ?1 LIMIT ?2)"},
+    /* a record that has expired is claimed again; a live one changes
+     * nothing (no row changed: the ticket was used) */
+    [Q_TICKET_CLAIM] = {"ticket claim",
+                        "INSERT INTO tickets (id, expires) VALUES (?1, ?2)"
+                        " ON CONFLICT (id) DO UPDATE"
+                        " SET expires = excluded.expires"
+                        " WHERE tickets.expires <= ?3"},
 };
 
 struct sqlite_store {
@@ -1676,6 +1748,222 @@ sq_memory_search(struct store *base, const char *user, const char *query,
     return *out != NULL ? 0 : -1;
 }
 
+
+/* --- budgets -------------------------------------------------------------- */
+
+#define MINUTE_MS (60 * (int64_t)1000)
+#define DAY_MS    (24 * 60 * MINUTE_MS)
+
+/* Whole seconds from `now_ms` to the end of its window of `len_ms`
+ * (at least 1: a Retry-After of 0 means "now"). */
+static long
+window_left_s(int64_t now_ms, int64_t len_ms)
+{
+    int64_t left = len_ms - now_ms % len_ms;
+
+    return (long)((left + 999) / 1000);
+}
+
+/*
+ * The budget's writes are counters, checked on every request: they run
+ * with synchronous=NORMAL, which in WAL mode commits without an fsync
+ * (what a crash of the machine can lose is the last few counts; a crash
+ * of the process loses nothing). The connection's other writes keep FULL
+ * (connect_db says why), so it is put back after each.
+ */
+static int
+budget_sync(struct sqlite_store *s, bool normal, struct status_error *err)
+{
+    return run(s, normal ? Q_SYNC_NORMAL : Q_SYNC_FULL, err, "");
+}
+
+/* Counter `scope` as it counts at (minute, day): *req and *tok. */
+static int
+budget_row(struct sqlite_store *s, const char *scope, int64_t minute,
+           int64_t day, long long *req, long long *tok,
+           struct status_error *err)
+{
+    sqlite3_stmt *st = prep(s, Q_BUDGET_GET, err, "s", scope);
+    int r;
+
+    *req = *tok = 0;
+    if (st == NULL)
+        return -1;
+    r = step(s, Q_BUDGET_GET, st, err);
+    if (r == 1) {
+        if (sqlite3_column_int64(st, 0) == minute)
+            *req = sqlite3_column_int64(st, 1);
+        if (sqlite3_column_int64(st, 2) == day)
+            *tok = sqlite3_column_int64(st, 3);
+    }
+    done(st);
+    return r < 0 ? -1 : 0;
+}
+
+/* Check every counter, then add to every one: under the write lock, so
+ * two requests cannot both take the last of a budget. */
+static int
+reserve_in_tx(struct sqlite_store *s, const struct store_budget *c, size_t n,
+              int64_t requests, int64_t tokens, int64_t now_ms,
+              struct store_budget_refusal *why, struct status_error *err)
+{
+    int64_t minute = now_ms / MINUTE_MS, day = now_ms / DAY_MS;
+    bool refused = false;
+
+    if (run(s, Q_BUDGET_PRUNE, err, "II", day,
+            (int64_t)STORE_BUDGET_PRUNE) != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        long long req, tok;
+        bool over_req, over_tok;
+
+        if (budget_row(s, c[i].scope, minute, day, &req, &tok, err) != 0)
+            return -1;
+        over_req = requests > 0 && c[i].requests_per_minute > 0 &&
+                   req + requests > c[i].requests_per_minute;
+        over_tok = c[i].tokens_per_day > 0 &&
+                   tok + tokens > c[i].tokens_per_day;
+        if (!over_req && !over_tok)
+            continue;
+        if (!refused) {
+            why->counter = i;
+            why->requests = over_req;
+            why->tokens = over_tok;
+        }
+        refused = true;
+        /* every refused window must roll over before a retry can pass */
+        if (over_req && why->retry_after_s < window_left_s(now_ms, MINUTE_MS))
+            why->retry_after_s = window_left_s(now_ms, MINUTE_MS);
+        if (over_tok && why->retry_after_s < window_left_s(now_ms, DAY_MS))
+            why->retry_after_s = window_left_s(now_ms, DAY_MS);
+    }
+    if (refused)
+        return status_set_retry(err, ST_BUDGET_EXHAUSTED, why->retry_after_s,
+                                "the budget of %s is spent",
+                                c[why->counter].scope);
+    for (size_t i = 0; i < n; i++)
+        if (run(s, Q_BUDGET_ADD, err, "sIIII", c[i].scope, minute, requests,
+                day, tokens) != 0)
+            return -1;
+    return 0;
+}
+
+/* What a reservation may ask: no negative counts, and no sum that could
+ * overflow a counter (past any ceiling anyway). */
+static int64_t
+budget_amount(long long v)
+{
+    const long long max = 1000000000000000LL;
+
+    return v < 0 ? 0 : v > max ? max : (int64_t)v;
+}
+
+static int
+sq_budget_reserve(struct store *base, const struct store_budget *c, size_t n,
+                  long long requests, long long tokens, int64_t now_ms,
+                  struct store_budget_refusal *why, struct status_error *err)
+{
+    struct sqlite_store *s = sq(base);
+    struct status_error ignored = {0};
+    struct store_budget_refusal local;
+    int rc;
+
+    if (why == NULL)
+        why = &local;
+    memset(why, 0, sizeof(*why));
+    if (n == 0)
+        return 0;
+    if (budget_sync(s, true, err) != 0)
+        return -1;
+    rc = tx_begin(s, err);
+    if (rc == 0) {
+        rc = reserve_in_tx(s, c, n, budget_amount(requests),
+                           budget_amount(tokens), now_ms, why, err);
+        rc = tx_end(s, rc, err);
+    }
+    (void)budget_sync(s, false, &ignored);
+    return rc;
+}
+
+static int
+sq_budget_settle(struct store *base, const struct store_budget *c, size_t n,
+                 long long delta, int64_t day_ms, struct status_error *err)
+{
+    struct sqlite_store *s = sq(base);
+    struct status_error ignored = {0};
+    const long long max = 1000000000000000LL;
+    int64_t d = delta > max ? max : delta < -max ? -max : (int64_t)delta;
+    int rc;
+
+    if (n == 0 || d == 0)
+        return 0;
+    if (budget_sync(s, true, err) != 0)
+        return -1;
+    rc = tx_begin(s, err);
+    if (rc == 0) {
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = run(s, Q_BUDGET_SETTLE, err, "sII", c[i].scope, d,
+                     day_ms / DAY_MS);
+        rc = tx_end(s, rc, err);
+    }
+    (void)budget_sync(s, false, &ignored);
+    return rc;
+}
+
+static int
+sq_budget_get(struct store *base, const char *scope, int64_t now_ms,
+              struct store_budget_use *out, struct status_error *err)
+{
+    return budget_row(sq(base), scope, now_ms / MINUTE_MS, now_ms / DAY_MS,
+                      &out->requests, &out->tokens, err);
+}
+
+static json_t *
+budget_top_row(sqlite3_stmt *st)
+{
+    return json_pack("{s:s, s:I, s:I}", "scope", col_text(st, 0), "requests",
+                     col_int(st, 1), "tokens", col_int(st, 2));
+}
+
+static int
+sq_budget_top(struct store *base, int64_t now_ms, long limit, json_t **out,
+              struct status_error *err)
+{
+    struct sqlite_store *s = sq(base);
+
+    *out = rows(s, Q_BUDGET_TOP,
+                prep(s, Q_BUDGET_TOP, err, "III", now_ms / DAY_MS,
+                     now_ms / MINUTE_MS, clamp(limit, BOUND_STORE_LIST)),
+                budget_top_row, err);
+    return *out != NULL ? 0 : -1;
+}
+
+/* --- single-use tickets --------------------------------------------------- */
+
+/* Checked by store_ticket_claim() (store.c). Keeps synchronous=FULL: a
+ * claim lost with the machine would let its ticket be used again. */
+static int
+sq_ticket_claim(struct store *base, const char *id, long long expires_at_ms,
+                long long now_ms, struct status_error *err)
+{
+    struct sqlite_store *s = sq(base);
+    int rc;
+    bool claimed = false;
+
+    if (tx_begin(s, err) != 0)
+        return -1;
+    rc = run(s, Q_TICKET_PRUNE, err, "II", (int64_t)now_ms,
+             (int64_t)STORE_TICKET_PRUNE);
+    if (rc == 0)
+        rc = run(s, Q_TICKET_CLAIM, err, "sII", id, (int64_t)expires_at_ms,
+                 (int64_t)now_ms);
+    if (rc == 0)
+        claimed = sqlite3_changes(s->db) == 1;
+    if (rc == 0 && !claimed)
+        rc = status_set(err, ST_CONFLICT, "this ticket was used already");
+    return tx_end(s, rc, err);
+}
+
 /* --- the table ----------------------------------------------------------- */
 
 static const struct store_ops sqlite_ops = {
@@ -1706,4 +1994,9 @@ static const struct store_ops sqlite_ops = {
     .audit_of = sq_audit_of,
     .memory_save = sq_memory_save,
     .memory_search = sq_memory_search,
+    .budget_reserve = sq_budget_reserve,
+    .budget_settle = sq_budget_settle,
+    .budget_get = sq_budget_get,
+    .budget_top = sq_budget_top,
+    .ticket_claim = sq_ticket_claim,
 };

@@ -201,6 +201,27 @@ store_check_user(const char *user, struct status_error *err)
     return 0;
 }
 
+/* --- tickets -------------------------------------------------------------- */
+
+int
+store_ticket_claim(struct store *st, const char *ticket_id,
+                   long long expires_at_ms, long long now_ms,
+                   struct status_error *err)
+{
+    size_t n = ticket_id != NULL ? strnlen(ticket_id, STORE_TICKET_ID_MAX + 1)
+                                 : 0;
+
+    if (n == 0 || n > STORE_TICKET_ID_MAX)
+        return status_set(err, ST_BAD_REQUEST,
+                          "a ticket id is 1 to %d characters",
+                          STORE_TICKET_ID_MAX);
+    for (size_t i = 0; i < n; i++)
+        if (ticket_id[i] <= 0x20 || ticket_id[i] >= 0x7f)
+            return status_set(err, ST_BAD_REQUEST,
+                              "a ticket id is printable ASCII");
+    return st->ops->ticket_claim(st, ticket_id, expires_at_ms, now_ms, err);
+}
+
 /* --- opening ------------------------------------------------------------- */
 
 struct store *

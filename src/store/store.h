@@ -1,7 +1,9 @@
 /*
  * store.h - what the run API keeps: users' settings, threads and their
  * messages, runs and their actions, approvals, the audit trail and
- * memories (seed 001 §5, §9).
+ * memories (seed 001 §5, §9); and what every worker shares of a request's
+ * cost: the budget counters (http/budget.h) and the single-use tickets
+ * (issue 12).
  *
  * Callers see this interface only: an ops table behind `struct store`, so a
  * PostgreSQL backend (sites on several hosts) can be added without touching
@@ -109,6 +111,29 @@ struct store_audit {
 /* What an approval decision found (store_approval_decide). */
 struct store_decided {
     char action[STORE_ID_LEN], run[STORE_ID_LEN];
+};
+
+/* One budget counter a request is charged to, and its ceilings (0: none;
+ * the counter still counts, for the operator's status). `scope` names
+ * it: "site", "ip:ADDR", "user:ID". */
+struct store_budget {
+    const char *scope;
+    long long requests_per_minute;
+    long long tokens_per_day;
+};
+
+/* Why a reservation was refused (store_ops.budget_reserve). */
+struct store_budget_refusal {
+    size_t counter;     /* the first counter refused (an index) */
+    bool requests;      /* ... its requests this minute are spent */
+    bool tokens;        /* ... its tokens today would be, with this one */
+    long retry_after_s; /* when every refused window has rolled over */
+};
+
+/* What a counter holds (store_ops.budget_get). */
+struct store_budget_use {
+    long long requests; /* this minute */
+    long long tokens;   /* today (UTC) */
 };
 
 struct store;
@@ -237,6 +262,34 @@ struct store_ops {
     int (*memory_search)(struct store *s, const char *user, const char *query,
                          long limit, struct json_t **out,
                          struct status_error *err);
+    /* budgets: fixed windows, the minute (since the epoch) and the UTC day
+     * of `now_ms`; a counter last written in an earlier window counts 0 */
+    /* Reserve `requests` (0 or 1) more this minute and `tokens` more
+     * today on each of counters[0..n), in one transaction, if every
+     * counter stays within its ceilings; else nothing changes and -1 with
+     * ST_BUDGET_EXHAUSTED, `why` saying which and until when. A few
+     * counters of earlier days go (STORE_BUDGET_PRUNE). */
+    int (*budget_reserve)(struct store *s, const struct store_budget *counters,
+                          size_t n, long long requests, long long tokens,
+                          int64_t now_ms, struct store_budget_refusal *why,
+                          struct status_error *err);
+    /* Settle: add `delta` tokens (< 0 gives back) to each counter's count
+     * of the UTC day of `day_ms` (the reservation's), when the counter
+     * still counts that day; never below 0. One transaction. */
+    int (*budget_settle)(struct store *s, const struct store_budget *counters,
+                         size_t n, long long delta, int64_t day_ms,
+                         struct status_error *err);
+    /* What the counter `scope` holds at `now_ms` (zeros when none). */
+    int (*budget_get)(struct store *s, const char *scope, int64_t now_ms,
+                      struct store_budget_use *out, struct status_error *err);
+    /* The `limit` (1..BOUND_STORE_LIST) counters that spent most tokens
+     * today: [{scope, requests, tokens}], most first. */
+    int (*budget_top)(struct store *s, int64_t now_ms, long limit,
+                      struct json_t **out, struct status_error *err);
+    /* single-use tickets: see store_ticket_claim() */
+    int (*ticket_claim)(struct store *s, const char *id,
+                        long long expires_at_ms, long long now_ms,
+                        struct status_error *err);
 };
 
 struct store {
@@ -254,7 +307,20 @@ struct store *store_open(const char *spec, struct status_error *err);
  * written by a newer program. */
 struct store *store_open_migrated(const char *spec, struct status_error *err);
 
+/*
+ * Claim the single-use ticket `ticket_id` (1..STORE_TICKET_ID_MAX bytes
+ * of printable ASCII, else ST_BAD_REQUEST): 0 when it was not claimed
+ * before, and it is then recorded until `expires_at_ms`; -1 with
+ * ST_CONFLICT when it was claimed and its record has not expired. In the
+ * same transaction, up to STORE_TICKET_PRUNE expired records are deleted.
+ * Times are milliseconds since the epoch (the caller's clock, so tests
+ * can move it).
+ */
+int store_ticket_claim(struct store *st, const char *ticket_id,
+                       long long expires_at_ms, long long now_ms,
+                       struct status_error *err);
+
 /* The schema version this program writes. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 #endif /* APP_STORE_H */

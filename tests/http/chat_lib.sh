@@ -52,7 +52,7 @@ chat_send() {
 chat_next() {
     export NEXT_MSG=$1
     MJ_BODY=${2:+$SAVED_DIR/$2.json} make_json "$T_TMP/next.json" \
-        "{'message': E['NEXT_MSG'], 'history': r['history'], 'toolDefinitions': json.loads(E['TOOLS']), 'pageState': json.loads(E['PAGE2'])}"
+        "{'message': E['NEXT_MSG'], 'history': r['history'], 'signatures': r.get('signatures'), 'toolDefinitions': json.loads(E['TOOLS']), 'pageState': json.loads(E['PAGE2'])}"
     req POST "$SEND" "@$T_TMP/next.json"
 }
 
@@ -61,7 +61,7 @@ chat_next() {
 # as SAVED), with its history, $TOOLS and $PAGE2.
 chat_submit() {
     MJ_BODY=${2:+$SAVED_DIR/$2.json} make_json "$T_TMP/submit.json" \
-        "{'results': $1, 'history': r['history'], 'toolDefinitions': json.loads(E['TOOLS']), 'pageState': json.loads(E['PAGE2'])}"
+        "{'results': $1, 'history': r['history'], 'signatures': r.get('signatures'), 'toolDefinitions': json.loads(E['TOOLS']), 'pageState': json.loads(E['PAGE2'])}"
     req POST "$SUBMIT" "@$T_TMP/submit.json"
 }
 

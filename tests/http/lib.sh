@@ -240,6 +240,13 @@ dataDir: '$data'
 limits: $limits
 EOF
     [ -z "$extra" ] || printf '%s\n' "$extra" >>"$file"
+    # The site secret signs the chat's history (history.verify: strict,
+    # the default, needs one; start_stack --auth names it for tokens too):
+    # every config has one unless its YAML says `auth:` itself.
+    if ! grep -q '^auth:' "$file"; then
+        write_secret "$(dirname "$file")/site.key" || bail "cannot write the site secret"
+        printf "auth: {secretFile: '%s'}\n" "$(dirname "$file")/site.key" >>"$file"
+    fi
 }
 
 # write_secret FILE: a session secret (32 random bytes, mode 0600).
@@ -541,8 +548,9 @@ req() {
 # fcgi_req [--split N --delay S --ready-file F] METHOD URI [BODY] [NAME=VALUE...]
 # Sends a request straight to the responder's socket over FastCGI with the
 # params nginx would send (CONTENT_LENGTH = body length unless overridden by
-# a CONTENT_LENGTH=... argument; CONTENT_TYPE application/json unless
-# overridden). BODY as for req. Sets the same RES_* as req.
+# a CONTENT_LENGTH=... argument; CONTENT_TYPE application/json and
+# REMOTE_ADDR 127.0.0.1 unless overridden). BODY as for req. Sets the same
+# RES_* as req.
 fcgi_req() {
     local -a extra=()
     while [ $# -gt 0 ]; do
@@ -559,13 +567,18 @@ fcgi_req() {
     len=$(wc -c <"$bodyfile")
     local -a params=(--param "GATEWAY_INTERFACE=CGI/1.1" --param "REQUEST_METHOD=$method"
         --param "REQUEST_URI=$uri" --param "DOCUMENT_URI=${uri%%\?*}"
-        --param "SCRIPT_NAME=${uri%%\?*}" --param "SERVER_PROTOCOL=HTTP/1.1"
-        --param "REMOTE_ADDR=127.0.0.1")
-    local have_len=0 have_ct=0 kv
+        --param "SCRIPT_NAME=${uri%%\?*}" --param "SERVER_PROTOCOL=HTTP/1.1")
+    local have_len=0 have_ct=0 have_addr=0 kv
     for kv in "$@"; do
-        case $kv in CONTENT_LENGTH=*) have_len=1 ;; CONTENT_TYPE=*) have_ct=1 ;; esac
+        case $kv in
+        CONTENT_LENGTH=*) have_len=1 ;;
+        CONTENT_TYPE=*) have_ct=1 ;;
+        REMOTE_ADDR=*) have_addr=1 ;;
+        esac
         params+=(--param "$kv")
     done
+    # a REMOTE_ADDR=... argument replaces the default (nginx's client)
+    [ "$have_addr" -eq 1 ] || params+=(--param "REMOTE_ADDR=127.0.0.1")
     if [ "$have_len" -eq 0 ] && [ "$len" -gt 0 ]; then params+=(--param "CONTENT_LENGTH=$len"); fi
     if [ "$have_ct" -eq 0 ] && [ "$len" -gt 0 ]; then params+=(--param "CONTENT_TYPE=application/json"); fi
     RES_DESC="FastCGI $method $uri"

@@ -10,7 +10,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/chat_lib.sh"
 
 start_mock
 # Stack A: one worker (so one Gemini connection), the persona from config.
-start_stack --mock --workers 1 --api-key "$CANARY" \
+# The histories here are written by hand (as an imported conversation
+# would be): history.verify: off. t_seal.sh tests the signed default, and
+# the visitor's approval of addReview, which runs here without asking
+# (approval: never) so that its arguments' checks can be seen.
+start_stack --mock --workers 1 --api-key "$CANARY" --yaml "history: {verify: off}" \
+    --yaml "policy: {actions: {shop.addReview: {approval: never}}}" \
     --system-prompt 'You are Cartie, the shopping assistant of Example Shop.' \
     --limits "{$CHAT_LIMITS, geminiTimeoutMs: 20000}"
 STACK_A_VAR=$ST_DIR/var
@@ -54,7 +59,8 @@ the page state inside them is the page's JSON :: reqs[0]['page_state'] ==> json.
 no raw '<' from the page inside the markers :: '<' in pt.split('<page-state>\n')[1].split('\n</page-state>')[0] ==> False
 nothing after the page state :: pt.endswith('</page-state>')
 a sentence says the page state is data, not instructions :: 'not instructions' in pt.split('\n')[0]
-the request reads instruction, tools, contents :: list(reqs[0]['body']) ==> ['systemInstruction', 'tools', 'contents']
+the request reads instruction, tools, generation config, contents :: list(reqs[0]['body']) ==> ['systemInstruction', 'tools', 'generationConfig', 'contents']
+every call bounds its output (limits.maxOutputTokens, default 8192) :: reqs[0]['body']['generationConfig'] ==> {'maxOutputTokens': 8192}
 the page state never enters the history :: [t for t in r['history'] if '<page-state>' in json.dumps(t)] ==> []
 (decls := {d['name']: d for d in reqs[0]['body']['tools'][0]['functionDeclarations']}) != {}
 declared: exposed actions + page tools :: sorted(decls) ==> ['action_shop_addReview', 'action_shop_getProductBySlug', 'action_shop_searchProducts', 'click-remove-btn', 'toggle-dark-mode']
@@ -529,7 +535,7 @@ EOF
 # Stack B: maxLoopSteps 3, maxHistoryTurns 6, a small maxPageStateBytes.
 
 stop_stack
-start_stack --mock --workers 1 --api-key "$CANARY" \
+start_stack --mock --workers 1 --api-key "$CANARY" --yaml "history: {verify: off}" \
     --limits "{$CHAT_LIMITS, maxLoopSteps: 3, maxHistoryTurns: 6, maxPageStateBytes: 2048}"
 
 # 8. The loop limit

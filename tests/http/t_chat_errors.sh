@@ -14,7 +14,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/chat_lib.sh"
 start_mock
 # Stack A: a deadline long enough for every retry (2 back-offs of 1 s); one
 # worker, so the connection state before each request is known.
-start_stack --mock --workers 1 --api-key "$CANARY" --limits "{$CHAT_LIMITS, geminiTimeoutMs: 20000}"
+# hand-written histories (history.verify: off; t_seal.sh tests the default)
+start_stack --mock --workers 1 --api-key "$CANARY" --yaml "history: {verify: off}" --limits "{$CHAT_LIMITS, geminiTimeoutMs: 20000}"
 
 # err_case SCENARIO STATUS CODE CALLS LABEL: sendMessage with the scenario,
 # then the status, the error envelope and the number of upstream calls.

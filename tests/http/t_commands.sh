@@ -52,9 +52,13 @@ check "setup without --config-dir or GEMINI_AGENT_CONFIG writes conf/.gemini.yam
 # --- check: a clean configuration -------------------------------------------
 mkdir -p "$T/site/conf" "$T/site/actions"
 cp -r "$REPO/actions/shop" "$T/site/actions/"
+# the site secret a site serving the chat needs (history.verify: strict)
+head -c 32 /dev/urandom >"$T/site/conf/site.key" && chmod 600 "$T/site/conf/site.key"
+cp "$T/site/conf/site.key" "$T/site.key"
 cat >"$T/site/conf/agent.yaml" <<'EOF'
 limits:
   maxBodyBytes: 4096
+auth: {secretFile: site.key}
 EOF
 printf "apiKey: 'AIza-test-key-for-check'\n" >"$T/site/conf/.gemini.yaml"
 chmod 600 "$T/site/conf/.gemini.yaml"
@@ -68,7 +72,8 @@ check "check never prints the key" bash -c '! grep -q AIza-test-key-for-check <<
 # file and line, no problem, exit 0.
 mkdir -p "$T/jay/conf" "$T/jay/actions"
 cp -r "$REPO/tests/unit/data/plugins/jay-stack/shop" "$T/jay/actions/"
-: >"$T/jay/conf/agent.yaml"
+cp "$T/site.key" "$T/jay/conf/site.key"
+echo 'auth: {secretFile: site.key}' >"$T/jay/conf/agent.yaml"
 printf "apiKey: 'AIza-test-key-for-check'\n" >"$T/jay/conf/.gemini.yaml"
 chmod 600 "$T/jay/conf/.gemini.yaml"
 out=$(ga check --config "$T/jay/conf/agent.yaml" 2>&1); rc=$?
@@ -104,7 +109,7 @@ out=$(ga check --config "$T/site/conf/agent.yaml" 2>&1); rc=$?
 took=$(($(now_ms) - start))
 check "a 100 000-deep document is refused" test "$rc" -eq 1
 check "... in well under a second (${took} ms)" test "$took" -lt 500
-: >"$T/site/conf/agent.yaml"
+echo 'auth: {secretFile: site.key}' >"$T/site/conf/agent.yaml"
 
 # A broken plugin next to a good one: reported with file and line, and the
 # good one still loads.

@@ -535,8 +535,8 @@ EOF
 save_sql schema "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
 save_sql version "PRAGMA user_version"
 assert_py "the schema" <<'EOF'
-S['version'] ==> [{'user_version': 1}]
-every table :: sorted(set(['users', 'threads', 'messages', 'runs', 'actions', 'approvals', 'audit', 'memories']) - set(t['name'] for t in S['schema'])) ==> []
+S['version'] ==> [{'user_version': 2}]
+every table :: sorted(set(['users', 'threads', 'messages', 'runs', 'actions', 'approvals', 'audit', 'memories', 'budget', 'tickets']) - set(t['name'] for t in S['schema'])) ==> []
 EOF
 
 # An operator's session on the store while the responder serves (the

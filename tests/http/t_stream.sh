@@ -137,7 +137,7 @@ converse() {
         CONV_STEPS=$i
         [ "$(pyjson 'j["type"]' "$ans" 2>/dev/null)" = tool-calls ] && [ "$i" -lt 4 ] || break
         MJ_BODY=$ans make_json "$T_TMP/conv.json" \
-            "{'results': $RESULTS_IN_ORDER, 'history': r['history'], 'toolDefinitions': json.loads(E['TOOLS']), 'pageState': json.loads(E['PAGE2'])}"
+            "{'results': $RESULTS_IN_ORDER, 'history': r['history'], 'signatures': r.get('signatures'), 'toolDefinitions': json.loads(E['TOOLS']), 'pageState': json.loads(E['PAGE2'])}"
         path=$SUBMIT
         i=$((i + 1))
     done

@@ -1075,7 +1075,7 @@ def validate_signatures(state, conv, contents):
 # Scenarios
 
 UNIVERSAL_PARAMS = {"delay", "usage", "gap", "fragment", "chunks", "sigpart", "noid",
-                    "nosig", "thoughts", "extra", "textsig", "gzip"}
+                    "nosig", "thoughts", "tooluse", "extra", "textsig", "gzip"}
 CALL_PARAMS = {"tool", "args"}
 
 
@@ -1199,7 +1199,7 @@ def sc_server_call(ctx):
     name = ctx.params.get("tool") or "action_shop_addReview"
     try:
         args = json.loads(ctx.params["args"]) if "args" in ctx.params else {
-            "productId": "p1", "rating": 5, "text": "great"}
+            "productId": "p004", "rating": 5, "text": "great"}
     except ValueError:
         args = {}
     n = max(1, ctx.p_int("n", 1))
@@ -2300,6 +2300,9 @@ class Renderer:
         self.state = ctx.state
         self.response_id = self.state.response_id()
         self.thoughts = ctx.p_int("thoughts", 24)
+        # toolUsePromptTokenCount: what Gemini-side tools fed the model
+        # (billed as prompt); sent only when asked for, as the API does
+        self.tooluse = ctx.p_int("tooluse", 0)
 
     def finalize_part(self, proto, extra=True):
         part = {k: v for k, v in proto.items() if k != "_sign"}
@@ -2312,7 +2315,7 @@ class Renderer:
 
     def usage(self, cand_tokens, stream=False):
         prompt = self.ctx.prompt_tokens
-        total = prompt + cand_tokens + self.thoughts
+        total = prompt + cand_tokens + self.thoughts + self.tooluse
         if stream:   # key order of the raw SSE captures (09a, 09b)
             u = {"promptTokenCount": prompt}
             if cand_tokens:
@@ -2321,6 +2324,8 @@ class Renderer:
             u["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": prompt}]
             if self.thoughts:
                 u["thoughtsTokenCount"] = self.thoughts
+            if self.tooluse:
+                u["toolUsePromptTokenCount"] = self.tooluse
             return u
         u = {}
         if cand_tokens:
@@ -2329,6 +2334,8 @@ class Renderer:
         u["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": prompt}]
         if self.thoughts:
             u["thoughtsTokenCount"] = self.thoughts
+        if self.tooluse:
+            u["toolUsePromptTokenCount"] = self.tooluse
         u["totalTokenCount"] = total
         return u
 
@@ -2893,8 +2900,8 @@ x-mock-scenario header, or POST /__mock/scenario; default: text):
 """ + "\n".join("  %-22s %s" % (n, SCENARIOS[n][2]) for n in SCENARIOS) + """
 
 parameters accepted by every scenario: delay=ms usage=every|last gap=ms
-fragment=1 chunks=N sigpart=empty|last noid=1 nosig=1 thoughts=N extra=0
-textsig=1 gzip=0.  See tests/mock/README.md.
+fragment=1 chunks=N sigpart=empty|last noid=1 nosig=1 thoughts=N tooluse=N
+extra=0 textsig=1 gzip=0.  See tests/mock/README.md.
 
 Stop with SIGTERM or SIGINT (exit status 0).
 """

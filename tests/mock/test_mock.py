@@ -233,6 +233,14 @@ class TestServerBasics(MockTestCase):
         self.assertEqual(u["totalTokenCount"], u["promptTokenCount"] + u["candidatesTokenCount"]
                          + u["thoughtsTokenCount"])
 
+    def test_tool_use_prompt_tokens(self):
+        u = self.ok(gen(req(user("x [[mock:text tooluse=70 thoughts=5]]"))))["usageMetadata"]
+        self.assertEqual(u["toolUsePromptTokenCount"], 70)
+        self.assertEqual(u["totalTokenCount"], u["promptTokenCount"] + u["candidatesTokenCount"]
+                         + u["thoughtsTokenCount"] + 70)
+        u = self.ok(gen(req(user("y"))))["usageMetadata"]
+        self.assertNotIn("toolUsePromptTokenCount", u)     # only when asked for
+
     def test_say_and_determinism(self):
         a = self.ok(gen(req(user("x [[mock:text say='Bonjour tout le monde']]"))))
         self.assertEqual(self.text_of(a), "Bonjour tout le monde")

@@ -14,6 +14,7 @@
 #include "http/site.h"
 #include "core/bounds.h"
 #include "core/diag.h"
+#include "core/netaddr.h"
 #include "unit_diag.h"
 #include "registry/plugin.h"
 
@@ -143,6 +144,9 @@ assert_default_limits(const struct config_limits *l)
     ck_assert_int_eq(l->max_page_state_bytes, DEFAULT_PAGE_STATE_BYTES);
     ck_assert_int_eq(l->max_loop_steps, DEFAULT_LOOP_STEPS);
     ck_assert_int_eq(l->max_requests_per_worker, 0);
+    ck_assert_int_eq(l->max_output_tokens, DEFAULT_OUTPUT_TOKENS);
+    ck_assert_int_eq(l->max_upstream_bytes,
+                     DEFAULT_UPSTREAM_PER_BODY * DEFAULT_BODY_BYTES);
 }
 
 /* --- defaults and paths --------------------------------------------------- */
@@ -203,6 +207,8 @@ START_TEST(every_key_is_read)
     ck_assert_int_eq(cfg->gemini.timeout_ms, 30000);
     ck_assert_int_eq(cfg->actions.timeout_ms, 2000);
     ck_assert_int_eq(l->max_requests_per_worker, 1000);
+    /* not set: a multiple of the body bound the file sets */
+    ck_assert_int_eq(l->max_upstream_bytes, DEFAULT_UPSTREAM_PER_BODY * 65536);
     /* relative paths hang off the config's folder, absolute ones stay */
     ck_assert_str_eq(cfg->gemini.path, DATA "/full/keys/gemini.yaml");
     ck_assert_uint_eq(cfg->actions.ndirs, 2);
@@ -375,6 +381,10 @@ static const struct {
      BOUND_REQUESTS_PER_WORKER},
     {"requestTimeoutMs", offsetof(struct config, limits.request_timeout_ms),
      1000, BOUND_REQUEST_TIMEOUT_MS},
+    {"maxOutputTokens", offsetof(struct config, limits.max_output_tokens), 1,
+     BOUND_OUTPUT_TOKENS},
+    {"maxUpstreamBytes", offsetof(struct config, limits.max_upstream_bytes),
+     MIN_UPSTREAM_BYTES, BOUND_REQUEST_UPSTREAM},
 };
 
 /* Loop index i: row i / 4, and one of min-1, min, max, max+1. */
@@ -788,6 +798,108 @@ START_TEST(run_api_policy_and_store)
 }
 END_TEST
 
+
+/* budget: and http.status: the ceilings, the trusted proxies, the
+ * operators' addresses; absent means unlimited (and off) */
+START_TEST(budget_and_status)
+{
+    char *dir, *file;
+    struct diag d = DIAG_INIT;
+    struct config *c;
+    static const char good[] =
+        "actions: []\n"
+        "budget:\n"
+        "  perIp:   {requestsPerMinute: 20, tokensPerDay: 200000}\n"
+        "  perUser: {requestsPerMinute: 30, tokensPerDay: 500000}\n"
+        "  site:    {tokensPerDay: 5000000}\n"
+        "  trustForwardedFor: [127.0.0.1, '10.0.0.0/8', '::1']\n"
+        "http:\n"
+        "  directActions: authenticated\n"
+        "  status: {allow: [127.0.0.1, '2001:db8::/32']}\n";
+    static const char only_site[] = "actions: []\n"
+                                    "budget: {site: {requestsPerMinute: 5}}\n";
+    static const char bad[] =
+        "actions: []\n"                                     /* 1 */
+        "budget:\n"                                         /* 2 */
+        "  perIp: {requestsPerMinute: 0, tokensPerDay: x}\n" /* 3 */
+        "  perUser: {tokensPerDay: 1000000000001}\n"        /* 4 */
+        "  site: {requestsPerHour: 5}\n"                    /* 5 */
+        "  trustForwardedFor: [127.0.0.1, proxy.local]\n"   /* 6 */
+        "  perDomain: {}\n"                                 /* 7 */
+        "http:\n"                                           /* 8 */
+        "  status: {allow: ['10.0.0.0/33']}\n"              /* 9 */
+        "  statuses: on\n";                                 /* 10 */
+    struct netaddr a;
+
+    write_temp_config("actions: []\n", 12, &dir, &file);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert(!c->budget.on);
+    ck_assert_int_eq(c->budget.per_ip.requests_per_minute, 0);
+    ck_assert_int_eq(c->budget.site.tokens_per_day, 0);
+    ck_assert_uint_eq(c->budget.ntrusted, 0);
+    ck_assert(!c->status.on);
+    ck_assert_int_eq(c->direct_actions, CONFIG_DIRECT_READ_ONLY);
+    config_free(c);
+    remove_temp(dir, file);
+
+    write_temp_config(good, strlen(good), &dir, &file);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert(c->budget.on);
+    ck_assert_int_eq(c->budget.per_ip.requests_per_minute, 20);
+    ck_assert_int_eq(c->budget.per_ip.tokens_per_day, 200000);
+    ck_assert_int_eq(c->budget.per_user.requests_per_minute, 30);
+    ck_assert_int_eq(c->budget.per_user.tokens_per_day, 500000);
+    ck_assert_int_eq(c->budget.site.requests_per_minute, 0);
+    ck_assert_int_eq(c->budget.site.tokens_per_day, 5000000);
+    ck_assert_uint_eq(c->budget.ntrusted, 3);
+    ck_assert(netaddr_parse("10.9.8.7", 8, &a));
+    ck_assert(netaddr_in(c->budget.trusted, c->budget.ntrusted, &a));
+    ck_assert(netaddr_parse("11.0.0.1", 8, &a));
+    ck_assert(!netaddr_in(c->budget.trusted, c->budget.ntrusted, &a));
+    ck_assert(c->status.on);
+    ck_assert_uint_eq(c->status.nallow, 2);
+    ck_assert_int_eq(c->direct_actions, CONFIG_DIRECT_AUTHENTICATED);
+    config_free(c);
+    remove_temp(dir, file);
+
+    write_temp_config(only_site, strlen(only_site), &dir, &file);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert(c->budget.on);
+    ck_assert_int_eq(c->budget.site.requests_per_minute, 5);
+    config_free(c);
+    remove_temp(dir, file);
+
+    write_temp_config(bad, strlen(bad), &dir, &file);
+    diag_release(&d); /* the loads above had no key: not this case's */
+    d = (struct diag)DIAG_INIT;
+    {
+        const struct want w[] = {
+            {file, 3, "'budget.perIp.requestsPerMinute' must be an integer "
+                      "from 1"},
+            {file, 3, "'budget.perIp.tokensPerDay' must be an integer"},
+            {file, 4, "'budget.perUser.tokensPerDay' must be an integer from "
+                      "1 to 1000000000000"},
+            {file, 5, "unknown key 'requestsPerHour' in 'budget.site'"},
+            {file, 6, "'budget.trustForwardedFor' entries are IP addresses "
+                      "or networks (127.0.0.1, ::1, 10.0.0.0/8), not "
+                      "'proxy.local'"},
+            {file, 7, "unknown key 'perDomain' in 'budget'"},
+            {file, 9, "'http.status.allow' entries are IP addresses"},
+            {file, 10, "unknown key 'statuses' in 'http'"},
+            {NULL, 0, NULL},
+        };
+        c = config_load(file, &d);
+        ck_assert_ptr_null(c);
+        unit_assert_problems(&d, w);
+    }
+    diag_release(&d);
+    remove_temp(dir, file);
+}
+END_TEST
+
 Suite *
 config_suite(void)
 {
@@ -831,6 +943,7 @@ config_suite(void)
                         (int)ARRAY_SIZE(key_file_cases));
     tcase_add_test(tc, allow_readable_key_file_is_a_bool);
     tcase_add_test(tc, run_api_policy_and_store);
+    tcase_add_test(tc, budget_and_status);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -263,7 +263,9 @@ setup(void)
              "actions: [%s/../../actions]\n"
              "dataDir: %s\n"
              "gemini: .gemini.yaml\n"
-             "limits: {maxLoopSteps: 4}\n",
+             "limits: {maxLoopSteps: 4}\n"
+             /* the histories here are written by hand */
+             "history: {verify: off}\n",
              cwd, tmpdir);
     write_file(tmpdir, "agent.yaml", text);
     write_file(tmpdir, ".gemini.yaml",
@@ -326,9 +328,16 @@ static const char first_turn[] =
 
 /* The loop over the conversation `first_turn`; with `last`, also a turn
  * that must stay the last of every request (as the page state does). */
+/* What a case may add to the loop's input: a gate, the bounds. */
+struct loop_more {
+    struct loop_gate *gate;
+    long max_upstream_bytes, max_output_tokens;
+};
+
 static void
-run_loop_opts(struct run *r, const char *const *answers, long max_steps,
-              bool last, bool stream, long max_calls)
+run_loop_more(struct run *r, const char *const *answers, long max_steps,
+              bool last, bool stream, long max_calls,
+              const struct loop_more *more)
 {
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, &r->fake};
     struct loop_sink sink = {stream ? &rec_stream_ops : &rec_ops, &r->rec};
@@ -342,6 +351,11 @@ run_loop_opts(struct run *r, const char *const *answers, long max_steps,
                             .max_calls = max_calls,
                             .decide = page_tool};
 
+    if (more != NULL) {
+        in.gate = more->gate;
+        in.max_upstream_bytes = more->max_upstream_bytes;
+        in.max_output_tokens = more->max_output_tokens;
+    }
     memset(r, 0, sizeof(*r));
     r->fake.answers = answers;
     gemini_init_transport(&r->g, &t);
@@ -372,6 +386,13 @@ run_loop_opts(struct run *r, const char *const *answers, long max_steps,
         }
     }
     r->rc = loop_run(&in, &sink, &r->err);
+}
+
+static void
+run_loop_opts(struct run *r, const char *const *answers, long max_steps,
+              bool last, bool stream, long max_calls)
+{
+    run_loop_more(r, answers, max_steps, last, stream, max_calls, NULL);
 }
 
 static void
@@ -815,6 +836,185 @@ START_TEST(upstream_failure_reaches_the_sink)
 }
 END_TEST
 
+
+/* --- what a caller lets the loop spend -------------------------------------- */
+
+/* A gate that writes down what it is asked, and refuses step `refuse`
+ * (0-based; -1: never). */
+struct gate_rec {
+    int calls, refuse;
+    size_t bytes[FAKE_MAX];
+    long so_far[FAKE_MAX];
+};
+
+static int
+gate_step(void *ctx, size_t request_bytes, const struct loop_usage *so_far,
+          struct status_error *err)
+{
+    struct gate_rec *g = ctx;
+    int i = g->calls++;
+
+    ck_assert_int_lt(i, FAKE_MAX);
+    g->bytes[i] = request_bytes;
+    g->so_far[i] = loop_usage_tokens(so_far);
+    if (i == g->refuse)
+        return status_set_retry(err, ST_BUDGET_EXHAUSTED, 60,
+                                "the budget is spent");
+    return 0;
+}
+
+/* The gate is asked before every call, with the very bytes sent and the
+ * usage of the calls before; what was used stays readable after. */
+START_TEST(the_gate_sees_every_step)
+{
+    static const char *const answers[] = {
+        "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[" SEARCH
+        "]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{"
+        "\"promptTokenCount\":10,\"candidatesTokenCount\":2,"
+        "\"thoughtsTokenCount\":30,\"toolUsePromptTokenCount\":5,"
+        "\"totalTokenCount\":47}}",
+        ANSWER(BY_SLUG, "STOP"), ANSWER(TEXT("The hub costs $29."), "STOP"),
+        NULL};
+    struct gate_rec g = {.refuse = -1};
+    struct loop_gate gate = {gate_step, &g, {0}};
+    struct loop_more more = {&gate, 0, 0};
+    struct run r;
+
+    run_loop_more(&r, answers, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_int_eq(g.calls, 3);
+    ck_assert_int_eq(r.fake.posts, 3);
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq(g.bytes[i], strlen(r.fake.requests[i]));
+    /* prompt + candidates + thoughts + tool-use prompt, so far */
+    ck_assert_int_eq(g.so_far[0], 0);
+    ck_assert_int_eq(g.so_far[1], 47);
+    ck_assert_int_eq(g.so_far[2], 47 + 12);
+    ck_assert_int_eq(loop_usage_tokens(&gate.used), 47 + 12 + 12);
+    ck_assert_int_eq(gate.used.thoughts, 30);
+    ck_assert_int_eq(gate.used.tool_use, 5);
+    ck_assert_int_eq(gate.used.calls, 3);
+    run_release(&r);
+}
+END_TEST
+
+/* A refused step is never sent: the loop ends with the gate's error,
+ * and what the steps before used is there to settle. */
+START_TEST(a_refused_step_is_not_sent)
+{
+    static const char *const answers[] = {
+        ANSWER(SEARCH, "STOP"), ANSWER(BY_SLUG, "STOP"),
+        ANSWER(TEXT("The hub costs $29."), "STOP"), NULL};
+    struct gate_rec g = {.refuse = 1};
+    struct loop_gate gate = {gate_step, &g, {0}};
+    struct loop_more more = {&gate, 0, 0};
+    struct run r;
+
+    run_loop_more(&r, answers, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_BUDGET_EXHAUSTED);
+    ck_assert_int_eq(r.err.retry_after_s, 60);
+    ck_assert_int_eq(r.fake.posts, 1);
+    ck_assert_int_eq(g.calls, 2);
+    ck_assert_str_eq(r.rec.log, "usage:12/1:gemini-test-001\n"
+                                "call:action_shop_searchProducts:run\n"
+                                "result:shop.searchProducts:ok\n"
+                                "error:budget_exhausted\n");
+    ck_assert_int_eq(loop_usage_tokens(&gate.used), 12);
+    run_release(&r);
+
+    /* the first step refused: nothing at all reaches Gemini */
+    g = (struct gate_rec){.refuse = 0};
+    gate.used = (struct loop_usage){0};
+    run_loop_more(&r, answers, 4, false, true, 0, &more);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.fake.posts, 0);
+    /* a stream is told nothing before the refusal: not even "thinking" */
+    ck_assert_str_eq(r.rec.log, "error:budget_exhausted\n");
+    ck_assert_int_eq(loop_usage_tokens(&gate.used), 0);
+    run_release(&r);
+}
+END_TEST
+
+/* The bytes a request sends over all its steps are bounded: the step
+ * that would pass the bound is not sent. */
+START_TEST(upstream_bytes_are_bounded)
+{
+    static const char *const answers[] = {
+        ANSWER(SEARCH, "STOP"), ANSWER(BY_SLUG, "STOP"),
+        ANSWER(TEXT("The hub costs $29."), "STOP"), NULL};
+    struct loop_more more = {NULL, 0, 0};
+    struct run r;
+    size_t s0, s1;
+
+    run_loop(&r, answers, 4);
+    ck_assert_int_eq(r.fake.posts, 3);
+    s0 = strlen(r.fake.requests[0]);
+    s1 = strlen(r.fake.requests[1]);
+    run_release(&r);
+
+    /* exactly two steps' bytes: the third is refused */
+    more.max_upstream_bytes = (long)(s0 + s1);
+    run_loop_more(&r, answers, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_UPSTREAM_TOO_LARGE);
+    ck_assert_int_eq(r.fake.posts, 2);
+    ck_assert_ptr_nonnull(strstr(r.err.text, "limits.maxUpstreamBytes"));
+    run_release(&r);
+    /* less than the first step: nothing is sent */
+    more.max_upstream_bytes = (long)s0 - 1;
+    run_loop_more(&r, answers, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_UPSTREAM_TOO_LARGE);
+    ck_assert_int_eq(r.fake.posts, 0);
+    run_release(&r);
+}
+END_TEST
+
+/* maxOutputTokens goes with every step, before the contents (the part
+ * of the request that grows). */
+START_TEST(max_output_tokens_is_sent)
+{
+    static const char *const answers[] = {
+        ANSWER(SEARCH, "STOP"), ANSWER(TEXT("Done."), "STOP"), NULL};
+    struct loop_more more = {NULL, 0, 1234};
+    struct run r;
+    json_t *body;
+
+    run_loop_more(&r, answers, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, 0);
+    for (int i = 0; i < 2; i++) {
+        static const char *const want[] = {"systemInstruction",
+                                           "generationConfig", "contents"};
+        const char *key;
+        size_t k = 0;
+        json_t *v;
+
+        /* this run declares no tools: instruction, config, contents */
+        body = json_loads(r.fake.requests[i], JSON_PRESERVE_ORDER, NULL);
+        ck_assert_ptr_nonnull(body);
+        ck_assert_int_eq(json_integer_value(json_object_get(
+                             json_object_get(body, "generationConfig"),
+                             "maxOutputTokens")),
+                         1234);
+        ck_assert_uint_eq(
+            json_object_size(json_object_get(body, "generationConfig")), 1);
+        json_object_foreach(body, key, v) {
+            ck_assert_uint_lt(k, ARRAY_SIZE(want));
+            ck_assert_str_eq(key, want[k]);
+            k++;
+        }
+        ck_assert_uint_eq(k, ARRAY_SIZE(want));
+        json_decref(body);
+    }
+    run_release(&r);
+    /* 0: not sent (Gemini's own limit) */
+    run_loop(&r, answers, 4);
+    ck_assert_ptr_null(strstr(r.fake.requests[0], "generationConfig"));
+    run_release(&r);
+}
+END_TEST
+
 /* --- allocation failure injection ------------------------------------------- */
 
 /*
@@ -1252,6 +1452,10 @@ loop_suite(void)
     tcase_add_test(tc, bad_calls_are_answered_with_errors);
     tcase_add_test(tc, hostile_usage_counts_saturate);
     tcase_add_test(tc, upstream_failure_reaches_the_sink);
+    tcase_add_test(tc, the_gate_sees_every_step);
+    tcase_add_test(tc, a_refused_step_is_not_sent);
+    tcase_add_test(tc, upstream_bytes_are_bounded);
+    tcase_add_test(tc, max_output_tokens_is_sent);
     suite_add_tcase(s, tc);
 
     tcase_add_checked_fixture(oom, setup, teardown);

@@ -95,6 +95,42 @@ START_TEST(blocks_claimed_owned_freed)
 }
 END_TEST
 
+/* What GET /_jay/status reports: busy threads of every live worker, and
+ * the threads that may take a request (not a retiring worker's). */
+START_TEST(load_over_every_worker)
+{
+    struct scoreboard sb;
+    struct scoreboard_block *a, *b;
+    int busy = -1, total = -1;
+
+    ck_assert_int_eq(scoreboard_open(&sb, 3, 2), 0);
+    scoreboard_load(&sb, &busy, &total);
+    ck_assert_int_eq(busy, 0);
+    ck_assert_int_eq(total, 0);
+    a = scoreboard_claim(&sb, 4);
+    b = scoreboard_claim(&sb, 6);
+    /* claimed, not forked yet: not counted */
+    scoreboard_load(&sb, &busy, &total);
+    ck_assert_int_eq(total, 0);
+    scoreboard_own(a, 100);
+    scoreboard_own(b, 200);
+    atomic_store(&a->busy, 1);
+    atomic_store(&b->busy, 5);
+    scoreboard_load(&sb, &busy, &total);
+    ck_assert_int_eq(busy, 6);
+    ck_assert_int_eq(total, 10);
+    atomic_store(&b->retiring, 1);
+    scoreboard_load(&sb, &busy, &total);
+    ck_assert_int_eq(busy, 6);
+    ck_assert_int_eq(total, 4);
+    scoreboard_free(b);
+    scoreboard_load(&sb, &busy, &total);
+    ck_assert_int_eq(busy, 1);
+    ck_assert_int_eq(total, 4);
+    scoreboard_close(&sb);
+}
+END_TEST
+
 Suite *
 scoreboard_suite(void)
 {
@@ -104,6 +140,7 @@ scoreboard_suite(void)
     tcase_add_test(tc, slot_follows_request_and_action);
     tcase_add_test(tc, overdue_verdicts);
     tcase_add_test(tc, blocks_claimed_owned_freed);
+    tcase_add_test(tc, load_over_every_worker);
     suite_add_tcase(s, tc);
     return s;
 }

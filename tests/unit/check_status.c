@@ -333,6 +333,14 @@ START_TEST(status_first_error_wins_and_maps)
     ck_assert_int_eq(status_http(ST_METHOD), 405);
     ck_assert_int_eq(status_http(ST_UNKNOWN_ACTION), 404);
     ck_assert_int_eq(status_http((enum status)999), 500);
+    /* the budget's: spent (come back later), unknowable (fail closed),
+     * and a request that would send too much upstream */
+    ck_assert_int_eq(status_http(ST_BUDGET_EXHAUSTED), 429);
+    ck_assert_str_eq(status_code(ST_BUDGET_EXHAUSTED), "budget_exhausted");
+    ck_assert_int_eq(status_http(ST_BUDGET_UNAVAILABLE), 503);
+    ck_assert_str_eq(status_code(ST_BUDGET_UNAVAILABLE), "budget_unavailable");
+    ck_assert_int_eq(status_http(ST_UPSTREAM_TOO_LARGE), 413);
+    ck_assert_str_eq(status_code(ST_UPSTREAM_TOO_LARGE), "upstream_too_large");
     /* every status has a code and a status */
     for (int s = 0; s < ST__COUNT; s++) {
         ck_assert_ptr_nonnull(status_code((enum status)s));

@@ -168,7 +168,8 @@ START_TEST(open_migrates_an_empty_file)
 {
     static const char *const tables[] = {
         "users",     "threads", "messages", "runs",         "actions",
-        "approvals", "audit",   "memories", "memories_fts",
+        "approvals", "audit",   "memories", "memories_fts", "budget",
+        "tickets",
     };
     struct status_error err = {0};
     struct store *s = open_store();
@@ -178,7 +179,7 @@ START_TEST(open_migrates_an_empty_file)
 
     ck_assert_int_eq(s->ops->schema_version(s, &v, &err), 0);
     ck_assert_int_eq(v, STORE_SCHEMA_VERSION);
-    ck_assert_int_eq(v, 1);
+    ck_assert_int_eq(v, 2);
     for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
         raw_text("SELECT name FROM sqlite_master WHERE name = ?1", tables[i],
                  got);
@@ -207,7 +208,35 @@ START_TEST(migrate_is_idempotent)
     s->ops->close(s);
     s = open_store();
     ck_assert_int_eq(s->ops->schema_version(s, &v, &err), 0);
-    ck_assert_int_eq(v, 1);
+    ck_assert_int_eq(v, 2);
+    s->ops->close(s);
+}
+END_TEST
+
+/* A store of schema 1 (the run API's alone) gains the budget and the
+ * tickets, and keeps its rows. */
+START_TEST(schema_1_is_migrated_to_2)
+{
+    struct status_error err = {0};
+    struct store *s = open_store();
+    char t[STORE_ID_LEN], got[64];
+    int v = 0;
+
+    ck_assert_int_eq(s->ops->thread_create(s, "alice", "kept", t, &err), 0);
+    s->ops->close(s);
+    ck_assert_int_eq(raw_exec("DROP TABLE budget; DROP TABLE tickets;"
+                              " PRAGMA user_version = 1",
+                              NULL),
+                     SQLITE_OK);
+    s = open_store();
+    ck_assert_int_eq(s->ops->schema_version(s, &v, &err), 0);
+    ck_assert_int_eq(v, 2);
+    raw_text("SELECT name FROM sqlite_master WHERE name = ?1", "budget", got);
+    ck_assert_str_eq(got, "budget");
+    raw_text("SELECT name FROM sqlite_master WHERE name = ?1", "tickets", got);
+    ck_assert_str_eq(got, "tickets");
+    raw_text("SELECT title FROM threads WHERE id = ?1", t, got);
+    ck_assert_str_eq(got, "kept");
     s->ops->close(s);
 }
 END_TEST
@@ -221,7 +250,7 @@ START_TEST(newer_schema_is_refused)
     ck_assert_int_eq(raw_exec("PRAGMA user_version = 99", NULL), SQLITE_OK);
     ck_assert_ptr_null(store_open_migrated(spec, &err));
     ck_assert_int_eq(err.code, ST_SCHEMA_NEWER);
-    ck_assert_ptr_nonnull(strstr(err.text, "schema 99, this one knows 1"));
+    ck_assert_ptr_nonnull(strstr(err.text, "schema 99, this one knows 2"));
     ck_assert_ptr_nonnull(strstr(err.text, path));
     /* open without migrating still says what it is */
     status_clear(&err);
@@ -884,6 +913,341 @@ START_TEST(busy_store_says_so)
 }
 END_TEST
 
+
+/* --- budgets ---------------------------------------------------------------- */
+
+/* 2024-05-01 12:00:30 UTC: 30 s into a minute, 12 h 30 s into a day */
+#define T0 ((int64_t)1714564830000)
+#define MIN_MS ((int64_t)60000)
+#define DAY_MS ((int64_t)86400000)
+
+static struct store_budget_use
+use_of(struct store *s, const char *scope, int64_t now)
+{
+    struct status_error err = {0};
+    struct store_budget_use u = {-1, -1};
+
+    ck_assert_int_eq(s->ops->budget_get(s, scope, now, &u, &err), 0);
+    return u;
+}
+
+START_TEST(budget_reserve_checks_every_counter)
+{
+    struct status_error err = {0};
+    struct store *s = open_store();
+    struct store_budget c[] = {{"site", 0, 1000},
+                               {"ip:10.0.0.1", 2, 0},
+                               {"user:alice", 0, 0}};
+    struct store_budget_refusal why;
+    struct store_budget_use u;
+
+    /* nothing spent yet: zeros, for a counter never written */
+    u = use_of(s, "site", T0);
+    ck_assert_int_eq(u.requests, 0);
+    ck_assert_int_eq(u.tokens, 0);
+    /* two requests of this address pass, and are counted everywhere */
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 3, 1, 100, T0, &why, &err),
+                     0);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 3, 1, 100, T0 + 1000, &why,
+                                            &err),
+                     0);
+    u = use_of(s, "ip:10.0.0.1", T0);
+    ck_assert_int_eq(u.requests, 2);
+    ck_assert_int_eq(u.tokens, 200);
+    u = use_of(s, "user:alice", T0);
+    ck_assert_int_eq(u.requests, 2);
+    u = use_of(s, "site", T0);
+    ck_assert_int_eq(u.tokens, 200);
+    /* the third in the same minute is refused: 30 s left of the minute,
+     * and nothing changed anywhere (one transaction) */
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 3, 1, 100, T0 + 2000, &why,
+                                            &err),
+                     -1);
+    ck_assert_int_eq(err.code, ST_BUDGET_EXHAUSTED);
+    ck_assert_int_eq(err.retry_after_s, 28);
+    ck_assert_uint_eq(why.counter, 1);
+    ck_assert(why.requests);
+    ck_assert(!why.tokens);
+    ck_assert_int_eq(why.retry_after_s, 28);
+    u = use_of(s, "site", T0);
+    ck_assert_int_eq(u.requests, 2);
+    ck_assert_int_eq(u.tokens, 200);
+    /* an extension (no request) is not refused for the minute... */
+    status_clear(&err);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 3, 0, 700, T0 + 2000, &why,
+                                            &err),
+                     0);
+    u = use_of(s, "site", T0);
+    ck_assert_int_eq(u.tokens, 900);
+    /* ... but for the day: 900 + 101 > 1000, until midnight (11:59:28) */
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 3, 0, 101, T0 + 2000, &why,
+                                            &err),
+                     -1);
+    ck_assert_int_eq(err.code, ST_BUDGET_EXHAUSTED);
+    ck_assert_uint_eq(why.counter, 0);
+    ck_assert(why.tokens);
+    ck_assert_int_eq(why.retry_after_s, 12 * 3600 - 32);
+    ck_assert_int_eq(err.retry_after_s, 12 * 3600 - 32);
+    /* the request and the tokens both over: the later window says when */
+    status_clear(&err);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 3, 1, 500, T0 + 2000, &why,
+                                            &err),
+                     -1);
+    ck_assert_uint_eq(why.counter, 0);
+    ck_assert_int_eq(why.retry_after_s, 12 * 3600 - 32);
+    /* no counters: nothing to check, nothing written */
+    status_clear(&err);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 0, 1, 1, T0, &why, &err), 0);
+    s->ops->close(s);
+}
+END_TEST
+
+START_TEST(budget_settle_replaces_the_reservation)
+{
+    struct status_error err = {0};
+    struct store *s = open_store();
+    struct store_budget c[] = {{"site", 0, 10000}, {"ip:::1", 5, 5000}};
+    struct store_budget_use u;
+
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 2, 1, 4000, T0, NULL, &err),
+                     0);
+    /* the real use was 1234: the reservation gives way to it */
+    ck_assert_int_eq(s->ops->budget_settle(s, c, 2, 1234 - 4000, T0, &err), 0);
+    u = use_of(s, "ip:::1", T0);
+    ck_assert_int_eq(u.tokens, 1234);
+    ck_assert_int_eq(u.requests, 1);
+    u = use_of(s, "site", T0);
+    ck_assert_int_eq(u.tokens, 1234);
+    /* more than reserved (the estimate was low): added */
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 2, 1, 100, T0, NULL, &err),
+                     0);
+    ck_assert_int_eq(s->ops->budget_settle(s, c, 2, 400 - 100, T0, &err), 0);
+    ck_assert_int_eq(use_of(s, "site", T0).tokens, 1634);
+    /* a failed request used nothing: all of it given back, never below 0 */
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 2, 1, 3000, T0, NULL, &err),
+                     0);
+    ck_assert_int_eq(use_of(s, "site", T0).tokens, 4634);
+    ck_assert_int_eq(s->ops->budget_settle(s, c, 2, -3000, T0, &err), 0);
+    ck_assert_int_eq(use_of(s, "site", T0).tokens, 1634);
+    ck_assert_int_eq(s->ops->budget_settle(s, c, 2, -999999, T0, &err), 0);
+    ck_assert_int_eq(use_of(s, "site", T0).tokens, 0);
+    /* requests are never given back: they happened */
+    ck_assert_int_eq(use_of(s, "ip:::1", T0).requests, 3);
+    /* a settle of yesterday's reservation leaves today's count alone */
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 2, 1, 50, T0 + DAY_MS, NULL,
+                                            &err),
+                     0);
+    ck_assert_int_eq(s->ops->budget_settle(s, c, 2, 7777, T0, &err), 0);
+    ck_assert_int_eq(use_of(s, "site", T0 + DAY_MS).tokens, 50);
+    s->ops->close(s);
+}
+END_TEST
+
+START_TEST(budget_windows_roll_over)
+{
+    struct status_error err = {0};
+    struct store *s = open_store();
+    struct store_budget c[] = {{"ip:10.0.0.2", 1, 100}};
+    json_t *top = NULL;
+    char got[64];
+
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 1, 1, 100, T0, NULL, &err),
+                     0);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 1, 1, 0, T0 + 29999, NULL,
+                                            &err),
+                     -1);
+    ck_assert_int_eq(err.retry_after_s, 1);
+    /* the next minute: a request may come, but today's tokens are spent */
+    status_clear(&err);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 1, 1, 0, T0 + 30000, NULL,
+                                            &err),
+                     0);
+    ck_assert_int_eq(use_of(s, c[0].scope, T0 + 30000).requests, 1);
+    ck_assert_int_eq(use_of(s, c[0].scope, T0 + MIN_MS + 30000).requests, 0);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 1, 1, 1, T0 + 2 * MIN_MS,
+                                            NULL, &err),
+                     -1);
+    ck_assert_int_eq(err.code, ST_BUDGET_EXHAUSTED);
+    /* the next UTC day: both windows are new */
+    status_clear(&err);
+    ck_assert_int_eq(use_of(s, c[0].scope, T0 + DAY_MS).tokens, 0);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 1, 1, 100, T0 + DAY_MS,
+                                            NULL, &err),
+                     0);
+    ck_assert_int_eq(use_of(s, c[0].scope, T0 + DAY_MS).tokens, 100);
+    /* the counters of earlier days go, a few per reservation */
+    {
+        struct store_budget old[] = {{"ip:10.9.0.1", 0, 0},
+                                     {"ip:10.9.0.2", 0, 0}};
+        ck_assert_int_eq(s->ops->budget_reserve(s, old, 2, 1, 5, T0, NULL,
+                                                &err),
+                         0);
+        raw_text("SELECT count(*) FROM budget", NULL, got);
+        ck_assert_str_eq(got, "3");
+        ck_assert_int_eq(s->ops->budget_reserve(s, c, 1, 0, 0, T0 + DAY_MS,
+                                                NULL, &err),
+                         0);
+        raw_text("SELECT count(*) FROM budget", NULL, got);
+        ck_assert_str_eq(got, "1");
+    }
+    /* the top of today */
+    ck_assert_int_eq(s->ops->budget_top(s, T0 + DAY_MS, 10, &top, &err), 0);
+    ck_assert_uint_eq(json_array_size(top), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(top, 0), "scope")),
+                     "ip:10.0.0.2");
+    ck_assert_int_eq(json_integer_value(json_object_get(
+                         json_array_get(top, 0), "tokens")),
+                     100);
+    json_decref(top);
+    s->ops->close(s);
+}
+END_TEST
+
+/* Many connections reserving at once never take more than the ceiling. */
+struct reserver {
+    int granted;
+};
+
+static void *
+reserve_some(void *arg)
+{
+    struct reserver *r = arg;
+    struct status_error err = {0};
+    struct store *s = store_open(spec, &err);
+    struct store_budget c[] = {{"site", 25, 0}};
+
+    for (int i = 0; s != NULL && i < 10; i++) {
+        status_clear(&err);
+        if (s->ops->budget_reserve(s, c, 1, 1, 0, T0, NULL, &err) == 0)
+            r->granted++;
+        else if (err.code != ST_BUDGET_EXHAUSTED)
+            r->granted = -1000;
+    }
+    if (s != NULL)
+        s->ops->close(s);
+    return NULL;
+}
+
+START_TEST(budget_reservations_race_to_the_ceiling)
+{
+    struct store *s = open_store(); /* migrated before the threads start */
+    pthread_t t[8];
+    struct reserver r[8] = {{0}};
+    int total = 0;
+
+    /* 8 connections, 80 attempts at once, a ceiling of 25 a minute: the
+     * check and the add are one transaction, so exactly 25 pass */
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, reserve_some, &r[i]), 0);
+    for (int i = 0; i < 8; i++) {
+        pthread_join(t[i], NULL);
+        total += r[i].granted;
+    }
+    ck_assert_int_eq(total, 25);
+    ck_assert_int_eq(use_of(s, "site", T0).requests, 25);
+    s->ops->close(s);
+}
+END_TEST
+
+START_TEST(budget_store_unavailable_is_an_error)
+{
+    struct status_error err = {0};
+    struct store *s = open_store();
+    struct store_budget c[] = {{"site", 10, 0}};
+    sqlite3 *other = NULL;
+
+    ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 1, 1, 1, T0, NULL, &err),
+                     -1);
+    ck_assert_int_eq(err.code, ST_STORE);
+    ck_assert_str_eq(err.text, "the store is busy");
+    sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(other);
+    /* and the connection still works, at synchronous FULL again */
+    status_clear(&err);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 1, 1, 1, T0, NULL, &err), 0);
+    s->ops->close(s);
+}
+END_TEST
+
+/* --- single-use tickets ------------------------------------------------------- */
+
+START_TEST(ticket_claimed_once_until_it_expires)
+{
+    struct status_error err = {0};
+    struct store *s = open_store();
+    char got[64];
+
+    ck_assert_int_eq(store_ticket_claim(s, "t-1", T0 + 600000, T0, &err), 0);
+    /* used: a second claim, the same or another connection, conflicts */
+    ck_assert_int_eq(store_ticket_claim(s, "t-1", T0 + 600000, T0 + 1, &err),
+                     -1);
+    ck_assert_int_eq(err.code, ST_CONFLICT);
+    {
+        struct store *s2 = open_store();
+        status_clear(&err);
+        ck_assert_int_eq(
+            store_ticket_claim(s2, "t-1", T0 + 600000, T0 + 2, &err), -1);
+        ck_assert_int_eq(err.code, ST_CONFLICT);
+        s2->ops->close(s2);
+    }
+    /* another id is its own */
+    status_clear(&err);
+    ck_assert_int_eq(store_ticket_claim(s, "t-2", T0 + 1000, T0, &err), 0);
+    /* once its record expires, it is forgotten (the ticket's own expiry
+     * keeps it from being used: the caller checks that first) */
+    ck_assert_int_eq(store_ticket_claim(s, "t-1", T0 + 700000, T0 + 600000,
+                                        &err),
+                     0);
+    /* expired records are deleted by the claims that come after them */
+    raw_text("SELECT count(*) FROM tickets", NULL, got);
+    ck_assert_str_eq(got, "1");
+    /* ids: short printable ASCII */
+    ck_assert_int_eq(store_ticket_claim(s, "", T0 + 1, T0, &err), -1);
+    ck_assert_int_eq(err.code, ST_BAD_REQUEST);
+    status_clear(&err);
+    ck_assert_int_eq(store_ticket_claim(s, NULL, T0 + 1, T0, &err), -1);
+    ck_assert_int_eq(err.code, ST_BAD_REQUEST);
+    status_clear(&err);
+    ck_assert_int_eq(store_ticket_claim(s, "a b", T0 + 1, T0, &err), -1);
+    ck_assert_int_eq(err.code, ST_BAD_REQUEST);
+    status_clear(&err);
+    {
+        char id[STORE_TICKET_ID_MAX + 2];
+        memset(id, 'x', sizeof(id) - 1);
+        id[sizeof(id) - 1] = '\0';
+        ck_assert_int_eq(store_ticket_claim(s, id, T0 + 1, T0, &err), -1);
+        ck_assert_int_eq(err.code, ST_BAD_REQUEST);
+        status_clear(&err);
+        id[STORE_TICKET_ID_MAX] = '\0';
+        ck_assert_int_eq(store_ticket_claim(s, id, T0 + 1, T0, &err), 0);
+    }
+    s->ops->close(s);
+}
+END_TEST
+
+START_TEST(ticket_prune_is_bounded)
+{
+    struct status_error err = {0};
+    struct store *s = open_store();
+    char id[16], got[64];
+
+    for (int i = 0; i < STORE_TICKET_PRUNE + 10; i++) {
+        snprintf(id, sizeof(id), "old-%d", i);
+        ck_assert_int_eq(store_ticket_claim(s, id, T0 + 10, T0, &err), 0);
+    }
+    /* one claim after they expired deletes STORE_TICKET_PRUNE of them */
+    ck_assert_int_eq(store_ticket_claim(s, "new", T0 + 99999, T0 + 10, &err),
+                     0);
+    raw_text("SELECT count(*) FROM tickets", NULL, got);
+    ck_assert_int_eq(atoi(got), 10 + 1);
+    s->ops->close(s);
+}
+END_TEST
+
 /* --- the audit trail ----------------------------------------------------- */
 
 START_TEST(audit_is_append_only)
@@ -1031,6 +1395,7 @@ store_suite(void)
     tcase_set_timeout(db, 60);
     tcase_add_test(db, open_migrates_an_empty_file);
     tcase_add_test(db, migrate_is_idempotent);
+    tcase_add_test(db, schema_1_is_migrated_to_2);
     tcase_add_test(db, newer_schema_is_refused);
     tcase_add_test(db, open_failures);
     tcase_add_test(db, users_trust_and_rules);
@@ -1048,6 +1413,13 @@ store_suite(void)
     tcase_add_test(db, busy_store_says_so);
     tcase_add_test(db, audit_is_append_only);
     tcase_add_test(db, memories_are_searched);
+    tcase_add_test(db, budget_reserve_checks_every_counter);
+    tcase_add_test(db, budget_settle_replaces_the_reservation);
+    tcase_add_test(db, budget_windows_roll_over);
+    tcase_add_test(db, budget_reservations_race_to_the_ceiling);
+    tcase_add_test(db, budget_store_unavailable_is_an_error);
+    tcase_add_test(db, ticket_claimed_once_until_it_expires);
+    tcase_add_test(db, ticket_prune_is_bounded);
     suite_add_tcase(s, db);
     return s;
 }

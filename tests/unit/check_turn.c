@@ -647,6 +647,28 @@ START_TEST(usage_is_read_robustly)
     ck_assert_int_eq(p.t.thoughts_tokens, 0);
     ck_assert_int_eq(p.t.cached_tokens, 4);
     ck_assert_int_eq(p.t.total_tokens, LONG_MAX);
+    ck_assert_int_eq(p.t.tool_use_prompt_tokens, 0);
+    release(resp, &p);
+    json_decref(resp);
+}
+END_TEST
+
+/* Results of Gemini-side tools are billed as prompt: the budget counts
+ * them (prompt + candidates + thoughts + tool-use prompt). */
+START_TEST(tool_use_prompt_tokens_are_read)
+{
+    json_t *resp = load_str(
+        "{\"candidates\":[],\"usageMetadata\":{\"promptTokenCount\":10,"
+        "\"candidatesTokenCount\":3,\"thoughtsTokenCount\":20,"
+        "\"toolUsePromptTokenCount\":7,\"totalTokenCount\":40}}");
+    struct parsed p;
+
+    parse(resp, &p);
+    ck_assert_int_eq(p.rc, 0);
+    ck_assert_int_eq(p.t.tool_use_prompt_tokens, 7);
+    ck_assert_int_eq(p.t.prompt_tokens + p.t.candidates_tokens +
+                         p.t.thoughts_tokens + p.t.tool_use_prompt_tokens,
+                     p.t.total_tokens);
     release(resp, &p);
     json_decref(resp);
 }
@@ -726,6 +748,7 @@ turn_suite(void)
     tcase_add_test(tc, absent_args_are_an_empty_object);
     tcase_add_test(tc, reason_is_arena_owned);
     tcase_add_test(tc, usage_is_read_robustly);
+    tcase_add_test(tc, tool_use_prompt_tokens_are_read);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");

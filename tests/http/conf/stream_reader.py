@@ -159,6 +159,9 @@ def normal(answer):
       becomes "<text-signature>" (the two modes' values differ because the
       parts signed differ). Function-call signatures are compared as they
       are: a call comes whole, signed the same way in both modes.
+    - signatures (the server's, of history turns): a turn whose text parts
+      differ as above is signed differently; each entry is compared as
+      null or not, and must be as long as history.
     Everything else must be equal: type, message, calls and their ids,
     history, usage (geminiCalls included), serverCalls, model, flags.
     """
@@ -169,6 +172,12 @@ def normal(answer):
                 sc["ms"] = "bad: %r" % (sc["ms"],)
             else:
                 sc["ms"] = 0
+    if isinstance(a.get("signatures"), list):
+        a["signatures"] = [None if s is None else
+                           ("<signature>" if isinstance(s, str) else "bad: %r" % (s,))
+                           for s in a["signatures"]]
+        if len(a["signatures"]) != len(a.get("history") or []):
+            a["signatures"] = "bad: not as long as history"
     for turn in a.get("history") or []:
         if not isinstance(turn, dict) or turn.get("role") != "model":
             continue
