@@ -15,9 +15,16 @@
  * params) changes it later, stack.mock.requests() returns what Gemini was
  * sent (GET /__mock/requests), stack.mock.reset() clears it.
  *
+ * The site always has a secret (auth.secretFile: 32 random bytes, mode
+ * 0600, as `gemini-agent setup` writes it): the chat protocol signs the
+ * history and the approval tickets with it (README "The chat protocol").
+ * startStack({auth}) names another `auth` member instead (an object, written
+ * into agent.yaml as it is; the secret file is still written, at
+ * stack.secretFile, for the test to name).
+ *
  * startStack({session: 'demo'}) signs a user in as `make demo` does, for
- * the run API (www/assistant/): a session secret (auth.secretFile), a
- * token for that user from `gemini-agent auth issue`, served as
+ * the run API (www/assistant/): a token for that user from `gemini-agent
+ * auth issue` (signed with the same secret), served as
  * /assistant/demo-session.json (scripts/render-nginx-conf.sh SESSION);
  * stack.session is {user, token, expiresAt} and stack.issueToken(user)
  * makes another user's token.
@@ -161,8 +168,9 @@ function tail(file, n = 800) {
  * @param {number} [options.workers=2]
  * @param {string} [options.model='gemini-3.8-flash']
  * @param {string} [options.session]  a user to sign in as `make demo` does (the run API)
+ * @param {object} [options.auth]     agent.yaml's `auth` member; default {secretFile: <the stack's secret>}
  */
-export async function startStack({ scenario, www = join(REPO, 'www'), workers = 2, model = 'gemini-3.8-flash', session } = {}) {
+export async function startStack({ scenario, www = join(REPO, 'www'), workers = 2, model = 'gemini-3.8-flash', session, auth } = {}) {
   if (!existsSync(GA_BIN)) throw new Error(`${GA_BIN} is missing: run make`);
   const dir = mkdtempSync(join(tmpdir(), 'ga-e2e-'));
   dirs.add(dir);
@@ -182,9 +190,13 @@ export async function startStack({ scenario, www = join(REPO, 'www'), workers = 
   writeFileSync(join(dir, '.gemini.yaml'),
     `apiKey: 'e2e-test-key-not-real'\nmodel: ${model}\nsystemPrompt: ''\nbaseUrl: '${mockUrl}'\n`, { mode: 0o600 });
   mkdirSync(join(dir, 'var'));
+  /* the site secret: signed history and approval tickets need one (and sign-in tokens) */
+  const secretFile = join(dir, 'site-secret');
+  writeFileSync(secretFile, randomBytes(32), { mode: 0o600 });
+  /* JSON is YAML: the auth member as one flow mapping */
   writeFileSync(join(dir, 'agent.yaml'),
     `gemini: '${dir}/.gemini.yaml'\nactions: ['${REPO}/actions']\ndataDir: '${dir}/var'\n` +
-    (session ? `auth:\n  secretFile: '${dir}/session-secret'\n` : ''));
+    `auth: ${JSON.stringify(auth ?? { secretFile })}\n`);
   /* the run API's sign-in, as scripts/demo.sh does it */
   const issueToken = (user, ttl = 3600) => {
     const token = execFileSync(GA_BIN, ['auth', 'issue', '--user', user, '--ttl', String(ttl), '--config', join(dir, 'agent.yaml')],
@@ -193,7 +205,6 @@ export async function startStack({ scenario, www = join(REPO, 'www'), workers = 
   };
   let demoSession = null;
   if (session) {
-    writeFileSync(join(dir, 'session-secret'), randomBytes(32), { mode: 0o600 });
     demoSession = issueToken(session);
     writeFileSync(join(dir, 'demo-session.json'), `${JSON.stringify(demoSession)}\n`, { mode: 0o600 });
   }
@@ -239,6 +250,9 @@ export async function startStack({ scenario, www = join(REPO, 'www'), workers = 
   return {
     url,
     dir,
+    /** where the responder's data goes (dataDir): the shop's reviews file, the store */
+    dataDir: join(dir, 'var'),
+    secretFile,
     model,
     session: demoSession,
     issueToken,

@@ -910,6 +910,8 @@ describe('error words', () => {
     ['upstream_rate_limited', 503], ['upstream_unavailable', 503], ['upstream_timeout', 504],
     ['upstream_bad_response', 502], ['internal_error', 500], ['overloaded', 503],
     ['rate_limited', 429], ['responder_unavailable', 502], ['service_unavailable', 503], ['responder_timeout', 504],
+    /* signed history, approvals and the budget (issue 12) */
+    ['history_tampered', 400], ['approval_invalid', 403], ['budget_exhausted', 429], ['budget_unavailable', 503],
   ];
   const SERVER_SAID = 'SERVER-TEXT /etc/gemini-agent/.gemini.yaml Gemini said 503 UNAVAILABLE';
   const explain = (code, status, retryAfter = null) =>
@@ -978,6 +980,37 @@ describe('error words', () => {
     assert.equal(explain('upstream_rate_limited', 503, '7').retry, true);
     assert.equal(retryAfterSeconds(''), null);
     assert.equal(retryAfterSeconds('0'), 0);
+  });
+
+  test('signed history, approvals and the budget have their own words', () => {
+    const tampered = explain('history_tampered', 400);
+    assert.match(tampered.message, /could not verify this conversation.*Start a new chat/);
+    assert.equal(tampered.retry, false, 'the same history would be refused again');
+    const ticket = explain('approval_invalid', 403);
+    assert.match(ticket.message, /^This approval has expired or was already used/);
+    assert.equal(ticket.retry, false, 'a ticket is used once');
+    /* a budget: when to try again, from Retry-After, up to a day away */
+    assert.equal(explain('budget_exhausted', 429, '42').message, 'The assistant has reached its usage limit for now. Try again in 42 s.');
+    assert.equal(explain('budget_exhausted', 429, '1800').message, 'The assistant has reached its usage limit for now. Try again in 30 min.');
+    assert.equal(explain('budget_exhausted', 429, String(5 * 3600 + 60)).message, 'The assistant has reached its usage limit for now. Try again in 6 h.');
+    assert.equal(explain('budget_exhausted', 429).message, 'The assistant has reached its usage limit for now. Wait a moment, then retry.');
+    assert.equal(explain('budget_exhausted', 429, '42').retry, true);
+    assert.notEqual(explain('budget_exhausted', 429).message, explain('rate_limited', 429).message, 'not the nginx limit');
+    const down = explain('budget_unavailable', 503);
+    assert.match(down.message, /cannot check its usage limits/);
+    assert.equal(down.retry, true);
+  });
+
+  test('in the widget: budget_exhausted says when, from the Retry-After header', async (t) => {
+    const fetch = scriptedFetch([
+      json({ error: { code: 'budget_exhausted', message: 'perIp tokensPerDay 200000 used' } }, 429, { 'Retry-After': '7200' }),
+    ]);
+    const { chat, root } = mount(t, { fetch });
+    await chat.send('hi');
+    assert.equal(chat.state.errorCode, 'budget_exhausted');
+    assert.equal(chat.state.error, 'The assistant has reached its usage limit for now. Try again in 2 h.');
+    assert.ok(visible(ref(root, 'retry')));
+    assert.doesNotMatch(root.textContent, /perIp|200000/);
   });
 
   test('answers without the envelope, and unknown codes, by status', () => {

@@ -9,7 +9,16 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
 
-import { mountChat, answerPendingCalls, describeServerAction, describeUsage, ERROR_WORDS } from '../../www/agent/chat.js';
+import {
+  mountChat,
+  answerPendingCalls,
+  answerPendingSigned,
+  alignSignatures,
+  waitingServerCall,
+  describeServerAction,
+  describeUsage,
+  ERROR_WORDS,
+} from '../../www/agent/chat.js';
 import { readNdjson, isNdjson } from '../../www/agent/ndjson.js';
 import { renderMarkdown, closeOpenMarkdown } from '../../www/agent/markdown.js';
 
@@ -330,6 +339,63 @@ describe('helpers', () => {
     assert.equal(answerPendingCalls([]), null);
     assert.equal(answerPendingCalls([...waiting, { role: 'user', parts: [{ functionResponse: { id: 'x', name: 'remove-item', response: {} } }] }]), null);
   });
+
+  test("answerPendingCalls never answers a server action's call: that answer is the server's to give and sign", () => {
+    const model = {
+      role: 'model',
+      parts: [
+        { functionCall: { id: 'p1', name: 'remove-item', args: {} } },
+        { functionCall: { id: 'a1', name: 'action_shop_addReview', args: { productId: 'p1', rating: 5, text: 'great' } } },
+      ],
+    };
+    const history = [{ role: 'user', parts: [{ text: 'review it' }] }, model];
+    assert.equal(waitingServerCall(history), 'action_shop_addReview', 'it waits for the visitor’s approval');
+    assert.equal(answerPendingCalls(history, [{ callId: 'p1', result: '{"ok":true}' }]), null, 'not even with the page results');
+    assert.equal(answerPendingSigned(history, [null, 'sig-m'], [{ callId: 'p1', result: '{"ok":true}' }]), null);
+    /* answered by the server: nothing waits for it */
+    const served = { functionResponse: { id: 'a1', name: 'action_shop_addReview', response: { result: { ok: true } } } };
+    const swapped = { role: 'model', parts: [model.parts[1], model.parts[0]] };
+    assert.equal(waitingServerCall([history[0], swapped, { role: 'user', parts: [served] }]), '');
+    assert.equal(waitingServerCall(H0), '');
+    assert.equal(waitingServerCall([]), '');
+  });
+
+  test('answerPendingSigned keeps the signatures aligned with the turns', () => {
+    const call = { role: 'model', parts: [{ functionCall: { id: 'p1', name: 'remove-item', args: {} } }] };
+    const mixed = {
+      role: 'model',
+      parts: [
+        { functionCall: { id: 'a1', name: 'action_shop_searchProducts', args: { query: 'hub' } } },
+        { functionCall: { id: 'p1', name: 'remove-item', args: {} } },
+        { functionCall: { id: 'a2', name: 'action_shop_searchProducts', args: { query: 'mouse' } } },
+      ],
+    };
+    const a1 = { functionResponse: { id: 'a1', name: 'action_shop_searchProducts', response: { result: { products: [] } } } };
+    const a2 = { functionResponse: { id: 'a2', name: 'action_shop_searchProducts', response: { result: { products: [] } } } };
+    const p1 = { functionResponse: { name: 'remove-item', id: 'p1', response: { result: { ok: true } } } };
+    const ask = { role: 'user', parts: [{ text: 'go' }] };
+
+    /* page calls only: a new answer turn, which needs no signature */
+    const one = answerPendingSigned([...H0, ask, call], ['s0', 's1', null, 's3'], [{ callId: 'p1', result: '{"ok":true}' }]);
+    assert.deepEqual(one.history.at(-1), { role: 'user', parts: [p1] });
+    assert.deepEqual(one.signatures, ['s0', 's1', null, 's3', null]);
+    assert.equal(one.signatures.length, one.history.length);
+
+    /* a mixed turn: the server's partial answers, signed; the page's result goes between them
+     * and the completed turn keeps the partial turn's signature */
+    const partial = { role: 'user', parts: [a1, a2] };
+    const two = answerPendingSigned([ask, mixed, partial], [null, 's-model', 's-answers'], [{ callId: 'p1', result: '{"ok":true}' }]);
+    assert.deepEqual(two.history, [ask, mixed, { role: 'user', parts: [a1, p1, a2] }]);
+    assert.deepEqual(two.signatures, [null, 's-model', 's-answers']);
+
+    /* signatures missing or short (a conversation saved before they existed): null, never shifted */
+    const three = answerPendingSigned([ask, call], undefined, []);
+    assert.deepEqual(three.signatures, [null, null, null]);
+    assert.deepEqual(alignSignatures(['a', 7, null], 4), ['a', null, null, null]);
+    assert.deepEqual(alignSignatures(['a', 'b', 'c'], 2), ['a', 'b']);
+    assert.deepEqual(alignSignatures('nope', 1), [null]);
+    assert.equal(answerPendingSigned(H0, ['s0', 's1']), null, 'nothing waits');
+  });
 });
 
 /* --- the widget ------------------------------------------------------------------------------ */
@@ -553,6 +619,20 @@ describe('streamed answers in the widget', () => {
     assert.doesNotMatch(chat.state.error, /etc/);
   });
 
+  test('a budget spent at a later step: its words, and when to try again from the error line\'s retryAfter', async (t) => {
+    const f = feed();
+    const { chat } = mount(t, { fetch: scriptedFetch([f.response]) });
+    const finished = chat.send('x');
+    f.send(
+      { type: 'status', status: 'thinking' },
+      { type: 'error', error: { code: 'budget_exhausted', message: 'perIp tokensPerDay 200000', retryAfter: 90 } },
+    );
+    await finished;
+    assert.equal(chat.state.errorCode, 'budget_exhausted');
+    assert.equal(chat.state.error, 'The assistant has reached its usage limit for now. Try again in 90 s.');
+    assert.equal(chat.state.canRetry, true);
+  });
+
   for (const [how, finish] of [
     ['ends', (f) => f.end()],
     ['breaks', (f) => f.fail()],
@@ -620,7 +700,7 @@ describe('streamed answers in the widget', () => {
 /* --- Stop ------------------------------------------------------------------------------------ */
 
 describe('Stop while an answer streams', () => {
-  test('the text so far stays, marked stopped; idle at once; the next message carries it in the history', async (t) => {
+  test('the text so far stays on screen, marked stopped; idle at once; the history gets the message, not the text', async (t) => {
     const f = feed();
     const fetch = scriptedFetch([f.response, json({ type: 'response', message: 'And they lived happily.', history: [] })]);
     const { chat, root, container } = mount(t, { fetch });
@@ -641,10 +721,9 @@ describe('Stop while an answer streams', () => {
     assert.equal(chat.state.lastAssistantStatus, 'stopped');
     assert.deepEqual([...root.querySelectorAll('.gemini-chat__mark')].filter(visible).map((m) => m.textContent), ['(stopped)']);
     assert.equal(chat.state.messages.at(-1).content, 'Stopped.');
-    assert.deepEqual(chat.state.history, [
-      { role: 'user', parts: [{ text: 'Write a long story' }] },
-      { role: 'model', parts: [{ text: 'Once upon a **time' }] },
-    ], 'what the visitor saw, as the model wrote it');
+    /* a model turn needs the server's signature: the browser never writes one */
+    assert.deepEqual(chat.state.history, [{ role: 'user', parts: [{ text: 'Write a long story' }] }], 'the message, not the text');
+    assert.deepEqual(chat.state.signatures, [null], 'a user turn of text needs no signature');
     ref(root, 'toggleExpand').click();
     assert.equal(root.querySelector('[data-foreach="messages"] > [data-role="assistant"]').dataset.status, 'stopped');
 
@@ -659,10 +738,8 @@ describe('Stop while an answer streams', () => {
 
     await chat.send('Go on');
     assert.equal(fetch.requests.length, 2);
-    assert.deepEqual(fetch.requests[1].body.history, [
-      { role: 'user', parts: [{ text: 'Write a long story' }] },
-      { role: 'model', parts: [{ text: 'Once upon a **time' }] },
-    ]);
+    assert.deepEqual(fetch.requests[1].body.history, [{ role: 'user', parts: [{ text: 'Write a long story' }] }]);
+    assert.deepEqual(fetch.requests[1].body.signatures, [null]);
     assert.equal(fetch.requests[1].body.message, 'Go on');
   });
 
@@ -676,10 +753,12 @@ describe('Stop while an answer streams', () => {
     chat.stop();
     await finished;
     assert.deepEqual(chat.state.history, []);
+    assert.deepEqual(chat.state.signatures, []);
     assert.equal(chat.state.messages.filter((m) => m.role === 'assistant').length, 0, 'no empty bubble');
     assert.equal(chat.state.messages[0].content, 'First');
     await chat.send('Second');
     assert.deepEqual(fetch.requests[1].body.history, []);
+    assert.deepEqual(fetch.requests[1].body.signatures, []);
   });
 });
 
@@ -704,6 +783,7 @@ describe('a page-tool round trip over the stream', () => {
         message: 'Let me remove it.',
         calls: [{ id: 'call-1', name: 'remove-item', args: { name: 'USB-C Hub' }, category: 'page-automation' }],
         history: h1,
+        signatures: [null, 'sig-m1'],
         usage: { totalTokens: 10, geminiCalls: 1 },
         serverCalls: [],
       },
@@ -728,6 +808,7 @@ describe('a page-tool round trip over the stream', () => {
     assert.deepEqual(executed, ['USB-C Hub']);
     assert.deepEqual(items, ['Wireless Mouse', 'Mechanical Keyboard']);
     assert.deepEqual(r2.body.history, h1);
+    assert.deepEqual(r2.body.signatures, [null, 'sig-m1'], 'the signatures go back with the history');
     assert.deepEqual(r2.body.results, [{ callId: 'call-1', result: '{"ok":true}', isError: false }]);
     assert.deepEqual(r2.body.pageState.viewState.items, ['Wireless Mouse', 'Mechanical Keyboard'], 'the fresh page state');
 
@@ -747,7 +828,7 @@ describe('a page-tool round trip over the stream', () => {
     assert.deepEqual(chat.state.history, h2);
   });
 
-  test('Stop while submitToolResults streams: the calls are answered with what the page did, then the text', async (t) => {
+  test('Stop while submitToolResults streams: the calls are answered with what the page did; the text stays on screen only', async (t) => {
     const second = feed();
     const fetch = scriptedFetch([chunked(lines(first), 64), second.response, json({ type: 'response', message: 'ok', history: [] })]);
     const { chat, root, executed } = mount(t, { fetch });
@@ -762,11 +843,12 @@ describe('a page-tool round trip over the stream', () => {
     const answered = [
       ...h1,
       { role: 'user', parts: [{ functionResponse: { name: 'remove-item', id: 'call-1', response: { result: { ok: true } } } }] },
-      { role: 'model', parts: [{ text: 'Removed. Anything' }] },
     ];
-    assert.deepEqual(chat.state.history, answered, 'no model turn right after the unanswered call');
+    assert.deepEqual(chat.state.history, answered, 'the call answered; no model turn the server did not sign');
+    assert.deepEqual(chat.state.signatures, [null, 'sig-m1', null], 'the turns kept keep theirs; the new answers need none');
     await chat.send('Thanks');
     assert.deepEqual(fetch.requests[2].body.history, answered);
+    assert.deepEqual(fetch.requests[2].body.signatures, [null, 'sig-m1', null]);
     assert.deepEqual(executed, ['USB-C Hub'], 'nothing ran twice');
   });
 });

@@ -18,8 +18,19 @@
  *    markdown.js's closeOpenMarkdown) and what the server is doing
  *    ("Searching products…"); the `result` line is handled exactly as the
  *    single JSON answer, which is still read when the server sends one. Stop
- *    keeps the text received, marked stopped, and the history gets what the
- *    visitor saw (see rememberStopped).
+ *    keeps the text received, marked stopped, on screen; the history gets
+ *    only what the server can vouch for (see rememberStopped).
+ *  - Keeps the server's signatures with the history (`signatures`, one per
+ *    turn, null for a turn that needs none), in sessionStorage too, and sends
+ *    them back with every request: the server refuses a model turn it did not
+ *    sign (400 history_tampered), so the widget never writes one itself.
+ *  - Asks the visitor before a server action with side effects runs (an
+ *    `approval-required` answer): an approval card in the conversation says
+ *    what will happen and with which arguments, with Approve and Reject; the
+ *    decision goes back with the server's ticket (submitToolResults
+ *    `approval`). Only the visitor's click decides: the card is inside the
+ *    widget, which the page automation never sees (data-agent="off"), and
+ *    the handle has no way to approve.
  *  - Asks the server on start what it runs (GET geminiAgent.status), so the
  *    offline demo model or a missing API key is said before the first message.
  *  - Sits where its container is, or, when floating or on narrow windows, is
@@ -77,6 +88,35 @@ function isOfflineModel(model) {
 }
 
 /**
+ * The approval card's parts (role approval), used by the full history and by
+ * compact mode: a heading, then the preview (the item's content, bound by
+ * the caller), then APPROVAL_BODY: why, the arguments, the buttons while it
+ * waits, and what was decided after. No autofocus on Approve: chat.js focuses
+ * the card itself, so a key pressed by habit approves nothing.
+ */
+const APPROVAL_HEAD = `<p class="gemini-chat__approval-title" data-if="role==approval"><span data-if="status==pending">Needs your approval</span><span data-if="status!=pending">Asked for your approval</span></p>`;
+const APPROVAL_BODY = `<div class="gemini-chat__approval" data-if="role==approval">
+        <p class="gemini-chat__approval-reason" data-if="reason" data-bind="reason"></p>
+        <dl class="gemini-chat__args" data-if="args" data-foreach="args" aria-label="Details"><div class="gemini-chat__arg"><dt data-bind="name"></dt><dd data-bind="value"></dd></div></dl>
+        <div class="gemini-chat__approval-actions" data-if="status==pending">
+          <button type="button" class="gemini-chat__btn gemini-chat__btn--approve" data-ref="approveAction">Approve</button>
+          <button type="button" class="gemini-chat__btn gemini-chat__btn--reject" data-ref="rejectAction">Reject</button>
+        </div>
+        <p class="gemini-chat__approval-hint" data-if="status==pending">Nothing is done until you approve. A new message instead leaves it undone.</p>
+        <p class="gemini-chat__decision" data-if="status==approved">Approved</p>
+        <p class="gemini-chat__decision" data-if="status==declined">Declined</p>
+        <p class="gemini-chat__decision" data-if="status==undecided">Not decided, so not done</p>
+        <p class="gemini-chat__decision" data-if="status==invalid">Not done: this approval had expired or was already used</p>
+      </div>`;
+/* compact mode's card: last while it waits (after the model's words, next to
+ * the input), first once decided (before what was done and the answer) */
+const APPROVAL_CARD = `<div class="gemini-chat__message">
+      ${APPROVAL_HEAD}
+      <div class="gemini-chat__content" data-bind="content"></div>
+      ${APPROVAL_BODY}
+    </div>`;
+
+/**
  * The default template. Every element that matters names a contract tag;
  * classes are only for chat.css.
  */
@@ -95,8 +135,10 @@ export const DEFAULT_TEMPLATE = `
     <li class="gemini-chat__message">
       <span class="gemini-chat__sr" data-if="role==user">You said: </span>
       <span class="gemini-chat__sr" data-if="role==assistant">Assistant: </span>
+      ${APPROVAL_HEAD}
       <div class="gemini-chat__content" data-if="role==assistant" data-bind="content" data-format="markdown"></div>
       <div class="gemini-chat__content" data-if="role!=assistant" data-bind="content"></div>
+      ${APPROVAL_BODY}
       <span class="gemini-chat__mark" data-if="status==stopped">(stopped)</span>
       <span class="gemini-chat__mark" data-if="status==incomplete">(incomplete)</span>
       <time class="gemini-chat__time" data-bind="timestamp"></time>
@@ -104,8 +146,10 @@ export const DEFAULT_TEMPLATE = `
   </ol>
   <div class="gemini-chat__compact" data-if="!isExpanded" aria-live="polite">
     <p class="gemini-chat__message" data-role="user" data-if="lastUserMessage"><span class="gemini-chat__sr">You said: </span><span data-bind="lastUserMessage"></span></p>
+    <div class="gemini-chat__approvals" data-if="!awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
     <ul class="gemini-chat__activity" data-foreach="activity"><li class="gemini-chat__message" data-bind="content"></li></ul>
     <div class="gemini-chat__message" data-role="assistant" data-if="lastAssistantMessage"><span class="gemini-chat__sr">Assistant: </span><div class="gemini-chat__content" data-bind="lastAssistantMessage" data-format="markdown"></div><span class="gemini-chat__mark" data-if="lastAssistantStatus==stopped">(stopped)</span><span class="gemini-chat__mark" data-if="lastAssistantStatus==incomplete">(incomplete)</span></div>
+    <div class="gemini-chat__approvals" data-if="awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
   </div>
   <details class="gemini-chat__usage" data-if="usageText"><summary>Usage</summary><span data-bind="usageText"></span></details>
   <p class="gemini-chat__empty" data-if="!hasMessages">Ask a question about this page, or ask me to do something on it.</p>
@@ -329,6 +373,14 @@ export const ERROR_WORDS = {
   payload_too_large: { text: 'This conversation has grown too large to send. Start a new chat to go on.', retry: false },
   page_state_too_large: { text: 'This page sends more state than the server accepts, so the assistant cannot work on it. The site owner can fix this.', retry: false },
   invalid_history: { text: 'This conversation can no longer be continued. Start a new chat to go on.', retry: false },
+  history_tampered: {
+    text: 'The server could not verify this conversation, so it cannot be continued. Start a new chat to go on.',
+    retry: false,
+  },
+  approval_invalid: {
+    text: 'This approval has expired or was already used, so the server did not act on it now. Ask again if you still want it done.',
+    retry: false,
+  },
   tool_name_conflict: { text: 'This page offers the assistant a tool name the server reserves, so the assistant cannot work on it. The site owner can fix this.', retry: false },
   /* where the widget sent it */
   not_found: { text: 'The assistant is not available at this address. The site owner can fix this.', retry: false },
@@ -339,6 +391,8 @@ export const ERROR_WORDS = {
   config_error: { text: 'The assistant is not configured correctly. The site owner can fix this.', retry: false },
   action_failed: { text: 'A server action failed while answering. Retry in a moment.' },
   overloaded: { text: 'The assistant is answering many visitors right now.', wait: true },
+  budget_exhausted: { text: 'The assistant has reached its usage limit for now.', wait: true },
+  budget_unavailable: { text: 'The assistant cannot check its usage limits right now, so it is not answering. Retry in a moment.' },
   internal_error: { text: 'The server ran into a problem. Retry in a moment.' },
   /* the model service (Gemini) */
   upstream_auth: { text: "The AI service refused this site's access key. The site owner can fix this.", retry: false },
@@ -372,7 +426,9 @@ export function retryAfterSeconds(value, now = Date.now()) {
 function waitWords(seconds) {
   if (seconds === null) return ' Wait a moment, then retry.';
   if (seconds < 120) return ` Try again in ${Math.max(1, seconds)} s.`;
-  return ` Try again in ${Math.ceil(seconds / 60)} min.`;
+  if (seconds < 2 * 3600) return ` Try again in ${Math.ceil(seconds / 60)} min.`;
+  /* a daily budget can be hours away */
+  return ` Try again in ${Math.ceil(seconds / 3600)} h.`;
 }
 
 /**
@@ -518,12 +574,15 @@ export function describeServerCall(call) {
 /**
  * The error of a stream's `error` line (the inner object of the HTTP error
  * envelope) in the visitor's words: the code's own words when we know it.
- * @param {any} error  `{code, message}`
+ * A stream has no Retry-After header: a budget spent at a later step says
+ * when in `retryAfter` (seconds).
+ * @param {any} error  `{code, message, retryAfter?}`
  * @returns {ChatError}
  */
 function streamError(error) {
   const code = typeof error?.code === 'string' ? error.code : '';
-  if (code && Object.hasOwn(ERROR_WORDS, code)) return explainError(502, { error });
+  const after = Number.isFinite(error?.retryAfter) && error.retryAfter >= 0 ? String(Math.ceil(error.retryAfter)) : null;
+  if (code && Object.hasOwn(ERROR_WORDS, code)) return explainError(502, { error }, after);
   return new ChatError(code || 'stream_error', 'The answer was cut off by a problem on the server. Retry in a moment.');
 }
 
@@ -534,20 +593,22 @@ const INTERRUPTED = 'The connection was interrupted before the answer was comple
 const NOT_RUN = 'not run: the visitor sent a new message instead';
 
 /**
- * Complete the model turn whose function calls still wait for answers at the
- * end of `history`, the way the server does when it receives them (README
- * "The chat protocol"): one functionResponse per call, in call order, with
- * the call's name and id; answers the server already gave (the user turn
- * after a mixed turn) are kept; the others come from `results` (the
- * browser's `{callId, result, isError}`, `result` JSON text sent as its
- * value), and a call without a result is answered "not run".
- * Used when Stop ends a request before the server could do it. Exported for tests.
- *
- * @param {object[]} history  Gemini `contents`
- * @param {{callId: string, result: unknown, isError?: boolean}[]} [results]
- * @returns {object[]|null}   a new history, or null when nothing waits
+ * A server action's call, as the model makes it: `action_<plugin>_<name>`
+ * (the server refuses page tools named so: tool_name_conflict). Its answer is
+ * the server's to give, and to sign; the browser never writes one.
+ * @param {unknown} name
  */
-export function answerPendingCalls(history, results = []) {
+function isServerCall(name) {
+  return typeof name === 'string' && name.startsWith('action_');
+}
+
+/**
+ * The model turn whose calls still wait for answers at the end of `history`:
+ * {at, given, calls}, or null when nothing waits. `given` is the server's
+ * answers so far (the partial user turn after a mixed turn), or null.
+ * @param {object[]} history
+ */
+function waitingTurn(history) {
   if (!Array.isArray(history) || history.length === 0) return null;
   const isAnswers = (turn) =>
     turn?.role === 'user' && Array.isArray(turn.parts) && turn.parts.length > 0 && turn.parts.every((p) => p?.functionResponse);
@@ -565,15 +626,58 @@ export function answerPendingCalls(history, results = []) {
     if (part?.functionCall) calls.push({ call: part.functionCall, k });
   });
   if (calls.length === 0 || (given && given.length >= calls.length)) return null;
-  const parts = [];
+  /* which calls the given answers answer, in call order */
   let next = 0;
-  for (const { call, k } of calls) {
-    const hasId = typeof call.id === 'string';
+  for (const c of calls) {
     const answer = given?.[next]?.functionResponse;
-    if (answer && answer.name === call.name && (!hasId || answer.id === call.id)) {
-      parts.push(given[next++]);
+    const hasId = typeof c.call.id === 'string';
+    c.answered = Boolean(answer && answer.name === c.call.name && (!hasId || answer.id === c.call.id));
+    if (c.answered) c.answer = given[next++];
+  }
+  return { at, given, calls };
+}
+
+/**
+ * The name of a server action's call at the end of `history` that still
+ * waits for the server's answer (one waiting for the visitor's approval), or
+ * ''. Exported for tests.
+ * @param {object[]} history
+ */
+export function waitingServerCall(history) {
+  const turn = waitingTurn(history);
+  const c = turn?.calls.find((x) => !x.answered && isServerCall(x.call.name));
+  return c ? String(c.call.name) : '';
+}
+
+/**
+ * Complete the model turn whose function calls still wait for answers at the
+ * end of `history`, the way the server does when it receives them (README
+ * "The chat protocol"): one functionResponse per call, in call order, with
+ * the call's name and id; answers the server already gave (the user turn
+ * after a mixed turn) are kept; the others come from `results` (the
+ * browser's `{callId, result, isError}`, `result` JSON text sent as its
+ * value), and a page call without a result is answered "not run".
+ * A server action's call the server has not answered (one waiting for the
+ * visitor's approval) is never answered here: that answer is the server's
+ * to give and sign, so the turn cannot be completed and the result is null.
+ * Used when Stop ends a request before the server could do it. Exported for tests.
+ *
+ * @param {object[]} history  Gemini `contents`
+ * @param {{callId: string, result: unknown, isError?: boolean}[]} [results]
+ * @returns {object[]|null}   a new history, or null when nothing waits (or
+ *   the browser may not complete what waits: see waitingServerCall)
+ */
+export function answerPendingCalls(history, results = []) {
+  const turn = waitingTurn(history);
+  if (!turn || turn.calls.some((c) => !c.answered && isServerCall(c.call.name))) return null;
+  const { at, given } = turn;
+  const parts = [];
+  for (const { call, k, answered, answer } of turn.calls) {
+    if (answered) {
+      parts.push(answer);
       continue;
     }
+    const hasId = typeof call.id === 'string';
     const id = hasId ? call.id : `call_${at}_${k}`;
     const r = results.find((x) => x?.callId === id);
     let response;
@@ -593,6 +697,81 @@ export function answerPendingCalls(history, results = []) {
     parts.push({ functionResponse: { name: call.name, ...(hasId ? { id: call.id } : {}), response } });
   }
   return [...history.slice(0, given ? history.length - 1 : history.length), { role: 'user', parts }];
+}
+
+/**
+ * `signatures` as long as a history of `n` turns: entry i the server's
+ * signature string for turn i, else null (a turn that needs none, or an old
+ * saved conversation without them: the server then decides). Exported for tests.
+ * @param {unknown} signatures
+ * @param {number} n
+ * @returns {(string|null)[]}
+ */
+export function alignSignatures(signatures, n) {
+  const list = Array.isArray(signatures) ? signatures : [];
+  return Array.from({ length: n }, (_, i) => (typeof list[i] === 'string' ? list[i] : null));
+}
+
+/**
+ * answerPendingCalls with the signatures kept aligned: the turns kept keep
+ * theirs; the completed answer turn keeps the partial turn's (the server
+ * signs only its own answers in it, in order, so the page's results added
+ * between them leave it valid), or is null when it is new. Exported for tests.
+ * @param {object[]} history
+ * @param {(string|null)[]} signatures  aligned with history
+ * @param {{callId: string, result: unknown, isError?: boolean}[]} [results]
+ * @returns {{history: object[], signatures: (string|null)[]}|null}  null as answerPendingCalls
+ */
+export function answerPendingSigned(history, signatures, results = []) {
+  const done = answerPendingCalls(history, results);
+  if (!done) return null;
+  const sigs = alignSignatures(signatures, history.length);
+  const replaced = done.length === history.length; /* the partial turn was completed in place */
+  return { history: done, signatures: [...sigs.slice(0, done.length - 1), replaced ? sigs[history.length - 1] : null] };
+}
+
+/**
+ * One argument of an approval, as the card lists it: its name and its value
+ * in words (text as it is, anything else as JSON).
+ * @param {string} name
+ * @param {unknown} value
+ */
+function argLine(name, value) {
+  let text;
+  if (typeof value === 'string') text = value;
+  else {
+    try {
+      text = JSON.stringify(value) ?? String(value);
+    } catch {
+      text = String(value);
+    }
+  }
+  return { id: name, name, value: text };
+}
+
+/**
+ * The `approval` of an approval-required answer, checked: what the card
+ * shows and what the decision must carry back. Null when the server sent
+ * something the widget cannot use (no id or no ticket). Exported for tests.
+ * @param {any} approval  {id, tool, args, reason, preview, ticket, expiresAt}
+ */
+export function readApproval(approval) {
+  if (!approval || typeof approval !== 'object') return null;
+  const { id, ticket } = approval;
+  if (typeof id !== 'string' || id === '' || typeof ticket !== 'string' || ticket === '') return null;
+  const tool = typeof approval.tool === 'string' ? approval.tool : '';
+  const args = approval.args && typeof approval.args === 'object' && !Array.isArray(approval.args) ? approval.args : {};
+  const expiry = Number.isFinite(approval.expiresAt) ? new Date(approval.expiresAt) : null;
+  const words = tool ? actionWords(tool).join(' ') : 'an action';
+  return {
+    id,
+    ticket,
+    tool,
+    preview: typeof approval.preview === 'string' && approval.preview.trim() ? approval.preview : `Run ${words} (${tool || 'server action'}).`,
+    reason: typeof approval.reason === 'string' ? approval.reason : '',
+    args: Object.entries(args).map(([k, v]) => argLine(k, v)),
+    expires: expiry && !Number.isNaN(expiry.getTime()) ? expiry.toISOString() : '',
+  };
 }
 
 /**
@@ -659,9 +838,24 @@ function loadSaved(storage, key) {
           /* saved while its answer was streaming: that request is gone */
           .map((m) => (m.status === 'streaming' ? { ...m, status: 'incomplete' } : m))
       : [];
+    const history = Array.isArray(saved.history) ? saved.history : [];
+    /* the approval the visitor has not decided yet: its card must be there too */
+    const a = saved.approval;
+    const card = a && typeof a === 'object' ? messages.find((m) => m.id === a.msgId && m.role === 'approval') : null;
+    const approval =
+      card && card.status === 'pending' && typeof a.id === 'string' && typeof a.ticket === 'string' && Array.isArray(a.results)
+        ? { msgId: a.msgId, id: a.id, ticket: a.ticket, results: a.results }
+        : null;
+    for (const m of messages) {
+      if (m.role === 'approval' && m.status === 'pending' && m !== card) m.status = 'undecided';
+    }
+    if (card && !approval) card.status = 'undecided';
     return {
       messages,
-      history: Array.isArray(saved.history) ? saved.history : [],
+      history,
+      /* saved before the server signed histories: all null (README "The chat protocol") */
+      signatures: alignSignatures(saved.signatures, history.length),
+      approval,
       isExpanded: saved.isExpanded === true,
       isOpen: saved.isOpen === true,
       model: typeof saved.model === 'string' ? saved.model : '',
@@ -676,15 +870,23 @@ function loadSaved(storage, key) {
 /**
  * @typedef {object} ChatMessage
  * @property {string} id
- * @property {'user'|'assistant'|'system'|'action'} role
+ * @property {'user'|'assistant'|'system'|'action'|'approval'} role
  *   user and assistant are the conversation; action is one line per action
- *   taken (page or server); system is a note from the widget (stopped, limit, blocked)
- * @property {string} content
+ *   taken (page or server); system is a note from the widget (stopped, limit,
+ *   blocked); approval is the card of a server action that waits for (or
+ *   waited for) the visitor's decision
+ * @property {string} content    for approval cards: the preview, what will happen
  * @property {string} timestamp  ISO 8601
- * @property {'ok'|'failed'|'streaming'|'stopped'|'incomplete'} [status]
+ * @property {'ok'|'failed'|'streaming'|'stopped'|'incomplete'|'pending'|'approved'|'declined'|'undecided'|'invalid'} [status]
  *   action lines: ok or failed; an assistant answer still arriving is
  *   streaming, then, when it never completed, stopped (Stop) or incomplete
- *   (an error); a complete answer has none
+ *   (an error); a complete answer has none. Approval cards: pending (the
+ *   buttons show), approved, declined, undecided (the visitor moved on), or
+ *   invalid (the server refused the ticket: expired or used)
+ * @property {string} [tool]    approval cards: the action (`plugin.name`)
+ * @property {string} [reason]  approval cards: why the server asks, in words
+ * @property {{id: string, name: string, value: string}[]} [args]  approval cards: the arguments
+ * @property {string} [expires] approval cards: ISO 8601, when the ticket expires
  */
 
 /**
@@ -700,6 +902,9 @@ function loadSaved(storage, key) {
  * @property {() => void} open             launcher mode: show the panel, focus the input
  * @property {() => void} close            launcher mode: hide the panel, focus the launcher
  * @property {() => void} destroy          stop, remove the widget, drop listeners
+ *
+ * There is deliberately no approve(): a server action waiting for approval
+ * is decided by the visitor's click on the card's buttons, never by a script.
  */
 
 /**
@@ -769,6 +974,7 @@ export function mountChat(container, options = {}) {
   const s = {
     messages: saved?.messages ?? [],
     history: saved?.history ?? [],
+    signatures: saved?.signatures ?? [], /* the server's, one per history turn (null: none needed) */
     isExpanded: saved ? saved.isExpanded : Boolean(expanded),
     model: saved?.model ?? '',
     isLoading: false,
@@ -783,7 +989,10 @@ export function mountChat(container, options = {}) {
   };
   let seq = 0;
   let run = null; /* {controller} while a loop runs */
-  let failed = null; /* {route, payload} of the request that failed, for Retry */
+  let failed = null; /* {route, payload, card?} of the request that failed, for Retry */
+  /* the approval that waits for the visitor: {msgId, id, ticket, results}
+   * (msgId: its card; results: the page calls of the same turn, already run) */
+  let approval = saved?.approval ?? null;
   let destroyed = false;
   let generation = 0; /* bumped by clear() and destroy(): a running loop's late results are dropped */
   let frameQueued = false; /* a render is scheduled for the next animation frame */
@@ -805,6 +1014,9 @@ export function mountChat(container, options = {}) {
   root.append(frame, launcher);
   const kept = [...container.children].filter((c) => c.localName === 'template');
   container.replaceChildren(...kept, root);
+  /* a page's own template may have no approval card: then no action that
+   * needs the visitor's approval can be approved here (drive says so) */
+  const canApprove = Boolean(frame.querySelector('[data-ref="approveAction"]') && frame.querySelector('[data-ref="rejectAction"]'));
   const view = bindTemplate(root);
 
   /* launcher mode follows the window's width ('auto') through matchMedia */
@@ -852,11 +1064,14 @@ export function mountChat(container, options = {}) {
       isStreaming: msgs.some((m) => m.status === 'streaming'),
       usageText: describeUsage(s.usage, s.model),
       activity: turn.filter((m) => m.role === 'action' || m.role === 'system'),
+      approvals: turn.filter((m) => m.role === 'approval'),
+      awaitingApproval: approval !== null && !s.isLoading,
     };
   }
 
   function snapshot() {
-    return { ...s, ...derived() };
+    /* the waiting approval without its ticket: the ticket is only ever sent back */
+    return { ...s, ...derived(), approval: approval ? { id: approval.id, card: approval.msgId } : null };
   }
 
   function inputEl() {
@@ -911,6 +1126,8 @@ export function mountChat(container, options = {}) {
           v: STORAGE_VERSION,
           messages: s.messages.slice(-MAX_STORED_MESSAGES),
           history: s.history,
+          signatures: s.signatures,
+          approval,
           isExpanded: s.isExpanded,
           isOpen: s.isOpen,
           model: s.model,
@@ -1075,7 +1292,10 @@ export function mountChat(container, options = {}) {
   }
 
   function absorb(answer) {
-    if (Array.isArray(answer.history)) s.history = answer.history;
+    if (Array.isArray(answer.history)) {
+      s.history = answer.history;
+      s.signatures = alignSignatures(answer.signatures, answer.history.length);
+    }
     if (typeof answer.model === 'string') s.model = answer.model;
     if (answer.usage && typeof answer.usage === 'object') s.usage = answer.usage;
     persist();
@@ -1198,47 +1418,127 @@ export function mountChat(container, options = {}) {
   /**
    * Stop ended `request` before its answer, after `partial` text was shown.
    * The server keeps nothing, so the history the browser holds is what the
-   * next request sends: give it what the visitor saw, in a shape the server
-   * accepts (README "The chat protocol").
-   *  - sendMessage: with text, the visitor's message and the text as a user
-   *    and a model turn (calls still waiting before them are answered "not
+   * next request sends: give it what the visitor did, in a shape the server
+   * accepts (README "The chat protocol"). The model's text stays on screen,
+   * marked stopped, but never enters the history: a model turn needs the
+   * server's signature, and the browser cannot make one (the server would
+   * refuse the next request: history_tampered).
+   *  - sendMessage: with text, the visitor's message as a user turn
+   *    (signature null; page calls still waiting before it are answered "not
    *    run" first, as the server would); without text, nothing: the message
    *    stays on screen but is not sent.
    *  - submitToolResults: the page actions did run, so the waiting calls are
-   *    answered with their results (as the server would have), then the text,
-   *    if any, as a model turn. A model turn right after unanswered calls is
-   *    what the server rejects; this never leaves one.
+   *    answered with their results (as the server would have); no model turn.
+   *  - an approval decision, or anything else that leaves a server action's
+   *    call waiting: nothing. That call's answer is the server's to give and
+   *    sign; the next message makes the server answer it "not run".
    * @param {{route: string, payload: any}} request
    * @param {string} partial
    */
   function rememberStopped(request, partial) {
-    const text = partial.trim() ? partial : '';
-    let history;
+    if (request.payload?.approval) return;
     if (request.route === 'geminiAgent.submitToolResults') {
-      history = answerPendingCalls(s.history, request.payload?.results ?? []);
-      if (!history) return;
-    } else {
-      if (!text) return;
-      const message = { role: 'user', parts: [{ text: String(request.payload?.message ?? '') }] };
-      history = [...(answerPendingCalls(s.history) ?? s.history), message];
+      const done = answerPendingSigned(s.history, s.signatures, request.payload?.results ?? []);
+      if (done) {
+        s.history = done.history;
+        s.signatures = done.signatures;
+      }
+      return;
     }
-    if (text) history.push({ role: 'model', parts: [{ text }] });
-    s.history = history;
+    if (!partial.trim() || waitingServerCall(s.history)) return;
+    const done = answerPendingSigned(s.history, s.signatures) ?? { history: s.history, signatures: alignSignatures(s.signatures, s.history.length) };
+    const message = { role: 'user', parts: [{ text: String(request.payload?.message ?? '') }] };
+    s.history = [...done.history, message];
+    s.signatures = [...done.signatures, null];
+  }
+
+  /**
+   * Show the approval card of an approval-required answer and wait for the
+   * visitor (the loop ends here; decide() starts the next one). `results`:
+   * the page calls of the same model turn, already run, sent with the decision.
+   * @param {ReturnType<typeof readApproval>} a
+   * @param {object[]} results
+   */
+  function askApproval(a, results) {
+    const card = {
+      id: newId(),
+      role: 'approval',
+      content: a.preview,
+      timestamp: new Date().toISOString(),
+      status: 'pending',
+      tool: a.tool,
+      reason: a.reason,
+      args: a.args,
+      expires: a.expires,
+    };
+    approval = { msgId: card.id, id: a.id, ticket: a.ticket, results };
+    s.messages.push(card);
+    if (launcherMode && !s.isOpen) s.unread = true;
+    persist();
+    render();
+  }
+
+  /**
+   * Mark the card of the waiting approval (`status`: approved, declined or
+   * undecided) and forget the approval: its buttons go.
+   * @returns {{msgId: string, id: string, ticket: string, results: object[]}|null}  the approval it was
+   */
+  function settleApproval(status) {
+    const a = approval;
+    if (!a) return null;
+    approval = null;
+    const card = s.messages.find((m) => m.id === a.msgId);
+    if (card) card.status = status;
+    return a;
+  }
+
+  /**
+   * The visitor's decision on the waiting approval: submitToolResults with the
+   * ticket (and the page results of the same turn), then the loop goes on.
+   * Only the card's buttons call this.
+   * @param {'approve'|'reject'} decision
+   */
+  function decide(decision) {
+    if (destroyed || s.isLoading || !approval) return Promise.resolve();
+    const a = settleApproval(decision === 'approve' ? 'approved' : 'declined');
+    persist();
+    const payload = { approval: { id: a.id, ticket: a.ticket, decision } };
+    if (a.results.length > 0) payload.results = a.results;
+    return drive('geminiAgent.submitToolResults', payload, a.msgId);
+  }
+
+  /**
+   * Put the focus on the card of the waiting approval (the item itself, not
+   * its Approve button: a key pressed by habit must not approve anything),
+   * unless the visitor is busy elsewhere: typing in the input, or on the page.
+   */
+  function focusCard() {
+    if (!approval || (launcherMode && !s.isOpen)) return;
+    const active = doc.activeElement;
+    if (active === inputEl() || (active && active !== doc.body && !frame.contains(active))) return;
+    const node = [...root.querySelectorAll(`[data-id="${approval.msgId}"]`)].find((el) => !el.closest('[hidden]'));
+    if (!node) return;
+    if (!node.hasAttribute('tabindex')) node.setAttribute('tabindex', '-1');
+    node.focus();
   }
 
   /**
    * The loop: post `payload` to `route`, run page calls, submit their results,
-   * until the server answers with text (or blocked), the round-trip budget is
-   * spent, Stop is pressed, or a request fails. Never rejects.
+   * until the server answers with text (or blocked), asks for the visitor's
+   * approval, the round-trip budget is spent, Stop is pressed, or a request
+   * fails. Never rejects.
+   * @param {string} route
+   * @param {object} payload
+   * @param {string} [card]  an approval decision: the id of its card
    */
-  async function drive(route, payload) {
+  async function drive(route, payload, card) {
     const controller = new AbortController();
     const gen = generation;
     const live = () => gen === generation && !destroyed; /* false after clear() or destroy() */
     run = { controller };
     failed = null;
     set({ isLoading: true, error: '', errorCode: '', outcome: '', statusText: 'Thinking…' });
-    let request = { route, payload };
+    let request = { route, payload, card };
     let inFlight = null; /* the request while it waits for its answer */
     /** @type {LiveAnswer|null} */
     let liveAnswer = null;
@@ -1252,7 +1552,13 @@ export function mountChat(container, options = {}) {
         liveAnswer = streamed;
         const answer = await post(
           request.route,
-          { ...request.payload, history: s.history, toolDefinitions: toolDefinitions(currentTools()), pageState: currentPageState() },
+          {
+            ...request.payload,
+            history: s.history,
+            signatures: alignSignatures(s.signatures, s.history.length),
+            toolDefinitions: toolDefinitions(currentTools()),
+            pageState: currentPageState(),
+          },
           controller.signal,
           (event) => {
             if (live() && !controller.signal.aborted) showEvent(streamed, event);
@@ -1272,6 +1578,26 @@ export function mountChat(container, options = {}) {
         if (answer.type === 'blocked') {
           addMessage('system', answer.message || 'The model declined to answer this. Try rephrasing your request.');
           outcome = 'blocked';
+          break;
+        }
+        if (answer.type === 'approval-required') {
+          const wanted = readApproval(answer.approval);
+          if (!wanted || (answer.calls !== undefined && !Array.isArray(answer.calls)))
+            throw new ChatError('bad_answer', 'The server sent an answer the chat cannot use. Try sending your message again.');
+          if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
+          /* the page calls of the same turn run first, as for tool-calls */
+          const results = answer.calls?.length ? await runCalls(answer.calls, controller.signal, live) : [];
+          if (controller.signal.aborted || !live()) throw abortError();
+          if (!canApprove) {
+            addMessage(
+              'system',
+              `The assistant wants to do something that needs your approval (${wanted.preview}), but this page's chat cannot ask for it, so it was not done.`,
+            );
+            outcome = 'approval-unavailable';
+            break;
+          }
+          askApproval(wanted, results);
+          outcome = 'approval';
           break;
         }
         if (answer.type !== 'tool-calls' || !Array.isArray(answer.calls) || answer.calls.length === 0)
@@ -1304,6 +1630,11 @@ export function mountChat(container, options = {}) {
         outcome = 'error';
         if (bubble) bubble.status = 'incomplete';
         const err = e instanceof ChatError ? e : new ChatError('client', `Something went wrong in the chat: ${e?.message || e}`);
+        /* the ticket was refused: the card must not say the decision was carried out */
+        if (err.code === 'approval_invalid' && request.card) {
+          const decided = s.messages.find((m) => m.id === request.card);
+          if (decided) decided.status = 'invalid';
+        }
         if (!(e instanceof ChatError)) win?.console?.error?.('gemini-chat:', e);
         s.error = err.message;
         s.errorCode = err.code;
@@ -1314,6 +1645,7 @@ export function mountChat(container, options = {}) {
       if (live()) {
         persist();
         set({ isLoading: false, statusText: '', outcome });
+        if (outcome === 'approval') focusCard();
         container.dispatchEvent(new win.CustomEvent('gemini-chat:done', { bubbles: true, detail: { outcome } }));
       } else if (!destroyed && !run) {
         set({ isLoading: false, statusText: '' });
@@ -1324,14 +1656,17 @@ export function mountChat(container, options = {}) {
   function send(text) {
     const message = String(text ?? '');
     if (destroyed || s.isLoading || !message.trim()) return Promise.resolve();
+    /* a new message instead of a decision: the action is not done (the
+     * server answers its call "not run"), and its card says so */
+    settleApproval('undecided');
     addMessage('user', message.trim());
     return drive('geminiAgent.sendMessage', { message: message.trim() });
   }
 
   function retry() {
     if (destroyed || s.isLoading || !failed) return Promise.resolve();
-    const { route, payload } = failed;
-    return drive(route, payload);
+    const { route, payload, card } = failed;
+    return drive(route, payload, card);
   }
 
   function stop() {
@@ -1342,8 +1677,10 @@ export function mountChat(container, options = {}) {
     generation++;
     stop();
     failed = null;
+    approval = null;
     s.messages = [];
     s.history = [];
+    s.signatures = [];
     s.error = '';
     s.errorCode = '';
     s.outcome = '';
@@ -1433,6 +1770,15 @@ export function mountChat(container, options = {}) {
         clear();
         inputEl()?.focus();
         break;
+      case 'approveAction':
+      case 'rejectAction': {
+        /* only the waiting approval's own card decides */
+        const item = el.closest('[data-id]');
+        if (!approval || item?.getAttribute('data-id') !== approval.msgId) break;
+        decide(el.getAttribute('data-ref') === 'approveAction' ? 'approve' : 'reject');
+        inputEl()?.focus(); /* the buttons are gone */
+        break;
+      }
       case 'openChat':
         if (launcherMode && s.isOpen) close();
         else open();
