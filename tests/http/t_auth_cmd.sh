@@ -71,8 +71,7 @@ check "setup keeps an exposed secret but fails, naming chmod 600" \
 # --- auth issue ---------------------------------------------------------------
 new_stack_dir
 write_gemini_yaml "$ST_DIR/.gemini.yaml" test-key-not-a-real-key
-write_config "$GA_CONF"
-printf 'auth:\n  secretFile: session.key\n' >>"$GA_CONF"
+write_config "$GA_CONF" '' '' $'auth:\n  secretFile: session.key'
 cp "$D/.session-secret" "$ST_DIR/session.key"
 chmod 600 "$ST_DIR/session.key"
 
@@ -119,7 +118,7 @@ for args in "issue --config $GA_CONF" "issue --user alice --ttl 0 --config $GA_C
     # shellcheck disable=SC2086
     ga_run auth $args
     if [ "$rc" -eq 2 ] && [ -z "$out" ] &&
-        grep -qxF "usage: gemini-agent auth issue --user NAME [--ttl SECONDS] [--config FILE]" <<<"$err"; then
+        grep -qxF "usage: gemini-agent auth issue --user NAME [--ttl SECONDS] [--config FILE] | sign-history [--config FILE] < BODY.json" <<<"$err"; then
         ok "auth $args: exit 2 with the usage"
     else
         not_ok "auth $args: exit 2 with the usage" "exit $rc; stdout '$out'; stderr $(tr '\n' '|' <<<"$err")"
