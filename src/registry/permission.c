@@ -40,9 +40,14 @@ static bool
 glob_matches(const char *pattern, const char *subject, bool judgeable,
              enum permission_list list)
 {
+    int rc;
+
     if (!judgeable || strlen(pattern) > BOUND_PERMISSION_PATTERN)
         return list == PERMISSION_DENY_LIST;
-    return fnmatch(pattern, subject, FNM_CASEFOLD) == 0;
+    rc = fnmatch(pattern, subject, FNM_CASEFOLD);
+    if (rc != 0 && rc != FNM_NOMATCH) /* fnmatch failed: fail closed */
+        return list == PERMISSION_DENY_LIST;
+    return rc == 0;
 }
 
 /* --- the signature ----------------------------------------------------- */
@@ -310,9 +315,13 @@ check_entry(const json_t *e, const char *list, size_t i,
     const json_t *v;
     const json_t *tool;
 
-    if (json_is_string(e))
-        return json_string_length(e) > 0 ? 0
-                                         : bad(err, list, i, "empty tool name");
+    if (json_is_string(e)) {
+        if (json_string_length(e) == 0)
+            return bad(err, list, i, "empty tool name");
+        if (strlen(json_string_value(e)) != json_string_length(e))
+            return bad(err, list, i, "a NUL byte in the tool name");
+        return 0;
+    }
     if (!json_is_object(e))
         return bad(err, list, i,
                    "must be a tool name, {tool}, {signature} or {tool, "
@@ -329,6 +338,11 @@ check_entry(const json_t *e, const char *list, size_t i,
         if (!json_is_string(v))
             return status_set(err, ST_CONFIG,
                               "permission: %s[%zu]: '%s' must be text", list,
+                              i, key);
+        /* a name cut at a NUL would compare as its prefix */
+        if (strlen(json_string_value(v)) != json_string_length(v))
+            return status_set(err, ST_CONFIG,
+                              "permission: %s[%zu]: a NUL byte in '%s'", list,
                               i, key);
     }
     if (json_object_get(e, "tool") && json_object_get(e, "action"))

@@ -20,7 +20,7 @@ static json_t *
 load(const char *text)
 {
     json_error_t jerr;
-    json_t *j = json_loads(text, JSON_DECODE_ANY, &jerr);
+    json_t *j = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 
     ck_assert_msg(j != NULL, "%s: %s", text, jerr.text);
     return j;
@@ -306,6 +306,10 @@ START_TEST(bad_policies)
         {"{\"allow\":[{\"tool\":\"a\",\"why\":\"x\"}]}",
          "allow[0]: unknown key 'why'"},
         {"{\"allow\":[{\"tool\":7}]}", "allow[0]: 'tool' must be text"},
+        {"{\"allow\":[\"a\\u0000b\"]}",
+         "allow[0]: a NUL byte in the tool name"},
+        {"{\"deny\":[{\"tool\":\"a\\u0000b\"}]}",
+         "deny[0]: a NUL byte in 'tool'"},
     };
     struct permission_policy p;
     json_t *cfg, *list;
