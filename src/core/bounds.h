@@ -286,6 +286,23 @@
  * it stays below STATUS_TEXT_MAX so the cut is this visible one. */
 #define SCHEMA_MESSAGE_MAX        256
 
+/* --- the permission policy (registry/permission.h) --------------------- */
+
+/* A glob in a permission entry (`pattern`, `signature`). fnmatch(3)
+ * backtracks, so both sides of every match are bounded: glibc 2.36 answers
+ * `*a*a*a*a*a*a*a*b` against a subject of the longest kind in microseconds,
+ * and these caps keep it so on any libc. */
+#define BOUND_PERMISSION_PATTERN   512
+/* The text a glob is matched against: a call signature `tool(k=v, ...)` or
+ * one argument's value. A longer one is never allowed by a glob and always
+ * caught by a deny glob (fail closed). */
+#define BOUND_PERMISSION_SUBJECT   8192
+/* Arguments in one signature (sorted on the stack); more, and the
+ * signature counts as too long. */
+#define BOUND_PERMISSION_ARGS      64
+/* Entries in one allow or deny list of the site's policy. */
+#define BOUND_PERMISSION_ENTRIES   256
+
 /* --- generated files --------------------------------------------------- */
 
 /* Files the commands generate (types, agent kit) are small; this cap
@@ -413,6 +430,9 @@
 #endif
 #if DEFAULT_TOKEN_TTL_S > BOUND_TOKEN_TTL_S
 #error "DEFAULT_TOKEN_TTL_S exceeds BOUND_TOKEN_TTL_S"
+#endif
+#if BOUND_PERMISSION_PATTERN > BOUND_PERMISSION_SUBJECT
+#error "a permission glob may not be longer than what it is matched against"
 #endif
 #if BOUND_SCHEMA_DEPTH > BOUND_JSON_DEPTH
 #error "a schema may not nest deeper than the JSON that carries it"

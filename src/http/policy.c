@@ -3,30 +3,28 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#define _GNU_SOURCE /* FNM_CASEFOLD */
 #include "core/common.h"
 #include "http/policy.h"
 
-#include <fnmatch.h>
-#include <jansson.h>
-#include <string.h>
+#include "registry/permission.h"
 
+#include <jansson.h>
+
+/*
+ * A rule is a permission entry of the {action, arg?, pattern?} kind
+ * (registry/permission.h), matched as an allow entry. It must name its
+ * action by "action", as rules always did: the engine's other spellings
+ * ("tool", a bare name) are for the permission policy, and a rule that
+ * allowed nothing before allows nothing now.
+ */
 bool
 policy_rule_matches(const json_t *rule, const struct policy_call *call)
 {
-    const char *action = json_string_value(json_object_get(rule, "action"));
-    const json_t *arg = json_object_get(rule, "arg");
-    const char *pattern = json_string_value(json_object_get(rule, "pattern"));
-    const char *value;
+    struct permission_call pc = {call->action, call->args};
 
-    if (action == NULL || strcmp(action, call->action) != 0)
+    if (!json_is_string(json_object_get(rule, "action")))
         return false;
-    if (arg == NULL)
-        return true; /* every call of the action */
-    if (!json_is_string(arg) || pattern == NULL)
-        return false; /* half a rule allows nothing */
-    value = json_string_value(json_object_get(call->args, json_string_value(arg)));
-    return value != NULL && fnmatch(pattern, value, FNM_CASEFOLD) == 0;
+    return permission_entry_matches(rule, &pc, PERMISSION_ALLOW_LIST);
 }
 
 static bool

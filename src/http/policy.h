@@ -15,7 +15,11 @@
  * A rule is {"action": "shop.addReview", "arg": "email", "pattern":
  * "*@example.com"}: the action by its registered name, and optionally one
  * string argument that must match a shell pattern (fnmatch, case
- * folded); without "arg" it allows every call of the action.
+ * folded); without "arg" it allows every call of the action. Rules are
+ * matched by the permission engine (registry/permission.h) as allow
+ * entries, with its bounds: a value longer than BOUND_PERMISSION_SUBJECT
+ * or holding a NUL byte, or a pattern longer than
+ * BOUND_PERMISSION_PATTERN, is allowed by no rule (the user is asked).
  *
  * Pure: no store, no I/O; the caller brings the user's settings.
  *
