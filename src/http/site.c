@@ -103,7 +103,7 @@ site_load(const char *config_path, struct diag *d)
         }
     }
     s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
-                             dispatch_chat_actions, d);
+                             &s->cfg->plugins, dispatch_chat_actions, d);
     if (s->actions == NULL)
         goto oom;
     s->declarations = toolbridge_action_declarations(s->actions);

@@ -16,6 +16,7 @@
 #include "core/diag.h"
 #include "gemini-agent/handler.h"
 #include "registry/jschema.h"
+#include "registry/soplugin.h"
 #include "core/ydoc.h"
 
 #include <dirent.h>
@@ -102,6 +103,7 @@ action_release(struct plugin_action *a)
     free(a->description);
     free(a->source);
     free(a->plugin_dir);
+    free(a->tool);
     json_decref(a->input_schema);
     json_decref(a->output_schema);
     memset(a, 0, sizeof(*a));
@@ -438,6 +440,127 @@ out:
     arena_release(&arena);
 }
 
+/* --- shared-object plugins' tools ---------------------------------------- */
+
+/* Report a jschema problem in a plugin's declaration (no lines: JSON). */
+struct so_report {
+    struct diag *d;
+    const char *file;
+    const char *tool;
+};
+
+static void
+report_so_schema(void *ctx, const char *pointer, const char *msg)
+{
+    struct so_report *r = ctx;
+
+    diag_add(r->d, r->file, 0, "tool '%s': parameters%s: %s", r->tool,
+             pointer, msg);
+}
+
+/* Does the JSON array text `list` (auto_approved_tools()) name `tool`? */
+static bool
+names_tool(const char *list, const char *tool)
+{
+    json_t *a = list ? json_loads(list, 0, NULL) : NULL;
+    json_t *v;
+    size_t i;
+    bool found = false;
+
+    json_array_foreach(a, i, v)
+        if (json_is_string(v) && strcmp(json_string_value(v), tool) == 0)
+            found = true;
+    json_decref(a);
+    return found;
+}
+
+/* One declaration of plugin `p`: {name, description, parameters,
+ * sideEffects?}. Reported and left out when malformed. */
+static void
+load_so_tool(struct loader *l, const struct so_plugin *p, const json_t *decl)
+{
+    const char *tool = json_string_value(json_object_get(decl, "name"));
+    const char *desc = json_string_value(json_object_get(decl, "description"));
+    json_t *params = json_object_get(decl, "parameters");
+    json_t *side = json_object_get(decl, "sideEffects");
+    const char *type = json_string_value(json_object_get(params, "type"));
+    char regname[2 * BOUND_NAME_LEN + 2], fn[2 * BOUND_NAME_LEN + 16];
+    struct so_report r = {l->d, p->path, tool};
+    struct plugin_action *a;
+
+    if (!valid_name(tool)) {
+        diag_add(l->d, p->path, 0,
+                 "plugin '%s': a tool's name must be an identifier of at most "
+                 "%d characters (letters, digits, '_' or '-')",
+                 p->name, BOUND_NAME_LEN);
+        return;
+    }
+    if (desc == NULL || desc[0] == '\0' || !json_is_object(params) ||
+        type == NULL || strcmp(type, "object") != 0 ||
+        (side != NULL && !json_is_boolean(side))) {
+        diag_add(l->d, p->path, 0,
+                 "plugin '%s': tool '%s' must have a non-empty description, "
+                 "parameters (a JSON Schema of type object) and sideEffects "
+                 "true or false when given",
+                 p->name, tool);
+        return;
+    }
+    if (jschema_check(params, report_so_schema, &r) > 0)
+        return;
+    snprintf(regname, sizeof(regname), "%s.%s", p->name, tool);
+    if (plugin_fn_name(regname, fn, sizeof(fn)) != 0)
+        return;
+    if (l->count >= BOUND_ACTIONS) {
+        diag_add(l->d, p->path, 0, "more than %d actions in all",
+                 BOUND_ACTIONS);
+        return;
+    }
+    if ((a = loader_push(l)) == NULL) {
+        diag_add(l->d, p->path, 0, "out of memory");
+        return;
+    }
+    a->name = strdup(regname);
+    a->fn_name = strdup(fn);
+    a->description = strdup(desc);
+    a->source = strdup(p->path);
+    a->plugin_dir = strdup(p->path);
+    a->tool = strdup(tool);
+    a->input_schema = json_deep_copy(params);
+    a->side_effects = json_is_true(side);
+    a->auto_approved = names_tool(p->auto_approved, tool);
+    a->listed = true;
+    a->exposed = true;
+    a->route = PLUGIN_ROUTE_HANDLER;
+    a->so = p;
+    if (a->name == NULL || a->fn_name == NULL || a->description == NULL ||
+        a->source == NULL || a->plugin_dir == NULL || a->tool == NULL ||
+        a->input_schema == NULL) {
+        diag_add(l->d, p->path, 0, "out of memory");
+        action_release(a);
+        return;
+    }
+    l->bad[l->count++] = false;
+}
+
+static void
+load_so_tools(struct loader *l, const struct so_plugin *p)
+{
+    json_t *decls = soplugin_declarations(p, l->d);
+    const json_t *decl;
+    size_t i;
+
+    json_array_foreach(decls, i, decl) {
+        if (!json_is_object(decl)) {
+            diag_add(l->d, p->path, 0,
+                     "plugin '%s': declaration %zu is not an object", p->name,
+                     i + 1);
+            continue;
+        }
+        load_so_tool(l, p, decl);
+    }
+    json_decref(decls);
+}
+
 static int
 cmp_str(const void *a, const void *b)
 {
@@ -515,7 +638,8 @@ drop_duplicates(struct loader *l)
             char file[BOUND_PATH_LEN];
             if (!same && strcmp(a->fn_name, b->fn_name) != 0)
                 continue;
-            snprintf(file, sizeof(file), "%s/plugin.yaml", b->plugin_dir);
+            snprintf(file, sizeof(file), b->so ? "%s" : "%s/plugin.yaml",
+                     b->plugin_dir);
             if (same)
                 diag_add(l->d, file, b->line,
                          "action '%s' is declared twice (also in "
@@ -555,8 +679,9 @@ report_orphan_handlers(struct loader *l)
 }
 
 struct plugin_set *
-plugin_load(char *const *dirs, size_t ndirs, const char *const *chat_routed,
-            struct diag *d)
+plugin_load(char *const *dirs, size_t ndirs,
+            const struct config_plugins *so_cfg,
+            const char *const *chat_routed, struct diag *d)
 {
     struct loader l = {d, chat_routed, NULL, NULL, 0, 0};
     struct plugin_set *set = calloc(1, sizeof(*set));
@@ -566,6 +691,19 @@ plugin_load(char *const *dirs, size_t ndirs, const char *const *chat_routed,
         return NULL;
     for (size_t i = 0; i < ndirs; i++)
         scan_dir(&l, dirs[i]);
+    if (so_cfg != NULL &&
+        soplugin_load(so_cfg, &set->so, &set->nso, d) != 0) {
+        for (size_t i = 0; i < l.count; i++)
+            action_release(&l.actions[i]);
+        free(l.actions);
+        free(l.bad);
+        free(set);
+        return NULL;
+    }
+    /* after the folders': a .so tool that takes a declared name is the
+     * one drop_duplicates() leaves out */
+    for (size_t i = 0; i < set->nso; i++)
+        load_so_tools(&l, &set->so[i]);
     drop_duplicates(&l);
     report_orphan_handlers(&l);
     for (size_t i = 0; i < l.count; i++) {
@@ -613,5 +751,6 @@ plugin_set_free(struct plugin_set *set)
     for (size_t i = 0; i < set->count; i++)
         action_release(&set->actions[i]);
     free(set->actions);
+    soplugin_free_all(set->so, set->nso);
     free(set);
 }

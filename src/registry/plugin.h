@@ -37,9 +37,11 @@
 
 #include "core/common.h"
 
+struct config_plugins;
 struct diag;
 struct json_t;
 struct handler_def;
+struct so_plugin;
 
 /* What serves an entry's POST /_jay/actions/<name>. */
 enum plugin_route {
@@ -65,23 +67,37 @@ struct plugin_action {
      * system prompt, found by plugin_find_fn(). Never for route entries. */
     bool exposed;
     enum plugin_route route;
-    const struct handler_def *handler; /* NULL only for PLUGIN_ROUTE_CHAT */
+    /* NULL for PLUGIN_ROUTE_CHAT and for a shared-object plugin's tool */
+    const struct handler_def *handler;
+    /* A tool of a shared-object plugin (soplugin.h): the plugin, and the
+     * tool's own name it is called by; NULL for the others. */
+    const struct so_plugin *so;
+    char *tool;
+    /* the plugin's auto_approved_tools() names it (not yet consumed by
+     * the approval paths) */
+    bool auto_approved;
 };
 
 struct plugin_set {
     struct plugin_action *actions; /* sorted by name */
     size_t count;
+    /* the exposed shared-object plugins, sorted by name: owned, shut down
+     * and closed by plugin_set_free() */
+    struct so_plugin *so;
+    size_t nso;
 };
 
 /*
  * Load every plugin found in the given folders (each folder's subfolders
- * that hold a plugin.yaml, in name order). `chat_routed` lists the
+ * that hold a plugin.yaml, in name order), then the exposed shared-object
+ * plugins of `so_cfg` (NULL: none) with their tools. `chat_routed` lists the
  * registered names the chat routes serve (NULL-terminated; NULL: none):
  * only those entries may say `route: chat`. Returns a new set (possibly
  * empty) or NULL when out of memory. Problems are added to `d`, including
  * compiled-in handlers that no plugin.yaml entry names.
  */
 struct plugin_set *plugin_load(char *const *dirs, size_t ndirs,
+                               const struct config_plugins *so_cfg,
                                const char *const *chat_routed,
                                struct diag *d);
 

@@ -1,0 +1,158 @@
+/*
+ * hello.c - the example plugin built outside the tree: a shared object
+ * that needs nothing of gemini-agent but include/gemini-agent/plugin.h
+ * (tests/plugins/Makefile compiles it with -I<repo>/include only).
+ *
+ * One tool, greet {who}: answers {"greeting": "<greeting>, <who>!"}, with
+ * `greeting` from plugins.config.hello (default "Hello"). It parses its
+ * JSON by hand to show that a plugin needs no JSON library: the host has
+ * validated the arguments against the schema, so "who" is a string.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <gemini-agent/plugin.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hello {
+    char greeting[64];
+};
+
+/* The string value of "key" in the JSON object text js[len] (escapes
+ * are copied as they are, which is still valid JSON string content), into
+ * out[size]; 0, or -1 when absent or too long. */
+static int
+string_member(const char *js, size_t len, const char *key, char *out,
+              size_t size)
+{
+    char pat[80];
+    const char *p, *end = js + len;
+    size_t n = 0;
+
+    snprintf(pat, sizeof(pat), "\"%s\"", key);
+    for (p = js; p + strlen(pat) <= end; p++) {
+        if (memcmp(p, pat, strlen(pat)) != 0)
+            continue;
+        p += strlen(pat);
+        while (p < end && (*p == ' ' || *p == ':'))
+            p++;
+        if (p >= end || *p != '"')
+            return -1;
+        for (p++; p < end && *p != '"'; p++) {
+            if (*p == '\\' && p + 1 < end) {
+                if (n + 2 >= size)
+                    return -1;
+                out[n++] = *p++;
+            }
+            if (n + 1 >= size)
+                return -1;
+            out[n++] = *p;
+        }
+        out[n] = '\0';
+        return 0;
+    }
+    return -1;
+}
+
+static int
+hello_initialize(const char *config, size_t config_len, void **self,
+                 char *err, size_t errsize)
+{
+    struct hello *h = calloc(1, sizeof(*h));
+
+    if (h == NULL) {
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    if (string_member(config, config_len, "greeting", h->greeting,
+                      sizeof(h->greeting)) != 0)
+        strcpy(h->greeting, "Hello");
+    if (strcmp(h->greeting, "fail") == 0) {
+        /* lets a test see a failing initialize() reported */
+        snprintf(err, errsize, "greeting 'fail' asked me to fail");
+        free(h);
+        return -1;
+    }
+    *self = h;
+    return 0;
+}
+
+static void
+hello_shutdown(void *self)
+{
+    free(self);
+}
+
+static const char *
+hello_declarations(void *self)
+{
+    (void)self;
+    return "[{\"name\":\"greet\","
+           "\"description\":\"Greet someone by name\","
+           "\"parameters\":{\"type\":\"object\","
+           "\"properties\":{\"who\":{\"type\":\"string\",\"maxLength\":40}},"
+           "\"required\":[\"who\"],\"additionalProperties\":false},"
+           "\"sideEffects\":false}]";
+}
+
+static const char *
+hello_instructions(void *self)
+{
+    (void)self;
+    return "HELLO-PLUGIN: when the visitor says hello, greet them with "
+           "action_hello_greet.";
+}
+
+static const char *
+hello_auto_approved(void *self)
+{
+    (void)self;
+    return "[\"greet\"]";
+}
+
+static int
+hello_execute(void *self, const struct gemini_agent_ctx *ctx,
+              const char *tool, const char *args, size_t args_len,
+              struct gemini_agent_out *out)
+{
+    const struct hello *h = self;
+    char who[128], text[256];
+    int n;
+
+    if (strcmp(tool, "greet") != 0) {
+        static const char msg[] = "no such tool";
+        gemini_agent_reply(ctx, out, msg, sizeof(msg) - 1);
+        return GEMINI_AGENT_BAD_INPUT;
+    }
+    if (string_member(args, args_len, "who", who, sizeof(who)) != 0) {
+        static const char msg[] = "'who' must be a short string";
+        gemini_agent_reply(ctx, out, msg, sizeof(msg) - 1);
+        return GEMINI_AGENT_BAD_INPUT;
+    }
+    n = snprintf(text, sizeof(text), "{\"greeting\":\"%s, %s!\"}",
+                 h->greeting, who);
+    if (n < 0 || (size_t)n >= sizeof(text))
+        return GEMINI_AGENT_FAILED;
+    return gemini_agent_reply(ctx, out, text, (size_t)n);
+}
+
+static const struct gemini_agent_plugin hello_plugin = {
+    .abi = GEMINI_AGENT_PLUGIN_ABI,
+    .name = "hello",
+    .declarations = hello_declarations,
+    .execute = hello_execute,
+    .initialize = hello_initialize,
+    .shutdown = hello_shutdown,
+    .system_instructions = hello_instructions,
+    .auto_approved_tools = hello_auto_approved,
+};
+
+const struct gemini_agent_plugin *gemini_agent_plugin_create(unsigned host_abi);
+
+const struct gemini_agent_plugin *
+gemini_agent_plugin_create(unsigned host_abi)
+{
+    return host_abi == GEMINI_AGENT_PLUGIN_ABI ? &hello_plugin : NULL;
+}
