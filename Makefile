@@ -122,8 +122,14 @@ check-asan:
 	@$(MAKE) --no-print-directory TESTING=1 SANITIZE=1 BUILD=build-asan-test \
 	    CC=$(CC) run-unit
 
-run-unit: $(BUILD)/check-unit
-	cd tests/unit && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+# The plugins built outside the tree (tests/plugins): check_soplugin.c
+# loads them from $(BUILD)/plugins, t_plugins.sh from its own folder.
+plugins-test:
+	@$(MAKE) --no-print-directory -s -C tests/plugins OUT=$(abspath $(BUILD))/plugins
+
+run-unit: $(BUILD)/check-unit plugins-test
+	cd tests/unit && GA_TEST_PLUGINS=$(abspath $(BUILD))/plugins \
+	    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    CK_FORK=yes ../../$(BUILD)/check-unit
 
@@ -217,4 +223,4 @@ clean:
 	rm -rf build build-*
 
 -include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(BUILD)/src/main.d
-.PHONY: all check layers check-asan run-unit asan fuzz fuzz-jscan fuzz-sse http bench cost test deps demo format clean install
+.PHONY: all check layers check-asan run-unit plugins-test asan fuzz fuzz-jscan fuzz-sse http bench cost test deps demo format clean install
