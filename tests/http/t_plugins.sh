@@ -15,6 +15,10 @@
 #    999; hello with a configuration its initialize() refuses) are named in
 #    the serve log and by `check` with their path and the reason, left out,
 #    and the server serves all the same;
+#  - a tool that declares sideEffects waits for the visitor's approval in
+#    the chat, as any action with side effects does;
+#  - unexposed by a config change + SIGHUP: gone from the listing, the
+#    declarations and the instruction, the server still serving;
 #  - plugins.expose: a list without hello leaves its tool out everywhere.
 source "$(dirname "${BASH_SOURCE[0]}")/chat_lib.sh"
 
@@ -98,6 +102,37 @@ declared to the model :: 'action_hello_greet' in [d['name'] for t in reqs[0]['bo
 with its description :: [d for t in reqs[0]['body']['tools'] for d in t.get('functionDeclarations', []) if d['name'] == 'action_hello_greet'][0]['description'] ==> 'Greet someone by name'
 its instructions in the prompt :: 'HELLO-PLUGIN: when the visitor says hello' in reqs[0]['body']['systemInstruction']['parts'][0]['text'] ==> True
 the result went back to the model :: 'Howdy, Bob!' in json.dumps(reqs[1]['body']['contents'][-1]) ==> True
+EOF
+
+mock_reset
+chat_send "[[mock:server-call tool=action_hello_wave args='{}']] wave at me"
+assert_py "sideEffects: the chat asks the visitor first" <<'EOF'
+status ==> 200
+r['type'] ==> 'approval-required'
+r['approval']['tool'] ==> 'hello.wave'
+nothing ran :: r['serverCalls'] ==> []
+EOF
+
+# Unexposed by a config change and SIGHUP
+sed -i 's/expose: all/expose: []/' "$GA_CONF"
+grep -q 'expose: \[\]' "$GA_CONF" || bail "cannot edit $GA_CONF"
+kill -HUP "$GA_PID"
+hello_gone() {
+    req GET /_jay/actions
+    [ "$RES_STATUS" = 200 ] && ! grep -q '"hello\.' "$RES_BODY"
+}
+if wait_until 5000 hello_gone; then ok "SIGHUP: hello is no longer listed"; else
+    not_ok "SIGHUP: hello is no longer listed" "$(body_excerpt)"
+fi
+req POST /_jay/actions/hello.greet '{"who":"Ann"}'
+assert_error 404 unknown_action "SIGHUP: hello.greet cannot be run"
+mock_reset
+chat_send "hello again"
+assert_py "SIGHUP: not declared, not instructed, still serving" <<'EOF'
+status ==> 200
+'action_hello_greet' in json.dumps(reqs[0]['body'].get('tools', [])) ==> False
+'HELLO-PLUGIN' in reqs[0]['body']['systemInstruction']['parts'][0]['text'] ==> False
+the shop's tools are still declared :: 'action_shop_searchProducts' in json.dumps(reqs[0]['body'].get('tools', [])) ==> True
 EOF
 stop_stack
 

@@ -114,7 +114,9 @@ START_TEST(hello_loads_broken_ones_reported)
     ck_assert_uint_eq(set->nso, 1);
     ck_assert_str_eq(set->so[0].name, "hello");
     ck_assert_ptr_nonnull(strstr(set->so[0].instructions, "HELLO-PLUGIN"));
-    ck_assert_uint_eq(set->count, 1);
+    ck_assert_uint_eq(set->count, 2); /* greet, wave */
+    ck_assert(plugin_find(set, "hello.wave")->side_effects);
+    ck_assert(!plugin_find(set, "hello.wave")->auto_approved);
     a = plugin_find_fn(set, "action_hello_greet");
     ck_assert_ptr_nonnull(a);
     ck_assert_str_eq(a->name, "hello.greet");

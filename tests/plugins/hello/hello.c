@@ -3,10 +3,12 @@
  * that needs nothing of gemini-agent but include/gemini-agent/plugin.h
  * (tests/plugins/Makefile compiles it with -I<repo>/include only).
  *
- * One tool, greet {who}: answers {"greeting": "<greeting>, <who>!"}, with
- * `greeting` from plugins.config.hello (default "Hello"). It parses its
- * JSON by hand to show that a plugin needs no JSON library: the host has
- * validated the arguments against the schema, so "who" is a string.
+ * Two tools: greet {who} answers {"greeting": "<greeting>, <who>!"}, with
+ * `greeting` from plugins.config.hello (default "Hello"); wave {} says it
+ * has side effects (so the chat asks the visitor first) and answers
+ * {"waved": true}. It parses its JSON by hand to show that a plugin
+ * needs no JSON library: the host has validated the arguments against the
+ * schema, so "who" is a string.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -94,7 +96,11 @@ hello_declarations(void *self)
            "\"parameters\":{\"type\":\"object\","
            "\"properties\":{\"who\":{\"type\":\"string\",\"maxLength\":40}},"
            "\"required\":[\"who\"],\"additionalProperties\":false},"
-           "\"sideEffects\":false}]";
+           "\"sideEffects\":false},"
+           "{\"name\":\"wave\","
+           "\"description\":\"Wave at the visitor (a side effect)\","
+           "\"parameters\":{\"type\":\"object\"},"
+           "\"sideEffects\":true}]";
 }
 
 static const char *
@@ -121,6 +127,8 @@ hello_execute(void *self, const struct gemini_agent_ctx *ctx,
     char who[128], text[256];
     int n;
 
+    if (strcmp(tool, "wave") == 0)
+        return gemini_agent_reply(ctx, out, "{\"waved\":true}", 15);
     if (strcmp(tool, "greet") != 0) {
         static const char msg[] = "no such tool";
         gemini_agent_reply(ctx, out, msg, sizeof(msg) - 1);
