@@ -199,13 +199,15 @@ test:
 	scripts/test.sh
 
 # Install the program; conf/, nginx/ and www/ are copied for the site
-# owner to adapt. A local conf/.gemini.yaml (it holds the key) and
+# owner to adapt. lib/gemini-agent/plugins is where packaged shared-object
+# plugins go (name it in plugins.dirs). A local conf/.gemini.yaml (it holds the key) and
 # conf/.session-secret (it signs sign-in tokens) are left out.
 PREFIX  ?= /usr/local
 DESTDIR ?=
 install: all
 	install -D -m 0755 $(BUILD)/gemini-agent $(DESTDIR)$(PREFIX)/bin/gemini-agent
 	install -d $(DESTDIR)$(PREFIX)/share/gemini-agent
+	install -d $(DESTDIR)$(PREFIX)/lib/gemini-agent/plugins
 	cp -R conf nginx www actions $(DESTDIR)$(PREFIX)/share/gemini-agent/
 	rm -f $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.gemini.yaml \
 	    $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.session-secret

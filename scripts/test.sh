@@ -11,7 +11,7 @@
 #      jscan and jsonout against jansson, then the SSE parser fed split
 #      against fed whole (SSE_FUZZ_SECONDS of them, default 10)
 #   5. HTTP tests: curl through a private nginx to the responder
-#   6. the chat, stream, routes, CGI, run API and budget HTTP tests again,
+#   6. the chat, stream, routes, CGI, run API, budget and plugins HTTP tests again,
 #      against the ASan/UBSan responder, with zero sanitizer reports
 #   7. the mock Gemini server's self-test (python3 -m unittest)
 #   8. the browser code's unit tests (node --test tests/js, jsdom)
