@@ -177,7 +177,7 @@ load_action_dirs(struct config *cfg, const struct ydoc_node *v,
 static void set_string(char **slot, const char *s);
 static void config_free_strings(char **list);
 
-/* --- plugins: shared objects (site.c loads them) --------------------------- */
+/* --- plugins: shared objects (the registry loads them) -------------------- */
 
 static void
 load_plugin_expose(struct config *cfg, const struct ydoc_node *v,
@@ -1019,6 +1019,7 @@ config_load(const char *path, struct diag *d)
     cfg->auth.session_cookie = strdup(CONFIG_DEFAULT_SESSION_COOKIE);
     cfg->run.side_effects = true;
     cfg->plugins.expose_all = true;
+    cfg->plugins.file = cfg->path;
     cfg->history.verify = true;
     cfg->run.approval_ttl_ms = DEFAULT_APPROVAL_TTL_MS;
     cfg->run.ticket_ttl_ms = DEFAULT_TICKET_TTL_MS;

@@ -80,7 +80,8 @@ struct config_plugins {
     bool expose_all;    /* plugins.expose: all (the default) */
     char **expose;      /* ... or these names, NULL-terminated */
     struct json_t *config; /* plugins.config: {NAME: {...}}, owned, or NULL */
-    int expose_line;    /* where plugins.expose is, for the site's reports */
+    const char *file;   /* agent.yaml (the config's path, borrowed) and */
+    int expose_line;    /* where plugins.expose is, for the registry's reports */
 };
 
 /* The run API (policy: and store: in agent.yaml). */

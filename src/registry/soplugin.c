@@ -193,7 +193,8 @@ so_open(const struct config_plugins *cfg, const char *path,
         free(conf);
         if (rc != 0) {
             err[sizeof(err) - 1] = '\0';
-            diag_add(d, path, 0, "plugin left out: '%s' failed to initialise: %s",
+            diag_add(d, path, 0,
+                     "plugin left out: '%s' failed to initialise: %s",
                      ops->name, err[0] ? err : "no reason given");
             p->ops = NULL; /* initialize failed: no shutdown */
             goto out;
@@ -214,9 +215,7 @@ so_open(const struct config_plugins *cfg, const char *path,
                                      &too_long);
     return 1;
 oom:
-    diag_add(d, path, 0, "out of memory");
-    if (p->ops != NULL && p->ops->shutdown != NULL && p->name != NULL)
-        p->ops->shutdown(p->self);
+    diag_add(d, path, 0, "out of memory"); /* before initialize() */
     so_release(p);
     return -1;
 out:
@@ -292,7 +291,8 @@ soplugin_load(const struct config_plugins *cfg, struct so_plugin **out,
         for (size_t j = 0; j < nfiles; j++) {
             if (rc == 0 && count >= BOUND_PLUGINS) {
                 diag_add(d, files[j], 0,
-                         "plugin left out: more than %d plugins", BOUND_PLUGINS);
+                         "plugin left out: more than %d plugins",
+                         BOUND_PLUGINS);
             } else if (rc == 0) {
                 struct so_plugin *q = realloc(list, (count + 1) * sizeof(*q));
                 int got;
@@ -319,7 +319,8 @@ soplugin_load(const struct config_plugins *cfg, struct so_plugin **out,
         while (k < count && strcmp(list[k].name, cfg->expose[i]) != 0)
             k++;
         if (k == count)
-            diag_add(d, "agent.yaml", cfg->expose_line,
+            diag_add(d, cfg->file ? cfg->file : "agent.yaml",
+                     cfg->expose_line,
                      "plugins.expose names '%s', and no plugin of that name "
                      "was loaded from plugins.dirs",
                      cfg->expose[i]);
@@ -344,7 +345,8 @@ soplugin_declarations(const struct so_plugin *p, struct diag *d)
     json_t *decls;
 
     if (text == NULL) {
-        diag_add(d, p->path, 0, "plugin '%s' declares no tools (NULL)", p->name);
+        diag_add(d, p->path, 0, "plugin '%s' declares no tools (NULL)",
+                 p->name);
         return NULL;
     }
     len = strnlen(text, BOUND_SO_TEXT_BYTES + 1);
