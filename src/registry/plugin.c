@@ -14,7 +14,10 @@
 #include "core/arena.h"
 #include "core/bounds.h"
 #include "core/diag.h"
+#include "core/jsonin.h"
+#include "core/status.h"
 #include "gemini-agent/handler.h"
+#include "gemini-agent/plugin.h"
 #include "registry/jschema.h"
 #include "registry/soplugin.h"
 #include "core/ydoc.h"
@@ -542,6 +545,139 @@ load_so_tool(struct loader *l, const struct so_plugin *p, const json_t *decl)
     l->bad[l->count++] = false;
 }
 
+/* The user commands of `p` (user_commands(): [{name, description,
+ * shareWithModel?}]) appended to set->commands; a malformed one, or one
+ * whose name another plugin took, is reported and left out. */
+static void
+load_so_commands(struct plugin_set *set, const struct so_plugin *p,
+                 struct diag *d)
+{
+    const char *text = p->ops->user_commands ? p->ops->user_commands(p->self)
+                                             : NULL;
+    json_t *list, *c;
+    size_t i;
+
+    if (text == NULL)
+        return;
+    list = json_loadb(text, strnlen(text, BOUND_SO_TEXT_BYTES + 1), 0, NULL);
+    if (!json_is_array(list)) {
+        diag_add(d, p->path, 0,
+                 "plugin '%s': its user commands must be a JSON array",
+                 p->name);
+        json_decref(list);
+        return;
+    }
+    json_array_foreach(list, i, c) {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *desc =
+            json_string_value(json_object_get(c, "description"));
+        json_t *share = json_object_get(c, "shareWithModel");
+        struct plugin_command *cmds, *cmd;
+        if (!valid_name(name) || desc == NULL ||
+            (share != NULL && !json_is_boolean(share))) {
+            diag_add(d, p->path, 0,
+                     "plugin '%s': user command %zu needs a name (an "
+                     "identifier), a description and shareWithModel true or "
+                     "false when given",
+                     p->name, i + 1);
+            continue;
+        }
+        if (plugin_find_command(set, name) != NULL) {
+            diag_add(d, p->path, 0,
+                     "plugin '%s': the user command '%s' is taken by "
+                     "another plugin",
+                     p->name, name);
+            continue;
+        }
+        cmds = realloc(set->commands, (set->ncommands + 1) * sizeof(*cmds));
+        if (cmds == NULL)
+            break;
+        set->commands = cmds;
+        cmd = &cmds[set->ncommands];
+        cmd->name = strdup(name);
+        cmd->description = strdup(desc);
+        cmd->share_with_model = json_is_true(share);
+        cmd->so = p;
+        if (cmd->name == NULL || cmd->description == NULL) {
+            free(cmd->name);
+            free(cmd->description);
+            break;
+        }
+        set->ncommands++;
+    }
+    json_decref(list);
+}
+
+static int
+cmp_command(const void *a, const void *b)
+{
+    return strcmp(((const struct plugin_command *)a)->name,
+                  ((const struct plugin_command *)b)->name);
+}
+
+const struct plugin_command *
+plugin_find_command(const struct plugin_set *set, const char *name)
+{
+    /* Linear: a handful of commands, and loading appends unsorted. */
+    for (size_t i = 0; set != NULL && i < set->ncommands; i++)
+        if (strcmp(set->commands[i].name, name) == 0)
+            return &set->commands[i];
+    return NULL;
+}
+
+int
+plugin_run_command(const struct plugin_command *c, const char *data_dir,
+                   const char *arg, size_t len, struct arena *a,
+                   const char **out, size_t *out_len, struct status_error *err)
+{
+    struct gemini_agent_out o;
+
+    if (soplugin_run_command(c->so, c->name, data_dir, arg, len, a, &o,
+                             err) != 0)
+        return -1;
+    *out = o.text ? o.text : "";
+    *out_len = o.text ? o.len : 0;
+    return 0;
+}
+
+int
+plugin_enrich_prompt(const struct plugin_set *set, const char *data_dir,
+                     const char *prompt, size_t len, struct arena *a,
+                     const char **out, size_t *out_len, json_t **metadata,
+                     struct status_error *err)
+{
+    json_t *meta = metadata ? json_object() : NULL;
+
+    if (metadata != NULL) {
+        *metadata = arena_take_json(a, meta);
+        if (*metadata == NULL)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
+    }
+    /* set->so is sorted by name: the order is the registry's, stable */
+    for (size_t i = 0; set != NULL && i < set->nso; i++) {
+        const struct so_plugin *p = &set->so[i];
+        struct gemini_agent_out np, md;
+        if (p->ops->enrich_prompt == NULL)
+            continue;
+        if (soplugin_enrich(p, data_dir, prompt, len, a, &np, &md, err) != 0)
+            return -1;
+        if (np.text != NULL) {
+            prompt = np.text;
+            len = np.len;
+        }
+        if (meta != NULL && md.text != NULL && md.len > 0) {
+            struct status_error jerr = {0};
+            json_t *m = jsonin_decode(md.text, md.len, BOUND_JSON_DEPTH,
+                                      &jerr);
+            if (m != NULL && json_object_set_new(meta, p->name, m) != 0)
+                return status_set(err, ST_NO_MEMORY, "out of memory");
+        }
+    }
+    *out = prompt;
+    *out_len = len;
+    return 0;
+}
+
 static void
 load_so_tools(struct loader *l, const struct so_plugin *p)
 {
@@ -702,8 +838,13 @@ plugin_load(char *const *dirs, size_t ndirs,
     }
     /* after the folders': a .so tool that takes a declared name is the
      * one drop_duplicates() leaves out */
-    for (size_t i = 0; i < set->nso; i++)
+    for (size_t i = 0; i < set->nso; i++) {
         load_so_tools(&l, &set->so[i]);
+        load_so_commands(set, &set->so[i], d);
+    }
+    if (set->ncommands > 0)
+        qsort(set->commands, set->ncommands, sizeof(*set->commands),
+              cmp_command);
     drop_duplicates(&l);
     report_orphan_handlers(&l);
     for (size_t i = 0; i < l.count; i++) {
@@ -751,6 +892,11 @@ plugin_set_free(struct plugin_set *set)
     for (size_t i = 0; i < set->count; i++)
         action_release(&set->actions[i]);
     free(set->actions);
+    for (size_t i = 0; i < set->ncommands; i++) {
+        free(set->commands[i].name);
+        free(set->commands[i].description);
+    }
+    free(set->commands);
     soplugin_free_all(set->so, set->nso);
     free(set);
 }

@@ -37,8 +37,10 @@
 
 #include "core/common.h"
 
+struct arena;
 struct config_plugins;
 struct diag;
+struct status_error;
 struct json_t;
 struct handler_def;
 struct so_plugin;
@@ -78,9 +80,21 @@ struct plugin_action {
     bool auto_approved;
 };
 
+/* A user command of a shared-object plugin (plugin.h's user_commands()):
+ * run by the user, without the model. */
+struct plugin_command {
+    char *name;        /* unique over all plugins */
+    char *description;
+    /* its output goes into the history the model sees next */
+    bool share_with_model;
+    const struct so_plugin *so;
+};
+
 struct plugin_set {
     struct plugin_action *actions; /* sorted by name */
     size_t count;
+    struct plugin_command *commands; /* sorted by name */
+    size_t ncommands;
     /* the exposed shared-object plugins, sorted by name: owned, shut down
      * and closed by plugin_set_free() */
     struct so_plugin *so;
@@ -121,6 +135,33 @@ bool plugin_is_fn_name(const char *name);
 /* "shop.add-review" -> "action_shop_add_review" into out[size]; -1 if it
  * does not fit. */
 int plugin_fn_name(const char *name, char *out, size_t size);
+
+/* The user command named `name`, or NULL. */
+const struct plugin_command *plugin_find_command(const struct plugin_set *set,
+                                                 const char *name);
+
+/*
+ * Run command `c` with the argument string arg[len]. Returns 0 with its
+ * output (text, in `a`) in *out / *out_len, or -1 with `err` set
+ * (ST_BAD_REQUEST: the plugin refused the argument; ST_ACTION_FAILED).
+ */
+int plugin_run_command(const struct plugin_command *c, const char *data_dir,
+                       const char *arg, size_t len, struct arena *a,
+                       const char **out, size_t *out_len,
+                       struct status_error *err);
+
+/*
+ * The enrichment pipeline: every plugin that subscribes (enrich_prompt),
+ * in plugin-name order, gets the prompt the one before it returned. The
+ * final prompt (in `a`, or `prompt` itself when none changed it) goes to
+ * *out / *out_len; *metadata (may be NULL) gets a new object, pinned to
+ * `a`, of each subscriber's metadata by plugin name. Returns 0, or -1
+ * with `err` set when a plugin fails (the prompt is then not sent).
+ */
+int plugin_enrich_prompt(const struct plugin_set *set, const char *data_dir,
+                         const char *prompt, size_t len, struct arena *a,
+                         const char **out, size_t *out_len,
+                         struct json_t **metadata, struct status_error *err);
 
 void plugin_set_free(struct plugin_set *set);
 

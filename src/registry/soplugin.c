@@ -432,6 +432,51 @@ soplugin_execute(const struct so_plugin *p, const char *tool,
     return 0;
 }
 
+int
+soplugin_run_command(const struct so_plugin *p, const char *command,
+                     const char *data_dir, const char *arg, size_t len,
+                     struct arena *a, struct gemini_agent_out *o,
+                     struct status_error *err)
+{
+    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, data_dir,
+                                   ctx_alloc, a};
+    int rc;
+
+    *o = (struct gemini_agent_out){NULL, 0};
+    if (p->ops->run_command == NULL)
+        return status_set(err, ST_UNKNOWN_ACTION,
+                          "the plugin '%s' runs no commands", p->name);
+    rc = p->ops->run_command(p->self, &ctx, command, arg, len, o);
+    if (rc == GEMINI_AGENT_BAD_INPUT)
+        return call_failed(err, ST_BAD_REQUEST, o, p->name, command);
+    if (rc != GEMINI_AGENT_OK)
+        return call_failed(err, ST_ACTION_FAILED, o, p->name, command);
+    if (o->len > BOUND_ACTION_OUTPUT_BYTES)
+        return status_set(err, ST_ACTION_FAILED,
+                          "the command '%s' returned too much data", command);
+    return 0;
+}
+
+int
+soplugin_enrich(const struct so_plugin *p, const char *data_dir,
+                const char *prompt, size_t len, struct arena *a,
+                struct gemini_agent_out *prompt_out,
+                struct gemini_agent_out *meta_out, struct status_error *err)
+{
+    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, data_dir,
+                                   ctx_alloc, a};
+    int rc;
+
+    *prompt_out = (struct gemini_agent_out){NULL, 0};
+    *meta_out = (struct gemini_agent_out){NULL, 0};
+    rc = p->ops->enrich_prompt(p->self, &ctx, prompt, len, prompt_out,
+                               meta_out);
+    if (rc != GEMINI_AGENT_OK)
+        return call_failed(err, ST_ACTION_FAILED, prompt_out, p->name,
+                           "enrich_prompt");
+    return 0;
+}
+
 void
 soplugin_free_all(struct so_plugin *list, size_t n)
 {

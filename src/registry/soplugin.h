@@ -21,6 +21,7 @@
 struct arena;
 struct config_plugins;
 struct diag;
+struct gemini_agent_out;
 struct gemini_agent_plugin;
 struct json_t;
 struct status_error;
@@ -58,6 +59,18 @@ int soplugin_execute(const struct so_plugin *p, const char *tool,
                      const char *data_dir, const struct json_t *input,
                      struct arena *a, struct json_t **output,
                      struct status_error *err);
+
+/* Call run_command / enrich_prompt of `p` (the host side of the ABI):
+ * 0 with the answer in `o` (memory of `a`), or -1 with `err` set. */
+int soplugin_run_command(const struct so_plugin *p, const char *command,
+                         const char *data_dir, const char *arg, size_t len,
+                         struct arena *a, struct gemini_agent_out *o,
+                         struct status_error *err);
+int soplugin_enrich(const struct so_plugin *p, const char *data_dir,
+                    const char *prompt, size_t len, struct arena *a,
+                    struct gemini_agent_out *prompt_out,
+                    struct gemini_agent_out *meta_out,
+                    struct status_error *err);
 
 /* Shut down each plugin, close it, free the array. */
 void soplugin_free_all(struct so_plugin *list, size_t n);

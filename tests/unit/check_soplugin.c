@@ -160,6 +160,56 @@ START_TEST(hello_runs_through_action_run)
 }
 END_TEST
 
+START_TEST(user_commands_and_enrichment)
+{
+    struct diag d = DIAG_INIT;
+    struct config *cfg =
+        plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &cfg->plugins, NULL, &d);
+    const struct plugin_command *c;
+    struct status_error err = {0};
+    struct arena ar;
+    const char *out;
+    size_t len;
+    json_t *meta = NULL;
+
+    arena_init(&ar);
+    ck_assert_uint_eq(set->ncommands, 1);
+    c = plugin_find_command(set, "greeting");
+    ck_assert_ptr_nonnull(c);
+    ck_assert(c->share_with_model);
+    ck_assert_str_eq(c->description, "Say the configured greeting");
+    ck_assert_ptr_null(plugin_find_command(set, "nope"));
+    ck_assert_int_eq(plugin_run_command(c, cfg->actions.data_dir, "x", 1, &ar,
+                                        &out, &len, &err),
+                     0);
+    ck_assert_uint_eq(len, strlen("Yo (x)"));
+    ck_assert(memcmp(out, "Yo (x)", len) == 0);
+
+    /* a prompt it subscribes to: changed, with its metadata */
+    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir,
+                                          "hi @hello", 9, &ar, &out, &len,
+                                          &meta, &err),
+                     0);
+    ck_assert_uint_eq(len, strlen("hi @hello [hello was here]"));
+    ck_assert(memcmp(out, "hi @hello [hello was here]", len) == 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(
+                         json_object_get(meta, "hello"), "mentions")),
+                     1);
+    /* one it leaves alone: the same text, no metadata */
+    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir, "hi", 2,
+                                          &ar, &out, &len, &meta, &err),
+                     0);
+    ck_assert_uint_eq(len, 2);
+    ck_assert_uint_eq(json_object_size(meta), 0);
+    arena_release(&ar);
+    plugin_set_free(set);
+    config_free(cfg);
+    diag_release(&d);
+    cleanup();
+}
+END_TEST
+
 START_TEST(expose_list_and_failing_initialize)
 {
     struct diag d = DIAG_INIT;
@@ -218,6 +268,7 @@ soplugin_suite(void)
 
     tcase_add_test(tc, hello_loads_broken_ones_reported);
     tcase_add_test(tc, hello_runs_through_action_run);
+    tcase_add_test(tc, user_commands_and_enrichment);
     tcase_add_test(tc, expose_list_and_failing_initialize);
     tcase_add_test(tc, config_problems_have_lines);
     suite_add_tcase(s, tc);

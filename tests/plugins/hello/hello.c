@@ -6,7 +6,10 @@
  * Two tools: greet {who} answers {"greeting": "<greeting>, <who>!"}, with
  * `greeting` from plugins.config.hello (default "Hello"); wave {} says it
  * has side effects (so the chat asks the visitor first) and answers
- * {"waved": true}. It parses its JSON by hand to show that a plugin
+ * {"waved": true}. A user command, greeting [ARG], says the configured
+ * greeting (shared with the model); and it subscribes to prompts: one that
+ * says "@hello" gets " [hello was here]" appended, with metadata
+ * {"mentions": 1}. It parses its JSON by hand to show that a plugin
  * needs no JSON library: the host has validated the arguments against the
  * schema, so "who" is a string.
  *
@@ -14,6 +17,7 @@
  */
 #include <gemini-agent/plugin.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +150,58 @@ hello_execute(void *self, const struct gemini_agent_ctx *ctx,
     return gemini_agent_reply(ctx, out, text, (size_t)n);
 }
 
+static const char *
+hello_user_commands(void *self)
+{
+    (void)self;
+    return "[{\"name\":\"greeting\","
+           "\"description\":\"Say the configured greeting\","
+           "\"shareWithModel\":true}]";
+}
+
+static int
+hello_run_command(void *self, const struct gemini_agent_ctx *ctx,
+                  const char *command, const char *arg, size_t arg_len,
+                  struct gemini_agent_out *out)
+{
+    const struct hello *h = self;
+    char text[256];
+    int n;
+
+    if (strcmp(command, "greeting") != 0)
+        return GEMINI_AGENT_BAD_INPUT;
+    n = snprintf(text, sizeof(text), "%s (%.*s)", h->greeting,
+                 (int)(arg_len < 100 ? arg_len : 100), arg);
+    if (n < 0 || (size_t)n >= sizeof(text))
+        return GEMINI_AGENT_FAILED;
+    return gemini_agent_reply(ctx, out, text, (size_t)n);
+}
+
+static int
+hello_enrich(void *self, const struct gemini_agent_ctx *ctx,
+             const char *prompt, size_t prompt_len,
+             struct gemini_agent_out *new_prompt,
+             struct gemini_agent_out *metadata)
+{
+    static const char tag[] = " [hello was here]";
+    char *p;
+    bool seen = false;
+
+    (void)self;
+    for (size_t i = 0; i + 6 <= prompt_len && !seen; i++)
+        seen = memcmp(prompt + i, "@hello", 6) == 0;
+    if (!seen)
+        return GEMINI_AGENT_OK; /* nothing set: the prompt goes on as it is */
+    p = ctx->alloc(ctx, prompt_len + sizeof(tag));
+    if (p == NULL)
+        return GEMINI_AGENT_FAILED;
+    memcpy(p, prompt, prompt_len);
+    memcpy(p + prompt_len, tag, sizeof(tag));
+    new_prompt->text = p;
+    new_prompt->len = prompt_len + sizeof(tag) - 1;
+    return gemini_agent_reply(ctx, metadata, "{\"mentions\":1}", 14);
+}
+
 static const struct gemini_agent_plugin hello_plugin = {
     .abi = GEMINI_AGENT_PLUGIN_ABI,
     .name = "hello",
@@ -155,6 +211,9 @@ static const struct gemini_agent_plugin hello_plugin = {
     .shutdown = hello_shutdown,
     .system_instructions = hello_instructions,
     .auto_approved_tools = hello_auto_approved,
+    .user_commands = hello_user_commands,
+    .run_command = hello_run_command,
+    .enrich_prompt = hello_enrich,
 };
 
 const struct gemini_agent_plugin *gemini_agent_plugin_create(unsigned host_abi);
