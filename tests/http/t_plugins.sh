@@ -15,6 +15,8 @@
 #    999; hello with a configuration its initialize() refuses) are named in
 #    the serve log and by `check` with their path and the reason, left out,
 #    and the server serves all the same;
+#  - its user command is listed by GET /_jay/commands and runs over
+#    POST /_jay/commands/greeting without the model;
 #  - a tool that declares sideEffects waits for the visitor's approval in
 #    the chat, as any action with side effects does;
 #  - unexposed by a config change + SIGHUP: gone from the listing, the
@@ -104,6 +106,24 @@ its instructions in the prompt :: 'HELLO-PLUGIN: when the visitor says hello' in
 the result went back to the model :: 'Howdy, Bob!' in json.dumps(reqs[1]['body']['contents'][-1]) ==> True
 EOF
 
+# User commands, without the model
+mock_reset
+req GET /_jay/commands
+assert_py "GET /_jay/commands lists hello's command" <<'EOF'
+status ==> 200
+r ==> {'commands': [{'name': 'greeting', 'description': 'Say the configured greeting', 'shareWithModel': True}]}
+EOF
+req POST /_jay/commands/greeting '{"args":"at noon"}'
+assert_py "POST /_jay/commands/greeting runs it" <<'EOF'
+status ==> 200
+r ==> {'command': 'greeting', 'output': 'Howdy (at noon)', 'shareWithModel': True}
+no Gemini call :: len(reqs) ==> 0
+EOF
+req POST /_jay/commands/nope '{}'
+assert_error 404 unknown_action "an unknown command"
+req POST /_jay/commands/greeting '{"args":5}'
+assert_error 400 bad_request "args must be a string"
+
 mock_reset
 chat_send "[[mock:server-call tool=action_hello_wave args='{}']] wave at me"
 assert_py "sideEffects: the chat asks the visitor first" <<'EOF'
@@ -126,6 +146,11 @@ if wait_until 5000 hello_gone; then ok "SIGHUP: hello is no longer listed"; else
 fi
 req POST /_jay/actions/hello.greet '{"who":"Ann"}'
 assert_error 404 unknown_action "SIGHUP: hello.greet cannot be run"
+req GET /_jay/commands
+assert_py "SIGHUP: no commands" <<'EOF'
+status ==> 200
+r ==> {'commands': []}
+EOF
 mock_reset
 chat_send "hello again"
 assert_py "SIGHUP: not declared, not instructed, still serving" <<'EOF'
