@@ -66,6 +66,11 @@ if [ "$rc" -ne 0 ] && grep -qF "$PLUG/nosym.so: plugin left out" <<<"$err$out" &
 else
     not_ok "check names both broken plugins and fails" "rc=$rc: $(tr '\n' ' ' <<<"$err$out" | cut -c1-600)"
 fi
+if grep -qF "plugin hello ($PLUG/hello.so): 2 tools, 1 user commands, system instructions" <<<"$out"; then
+    ok "check says what hello brought"
+else
+    not_ok "check says what hello brought" "$(tr '\n' ' ' <<<"$out" | cut -c1-600)"
+fi
 
 # ---------------------------------------------------------------------------
 # The registry: listed, run directly, arguments validated
