@@ -14,7 +14,8 @@
 #  - broken plugins (nosym.so: no factory symbol; badabi.so: plugin ABI
 #    999; hello with a configuration its initialize() refuses) are named in
 #    the serve log and by `check` with their path and the reason, left out,
-#    and the server serves all the same;
+#    and the server serves all the same; baddecl.so's malformed tools are
+#    reported and left out, its well-declared one kept;
 #  - its user command is listed by GET /_jay/commands and runs over
 #    POST /_jay/commands/greeting without the model;
 #  - a tool that declares sideEffects waits for the visitor's approval in
@@ -27,7 +28,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/chat_lib.sh"
 PLUG=$T_TMP/plugins
 make -s -C "$REPO/tests/plugins" OUT="$PLUG" >"$T_TMP/plugins.build" 2>&1 ||
     bail "cannot build the test plugins: $(tail -c 600 "$T_TMP/plugins.build" | tr '\n' ' ')"
-for f in hello nosym badabi; do
+for f in hello nosym badabi baddecl; do
     [ -f "$PLUG/$f.so" ] || bail "tests/plugins built no $f.so"
 done
 ok "the plugins build against include/ alone"
@@ -58,6 +59,10 @@ assert_log "$PLUG/nosym.so: plugin left out: it has no 'gemini_agent_plugin_crea
     "log: nosym.so, missing factory, named with its path"
 assert_log "$PLUG/badabi.so: plugin left out: built for plugin ABI 999" \
     "log: badabi.so, wrong ABI, named with its path"
+assert_log "$PLUG/baddecl.so: plugin 'baddecl': tool 'noschema' must have" \
+    "log: baddecl.so, a tool without an object schema"
+assert_log "$PLUG/baddecl.so: tool 'badschema': parameters" \
+    "log: baddecl.so, a tool whose schema the subset refuses"
 
 ga_run check --config "$GA_CONF"
 if [ "$rc" -ne 0 ] && grep -qF "$PLUG/nosym.so: plugin left out" <<<"$err$out" &&
@@ -83,6 +88,7 @@ its schema :: [a for a in r['actions'] if a['name'] == 'hello.greet'][0]['inputS
 read-only :: [a for a in r['actions'] if a['name'] == 'hello.greet'][0]['sideEffects'] ==> False
 the shop is still there :: 'shop.searchProducts' in [a['name'] for a in r['actions']] ==> True
 the broken ones are not :: [a['name'] for a in r['actions'] if a['name'].startswith(('nosym', 'badabi'))] ==> []
+baddecl's fine tool only :: [a['name'] for a in r['actions'] if a['name'].startswith('baddecl')] ==> ['baddecl.fine']
 EOF
 
 req POST /_jay/actions/hello.greet '{"who":"Ann"}'

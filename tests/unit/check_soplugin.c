@@ -110,17 +110,27 @@ START_TEST(hello_loads_broken_ones_reported)
     ck_assert_msg(has(&d, "nosym.so", "gemini_agent_plugin_create"),
                   "missing factory not reported");
     ck_assert_msg(has(&d, "badabi.so", "ABI 999"), "wrong ABI not reported");
-    ck_assert_uint_eq(so_problems(&d), 2);
-    ck_assert_uint_eq(set->nso, 1);
-    ck_assert_str_eq(set->so[0].name, "hello");
-    ck_assert_ptr_nonnull(strstr(set->so[0].instructions, "HELLO-PLUGIN"));
-    ck_assert_uint_eq(set->count, 2); /* greet, wave */
+    /* baddecl's two malformed tools, each reported, its fine one kept */
+    ck_assert_msg(has(&d, "baddecl.so", "tool 'noschema' must have"),
+                  "a non-object schema not reported");
+    ck_assert_msg(has(&d, "baddecl.so", "patternProperties"),
+                  "a refused keyword not reported");
+    ck_assert_uint_eq(so_problems(&d), 4);
+    ck_assert_uint_eq(set->nso, 2); /* name order */
+    ck_assert_str_eq(set->so[0].name, "baddecl");
+    ck_assert_str_eq(set->so[1].name, "hello");
+    ck_assert_ptr_null(set->so[0].instructions);
+    ck_assert_ptr_nonnull(strstr(set->so[1].instructions, "HELLO-PLUGIN"));
+    ck_assert_ptr_nonnull(plugin_find(set, "baddecl.fine"));
+    ck_assert_ptr_null(plugin_find(set, "baddecl.noschema"));
+    ck_assert_ptr_null(plugin_find(set, "baddecl.badschema"));
+    ck_assert_uint_eq(set->count, 3); /* baddecl.fine, hello.greet, wave */
     ck_assert(plugin_find(set, "hello.wave")->side_effects);
     ck_assert(!plugin_find(set, "hello.wave")->auto_approved);
     a = plugin_find_fn(set, "action_hello_greet");
     ck_assert_ptr_nonnull(a);
     ck_assert_str_eq(a->name, "hello.greet");
-    ck_assert_ptr_eq(a->so, &set->so[0]);
+    ck_assert_ptr_eq(a->so, &set->so[1]);
     ck_assert(a->exposed && a->listed && !a->side_effects && a->auto_approved);
     plugin_set_free(set);
     config_free(cfg);
@@ -234,6 +244,8 @@ START_TEST(expose_list_and_failing_initialize)
                   "initialize's reason not reported");
     /* and nosym.so, badabi.so: reported whatever the expose list says */
     ck_assert_uint_eq(so_problems(&d), 3);
+    ck_assert_msg(!has(&d, "baddecl.so", "tool"),
+                  "an unexposed plugin's tools are not read");
     plugin_set_free(set);
     config_free(cfg);
     diag_release(&d);
