@@ -122,8 +122,14 @@ check-asan:
 	@$(MAKE) --no-print-directory TESTING=1 SANITIZE=1 BUILD=build-asan-test \
 	    CC=$(CC) run-unit
 
-run-unit: $(BUILD)/check-unit
-	cd tests/unit && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+# The plugins built outside the tree (tests/plugins): check_soplugin.c
+# loads them from $(BUILD)/plugins, t_plugins.sh from its own folder.
+plugins-test:
+	@$(MAKE) --no-print-directory -s -C tests/plugins OUT=$(abspath $(BUILD))/plugins
+
+run-unit: $(BUILD)/check-unit plugins-test
+	cd tests/unit && GA_TEST_PLUGINS=$(abspath $(BUILD))/plugins \
+	    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    CK_FORK=yes ../../$(BUILD)/check-unit
 
@@ -193,13 +199,15 @@ test:
 	scripts/test.sh
 
 # Install the program; conf/, nginx/ and www/ are copied for the site
-# owner to adapt. A local conf/.gemini.yaml (it holds the key) and
+# owner to adapt. lib/gemini-agent/plugins is where packaged shared-object
+# plugins go (name it in plugins.dirs). A local conf/.gemini.yaml (it holds the key) and
 # conf/.session-secret (it signs sign-in tokens) are left out.
 PREFIX  ?= /usr/local
 DESTDIR ?=
 install: all
 	install -D -m 0755 $(BUILD)/gemini-agent $(DESTDIR)$(PREFIX)/bin/gemini-agent
 	install -d $(DESTDIR)$(PREFIX)/share/gemini-agent
+	install -d $(DESTDIR)$(PREFIX)/lib/gemini-agent/plugins
 	cp -R conf nginx www actions $(DESTDIR)$(PREFIX)/share/gemini-agent/
 	rm -f $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.gemini.yaml \
 	    $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.session-secret
@@ -217,4 +225,4 @@ clean:
 	rm -rf build build-*
 
 -include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(BUILD)/src/main.d
-.PHONY: all check layers check-asan run-unit asan fuzz fuzz-jscan fuzz-sse http bench cost test deps demo format clean install
+.PHONY: all check layers check-asan run-unit plugins-test asan fuzz fuzz-jscan fuzz-sse http bench cost test deps demo format clean install

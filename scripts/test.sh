@@ -11,7 +11,7 @@
 #      jscan and jsonout against jansson, then the SSE parser fed split
 #      against fed whole (SSE_FUZZ_SECONDS of them, default 10)
 #   5. HTTP tests: curl through a private nginx to the responder
-#   6. the chat, stream, routes, CGI, run API and budget HTTP tests again,
+#   6. the chat, stream, routes, CGI, run API, budget and plugins HTTP tests again,
 #      against the ASan/UBSan responder, with zero sanitizer reports
 #   7. the mock Gemini server's self-test (python3 -m unittest)
 #   8. the browser code's unit tests (node --test tests/js, jsdom)
@@ -141,7 +141,7 @@ if make -s asan; then
     UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
     GA_BIN=$repo/build-asan/gemini-agent \
         tests/http/run.sh t_chat.sh t_chat_errors.sh t_stream.sh t_routes.sh t_cgi.sh t_concurrency.sh t_workers.sh \
-            t_runapi.sh t_approvals.sh t_budget.sh t_seal.sh 2>&1 | tee "$log"
+            t_runapi.sh t_approvals.sh t_budget.sh t_seal.sh t_plugins.sh 2>&1 | tee "$log"
     count_plain "HTTP tests (asan)"
     if [ -n "$(ls -A "$asan_logs")" ]; then
         echo "not ok - sanitizer reports from the responder:"

@@ -11,6 +11,7 @@
 #include "core/jsonin.h"
 #include "core/jsonout.h"
 #include "registry/plugin.h"
+#include "registry/soplugin.h"
 #include "core/sbuf.h"
 #include "core/status.h"
 
@@ -71,6 +72,18 @@ prompt_head(const char *system_prompt, const struct plugin_set *actions)
     }
     if (any)
         rc |= sbuf_adds(&sb, ".");
+    /* The plugins' own instructions, in plugin-name order (the set keeps
+     * them sorted): the same configuration always gives the same prefix,
+     * which the model's prompt cache rewards. One that no longer fits is
+     * left out whole rather than cut. */
+    for (size_t k = 0; k < actions->nso; k++) {
+        const char *text = actions->so[k].instructions;
+        size_t n = text ? strlen(text) : 0;
+        if (n == 0 || sb.len + n + 2 > sb.max)
+            continue;
+        rc |= sbuf_adds(&sb, "\n\n");
+        rc |= sbuf_adds(&sb, text);
+    }
     if (rc != 0) {
         sbuf_release(&sb);
         return NULL;

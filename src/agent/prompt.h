@@ -30,8 +30,9 @@ struct status_error;
 
 /*
  * The start of every system instruction: `system_prompt` (the site's
- * persona; ours when NULL or empty), how to work, and the exposed server
- * actions. A heap string (free it), or NULL when out of memory.
+ * persona; ours when NULL or empty), how to work, the exposed server
+ * actions, and the system instructions of the shared-object plugins in
+ * plugin-name order. A heap string (free it), or NULL when out of memory.
  */
 char *prompt_head(const char *system_prompt, const struct plugin_set *actions);
 

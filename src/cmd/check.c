@@ -12,6 +12,7 @@
 #include "core/diag.h"
 #include "core/netaddr.h"
 #include "registry/plugin.h"
+#include "registry/soplugin.h"
 #include "http/site.h"
 
 #include <stdio.h>
@@ -120,6 +121,19 @@ check(const char *config_path)
             exposed += site->actions->actions[i].exposed;
         printf("%s: %zu actions (%zu exposed to the model), model %s\n",
                config_path, site->actions->count, exposed, g->model);
+        /* the shared-object plugins that loaded (the others are problems
+         * above): what each brought */
+        for (size_t i = 0; i < site->actions->nso; i++) {
+            const struct so_plugin *p = &site->actions->so[i];
+            size_t tools = 0, cmds = 0;
+            for (size_t k = 0; k < site->actions->count; k++)
+                tools += site->actions->actions[k].so == p;
+            for (size_t k = 0; k < site->actions->ncommands; k++)
+                cmds += site->actions->commands[k].so == p;
+            printf("plugin %s (%s): %zu tools, %zu user commands%s\n",
+                   p->name, p->path, tools, cmds,
+                   p->instructions ? ", system instructions" : "");
+        }
         print_budget(cfg);
     }
     printf("%s\n", rc == 0 ? "ok" : "problems found");

@@ -261,6 +261,11 @@
 
 #define BOUND_PLUGINS             64
 #define BOUND_ACTIONS             512
+/* What a shared-object plugin hands over at load time (declarations,
+ * instructions, tool lists: JSON or text) and the message of a failed
+ * call, cut there. */
+#define BOUND_SO_TEXT_BYTES       (256u * 1024)
+#define BOUND_SO_MESSAGE          300
 /* Names: `<plugin>.<name>`; each part is an identifier of this length. */
 #define BOUND_NAME_LEN            64
 /* JSON Schema nesting in a .jay-action (also caps validator recursion). */

@@ -177,6 +177,91 @@ load_action_dirs(struct config *cfg, const struct ydoc_node *v,
 static void set_string(char **slot, const char *s);
 static void config_free_strings(char **list);
 
+/* --- plugins: shared objects (the registry loads them) -------------------- */
+
+static void
+load_plugin_expose(struct config *cfg, const struct ydoc_node *v,
+                   const char *file, struct diag *d)
+{
+    const char *s = ydoc_string(v);
+
+    cfg->plugins.expose_line = v->line;
+    if (s != NULL && strcmp(s, "all") == 0) {
+        cfg->plugins.expose_all = true;
+        return;
+    }
+    if (v->kind != YDOC_SEQ) {
+        diag_add(d, file, v->line,
+                 "'plugins.expose' must be all or a list of plugin names");
+        return;
+    }
+    cfg->plugins.expose_all = false;
+    config_free_strings(cfg->plugins.expose);
+    cfg->plugins.expose = calloc(v->count + 1, sizeof(char *));
+    if (cfg->plugins.expose == NULL)
+        return;
+    for (size_t i = 0, n = 0; i < v->count; i++) {
+        const char *name = want_string(v->values[i], file, "plugins.expose", d);
+        if (name != NULL &&
+            (cfg->plugins.expose[n] = strdup(name)) != NULL)
+            n++;
+    }
+}
+
+static void
+load_plugins(struct config *cfg, const struct ydoc_node *map, const char *file,
+             struct diag *d)
+{
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line,
+                 "'plugins' must be a mapping (dirs, expose, config), not %s",
+                 ydoc_type_name(map));
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        if (strcmp(k->text, "dirs") == 0) {
+            size_t n = v->kind == YDOC_SEQ ? v->count : 1;
+            if (v->kind == YDOC_MAP) {
+                diag_add(d, file, v->line,
+                         "'plugins.dirs' must be a folder or a list of "
+                         "folders");
+                continue;
+            }
+            for (size_t j = 0; j < cfg->plugins.ndirs; j++)
+                free(cfg->plugins.dirs[j]);
+            free(cfg->plugins.dirs);
+            cfg->plugins.ndirs = 0;
+            cfg->plugins.dirs = calloc(n ? n : 1, sizeof(char *));
+            if (cfg->plugins.dirs == NULL)
+                continue;
+            for (size_t j = 0; j < n; j++) {
+                const struct ydoc_node *e = v->kind == YDOC_SEQ ? v->values[j]
+                                                                : v;
+                const char *s = want_string(e, file, "plugins.dirs", d);
+                if (s != NULL && (cfg->plugins.dirs[cfg->plugins.ndirs] =
+                                      resolve(cfg->dir, s)) != NULL)
+                    cfg->plugins.ndirs++;
+            }
+        } else if (strcmp(k->text, "expose") == 0) {
+            load_plugin_expose(cfg, v, file, d);
+        } else if (strcmp(k->text, "config") == 0) {
+            json_t *c = ydoc_to_json(v, file, d);
+            if (c != NULL && !json_is_object(c)) {
+                diag_add(d, file, v->line,
+                         "'plugins.config' must be a mapping of plugin names "
+                         "to their configuration");
+                json_decref(c);
+                continue;
+            }
+            json_decref(cfg->plugins.config);
+            cfg->plugins.config = c;
+        } else {
+            unknown_key(d, file, k, " in 'plugins'", "dirs, expose, config");
+        }
+    }
+}
+
 /* --- the run API: store and policy ---------------------------------------- */
 
 /* "sqlite:PATH", PATH relative to the config's folder. */
@@ -681,6 +766,8 @@ load_agent_yaml(struct config *cfg, struct diag *d)
             load_http(cfg, v, file, d);
         } else if (strcmp(k->text, "budget") == 0) {
             load_budget(cfg, v, file, d);
+        } else if (strcmp(k->text, "plugins") == 0) {
+            load_plugins(cfg, v, file, d);
         } else if (strcmp(k->text, "allowReadableKeyFile") == 0) {
             if (!ydoc_bool(v, &cfg->allow_readable_key_file))
                 diag_add(d, file, v->line,
@@ -690,7 +777,7 @@ load_agent_yaml(struct config *cfg, struct diag *d)
         } else {
             unknown_key(d, file, k, "",
                         "gemini, actions, dataDir, limits, store, policy, "
-                        "auth, history, http, budget, "
+                        "auth, history, http, budget, plugins, "
                         "allowReadableKeyFile");
         }
     }
@@ -931,6 +1018,8 @@ config_load(const char *path, struct diag *d)
     cfg->gemini.system_prompt = strdup("");
     cfg->auth.session_cookie = strdup(CONFIG_DEFAULT_SESSION_COOKIE);
     cfg->run.side_effects = true;
+    cfg->plugins.expose_all = true;
+    cfg->plugins.file = cfg->path;
     cfg->history.verify = true;
     cfg->run.approval_ttl_ms = DEFAULT_APPROVAL_TTL_MS;
     cfg->run.ticket_ttl_ms = DEFAULT_TICKET_TTL_MS;
@@ -983,6 +1072,11 @@ config_free(struct config *cfg)
     for (size_t i = 0; i < cfg->actions.ndirs; i++)
         free(cfg->actions.dirs[i]);
     free(cfg->actions.dirs);
+    for (size_t i = 0; i < cfg->plugins.ndirs; i++)
+        free(cfg->plugins.dirs[i]);
+    free(cfg->plugins.dirs);
+    config_free_strings(cfg->plugins.expose);
+    json_decref(cfg->plugins.config);
     free(cfg->path);
     free(cfg->dir);
     free(cfg->actions.data_dir);

@@ -72,6 +72,18 @@ struct config_actions {
     long timeout_ms; /* one action's watchdog (actionTimeoutMs) */
 };
 
+/* Shared-object plugins (plugins: in agent.yaml; include/gemini-agent/
+ * plugin.h). Absent: none are loaded. */
+struct config_plugins {
+    char **dirs;        /* plugins.dirs: folders scanned for *.so */
+    size_t ndirs;
+    bool expose_all;    /* plugins.expose: all (the default) */
+    char **expose;      /* ... or these names, NULL-terminated */
+    struct json_t *config; /* plugins.config: {NAME: {...}}, owned, or NULL */
+    const char *file;   /* agent.yaml (the config's path, borrowed) and */
+    int expose_line;    /* where plugins.expose is, for the registry's reports */
+};
+
 /* The run API (policy: and store: in agent.yaml). */
 struct config_run {
     char *store;           /* "sqlite:PATH"; default sqlite:<dataDir>/agent.db */
@@ -152,6 +164,7 @@ struct config {
     struct config_limits limits;
     struct config_gemini gemini;
     struct config_actions actions;
+    struct config_plugins plugins;
     struct config_run run;
     struct config_history history;
     enum config_direct direct_actions;

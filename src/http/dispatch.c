@@ -109,6 +109,58 @@ route_run_action(struct exchange *x, struct status_error *err)
     return reply_json(x->io, 200, out);
 }
 
+/* GET /_jay/commands: the plugins' user commands, built once. */
+static int
+route_list_commands(struct exchange *x, struct status_error *err)
+{
+    (void)err;
+    x->status = 200;
+    return reply_raw(x->io, 200, NULL, x->site->commands,
+                     x->site->commands_len);
+}
+
+/* POST /_jay/commands/<name> {"args": "..."}: run a user command, without
+ * the model. The answer says whether its output belongs in the history
+ * the model sees (the client adds it there). */
+static int
+route_run_command(struct exchange *x, struct status_error *err)
+{
+    const struct plugin_command *c =
+        plugin_find_command(x->site->actions, x->arg);
+    const json_t *args;
+    const char *text;
+    size_t len;
+    json_t *in, *out;
+
+    if (c == NULL)
+        return status_set(err, ST_UNKNOWN_ACTION,
+                          "there is no command named '%s'; GET "
+                          "/_jay/commands lists them",
+                          x->arg);
+    in = arena_take_json(x->arena, jscan_to_json(&x->body, 0, err));
+    if (in == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    args = json_object_get(in, "args");
+    if (!json_is_object(in) || (args != NULL && !json_is_string(args)))
+        return status_set(err, ST_BAD_REQUEST,
+                          "the body must be {\"args\": a string}");
+    if (plugin_run_command(c, x->site->cfg->actions.data_dir,
+                           args ? json_string_value(args) : "",
+                           args ? json_string_length(args) : 0, x->arena,
+                           &text, &len, err) != 0)
+        return -1;
+    out = arena_take_json(x->arena,
+                          json_pack("{s:s, s:s%, s:b}", "command", c->name,
+                                    "output", text, len, "shareWithModel",
+                                    c->share_with_model));
+    if (out == NULL)
+        return status_set(err, ST_ACTION_FAILED,
+                          "the command '%s' did not answer UTF-8 text",
+                          c->name);
+    x->status = 200;
+    return reply_json(x->io, 200, out);
+}
+
 /* GET /_jay/status: the operator's view (opstatus.h), when configured
  * and asked from an address it names. */
 static int
@@ -207,6 +259,8 @@ static const struct route routes[] = {
     {"/_jay/actions/geminiAgent.status", "GET", false, route_status, NULL},
     {"/_jay/actions/", "POST", true, route_run_action, NULL},
     {"/_jay/status", "GET", false, route_opstatus, NULL},
+    {"/_jay/commands", "GET", false, route_list_commands, NULL},
+    {"/_jay/commands/", "POST", true, route_run_command, NULL},
     {"/api/agent/run", "POST", true, NULL, runapi_run},
     {"/api/agent/run/stream", "POST", true, NULL, runapi_run_stream},
     {"/api/agent/threads", "GET", false, NULL, runapi_threads},

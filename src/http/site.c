@@ -46,6 +46,32 @@ site_listing(const struct plugin_set *set, size_t *len)
     return out;
 }
 
+/* The body of GET /_jay/commands: {"commands": [{name, description,
+ * shareWithModel}]} of the exposed plugins' user commands. A heap string,
+ * or NULL when out of memory. */
+static char *
+commands_listing(const struct plugin_set *set, size_t *len)
+{
+    json_t *list = json_array(), *root;
+    char *out = NULL;
+
+    for (size_t i = 0; list != NULL && i < set->ncommands; i++) {
+        const struct plugin_command *c = &set->commands[i];
+        if (json_array_append_new(
+                list, json_pack("{s:s, s:s, s:b}", "name", c->name,
+                                "description", c->description,
+                                "shareWithModel", c->share_with_model)) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    root = list ? json_pack("{s:o}", "commands", list) : NULL;
+    if (root != NULL)
+        out = jsonout_dumps(root, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, len);
+    json_decref(root);
+    return out;
+}
+
 /* The declarations, written once: "[a,b]" less its brackets. A heap
  * string, or NULL when out of memory. */
 static char *
@@ -103,7 +129,7 @@ site_load(const char *config_path, struct diag *d)
         }
     }
     s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
-                             dispatch_chat_actions, d);
+                             &s->cfg->plugins, dispatch_chat_actions, d);
     if (s->actions == NULL)
         goto oom;
     s->declarations = toolbridge_action_declarations(s->actions);
@@ -115,8 +141,9 @@ site_load(const char *config_path, struct diag *d)
     s->instruction_json = s->prompt_head ? instruction_json(s->prompt_head)
                                          : NULL;
     s->listing = site_listing(s->actions, &s->listing_len);
+    s->commands = commands_listing(s->actions, &s->commands_len);
     if (s->declarations_text == NULL || s->instruction_json == NULL ||
-        s->listing == NULL)
+        s->listing == NULL || s->commands == NULL)
         goto oom;
     return s;
 oom:
@@ -153,6 +180,7 @@ site_free(struct site *s)
     free(s->prompt_head);
     free(s->instruction_json);
     free(s->listing);
+    free(s->commands);
     explicit_bzero(s->auth_secret, sizeof(s->auth_secret));
     free(s);
 }

@@ -38,6 +38,8 @@ struct site {
     char *instruction_json;      /* ... as the systemInstruction value */
     char *listing;               /* GET /_jay/actions */
     size_t listing_len;
+    char *commands;              /* GET /_jay/commands */
+    size_t commands_len;
     /* The secret that signs session tokens (auth.secretFile, token.h),
      * for auth_identify(); auth_secret_len is 0 when none is configured
      * (tokens are then not accepted). A configured secret that cannot be

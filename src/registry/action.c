@@ -12,6 +12,7 @@
 #include "registry/jschema.h"
 #include "core/logmsg.h"
 #include "registry/plugin.h"
+#include "registry/soplugin.h"
 #include "core/status.h"
 
 #include "core/watch.h"
@@ -46,7 +47,7 @@ action_run(const struct config_actions *env, const struct plugin_action *act,
     *output = NULL;
     /* A route entry (the chat protocol) has no handler: its own route
      * serves it, and dispatch never hands it here. */
-    if (act->handler == NULL)
+    if (act->handler == NULL && act->so == NULL)
         return status_set(err, ST_UNKNOWN_ACTION,
                           "'%s' is not an action that can be run here",
                           act->name);
@@ -58,7 +59,10 @@ action_run(const struct config_actions *env, const struct plugin_action *act,
         return status_set(err, ST_BAD_REQUEST,
                           "the input of '%s' must be a JSON object", act->name);
     watch_action_begin(env->timeout_ms);
-    rc = act->handler->run(&ctx, input, &out, err);
+    /* a shared object's tool runs under the same watchdog and bounds */
+    rc = act->so != NULL ? soplugin_execute(act->so, act->tool, env->data_dir,
+                                            input, a, &out, err)
+                         : act->handler->run(&ctx, input, &out, err);
     watch_action_end();
     if (rc != 0) {
         json_decref(out);

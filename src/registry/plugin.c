@@ -14,8 +14,12 @@
 #include "core/arena.h"
 #include "core/bounds.h"
 #include "core/diag.h"
+#include "core/jsonin.h"
+#include "core/status.h"
 #include "gemini-agent/handler.h"
+#include "gemini-agent/plugin.h"
 #include "registry/jschema.h"
+#include "registry/soplugin.h"
 #include "core/ydoc.h"
 
 #include <dirent.h>
@@ -102,6 +106,7 @@ action_release(struct plugin_action *a)
     free(a->description);
     free(a->source);
     free(a->plugin_dir);
+    free(a->tool);
     json_decref(a->input_schema);
     json_decref(a->output_schema);
     memset(a, 0, sizeof(*a));
@@ -438,6 +443,260 @@ out:
     arena_release(&arena);
 }
 
+/* --- shared-object plugins' tools ---------------------------------------- */
+
+/* Report a jschema problem in a plugin's declaration (no lines: JSON). */
+struct so_report {
+    struct diag *d;
+    const char *file;
+    const char *tool;
+};
+
+static void
+report_so_schema(void *ctx, const char *pointer, const char *msg)
+{
+    struct so_report *r = ctx;
+
+    diag_add(r->d, r->file, 0, "tool '%s': parameters%s: %s", r->tool,
+             pointer, msg);
+}
+
+/* Does the JSON array text `list` (auto_approved_tools()) name `tool`? */
+static bool
+names_tool(const char *list, const char *tool)
+{
+    json_t *a = list ? json_loads(list, 0, NULL) : NULL;
+    json_t *v;
+    size_t i;
+    bool found = false;
+
+    json_array_foreach(a, i, v)
+        if (json_is_string(v) && strcmp(json_string_value(v), tool) == 0)
+            found = true;
+    json_decref(a);
+    return found;
+}
+
+/* One declaration of plugin `p`: {name, description, parameters,
+ * sideEffects?}. Reported and left out when malformed. */
+static void
+load_so_tool(struct loader *l, const struct so_plugin *p, const json_t *decl)
+{
+    const char *tool = json_string_value(json_object_get(decl, "name"));
+    const char *desc = json_string_value(json_object_get(decl, "description"));
+    json_t *params = json_object_get(decl, "parameters");
+    json_t *side = json_object_get(decl, "sideEffects");
+    const char *type = json_string_value(json_object_get(params, "type"));
+    char regname[2 * BOUND_NAME_LEN + 2], fn[2 * BOUND_NAME_LEN + 16];
+    struct so_report r = {l->d, p->path, tool};
+    struct plugin_action *a;
+
+    if (!valid_name(tool)) {
+        diag_add(l->d, p->path, 0,
+                 "plugin '%s': a tool's name must be an identifier of at most "
+                 "%d characters (letters, digits, '_' or '-')",
+                 p->name, BOUND_NAME_LEN);
+        return;
+    }
+    if (desc == NULL || desc[0] == '\0' || !json_is_object(params) ||
+        type == NULL || strcmp(type, "object") != 0 ||
+        (side != NULL && !json_is_boolean(side))) {
+        diag_add(l->d, p->path, 0,
+                 "plugin '%s': tool '%s' must have a non-empty description, "
+                 "parameters (a JSON Schema of type object) and sideEffects "
+                 "true or false when given",
+                 p->name, tool);
+        return;
+    }
+    if (jschema_check(params, report_so_schema, &r) > 0)
+        return;
+    snprintf(regname, sizeof(regname), "%s.%s", p->name, tool);
+    if (plugin_fn_name(regname, fn, sizeof(fn)) != 0)
+        return;
+    if (l->count >= BOUND_ACTIONS) {
+        diag_add(l->d, p->path, 0, "more than %d actions in all",
+                 BOUND_ACTIONS);
+        return;
+    }
+    if ((a = loader_push(l)) == NULL) {
+        diag_add(l->d, p->path, 0, "out of memory");
+        return;
+    }
+    a->name = strdup(regname);
+    a->fn_name = strdup(fn);
+    a->description = strdup(desc);
+    a->source = strdup(p->path);
+    a->plugin_dir = strdup(p->path);
+    a->tool = strdup(tool);
+    a->input_schema = json_deep_copy(params);
+    a->side_effects = json_is_true(side);
+    a->auto_approved = names_tool(p->auto_approved, tool);
+    a->listed = true;
+    a->exposed = true;
+    a->route = PLUGIN_ROUTE_HANDLER;
+    a->so = p;
+    if (a->name == NULL || a->fn_name == NULL || a->description == NULL ||
+        a->source == NULL || a->plugin_dir == NULL || a->tool == NULL ||
+        a->input_schema == NULL) {
+        diag_add(l->d, p->path, 0, "out of memory");
+        action_release(a);
+        return;
+    }
+    l->bad[l->count++] = false;
+}
+
+/* The user commands of `p` (user_commands(): [{name, description,
+ * shareWithModel?}]) appended to set->commands; a malformed one, or one
+ * whose name another plugin took, is reported and left out. */
+static void
+load_so_commands(struct plugin_set *set, const struct so_plugin *p,
+                 struct diag *d)
+{
+    const char *text = p->ops->user_commands ? p->ops->user_commands(p->self)
+                                             : NULL;
+    json_t *list, *c;
+    size_t i;
+
+    if (text == NULL)
+        return;
+    list = json_loadb(text, strnlen(text, BOUND_SO_TEXT_BYTES + 1), 0, NULL);
+    if (!json_is_array(list)) {
+        diag_add(d, p->path, 0,
+                 "plugin '%s': its user commands must be a JSON array",
+                 p->name);
+        json_decref(list);
+        return;
+    }
+    json_array_foreach(list, i, c) {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *desc =
+            json_string_value(json_object_get(c, "description"));
+        json_t *share = json_object_get(c, "shareWithModel");
+        struct plugin_command *cmds, *cmd;
+        if (!valid_name(name) || desc == NULL ||
+            (share != NULL && !json_is_boolean(share))) {
+            diag_add(d, p->path, 0,
+                     "plugin '%s': user command %zu needs a name (an "
+                     "identifier), a description and shareWithModel true or "
+                     "false when given",
+                     p->name, i + 1);
+            continue;
+        }
+        if (plugin_find_command(set, name) != NULL) {
+            diag_add(d, p->path, 0,
+                     "plugin '%s': the user command '%s' is taken by "
+                     "another plugin",
+                     p->name, name);
+            continue;
+        }
+        cmds = realloc(set->commands, (set->ncommands + 1) * sizeof(*cmds));
+        if (cmds == NULL)
+            break;
+        set->commands = cmds;
+        cmd = &cmds[set->ncommands];
+        cmd->name = strdup(name);
+        cmd->description = strdup(desc);
+        cmd->share_with_model = json_is_true(share);
+        cmd->so = p;
+        if (cmd->name == NULL || cmd->description == NULL) {
+            free(cmd->name);
+            free(cmd->description);
+            break;
+        }
+        set->ncommands++;
+    }
+    json_decref(list);
+}
+
+static int
+cmp_command(const void *a, const void *b)
+{
+    return strcmp(((const struct plugin_command *)a)->name,
+                  ((const struct plugin_command *)b)->name);
+}
+
+const struct plugin_command *
+plugin_find_command(const struct plugin_set *set, const char *name)
+{
+    /* Linear: a handful of commands, and loading appends unsorted. */
+    for (size_t i = 0; set != NULL && i < set->ncommands; i++)
+        if (strcmp(set->commands[i].name, name) == 0)
+            return &set->commands[i];
+    return NULL;
+}
+
+int
+plugin_run_command(const struct plugin_command *c, const char *data_dir,
+                   const char *arg, size_t len, struct arena *a,
+                   const char **out, size_t *out_len, struct status_error *err)
+{
+    struct gemini_agent_out o;
+
+    if (soplugin_run_command(c->so, c->name, data_dir, arg, len, a, &o,
+                             err) != 0)
+        return -1;
+    *out = o.text ? o.text : "";
+    *out_len = o.text ? o.len : 0;
+    return 0;
+}
+
+int
+plugin_enrich_prompt(const struct plugin_set *set, const char *data_dir,
+                     const char *prompt, size_t len, struct arena *a,
+                     const char **out, size_t *out_len, json_t **metadata,
+                     struct status_error *err)
+{
+    json_t *meta = metadata ? json_object() : NULL;
+
+    if (metadata != NULL) {
+        *metadata = arena_take_json(a, meta);
+        if (*metadata == NULL)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
+    }
+    /* set->so is sorted by name: the order is the registry's, stable */
+    for (size_t i = 0; set != NULL && i < set->nso; i++) {
+        const struct so_plugin *p = &set->so[i];
+        struct gemini_agent_out np, md;
+        if (p->ops->enrich_prompt == NULL)
+            continue;
+        if (soplugin_enrich(p, data_dir, prompt, len, a, &np, &md, err) != 0)
+            return -1;
+        if (np.text != NULL) {
+            prompt = np.text;
+            len = np.len;
+        }
+        if (meta != NULL && md.text != NULL && md.len > 0) {
+            struct status_error jerr = {0};
+            json_t *m = jsonin_decode(md.text, md.len, BOUND_JSON_DEPTH,
+                                      &jerr);
+            if (m != NULL && json_object_set_new(meta, p->name, m) != 0)
+                return status_set(err, ST_NO_MEMORY, "out of memory");
+        }
+    }
+    *out = prompt;
+    *out_len = len;
+    return 0;
+}
+
+static void
+load_so_tools(struct loader *l, const struct so_plugin *p)
+{
+    json_t *decls = soplugin_declarations(p, l->d);
+    const json_t *decl;
+    size_t i;
+
+    json_array_foreach(decls, i, decl) {
+        if (!json_is_object(decl)) {
+            diag_add(l->d, p->path, 0,
+                     "plugin '%s': declaration %zu is not an object", p->name,
+                     i + 1);
+            continue;
+        }
+        load_so_tool(l, p, decl);
+    }
+    json_decref(decls);
+}
+
 static int
 cmp_str(const void *a, const void *b)
 {
@@ -515,7 +774,8 @@ drop_duplicates(struct loader *l)
             char file[BOUND_PATH_LEN];
             if (!same && strcmp(a->fn_name, b->fn_name) != 0)
                 continue;
-            snprintf(file, sizeof(file), "%s/plugin.yaml", b->plugin_dir);
+            snprintf(file, sizeof(file), b->so ? "%s" : "%s/plugin.yaml",
+                     b->plugin_dir);
             if (same)
                 diag_add(l->d, file, b->line,
                          "action '%s' is declared twice (also in "
@@ -555,8 +815,9 @@ report_orphan_handlers(struct loader *l)
 }
 
 struct plugin_set *
-plugin_load(char *const *dirs, size_t ndirs, const char *const *chat_routed,
-            struct diag *d)
+plugin_load(char *const *dirs, size_t ndirs,
+            const struct config_plugins *so_cfg,
+            const char *const *chat_routed, struct diag *d)
 {
     struct loader l = {d, chat_routed, NULL, NULL, 0, 0};
     struct plugin_set *set = calloc(1, sizeof(*set));
@@ -566,6 +827,24 @@ plugin_load(char *const *dirs, size_t ndirs, const char *const *chat_routed,
         return NULL;
     for (size_t i = 0; i < ndirs; i++)
         scan_dir(&l, dirs[i]);
+    if (so_cfg != NULL &&
+        soplugin_load(so_cfg, &set->so, &set->nso, d) != 0) {
+        for (size_t i = 0; i < l.count; i++)
+            action_release(&l.actions[i]);
+        free(l.actions);
+        free(l.bad);
+        free(set);
+        return NULL;
+    }
+    /* after the folders': a .so tool that takes a declared name is the
+     * one drop_duplicates() leaves out */
+    for (size_t i = 0; i < set->nso; i++) {
+        load_so_tools(&l, &set->so[i]);
+        load_so_commands(set, &set->so[i], d);
+    }
+    if (set->ncommands > 0)
+        qsort(set->commands, set->ncommands, sizeof(*set->commands),
+              cmp_command);
     drop_duplicates(&l);
     report_orphan_handlers(&l);
     for (size_t i = 0; i < l.count; i++) {
@@ -613,5 +892,11 @@ plugin_set_free(struct plugin_set *set)
     for (size_t i = 0; i < set->count; i++)
         action_release(&set->actions[i]);
     free(set->actions);
+    for (size_t i = 0; i < set->ncommands; i++) {
+        free(set->commands[i].name);
+        free(set->commands[i].description);
+    }
+    free(set->commands);
+    soplugin_free_all(set->so, set->nso);
     free(set);
 }

@@ -37,9 +37,13 @@
 
 #include "core/common.h"
 
+struct arena;
+struct config_plugins;
 struct diag;
+struct status_error;
 struct json_t;
 struct handler_def;
+struct so_plugin;
 
 /* What serves an entry's POST /_jay/actions/<name>. */
 enum plugin_route {
@@ -65,23 +69,49 @@ struct plugin_action {
      * system prompt, found by plugin_find_fn(). Never for route entries. */
     bool exposed;
     enum plugin_route route;
-    const struct handler_def *handler; /* NULL only for PLUGIN_ROUTE_CHAT */
+    /* NULL for PLUGIN_ROUTE_CHAT and for a shared-object plugin's tool */
+    const struct handler_def *handler;
+    /* A tool of a shared-object plugin (soplugin.h): the plugin, and the
+     * tool's own name it is called by; NULL for the others. */
+    const struct so_plugin *so;
+    char *tool;
+    /* the plugin's auto_approved_tools() names it (not yet consumed by
+     * the approval paths) */
+    bool auto_approved;
+};
+
+/* A user command of a shared-object plugin (plugin.h's user_commands()):
+ * run by the user, without the model. */
+struct plugin_command {
+    char *name;        /* unique over all plugins */
+    char *description;
+    /* its output goes into the history the model sees next */
+    bool share_with_model;
+    const struct so_plugin *so;
 };
 
 struct plugin_set {
     struct plugin_action *actions; /* sorted by name */
     size_t count;
+    struct plugin_command *commands; /* sorted by name */
+    size_t ncommands;
+    /* the exposed shared-object plugins, sorted by name: owned, shut down
+     * and closed by plugin_set_free() */
+    struct so_plugin *so;
+    size_t nso;
 };
 
 /*
  * Load every plugin found in the given folders (each folder's subfolders
- * that hold a plugin.yaml, in name order). `chat_routed` lists the
+ * that hold a plugin.yaml, in name order), then the exposed shared-object
+ * plugins of `so_cfg` (NULL: none) with their tools. `chat_routed` lists the
  * registered names the chat routes serve (NULL-terminated; NULL: none):
  * only those entries may say `route: chat`. Returns a new set (possibly
  * empty) or NULL when out of memory. Problems are added to `d`, including
  * compiled-in handlers that no plugin.yaml entry names.
  */
 struct plugin_set *plugin_load(char *const *dirs, size_t ndirs,
+                               const struct config_plugins *so_cfg,
                                const char *const *chat_routed,
                                struct diag *d);
 
@@ -105,6 +135,33 @@ bool plugin_is_fn_name(const char *name);
 /* "shop.add-review" -> "action_shop_add_review" into out[size]; -1 if it
  * does not fit. */
 int plugin_fn_name(const char *name, char *out, size_t size);
+
+/* The user command named `name`, or NULL. */
+const struct plugin_command *plugin_find_command(const struct plugin_set *set,
+                                                 const char *name);
+
+/*
+ * Run command `c` with the argument string arg[len]. Returns 0 with its
+ * output (text, in `a`) in *out / *out_len, or -1 with `err` set
+ * (ST_BAD_REQUEST: the plugin refused the argument; ST_ACTION_FAILED).
+ */
+int plugin_run_command(const struct plugin_command *c, const char *data_dir,
+                       const char *arg, size_t len, struct arena *a,
+                       const char **out, size_t *out_len,
+                       struct status_error *err);
+
+/*
+ * The enrichment pipeline: every plugin that subscribes (enrich_prompt),
+ * in plugin-name order, gets the prompt the one before it returned. The
+ * final prompt (in `a`, or `prompt` itself when none changed it) goes to
+ * *out / *out_len; *metadata (may be NULL) gets a new object, pinned to
+ * `a`, of each subscriber's metadata by plugin name. Returns 0, or -1
+ * with `err` set when a plugin fails (the prompt is then not sent).
+ */
+int plugin_enrich_prompt(const struct plugin_set *set, const char *data_dir,
+                         const char *prompt, size_t len, struct arena *a,
+                         const char **out, size_t *out_len,
+                         struct json_t **metadata, struct status_error *err);
 
 void plugin_set_free(struct plugin_set *set);
 

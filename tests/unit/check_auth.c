@@ -670,7 +670,7 @@ static const struct {
      "secretFile, sessionCookie)"},
     {"authz:\n  secretFile: x\n", "expected one of: gemini, actions, dataDir, "
                                   "limits, store, policy, auth, "
-                                  "history, http, budget, allowReadableKeyFile"},
+                                  "history, http, budget, plugins, allowReadableKeyFile"},
 };
 
 START_TEST(config_auth_refusals)

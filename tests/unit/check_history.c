@@ -541,7 +541,7 @@ START_TEST(pending_with_real_actions)
 {
     static const char *const dirs[] = { "../../actions" };
     struct diag d = DIAG_INIT;
-    struct plugin_set *set = plugin_load((char *const *)UNCONST(dirs), 1, NULL, &d);
+    struct plugin_set *set = plugin_load((char *const *)UNCONST(dirs), 1, NULL, NULL, &d);
     json_t *h;
 
     ck_assert_ptr_nonnull(set);

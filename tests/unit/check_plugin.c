@@ -169,7 +169,7 @@ static struct plugin_set *
 load_dirs(const char *const *dirs, size_t n)
 {
     /* the chat routes' names, as the site passes them */
-    set = plugin_load((char *const *)UNCONST(dirs), n, dispatch_chat_actions,
+    set = plugin_load((char *const *)UNCONST(dirs), n, NULL, dispatch_chat_actions,
                       &diag);
     ck_assert_ptr_nonnull(set);
     assert_set_sound(set);
@@ -528,7 +528,7 @@ START_TEST(chat_entries_need_their_routes)
     const char *const fns[] = {"action_geminiAgent_sendMessage",
                                "action_geminiAgent_submitToolResults"};
 
-    set = plugin_load((char *const *)UNCONST(dirs), 1, NULL, &diag);
+    set = plugin_load((char *const *)UNCONST(dirs), 1, NULL, NULL, &diag);
     ck_assert_ptr_nonnull(set);
     unit_assert_problems(&diag, w);
     assert_loaded(set, loaded);

@@ -1,0 +1,78 @@
+/*
+ * soplugin.h - plugins built as shared objects (include/gemini-agent/
+ * plugin.h): find, load, check, initialise, call, shut down.
+ *
+ * soplugin_load() scans the folders of agent.yaml's `plugins.dirs` for
+ * `*.so` files (name order), dlopen()s each, calls its factory and checks
+ * its ABI and its operations; the exposed ones (`plugins.expose`) are
+ * initialised with their `plugins.config.<name>`. Any that fails is
+ * reported to the diag list with its path and the reason and left out:
+ * the others still load, and the server still starts. plugin.c turns the
+ * loaded plugins' tools into registry entries (struct plugin_action);
+ * action_run() calls them through soplugin_execute().
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_SOPLUGIN_H
+#define APP_SOPLUGIN_H
+
+#include "core/common.h"
+
+struct arena;
+struct config_plugins;
+struct diag;
+struct gemini_agent_out;
+struct gemini_agent_plugin;
+struct json_t;
+struct status_error;
+
+struct so_plugin {
+    char *name;                             /* ops->name, copied */
+    char *path;                             /* the .so file */
+    void *dl;                               /* dlopen() handle */
+    const struct gemini_agent_plugin *ops;  /* the plugin's, static */
+    void *self;                             /* what initialize() set */
+    char *instructions; /* system_instructions(), copied; NULL for none */
+    char *auto_approved; /* auto_approved_tools(), copied; NULL for none */
+};
+
+/*
+ * Load, check and initialise the exposed plugins of `cfg`. Returns 0 with
+ * `*out` a new array of `*n` plugins sorted by name (soplugin_free_all),
+ * or -1 when out of memory. Problems go to `d`.
+ */
+int soplugin_load(const struct config_plugins *cfg, struct so_plugin **out,
+                  size_t *n, struct diag *d);
+
+/* The plugin's declarations as a JSON array (a new reference), or NULL
+ * after reporting to `d` why they are unusable. */
+struct json_t *soplugin_declarations(const struct so_plugin *p,
+                                     struct diag *d);
+
+/*
+ * Call `tool` of `p` with `input` (already validated). Returns 0 with
+ * `*output` a new reference (an object), or -1 with `err` set:
+ * ST_BAD_REQUEST for the plugin's "bad input", ST_ACTION_FAILED for its
+ * failure or an answer that is not a JSON object. Answers live in `a`.
+ */
+int soplugin_execute(const struct so_plugin *p, const char *tool,
+                     const char *data_dir, const struct json_t *input,
+                     struct arena *a, struct json_t **output,
+                     struct status_error *err);
+
+/* Call run_command / enrich_prompt of `p` (the host side of the ABI):
+ * 0 with the answer in `o` (memory of `a`), or -1 with `err` set. */
+int soplugin_run_command(const struct so_plugin *p, const char *command,
+                         const char *data_dir, const char *arg, size_t len,
+                         struct arena *a, struct gemini_agent_out *o,
+                         struct status_error *err);
+int soplugin_enrich(const struct so_plugin *p, const char *data_dir,
+                    const char *prompt, size_t len, struct arena *a,
+                    struct gemini_agent_out *prompt_out,
+                    struct gemini_agent_out *meta_out,
+                    struct status_error *err);
+
+/* Shut down each plugin, close it, free the array. */
+void soplugin_free_all(struct so_plugin *list, size_t n);
+
+#endif /* APP_SOPLUGIN_H */

@@ -1,0 +1,288 @@
+/*
+ * check_soplugin.c - shared-object plugins in the registry: hello.so, the
+ * example built outside the tree (tests/plugins), and the broken ones
+ * beside it; plugins.expose and plugins.config from agent.yaml; a tool run
+ * through action_run() like any action (schema first). The Makefile builds
+ * the plugins into $GA_TEST_PLUGINS before the unit tests run.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "registry/plugin.h"
+#include "registry/action.h"
+#include "registry/soplugin.h"
+#include "core/arena.h"
+#include "core/config.h"
+#include "core/diag.h"
+#include "core/status.h"
+
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/ga-soplugin.XXXXXX";
+
+static const char *
+plugins_dir(void)
+{
+    const char *d = getenv("GA_TEST_PLUGINS");
+    return d != NULL ? d : "../../build-test/plugins";
+}
+
+static struct config *
+load_yaml(const char *yaml, struct diag *d)
+{
+    char path[256];
+    FILE *f;
+
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    snprintf(path, sizeof(path), "%s/agent.yaml", tmpdir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(yaml, f);
+    fclose(f);
+    return config_load(path, d);
+}
+
+static void
+cleanup(void)
+{
+    char path[256];
+
+    snprintf(path, sizeof(path), "%s/agent.yaml", tmpdir);
+    unlink(path);
+    rmdir(tmpdir);
+    strcpy(tmpdir, "/tmp/ga-soplugin.XXXXXX");
+}
+
+static bool
+has(const struct diag *d, const char *a, const char *b)
+{
+    for (size_t i = 0; i < d->count; i++)
+        if (strstr(d->items[i].file, a) && strstr(d->items[i].msg, b))
+            return true;
+    return false;
+}
+
+/* The problems of the plugins (not the compiled-in handlers that no
+ * actions folder names here). */
+static size_t
+so_problems(const struct diag *d)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < d->count; i++)
+        n += strstr(d->items[i].file, ".so") != NULL;
+    return n;
+}
+
+/* The agent.yaml text for the test plugins with `rest` after dirs. */
+static struct config *
+plugins_config(const char *rest, struct diag *d)
+{
+    char yaml[1024];
+
+    struct config *cfg;
+
+    snprintf(yaml, sizeof(yaml), "actions: []\nplugins:\n  dirs: ['%s']\n%s",
+             plugins_dir(), rest);
+    cfg = load_yaml(yaml, d);
+    /* only the plugins' problems count here (no .gemini.yaml is one) */
+    diag_release(d);
+    *d = (struct diag)DIAG_INIT;
+    return cfg;
+}
+
+START_TEST(hello_loads_broken_ones_reported)
+{
+    struct diag d = DIAG_INIT;
+    struct config *cfg =
+        plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
+    struct plugin_set *set;
+    const struct plugin_action *a;
+
+    ck_assert_ptr_nonnull(cfg);
+    set = plugin_load(NULL, 0, &cfg->plugins, NULL, &d);
+    ck_assert_ptr_nonnull(set);
+    ck_assert_msg(has(&d, "nosym.so", "gemini_agent_plugin_create"),
+                  "missing factory not reported");
+    ck_assert_msg(has(&d, "badabi.so", "ABI 999"), "wrong ABI not reported");
+    /* baddecl's two malformed tools, each reported, its fine one kept */
+    ck_assert_msg(has(&d, "baddecl.so", "tool 'noschema' must have"),
+                  "a non-object schema not reported");
+    ck_assert_msg(has(&d, "baddecl.so", "patternProperties"),
+                  "a refused keyword not reported");
+    ck_assert_uint_eq(so_problems(&d), 4);
+    ck_assert_uint_eq(set->nso, 2); /* name order */
+    ck_assert_str_eq(set->so[0].name, "baddecl");
+    ck_assert_str_eq(set->so[1].name, "hello");
+    ck_assert_ptr_null(set->so[0].instructions);
+    ck_assert_ptr_nonnull(strstr(set->so[1].instructions, "HELLO-PLUGIN"));
+    ck_assert_ptr_nonnull(plugin_find(set, "baddecl.fine"));
+    ck_assert_ptr_null(plugin_find(set, "baddecl.noschema"));
+    ck_assert_ptr_null(plugin_find(set, "baddecl.badschema"));
+    ck_assert_uint_eq(set->count, 3); /* baddecl.fine, hello.greet, wave */
+    ck_assert(plugin_find(set, "hello.wave")->side_effects);
+    ck_assert(!plugin_find(set, "hello.wave")->auto_approved);
+    a = plugin_find_fn(set, "action_hello_greet");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_str_eq(a->name, "hello.greet");
+    ck_assert_ptr_eq(a->so, &set->so[1]);
+    ck_assert(a->exposed && a->listed && !a->side_effects && a->auto_approved);
+    plugin_set_free(set);
+    config_free(cfg);
+    diag_release(&d);
+    cleanup();
+}
+END_TEST
+
+START_TEST(hello_runs_through_action_run)
+{
+    struct diag d = DIAG_INIT;
+    struct config *cfg =
+        plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &cfg->plugins, NULL, &d);
+    const struct plugin_action *a = plugin_find(set, "hello.greet");
+    struct status_error err = {0};
+    struct arena ar;
+    json_t *in, *out = NULL;
+
+    arena_init(&ar);
+    ck_assert_ptr_nonnull(a);
+    in = json_pack("{s:s}", "who", "Zed");
+    ck_assert_int_eq(action_run(&cfg->actions, a, in, &ar, &out, &err), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(out, "greeting")),
+                     "Yo, Zed!");
+    json_decref(in);
+    /* the schema, before the plugin */
+    in = json_pack("{s:i}", "who", 5);
+    ck_assert_int_eq(action_run(&cfg->actions, a, in, &ar, &out, &err), -1);
+    ck_assert_int_eq(err.code, ST_SCHEMA);
+    json_decref(in);
+    arena_release(&ar);
+    plugin_set_free(set);
+    config_free(cfg);
+    diag_release(&d);
+    cleanup();
+}
+END_TEST
+
+START_TEST(user_commands_and_enrichment)
+{
+    struct diag d = DIAG_INIT;
+    struct config *cfg =
+        plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &cfg->plugins, NULL, &d);
+    const struct plugin_command *c;
+    struct status_error err = {0};
+    struct arena ar;
+    const char *out;
+    size_t len;
+    json_t *meta = NULL;
+
+    arena_init(&ar);
+    ck_assert_uint_eq(set->ncommands, 1);
+    c = plugin_find_command(set, "greeting");
+    ck_assert_ptr_nonnull(c);
+    ck_assert(c->share_with_model);
+    ck_assert_str_eq(c->description, "Say the configured greeting");
+    ck_assert_ptr_null(plugin_find_command(set, "nope"));
+    ck_assert_int_eq(plugin_run_command(c, cfg->actions.data_dir, "x", 1, &ar,
+                                        &out, &len, &err),
+                     0);
+    ck_assert_uint_eq(len, strlen("Yo (x)"));
+    ck_assert(memcmp(out, "Yo (x)", len) == 0);
+
+    /* a prompt it subscribes to: changed, with its metadata */
+    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir,
+                                          "hi @hello", 9, &ar, &out, &len,
+                                          &meta, &err),
+                     0);
+    ck_assert_uint_eq(len, strlen("hi @hello [hello was here]"));
+    ck_assert(memcmp(out, "hi @hello [hello was here]", len) == 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(
+                         json_object_get(meta, "hello"), "mentions")),
+                     1);
+    /* one it leaves alone: the same text, no metadata */
+    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir, "hi", 2,
+                                          &ar, &out, &len, &meta, &err),
+                     0);
+    ck_assert_uint_eq(len, 2);
+    ck_assert_uint_eq(json_object_size(meta), 0);
+    arena_release(&ar);
+    plugin_set_free(set);
+    config_free(cfg);
+    diag_release(&d);
+    cleanup();
+}
+END_TEST
+
+START_TEST(expose_list_and_failing_initialize)
+{
+    struct diag d = DIAG_INIT;
+    struct config *cfg = plugins_config("  expose: [other]\n", &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &cfg->plugins, NULL, &d);
+
+    ck_assert_uint_eq(set->nso, 0);
+    ck_assert_uint_eq(set->count, 0);
+    ck_assert_msg(has(&d, "agent.yaml", "'other'"), "unknown expose name");
+    plugin_set_free(set);
+    config_free(cfg);
+    diag_release(&d);
+    cleanup();
+
+    d = (struct diag)DIAG_INIT;
+    cfg = plugins_config("  expose: [hello]\n  config: {hello: {greeting: "
+                         "fail}}\n",
+                         &d);
+    set = plugin_load(NULL, 0, &cfg->plugins, NULL, &d);
+    ck_assert_uint_eq(set->nso, 0);
+    ck_assert_msg(has(&d, "hello.so", "asked me to fail"),
+                  "initialize's reason not reported");
+    /* and nosym.so, badabi.so: reported whatever the expose list says */
+    ck_assert_uint_eq(so_problems(&d), 3);
+    ck_assert_msg(!has(&d, "baddecl.so", "tool"),
+                  "an unexposed plugin's tools are not read");
+    plugin_set_free(set);
+    config_free(cfg);
+    diag_release(&d);
+    cleanup();
+}
+END_TEST
+
+START_TEST(config_problems_have_lines)
+{
+    struct diag d = DIAG_INIT;
+    struct config *cfg =
+        load_yaml("plugins:\n  dirs: [x]\n  expose: some\n  config: [1]\n"
+                  "  other: 1\n",
+                  &d);
+
+    ck_assert_ptr_null(cfg);
+    ck_assert_msg(has(&d, "agent.yaml", "plugins.expose"), "expose");
+    ck_assert_msg(has(&d, "agent.yaml", "plugins.config"), "config");
+    ck_assert_msg(has(&d, "agent.yaml", "unknown key 'other'"), "key");
+    for (size_t i = 0; i < d.count; i++)
+        ck_assert_int_gt(d.items[i].line, 0);
+    diag_release(&d);
+    cleanup();
+}
+END_TEST
+
+Suite *
+soplugin_suite(void)
+{
+    Suite *s = suite_create("soplugin");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, hello_loads_broken_ones_reported);
+    tcase_add_test(tc, hello_runs_through_action_run);
+    tcase_add_test(tc, user_commands_and_enrichment);
+    tcase_add_test(tc, expose_list_and_failing_initialize);
+    tcase_add_test(tc, config_problems_have_lines);
+    suite_add_tcase(s, tc);
+    return s;
+}
