@@ -419,9 +419,11 @@ soplugin_execute(const struct so_plugin *p, const char *tool,
         return status_set(err, ST_ACTION_FAILED,
                           "the action '%s.%s' returned too much data", p->name,
                           tool);
-    out = jsonin_decode(o.text, o.len, BOUND_JSON_DEPTH, err);
-    if (out == NULL && err->code == ST_NO_MEMORY)
-        return -1;
+    /* the plugin's text is not the request's: its parse error is ours */
+    struct status_error bad = {0};
+    out = jsonin_decode(o.text, o.len, BOUND_JSON_DEPTH, &bad);
+    if (out == NULL && bad.code == ST_NO_MEMORY)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
     if (out == NULL || !json_is_object(out)) {
         json_decref(out);
         return status_set(err, ST_ACTION_FAILED,

@@ -162,6 +162,16 @@ START_TEST(hello_runs_through_action_run)
     ck_assert_int_eq(action_run(&cfg->actions, a, in, &ar, &out, &err), -1);
     ck_assert_int_eq(err.code, ST_SCHEMA);
     json_decref(in);
+    /* a plugin's answer that is not JSON: the action failed */
+    a = plugin_find(set, "baddecl.fine");
+    ck_assert_ptr_nonnull(a);
+    in = json_pack("{s:b}", "garbage", 1);
+    memset(&err, 0, sizeof(err));
+    ck_assert_int_eq(action_run(&cfg->actions, a, in, &ar, &out, &err), -1);
+    ck_assert_int_eq(err.code, ST_ACTION_FAILED);
+    ck_assert_msg(strstr(err.text, "did not return a JSON object") != NULL,
+                  "%s", err.text);
+    json_decref(in);
     arena_release(&ar);
     plugin_set_free(set);
     config_free(cfg);

@@ -26,7 +26,12 @@ static int
 run(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
     const char *args, size_t args_len, struct gemini_agent_out *out)
 {
-    (void)self; (void)tool; (void)args; (void)args_len;
+    (void)self; (void)tool;
+    /* {"garbage": ...}: an answer that is not JSON, which the host must
+     * call the action's failure, not the request's */
+    for (size_t i = 0; i + 9 <= args_len; i++)
+        if (args[i] == '"' && args[i + 1] == 'g' && args[i + 8] == '"')
+            return gemini_agent_reply(ctx, out, "not json", 8);
     return gemini_agent_reply(ctx, out, "{\"ok\":true}", 11);
 }
 
