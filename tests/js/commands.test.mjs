@@ -9,7 +9,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
 
-import { mountChat, ERROR_WORDS } from '../../www/agent/chat.js';
+import { readFileSync } from 'node:fs';
+import { mountChat, ERROR_WORDS, DEFAULT_TEMPLATE } from '../../www/agent/chat.js';
 import { commandsEndpoint, matchCommands, parseCommandLine, readCommands, sharedTurn } from '../../www/agent/commands.js';
 
 const LISTING = {
@@ -284,6 +285,39 @@ describe('running a command', () => {
     /* compact mode shows it under the visitor's line */
     const activity = w.root.querySelector('.gemini-chat__activity');
     assert.match(activity.textContent, /Output of \/time05:30/);
+  });
+
+  test('shared while a server action waits for approval: kept out of the history (the call\'s answer is the server\'s), the card still waits', async (t) => {
+    const history = [
+      { role: 'user', parts: [{ text: 'review it' }] },
+      { role: 'model', parts: [{ functionCall: { name: 'action_shop_addReview', id: 'c1', args: {} } }] },
+    ];
+    const fetch = fakeFetch([
+      json({
+        type: 'approval-required',
+        history,
+        signatures: [null, 'sig-call'],
+        approval: { id: 'a1', ticket: 't1', tool: 'shop.addReview', preview: 'Add a review' },
+      }),
+      json({ command: 'greeting', output: 'Howdy', shareWithModel: true }),
+    ]);
+    const w = mount(t, fetch);
+    await w.chat.send('review it');
+    assert.equal(w.chat.state.awaitingApproval, true);
+    await w.chat.send('/greeting');
+    assert.deepEqual(w.chat.state.history, history);
+    assert.deepEqual(w.chat.state.signatures, [null, 'sig-call']);
+    const out = w.chat.state.messages.at(-1);
+    assert.equal(out.shared, false);
+    assert.match(out.commandTitle, /not given to the assistant/);
+    assert.equal(w.chat.state.awaitingApproval, true, 'a command does not decide the approval');
+  });
+
+  test('the default template and the contract name the command role and commandTitle', () => {
+    const contract = readFileSync(new URL('../../www/agent/gemini-chat.jay-contract', import.meta.url), 'utf8');
+    assert.match(contract, /tag: commandTitle\b/);
+    assert.match(contract, /\| command\)/);
+    assert.equal((DEFAULT_TEMPLATE.match(/data-bind="commandTitle"/g) ?? []).length, 2, 'full and compact mode');
   });
 
   test('a /word that is no command of the site is sent as a message', async (t) => {

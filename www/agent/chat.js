@@ -1778,7 +1778,9 @@ export function mountChat(container, options = {}) {
         timestamp: new Date().toISOString(),
         command: `/${name}`,
         shared,
-        commandTitle: `Output of /${name}${shared ? ' (the assistant sees it with your next message)' : ''}`,
+        commandTitle: `Output of /${name}${
+          shared ? ' (the assistant sees it with your next message)' : data.shareWithModel === true ? ' (not given to the assistant: an action waits for your approval)' : ''
+        }`,
       });
     } catch (e) {
       if (!live()) return;
