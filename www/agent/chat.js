@@ -1681,13 +1681,13 @@ export function mountChat(container, options = {}) {
    */
   function loadCommands() {
     if (!commandsUrl || typeof fetchFn !== 'function') return Promise.resolve([]);
-    commandsLoad ??= (async () => {
+    if (commandsLoad) return commandsLoad;
+    const asked = (async () => {
       let res;
       try {
         res = await fetchFn(commandsUrl, { method: 'GET', headers: { Accept: 'application/json' }, credentials: 'same-origin' });
       } catch {
-        commandsLoad = null;
-        return [];
+        return null; /* not reached: ask again next time */
       }
       try {
         return res?.ok ? readCommands(JSON.parse(await res.text())) : [];
@@ -1695,6 +1695,10 @@ export function mountChat(container, options = {}) {
         return [];
       }
     })();
+    commandsLoad = asked.then((list) => {
+      if (list === null) commandsLoad = null;
+      return list ?? [];
+    });
     return commandsLoad;
   }
 
