@@ -11,7 +11,8 @@
  *    /__mock/requests show it in the contents Gemini received.
  *  - On a phone the list fits the full-screen sheet.
  *
- * Screenshots: commands-list.png, commands-output.png, commands-narrow.png.
+ * Screenshots: commands-list.png, commands-output.png, commands-expanded.png,
+ * commands-narrow.png.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -90,6 +91,12 @@ describe('user commands in the widget', () => {
     assert.equal((await page.textContent(SEL.lastQuestion)).trim(), '/greeting at noon');
     assert.equal((await stack.mock.requests()).length, 0, 'no Gemini call for a command');
     await screenshot(page.locator(SEL.widget), 'commands-output.png');
+    /* the whole conversation shows it too, marked as a command's output */
+    await page.click(SEL.toggle);
+    const full = await page.$eval(`${SEL.messages} > [data-role="command"]`, (el) => el.textContent);
+    assert.match(full, /Output of \/greeting[\s\S]*Howdy \(at noon\)/);
+    await screenshot(page.locator(SEL.widget), 'commands-expanded.png');
+    await page.click(SEL.toggle);
 
     /* shared with the model: in the contents of the next request */
     assert.equal(await ask(page, 'what did the command say?'), 'response');
