@@ -169,8 +169,9 @@ function tail(file, n = 800) {
  * @param {string} [options.model='gemini-3.8-flash']
  * @param {string} [options.session]  a user to sign in as `make demo` does (the run API)
  * @param {object} [options.auth]     agent.yaml's `auth` member; default {secretFile: <the stack's secret>}
+ * @param {string} [options.yaml]     more of agent.yaml, appended as it is (e.g. `plugins: {dirs: [...]}`)
  */
-export async function startStack({ scenario, www = join(REPO, 'www'), workers = 2, model = 'gemini-3.8-flash', session, auth } = {}) {
+export async function startStack({ scenario, www = join(REPO, 'www'), workers = 2, model = 'gemini-3.8-flash', session, auth, yaml = '' } = {}) {
   if (!existsSync(GA_BIN)) throw new Error(`${GA_BIN} is missing: run make`);
   const dir = mkdtempSync(join(tmpdir(), 'ga-e2e-'));
   dirs.add(dir);
@@ -196,7 +197,8 @@ export async function startStack({ scenario, www = join(REPO, 'www'), workers = 
   /* JSON is YAML: the auth member as one flow mapping */
   writeFileSync(join(dir, 'agent.yaml'),
     `gemini: '${dir}/.gemini.yaml'\nactions: ['${REPO}/actions']\ndataDir: '${dir}/var'\n` +
-    `auth: ${JSON.stringify(auth ?? { secretFile })}\n`);
+    `auth: ${JSON.stringify(auth ?? { secretFile })}\n` +
+    (yaml ? `${yaml.replace(/\n?$/, '\n')}` : ''));
   /* the run API's sign-in, as scripts/demo.sh does it */
   const issueToken = (user, ttl = 3600) => {
     const token = execFileSync(GA_BIN, ['auth', 'issue', '--user', user, '--ttl', String(ttl), '--config', join(dir, 'agent.yaml')],

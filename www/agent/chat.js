@@ -31,6 +31,12 @@
  *    `approval`). Only the visitor's click decides: the card is inside the
  *    widget, which the page automation never sees (data-agent="off"), and
  *    the handle has no way to approve.
+ *  - Offers the plugins' user commands (commands.js): `/` at the start of the
+ *    input lists them (GET /_jay/commands, once, at the first `/`); sending
+ *    `/name rest` runs one without the model (POST /_jay/commands/<name>),
+ *    shows its output as text, and adds it to the history as a user turn
+ *    only when the command shares it with the model. A `/word` that is no
+ *    command is sent as a message.
  *  - Asks the server on start what it runs (GET geminiAgent.status), so the
  *    offline demo model or a missing API key is said before the first message.
  *  - Sits where its container is, or, when floating or on narrow windows, is
@@ -62,6 +68,7 @@
  */
 import { renderMarkdown, closeOpenMarkdown } from './markdown.js';
 import { readNdjson, isNdjson, NDJSON_TYPE } from './ndjson.js';
+import { commandsEndpoint, createCommandMenu, parseCommandLine, readCommands, sharedTurn } from './commands.js';
 
 /** Shown when the answering model is the project's offline demo model. */
 export const OFFLINE_NOTICE = 'Offline demo model — answers are scripted';
@@ -136,6 +143,7 @@ export const DEFAULT_TEMPLATE = `
       <span class="gemini-chat__sr" data-if="role==user">You said: </span>
       <span class="gemini-chat__sr" data-if="role==assistant">Assistant: </span>
       ${APPROVAL_HEAD}
+      <p class="gemini-chat__command-title" data-if="role==command" data-bind="commandTitle"></p>
       <div class="gemini-chat__content" data-if="role==assistant" data-bind="content" data-format="markdown"></div>
       <div class="gemini-chat__content" data-if="role!=assistant" data-bind="content"></div>
       ${APPROVAL_BODY}
@@ -147,7 +155,7 @@ export const DEFAULT_TEMPLATE = `
   <div class="gemini-chat__compact" data-if="!isExpanded" aria-live="polite">
     <p class="gemini-chat__message" data-role="user" data-if="lastUserMessage"><span class="gemini-chat__sr">You said: </span><span data-bind="lastUserMessage"></span></p>
     <div class="gemini-chat__approvals" data-if="!awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
-    <ul class="gemini-chat__activity" data-foreach="activity"><li class="gemini-chat__message" data-bind="content"></li></ul>
+    <ul class="gemini-chat__activity" data-foreach="activity"><li class="gemini-chat__message"><span class="gemini-chat__command-title" data-if="role==command" data-bind="commandTitle"></span><span class="gemini-chat__content" data-bind="content"></span></li></ul>
     <div class="gemini-chat__message" data-role="assistant" data-if="lastAssistantMessage"><span class="gemini-chat__sr">Assistant: </span><div class="gemini-chat__content" data-bind="lastAssistantMessage" data-format="markdown"></div><span class="gemini-chat__mark" data-if="lastAssistantStatus==stopped">(stopped)</span><span class="gemini-chat__mark" data-if="lastAssistantStatus==incomplete">(incomplete)</span></div>
     <div class="gemini-chat__approvals" data-if="awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
   </div>
@@ -870,11 +878,12 @@ function loadSaved(storage, key) {
 /**
  * @typedef {object} ChatMessage
  * @property {string} id
- * @property {'user'|'assistant'|'system'|'action'|'approval'} role
+ * @property {'user'|'assistant'|'system'|'action'|'approval'|'command'} role
  *   user and assistant are the conversation; action is one line per action
  *   taken (page or server); system is a note from the widget (stopped, limit,
  *   blocked); approval is the card of a server action that waits for (or
- *   waited for) the visitor's decision
+ *   waited for) the visitor's decision; command is a user command's output
+ *   (plain text)
  * @property {string} content    for approval cards: the preview, what will happen
  * @property {string} timestamp  ISO 8601
  * @property {'ok'|'failed'|'streaming'|'stopped'|'incomplete'|'pending'|'approved'|'declined'|'undecided'|'invalid'} [status]
@@ -887,6 +896,9 @@ function loadSaved(storage, key) {
  * @property {string} [reason]  approval cards: why the server asks, in words
  * @property {{id: string, name: string, value: string}[]} [args]  approval cards: the arguments
  * @property {string} [expires] approval cards: ISO 8601, when the ticket expires
+ * @property {string} [command]  command outputs: `/name`
+ * @property {boolean} [shared]  command outputs: added to the history the model sees
+ * @property {string} [commandTitle]  command outputs: what the output is, in words
  */
 
 /**
@@ -935,6 +947,9 @@ function loadSaved(storage, key) {
  *   (the offline demo model and a server without a key are announced before the first message)
  * @param {boolean} [options.stream=true]  ask for streamed answers (NDJSON) and show the text as it
  *   arrives; false: one JSON answer per request (also data-stream="false" on the container)
+ * @param {string|false} [options.commands]  where the user commands are (GET lists, POST
+ *   <commands>/<name> runs); default next to `endpoint` (`/_jay/actions` → `/_jay/commands`);
+ *   false: no commands
  * @returns {ChatHandle}
  */
 export function mountChat(container, options = {}) {
@@ -952,6 +967,7 @@ export function mountChat(container, options = {}) {
     checkStatus = true,
     stream = container.getAttribute('data-stream') !== 'false',
   } = options;
+  const commandsUrl = options.commands === false ? '' : String(options.commands ?? commandsEndpoint(endpoint)).replace(/\/+$/, '');
   /* launcher: 'always' (a button in the corner opens the chat as a panel),
    * 'never' (the chat sits where the container is), or 'auto': in place on
    * wide windows, a launcher on windows narrower than launcherBelow px.
@@ -1063,7 +1079,7 @@ export function mountChat(container, options = {}) {
       lastAssistantStatus: lastAnswer?.status ?? '',
       isStreaming: msgs.some((m) => m.status === 'streaming'),
       usageText: describeUsage(s.usage, s.model),
-      activity: turn.filter((m) => m.role === 'action' || m.role === 'system'),
+      activity: turn.filter((m) => m.role === 'action' || m.role === 'system' || m.role === 'command'),
       approvals: turn.filter((m) => m.role === 'approval'),
       awaitingApproval: approval !== null && !s.isLoading,
     };
@@ -1653,9 +1669,164 @@ export function mountChat(container, options = {}) {
     }
   }
 
+  /* --- user commands (commands.js) --- */
+
+  /** @type {Promise<import('./commands.js').UserCommand[]>|null} */
+  let commandsLoad = null;
+
+  /**
+   * The site's user commands, asked for once (GET <commands>): a 404, an
+   * empty list or an answer that is not the listing means none. Only a
+   * failure to reach the server is asked again, at the next `/`.
+   */
+  function loadCommands() {
+    if (!commandsUrl || typeof fetchFn !== 'function') return Promise.resolve([]);
+    if (commandsLoad) return commandsLoad;
+    const asked = (async () => {
+      let res;
+      try {
+        res = await fetchFn(commandsUrl, { method: 'GET', headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+      } catch {
+        return null; /* not reached: ask again next time */
+      }
+      try {
+        return res?.ok ? readCommands(JSON.parse(await res.text())) : [];
+      } catch {
+        return [];
+      }
+    })();
+    commandsLoad = asked.then((list) => {
+      if (list === null) commandsLoad = null;
+      return list ?? [];
+    });
+    return commandsLoad;
+  }
+
+  /** The words for a command that failed: the envelope's code, as other errors. */
+  function commandError(name, status, data, retryAfter) {
+    const code = data?.error?.code;
+    if (code === 'unknown_action')
+      return new ChatError(code, `This site has no command /${name} now.`, { retry: false });
+    if (code === 'action_failed') return new ChatError(code, `The command /${name} failed. Retry in a moment.`);
+    return explainError(status, data, retryAfter);
+  }
+
+  /**
+   * Add a shared command's output to the history as a user turn (signature
+   * null: the server accepts a visitor's turn at the end), after answering
+   * page calls still waiting "not run" as rememberStopped does. A server
+   * action's call waiting for the visitor's approval keeps it out: that
+   * call's answer is the server's to give. Returns whether it was added.
+   */
+  function shareOutput(name, output) {
+    if (waitingServerCall(s.history)) return false;
+    const done = answerPendingSigned(s.history, s.signatures) ?? { history: s.history, signatures: alignSignatures(s.signatures, s.history.length) };
+    s.history = [...done.history, sharedTurn(name, output)];
+    s.signatures = [...done.signatures, null];
+    return true;
+  }
+
+  /**
+   * Run a user command without the model (POST <commands>/<name> {args}):
+   * the visitor's line, then the output as plain text, marked as a command's.
+   * @param {string} name
+   * @param {string} args
+   * @param {string|null} line  the visitor's line to show; null on Retry (shown already)
+   */
+  async function runCommand(name, args, line) {
+    const controller = new AbortController();
+    const gen = generation;
+    const live = () => gen === generation && !destroyed;
+    run = { controller };
+    failed = { command: { name, args } };
+    if (line !== null) addMessage('user', line);
+    set({ isLoading: true, error: '', errorCode: '', outcome: '', statusText: `Running /${name}…` });
+    let outcome = 'command';
+    try {
+      let res;
+      let text;
+      try {
+        res = await fetchFn(`${commandsUrl}/${encodeURIComponent(name)}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+          body: JSON.stringify({ args }),
+          credentials: 'same-origin',
+          signal: controller.signal,
+        });
+        text = await res.text();
+      } catch (e) {
+        if (controller.signal.aborted || e?.name === 'AbortError') throw abortError();
+        throw new ChatError('network', 'Could not reach the server. Check your connection, then retry.');
+      }
+      let data;
+      try {
+        data = JSON.parse(text);
+      } catch {
+        data = undefined;
+      }
+      if (!res.ok) {
+        const err = commandError(name, res.status, data, res.headers?.get?.('Retry-After') ?? null);
+        const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
+        win?.console?.warn?.(`gemini-chat: command ${name} answered HTTP ${res.status} (${err.code})${said}`);
+        throw err;
+      }
+      if (typeof data?.output !== 'string')
+        throw new ChatError('bad_answer', `The server sent an answer the chat cannot read (HTTP ${res.status}). Retry in a moment.`);
+      failed = null;
+      if (!live()) return;
+      const shared = data.shareWithModel === true && shareOutput(name, data.output);
+      s.messages.push({
+        id: newId(),
+        role: 'command',
+        content: data.output,
+        timestamp: new Date().toISOString(),
+        command: `/${name}`,
+        shared,
+        commandTitle: `Output of /${name}${
+          shared ? ' (the assistant sees it with your next message)' : data.shareWithModel === true ? ' (not given to the assistant: an action waits for your approval)' : ''
+        }`,
+      });
+    } catch (e) {
+      if (!live()) return;
+      if (controller.signal.aborted || e?.name === 'AbortError') {
+        failed = null;
+        outcome = 'stopped';
+        s.messages.push({ id: newId(), role: 'system', content: 'Stopped.', timestamp: new Date().toISOString() });
+      } else {
+        outcome = 'error';
+        const err = e instanceof ChatError ? e : new ChatError('client', `Something went wrong in the chat: ${e?.message || e}`);
+        if (!(e instanceof ChatError)) win?.console?.error?.('gemini-chat:', e);
+        s.error = err.message;
+        s.errorCode = err.code;
+        if (err.retry === false) failed = null;
+      }
+    } finally {
+      if (run?.controller === controller) run = null;
+      if (live()) {
+        persist();
+        set({ isLoading: false, statusText: '', outcome });
+        container.dispatchEvent(new win.CustomEvent('gemini-chat:done', { bubbles: true, detail: { outcome } }));
+      }
+    }
+  }
+
   function send(text) {
     const message = String(text ?? '');
     if (destroyed || s.isLoading || !message.trim()) return Promise.resolve();
+    const cmd = commandsUrl ? parseCommandLine(message) : null;
+    if (!cmd) return sendMessage(message);
+    /* busy while the list is read, so a second send waits its turn */
+    set({ isLoading: true, statusText: '' });
+    return loadCommands().then((list) => {
+      s.isLoading = false;
+      if (destroyed) return undefined;
+      /* a /word that is no command of this site is an ordinary message */
+      if (!list.some((c) => c.name === cmd.name)) return sendMessage(message);
+      return runCommand(cmd.name, cmd.args, message.trim());
+    });
+  }
+
+  function sendMessage(message) {
     /* a new message instead of a decision: the action is not done (the
      * server answers its call "not run"), and its card says so */
     settleApproval('undecided');
@@ -1665,6 +1836,7 @@ export function mountChat(container, options = {}) {
 
   function retry() {
     if (destroyed || s.isLoading || !failed) return Promise.resolve();
+    if (failed.command) return runCommand(failed.command.name, failed.command.args, null);
     const { route, payload, card } = failed;
     return drive(route, payload, card);
   }
@@ -1743,6 +1915,7 @@ export function mountChat(container, options = {}) {
     if (!input || s.isLoading || !String(input.value).trim()) return;
     const text = input.value;
     input.value = '';
+    menu?.close();
     send(text);
   }
 
@@ -1790,6 +1963,7 @@ export function mountChat(container, options = {}) {
     }
   };
   const onKeyDown = (ev) => {
+    if (menu?.isOpen && ev.target === inputEl() && menu.handleKey(ev)) return;
     if (ev.key === 'Escape' && launcherMode && s.isOpen && !ev.isComposing) {
       ev.preventDefault();
       close();
@@ -1817,7 +1991,27 @@ export function mountChat(container, options = {}) {
     sendFromInput();
   };
   const onInput = (ev) => {
-    if (ev.target?.closest?.('[data-ref="messageInput"]')) render();
+    if (!ev.target?.closest?.('[data-ref="messageInput"]')) return;
+    render();
+    showCommands();
+  };
+  /* the command list, under an input the widget's own template or the page's has */
+  const menuInput = inputEl();
+  const menu = commandsUrl && menuInput ? createCommandMenu(menuInput, { id: `${frame.id}-commands`, onPick: () => render() }) : null;
+  /** At a `/` at the start of the input: the commands matching what is typed. */
+  function showCommands() {
+    const input = inputEl();
+    if (!menu || input !== menuInput) return;
+    if (!String(input.value).startsWith('/')) {
+      menu.close();
+      return;
+    }
+    loadCommands().then((list) => {
+      if (!destroyed && doc.activeElement === input) menu.update(list);
+    });
+  }
+  const onFocusOut = (ev) => {
+    if (ev.target === menuInput) menu?.close();
   };
   const onSubmit = (ev) => {
     ev.preventDefault();
@@ -1827,6 +2021,7 @@ export function mountChat(container, options = {}) {
   root.addEventListener('keydown', onKeyDown);
   root.addEventListener('input', onInput);
   root.addEventListener('submit', onSubmit);
+  root.addEventListener('focusout', onFocusOut);
   render();
   loadStatus();
 
@@ -1850,6 +2045,8 @@ export function mountChat(container, options = {}) {
       root.removeEventListener('keydown', onKeyDown);
       root.removeEventListener('input', onInput);
       root.removeEventListener('submit', onSubmit);
+      root.removeEventListener('focusout', onFocusOut);
+      menu?.destroy();
       root.remove();
     },
   };
