@@ -281,8 +281,10 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *res,
         return res->response ? LOOP_ANSWER_IT : oom(err);
     }
     pc = (struct policy_call){act->name, act->side_effects, c->args};
-    v = policy_decide(r->cfg->run.side_effects, r->cfg->run.allow, &pu, &pc,
-                      &reason);
+    v = policy_decide(r->cfg->run.side_effects, r->cfg->run.allow,
+                      r->env->site->has_permission ? &r->env->site->permission
+                                                   : NULL,
+                      &pu, &pc, &reason);
     if (v == POLICY_DENY) {
         const char *msg = arena_printf(a, "denied by the site's policy: %s; "
                                           "the action did not run",

@@ -128,6 +128,19 @@ site_load(const char *config_path, struct diag *d)
             return NULL;
         }
     }
+    /* A policy that cannot be read is fatal, as a broken agent.yaml is:
+     * serving without the deny entries the owner wrote would fail open. */
+    const json_t *perm = json_object_get(s->cfg->plugins.config, "permission");
+    if (perm != NULL) {
+        struct status_error err = {0};
+        if (permission_policy_from_json(perm, &s->permission, &err) != 0) {
+            diag_add(d, s->cfg->path, s->cfg->plugins.permission_line,
+                     "plugins.config.%s", err.text);
+            site_free(s);
+            return NULL;
+        }
+        s->has_permission = true;
+    }
     s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
                              &s->cfg->plugins, dispatch_chat_actions, d);
     if (s->actions == NULL)

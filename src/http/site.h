@@ -20,6 +20,7 @@
 
 #include "core/common.h"
 #include "core/bounds.h" /* BOUND_SECRET_MAX */
+#include "registry/permission.h"
 
 struct config;
 struct diag;
@@ -40,6 +41,11 @@ struct site {
     size_t listing_len;
     char *commands;              /* GET /_jay/commands */
     size_t commands_len;
+    /* plugins.config.permission read by the permission engine, borrowing
+     * from cfg; has_permission false when it is absent (each face then
+     * keeps its own defaults: see chat.c and policy.h) */
+    struct permission_policy permission;
+    bool has_permission;
     /* The secret that signs session tokens (auth.secretFile, token.h),
      * for auth_identify(); auth_secret_len is 0 when none is configured
      * (tokens are then not accepted). A configured secret that cannot be
