@@ -998,11 +998,19 @@ conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
                        in->has_approval ? &in->approval : NULL, err) != 0)
         return -1;
     c->kept_turns = json_array_size(c->contents);
-    if (kind == CHAT_SEND_MESSAGE &&
-        json_array_append_new(c->contents,
-                              json_pack("{s:s, s:[{s:s}]}", "role", "user",
-                                        "parts", "text", in->message)) != 0)
-        return oom(err);
+    if (kind == CHAT_SEND_MESSAGE) {
+        /* the plugins' enrichment: what they make of the message is what
+         * Gemini reads and the history keeps */
+        const char *msg;
+        size_t len;
+        if (site_enrich_prompt(c->site, c->a, in->message,
+                               strlen(in->message), &msg, &len, err) != 0)
+            return -1;
+        if (json_array_append_new(
+                c->contents, json_pack("{s:s, s:[{s:s%}]}", "role", "user",
+                                       "parts", "text", msg, len)) != 0)
+            return oom(err);
+    }
     keep = history_trim_start(c->contents, (size_t)max_turns);
     if (keep == 0)
         return 0;

@@ -686,9 +686,17 @@ first_contents(struct run *r, const struct run_input *in,
                           "parts", "text", text)) != 0)
             return oom(err);
     }
+    /* the plugins' enrichment: what they make of the prompt is what
+     * Gemini reads and the run's contents keep; the thread keeps the
+     * user's own words */
+    const char *prompt;
+    size_t len;
+    if (site_enrich_prompt(r->env->site, r->env->a, r->prompt,
+                           strlen(r->prompt), &prompt, &len, err) != 0)
+        return -1;
     return json_array_append_new(r->contents,
-                                 json_pack("{s:s, s:[{s:s}]}", "role", "user",
-                                           "parts", "text", r->prompt)) == 0
+                                 json_pack("{s:s, s:[{s:s%}]}", "role", "user",
+                                           "parts", "text", prompt, len)) == 0
                ? 0
                : oom(err);
 }

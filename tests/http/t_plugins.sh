@@ -16,6 +16,8 @@
 #    the serve log and by `check` with their path and the reason, left out,
 #    and the server serves all the same; baddecl.so's malformed tools are
 #    reported and left out, its well-declared one kept;
+#  - its prompt enrichment: a message with @hello reaches the model (and
+#    the history) as hello rewrote it;
 #  - its user command is listed by GET /_jay/commands and runs over
 #    POST /_jay/commands/greeting without the model;
 #  - a tool that declares sideEffects waits for the visitor's approval in
@@ -134,6 +136,23 @@ req POST /_jay/commands/nope '{}'
 assert_error 404 unknown_action "an unknown command"
 req POST /_jay/commands/greeting '{"args":5}'
 assert_error 400 bad_request "args must be a string"
+
+# Prompt enrichment: hello tags a message that says @hello; the tagged
+# text is what Gemini reads and what the history keeps; others pass as
+# they are
+mock_reset
+chat_send "@hello what is new"
+assert_py "enrichment: the user turn Gemini reads is hello's" <<'EOF2'
+status ==> 200
+reqs[0]['body']['contents'][-1] ==> {'role': 'user', 'parts': [{'text': '@hello what is new [hello was here]'}]}
+the history keeps it :: r['history'][0] ==> {'role': 'user', 'parts': [{'text': '@hello what is new [hello was here]'}]}
+EOF2
+mock_reset
+chat_send "just what is new"
+assert_py "enrichment: a prompt hello does not subscribe to goes as it is" <<'EOF2'
+status ==> 200
+reqs[0]['body']['contents'][-1] ==> {'role': 'user', 'parts': [{'text': 'just what is new'}]}
+EOF2
 
 mock_reset
 chat_send "[[mock:server-call tool=action_hello_wave args='{}']] wave at me"
