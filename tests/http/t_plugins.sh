@@ -24,7 +24,9 @@
 #    the chat, as any action with side effects does;
 #  - unexposed by a config change + SIGHUP: gone from the listing, the
 #    declarations and the instruction, the server still serving;
-#  - plugins.expose: a list without hello leaves its tool out everywhere.
+#  - plugins.expose: a list without hello leaves its tool out everywhere;
+#  - a deny entry of plugins.config.permission beats hello's auto-approved
+#    greet.
 source "$(dirname "${BASH_SOURCE[0]}")/chat_lib.sh"
 
 PLUG=$T_TMP/plugins
@@ -225,6 +227,21 @@ assert_py "a failed initialize leaves the plugin out, the rest serve" <<'EOF'
 status ==> 200
 [a['name'] for a in r['actions'] if a['name'].startswith('hello')] ==> []
 'shop.searchProducts' in [a['name'] for a in r['actions']] ==> True
+EOF
+stop_stack
+
+# ---------------------------------------------------------------------------
+# The permission policy beats a tool the plugin auto-approves
+
+start_stack --mock --limits "{$CHAT_LIMITS}" \
+    --yaml "plugins: {dirs: ['$PLUG'], config: {permission: {deny: [hello.greet]}}}"
+mock_reset
+chat_send "[[mock:server-call tool=action_hello_greet args='{\"who\":\"Bob\"}']] hello there"
+assert_py "auto-approved, but denied: not run, the model reads why" <<'EOF'
+status ==> 200
+not run :: [(c['name'], c['ok']) for c in r['serverCalls']] ==> [('hello.greet', False)]
+'permission policy denies' in reqs[-1]['body']['contents'][2]['parts'][0]['functionResponse']['response']['error'] ==> True
+the greeting never ran :: 'Hello, Bob' in json.dumps(reqs[-1]['body']['contents']) ==> False
 EOF
 stop_stack
 stop_mock
