@@ -13,7 +13,8 @@
 #  - `check` prints the policy's default and list sizes, and names a
 #    broken policy with agent.yaml's path and line (and serve refuses it);
 #  - the run API: a deny entry beats an autonomous user's trust, and an
-#    allow entry acts as a site allow rule for a delegated user.
+#    allow entry acts as a site allow rule for a delegated user; its
+#    prompt goes through the plugins' enrichment (the out-of-tree hello).
 source "$(dirname "${BASH_SOURCE[0]}")/runapi_lib.sh"
 
 VAR=$T_TMP/var
@@ -141,8 +142,11 @@ check "check: a broken policy is a problem at its file:line" \
 # ---------------------------------------------------------------------------
 # The run API: deny beats trust; allow entries are site allow rules
 
+PLUG=$T_TMP/plugins
+make -s -C "$REPO/tests/plugins" OUT="$PLUG" >"$T_TMP/plugins.build" 2>&1 ||
+    bail "cannot build the test plugins: $(tail -c 600 "$T_TMP/plugins.build" | tr '\n' ' ')"
 start_stack --mock --auth --limits "$RUN_LIMITS" --data-dir "$VAR" --rate 100000r/s --burst 40 \
-    --yaml "plugins: {config: {permission: {deny: [{tool: shop.addReview, arg: text, pattern: '*spam*'}], allow: [{tool: shop.addReview, arg: productId, pattern: 'p00*'}]}}}"
+    --yaml "plugins: {dirs: ['$PLUG'], expose: [hello], config: {permission: {deny: [{tool: shop.addReview, arg: text, pattern: '*spam*'}], allow: [{tool: shop.addReview, arg: productId, pattern: 'p00*'}]}}}"
 api ann GET /api/agent/threads
 assert_status 200 "the store is made"
 stop_stack
@@ -179,6 +183,14 @@ status ==> 200
 r['status'] ==> 'awaiting_confirmation'
 EOF
 check "run API: two reviews written" test "$(reviews_count)" = "$((before + 2))"
+
+# The run API's prompt goes through the plugins' enrichment (hello's)
+mock_reset
+run_as ann "@hello what is new"
+assert_py "run API: the prompt Gemini reads is enriched" <<'EOF'
+status ==> 200
+reqs[0]['body']['contents'][-1]['parts'][0]['text'] ==> '@hello what is new [hello was here]'
+EOF
 stop_stack
 stop_mock
 
