@@ -15,6 +15,7 @@
 #include "registry/soplugin.h"
 #include "http/site.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -134,6 +135,12 @@ check(const char *config_path)
                    p->name, p->path, tools, cmds,
                    p->instructions ? ", system instructions" : "");
         }
+        if (site->has_permission)
+            printf("plugins.config.permission: default %s, %zu allow "
+                   "entries, %zu deny entries\n",
+                   permission_verdict_name(site->permission.fallback),
+                   json_array_size(site->permission.allow),
+                   json_array_size(site->permission.deny));
         print_budget(cfg);
     }
     printf("%s\n", rc == 0 ? "ok" : "problems found");

@@ -256,6 +256,10 @@ load_plugins(struct config *cfg, const struct ydoc_node *map, const char *file,
             }
             json_decref(cfg->plugins.config);
             cfg->plugins.config = c;
+            cfg->plugins.permission_line = 0;
+            for (size_t j = 0; c != NULL && j < v->count; j++)
+                if (strcmp(v->keys[j]->text, "permission") == 0)
+                    cfg->plugins.permission_line = v->values[j]->line;
         } else {
             unknown_key(d, file, k, " in 'plugins'", "dirs, expose, config");
         }

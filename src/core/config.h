@@ -82,6 +82,10 @@ struct config_plugins {
     struct json_t *config; /* plugins.config: {NAME: {...}}, owned, or NULL */
     const char *file;   /* agent.yaml (the config's path, borrowed) and */
     int expose_line;    /* where plugins.expose is, for the registry's reports */
+    /* where plugins.config.permission is (0: absent): the site reads it
+     * with the permission engine (registry/permission.h, a layer above
+     * this one) and reports its errors at this line */
+    int permission_line;
 };
 
 /* The run API (policy: and store: in agent.yaml). */

@@ -20,6 +20,12 @@ logmsg_set_level(enum logmsg_level lvl)
     logmsg_threshold = lvl;
 }
 
+bool
+logmsg_enabled(enum logmsg_level lvl)
+{
+    return lvl <= logmsg_threshold;
+}
+
 void
 logmsg(enum logmsg_level lvl, const char *fmt, ...)
 {

@@ -20,6 +20,9 @@ void logmsg_set_level(enum logmsg_level lvl);
 
 void logmsg(enum logmsg_level lvl, const char *fmt, ...) ATTR_FMT(2, 3);
 
+/* Would a line at `lvl` be written? For work done only to be logged. */
+bool logmsg_enabled(enum logmsg_level lvl);
+
 #define log_err(...)   logmsg(LOG_LVL_ERROR, __VA_ARGS__)
 #define log_warn(...)  logmsg(LOG_LVL_WARN, __VA_ARGS__)
 #define log_info(...)  logmsg(LOG_LVL_INFO, __VA_ARGS__)

@@ -32,6 +32,7 @@
 #include "core/sbuf.h"
 #include "core/jsonin.h"
 #include "agent/loop.h"
+#include "registry/permission.h"
 #include "registry/plugin.h"
 #include "agent/prompt.h"
 #include "agent/seal.h"
@@ -117,19 +118,53 @@ call_id(struct arena *a, const json_t *call, size_t turn, size_t part)
 /* Who answers this call? The browser runs the page tools it declared;
  * the server answers everything else (actions, and unknown names with an
  * error, so the model can correct itself). */
-/* Does the visitor decide whether `act` runs? Every action with side
- * effects, unless the site's policy.actions says `approval: never`. */
+/* Is `act` named in the site's policy.actions with `approval: never`? */
 static bool
-needs_approval(const struct chat *c, const struct plugin_action *act)
+approval_never(const struct chat *c, const struct plugin_action *act)
 {
-    char *const *name;
-
-    if (act == NULL || !act->side_effects)
-        return false;
-    for (name = c->site->cfg->run.approval_never; name && *name; name++)
+    for (char *const *name = c->site->cfg->run.approval_never; name && *name;
+         name++)
         if (strcmp(*name, act->name) == 0)
-            return false;
-    return true;
+            return true;
+    return false;
+}
+
+/*
+ * Run `act` with `args`, ask the visitor, or refuse? The permission
+ * engine decides (registry/permission.h) on the site's policy
+ * (plugins.config.permission; absent: default ask, no entries). An
+ * action without side effects, one its plugin auto-approves and one
+ * policy.actions says `approval: never` for are allowed unless a deny
+ * entry matches: the engine's auto-approved step, which deny beats. So
+ * without a policy it is as it always was: side effects ask, the rest
+ * run. The kill switch (policy.sideEffects: false) is the caller's, and
+ * wins over all of this.
+ */
+static enum permission_verdict
+chat_verdict(const struct chat *c, const struct plugin_action *act,
+             const json_t *args, struct permission_decision *why)
+{
+    static const struct permission_policy none = {PERMISSION_ASK, NULL,
+                                                  NULL};
+    const char *unasked[2] = {NULL, NULL};
+    struct permission_call pc = {act->name, args};
+
+    if (!act->side_effects || act->auto_approved || approval_never(c, act))
+        unasked[0] = act->name;
+    return permission_decide(c->site->has_permission ? &c->site->permission
+                                                     : &none,
+                             unasked, &pc, why);
+}
+
+/* The words the model reads for a call the permission policy denies. */
+static json_t *
+denied_response(struct arena *a, const struct permission_decision *why)
+{
+    return arena_take_json(
+        a, json_pack("{s:s}", "error",
+                     arena_printf(a, "not run: the site's permission "
+                                     "policy denies this call (%s)",
+                                  why->reason)));
 }
 
 /* The words the model reads for a side effect the site switched off. */
@@ -153,6 +188,7 @@ decide_call(void *ctx, const struct loop_call *lc, struct loop_result *r,
 {
     const struct chat *c = ctx;
     const struct plugin_action *act;
+    struct permission_decision why;
 
     if (!plugin_is_fn_name(lc->name))
         return toolbridge_page_find(&c->page, lc->name) != NULL
@@ -165,8 +201,18 @@ decide_call(void *ctx, const struct loop_call *lc, struct loop_result *r,
             c->a, json_pack("{s:s}", "error", SWITCHED_OFF));
         return r->response ? LOOP_ANSWER_IT : oom(err);
     }
-    if (!needs_approval(c, act))
+    if (act == NULL) /* the loop tells the model there is no such tool */
         return LOOP_RUN_IT;
+    switch (chat_verdict(c, act, lc->args, &why)) {
+    case PERMISSION_ALLOW:
+        return LOOP_RUN_IT;
+    case PERMISSION_DENY:
+        r->action = act->name;
+        r->response = denied_response(c->a, &why);
+        return r->response ? LOOP_ANSWER_IT : oom(err);
+    case PERMISSION_ASK:
+        break;
+    }
     if (c->key.len == 0) { /* no secret to sign a ticket with */
         r->action = act->name;
         r->response = arena_take_json(
@@ -301,8 +347,14 @@ decide_waiting(struct chat *c, const json_t *call, const char *id,
     struct loop_result r = {0};
     char tid[TOKEN_MAC_SIZE];
     long long now = wall_ms(), exp;
+    struct permission_decision why;
+    enum permission_verdict v = PERMISSION_ASK;
 
-    if (act == NULL || !needs_approval(c, act))
+    /* Re-judged now: a policy that denies since the card was shown
+     * refuses (below, once the ticket is known to be genuine); one that
+     * allows means the call waits for no one, as before the engine. */
+    if (act == NULL ||
+        (v = chat_verdict(c, act, args, &why)) == PERMISSION_ALLOW)
         return status_set(err, ST_APPROVAL_INVALID,
                           "the approval names a call that does not wait "
                           "for one");
@@ -323,6 +375,10 @@ decide_waiting(struct chat *c, const json_t *call, const char *id,
         memset(err, 0, sizeof(*err));
         return status_set(err, ST_APPROVAL_INVALID,
                           "the approval has been used already");
+    }
+    if (v == PERMISSION_DENY) { /* the policy changed since it asked */
+        *resp = json_incref(denied_response(c->a, &why));
+        return *resp ? 0 : oom(err);
     }
     if (!ap->approve) {
         *resp = json_pack("{s:s}", "error", "the user declined this action");
@@ -942,11 +998,19 @@ conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
                        in->has_approval ? &in->approval : NULL, err) != 0)
         return -1;
     c->kept_turns = json_array_size(c->contents);
-    if (kind == CHAT_SEND_MESSAGE &&
-        json_array_append_new(c->contents,
-                              json_pack("{s:s, s:[{s:s}]}", "role", "user",
-                                        "parts", "text", in->message)) != 0)
-        return oom(err);
+    if (kind == CHAT_SEND_MESSAGE) {
+        /* the plugins' enrichment: what they make of the message is what
+         * Gemini reads and the history keeps */
+        const char *msg;
+        size_t len;
+        if (site_enrich_prompt(c->site, c->a, in->message,
+                               strlen(in->message), &msg, &len, err) != 0)
+            return -1;
+        if (json_array_append_new(
+                c->contents, json_pack("{s:s, s:[{s:s%}]}", "role", "user",
+                                       "parts", "text", msg, len)) != 0)
+            return oom(err);
+    }
     keep = history_trim_start(c->contents, (size_t)max_turns);
     if (keep == 0)
         return 0;

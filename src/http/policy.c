@@ -40,11 +40,34 @@ any_rule(const json_t *rules, const struct policy_call *call)
     return false;
 }
 
+/* Does an entry of `list` (the site's permission policy) match `call`? */
+static bool
+any_entry(const json_t *list, const struct policy_call *call,
+          enum permission_list which)
+{
+    struct permission_call pc = {call->action, call->args};
+    const json_t *e;
+    size_t i;
+
+    json_array_foreach(list, i, e) {
+        if (permission_entry_matches(e, &pc, which))
+            return true;
+    }
+    return false;
+}
+
 enum policy_verdict
 policy_decide(bool side_effects_enabled, const json_t *site_rules,
+              const struct permission_policy *site_policy,
               const struct policy_user *user, const struct policy_call *call,
               const char **reason)
 {
+    if (site_policy != NULL &&
+        any_entry(site_policy->deny, call, PERMISSION_DENY_LIST)) {
+        *reason = "a deny entry of the site's permission policy covers this "
+                  "call";
+        return POLICY_DENY;
+    }
     if (!call->side_effects) {
         *reason = "no side effects";
         return POLICY_ALLOW;
@@ -58,7 +81,9 @@ policy_decide(bool side_effects_enabled, const json_t *site_rules,
         *reason = "the user lets the assistant act on their behalf";
         return POLICY_ALLOW;
     case STORE_DELEGATED:
-        if (any_rule(site_rules, call) || any_rule(user->rules, call)) {
+        if (any_rule(site_rules, call) || any_rule(user->rules, call) ||
+            (site_policy != NULL &&
+             any_entry(site_policy->allow, call, PERMISSION_ALLOW_LIST))) {
             *reason = "an allow rule covers this call";
             return POLICY_ALLOW;
         }

@@ -5,11 +5,15 @@
  * Only actions with side effects (`sideEffects: true` in their
  * .jay-action) are judged; the others always run. In order:
  *
+ *   0. a deny entry of the site's permission policy
+ *      (plugins.config.permission, registry/permission.h) denies any
+ *      call, with side effects or not, whatever the user's trust;
  *   1. the site's kill switch (policy.sideEffects: false, or the
  *      environment's AGENT_SIDE_EFFECTS_ENABLED=false) denies them all;
  *   2. an autonomous user's run;
  *   3. a delegated user's run when an allow rule matches - the site's
- *      (policy.allow) or the user's own ("always allow") - else wait;
+ *      (policy.allow, or an allow entry of its permission policy) or the
+ *      user's own ("always allow") - else wait;
  *   4. a supervised user's always wait.
  *
  * A rule is {"action": "shop.addReview", "arg": "email", "pattern":
@@ -32,6 +36,7 @@
 #include "store/store.h"
 
 struct json_t;
+struct permission_policy;
 
 enum policy_verdict {
     POLICY_ALLOW,   /* run it */
@@ -51,9 +56,12 @@ struct policy_user {
 };
 
 /* The verdict, with `*reason` a static sentence for the model, the
- * approval card and the audit trail. `site_rules` may be NULL. */
+ * approval card and the audit trail. `site_rules` and `site_policy` (the
+ * site's permission policy; its default is not used here: trust levels
+ * are the run API's default) may be NULL. */
 enum policy_verdict policy_decide(bool side_effects_enabled,
                                   const struct json_t *site_rules,
+                                  const struct permission_policy *site_policy,
                                   const struct policy_user *user,
                                   const struct policy_call *call,
                                   const char **reason);

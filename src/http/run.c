@@ -281,8 +281,10 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *res,
         return res->response ? LOOP_ANSWER_IT : oom(err);
     }
     pc = (struct policy_call){act->name, act->side_effects, c->args};
-    v = policy_decide(r->cfg->run.side_effects, r->cfg->run.allow, &pu, &pc,
-                      &reason);
+    v = policy_decide(r->cfg->run.side_effects, r->cfg->run.allow,
+                      r->env->site->has_permission ? &r->env->site->permission
+                                                   : NULL,
+                      &pu, &pc, &reason);
     if (v == POLICY_DENY) {
         const char *msg = arena_printf(a, "denied by the site's policy: %s; "
                                           "the action did not run",
@@ -684,9 +686,17 @@ first_contents(struct run *r, const struct run_input *in,
                           "parts", "text", text)) != 0)
             return oom(err);
     }
+    /* the plugins' enrichment: what they make of the prompt is what
+     * Gemini reads and the run's contents keep; the thread keeps the
+     * user's own words */
+    const char *prompt;
+    size_t len;
+    if (site_enrich_prompt(r->env->site, r->env->a, r->prompt,
+                           strlen(r->prompt), &prompt, &len, err) != 0)
+        return -1;
     return json_array_append_new(r->contents,
-                                 json_pack("{s:s, s:[{s:s}]}", "role", "user",
-                                           "parts", "text", r->prompt)) == 0
+                                 json_pack("{s:s, s:[{s:s%}]}", "role", "user",
+                                           "parts", "text", prompt, len)) == 0
                ? 0
                : oom(err);
 }

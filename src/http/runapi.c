@@ -76,8 +76,9 @@ runapi_direct_allowed(const struct site *site, struct store **slot,
         st->ops->user_get(st, user, &u, err) != 0)
         return -1;
     pu = (struct policy_user){u.trust, u.allow};
-    v = policy_decide(cfg->run.side_effects, cfg->run.allow, &pu, &call,
-                      &reason);
+    v = policy_decide(cfg->run.side_effects, cfg->run.allow,
+                      site->has_permission ? &site->permission : NULL, &pu,
+                      &call, &reason);
     json_decref(u.allow);
     if (v == POLICY_ALLOW)
         return 0;

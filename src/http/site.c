@@ -8,6 +8,7 @@
 #include "core/config.h"
 #include "core/diag.h"
 #include "core/jsonout.h"
+#include "core/logmsg.h"
 #include "core/sbuf.h"
 #include "core/status.h"
 #include "core/token.h"
@@ -128,6 +129,19 @@ site_load(const char *config_path, struct diag *d)
             return NULL;
         }
     }
+    /* A policy that cannot be read is fatal, as a broken agent.yaml is:
+     * serving without the deny entries the owner wrote would fail open. */
+    const json_t *perm = json_object_get(s->cfg->plugins.config, "permission");
+    if (perm != NULL) {
+        struct status_error err = {0};
+        if (permission_policy_from_json(perm, &s->permission, &err) != 0) {
+            diag_add(d, s->cfg->path, s->cfg->plugins.permission_line,
+                     "plugins.config.%s", err.text);
+            site_free(s);
+            return NULL;
+        }
+        s->has_permission = true;
+    }
     s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
                              &s->cfg->plugins, dispatch_chat_actions, d);
     if (s->actions == NULL)
@@ -183,4 +197,28 @@ site_free(struct site *s)
     free(s->commands);
     explicit_bzero(s->auth_secret, sizeof(s->auth_secret));
     free(s);
+}
+
+int
+site_enrich_prompt(const struct site *s, struct arena *a, const char *msg,
+                   size_t len, const char **out, size_t *out_len,
+                   struct status_error *err)
+{
+    bool debug = logmsg_enabled(LOG_LVL_DEBUG);
+    json_t *meta = NULL;
+
+    /* the metadata is built only for someone to read it */
+    if (plugin_enrich_prompt(s->actions, s->cfg->actions.data_dir, msg, len,
+                             a, out, out_len, debug ? &meta : NULL,
+                             err) != 0)
+        return -1;
+    if (debug && json_object_size(meta) > 0) {
+        size_t n;
+        char *text = jsonout_dumps(meta, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
+                                   &n);
+        log_debug("prompt enrichment: %s%s", text ? text : "(out of memory)",
+                  *out != msg ? " (the prompt changed)" : "");
+        free(text);
+    }
+    return 0;
 }

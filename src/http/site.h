@@ -20,8 +20,11 @@
 
 #include "core/common.h"
 #include "core/bounds.h" /* BOUND_SECRET_MAX */
+#include "registry/permission.h"
 
+struct arena;
 struct config;
+struct status_error;
 struct diag;
 struct json_t;
 struct plugin_set;
@@ -40,6 +43,11 @@ struct site {
     size_t listing_len;
     char *commands;              /* GET /_jay/commands */
     size_t commands_len;
+    /* plugins.config.permission read by the permission engine, borrowing
+     * from cfg; has_permission false when it is absent (each face then
+     * keeps its own defaults: see chat.c and policy.h) */
+    struct permission_policy permission;
+    bool has_permission;
     /* The secret that signs session tokens (auth.secretFile, token.h),
      * for auth_identify(); auth_secret_len is 0 when none is configured
      * (tokens are then not accepted). A configured secret that cannot be
@@ -63,6 +71,18 @@ struct site *site_load(const char *config_path, struct diag *d);
 int site_check_serving(const struct site *s, struct diag *d);
 
 void site_free(struct site *s);
+
+/*
+ * A new user prompt msg[len] (the chat's `message`, the run API's input
+ * text) through the exposed plugins' enrichment pipeline (plugin.h's
+ * plugin_enrich_prompt, registry order): *out / *out_len get what goes
+ * into the user turn - `msg` itself, not copied, when no plugin changed
+ * it. The plugins' metadata is logged at debug level only. 0, or -1 with
+ * `err` set when a plugin failed (the prompt is then not sent).
+ */
+int site_enrich_prompt(const struct site *s, struct arena *a,
+                       const char *msg, size_t len, const char **out,
+                       size_t *out_len, struct status_error *err) ATTR_WUR;
 
 /* The body of GET /_jay/actions: {"actions": [{name, description,
  * inputSchema, outputSchema?, sideEffects}]} for the listed actions of

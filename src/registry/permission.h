@@ -42,8 +42,8 @@
  * glob and always caught by a deny glob: the engine fails closed.
  *
  * Pure: no I/O, no allocation, no global state; thread-safe. Not here:
- * asking anyone - ASK is handed to the face's approval channel (the run
- * API's approvals today).
+ * asking anyone - ASK is handed to the face's approval channel (the
+ * chat's approval card, the run API's approvals; http/chat.c, policy.c).
  *
  * SPDX-License-Identifier: MIT
  */

@@ -75,8 +75,8 @@ struct plugin_action {
      * tool's own name it is called by; NULL for the others. */
     const struct so_plugin *so;
     char *tool;
-    /* the plugin's auto_approved_tools() names it (not yet consumed by
-     * the approval paths) */
+    /* the plugin's auto_approved_tools() names it: the chat runs it
+     * unasked unless the permission policy denies it (http/chat.c) */
     bool auto_approved;
 };
 

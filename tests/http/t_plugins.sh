@@ -16,13 +16,17 @@
 #    the serve log and by `check` with their path and the reason, left out,
 #    and the server serves all the same; baddecl.so's malformed tools are
 #    reported and left out, its well-declared one kept;
+#  - its prompt enrichment: a message with @hello reaches the model (and
+#    the history) as hello rewrote it;
 #  - its user command is listed by GET /_jay/commands and runs over
 #    POST /_jay/commands/greeting without the model;
 #  - a tool that declares sideEffects waits for the visitor's approval in
 #    the chat, as any action with side effects does;
 #  - unexposed by a config change + SIGHUP: gone from the listing, the
 #    declarations and the instruction, the server still serving;
-#  - plugins.expose: a list without hello leaves its tool out everywhere.
+#  - plugins.expose: a list without hello leaves its tool out everywhere;
+#  - a deny entry of plugins.config.permission beats hello's auto-approved
+#    greet.
 source "$(dirname "${BASH_SOURCE[0]}")/chat_lib.sh"
 
 PLUG=$T_TMP/plugins
@@ -135,6 +139,23 @@ assert_error 404 unknown_action "an unknown command"
 req POST /_jay/commands/greeting '{"args":5}'
 assert_error 400 bad_request "args must be a string"
 
+# Prompt enrichment: hello tags a message that says @hello; the tagged
+# text is what Gemini reads and what the history keeps; others pass as
+# they are
+mock_reset
+chat_send "@hello what is new"
+assert_py "enrichment: the user turn Gemini reads is hello's" <<'EOF2'
+status ==> 200
+reqs[0]['body']['contents'][-1] ==> {'role': 'user', 'parts': [{'text': '@hello what is new [hello was here]'}]}
+the history keeps it :: r['history'][0] ==> {'role': 'user', 'parts': [{'text': '@hello what is new [hello was here]'}]}
+EOF2
+mock_reset
+chat_send "just what is new"
+assert_py "enrichment: a prompt hello does not subscribe to goes as it is" <<'EOF2'
+status ==> 200
+reqs[0]['body']['contents'][-1] ==> {'role': 'user', 'parts': [{'text': 'just what is new'}]}
+EOF2
+
 mock_reset
 chat_send "[[mock:server-call tool=action_hello_wave args='{}']] wave at me"
 assert_py "sideEffects: the chat asks the visitor first" <<'EOF'
@@ -206,6 +227,21 @@ assert_py "a failed initialize leaves the plugin out, the rest serve" <<'EOF'
 status ==> 200
 [a['name'] for a in r['actions'] if a['name'].startswith('hello')] ==> []
 'shop.searchProducts' in [a['name'] for a in r['actions']] ==> True
+EOF
+stop_stack
+
+# ---------------------------------------------------------------------------
+# The permission policy beats a tool the plugin auto-approves
+
+start_stack --mock --limits "{$CHAT_LIMITS}" \
+    --yaml "plugins: {dirs: ['$PLUG'], config: {permission: {deny: [hello.greet]}}}"
+mock_reset
+chat_send "[[mock:server-call tool=action_hello_greet args='{\"who\":\"Bob\"}']] hello there"
+assert_py "auto-approved, but denied: not run, the model reads why" <<'EOF'
+status ==> 200
+not run :: [(c['name'], c['ok']) for c in r['serverCalls']] ==> [('hello.greet', False)]
+'permission policy denies' in reqs[-1]['body']['contents'][2]['parts'][0]['functionResponse']['response']['error'] ==> True
+the greeting never ran :: 'Hello, Bob' in json.dumps(reqs[-1]['body']['contents']) ==> False
 EOF
 stop_stack
 stop_mock

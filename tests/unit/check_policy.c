@@ -6,9 +6,12 @@
  */
 #include "core/common.h"
 #include "http/policy.h"
+#include "core/status.h"
+#include "registry/permission.h"
 
 #include <check.h>
 #include <jansson.h>
+#include <string.h>
 
 START_TEST(verdicts)
 {
@@ -50,7 +53,7 @@ START_TEST(verdicts)
                                 args[cases[i].args]};
         const char *reason = NULL;
         enum policy_verdict v =
-            policy_decide(cases[i].enabled, site, &u, &c, &reason);
+            policy_decide(cases[i].enabled, site, NULL, &u, &c, &reason);
         ck_assert_msg(v == cases[i].want, "case %zu: %d, want %d", i, v,
                       cases[i].want);
         ck_assert_ptr_nonnull(reason);
@@ -83,6 +86,62 @@ START_TEST(half_rules_allow_nothing)
 }
 END_TEST
 
+/* The site's permission policy (plugins.config.permission): its deny
+ * entries beat every trust level and the kill switch's absence, also for
+ * a call without side effects; its allow entries are site allow rules
+ * for a delegated user; its default is not the run API's. */
+START_TEST(site_permission_policy)
+{
+    json_t *cfg = json_loads(
+        "{\"default\":\"allow\",\"deny\":[\"shop.addReview\","
+        "{\"signature\":\"mail.send(to=*@evil.example)\"}],"
+        "\"allow\":[{\"tool\":\"mail.send\",\"arg\":\"to\","
+        "\"pattern\":\"*@example.com\"}]}",
+        0, NULL);
+    json_t *ok = json_loads("{\"to\":\"ann@example.com\"}", 0, NULL);
+    json_t *evil = json_loads("{\"to\":\"eve@evil.example\"}", 0, NULL);
+    json_t *other = json_loads("{\"to\":\"bob@other.org\"}", 0, NULL);
+    struct permission_policy pol;
+    struct status_error err = {0};
+    const char *reason;
+    struct policy_user autonomous = {STORE_AUTONOMOUS, NULL};
+    struct policy_user delegated = {STORE_DELEGATED, NULL};
+    struct policy_user supervised = {STORE_SUPERVISED, NULL};
+    struct policy_call review = {"shop.addReview", false, NULL};
+    struct policy_call to_ok = {"mail.send", true, ok};
+    struct policy_call to_evil = {"mail.send", true, evil};
+    struct policy_call to_other = {"mail.send", true, other};
+
+    ck_assert_int_eq(permission_policy_from_json(cfg, &pol, &err), 0);
+    /* deny beats trust, and a read-only call */
+    ck_assert_int_eq(policy_decide(true, NULL, &pol, &autonomous, &review,
+                                   &reason),
+                     POLICY_DENY);
+    ck_assert_int_eq(policy_decide(true, NULL, &pol, &autonomous, &to_evil,
+                                   &reason),
+                     POLICY_DENY);
+    ck_assert_ptr_nonnull(strstr(reason, "deny entry"));
+    /* allow entries: a delegated user's site rule, not a supervised's */
+    ck_assert_int_eq(policy_decide(true, NULL, &pol, &delegated, &to_ok,
+                                   &reason),
+                     POLICY_ALLOW);
+    ck_assert_int_eq(policy_decide(true, NULL, &pol, &delegated, &to_other,
+                                   &reason),
+                     POLICY_APPROVE);
+    ck_assert_int_eq(policy_decide(true, NULL, &pol, &supervised, &to_ok,
+                                   &reason),
+                     POLICY_APPROVE);
+    /* the kill switch still denies what an allow entry covers */
+    ck_assert_int_eq(policy_decide(false, NULL, &pol, &delegated, &to_ok,
+                                   &reason),
+                     POLICY_DENY);
+    json_decref(cfg);
+    json_decref(ok);
+    json_decref(evil);
+    json_decref(other);
+}
+END_TEST
+
 Suite *
 policy_suite(void)
 {
@@ -91,6 +150,7 @@ policy_suite(void)
 
     tcase_add_test(tc, verdicts);
     tcase_add_test(tc, half_rules_allow_nothing);
+    tcase_add_test(tc, site_permission_policy);
     suite_add_tcase(s, tc);
     return s;
 }
