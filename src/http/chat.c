@@ -109,15 +109,6 @@ call_id(struct arena *a, const json_t *call, size_t turn, size_t part)
     return id ? id : arena_printf(a, "call_%zu_%zu", turn, part);
 }
 
-/* ...and for one that needs the visitor's approval on a site that cannot
- * sign the ticket (check says so too). */
-#define NO_TICKETS                                                             \
-    "not run: this action needs the visitor's approval, and this site has "  \
-    "no auth.secretFile to sign it with"
-
-/* Who answers this call? The browser runs the page tools it declared;
- * the server answers everything else (actions, and unknown names with an
- * error, so the model can correct itself). */
 /* Is `act` named in the site's policy.actions with `approval: never`? */
 static bool
 approval_never(const struct chat *c, const struct plugin_action *act)
@@ -173,7 +164,7 @@ denied_response(struct arena *a, const struct permission_decision *why)
     "(policy.sideEffects)"
 
 /* ...and for one that needs the visitor's approval on a site that cannot
- * sign the ticket (check says so too). */
+ * sign the ticket (history.verify: off and no auth.secretFile). */
 #define NO_TICKETS                                                             \
     "not run: this action needs the visitor's approval, and this site has "  \
     "no auth.secretFile to sign it with"
