@@ -101,20 +101,11 @@ write_value(const json_t *v, struct sbuf *out, int depth)
         }
         return rc != 0 ? -1 : sbuf_putc(out, ']');
     }
-    case JSON_STRING:
-        return jsonout_string(out, json_string_value(v), json_string_length(v));
-    case JSON_INTEGER:
-        return jsonout_integer(out, json_integer_value(v));
     case JSON_REAL:
         return write_real(json_real_value(v), out);
-    case JSON_TRUE:
-        return sbuf_put(out, "true", 4);
-    case JSON_FALSE:
-        return sbuf_put(out, "false", 5);
-    case JSON_NULL:
-        return sbuf_put(out, "null", 4);
+    default: /* strings, integers, true, false, null: as our writer does */
+        return jsonout_write(v, out);
     }
-    return -1;
 }
 
 int

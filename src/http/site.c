@@ -21,11 +21,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* {"<key>": list} as JSON text, taking the reference to `list` (NULL: it
+ * could not be built). A heap string, or NULL when out of memory. */
+static char *
+listing_text(const char *key, json_t *list, size_t *len)
+{
+    json_t *root = list ? json_pack("{s:o}", key, list) : NULL;
+    char *out = root ? jsonout_dumps(root, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
+                                     len)
+                     : NULL;
+
+    json_decref(root);
+    return out;
+}
+
 char *
 site_listing(const struct plugin_set *set, size_t *len)
 {
-    json_t *list = json_array(), *root;
-    char *out = NULL;
+    json_t *list = json_array();
 
     for (size_t i = 0; list != NULL && i < set->count; i++) {
         const struct plugin_action *a = &set->actions[i];
@@ -40,11 +53,7 @@ site_listing(const struct plugin_set *set, size_t *len)
             return NULL;
         }
     }
-    root = list ? json_pack("{s:o}", "actions", list) : NULL;
-    if (root != NULL)
-        out = jsonout_dumps(root, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, len);
-    json_decref(root);
-    return out;
+    return listing_text("actions", list, len);
 }
 
 /* The body of GET /_jay/commands: {"commands": [{name, description,
@@ -53,8 +62,7 @@ site_listing(const struct plugin_set *set, size_t *len)
 static char *
 commands_listing(const struct plugin_set *set, size_t *len)
 {
-    json_t *list = json_array(), *root;
-    char *out = NULL;
+    json_t *list = json_array();
 
     for (size_t i = 0; list != NULL && i < set->ncommands; i++) {
         const struct plugin_command *c = &set->commands[i];
@@ -66,11 +74,7 @@ commands_listing(const struct plugin_set *set, size_t *len)
             return NULL;
         }
     }
-    root = list ? json_pack("{s:o}", "commands", list) : NULL;
-    if (root != NULL)
-        out = jsonout_dumps(root, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, len);
-    json_decref(root);
-    return out;
+    return listing_text("commands", list, len);
 }
 
 /* The declarations, written once: "[a,b]" less its brackets. A heap
