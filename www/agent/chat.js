@@ -597,6 +597,27 @@ function streamError(error) {
 /** The words for a stream that ended without its `result` or `error` line. */
 const INTERRUPTED = 'The connection was interrupted before the answer was complete. Retry in a moment.';
 
+/** @param {number} status  an answer that is not what the chat reads */
+function unreadable(status) {
+  return new ChatError('bad_answer', `The server sent an answer the chat cannot read (HTTP ${status}). Retry in a moment.`);
+}
+
+/** The words for a request that never reached the server. */
+const UNREACHABLE = 'Could not reach the server. Check your connection, then retry.';
+
+/**
+ * An answer's body as JSON, or undefined when it is not JSON (an HTML page
+ * from a proxy, say).
+ * @param {string} text
+ */
+function parseBody(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the server tells the model about a page call the visitor moved on from (src/http/chat.c says the same). */
 const NOT_RUN = 'not run: the visitor sent a new message instead';
 
@@ -1241,15 +1262,10 @@ export function mountChat(container, options = {}) {
     } catch (e) {
       if (signal.aborted || e?.name === 'AbortError') throw abortError();
       if (e instanceof ChatError) throw e;
-      throw new ChatError('network', 'Could not reach the server. Check your connection, then retry.');
+      throw new ChatError('network', UNREACHABLE);
     }
     if (signal.aborted) throw abortError();
-    let data;
-    try {
-      data = JSON.parse(text);
-    } catch {
-      data = undefined;
-    }
+    const data = parseBody(text);
     if (!res.ok) {
       const emptyHistory = !Array.isArray(body.history) || body.history.length === 0;
       const err = explainError(res.status, data, res.headers?.get?.('Retry-After') ?? null, Date.now(), { emptyHistory });
@@ -1258,7 +1274,7 @@ export function mountChat(container, options = {}) {
       throw err;
     }
     if (!data || typeof data !== 'object' || Array.isArray(data))
-      throw new ChatError('bad_answer', `The server sent an answer the chat cannot read (HTTP ${res.status}). Retry in a moment.`);
+      throw unreadable(res.status);
     return data;
   }
 
@@ -1756,14 +1772,9 @@ export function mountChat(container, options = {}) {
         text = await res.text();
       } catch (e) {
         if (controller.signal.aborted || e?.name === 'AbortError') throw abortError();
-        throw new ChatError('network', 'Could not reach the server. Check your connection, then retry.');
+        throw new ChatError('network', UNREACHABLE);
       }
-      let data;
-      try {
-        data = JSON.parse(text);
-      } catch {
-        data = undefined;
-      }
+      const data = parseBody(text);
       if (!res.ok) {
         const err = commandError(name, res.status, data, res.headers?.get?.('Retry-After') ?? null);
         const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
@@ -1771,7 +1782,7 @@ export function mountChat(container, options = {}) {
         throw err;
       }
       if (typeof data?.output !== 'string')
-        throw new ChatError('bad_answer', `The server sent an answer the chat cannot read (HTTP ${res.status}). Retry in a moment.`);
+        throw unreadable(res.status);
       failed = null;
       if (!live()) return;
       const shared = data.shareWithModel === true && shareOutput(name, data.output);
