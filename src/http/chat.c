@@ -79,8 +79,6 @@ struct chat {
     struct seal_key key;    /* the site secret; len 0: none */
     json_t *approvals;      /* [{id, fn, args, turn, part}] waiting for the
                              * visitor, in call order */
-    bool waiting;           /* the decided approval left others waiting:
-                             * answered without asking Gemini */
     const json_t *sigs_in;  /* the request's `signatures`, or NULL */
     size_t sigs_reuse;      /* contents[0..sigs_reuse) keep those
                              * (verified) signatures */
@@ -401,7 +399,7 @@ decide_waiting(struct chat *c, const json_t *call, const char *id,
  * partial turn), the browser's from `results` (NULL: the visitor moved
  * on, so every waiting call gets an error saying it did not run), and the
  * visitor's decision `ap` on the first call that waits for one. Calls
- * that still wait for a decision stay unanswered (c->waiting). Replaces
+ * that still wait for a decision stay unanswered (in c->approvals). Replaces
  * the partial turn with the new one in c->contents.
  */
 static int
@@ -490,7 +488,6 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
                           "results: %zu of them name no waiting call (or "
                           "name one twice)",
                           json_array_size(results) - used);
-    c->waiting = json_array_size(c->approvals) > 0;
     json_t *turn = json_pack("{s:s, s:O}", "role", "user", "parts", parts);
     if (turn == NULL)
         return oom(err);
@@ -1222,8 +1219,9 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
     c.page.doc = NULL;
 
     /* 5: the loop: server calls run here, page calls and approvals end
-     * the request; with approvals still to decide, Gemini waits too */
-    if (c.waiting ? sink_done(&c, LOOP_HANDED_BACK, NULL, err) != 0
+     * the request; with approvals still to decide after the one the
+     * visitor gave (answer_pending), Gemini waits too */
+    if (json_array_size(c.approvals) > 0 ? sink_done(&c, LOOP_HANDED_BACK, NULL, err) != 0
                   : run_loop(&c, &li, err) != 0)
         return -1;
     if (write_answer(&c, answer, answer_len, err) != 0)
