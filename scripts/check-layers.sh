@@ -29,6 +29,7 @@ cmd
 proc
 http
 agent
+plugins
 registry gemini store
 core
 '

@@ -142,7 +142,7 @@ extern "C" {
 
 /* Raised whenever a member is added, removed or changes meaning: the
  * server loads only plugins built against its own number. */
-#define GEMINI_AGENT_PLUGIN_ABI 1
+#define GEMINI_AGENT_PLUGIN_ABI 2
 
 /* The factory's name, for the host's dlsym(). */
 #define GEMINI_AGENT_PLUGIN_FACTORY "gemini_agent_plugin_create"
@@ -164,7 +164,19 @@ struct gemini_agent_ctx {
      * NULL when out of memory. */
     void *(*alloc)(const struct gemini_agent_ctx *ctx, size_t size);
     void *host;            /* the host's, opaque */
+    /* Who and where (ABI 2); either may be NULL. `user` is the
+     * authenticated user of the run API (NULL on the public widget);
+     * `conversation` a stable key of the conversation: the run API's
+     * thread id, or in the widget a key the host derives from the
+     * conversation's first turn. Keep per-conversation state under it. */
+    const char *user;
+    const char *conversation;
 };
+
+/* flags (ABI 2) */
+/* Only the terminal client may expose it (file and shell tools): the
+ * web routes refuse to, and `gemini-agent check` says so. */
+#define GEMINI_AGENT_TERMINAL_ONLY 0x1u
 
 /* An answer: text[len] (need not be NUL-terminated), from ctx->alloc. */
 struct gemini_agent_out {
@@ -197,6 +209,15 @@ struct gemini_agent_plugin {
                          const char *prompt, size_t prompt_len,
                          struct gemini_agent_out *new_prompt,
                          struct gemini_agent_out *metadata);
+
+    /* ABI 2 */
+    /* A JSON Schema (the subset the server validates .jay-action inputs
+     * with) of plugins.config.<name>: the host validates the config
+     * against it before initialize(), and a config that fails is
+     * reported with its agent.yaml line (`gemini-agent check`) and the
+     * plugin left out. NULL: any object. */
+    const char *(*config_schema)(void);
+    unsigned flags; /* GEMINI_AGENT_TERMINAL_ONLY, or 0 */
 };
 
 /* The factory every plugin exports. Returns the plugin (static storage

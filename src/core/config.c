@@ -179,6 +179,28 @@ static void config_free_strings(char **list);
 
 /* --- plugins: shared objects (the registry loads them) -------------------- */
 
+/* A list of plugin names (plugins.expose, plugins.enrichmentOnly) into
+ * *list, NULL-terminated. */
+static void
+load_plugin_names(char ***list, const struct ydoc_node *v, const char *file,
+                  const char *key, struct diag *d)
+{
+    if (v->kind != YDOC_SEQ) {
+        diag_add(d, file, v->line, "'%s' must be a list of plugin names%s",
+                 key, strcmp(key, "plugins.expose") == 0 ? " or all" : "");
+        return;
+    }
+    config_free_strings(*list);
+    *list = calloc(v->count + 1, sizeof(char *));
+    if (*list == NULL)
+        return;
+    for (size_t i = 0, n = 0; i < v->count; i++) {
+        const char *name = want_string(v->values[i], file, key, d);
+        if (name != NULL && ((*list)[n] = strdup(name)) != NULL)
+            n++;
+    }
+}
+
 static void
 load_plugin_expose(struct config *cfg, const struct ydoc_node *v,
                    const char *file, struct diag *d)
@@ -190,22 +212,8 @@ load_plugin_expose(struct config *cfg, const struct ydoc_node *v,
         cfg->plugins.expose_all = true;
         return;
     }
-    if (v->kind != YDOC_SEQ) {
-        diag_add(d, file, v->line,
-                 "'plugins.expose' must be all or a list of plugin names");
-        return;
-    }
     cfg->plugins.expose_all = false;
-    config_free_strings(cfg->plugins.expose);
-    cfg->plugins.expose = calloc(v->count + 1, sizeof(char *));
-    if (cfg->plugins.expose == NULL)
-        return;
-    for (size_t i = 0, n = 0; i < v->count; i++) {
-        const char *name = want_string(v->values[i], file, "plugins.expose", d);
-        if (name != NULL &&
-            (cfg->plugins.expose[n] = strdup(name)) != NULL)
-            n++;
-    }
+    load_plugin_names(&cfg->plugins.expose, v, file, "plugins.expose", d);
 }
 
 static void
@@ -257,11 +265,22 @@ load_plugins(struct config *cfg, const struct ydoc_node *map, const char *file,
             json_decref(cfg->plugins.config);
             cfg->plugins.config = c;
             cfg->plugins.permission_line = 0;
-            for (size_t j = 0; c != NULL && j < v->count; j++)
+            json_decref(cfg->plugins.config_lines);
+            cfg->plugins.config_lines = json_object();
+            for (size_t j = 0; c != NULL && j < v->count; j++) {
                 if (strcmp(v->keys[j]->text, "permission") == 0)
                     cfg->plugins.permission_line = v->values[j]->line;
+                if (cfg->plugins.config_lines != NULL)
+                    json_object_set_new(cfg->plugins.config_lines,
+                                        v->keys[j]->text,
+                                        json_integer(v->values[j]->line));
+            }
+        } else if (strcmp(k->text, "enrichmentOnly") == 0) {
+            load_plugin_names(&cfg->plugins.enrichment_only, v, file,
+                              "plugins.enrichmentOnly", d);
         } else {
-            unknown_key(d, file, k, " in 'plugins'", "dirs, expose, config");
+            unknown_key(d, file, k, " in 'plugins'",
+                        "dirs, expose, enrichmentOnly, config");
         }
     }
 }
@@ -1080,7 +1099,9 @@ config_free(struct config *cfg)
         free(cfg->plugins.dirs[i]);
     free(cfg->plugins.dirs);
     config_free_strings(cfg->plugins.expose);
+    config_free_strings(cfg->plugins.enrichment_only);
     json_decref(cfg->plugins.config);
+    json_decref(cfg->plugins.config_lines);
     free(cfg->path);
     free(cfg->dir);
     free(cfg->actions.data_dir);

@@ -79,9 +79,14 @@ struct config_plugins {
     size_t ndirs;
     bool expose_all;    /* plugins.expose: all (the default) */
     char **expose;      /* ... or these names, NULL-terminated */
+    /* plugins.enrichmentOnly: names loaded only to enrich prompts (no
+     * tools, commands or instructions), NULL-terminated, or NULL */
+    char **enrichment_only;
     struct json_t *config; /* plugins.config: {NAME: {...}}, owned, or NULL */
     const char *file;   /* agent.yaml (the config's path, borrowed) and */
     int expose_line;    /* where plugins.expose is, for the registry's reports */
+    /* where each plugins.config.<name> is: {name: line}, owned, or NULL */
+    struct json_t *config_lines;
     /* where plugins.config.permission is (0: absent): the site reads it
      * with the permission engine (registry/permission.h, a layer above
      * this one) and reports its errors at this line */

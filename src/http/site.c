@@ -14,6 +14,8 @@
 #include "core/token.h"
 #include "http/dispatch.h"
 #include "registry/plugin.h"
+#include "registry/soplugin.h"
+#include "plugins/builtin.h"
 #include "agent/prompt.h"
 #include "agent/toolbridge.h"
 
@@ -146,8 +148,10 @@ site_load(const char *config_path, struct diag *d)
         }
         s->has_permission = true;
     }
+    const struct soplugin_env env = {&s->cfg->plugins, builtin_plugins,
+                                     false};
     s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
-                             &s->cfg->plugins, dispatch_chat_actions, d);
+                             &env, dispatch_chat_actions, d);
     if (s->actions == NULL)
         goto oom;
     s->declarations = toolbridge_action_declarations(s->actions);

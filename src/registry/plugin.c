@@ -816,7 +816,7 @@ report_orphan_handlers(struct loader *l)
 
 struct plugin_set *
 plugin_load(char *const *dirs, size_t ndirs,
-            const struct config_plugins *so_cfg,
+            const struct soplugin_env *so_env,
             const char *const *chat_routed, struct diag *d)
 {
     struct loader l = {d, chat_routed, NULL, NULL, 0, 0};
@@ -827,8 +827,7 @@ plugin_load(char *const *dirs, size_t ndirs,
         return NULL;
     for (size_t i = 0; i < ndirs; i++)
         scan_dir(&l, dirs[i]);
-    if (so_cfg != NULL &&
-        soplugin_load(so_cfg, &set->so, &set->nso, d) != 0) {
+    if (so_env != NULL && soplugin_load(so_env, &set->so, &set->nso, d) != 0) {
         for (size_t i = 0; i < l.count; i++)
             action_release(&l.actions[i]);
         free(l.actions);
@@ -839,6 +838,8 @@ plugin_load(char *const *dirs, size_t ndirs,
     /* after the folders': a .so tool that takes a declared name is the
      * one drop_duplicates() leaves out */
     for (size_t i = 0; i < set->nso; i++) {
+        if (set->so[i].role != SO_EXPOSED)
+            continue; /* enrichment only: no tools, no commands */
         load_so_tools(&l, &set->so[i]);
         load_so_commands(set, &set->so[i], d);
     }

@@ -44,6 +44,7 @@ struct status_error;
 struct json_t;
 struct handler_def;
 struct so_plugin;
+struct soplugin_env;
 
 /* What serves an entry's POST /_jay/actions/<name>. */
 enum plugin_route {
@@ -103,15 +104,15 @@ struct plugin_set {
 
 /*
  * Load every plugin found in the given folders (each folder's subfolders
- * that hold a plugin.yaml, in name order), then the exposed shared-object
- * plugins of `so_cfg` (NULL: none) with their tools. `chat_routed` lists the
- * registered names the chat routes serve (NULL-terminated; NULL: none):
+ * that hold a plugin.yaml, in name order), then the built-in and
+ * shared-object plugins of `so_env` (soplugin.h; NULL: none) with their
+ * tools. `chat_routed` lists the registered names the chat routes serve (NULL-terminated; NULL: none):
  * only those entries may say `route: chat`. Returns a new set (possibly
  * empty) or NULL when out of memory. Problems are added to `d`, including
  * compiled-in handlers that no plugin.yaml entry names.
  */
 struct plugin_set *plugin_load(char *const *dirs, size_t ndirs,
-                               const struct config_plugins *so_cfg,
+                               const struct soplugin_env *so_env,
                                const char *const *chat_routed,
                                struct diag *d);
 

@@ -19,6 +19,7 @@
 #include "core/jsonout.h"
 #include "core/status.h"
 #include "gemini-agent/plugin.h"
+#include "registry/jschema.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -65,14 +66,36 @@ copy_text(const char *s, bool *too_long)
 }
 
 static bool
-is_exposed(const struct config_plugins *cfg, const char *name)
+names(char *const *list, const char *name)
 {
-    if (cfg->expose_all)
-        return true;
-    for (size_t i = 0; cfg->expose != NULL && cfg->expose[i] != NULL; i++)
-        if (strcmp(cfg->expose[i], name) == 0)
+    for (size_t i = 0; list != NULL && list[i] != NULL; i++)
+        if (strcmp(list[i], name) == 0)
             return true;
     return false;
+}
+
+/* How `name` takes part: plugins.enrichmentOnly names it, plugins.expose
+ * names it, or `expose: all` takes it - every shared object, but a
+ * built-in only when plugins.config has an entry for it (a built-in the
+ * owner never mentioned is not offered to visitors). */
+static enum so_role
+role_of(const struct config_plugins *cfg, const char *name, bool builtin)
+{
+    if (names(cfg->enrichment_only, name))
+        return SO_ENRICHMENT_ONLY;
+    if (names(cfg->expose, name))
+        return SO_EXPOSED;
+    if (cfg->expose_all &&
+        (!builtin || json_object_get(cfg->config, name) != NULL))
+        return SO_EXPOSED;
+    return SO_AVAILABLE;
+}
+
+/* The line of plugins.config.<name> in agent.yaml, or 0. */
+static int
+config_line(const struct config_plugins *cfg, const char *name)
+{
+    return (int)json_integer_value(json_object_get(cfg->config_lines, name));
 }
 
 static void
@@ -82,6 +105,7 @@ so_release(struct so_plugin *p)
     free(p->path);
     free(p->instructions);
     free(p->auto_approved);
+    free(p->config);
     if (p->dl != NULL)
         dlclose(p->dl);
     memset(p, 0, sizeof(*p));
@@ -101,47 +125,69 @@ config_text(const struct config_plugins *cfg, const char *name, size_t *len)
                          JSONOUT_UNBOUNDED, len);
 }
 
+/* Validate plugins.config.<name> against the plugin's config_schema():
+ * 0 fine, 1 reported (the plugin is left out), -1 out of memory. */
+static int
+check_config(const struct config_plugins *cfg, const char *path,
+             const struct gemini_agent_plugin *ops, struct diag *d)
+{
+    const char *text = ops->config_schema ? ops->config_schema() : NULL;
+    const json_t *conf = json_object_get(cfg->config, ops->name);
+    struct status_error err = {0};
+    json_t *schema, *empty = NULL;
+    int rc = 0;
+
+    if (text == NULL)
+        return 0;
+    schema = jsonin_decode(text, strnlen(text, BOUND_SO_TEXT_BYTES),
+                           BOUND_JSON_DEPTH, &err);
+    if (schema == NULL && err.code == ST_NO_MEMORY)
+        return -1;
+    if (schema == NULL || !json_is_object(schema) ||
+        jschema_check(schema, NULL, NULL) != 0) {
+        diag_add(d, path, 0,
+                 "plugin left out: '%s' declares a config schema this "
+                 "server cannot use",
+                 ops->name);
+        json_decref(schema);
+        return 1;
+    }
+    if (conf == NULL && (conf = empty = json_object()) == NULL) {
+        json_decref(schema);
+        return -1;
+    }
+    if (jschema_validate(schema, conf, &err) != 0) {
+        diag_add(d, cfg->file ? cfg->file : "agent.yaml",
+                 config_line(cfg, ops->name),
+                 "plugins.config.%s: %s; the plugin '%s' is left out",
+                 ops->name, err.text, ops->name);
+        rc = 1;
+    }
+    json_decref(empty);
+    json_decref(schema);
+    return rc;
+}
+
 /*
- * Open, check and (when exposed) initialise the plugin at `path` into `p`.
+ * Check the plugin `ops` (from the file `path`, or built in) and, when it
+ * takes part, initialise it into `p`, which owns `dl` from here on.
  * Returns 1 loaded, 0 left out (reported, or not exposed), -1 out of
  * memory. `seen`/`nseen` are the plugins loaded before (names unique).
  */
 static int
-so_open(const struct config_plugins *cfg, const char *path,
-        struct so_plugin *p, const struct so_plugin *seen, size_t nseen,
-        struct diag *d)
+so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
+         const char *path, void *dl, const struct gemini_agent_plugin *ops,
+         struct so_plugin *p, const struct so_plugin *seen, size_t nseen,
+         struct diag *d)
 {
-    gemini_agent_plugin_factory factory;
-    const struct gemini_agent_plugin *ops;
     char err[BOUND_SO_MESSAGE] = "";
-    char *conf;
     size_t conf_len;
     bool too_long;
-    void *sym;
+    enum so_role role;
     int rc;
 
     memset(p, 0, sizeof(*p));
-    /* RTLD_NOW: an unresolved symbol is found here, not in a request;
-     * RTLD_LOCAL: a plugin's symbols never satisfy another's. */
-    p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (p->dl == NULL) {
-        const char *why = dlerror();
-        diag_add(d, path, 0, "plugin left out: cannot load it: %s",
-                 why ? why : "unknown reason");
-        return 0;
-    }
-    sym = dlsym(p->dl, GEMINI_AGENT_PLUGIN_FACTORY);
-    if (sym == NULL) {
-        diag_add(d, path, 0,
-                 "plugin left out: it has no '%s' symbol (see "
-                 "include/gemini-agent/plugin.h)",
-                 GEMINI_AGENT_PLUGIN_FACTORY);
-        goto out;
-    }
-    /* POSIX: a data pointer from dlsym() may be converted to a function
-     * pointer; memcpy says so without a pedantic warning. */
-    memcpy(&factory, &sym, sizeof(factory));
-    ops = factory(GEMINI_AGENT_PLUGIN_ABI);
+    p->dl = dl;
     if (ops == NULL) {
         diag_add(d, path, 0,
                  "plugin left out: its factory declined ABI %d (built for "
@@ -179,18 +225,35 @@ so_open(const struct config_plugins *cfg, const char *path,
             goto out;
         }
     }
-    if (!is_exposed(cfg, ops->name))
+    role = role_of(cfg, ops->name, dl == NULL);
+    if (role == SO_AVAILABLE)
         goto out; /* available, not exposed: nothing of it is kept */
+    if ((ops->flags & GEMINI_AGENT_TERMINAL_ONLY) && !env->terminal) {
+        /* named on purpose: say why it is not there; `all` just skips it */
+        if (names(cfg->expose, ops->name) ||
+            names(cfg->enrichment_only, ops->name))
+            diag_add(d, cfg->file ? cfg->file : "agent.yaml",
+                     cfg->expose_line,
+                     "plugin '%s' is for the terminal client only (it "
+                     "reaches files or a shell): the web routes never "
+                     "expose it",
+                     ops->name);
+        goto out;
+    }
+    if ((rc = check_config(cfg, path, ops, d)) != 0) {
+        if (rc < 0)
+            goto oom;
+        goto out;
+    }
     p->ops = ops;
+    p->role = role;
     p->name = strdup(ops->name);
     p->path = strdup(path);
-    if (p->name == NULL || p->path == NULL)
+    p->config = config_text(cfg, ops->name, &conf_len);
+    if (p->name == NULL || p->path == NULL || p->config == NULL)
         goto oom;
     if (ops->initialize != NULL) {
-        if ((conf = config_text(cfg, ops->name, &conf_len)) == NULL)
-            goto oom;
-        rc = ops->initialize(conf, conf_len, &p->self, err, sizeof(err));
-        free(conf);
+        rc = ops->initialize(p->config, conf_len, &p->self, err, sizeof(err));
         if (rc != 0) {
             err[sizeof(err) - 1] = '\0';
             diag_add(d, path, 0,
@@ -200,6 +263,8 @@ so_open(const struct config_plugins *cfg, const char *path,
             goto out;
         }
     }
+    if (role == SO_ENRICHMENT_ONLY)
+        return 1; /* its tools, commands and instructions are not read */
     if (ops->system_instructions != NULL) {
         p->instructions = copy_text(ops->system_instructions(p->self),
                                     &too_long);
@@ -216,10 +281,57 @@ so_open(const struct config_plugins *cfg, const char *path,
     return 1;
 oom:
     diag_add(d, path, 0, "out of memory"); /* before initialize() */
+    p->ops = NULL;
     so_release(p);
     return -1;
 out:
     so_release(p);
+    return 0;
+}
+
+/* dlopen() the file at `path` and admit what its factory gives. */
+static int
+so_open(const struct config_plugins *cfg, const struct soplugin_env *env,
+        const char *path, struct so_plugin *p, const struct so_plugin *seen,
+        size_t nseen, struct diag *d)
+{
+    gemini_agent_plugin_factory factory;
+    void *dl, *sym;
+
+    /* RTLD_NOW: an unresolved symbol is found here, not in a request;
+     * RTLD_LOCAL: a plugin's symbols never satisfy another's. */
+    dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (dl == NULL) {
+        const char *why = dlerror();
+        diag_add(d, path, 0, "plugin left out: cannot load it: %s",
+                 why ? why : "unknown reason");
+        return 0;
+    }
+    sym = dlsym(dl, GEMINI_AGENT_PLUGIN_FACTORY);
+    if (sym == NULL) {
+        diag_add(d, path, 0,
+                 "plugin left out: it has no '%s' symbol (see "
+                 "include/gemini-agent/plugin.h)",
+                 GEMINI_AGENT_PLUGIN_FACTORY);
+        dlclose(dl);
+        return 0;
+    }
+    /* POSIX: a data pointer from dlsym() may be converted to a function
+     * pointer; memcpy says so without a pedantic warning. */
+    memcpy(&factory, &sym, sizeof(factory));
+    return so_admit(cfg, env, path, dl, factory(GEMINI_AGENT_PLUGIN_ABI), p,
+                    seen, nseen, d);
+}
+
+/* Make room for one more plugin in *list: 0, or -1 out of memory. */
+static int
+grow(struct so_plugin **list, size_t count)
+{
+    struct so_plugin *q = realloc(*list, (count + 1) * sizeof(*q));
+
+    if (q == NULL)
+        return -1;
+    *list = q;
     return 0;
 }
 
@@ -276,15 +388,30 @@ list_so(const char *dir, size_t *n, struct diag *d)
 }
 
 int
-soplugin_load(const struct config_plugins *cfg, struct so_plugin **out,
+soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
               size_t *n, struct diag *d)
 {
+    const struct config_plugins *cfg = env->cfg;
     struct so_plugin *list = NULL;
     size_t count = 0;
     int rc = 0;
 
     *out = NULL;
     *n = 0;
+    /* built-ins first: a file can never take a built-in's name */
+    for (size_t i = 0; rc == 0 && env->builtins != NULL &&
+                       env->builtins[i] != NULL;
+         i++) {
+        int got;
+        if (grow(&list, count) != 0)
+            rc = -1;
+        else if ((got = so_admit(cfg, env, SOPLUGIN_BUILTIN, NULL,
+                                 env->builtins[i](GEMINI_AGENT_PLUGIN_ABI),
+                                 &list[count], list, count, d)) < 0)
+            rc = -1;
+        else
+            count += (size_t)got;
+    }
     for (size_t i = 0; rc == 0 && i < cfg->ndirs; i++) {
         size_t nfiles;
         char **files = list_so(cfg->dirs[i], &nfiles, d);
@@ -294,35 +421,34 @@ soplugin_load(const struct config_plugins *cfg, struct so_plugin **out,
                          "plugin left out: more than %d plugins",
                          BOUND_PLUGINS);
             } else if (rc == 0) {
-                struct so_plugin *q = realloc(list, (count + 1) * sizeof(*q));
                 int got;
-                if (q == NULL) {
+                if (grow(&list, count) != 0)
                     rc = -1;
-                } else {
-                    list = q;
-                    got = so_open(cfg, files[j], &list[count], list, count, d);
-                    if (got < 0)
-                        rc = -1;
-                    else
-                        count += (size_t)got;
-                }
+                else if ((got = so_open(cfg, env, files[j], &list[count],
+                                        list, count, d)) < 0)
+                    rc = -1;
+                else
+                    count += (size_t)got;
             }
             free(files[j]);
         }
         free(files);
     }
-    /* Names the expose list gives that no folder has: a typo, most likely. */
+    /* Names the expose list gives that nothing loaded: a typo, most
+     * likely, or a plugin reported above. The permission engine is
+     * configured, never loaded (the site reads plugins.config.permission). */
     for (size_t i = 0; !cfg->expose_all && cfg->expose != NULL &&
                        cfg->expose[i] != NULL;
          i++) {
         size_t k = 0;
         while (k < count && strcmp(list[k].name, cfg->expose[i]) != 0)
             k++;
-        if (k == count)
+        if (k == count && strcmp(cfg->expose[i], "permission") != 0)
             diag_add(d, cfg->file ? cfg->file : "agent.yaml",
                      cfg->expose_line,
                      "plugins.expose names '%s', and no plugin of that name "
-                     "was loaded from plugins.dirs",
+                     "was loaded (not built in, not in plugins.dirs, or "
+                     "left out above)",
                      cfg->expose[i]);
     }
     if (rc != 0) {
@@ -374,6 +500,15 @@ ctx_alloc(const struct gemini_agent_ctx *ctx, size_t size)
     return arena_alloc(ctx->host, size ? size : 1);
 }
 
+/* The host's side of a call. Who and where (ctx.user, .conversation)
+ * are not passed down to the registry yet: NULL, as plugin.h allows. */
+static struct gemini_agent_ctx
+host_ctx(const char *data_dir, struct arena *a)
+{
+    return (struct gemini_agent_ctx){GEMINI_AGENT_PLUGIN_ABI, data_dir,
+                                     ctx_alloc, a, NULL, NULL};
+}
+
 /* The plugin's message for a failed call, bounded, or a default. */
 static int
 call_failed(struct status_error *err, enum status code,
@@ -393,8 +528,7 @@ soplugin_execute(const struct so_plugin *p, const char *tool,
                  const char *data_dir, const json_t *input, struct arena *a,
                  json_t **output, struct status_error *err)
 {
-    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, data_dir,
-                                   ctx_alloc, a};
+    struct gemini_agent_ctx ctx = host_ctx(data_dir, a);
     struct gemini_agent_out o = {NULL, 0};
     size_t len;
     char *args;
@@ -440,8 +574,7 @@ soplugin_run_command(const struct so_plugin *p, const char *command,
                      struct arena *a, struct gemini_agent_out *o,
                      struct status_error *err)
 {
-    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, data_dir,
-                                   ctx_alloc, a};
+    struct gemini_agent_ctx ctx = host_ctx(data_dir, a);
     int rc;
 
     *o = (struct gemini_agent_out){NULL, 0};
@@ -465,8 +598,7 @@ soplugin_enrich(const struct so_plugin *p, const char *data_dir,
                 struct gemini_agent_out *prompt_out,
                 struct gemini_agent_out *meta_out, struct status_error *err)
 {
-    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, data_dir,
-                                   ctx_alloc, a};
+    struct gemini_agent_ctx ctx = host_ctx(data_dir, a);
     int rc;
 
     *prompt_out = (struct gemini_agent_out){NULL, 0};

@@ -2,10 +2,14 @@
  * soplugin.h - plugins built as shared objects (include/gemini-agent/
  * plugin.h): find, load, check, initialise, call, shut down.
  *
- * soplugin_load() scans the folders of agent.yaml's `plugins.dirs` for
+ * soplugin_load() takes the built-in plugins it is given (compiled in,
+ * src/plugins/), then scans the folders of agent.yaml's `plugins.dirs` for
  * `*.so` files (name order), dlopen()s each, calls its factory and checks
- * its ABI and its operations; the exposed ones (`plugins.expose`) are
- * initialised with their `plugins.config.<name>`. Any that fails is
+ * its ABI and its operations; the exposed ones (`plugins.expose`) and the
+ * enrichment-only ones (`plugins.enrichmentOnly`) are initialised with
+ * their `plugins.config.<name>`, after it passed the plugin's
+ * config_schema(). A built-in is exposed only when named, or with
+ * `expose: all` when plugins.config has an entry for it. Any that fails is
  * reported to the diag list with its path and the reason and left out:
  * the others still load, and the server still starts. plugin.c turns the
  * loaded plugins' tools into registry entries (struct plugin_action);
@@ -17,6 +21,7 @@
 #define APP_SOPLUGIN_H
 
 #include "core/common.h"
+#include "gemini-agent/plugin.h"
 
 struct arena;
 struct config_plugins;
@@ -26,10 +31,34 @@ struct gemini_agent_plugin;
 struct json_t;
 struct status_error;
 
+/* How a loaded plugin takes part (plugins.expose, plugins.enrichmentOnly;
+ * register_plugin's `expose | enrichment_only` of the seed). */
+enum so_role {
+    SO_AVAILABLE,       /* found, not loaded: nothing of it is kept */
+    SO_EXPOSED,         /* tools, commands, instructions, enrichment */
+    SO_ENRICHMENT_ONLY, /* enrich_prompt() only */
+};
+
+/* The `path` of a plugin compiled into the binary. */
+#define SOPLUGIN_BUILTIN "built-in"
+
+/* What the loader is given besides agent.yaml. */
+struct soplugin_env {
+    const struct config_plugins *cfg; /* agent.yaml's plugins: */
+    /* the built-in plugins' factories, NULL-terminated (NULL: none):
+     * passed in, so the registry knows no plugin by name */
+    const gemini_agent_plugin_factory *builtins;
+    /* loading for the terminal client: GEMINI_AGENT_TERMINAL_ONLY plugins
+     * may be exposed; the web routes never set it */
+    bool terminal;
+};
+
 struct so_plugin {
     char *name;                             /* ops->name, copied */
-    char *path;                             /* the .so file */
-    void *dl;                               /* dlopen() handle */
+    char *path;                 /* the .so file, or SOPLUGIN_BUILTIN */
+    void *dl;                   /* dlopen() handle; NULL for a built-in */
+    enum so_role role;
+    char *config;               /* the JSON text initialize() was given */
     const struct gemini_agent_plugin *ops;  /* the plugin's, static */
     void *self;                             /* what initialize() set */
     char *instructions; /* system_instructions(), copied; NULL for none */
@@ -37,11 +66,11 @@ struct so_plugin {
 };
 
 /*
- * Load, check and initialise the exposed plugins of `cfg`. Returns 0 with
+ * Load, check and initialise the plugins of `env` that take part. Returns 0 with
  * `*out` a new array of `*n` plugins sorted by name (soplugin_free_all),
  * or -1 when out of memory. Problems go to `d`.
  */
-int soplugin_load(const struct config_plugins *cfg, struct so_plugin **out,
+int soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
                   size_t *n, struct diag *d);
 
 /* The plugin's declarations as a JSON array (a new reference), or NULL

@@ -105,7 +105,7 @@ START_TEST(hello_loads_broken_ones_reported)
     const struct plugin_action *a;
 
     ck_assert_ptr_nonnull(cfg);
-    set = plugin_load(NULL, 0, &cfg->plugins, NULL, &d);
+    set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false}, NULL, &d);
     ck_assert_ptr_nonnull(set);
     ck_assert_msg(has(&d, "nosym.so", "gemini_agent_plugin_create"),
                   "missing factory not reported");
@@ -144,7 +144,7 @@ START_TEST(hello_runs_through_action_run)
     struct diag d = DIAG_INIT;
     struct config *cfg =
         plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &cfg->plugins, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false}, NULL, &d);
     const struct plugin_action *a = plugin_find(set, "hello.greet");
     struct status_error err = {0};
     struct arena ar;
@@ -185,7 +185,7 @@ START_TEST(user_commands_and_enrichment)
     struct diag d = DIAG_INIT;
     struct config *cfg =
         plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &cfg->plugins, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false}, NULL, &d);
     const struct plugin_command *c;
     struct status_error err = {0};
     struct arena ar;
@@ -234,7 +234,7 @@ START_TEST(expose_list_and_failing_initialize)
 {
     struct diag d = DIAG_INIT;
     struct config *cfg = plugins_config("  expose: [other]\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &cfg->plugins, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false}, NULL, &d);
 
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_uint_eq(set->count, 0);
@@ -248,7 +248,7 @@ START_TEST(expose_list_and_failing_initialize)
     cfg = plugins_config("  expose: [hello]\n  config: {hello: {greeting: "
                          "fail}}\n",
                          &d);
-    set = plugin_load(NULL, 0, &cfg->plugins, NULL, &d);
+    set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false}, NULL, &d);
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_msg(has(&d, "hello.so", "asked me to fail"),
                   "initialize's reason not reported");
@@ -282,6 +282,193 @@ START_TEST(config_problems_have_lines)
 }
 END_TEST
 
+/* --- built-in plugins: the same operations, reached through a table --- */
+
+static int shutdowns;
+
+static const char *
+bi_decls(void *self)
+{
+    (void)self;
+    return "[{\"name\":\"now\",\"description\":\"The time\","
+           "\"parameters\":{\"type\":\"object\"}}]";
+}
+
+static int
+bi_run(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
+       const char *args, size_t len, struct gemini_agent_out *out)
+{
+    (void)self; (void)tool; (void)args; (void)len;
+    return gemini_agent_reply(ctx, out, "{\"t\":1}", 7);
+}
+
+static int
+bi_init(const char *conf, size_t len, void **self, char *err, size_t n)
+{
+    (void)err; (void)n;
+    *self = strndup(conf, len); /* kept: the instance is its config */
+    return 0;
+}
+
+static void
+bi_shutdown(void *self)
+{
+    shutdowns++;
+    free(self);
+}
+
+static const char *
+bi_schema(void)
+{
+    return "{\"type\":\"object\",\"properties\":{\"max\":{\"type\":"
+           "\"integer\",\"minimum\":1}},\"additionalProperties\":false}";
+}
+
+static int
+bi_enrich(void *self, const struct gemini_agent_ctx *ctx, const char *p,
+          size_t len, struct gemini_agent_out *np, struct gemini_agent_out *md)
+{
+    (void)self; (void)md;
+    char buf[256];
+    int n = snprintf(buf, sizeof(buf), "%.*s [clock]", (int)len, p);
+    return gemini_agent_reply(ctx, np, buf, (size_t)n);
+}
+
+static const struct gemini_agent_plugin clock_plugin = {
+    .abi = GEMINI_AGENT_PLUGIN_ABI, .name = "clock",
+    .declarations = bi_decls, .execute = bi_run, .initialize = bi_init,
+    .shutdown = bi_shutdown, .config_schema = bi_schema,
+    .enrich_prompt = bi_enrich,
+};
+static const struct gemini_agent_plugin shell_plugin = {
+    .abi = GEMINI_AGENT_PLUGIN_ABI, .name = "shell",
+    .declarations = bi_decls, .execute = bi_run,
+    .flags = GEMINI_AGENT_TERMINAL_ONLY,
+};
+
+static const struct gemini_agent_plugin *
+clock_create(unsigned abi)
+{
+    return abi == GEMINI_AGENT_PLUGIN_ABI ? &clock_plugin : NULL;
+}
+
+static const struct gemini_agent_plugin *
+shell_create(unsigned abi)
+{
+    return abi == GEMINI_AGENT_PLUGIN_ABI ? &shell_plugin : NULL;
+}
+
+static const gemini_agent_plugin_factory test_builtins[] = {
+    clock_create, shell_create, NULL,
+};
+
+/* Load the built-ins above with the agent.yaml `yaml`, for the web
+ * (terminal false) or the terminal client. */
+static struct plugin_set *
+builtin_set(const char *yaml, bool terminal, struct config **cfg,
+            struct diag *d)
+{
+    *cfg = load_yaml(yaml, d);
+    ck_assert_ptr_nonnull(*cfg);
+    diag_release(d);
+    *d = (struct diag)DIAG_INIT;
+    return plugin_load(NULL, 0,
+                       &(struct soplugin_env){&(*cfg)->plugins, test_builtins,
+                                              terminal},
+                       NULL, d);
+}
+
+static void
+builtin_done(struct plugin_set *set, struct config *cfg, struct diag *d)
+{
+    plugin_set_free(set);
+    config_free(cfg);
+    diag_release(d);
+    cleanup();
+}
+
+START_TEST(builtins_expose_rules)
+{
+    struct diag d = DIAG_INIT;
+    struct config *cfg;
+    struct plugin_set *set;
+
+    /* expose: all takes no built-in the owner never mentioned */
+    set = builtin_set("actions: []\nplugins: {expose: all}\n", false, &cfg,
+                      &d);
+    ck_assert_uint_eq(set->nso, 0);
+    ck_assert_msg(!has(&d, "", "clock") && !has(&d, "", "shell"),
+                  "an unmentioned built-in reported");
+    builtin_done(set, cfg, &d);
+
+    /* ... and does take one that plugins.config configures */
+    shutdowns = 0;
+    set = builtin_set("actions: []\nplugins:\n  config: {clock: {max: 3}}\n",
+                      false, &cfg, &d);
+    ck_assert_uint_eq(set->nso, 1);
+    ck_assert_str_eq(set->so[0].path, SOPLUGIN_BUILTIN);
+    ck_assert_ptr_null(set->so[0].dl);
+    ck_assert_str_eq((const char *)set->so[0].self, "{\"max\":3}");
+    ck_assert_ptr_nonnull(plugin_find(set, "clock.now"));
+    builtin_done(set, cfg, &d);
+    ck_assert_int_eq(shutdowns, 1);
+
+    /* a config its schema refuses: reported at its line, left out */
+    set = builtin_set("actions: []\nplugins:\n  config:\n    clock: {max: 0}"
+                      "\n",
+                      false, &cfg, &d);
+    ck_assert_uint_eq(set->nso, 0);
+    ck_assert_msg(has(&d, "agent.yaml", "plugins.config.clock: /max"),
+                  "a config the schema refuses is not reported");
+    for (size_t i = 0; i < d.count; i++)
+        if (strstr(d.items[i].msg, "plugins.config.clock"))
+            ck_assert_int_eq(d.items[i].line, 4);
+    builtin_done(set, cfg, &d);
+}
+END_TEST
+
+START_TEST(builtins_terminal_only_and_enrichment_only)
+{
+    struct diag d = DIAG_INIT;
+    struct config *cfg;
+    struct plugin_set *set;
+    struct arena ar;
+    const char *out;
+    size_t out_len;
+    struct status_error err = {0};
+
+    /* the web refuses a terminal-only plugin, and says so when named */
+    set = builtin_set("actions: []\nplugins: {expose: [shell]}\n", false,
+                      &cfg, &d);
+    ck_assert_uint_eq(set->nso, 0);
+    ck_assert_msg(has(&d, "agent.yaml", "terminal client only"),
+                  "a terminal-only plugin refused in silence");
+    builtin_done(set, cfg, &d);
+    /* the terminal client exposes it */
+    set = builtin_set("actions: []\nplugins: {expose: [shell]}\n", true, &cfg,
+                      &d);
+    ck_assert_uint_eq(set->nso, 1);
+    ck_assert_ptr_nonnull(plugin_find(set, "shell.now"));
+    builtin_done(set, cfg, &d);
+
+    /* enrichment only: it enriches, its tool is not in the registry */
+    set = builtin_set("actions: []\nplugins: {expose: [], enrichmentOnly: "
+                      "[clock]}\n",
+                      false, &cfg, &d);
+    ck_assert_uint_eq(set->nso, 1);
+    ck_assert_int_eq(set->so[0].role, SO_ENRICHMENT_ONLY);
+    ck_assert_ptr_null(plugin_find(set, "clock.now"));
+    ck_assert_uint_eq(set->count, 0);
+    arena_init(&ar);
+    ck_assert_int_eq(plugin_enrich_prompt(set, "/tmp", "hi", 2, &ar, &out,
+                                          &out_len, NULL, &err),
+                     0);
+    ck_assert_str_eq(out, "hi [clock]");
+    arena_release(&ar);
+    builtin_done(set, cfg, &d);
+}
+END_TEST
+
 Suite *
 soplugin_suite(void)
 {
@@ -293,6 +480,8 @@ soplugin_suite(void)
     tcase_add_test(tc, user_commands_and_enrichment);
     tcase_add_test(tc, expose_list_and_failing_initialize);
     tcase_add_test(tc, config_problems_have_lines);
+    tcase_add_test(tc, builtins_expose_rules);
+    tcase_add_test(tc, builtins_terminal_only_and_enrichment_only);
     suite_add_tcase(s, tc);
     return s;
 }

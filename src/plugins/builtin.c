@@ -1,0 +1,15 @@
+/*
+ * builtin.c - the table of plugins compiled into the binary.
+ *
+ * Adding a built-in plugin: its file in this folder defines
+ * `const struct gemini_agent_plugin *builtin_<name>(unsigned abi)` (the
+ * factory of plugin.h), and one line here names it.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "plugins/builtin.h"
+
+const gemini_agent_plugin_factory builtin_plugins[] = {
+    NULL,
+};
