@@ -53,9 +53,11 @@
  *                        Called after initialize(), so a plugin may
  *                        offer tools its configuration decides.
  *   execute()            run one tool. Required.
- *   initialize(config)   called once when the plugin is exposed, with
+ *   initialize(init)     called once when the plugin is exposed, with
  *                        its `plugins.config.<name>` as JSON text ("{}"
- *                        when none); may set *self to its instance.
+ *                        when none), the folder of agent.yaml (the base
+ *                        of relative paths in that config) and the data
+ *                        folder; may set *self to its instance.
  *                        Return 0, or non-zero with a reason in
  *                        err[errsize]: the plugin is then left out (and
  *                        shutdown() is not called).
@@ -178,6 +180,16 @@ struct gemini_agent_ctx {
  * web routes refuse to, and `gemini-agent check` says so. */
 #define GEMINI_AGENT_TERMINAL_ONLY 0x1u
 
+/* What initialize() is given; the strings are the host's, valid during
+ * the call only (copy what you keep). */
+struct gemini_agent_init {
+    const char *config;     /* plugins.config.<name>, JSON text, or "{}" */
+    size_t config_len;
+    const char *config_dir; /* agent.yaml's folder: resolve relative paths
+                             * of the config against it */
+    const char *data_dir;   /* writable folder for state (dataDir) */
+};
+
 /* An answer: text[len] (need not be NUL-terminated), from ctx->alloc. */
 struct gemini_agent_out {
     char *text;
@@ -196,7 +208,7 @@ struct gemini_agent_plugin {
                    const char *tool, const char *args, size_t args_len,
                    struct gemini_agent_out *out);
 
-    int (*initialize)(const char *config, size_t config_len, void **self,
+    int (*initialize)(const struct gemini_agent_init *init, void **self,
                       char *err, size_t errsize);
     void (*shutdown)(void *self);
     const char *(*system_instructions)(void *self);

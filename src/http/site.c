@@ -149,7 +149,8 @@ site_load(const char *config_path, struct diag *d)
         s->has_permission = true;
     }
     const struct soplugin_env env = {&s->cfg->plugins, builtin_plugins,
-                                     false};
+                                     false, s->cfg->dir,
+                                     s->cfg->actions.data_dir};
     s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
                              &env, dispatch_chat_actions, d);
     if (s->actions == NULL)

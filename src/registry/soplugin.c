@@ -253,7 +253,10 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
     if (p->name == NULL || p->path == NULL || p->config == NULL)
         goto oom;
     if (ops->initialize != NULL) {
-        rc = ops->initialize(p->config, conf_len, &p->self, err, sizeof(err));
+        const struct gemini_agent_init init = {
+            p->config, conf_len, env->config_dir ? env->config_dir : ".",
+            env->data_dir ? env->data_dir : "."};
+        rc = ops->initialize(&init, &p->self, err, sizeof(err));
         if (rc != 0) {
             err[sizeof(err) - 1] = '\0';
             diag_add(d, path, 0,

@@ -51,6 +51,9 @@ struct soplugin_env {
     /* loading for the terminal client: GEMINI_AGENT_TERMINAL_ONLY plugins
      * may be exposed; the web routes never set it */
     bool terminal;
+    /* handed to initialize() (plugin.h's gemini_agent_init); NULL: "." */
+    const char *config_dir; /* agent.yaml's folder */
+    const char *data_dir;   /* dataDir */
 };
 
 struct so_plugin {

@@ -105,7 +105,7 @@ START_TEST(hello_loads_broken_ones_reported)
     const struct plugin_action *a;
 
     ck_assert_ptr_nonnull(cfg);
-    set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false}, NULL, &d);
+    set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
     ck_assert_ptr_nonnull(set);
     ck_assert_msg(has(&d, "nosym.so", "gemini_agent_plugin_create"),
                   "missing factory not reported");
@@ -144,7 +144,7 @@ START_TEST(hello_runs_through_action_run)
     struct diag d = DIAG_INIT;
     struct config *cfg =
         plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
     const struct plugin_action *a = plugin_find(set, "hello.greet");
     struct status_error err = {0};
     struct arena ar;
@@ -185,7 +185,7 @@ START_TEST(user_commands_and_enrichment)
     struct diag d = DIAG_INIT;
     struct config *cfg =
         plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
     const struct plugin_command *c;
     struct status_error err = {0};
     struct arena ar;
@@ -234,7 +234,7 @@ START_TEST(expose_list_and_failing_initialize)
 {
     struct diag d = DIAG_INIT;
     struct config *cfg = plugins_config("  expose: [other]\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
 
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_uint_eq(set->count, 0);
@@ -248,7 +248,7 @@ START_TEST(expose_list_and_failing_initialize)
     cfg = plugins_config("  expose: [hello]\n  config: {hello: {greeting: "
                          "fail}}\n",
                          &d);
-    set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false}, NULL, &d);
+    set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_msg(has(&d, "hello.so", "asked me to fail"),
                   "initialize's reason not reported");
@@ -303,10 +303,12 @@ bi_run(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
 }
 
 static int
-bi_init(const char *conf, size_t len, void **self, char *err, size_t n)
+bi_init(const struct gemini_agent_init *init, void **self, char *err,
+        size_t n)
 {
     (void)err; (void)n;
-    *self = strndup(conf, len); /* kept: the instance is its config */
+    /* kept: the instance is its config */
+    *self = strndup(init->config, init->config_len);
     return 0;
 }
 
@@ -374,7 +376,7 @@ builtin_set(const char *yaml, bool terminal, struct config **cfg,
     *d = (struct diag)DIAG_INIT;
     return plugin_load(NULL, 0,
                        &(struct soplugin_env){&(*cfg)->plugins, test_builtins,
-                                              terminal},
+                                              terminal, NULL, NULL},
                        NULL, d);
 }
 

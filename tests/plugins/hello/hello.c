@@ -63,7 +63,7 @@ string_member(const char *js, size_t len, const char *key, char *out,
 }
 
 static int
-hello_initialize(const char *config, size_t config_len, void **self,
+hello_initialize(const struct gemini_agent_init *init, void **self,
                  char *err, size_t errsize)
 {
     struct hello *h = calloc(1, sizeof(*h));
@@ -72,7 +72,7 @@ hello_initialize(const char *config, size_t config_len, void **self,
         snprintf(err, errsize, "out of memory");
         return -1;
     }
-    if (string_member(config, config_len, "greeting", h->greeting,
+    if (string_member(init->config, init->config_len, "greeting", h->greeting,
                       sizeof(h->greeting)) != 0)
         strcpy(h->greeting, "Hello");
     if (strcmp(h->greeting, "fail") == 0) {
