@@ -116,6 +116,20 @@ instruction_json(const char *text)
 struct site *
 site_load(const char *config_path, struct diag *d)
 {
+    return site_reload(config_path, NULL, d);
+}
+
+void
+site_adopt(struct site *next, struct site *prev)
+{
+    soplugin_adopt(next->actions->so, next->actions->nso, prev->actions->so,
+                   prev->actions->nso);
+}
+
+struct site *
+site_reload(const char *config_path, const struct site *prev,
+            struct diag *d)
+{
     struct site *s = calloc(1, sizeof(*s));
 
     if (s == NULL)
@@ -148,9 +162,10 @@ site_load(const char *config_path, struct diag *d)
         }
         s->has_permission = true;
     }
-    const struct soplugin_env env = {&s->cfg->plugins, builtin_plugins,
-                                     false, s->cfg->dir,
-                                     s->cfg->actions.data_dir};
+    const struct soplugin_env env = {
+        &s->cfg->plugins, builtin_plugins, false, s->cfg->dir,
+        s->cfg->actions.data_dir, prev ? prev->actions->so : NULL,
+        prev ? prev->actions->nso : 0};
     s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
                              &env, dispatch_chat_actions, d);
     if (s->actions == NULL)

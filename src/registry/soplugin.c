@@ -168,6 +168,21 @@ check_config(const struct config_plugins *cfg, const char *path,
     return rc;
 }
 
+/* The previous generation's plugin that `p` is unchanged from: the same
+ * operations (the same code: dlopen() of a replaced file gives other
+ * ones), the same role and the same config text; or NULL. */
+static const struct so_plugin *
+unchanged(const struct soplugin_env *env, const struct so_plugin *p)
+{
+    for (size_t i = 0; i < env->nprev; i++) {
+        const struct so_plugin *q = &env->prev[i];
+        if (q->ops == p->ops && q->role == p->role &&
+            strcmp(q->name, p->name) == 0 && strcmp(q->config, p->config) == 0)
+            return q;
+    }
+    return NULL;
+}
+
 /*
  * Check the plugin `ops` (from the file `path`, or built in) and, when it
  * takes part, initialise it into `p`, which owns `dl` from here on.
@@ -181,6 +196,7 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
          struct diag *d)
 {
     char err[BOUND_SO_MESSAGE] = "";
+    const struct so_plugin *kept;
     size_t conf_len;
     bool too_long;
     enum so_role role;
@@ -252,7 +268,11 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
     p->config = config_text(cfg, ops->name, &conf_len);
     if (p->name == NULL || p->path == NULL || p->config == NULL)
         goto oom;
-    if (ops->initialize != NULL) {
+    if ((kept = unchanged(env, p)) != NULL) {
+        /* same code, same config: nothing to re-expose */
+        p->self = kept->self;
+        p->borrowed = true;
+    } else if (ops->initialize != NULL) {
         const struct gemini_agent_init init = {
             p->config, conf_len, env->config_dir ? env->config_dir : ".",
             env->data_dir ? env->data_dir : "."};
@@ -615,10 +635,26 @@ soplugin_enrich(const struct so_plugin *p, const char *data_dir,
 }
 
 void
+soplugin_adopt(struct so_plugin *list, size_t n, struct so_plugin *prev,
+               size_t nprev)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!list[i].borrowed)
+            continue;
+        for (size_t j = 0; j < nprev; j++)
+            if (prev[j].ops == list[i].ops && prev[j].self == list[i].self &&
+                strcmp(prev[j].name, list[i].name) == 0)
+                prev[j].borrowed = true; /* now the new one's */
+        list[i].borrowed = false;
+    }
+}
+
+void
 soplugin_free_all(struct so_plugin *list, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (list[i].ops != NULL && list[i].ops->shutdown != NULL)
+        if (list[i].ops != NULL && list[i].ops->shutdown != NULL &&
+            !list[i].borrowed)
             list[i].ops->shutdown(list[i].self);
         so_release(&list[i]);
     }

@@ -54,6 +54,11 @@ struct soplugin_env {
     /* handed to initialize() (plugin.h's gemini_agent_init); NULL: "." */
     const char *config_dir; /* agent.yaml's folder */
     const char *data_dir;   /* dataDir */
+    /* the plugins of the generation being replaced (a SIGHUP), or NULL:
+     * one that is the same code with the same config keeps its instance
+     * instead of being initialised again (soplugin_adopt) */
+    const struct so_plugin *prev;
+    size_t nprev;
 };
 
 struct so_plugin {
@@ -62,6 +67,9 @@ struct so_plugin {
     void *dl;                   /* dlopen() handle; NULL for a built-in */
     enum so_role role;
     char *config;               /* the JSON text initialize() was given */
+    /* the instance is the previous generation's (env->prev), taken over
+     * only by soplugin_adopt(): until then, never shut down from here */
+    bool borrowed;
     const struct gemini_agent_plugin *ops;  /* the plugin's, static */
     void *self;                             /* what initialize() set */
     char *instructions; /* system_instructions(), copied; NULL for none */
@@ -104,7 +112,13 @@ int soplugin_enrich(const struct so_plugin *p, const char *data_dir,
                     struct gemini_agent_out *meta_out,
                     struct status_error *err);
 
-/* Shut down each plugin, close it, free the array. */
+/* The new generation `list` takes over the instances it borrowed from
+ * `prev` (a reload that goes ahead): they are no longer prev's to shut
+ * down. Not called when the new generation is discarded. */
+void soplugin_adopt(struct so_plugin *list, size_t n, struct so_plugin *prev,
+                    size_t nprev);
+
+/* Shut down each plugin (not the borrowed), close it, free the array. */
 void soplugin_free_all(struct so_plugin *list, size_t n);
 
 #endif /* APP_SOPLUGIN_H */

@@ -165,6 +165,36 @@ r['approval']['tool'] ==> 'hello.wave'
 nothing ran :: r['serverCalls'] ==> []
 EOF
 
+# SIGHUP re-exposes exactly what changed: hello.log has a line for each
+# initialize() and shutdown() of hello (in dataDir)
+HLOG=$ST_DIR/var/hello.log
+reloads() { grep -c 'configuration reloaded' "$GA_LOG"; }
+sighup() {
+    local before
+    before=$(reloads)
+    kill -HUP "$GA_PID"
+    wait_until 5000 eval '[ "$(reloads)" -gt "$before" ]' ||
+        bail "the responder did not reload: $(tail -c 400 "$GA_LOG")"
+}
+[ -f "$HLOG" ] || bail "hello wrote no $HLOG"
+lines=$(wc -l <"$HLOG")
+sighup
+req POST /_jay/actions/hello.greet '{"who":"Ann"}'
+assert_py "SIGHUP with nothing changed: hello keeps its instance" <<EOF
+status ==> 200
+r ==> {'greeting': 'Howdy, Ann!'}
+no initialize, no shutdown :: open('$HLOG').read().splitlines()[$lines:] ==> []
+EOF
+sed -i 's/greeting: Howdy/greeting: Hiya/' "$GA_CONF"
+sighup
+req POST /_jay/actions/hello.greet '{"who":"Ann"}'
+assert_py "SIGHUP with a new config: hello is started with it, then the old one stops" <<EOF
+status ==> 200
+r ==> {'greeting': 'Hiya, Ann!'}
+open('$HLOG').read().splitlines()[$lines:] ==> ['init Hiya', 'shutdown Howdy']
+EOF
+lines=$(wc -l <"$HLOG")
+
 # Unexposed by a config change and SIGHUP
 sed -i 's/expose: all/expose: []/' "$GA_CONF"
 grep -q 'expose: \[\]' "$GA_CONF" || bail "cannot edit $GA_CONF"
@@ -190,6 +220,9 @@ status ==> 200
 'action_hello_greet' in json.dumps(reqs[0]['body'].get('tools', [])) ==> False
 'HELLO-PLUGIN' in reqs[0]['body']['systemInstruction']['parts'][0]['text'] ==> False
 the shop's tools are still declared :: 'action_shop_searchProducts' in json.dumps(reqs[0]['body'].get('tools', [])) ==> True
+EOF
+assert_py "SIGHUP unexposing hello shuts its instance down" <<EOF
+open('$HLOG').read().splitlines()[$lines:] ==> ['shutdown Hiya']
 EOF
 stop_stack
 

@@ -105,7 +105,7 @@ START_TEST(hello_loads_broken_ones_reported)
     const struct plugin_action *a;
 
     ck_assert_ptr_nonnull(cfg);
-    set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
+    set = plugin_load(NULL, 0, &(struct soplugin_env){.cfg = &cfg->plugins}, NULL, &d);
     ck_assert_ptr_nonnull(set);
     ck_assert_msg(has(&d, "nosym.so", "gemini_agent_plugin_create"),
                   "missing factory not reported");
@@ -144,7 +144,7 @@ START_TEST(hello_runs_through_action_run)
     struct diag d = DIAG_INIT;
     struct config *cfg =
         plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){.cfg = &cfg->plugins}, NULL, &d);
     const struct plugin_action *a = plugin_find(set, "hello.greet");
     struct status_error err = {0};
     struct arena ar;
@@ -185,7 +185,7 @@ START_TEST(user_commands_and_enrichment)
     struct diag d = DIAG_INIT;
     struct config *cfg =
         plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){.cfg = &cfg->plugins}, NULL, &d);
     const struct plugin_command *c;
     struct status_error err = {0};
     struct arena ar;
@@ -234,7 +234,7 @@ START_TEST(expose_list_and_failing_initialize)
 {
     struct diag d = DIAG_INIT;
     struct config *cfg = plugins_config("  expose: [other]\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){.cfg = &cfg->plugins}, NULL, &d);
 
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_uint_eq(set->count, 0);
@@ -248,7 +248,7 @@ START_TEST(expose_list_and_failing_initialize)
     cfg = plugins_config("  expose: [hello]\n  config: {hello: {greeting: "
                          "fail}}\n",
                          &d);
-    set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
+    set = plugin_load(NULL, 0, &(struct soplugin_env){.cfg = &cfg->plugins}, NULL, &d);
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_msg(has(&d, "hello.so", "asked me to fail"),
                   "initialize's reason not reported");
@@ -375,8 +375,9 @@ builtin_set(const char *yaml, bool terminal, struct config **cfg,
     diag_release(d);
     *d = (struct diag)DIAG_INIT;
     return plugin_load(NULL, 0,
-                       &(struct soplugin_env){&(*cfg)->plugins, test_builtins,
-                                              terminal, NULL, NULL},
+                       &(struct soplugin_env){.cfg = &(*cfg)->plugins,
+                                              .builtins = test_builtins,
+                                              .terminal = terminal},
                        NULL, d);
 }
 
