@@ -374,7 +374,7 @@ cmp_plugin(const void *a, const void *b)
 /* The *.so files of `dir`, as paths in name order: a heap array of heap
  * strings (count in *n), or NULL for none or after reporting. */
 static char **
-list_so(const char *dir, size_t *n, struct diag *d)
+list_so(const char *dir, bool optional, size_t *n, struct diag *d)
 {
     DIR *dp = opendir(dir);
     struct dirent *de;
@@ -382,6 +382,8 @@ list_so(const char *dir, size_t *n, struct diag *d)
     size_t alloc = 0;
 
     *n = 0;
+    if (dp == NULL && optional && errno == ENOENT)
+        return NULL;
     if (dp == NULL) {
         diag_add(d, dir, 0, "cannot open the plugins folder: %s",
                  strerror(errno));
@@ -437,7 +439,7 @@ soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
     }
     for (size_t i = 0; rc == 0 && i < cfg->ndirs; i++) {
         size_t nfiles;
-        char **files = list_so(cfg->dirs[i], &nfiles, d);
+        char **files = list_so(cfg->dirs[i], cfg->dirs_default, &nfiles, d);
         for (size_t j = 0; j < nfiles; j++) {
             if (rc == 0 && count >= BOUND_PLUGINS) {
                 diag_add(d, files[j], 0,

@@ -402,6 +402,12 @@ START_TEST(builtins_expose_rules)
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_msg(!has(&d, "", "clock") && !has(&d, "", "shell"),
                   "an unmentioned built-in reported");
+    /* no dirs: the system plugin folder, which need not exist */
+    ck_assert(cfg->plugins.dirs_default);
+    ck_assert_uint_eq(cfg->plugins.ndirs, 1);
+    ck_assert_str_eq(cfg->plugins.dirs[0], CONFIG_SYSTEM_PLUGIN_DIR);
+    ck_assert_msg(!has(&d, "", "cannot open the plugins folder"),
+                  "a missing system plugin folder reported");
     builtin_done(set, cfg, &d);
 
     /* ... and does take one that plugins.config configures */
