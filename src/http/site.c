@@ -163,9 +163,13 @@ site_reload(const char *config_path, const struct site *prev,
         s->has_permission = true;
     }
     const struct soplugin_env env = {
-        &s->cfg->plugins, builtin_plugins, false, s->cfg->dir,
-        s->cfg->actions.data_dir, prev ? prev->actions->so : NULL,
-        prev ? prev->actions->nso : 0};
+        .cfg = &s->cfg->plugins,
+        .builtins = builtin_plugins,
+        .config_dir = s->cfg->dir,
+        .data_dir = s->cfg->actions.data_dir,
+        .prev = prev ? prev->actions->so : NULL,
+        .nprev = prev ? prev->actions->nso : 0,
+    };
     s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
                              &env, dispatch_chat_actions, d);
     if (s->actions == NULL)

@@ -91,6 +91,12 @@ role_of(const struct config_plugins *cfg, const char *name, bool builtin)
     return SO_AVAILABLE;
 }
 
+enum so_role
+soplugin_role(const struct config_plugins *cfg, const char *name)
+{
+    return role_of(cfg, name, false);
+}
+
 /* The line of plugins.config.<name> in agent.yaml, or 0. */
 static int
 config_line(const struct config_plugins *cfg, const char *name)
@@ -197,6 +203,7 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
 {
     char err[BOUND_SO_MESSAGE] = "";
     const struct so_plugin *kept;
+    const char *found = NULL; /* a valid plugin: listed as available */
     size_t conf_len;
     bool too_long;
     enum so_role role;
@@ -241,6 +248,7 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
             goto out;
         }
     }
+    found = ops->name;
     role = role_of(cfg, ops->name, dl == NULL);
     if (role == SO_AVAILABLE)
         goto out; /* available, not exposed: nothing of it is kept */
@@ -286,6 +294,8 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
             goto out;
         }
     }
+    if (env->found != NULL)
+        env->found(env->found_ctx, p->name, path, role);
     if (role == SO_ENRICHMENT_ONLY)
         return 1; /* its tools, commands and instructions are not read */
     if (ops->system_instructions != NULL) {
@@ -308,6 +318,8 @@ oom:
     so_release(p);
     return -1;
 out:
+    if (found != NULL && env->found != NULL)
+        env->found(env->found_ctx, found, path, SO_AVAILABLE);
     so_release(p);
     return 0;
 }
@@ -458,23 +470,6 @@ soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
             free(files[j]);
         }
         free(files);
-    }
-    /* Names the expose list gives that nothing loaded: a typo, most
-     * likely, or a plugin reported above. The permission engine is
-     * configured, never loaded (the site reads plugins.config.permission). */
-    for (size_t i = 0; !cfg->expose_all && cfg->expose != NULL &&
-                       cfg->expose[i] != NULL;
-         i++) {
-        size_t k = 0;
-        while (k < count && strcmp(list[k].name, cfg->expose[i]) != 0)
-            k++;
-        if (k == count && strcmp(cfg->expose[i], "permission") != 0)
-            diag_add(d, cfg->file ? cfg->file : "agent.yaml",
-                     cfg->expose_line,
-                     "plugins.expose names '%s', and no plugin of that name "
-                     "was loaded (not built in, not in plugins.dirs, or "
-                     "left out above)",
-                     cfg->expose[i]);
     }
     if (rc != 0) {
         soplugin_free_all(list, count);

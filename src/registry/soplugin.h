@@ -59,7 +59,17 @@ struct soplugin_env {
      * instead of being initialised again (soplugin_adopt) */
     const struct so_plugin *prev;
     size_t nprev;
+    /* told of every valid plugin found, with how it takes part in the
+     * end (SO_AVAILABLE: found, not loaded); NULL: not told */
+    void (*found)(void *ctx, const char *name, const char *path,
+                  enum so_role role);
+    void *found_ctx;
 };
+
+/* How a plugin named `name` that is not built in takes part, by
+ * plugins.expose and plugins.enrichmentOnly (plugin.yaml folders too). */
+enum so_role soplugin_role(const struct config_plugins *cfg,
+                           const char *name);
 
 struct so_plugin {
     char *name;                             /* ops->name, copied */

@@ -196,8 +196,8 @@ EOF
 lines=$(wc -l <"$HLOG")
 
 # Unexposed by a config change and SIGHUP
-sed -i 's/expose: all/expose: []/' "$GA_CONF"
-grep -q 'expose: \[\]' "$GA_CONF" || bail "cannot edit $GA_CONF"
+sed -i 's/expose: all/expose: [shop]/' "$GA_CONF"
+grep -q 'expose: \[shop\]' "$GA_CONF" || bail "cannot edit $GA_CONF"
 kill -HUP "$GA_PID"
 hello_gone() {
     req GET /_jay/actions
@@ -236,7 +236,19 @@ req GET /_jay/actions
 assert_py "unexposed: not listed" <<'EOF'
 status ==> 200
 [a['name'] for a in r['actions'] if a['name'].startswith('hello')] ==> []
+a plugin.yaml plugin is unexposed alike :: [a['name'] for a in r['actions'] if a['name'].startswith('shop')] ==> []
+the chat protocol's own plugin stays :: 'geminiAgent.sendMessage' in [a['name'] for a in r['actions']] ==> True
 EOF
+req POST /_jay/actions/shop.searchProducts '{"query":"mug"}'
+assert_error 404 unknown_action "unexposed: shop's actions cannot be run"
+ga_run check --config "$GA_CONF"
+if grep -qx "plugins exposed: geminiAgent" <<<"$out" &&
+    grep -qE "^plugins available, not exposed: .*hello" <<<"$out" &&
+    grep -qE "^plugins available, not exposed: .*shop" <<<"$out"; then
+    ok "check lists the exposed and the available plugins"
+else
+    not_ok "check lists the exposed and the available plugins" "$(tr '\n' ' ' <<<"$out" | cut -c1-600)"
+fi
 req POST /_jay/actions/hello.greet '{"who":"Ann"}'
 assert_error 404 unknown_action "unexposed: cannot be run"
 mock_reset
