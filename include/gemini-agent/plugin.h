@@ -8,18 +8,24 @@
  *     const struct gemini_agent_plugin *
  *     gemini_agent_plugin_create(unsigned host_abi);
  *
- * and lies in a folder named by agent.yaml:
+ * and lies in a folder named by agent.yaml (or in the system plugin
+ * folder, PREFIX/lib/gemini-agent/plugins, where a package installs it):
  *
  *     plugins:
  *       dirs: [plugins]          # scanned for *.so, in name order
  *       expose: all              # or a list of plugin names
+ *       enrichmentOnly: []       # plugins that only enrich prompts
  *       config:
  *         hello: {greeting: Hi}  # handed to that plugin's initialize()
+ *
+ * The server's built-in plugins (src/plugins/: mcp, web_search, ...) are
+ * this same struct compiled in, so everything below holds for them too.
  *
  * The server loads each `*.so` (dlopen RTLD_NOW | RTLD_LOCAL), calls the
  * factory with GEMINI_AGENT_PLUGIN_ABI and checks the `abi` member of what
  * it returns: a plugin built against another ABI is reported and left
- * out, as is one whose factory is missing or whose initialize() fails;
+ * out, as is one whose factory is missing, whose config does not match
+ * its config_schema(), or whose initialize() fails;
  * the others still load and the server starts. `gemini-agent check` and
  * the serve log name each such file with the reason.
  *
@@ -61,8 +67,11 @@
  *                        Return 0, or non-zero with a reason in
  *                        err[errsize]: the plugin is then left out (and
  *                        shutdown() is not called).
- *   shutdown(self)       called when the plugin is unexposed or the
- *                        server reloads or stops: free the instance.
+ *   shutdown(self)       called when the plugin is unexposed, its config
+ *                        changed (after the new instance started) or the
+ *                        server stops: free the instance. A reload that
+ *                        changes neither the plugin nor its config keeps
+ *                        the instance: neither call happens.
  *   system_instructions()  text for the model about the tools, or NULL.
  *   auto_approved_tools()  JSON array of tool names that need no
  *                        approval even with side effects, or NULL.
@@ -74,6 +83,9 @@
  *   enrich_prompt()      subscribe to every user prompt: return it,
  *                        possibly changed, and metadata (a JSON object),
  *                        or NULL to take no part.
+ *   config_schema()      the JSON Schema of its plugins.config entry.
+ *   flags                GEMINI_AGENT_TERMINAL_ONLY for tools that reach
+ *                        files or a shell.
  * Every member after `abi` and `name` except declarations and execute is
  * optional and may be NULL.
  *
