@@ -76,8 +76,11 @@
  *   auto_approved_tools()  JSON array of tool names that need no
  *                        approval even with side effects, or NULL.
  *   user_commands()      JSON array [{"name", "description",
- *                        "shareWithModel": bool}] of commands the user
- *                        runs directly, without the model, or NULL;
+ *                        "shareWithModel": bool, "sideEffects": bool}]
+ *                        of commands the user runs directly, without
+ *                        the model, or NULL (one with side effects runs
+ *                        over HTTP only as http.directActions lets an
+ *                        action with side effects run);
  *   run_command()        ... and how one runs (argument string in, text
  *                        out). Both NULL when there are none.
  *   enrich_prompt()      subscribe to every user prompt: return it,

@@ -100,7 +100,8 @@ route_run_action(struct exchange *x, struct status_error *err)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     /* side effects: not for anyone who can reach the URL */
     if (act->side_effects &&
-        runapi_direct_allowed(x->site, x->store, x->io, act, in, err) != 0)
+        runapi_direct_allowed(x->site, x->store, x->io, act->name, in,
+                              err) != 0)
         return -1;
     /* a schema violation's path and rule travel in `err` */
     if (action_run(&x->site->cfg->actions, act, in, x->arena, &out, err) != 0)
@@ -144,6 +145,10 @@ route_run_command(struct exchange *x, struct status_error *err)
     if (!json_is_object(in) || (args != NULL && !json_is_string(args)))
         return status_set(err, ST_BAD_REQUEST,
                           "the body must be {\"args\": a string}");
+    /* a command that changes data: as guarded as such an action */
+    if (c->side_effects &&
+        runapi_direct_allowed(x->site, x->store, x->io, c->name, in, err) != 0)
+        return -1;
     if (plugin_run_command(c, x->site->cfg->actions.data_dir,
                            args ? json_string_value(args) : "",
                            args ? json_string_length(args) : 0, x->arena,

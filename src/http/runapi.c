@@ -54,14 +54,14 @@ begin(struct runapi_req *q, char *user, size_t cap, struct store **st,
 
 int
 runapi_direct_allowed(const struct site *site, struct store **slot,
-                      struct httpio *io, const struct plugin_action *act,
+                      struct httpio *io, const char *name,
                       const json_t *args, struct status_error *err)
 {
     const struct config *cfg = site->cfg;
     char user[BOUND_USER_NAME + 1];
     struct store_user u = {0};
     struct store *st;
-    struct policy_call call = {act->name, true, args};
+    struct policy_call call = {name, true, args};
     struct policy_user pu;
     const char *reason;
     enum policy_verdict v;
@@ -71,7 +71,7 @@ runapi_direct_allowed(const struct site *site, struct store **slot,
                           "%s changes data: this site runs it only through "
                           "its assistant, which asks first "
                           "(http.directActions: readOnly)",
-                          act->name);
+                          name);
     if (identify(site, io, slot, user, sizeof(user), &st, err) != 0 ||
         st->ops->user_get(st, user, &u, err) != 0)
         return -1;
@@ -82,7 +82,7 @@ runapi_direct_allowed(const struct site *site, struct store **slot,
     json_decref(u.allow);
     if (v == POLICY_ALLOW)
         return 0;
-    return status_set(err, ST_FORBIDDEN, "%s: %s%s", act->name, reason,
+    return status_set(err, ST_FORBIDDEN, "%s: %s%s", name, reason,
                       v == POLICY_APPROVE ? " (ask through the run API, "
                                             "which waits for it)"
                                           : "");

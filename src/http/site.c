@@ -69,9 +69,10 @@ commands_listing(const struct plugin_set *set, size_t *len)
     for (size_t i = 0; list != NULL && i < set->ncommands; i++) {
         const struct plugin_command *c = &set->commands[i];
         if (json_array_append_new(
-                list, json_pack("{s:s, s:s, s:b}", "name", c->name,
+                list, json_pack("{s:s, s:s, s:b, s:b}", "name", c->name,
                                 "description", c->description,
-                                "shareWithModel", c->share_with_model)) != 0) {
+                                "shareWithModel", c->share_with_model,
+                                "sideEffects", c->side_effects)) != 0) {
             json_decref(list);
             return NULL;
         }

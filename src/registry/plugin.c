@@ -682,13 +682,15 @@ load_so_commands(struct plugin_set *set, const struct so_plugin *p,
         const char *desc =
             json_string_value(json_object_get(c, "description"));
         json_t *share = json_object_get(c, "shareWithModel");
+        json_t *effects = json_object_get(c, "sideEffects");
         struct plugin_command *cmds, *cmd;
         if (!valid_name(name) || desc == NULL ||
-            (share != NULL && !json_is_boolean(share))) {
+            (share != NULL && !json_is_boolean(share)) ||
+            (effects != NULL && !json_is_boolean(effects))) {
             diag_add(d, p->path, 0,
                      "plugin '%s': user command %zu needs a name (an "
-                     "identifier), a description and shareWithModel true or "
-                     "false when given",
+                     "identifier), a description, and shareWithModel and "
+                     "sideEffects true or false when given",
                      p->name, i + 1);
             continue;
         }
@@ -707,6 +709,7 @@ load_so_commands(struct plugin_set *set, const struct so_plugin *p,
         cmd->name = strdup(name);
         cmd->description = strdup(desc);
         cmd->share_with_model = json_is_true(share);
+        cmd->side_effects = json_is_true(effects);
         cmd->so = p;
         if (cmd->name == NULL || cmd->description == NULL) {
             free(cmd->name);

@@ -88,6 +88,9 @@ struct plugin_command {
     char *description;
     /* its output goes into the history the model sees next */
     bool share_with_model;
+    /* it changes data: POST /_jay/commands runs it only as
+     * http.directActions lets side-effecting actions run */
+    bool side_effects;
     const struct so_plugin *so;
 };
 

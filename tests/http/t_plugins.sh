@@ -19,7 +19,8 @@
 #  - its prompt enrichment: a message with @hello reaches the model (and
 #    the history) as hello rewrote it;
 #  - its user command is listed by GET /_jay/commands and runs over
-#    POST /_jay/commands/greeting without the model;
+#    POST /_jay/commands/greeting without the model; its command with side
+#    effects (forget) only as http.directActions lets such actions run;
 #  - a tool that declares sideEffects waits for the visitor's approval in
 #    the chat, as any action with side effects does;
 #  - unexposed by a config change + SIGHUP: gone from the listing, the
@@ -75,7 +76,7 @@ if [ "$rc" -ne 0 ] && grep -qF "$PLUG/nosym.so: plugin left out" <<<"$err$out" &
 else
     not_ok "check names both broken plugins and fails" "rc=$rc: $(tr '\n' ' ' <<<"$err$out" | cut -c1-600)"
 fi
-if grep -qF "plugin hello ($PLUG/hello.so): 2 tools, 1 user commands, system instructions" <<<"$out"; then
+if grep -qF "plugin hello ($PLUG/hello.so): 2 tools, 2 user commands, system instructions" <<<"$out"; then
     ok "check says what hello brought"
 else
     not_ok "check says what hello brought" "$(tr '\n' ' ' <<<"$out" | cut -c1-600)"
@@ -126,8 +127,10 @@ mock_reset
 req GET /_jay/commands
 assert_py "GET /_jay/commands lists hello's command" <<'EOF'
 status ==> 200
-r ==> {'commands': [{'name': 'greeting', 'description': 'Say the configured greeting', 'shareWithModel': True}]}
+r ==> {'commands': [{'name': 'forget', 'description': 'Forget what hello knows (a side effect)', 'shareWithModel': False, 'sideEffects': True}, {'name': 'greeting', 'description': 'Say the configured greeting', 'shareWithModel': True, 'sideEffects': False}]}
 EOF
+req POST /_jay/commands/forget '{}'
+assert_error 403 forbidden "a command with side effects is not for anyone who can reach the URL"
 req POST /_jay/commands/greeting '{"args":"at noon"}'
 assert_py "POST /_jay/commands/greeting runs it" <<'EOF'
 status ==> 200

@@ -194,10 +194,13 @@ START_TEST(user_commands_and_enrichment)
     json_t *meta = NULL;
 
     arena_init(&ar);
-    ck_assert_uint_eq(set->ncommands, 1);
+    ck_assert_uint_eq(set->ncommands, 2);
+    c = plugin_find_command(set, "forget");
+    ck_assert_ptr_nonnull(c);
+    ck_assert(c->side_effects && !c->share_with_model);
     c = plugin_find_command(set, "greeting");
     ck_assert_ptr_nonnull(c);
-    ck_assert(c->share_with_model);
+    ck_assert(c->share_with_model && !c->side_effects);
     ck_assert_str_eq(c->description, "Say the configured greeting");
     ck_assert_ptr_null(plugin_find_command(set, "nope"));
     ck_assert_int_eq(plugin_run_command(c, cfg->actions.data_dir, "x", 1, &ar,

@@ -7,7 +7,8 @@
  * `greeting` from plugins.config.hello (default "Hello"); wave {} says it
  * has side effects (so the chat asks the visitor first) and answers
  * {"waved": true}. A user command, greeting [ARG], says the configured
- * greeting (shared with the model); and it subscribes to prompts: one that
+ * greeting (shared with the model); another, forget, says it has side
+ * effects (so only a user the policy lets act may run it over HTTP); and it subscribes to prompts: one that
  * says "@hello" gets " [hello was here]" appended, with metadata
  * {"mentions": 1}. Each initialize() and shutdown() appends a line,
  * "init <greeting>" or "shutdown <greeting>", to <dataDir>/hello.log.
@@ -175,7 +176,10 @@ hello_user_commands(void *self)
     (void)self;
     return "[{\"name\":\"greeting\","
            "\"description\":\"Say the configured greeting\","
-           "\"shareWithModel\":true}]";
+           "\"shareWithModel\":true},"
+           "{\"name\":\"forget\","
+           "\"description\":\"Forget what hello knows (a side effect)\","
+           "\"sideEffects\":true}]";
 }
 
 static int
@@ -187,6 +191,8 @@ hello_run_command(void *self, const struct gemini_agent_ctx *ctx,
     char text[256];
     int n;
 
+    if (strcmp(command, "forget") == 0)
+        return gemini_agent_reply(ctx, out, "forgotten", 9);
     if (strcmp(command, "greeting") != 0)
         return GEMINI_AGENT_BAD_INPUT;
     n = snprintf(text, sizeof(text), "%s (%.*s)", h->greeting,
