@@ -47,12 +47,25 @@ load_yaml(const char *yaml, struct diag *d)
     return config_load(path, d);
 }
 
+/* What the registry is given: hello keeps its hello.log in dataDir,
+ * the test's own folder (cleanup() removes it). */
+static const struct soplugin_env *
+so_env(const struct config *cfg)
+{
+    static struct soplugin_env env;
+
+    env = (struct soplugin_env){.cfg = &cfg->plugins, .data_dir = tmpdir};
+    return &env;
+}
+
 static void
 cleanup(void)
 {
     char path[256];
 
     snprintf(path, sizeof(path), "%s/agent.yaml", tmpdir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/hello.log", tmpdir);
     unlink(path);
     rmdir(tmpdir);
     strcpy(tmpdir, "/tmp/ga-soplugin.XXXXXX");
@@ -105,7 +118,7 @@ START_TEST(hello_loads_broken_ones_reported)
     const struct plugin_action *a;
 
     ck_assert_ptr_nonnull(cfg);
-    set = plugin_load(NULL, 0, &(struct soplugin_env){.cfg = &cfg->plugins}, NULL, &d);
+    set = plugin_load(NULL, 0, so_env(cfg), NULL, &d);
     ck_assert_ptr_nonnull(set);
     ck_assert_msg(has(&d, "nosym.so", "gemini_agent_plugin_create"),
                   "missing factory not reported");
@@ -144,7 +157,7 @@ START_TEST(hello_runs_through_action_run)
     struct diag d = DIAG_INIT;
     struct config *cfg =
         plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){.cfg = &cfg->plugins}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, so_env(cfg), NULL, &d);
     const struct plugin_action *a = plugin_find(set, "hello.greet");
     struct status_error err = {0};
     struct arena ar;
@@ -185,7 +198,7 @@ START_TEST(user_commands_and_enrichment)
     struct diag d = DIAG_INIT;
     struct config *cfg =
         plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){.cfg = &cfg->plugins}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, so_env(cfg), NULL, &d);
     const struct plugin_command *c;
     struct status_error err = {0};
     struct arena ar;
@@ -237,7 +250,7 @@ START_TEST(expose_list_and_failing_initialize)
 {
     struct diag d = DIAG_INIT;
     struct config *cfg = plugins_config("  expose: [other]\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){.cfg = &cfg->plugins}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, so_env(cfg), NULL, &d);
 
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_uint_eq(set->count, 0);
@@ -251,7 +264,7 @@ START_TEST(expose_list_and_failing_initialize)
     cfg = plugins_config("  expose: [hello]\n  config: {hello: {greeting: "
                          "fail}}\n",
                          &d);
-    set = plugin_load(NULL, 0, &(struct soplugin_env){.cfg = &cfg->plugins}, NULL, &d);
+    set = plugin_load(NULL, 0, so_env(cfg), NULL, &d);
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_msg(has(&d, "hello.so", "asked me to fail"),
                   "initialize's reason not reported");
