@@ -9,8 +9,8 @@
  * transfer ends as soon as our answer is in, so a server that keeps the
  * stream open costs nothing. The `Mcp-Session-Id` the server gives in its
  * initialize answer goes back on every later request (and a DELETE ends
- * the session on close); a 404 on a session means it expired, which the
- * caller treats as a dead server: reconnect, retry once.
+ * the session on close); a 404 (or 400) on a session means it expired,
+ * which the caller treats as a dead server: reconnect, retry once.
  *
  * Bounds: the whole exchange takes at most cfg->timeout_ms (connecting
  * included), the body or stream at most MCP_MESSAGE_BYTES; only http and
@@ -256,8 +256,12 @@ mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
                     errbuf[0] ? errbuf : curl_easy_strerror(rc));
         goto out;
     }
-    if (status == 404 && c->session != NULL) {
-        mcp_err_set(e, MCP_DEAD, "server '%s' ended the session", c->cfg->name);
+    /* 404 is the spec's "session expired"; some servers (the SDK's
+     * examples among them) say 400 to a session they do not know, as
+     * after a restart. With a fresh session neither comes back. */
+    if ((status == 404 || status == 400) && c->session != NULL) {
+        mcp_err_set(e, MCP_DEAD, "server '%s' ended the session (HTTP %ld)",
+                    c->cfg->name, status);
         goto out;
     }
     if (status < 200 || status > 299) {
