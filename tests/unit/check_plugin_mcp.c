@@ -391,6 +391,70 @@ START_TEST(children_inherit_no_descriptor)
 }
 END_TEST
 
+/* The corners server-everything does not show, with tests/unit/data/
+ * mcp_fake.py: stray output, a ping from the server, another protocol
+ * version, two pages of tools, a schema the subset refuses, mixed
+ * content, a timeout. */
+START_TEST(fake_server_corners)
+{
+    const struct gemini_agent_plugin *p = builtin_mcp(GEMINI_AGENT_PLUGIN_ABI);
+    char err[300], text[4096], fake[PATH_MAX], conf[PATH_MAX + 128];
+    void *self;
+    json_t *decls, *d, *loose = NULL, *dotted = NULL, *a;
+    size_t i;
+
+    ck_assert_ptr_nonnull(realpath("data/mcp_fake.py", fake));
+    snprintf(conf, sizeof(conf),
+             "{\"mcpServers\": {\"fake\": {\"command\": \"%s\"}}}", fake);
+    write_file(".mcp.json", conf);
+    ck_assert_msg(init_with("{\"timeoutMs\": 2000}", &self, err,
+                            sizeof(err)) == 0, "%s", err);
+    decls = json_loads(p->declarations(self), 0, NULL);
+    json_array_foreach(decls, i, d) {
+        const char *name = json_string_value(json_object_get(d, "name"));
+        if (strcmp(name, "fake_loose") == 0)
+            loose = d;
+        if (strcmp(name, "fake_dotted_name") == 0)
+            dotted = d;
+    }
+    /* both pages */
+    ck_assert_uint_eq(json_array_size(decls), 4);
+    ck_assert_ptr_nonnull(dotted);
+    ck_assert(json_is_false(json_object_get(dotted, "sideEffects")));
+    /* a schema the subset refuses: any object, and the description says so */
+    ck_assert_ptr_nonnull(loose);
+    ck_assert_uint_eq(json_object_size(json_object_get(loose, "parameters")),
+                      1);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(loose, "parameters"), "type")),
+                     "object");
+    ck_assert_str_eq(json_string_value(json_object_get(loose, "description")),
+                     "Tool 'loose' of the MCP server 'fake' (arguments "
+                     "checked by the MCP server)");
+    ck_assert(json_is_true(json_object_get(loose, "sideEffects")));
+    json_decref(decls);
+    /* the server's own name of a tool goes back to it */
+    ck_assert_int_eq(run(self, "fake_dotted_name", "{}", &a, text,
+                         sizeof(text)), GEMINI_AGENT_OK);
+    ck_assert_str_eq(json_string_value(json_object_get(a, "content")),
+                     "dotted.name");
+    json_decref(a);
+    ck_assert_int_eq(run(self, "fake_mixed", "{}", &a, text, sizeof(text)),
+                     GEMINI_AGENT_OK);
+    ck_assert_str_eq(json_string_value(json_object_get(a, "content")),
+                     "mixed\n[image image/png]\n[resource file:///x]");
+    json_decref(a);
+    /* no answer in time: the tool's error, and the next call works */
+    ck_assert_int_eq(run(self, "fake_slow", "{}", &a, text, sizeof(text)),
+                     GEMINI_AGENT_FAILED);
+    ck_assert_str_eq(text, "server 'fake' did not answer in time");
+    ck_assert_int_eq(run(self, "fake_mixed", "{}", &a, text, sizeof(text)),
+                     GEMINI_AGENT_OK);
+    json_decref(a);
+    p->shutdown(self);
+}
+END_TEST
+
 /* initialize() refuses `config` with a reason containing `want`. */
 static void
 refused(const char *config, const char *want)
@@ -464,6 +528,7 @@ plugin_mcp_suite(void)
     tcase_add_test(tc, reconnects_after_the_server_died);
     tcase_add_test(tc, children_inherit_no_descriptor);
     tcase_add_test(tc, bad_configurations);
+    tcase_add_test(tc, fake_server_corners);
     suite_add_tcase(s, tc);
     return s;
 }
