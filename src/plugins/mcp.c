@@ -264,6 +264,7 @@ struct mcp {
     struct mcp_tool *tools;
     size_t ntools;
     char *declarations; /* the JSON array declarations() returns */
+    size_t decl_bytes;  /* ... its length so far, while it is built */
 };
 
 static void
@@ -708,10 +709,26 @@ add_tools(struct mcp *m, size_t si, const json_t *list, json_t *decls,
                       text, "parameters", params, "sideEffects",
                       !json_is_true(ro));
         free(text);
-        grown = realloc(m->tools, (m->ntools + 1) * sizeof(*m->tools));
-        if (d == NULL || grown == NULL || json_array_append_new(decls, d) != 0)
+        if (d == NULL)
             goto oom;
+        /* the host takes at most BOUND_SO_TEXT_BYTES of declarations */
+        n = json_dumpb(d, NULL, 0, APP_JSON_FLAGS) + 1;
+        if (m->decl_bytes + n + 2 > BOUND_SO_TEXT_BYTES) {
+            log_warn("mcp: server '%s': tool '%s' left out: the tools' "
+                     "declarations would pass %u bytes",
+                     cfg->name, name, BOUND_SO_TEXT_BYTES);
+            json_decref(d);
+            continue;
+        }
+        m->decl_bytes += n;
+        grown = realloc(m->tools, (m->ntools + 1) * sizeof(*m->tools));
+        if (grown == NULL) {
+            json_decref(d);
+            goto oom;
+        }
         m->tools = grown;
+        if (json_array_append_new(decls, d) != 0)
+            goto oom;
         m->tools[m->ntools].server = si;
         m->tools[m->ntools].declared = strdup(declared);
         m->tools[m->ntools].name = strdup(name);
