@@ -291,6 +291,39 @@
  * it stays below STATUS_TEXT_MAX so the cut is this visible one. */
 #define SCHEMA_MESSAGE_MAX        256
 
+/* --- the mcp plugin (src/plugins/mcp*.c): MCP servers as tools -------- */
+
+/* .mcp.json: a few servers of a few lines each. */
+#define MCP_CONFIG_BYTES        (256u * 1024)
+#define MCP_MAX_SERVERS         16
+/* Arguments and environment entries of one stdio server's command. */
+#define MCP_MAX_ARGS            64
+#define MCP_MAX_ENV             64
+/* Extra HTTP headers of one Streamable HTTP server. */
+#define MCP_MAX_HEADERS         32
+/* One JSON-RPC message (a stdio line, an HTTP body or SSE stream): a
+ * tools/list page of a large server is tens of KB; results are cut far
+ * below by MCP_RESULT_BYTES, so more is a runaway server. */
+#define MCP_MESSAGE_BYTES       (4u * 1024 * 1024)
+/* Non-answers (notifications, logs, requests to us) skipped while one
+ * call waits for its answer; more is a server talking to itself. */
+#define MCP_MAX_SKIPPED         1000
+/* tools/list pages followed through nextCursor. */
+#define MCP_MAX_LIST_PAGES      32
+/* A tool's description as declared to the model, cut there. */
+#define MCP_DESCRIPTION_BYTES   2048
+/* The text of one tools/call result handed to the model, cut there:
+ * under BOUND_ACTION_OUTPUT_BYTES even when every byte is escaped. */
+#define MCP_RESULT_BYTES        (128u * 1024)
+/* Each exchange with a server (start and handshake, or one call) ends by
+ * then; plugins.config.mcp.timeoutMs may lower or raise it up to the
+ * bound. The default stays under DEFAULT_ACTION_TIMEOUT_MS, so a slow
+ * server is a tool error before the action watchdog ends the worker. */
+#define MCP_TIMEOUT_MS          8000
+#define BOUND_MCP_TIMEOUT_MS    BOUND_ACTION_TIMEOUT_MS
+/* How long a stopping stdio server has after SIGTERM before SIGKILL. */
+#define MCP_STOP_GRACE_MS       1000
+
 /* --- the permission policy (registry/permission.h) --------------------- */
 
 /* A glob in a permission entry (`pattern`, `signature`). fnmatch(3)
@@ -438,6 +471,12 @@
 #endif
 #if BOUND_PERMISSION_PATTERN > BOUND_PERMISSION_SUBJECT
 #error "a permission glob may not be longer than what it is matched against"
+#endif
+#if MCP_TIMEOUT_MS > DEFAULT_ACTION_TIMEOUT_MS
+#error "MCP_TIMEOUT_MS must stay under the default action watchdog"
+#endif
+#if MCP_RESULT_BYTES * 6 + 4096 > BOUND_ACTION_OUTPUT_BYTES
+#error "an MCP result, escaped (\\u00XX: 6 bytes a byte), may outgrow the action output bound"
 #endif
 #if BOUND_SCHEMA_DEPTH > BOUND_JSON_DEPTH
 #error "a schema may not nest deeper than the JSON that carries it"
