@@ -883,9 +883,14 @@ token_request(struct cred *c, const char *src, const char *url,
                 oauth_code(s, code, sizeof(code));
             }
         }
+        /* 400 invalid_grant, 401 invalid_client: the credential; 429
+         * and 5xx: try later; anything else: not a token endpoint */
         status_set(err,
-                   status == 429 || status >= 500 ? ST_UPSTREAM_DOWN
-                                                  : ST_UPSTREAM_AUTH,
+                   status == 400 || status == 401 || status == 403
+                       ? ST_UPSTREAM_AUTH
+                   : status == 408 || status == 429 || status >= 500
+                       ? ST_UPSTREAM_DOWN
+                       : ST_UPSTREAM_BAD,
                    "%s: the token endpoint answered %ld%s%s%s", src, status,
                    code[0] ? " (" : "", code, code[0] ? ")" : "");
         goto out;
