@@ -212,6 +212,13 @@
 #define CRED_GCLOUD_CACHE_S    300
 /* expires_in above this is taken as this (Google's tokens live 1 h). */
 #define CRED_EXPIRES_MAX_S     86400
+/* An OAuth `error` code quoted in an error ("invalid_grant"); a longer
+ * or stranger one is not quoted. */
+#define CRED_OAUTH_CODE_MAX    40
+/* Nesting in an ADC file or a token answer (both are flat objects). */
+#define CRED_JSON_DEPTH        16
+/* A Vertex AI project, location or model id in a URL path. */
+#define VERTEX_SEGMENT_MAX     128
 
 /* --- workers ----------------------------------------------------------- */
 

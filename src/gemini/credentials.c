@@ -53,8 +53,6 @@ extern char **environ;
 #define CRED_JWT_GRANT   "urn:ietf:params:oauth:grant-type:jwt-bearer"
 #define CRED_ADC_NAME    "application_default_credentials.json"
 #define CRED_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
-/* The longest OAuth `error` code we quote ("invalid_grant" and the like). */
-#define CRED_CODE_MAX    40
 
 /* --- small helpers ------------------------------------------------------ */
 
@@ -106,7 +104,7 @@ token_usable(const char *t, size_t n)
 }
 
 /* An OAuth `error` code fit to quote: [A-Za-z0-9_.-], at most
- * CRED_CODE_MAX bytes; anything else gives "" (never a piece of the
+ * CRED_OAUTH_CODE_MAX bytes; anything else gives "" (never a piece of the
  * answer that might echo a secret). */
 static void
 oauth_code(const char *s, char *dst, size_t size)
@@ -114,7 +112,7 @@ oauth_code(const char *s, char *dst, size_t size)
     size_t n = s != NULL ? strlen(s) : 0;
 
     dst[0] = '\0';
-    if (n == 0 || n > CRED_CODE_MAX || n >= size)
+    if (n == 0 || n > CRED_OAUTH_CODE_MAX || n >= size)
         return;
     for (size_t i = 0; i < n; i++) {
         char ch = s[i];
@@ -250,7 +248,7 @@ adc_parse(struct cred *c, const char *buf, size_t len, const char *what,
     int rc = -1;
 
     arena_init(&j.a);
-    if (jscan_parse(buf, len, 0, 16, &j.a, &j.d, &jerr) != 0) {
+    if (jscan_parse(buf, len, 0, CRED_JSON_DEPTH, &j.a, &j.d, &jerr) != 0) {
         if (jerr.code == ST_NO_MEMORY)
             status_set(err, ST_NO_MEMORY, "out of memory");
         else /* jscan's text may quote the file: say only where */
@@ -290,7 +288,7 @@ adc_parse(struct cred *c, const char *buf, size_t len, const char *what,
                   : c->secret == NULL        ? "refresh_token"
                                              : NULL;
     } else {
-        char code[CRED_CODE_MAX + 1];
+        char code[CRED_OAUTH_CODE_MAX + 1];
         oauth_code(type, code, sizeof(code));
         if (oom)
             status_set(err, ST_NO_MEMORY, "out of memory");
@@ -807,7 +805,7 @@ token_request(struct cred *c, const char *src, const char *url,
     CURLcode res;
     long status = 0, timeout = c->timeout_ms > 0 ? c->timeout_ms
                                                  : CRED_TIMEOUT_MS;
-    char code[CRED_CODE_MAX + 1] = "";
+    char code[CRED_OAUTH_CODE_MAX + 1] = "";
     size_t i, tl = 0;
     long long expires_in = 3600;
     const char *tok;
@@ -863,7 +861,8 @@ token_request(struct cred *c, const char *src, const char *url,
     }
     curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &status);
     body.buf[body.len] = '\0';
-    parsed = jscan_parse(body.buf, body.len, 0, 16, &a, &d, &jerr) == 0 &&
+    parsed = jscan_parse(body.buf, body.len, 0, CRED_JSON_DEPTH, &a, &d,
+                         &jerr) == 0 &&
              jscan_type(&d, 0) == JSCAN_OBJECT;
     if (!parsed) {
         if (status >= 200 && status < 300) {

@@ -26,6 +26,9 @@
  * `error` code only. Every buffer that held a secret is wiped before it
  * is freed.
  *
+ * Not thread-safe: a struct cred serves one thread (the terminal client
+ * has one), or its user holds a lock around cred_token().
+ *
  * Not here: the HTTP call to Gemini or Vertex (gemini.h, with
  * GEMINI_AUTH_BEARER for a token), nor Vertex's URLs (vertex.h).
  *

@@ -6,6 +6,7 @@
 #include "core/common.h"
 #include "gemini/vertex.h"
 #include "core/arena.h"
+#include "core/bounds.h"
 #include "core/status.h"
 
 #include <string.h>
@@ -15,7 +16,7 @@ static bool
 segment_ok(const char *s)
 {
     if (s == NULL || s[0] == '\0' || strcmp(s, ".") == 0 ||
-        strcmp(s, "..") == 0 || strlen(s) > 128)
+        strcmp(s, "..") == 0 || strlen(s) > VERTEX_SEGMENT_MAX)
         return false;
     for (; *s != '\0'; s++)
         if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
