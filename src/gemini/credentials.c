@@ -228,8 +228,9 @@ jdoc_take(struct jdoc *j, const char *key, bool *oom)
         *oom = true;
         return NULL;
     }
-    copy = n > 0 && memchr(s, '\0', n) == NULL ? strndup(s, n) : NULL;
-    if (n > 0 && memchr(s, '\0', n) == NULL && copy == NULL)
+    /* jscan refuses \u0000, so the copy is the whole string */
+    copy = n > 0 ? strndup(s, n) : NULL;
+    if (n > 0 && copy == NULL)
         *oom = true;
     OPENSSL_cleanse(UNCONST(s), n);
     return copy;
