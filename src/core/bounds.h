@@ -188,6 +188,38 @@
 /* Largest Gemini response body we keep; more is cut off (bad response). */
 #define BOUND_UPSTREAM_BYTES   (16u * 1024 * 1024)
 
+/* --- Google credentials (gemini/credentials.h) ------------------------- */
+
+/* An ADC file (service-account key or authorized_user) is a few KB. */
+#define CRED_FILE_MAX          (64u * 1024)
+/* The token endpoint's answer: a token and a few fields. */
+#define CRED_RESPONSE_MAX      (64u * 1024)
+/* A token request, connect included; a token endpoint answers in ms. */
+#define CRED_TIMEOUT_MS        15000
+#define CRED_CONNECT_MS        5000
+/* `gcloud auth print-access-token` may refresh its own token first (a
+ * network round trip behind a Python start-up): give it longer. */
+#define CRED_GCLOUD_TIMEOUT_MS 30000
+/* What gcloud may print on stdout; a token is about 200 bytes. */
+#define CRED_GCLOUD_OUTPUT_MAX (16u * 1024)
+/* Longest access token we accept (Google documents up to 2048 bytes). */
+#define CRED_TOKEN_MAX         4096
+/* A token this close to its expiry is refreshed before use. */
+#define CRED_REFRESH_MARGIN_S  60
+/* A service account's assertion lives this long (Google's maximum). */
+#define CRED_JWT_LIFETIME_S    3600
+/* gcloud does not say when its token expires: ask it again after this. */
+#define CRED_GCLOUD_CACHE_S    300
+/* expires_in above this is taken as this (Google's tokens live 1 h). */
+#define CRED_EXPIRES_MAX_S     86400
+/* An OAuth `error` code quoted in an error ("invalid_grant"); a longer
+ * or stranger one is not quoted. */
+#define CRED_OAUTH_CODE_MAX    40
+/* Nesting in an ADC file or a token answer (both are flat objects). */
+#define CRED_JSON_DEPTH        16
+/* A Vertex AI project, location or model id in a URL path. */
+#define VERTEX_SEGMENT_MAX     128
+
 /* --- workers ----------------------------------------------------------- */
 
 #define BOUND_WORKERS             64
