@@ -825,8 +825,15 @@ carry_out(struct run *r, struct run_act *ra, bool approve,
         set_status(r, STORE_RUN_EXECUTING, err) != 0)
         return -1;
     /* action_run() validates the arguments again before the handler */
-    if (action_run(&r->cfg->actions, ra->act, ra->args, r->env->a, &out,
-                   &failed) != 0) {
+    int rc = action_run(&r->cfg->actions, ra->act, ra->args, r->env->a, &out,
+                        &failed);
+    if (rc == ACTION_ASKS_USER) {
+        /* a question belongs before an approval, not after it */
+        out = NULL;
+        resp = error_response(r->env->a,
+                              "the action asked the user a question after "
+                              "its approval, which cannot be answered");
+    } else if (rc != 0) {
         if (failed.code == ST_NO_MEMORY)
             return oom(err);
         resp = error_response(r->env->a, failed.text);

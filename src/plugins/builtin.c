@@ -9,7 +9,9 @@
  */
 #include "core/common.h"
 #include "plugins/builtin.h"
+#include "plugins/clarification.h"
 
 const gemini_agent_plugin_factory builtin_plugins[] = {
+    builtin_clarification,
     NULL,
 };
