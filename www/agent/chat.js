@@ -1163,11 +1163,16 @@ export function mountChat(container, options = {}) {
     return drive('geminiAgent.submitToolResults', payload);
   }
 
-  /** The focus to the card's first control, unless the visitor types elsewhere. */
+  /**
+   * The focus to the card's first control: from the input the message was
+   * sent from too (the answer is what comes next), but not while the
+   * visitor types a new message there or works on the page.
+   */
   function focusQuestion() {
     if (!question || (launcherMode && !s.isOpen)) return;
     const active = doc.activeElement;
-    if (active === inputEl() || (active && active !== doc.body && !frame.contains(active))) return;
+    if (active === inputEl() && String(active.value ?? '').trim()) return;
+    if (active && active !== doc.body && !frame.contains(active)) return;
     firstControl(question.form)?.focus();
   }
 
