@@ -275,6 +275,7 @@ static const struct route routes[] = {
     {"/api/agent/runs/", "GET", false, NULL, runapi_get_run},
     {"/api/agent/approvals", "GET", false, NULL, runapi_approvals},
     {"/api/agent/approvals/", "POST", true, NULL, runapi_decide},
+    {"/api/agent/answers/", "POST", true, NULL, runapi_answer},
 };
 
 /* A run API route, with what it needs of the exchange. */
