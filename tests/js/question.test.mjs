@@ -180,3 +180,19 @@ test('an unusable question is an error, not a card', async (t) => {
   assert.equal(root.querySelector('form.gemini-chat__question'), null);
   assert.match(chat.state.error, /cannot use/);
 });
+
+test('the card does not take the focus from a new message being typed', async (t) => {
+  let input = null;
+  const fetch = scriptedFetch([
+    () => {
+      input.focus();
+      input.value = 'and also a hat';
+      return asked();
+    },
+  ]);
+  const { chat, root, document } = mount(t, fetch);
+  input = root.querySelector('[data-ref="messageInput"]');
+  await chat.send('a shirt please');
+  assert.ok(root.querySelector('form.gemini-chat__question'), 'the card is shown');
+  assert.equal(document.activeElement, input, 'the focus stays where the visitor types');
+});
