@@ -399,8 +399,9 @@ decide_waiting(struct chat *c, const json_t *call, const char *id,
     return 0;
 }
 
-/* --- questions: a tool that asks the visitor (registry/question.h) ------
+/* --- questions: a tool that asks the visitor (registry/question.h) ---- */
 
+/*
  * The loop ran the call and its tool asked (loop_result.asks): the call
  * stays unanswered in the history, like one waiting for approval, and
  * the answer says "question". A call is known as one again by what it is:
@@ -408,7 +409,8 @@ decide_waiting(struct chat *c, const json_t *call, const char *id,
  * loop answers every other call it runs. Its questions are asked again of
  * the tool (question tools keep no state: clarification's are the
  * model's arguments, normalised) and the visitor's answers are checked
- * against those, never against anything the browser sends. */
+ * against those, never against anything the browser sends.
+ */
 
 /* The words the model reads for a question the visitor left. */
 #define NOT_ANSWERED                                                           \
