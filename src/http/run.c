@@ -919,11 +919,12 @@ carry_out(struct run *r, struct run_act *ra, bool approve,
  * The run r->id as it waits, for going on with it: its prompt, its
  * conversation, its actions (r->acts; an action whose tool asked keeps
  * its question, not an output) and the turn of the last one. The action
- * `want` (NULL: none) is *found. A run of another user is ST_NOT_FOUND.
+ * `want` (NULL: none) is *found. A run of another user is ST_NOT_FOUND;
+ * with `must_wait`, one that does not wait for its user is ST_CONFLICT.
  */
 static int
 load_waiting(struct run *r, const char *want, struct run_act **found,
-             long *last_turn, struct status_error *err)
+             long *last_turn, bool must_wait, struct status_error *err)
 {
     const struct run_env *env = r->env;
     char *contents = NULL, owner[BOUND_STORE_USER_ID + 1];
@@ -944,6 +945,14 @@ load_waiting(struct run *r, const char *want, struct run_act **found,
         goto out;
     arena_take_json(env->a, info);
     arena_take_json(env->a, actions);
+    const char *now = json_string_value(json_object_get(info, "status"));
+    if (must_wait &&
+        (now == NULL ||
+         strcmp(now, store_run_status_name(STORE_RUN_AWAITING)) != 0)) {
+        status_set(err, ST_CONFLICT, "run %s is %s: it waits for no answer",
+                   r->id, now ? now : "gone");
+        goto out;
+    }
     r->prompt = json_string_value(json_object_get(info, "prompt"));
     r->contents = arena_take_json(env->a,
                                   json_loads(contents ? contents : "", 0,
@@ -1085,7 +1094,7 @@ run_decide(const struct run_env *env, const char *id, const char *decision,
         return -1;
     memcpy(r.id, d.run, sizeof(r.id));
     r.status = STORE_RUN_AWAITING;
-    if (load_waiting(&r, d.action, &ra, &last_turn, err) != 0)
+    if (load_waiting(&r, d.action, &ra, &last_turn, false, err) != 0)
         return fail(&r, err);
     if (ra == NULL || ra->act == NULL) {
         status_set(err, ST_STORE, "the action of approval %s is gone", id);
@@ -1129,7 +1138,7 @@ run_answer(const struct run_env *env, const char *run_id,
     snprintf(r.id, sizeof(r.id), "%s", run_id);
     r.status = STORE_RUN_AWAITING;
     /* the user's own run only (another's is not found), as it waits */
-    if (load_waiting(&r, NULL, NULL, &last_turn, err) != 0)
+    if (load_waiting(&r, NULL, NULL, &last_turn, true, err) != 0)
         return -1;
     for (size_t i = 0; i < r.nacts && ra == NULL; i++)
         if (r.acts[i].question != NULL && r.acts[i].act != NULL)
