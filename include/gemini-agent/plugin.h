@@ -99,7 +99,8 @@
  * which copies). That memory belongs to the host: it lives as long as
  * the request and is freed with it - never free it, never keep it. On
  * success (GEMINI_AGENT_OK) execute's text is the result, a JSON object;
- * on an error code it is a message for the visitor (no paths, no
+ * with GEMINI_AGENT_ASK_USER it is a question for the user (see the
+ * enum); on an error code it is a message for the visitor (no paths, no
  * internals). Strings the plugin returns from declarations(),
  * system_instructions(), auto_approved_tools() and user_commands() stay
  * the plugin's: they must stay valid and unchanged until shutdown(); the
@@ -171,6 +172,19 @@ enum gemini_agent_rc {
     GEMINI_AGENT_BAD_INPUT = 1,
     /* the plugin's own failure: out holds the message, or is empty */
     GEMINI_AGENT_FAILED = 2,
+    /* execute() only: the call needs the user's answer before it has a
+     * result. `out` holds the question, a JSON object
+     *     {"questions": [{"id", "text", "kind": "single" | "multiple" |
+     *                     "text", "options"?: [string], "required"?: bool,
+     *                     "default"?: string | [string]}, ...]}
+     * (the host checks it: an invalid one is the plugin's failure). The
+     * host runs nothing more of that call: the widget or the run API asks
+     * the user, checks the answer against the questions, and the answer,
+     * {"answers": {"<id>": value, ...}}, becomes the call's result - the
+     * functionResponse the model reads. A user who moves on instead
+     * leaves the call answered with an error ("not answered").
+     * docs/plugins/clarification.md describes the channel. */
+    GEMINI_AGENT_ASK_USER = 3,
 };
 
 /* The host's side of one call. */

@@ -355,6 +355,15 @@
 #define BOUND_MCP_TIMEOUT_MS    BOUND_ACTION_TIMEOUT_MS
 /* How long a stopping stdio server has after SIGTERM before SIGKILL. */
 #define MCP_STOP_GRACE_MS       1000
+/* --- questions for the user (registry/question.h; plugin `clarification`)
+ * A tool that asks (GEMINI_AGENT_ASK_USER) asks a few short questions; the
+ * widget shows them all on one card, so these keep it readable. */
+#define BOUND_QUESTIONS           8    /* questions in one call */
+#define BOUND_QUESTION_OPTIONS    12   /* choices of one question */
+#define BOUND_QUESTION_ID         64   /* bytes of a question's id */
+#define BOUND_QUESTION_TEXT       500  /* bytes of a question's text */
+#define BOUND_QUESTION_OPTION     200  /* bytes of one choice */
+#define BOUND_ANSWER_TEXT         2000 /* bytes of a free-text answer */
 
 /* --- the permission policy (registry/permission.h) --------------------- */
 

@@ -89,6 +89,7 @@ route_run_action(struct exchange *x, struct status_error *err)
 {
     const struct plugin_action *act = plugin_find(x->site->actions, x->arg);
     json_t *in, *out;
+    int rc;
 
     if (act == NULL)
         return status_set(err, ST_UNKNOWN_ACTION,
@@ -104,7 +105,13 @@ route_run_action(struct exchange *x, struct status_error *err)
                               err) != 0)
         return -1;
     /* a schema violation's path and rule travel in `err` */
-    if (action_run(&x->site->cfg->actions, act, in, x->arena, &out, err) != 0)
+    rc = action_run(&x->site->cfg->actions, act, in, x->arena, &out, err);
+    if (rc == ACTION_ASKS_USER) /* there is no one to ask on this route */
+        return status_set(err, ST_BAD_REQUEST,
+                          "'%s' asks the user a question: only the model "
+                          "calls it, in the chat or a run",
+                          act->name);
+    if (rc != 0)
         return -1;
     x->status = 200;
     return reply_json(x->io, 200, out);
@@ -273,6 +280,7 @@ static const struct route routes[] = {
     {"/api/agent/runs/", "GET", false, NULL, runapi_get_run},
     {"/api/agent/approvals", "GET", false, NULL, runapi_approvals},
     {"/api/agent/approvals/", "POST", true, NULL, runapi_decide},
+    {"/api/agent/answers/", "POST", true, NULL, runapi_answer},
 };
 
 /* A run API route, with what it needs of the exchange. */

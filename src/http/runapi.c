@@ -245,6 +245,45 @@ runapi_decide(struct runapi_req *q, struct status_error *err)
     return deliver(q, &env, ndjson_wanted(q->io), decide_work, &d, err);
 }
 
+/* --- POST /api/agent/answers/{run} ---------------------------------------- */
+
+struct given_answer {
+    const char *run;
+    const json_t *answers;
+};
+
+static int
+answer_work(const struct run_env *env, void *arg, json_t **out,
+            struct status_error *err)
+{
+    const struct given_answer *g = arg;
+    return run_answer(env, g->run, g->answers, out, err);
+}
+
+/* The user's answer to the question their run waits for (run_answer). */
+int
+runapi_answer(struct runapi_req *q, struct status_error *err)
+{
+    char user[BOUND_USER_NAME + 1];
+    struct store *st;
+    struct given_answer g = {q->arg, NULL};
+    json_t *body;
+    struct run_env env = {q->site, q->g, NULL, q->a, user, NULL, NULL};
+
+    if (begin(q, user, sizeof(user), &st, err) != 0)
+        return -1;
+    env.store = st;
+    if ((body = body_tree(q, err)) == NULL)
+        return -1;
+    g.answers = json_object_get(body, "answers");
+    if (!json_is_object(body) || json_object_size(body) != 1 ||
+        !json_is_object(g.answers))
+        return status_set(err, ST_BAD_REQUEST,
+                          "the body must be {answers: {question id: "
+                          "value}}");
+    return deliver(q, &env, ndjson_wanted(q->io), answer_work, &g, err);
+}
+
 /* --- the reads ------------------------------------------------------------- */
 
 int

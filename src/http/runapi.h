@@ -60,5 +60,6 @@ int runapi_thread(struct runapi_req *q, struct status_error *err);
 int runapi_get_run(struct runapi_req *q, struct status_error *err);
 int runapi_approvals(struct runapi_req *q, struct status_error *err);
 int runapi_decide(struct runapi_req *q, struct status_error *err);
+int runapi_answer(struct runapi_req *q, struct status_error *err);
 
 #endif /* APP_RUNAPI_H */

@@ -9,9 +9,11 @@
  */
 #include "core/common.h"
 #include "plugins/builtin.h"
+#include "plugins/clarification.h"
 #include "plugins/mcp.h"
 
 const gemini_agent_plugin_factory builtin_plugins[] = {
+    builtin_clarification,
     builtin_mcp,
     NULL,
 };

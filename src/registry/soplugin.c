@@ -11,6 +11,7 @@
  */
 #include "core/common.h"
 #include "registry/soplugin.h"
+#include "registry/question.h"
 #include "core/arena.h"
 #include "core/bounds.h"
 #include "core/config.h"
@@ -543,6 +544,33 @@ call_failed(struct status_error *err, enum status code,
     return status_set(err, code, "the action '%s.%s' failed", plugin, tool);
 }
 
+/* execute() asked the user (GEMINI_AGENT_ASK_USER): the question, checked
+ * and normalised as the host asks it (registry/question.h). A question
+ * the host cannot ask is the plugin's failure, not the model's. */
+static int
+asked(const struct so_plugin *p, const char *tool,
+      const struct gemini_agent_out *o, json_t **output,
+      struct status_error *err)
+{
+    struct status_error bad = {0};
+    json_t *q = NULL;
+
+    if (o->text != NULL && o->len <= BOUND_ACTION_OUTPUT_BYTES)
+        q = jsonin_decode(o->text, o->len, BOUND_JSON_DEPTH, &bad);
+    if (q != NULL)
+        *output = question_normalize(q, &bad);
+    json_decref(q);
+    if (bad.code == ST_NO_MEMORY)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    if (*output == NULL)
+        return status_set(err, ST_ACTION_FAILED,
+                          "the action '%s.%s' asked the user an invalid "
+                          "question: %s",
+                          p->name, tool,
+                          bad.text[0] ? bad.text : "not a JSON object");
+    return SOPLUGIN_ASKS_USER;
+}
+
 int
 soplugin_execute(const struct so_plugin *p, const char *tool,
                  const char *data_dir, const json_t *input, struct arena *a,
@@ -563,6 +591,8 @@ soplugin_execute(const struct so_plugin *p, const char *tool,
     free(args);
     if (rc == GEMINI_AGENT_BAD_INPUT)
         return call_failed(err, ST_BAD_REQUEST, &o, p->name, tool);
+    if (rc == GEMINI_AGENT_ASK_USER)
+        return asked(p, tool, &o, output, err);
     if (rc != GEMINI_AGENT_OK)
         return call_failed(err, ST_ACTION_FAILED, &o, p->name, tool);
     if (o.text == NULL)

@@ -104,7 +104,11 @@ struct json_t *soplugin_declarations(const struct so_plugin *p,
  * `*output` a new reference (an object), or -1 with `err` set:
  * ST_BAD_REQUEST for the plugin's "bad input", ST_ACTION_FAILED for its
  * failure or an answer that is not a JSON object. Answers live in `a`.
+ * SOPLUGIN_ASKS_USER when the tool asks the user (GEMINI_AGENT_ASK_USER):
+ * `*output` is then the question, normalised (registry/question.h); a
+ * question that breaks its rules is ST_ACTION_FAILED.
  */
+#define SOPLUGIN_ASKS_USER 1
 int soplugin_execute(const struct so_plugin *p, const char *tool,
                      const char *data_dir, const struct json_t *input,
                      struct arena *a, struct json_t **output,

@@ -147,7 +147,8 @@ cat >"$T_TMP/http.json" <<EOF
 {"mcpServers": {"everything": {"url": "http://127.0.0.1:$HTTP_PORT/mcp",
                                "headers": {"X-Test-Header": "from-mcp-json"}}}}
 EOF
-start_stack --mock --limits "{$CHAT_LIMITS}" \
+# one worker: the session it opens is surely the one the restart loses
+start_stack --workers 1 --mock --limits "{$CHAT_LIMITS}" \
     --yaml "plugins: {expose: [mcp], config: {mcp: {configFile: '$T_TMP/http.json'}}}"
 
 ga_run check --config "$GA_CONF"
@@ -169,7 +170,6 @@ T_BG_PIDS+=("$HTTP_PID")
 wait_until 10000 curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$HTTP_PORT/" ||
     bail "the MCP HTTP server did not restart"
 for i in 1 2; do
-    # two calls: whichever worker answers, each has a session to lose
     chat_echo "HTTP: after a server restart the call reconnects ($i)" "again $i"
 done
 if grep -qF "mcp: server 'everything' ended the session" "$GA_LOG"; then
