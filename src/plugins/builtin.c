@@ -9,7 +9,11 @@
  */
 #include "core/common.h"
 #include "plugins/builtin.h"
+#include "plugins/cli.h"
+#include "plugins/fileedit.h"
 
 const gemini_agent_plugin_factory builtin_plugins[] = {
+    builtin_cli,
+    builtin_file_edit,
     NULL,
 };
