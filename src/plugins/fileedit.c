@@ -20,7 +20,8 @@
  *
  * Threads and processes: changes and undo run one at a time, under a
  * mutex (threads) and flock() on the backup folder's lock file
- * (processes); readFile takes no lock.
+ * (processes), held from reading the old file to writing the new one, so
+ * no update is lost; readFile takes no lock.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -661,8 +662,9 @@ fe_bad_args(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
 }
 
 static int
-fe_read_file(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
-             json_t *a, struct gemini_agent_out *out)
+fe_read_file(struct fileedit *fe, struct fe_txn *t,
+             const struct gemini_agent_ctx *ctx, json_t *a,
+             struct gemini_agent_out *out)
 {
     char abs[PATH_MAX], msg[STATUS_TEXT_MAX];
     const char *path, *rel;
@@ -674,6 +676,7 @@ fe_read_file(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
     bool cut = false;
     json_t *content, *res;
 
+    (void)t; /* reads take no lock */
     if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?I, s?I}", "path",
                        &path, &plen, "offset", &offset, "limit",
                        &limit) != 0)
@@ -760,27 +763,21 @@ fe_old(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
 }
 
 /*
- * The change every write tool makes: note the old state in the journal,
- * then put data[len] in place of `abs` (or remove it when data is NULL).
- * The answer is `res` (stolen) or the error.
+ * The change every write tool makes, with the journal `t` held: note the
+ * old state in it, then put data[len] in place of `abs` (or remove it when
+ * data is NULL). The answer is `res` (stolen) or the error.
  */
 static int
-fe_apply(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
-         struct gemini_agent_out *out, const char *abs, const char *rel,
-         bool existed, const char *old, size_t old_len, unsigned mode,
-         const char *data, size_t len, json_t *res)
+fe_apply(struct fileedit *fe, struct fe_txn *t,
+         const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
+         const char *abs, const char *rel, bool existed, const char *old,
+         size_t old_len, unsigned mode, const char *data, size_t len,
+         json_t *res)
 {
-    struct fe_txn t;
     int e;
 
-    if (fe_begin(fe, &t) != 0) {
-        json_decref(res);
-        return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
-                       "cannot open the backup folder: %s", strerror(errno));
-    }
-    if (fe_note(fe, &t, rel, existed, old, old_len, mode) != 0) {
+    if (fe_note(fe, t, rel, existed, old, old_len, mode) != 0) {
         e = errno;
-        fe_end(fe, &t);
         json_decref(res);
         return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
                        "cannot back up '%s': %s", rel, fe_errno_text(e));
@@ -789,29 +786,27 @@ fe_apply(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
                           fe_write_atomic(abs, data, len, mode) != 0)) ||
         (data == NULL && unlink(abs) != 0)) {
         e = errno;
-        fe_unnote(fe, &t);
-        fe_end(fe, &t);
+        fe_unnote(fe, t);
         json_decref(res);
         return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "cannot %s '%s': %s",
                        data != NULL ? "write" : "remove", rel,
                        fe_errno_text(e));
     }
-    if (fe_save(fe, &t) != 0) {
+    if (fe_save(fe, t) != 0) {
         /* changed, but undo will not know: say so rather than hide it */
-        fe_end(fe, &t);
         json_decref(res);
         return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
                        "'%s' changed, but the undo journal could not be "
                        "written",
                        rel);
     }
-    fe_end(fe, &t);
     return fe_answer(ctx, out, res);
 }
 
 static int
-fe_write_file(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
-              json_t *a, struct gemini_agent_out *out)
+fe_write_file(struct fileedit *fe, struct fe_txn *t,
+              const struct gemini_agent_ctx *ctx, json_t *a,
+              struct gemini_agent_out *out)
 {
     char abs[PATH_MAX], msg[STATUS_TEXT_MAX];
     const char *path, *rel, *content;
@@ -835,7 +830,7 @@ fe_write_file(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
     if (fe_old(fe, ctx, out, abs, rel, &old, &old_len, &mode, &existed,
                &rc) != 0)
         return rc;
-    rc = fe_apply(fe, ctx, out, abs, rel, existed, old, old_len, mode,
+    rc = fe_apply(fe, t, ctx, out, abs, rel, existed, old, old_len, mode,
                   content, clen,
                   json_pack("{s:s, s:I, s:b}", "path", rel, "bytes",
                             (json_int_t)clen, "created", !existed));
@@ -844,8 +839,9 @@ fe_write_file(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
 }
 
 static int
-fe_update_file(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
-               json_t *a, struct gemini_agent_out *out)
+fe_update_file(struct fileedit *fe, struct fe_txn *t,
+               const struct gemini_agent_ctx *ctx, json_t *a,
+               struct gemini_agent_out *out)
 {
     char abs[PATH_MAX], msg[STATUS_TEXT_MAX];
     const char *path, *rel, *from, *to;
@@ -917,7 +913,7 @@ fe_update_file(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
         p = m + flen;
     }
     memcpy(w, p, (size_t)(end - p));
-    rc = fe_apply(fe, ctx, out, abs, rel, true, old, old_len, mode, neu,
+    rc = fe_apply(fe, t, ctx, out, abs, rel, true, old, old_len, mode, neu,
                   newlen,
                   json_pack("{s:s, s:I}", "path", rel, "replacements",
                             (json_int_t)count));
@@ -927,8 +923,9 @@ fe_update_file(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
 }
 
 static int
-fe_remove_file(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
-               json_t *a, struct gemini_agent_out *out)
+fe_remove_file(struct fileedit *fe, struct fe_txn *t,
+               const struct gemini_agent_ctx *ctx, json_t *a,
+               struct gemini_agent_out *out)
 {
     char abs[PATH_MAX], msg[STATUS_TEXT_MAX];
     const char *path, *rel;
@@ -950,21 +947,21 @@ fe_remove_file(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
     if (!existed)
         return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "cannot remove '%s': no such file", rel);
-    rc = fe_apply(fe, ctx, out, abs, rel, true, old, old_len, mode, NULL, 0,
+    rc = fe_apply(fe, t, ctx, out, abs, rel, true, old, old_len, mode, NULL, 0,
                   json_pack("{s:s, s:b}", "path", rel, "removed", 1));
     free(old);
     return rc;
 }
 
 static int
-fe_undo(struct fileedit *fe, const struct gemini_agent_ctx *ctx, json_t *a,
+fe_undo(struct fileedit *fe, struct fe_txn *t,
+        const struct gemini_agent_ctx *ctx, json_t *a,
         struct gemini_agent_out *out)
 {
     char abs[PATH_MAX], backup[PATH_MAX], msg[STATUS_TEXT_MAX];
     const char *path = NULL, *rel = NULL;
     size_t plen = 0, i, len = 0;
     json_error_t jerr;
-    struct fe_txn t;
     struct fe_entry *e;
     char *data = NULL;
     unsigned mode;
@@ -977,26 +974,21 @@ fe_undo(struct fileedit *fe, const struct gemini_agent_ctx *ctx, json_t *a,
     if (path != NULL &&
         fe_resolve(fe, path, plen, true, abs, &rel, msg, sizeof(msg)) != 0)
         return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
-    if (fe_begin(fe, &t) != 0)
-        return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
-                       "cannot open the backup folder: %s", strerror(errno));
-    for (i = t.n; i > 0; i--)
-        if (rel == NULL || strcmp(t.e[i - 1].rel, rel) == 0)
+    for (i = t->n; i > 0; i--)
+        if (rel == NULL || strcmp(t->e[i - 1].rel, rel) == 0)
             break;
     if (i == 0) {
-        fe_end(fe, &t);
         if (rel != NULL)
             return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                            "there is no change of '%s' to undo", rel);
         return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "there is no change to undo");
     }
-    e = &t.e[i - 1];
+    e = &t->e[i - 1];
     /* the journal's path goes through the sandbox again: what lies on
      * the way may have changed since */
     if (fe_resolve(fe, e->rel, strlen(e->rel), true, abs, &rel, msg,
                    sizeof(msg)) != 0) {
-        fe_end(fe, &t);
         return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
     }
     fe_backup_name(backup, fe, e->id);
@@ -1008,26 +1000,24 @@ fe_undo(struct fileedit *fe, const struct gemini_agent_ctx *ctx, json_t *a,
             fe_write_atomic(abs, data, len, e->mode) != 0) {
             int err = errno;
             free(data);
-            fe_end(fe, &t);
-            return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
+                return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
                            "cannot restore '%s': %s", rel,
                            fe_errno_text(err));
         }
         free(data);
-        unlink(backup);
     } else if (unlink(abs) != 0 && errno != ENOENT) {
         int err = errno;
-        fe_end(fe, &t);
         return fe_fail(ctx, out, GEMINI_AGENT_FAILED, "cannot remove '%s': %s",
                        rel, fe_errno_text(err));
     }
     res = json_pack("{s:s, s:s}", "path", e->rel, "undone",
                     e->existed ? "restored" : "removed");
     free(e->rel);
-    memmove(e, e + 1, (t.n - i) * sizeof(*e));
-    t.n--;
-    rc = fe_save(fe, &t);
-    fe_end(fe, &t);
+    memmove(e, e + 1, (t->n - i) * sizeof(*e));
+    t->n--;
+    rc = fe_save(fe, t);
+    if (rc == 0 && backup[0] != '\0')
+        unlink(backup); /* only once the journal no longer names it */
     if (rc != 0) {
         json_decref(res);
         return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
@@ -1214,15 +1204,23 @@ static int
 fe_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
            const char *args, size_t args_len, struct gemini_agent_out *out)
 {
+    /* `change`: the tool runs with the journal held, from before it
+     * reads the file to after it wrote it, so that two changes of one
+     * file never interleave (no lost update) */
     static const struct {
         const char *name;
-        int (*run)(struct fileedit *, const struct gemini_agent_ctx *,
-                   json_t *, struct gemini_agent_out *);
+        bool change;
+        int (*run)(struct fileedit *, struct fe_txn *,
+                   const struct gemini_agent_ctx *, json_t *,
+                   struct gemini_agent_out *);
     } tools[] = {
-        {"readFile", fe_read_file},     {"writeFile", fe_write_file},
-        {"updateFile", fe_update_file}, {"removeFile", fe_remove_file},
-        {"undo", fe_undo},
+        {"readFile", false, fe_read_file},
+        {"writeFile", true, fe_write_file},
+        {"updateFile", true, fe_update_file},
+        {"removeFile", true, fe_remove_file},
+        {"undo", true, fe_undo},
     };
+    struct fe_txn t;
     json_t *a;
     int rc;
 
@@ -1235,7 +1233,15 @@ fe_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
             json_decref(a);
             return rc;
         }
-        rc = tools[i].run(self, ctx, a, out);
+        if (tools[i].change && fe_begin(self, &t) != 0) {
+            json_decref(a);
+            return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
+                           "cannot open the backup folder: %s",
+                           strerror(errno));
+        }
+        rc = tools[i].run(self, tools[i].change ? &t : NULL, ctx, a, out);
+        if (tools[i].change)
+            fe_end(self, &t);
         json_decref(a);
         return rc;
     }

@@ -20,6 +20,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +32,18 @@ static char root[128], outside[128];
 static const struct gemini_agent_plugin *fe;
 static void *self;
 static struct arena ar;
+static pthread_mutex_t ar_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The arena is shared by the threads of concurrent_changes. */
 static void *
 t_alloc(const struct gemini_agent_ctx *ctx, size_t n)
 {
-    return arena_alloc(ctx->host, n);
+    void *p;
+
+    pthread_mutex_lock(&ar_lock);
+    p = arena_alloc(ctx->host, n);
+    pthread_mutex_unlock(&ar_lock);
+    return p;
 }
 
 static void
@@ -394,6 +402,56 @@ START_TEST(config_checked)
 }
 END_TEST
 
+/* Ten writes of its own file, then ten updates of a shared one. */
+static void *
+writer(void *arg)
+{
+    int n = (int)(intptr_t)arg;
+    const char *t;
+
+    for (int i = 0; i < 10; i++) {
+        char args[128];
+        snprintf(args, sizeof(args),
+                 "{\"path\":\"t%d.txt\",\"content\":\"%d-%d\"}", n, n, i);
+        if (call("writeFile", args, &t) != GEMINI_AGENT_OK)
+            return (void *)1;
+        snprintf(args, sizeof(args),
+                 "{\"path\":\"shared.txt\",\"oldText\":\"END\","
+                 "\"newText\":\"xEND\"}");
+        if (call("updateFile", args, &t) != GEMINI_AGENT_OK)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+START_TEST(concurrent_changes)
+{
+    pthread_t th[4];
+    const char *t;
+    void *r;
+    int undone = 0;
+
+    put(at(root, "shared.txt"), "END");
+    for (intptr_t i = 0; i < 4; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, writer, (void *)i), 0);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(pthread_join(th[i], &r), 0);
+        ck_assert_ptr_null(r);
+    }
+    /* every update saw the one before: none was lost */
+    t = get(at(root, "shared.txt"));
+    ck_assert_uint_eq(strlen(t), 43);
+    ck_assert_int_eq(dot_files(root), 0);
+    /* all 80 changes are in the journal, and undo takes them all back */
+    while (call("undo", "{}", &t) == GEMINI_AGENT_OK)
+        undone++;
+    ck_assert_int_eq(undone, 80);
+    ck_assert_str_eq(get(at(root, "shared.txt")), "END");
+    for (int i = 0; i < 4; i++)
+        ck_assert_ptr_null(get(at(root, arena_printf(&ar, "t%d.txt", i))));
+}
+END_TEST
+
 /* --- both terminal-only built-ins in the registry --------------------- */
 
 static struct plugin_set *
@@ -497,6 +555,7 @@ plugin_fileedit_suite(void)
     tcase_add_test(tc, escapes_refused);
     tcase_add_test(tc, writes_are_atomic);
     tcase_add_test(tc, config_checked);
+    tcase_add_test(tc, concurrent_changes);
     tcase_add_test(tc, terminal_only_in_the_registry);
     suite_add_tcase(s, tc);
     return s;
