@@ -364,6 +364,33 @@
 #define BOUND_QUESTION_TEXT       500  /* bytes of a question's text */
 #define BOUND_QUESTION_OPTION     200  /* bytes of one choice */
 #define BOUND_ANSWER_TEXT         2000 /* bytes of a free-text answer */
+/* --- built-in plugins file_edit and cli (plugins/fileedit.c, cli.c) ---- */
+
+/* file_edit's maxFileBytes: the largest file it reads whole or changes
+ * (each change keeps a copy of the old content, in memory and as a
+ * backup). A source file of 1 MiB is already unusual. */
+#define DEFAULT_FILEEDIT_FILE_BYTES (1024u * 1024)
+#define BOUND_FILEEDIT_FILE_BYTES   (16u * 1024 * 1024)
+/* Content one readFile returns (the rest with offset/limit): JSON may
+ * escape a byte into 6, and the answer must stay within
+ * BOUND_ACTION_OUTPUT_BYTES. */
+#define BOUND_FILEEDIT_READ_BYTES   (128u * 1024)
+/* Changes file_edit can undo; older backups are deleted. */
+#define BOUND_FILEEDIT_UNDO         100
+/* cli: timeoutMs of a command (default and ceiling) and maxOutputBytes
+ * of each of its stdout and stderr; both must fit one answer after JSON
+ * escaping (6 bytes a byte at worst). */
+#define DEFAULT_CLI_TIMEOUT_MS      30000
+#define BOUND_CLI_TIMEOUT_MS        600000
+#define DEFAULT_CLI_OUTPUT_BYTES    (64u * 1024)
+#define BOUND_CLI_OUTPUT_BYTES      (64u * 1024)
+/* extraPaths and env entries of the cli config: a short list a person
+ * writes. */
+#define BOUND_CLI_CONFIG_ENTRIES    64
+/* After the shell exits, how long its output pipes may stay open (held
+ * by something it left running in the background) before the rest of
+ * its process group is killed. */
+#define CLI_DRAIN_MS                200
 
 /* --- the permission policy (registry/permission.h) --------------------- */
 
@@ -518,6 +545,17 @@
 #endif
 #if MCP_RESULT_BYTES * 6 + 4096 > BOUND_ACTION_OUTPUT_BYTES
 #error "an MCP result, escaped (\\u00XX: 6 bytes a byte), may outgrow the action output bound"
+#endif
+#if 6 * BOUND_FILEEDIT_READ_BYTES + 4096 > BOUND_ACTION_OUTPUT_BYTES
+#error "a readFile answer may not exceed the action output bound"
+#endif
+#if 2 * 6 * BOUND_CLI_OUTPUT_BYTES + 4096 > BOUND_ACTION_OUTPUT_BYTES
+#error "a cli answer may not exceed the action output bound"
+#endif
+#if DEFAULT_FILEEDIT_FILE_BYTES > BOUND_FILEEDIT_FILE_BYTES || \
+    DEFAULT_CLI_TIMEOUT_MS > BOUND_CLI_TIMEOUT_MS || \
+    DEFAULT_CLI_OUTPUT_BYTES > BOUND_CLI_OUTPUT_BYTES
+#error "a file_edit or cli default exceeds its bound"
 #endif
 #if BOUND_SCHEMA_DEPTH > BOUND_JSON_DEPTH
 #error "a schema may not nest deeper than the JSON that carries it"
