@@ -9,7 +9,11 @@
  */
 #include "core/common.h"
 #include "plugins/builtin.h"
+#include "plugins/references.h"
+#include "plugins/websearch.h"
 
 const gemini_agent_plugin_factory builtin_plugins[] = {
+    builtin_references,
+    builtin_web_search,
     NULL,
 };
