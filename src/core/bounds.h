@@ -325,10 +325,12 @@
 /* references: sources per site, one source's content (maxBytes: default
  * and ceiling; escaped as JSON it stays well under
  * BOUND_ACTION_OUTPUT_BYTES), its description, its file/url text, and
- * the cache lifetime of a URL source (cacheSeconds: default, ceiling). */
+ * the cache lifetime of a URL source (cacheSeconds: default, ceiling).
+ * Bounds a config schema quotes are plain numbers (the schema text is
+ * made by stringizing them). */
 #define BOUND_REFERENCES_SOURCES        64
 #define REFERENCES_MAX_BYTES_DEFAULT    (64u * 1024)
-#define BOUND_REFERENCES_MAX_BYTES      (256u * 1024)
+#define BOUND_REFERENCES_MAX_BYTES      262144 /* 256 KiB */
 #define BOUND_REFERENCES_DESCRIPTION    300
 #define BOUND_REFERENCES_LOCATION       2048
 #define REFERENCES_CACHE_SECONDS_DEFAULT 300

@@ -373,7 +373,7 @@ refs_initialize(const struct gemini_agent_init *init, void **self, char *err,
     if ((v = json_object_get(cfg, "maxBytes")) != NULL) {
         if (!json_is_integer(v) || json_integer_value(v) < 1 ||
             json_integer_value(v) > BOUND_REFERENCES_MAX_BYTES) {
-            snprintf(err, errsize, "maxBytes must be 1 to %u",
+            snprintf(err, errsize, "maxBytes must be 1 to %d",
                      BOUND_REFERENCES_MAX_BYTES);
             goto fail;
         }
@@ -456,9 +456,8 @@ with_text(const struct references *r, struct ref_source *s, use_fn use,
     now = monotime_ms();
     if (s->content == NULL || now - s->fetched_ms >= r->cache_ms) {
         if (webget_fetch(&(struct webget_req){s->url, NULL, r->timeout_ms,
-                                              r->max_bytes + 1, true},
+                                              r->max_bytes + 1, true, true},
                          &res, why, sizeof(why)) != 0) {
-            /* "answer larger than" is no failure here: we keep the start */
             snprintf(msg, msgsize, "could not be fetched: %s", why);
         } else if (res.status != 200) {
             snprintf(msg, msgsize, "could not be fetched: HTTP %ld",

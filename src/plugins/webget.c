@@ -21,6 +21,7 @@
 struct sink {
     struct sbuf body;
     bool too_big;
+    bool keep_start;
 };
 
 static size_t
@@ -28,6 +29,14 @@ write_cb(char *data, size_t size, size_t n, void *arg)
 {
     struct sink *s = arg;
 
+    size_t room = s->body.max - s->body.len;
+
+    if (s->keep_start && size * n > room) {
+        /* what fits, then the end of the transfer */
+        if (sbuf_add(&s->body, data, room) == 0)
+            s->too_big = true;
+        return 0;
+    }
     if (sbuf_add(&s->body, data, size * n) != 0) {
         s->too_big = true; /* or out of memory: both end the transfer */
         return 0;
@@ -94,13 +103,13 @@ int
 webget_fetch(const struct webget_req *req, struct webget_res *res, char *msg,
              size_t msgsize)
 {
-    struct sink s = {.too_big = false};
+    struct sink s = {.too_big = false, .keep_start = req->keep_start};
     struct curl_slist *hdrs = NULL;
     CURL *c;
     CURLcode rc;
     int ret = -1;
 
-    *res = (struct webget_res){0, NULL, 0};
+    *res = (struct webget_res){0, NULL, 0, false};
     if (!webget_is_http_url(req->url)) {
         snprintf(msg, msgsize, "only http and https URLs are allowed");
         return -1;
@@ -136,8 +145,9 @@ webget_fetch(const struct webget_req *req, struct webget_res *res, char *msg,
             CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, req->timeout_ms) !=
             CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
-                         (curl_off_t)req->max_bytes) != CURLE_OK ||
+        (!req->keep_start &&
+         curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
+                          (curl_off_t)req->max_bytes) != CURLE_OK) ||
         curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_USERAGENT, "gemini-agent") != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK ||
@@ -150,6 +160,10 @@ webget_fetch(const struct webget_req *req, struct webget_res *res, char *msg,
     if (rc == CURLE_FILESIZE_EXCEEDED) {
         s.too_big = true;
         rc = CURLE_WRITE_ERROR;
+    }
+    if (rc == CURLE_WRITE_ERROR && s.keep_start && s.too_big) {
+        res->truncated = true;
+        rc = CURLE_OK;
     }
     if (rc != CURLE_OK) {
         describe(rc, req, &s, msg, msgsize);
@@ -173,5 +187,5 @@ void
 webget_free(struct webget_res *res)
 {
     free(res->body);
-    *res = (struct webget_res){0, NULL, 0};
+    *res = (struct webget_res){0, NULL, 0, false};
 }

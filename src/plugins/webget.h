@@ -26,12 +26,16 @@ struct webget_req {
     long timeout_ms;
     size_t max_bytes;  /* a longer body is an error */
     bool follow;       /* follow up to BOUND_WEBGET_REDIRECTS redirects */
+    /* a longer body: keep its first max_bytes and succeed (truncated
+     * set) instead of failing */
+    bool keep_start;
 };
 
 struct webget_res {
     long status;  /* the HTTP status, 0 when none arrived */
     char *body;   /* malloc'd, NUL-terminated (webget_free) */
     size_t len;
+    bool truncated; /* keep_start cut the body */
 };
 
 /*

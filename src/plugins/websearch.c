@@ -473,7 +473,7 @@ ws_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
                                           (const char *const *)w->headers,
                                           w->timeout_ms,
                                           BOUND_WEBSEARCH_RESPONSE_BYTES,
-                                          false},
+                                          false, false},
                      &res, why, sizeof(why)) != 0) {
         snprintf(msg, sizeof(msg), "web search failed: %s", why);
         goto out;

@@ -121,6 +121,16 @@ class Handler(BaseHTTPRequestHandler):
         return self.send(404, {"error": "no such route"})
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # a client that stops reading (a size cap) is no error here
+        if isinstance(sys.exc_info()[1], (ConnectionError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--host", default="127.0.0.1")
@@ -130,8 +140,7 @@ def main():
     if a.host not in ("127.0.0.1", "localhost", "::1") and not a.host.startswith("127."):
         print("search_mock: loopback addresses only", file=sys.stderr)
         return 2
-    srv = ThreadingHTTPServer((a.host, a.port), Handler)
-    srv.daemon_threads = True
+    srv = Server((a.host, a.port), Handler)
 
     def stop(signum, frame):
         threading.Thread(target=srv.shutdown, daemon=True).start()

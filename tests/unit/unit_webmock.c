@@ -107,7 +107,7 @@ unit_webmock_json(const char *path)
 
     ck_assert_msg(webget_fetch(&(struct webget_req){unit_webmock_url(path),
                                                     NULL, 5000, 1 << 20,
-                                                    false},
+                                                    false, false},
                                &res, msg, sizeof(msg)) == 0,
                   "webmock %s: %s", path, msg);
     j = json_loadb(res.body, res.len, 0, &jerr);
