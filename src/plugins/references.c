@@ -32,6 +32,7 @@
 #include "plugins/webget.h"
 #include "core/bounds.h"
 #include "core/jsonin.h"
+#include "core/jsonout.h"
 #include "core/monotime.h"
 #include "core/sbuf.h"
 #include "core/status.h"
@@ -316,7 +317,8 @@ build_texts(struct references *r)
         0, "sideEffects", 0);
     if (decl == NULL)
         return -1;
-    r->declarations = json_dumps(decl, APP_JSON_FLAGS);
+    r->declarations =
+        jsonout_dumps(decl, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, NULL);
     json_decref(decl);
     if (r->declarations == NULL)
         return -1;
@@ -508,7 +510,11 @@ get_use(void *arg, const char *text, size_t len, bool cut)
         json_decref(o);
         o = NULL;
     }
-    a->json = o != NULL ? json_dumps(o, APP_JSON_FLAGS) : NULL;
+    /* jsonout_dumps(), not json_dumps(): the text is free()d, and the
+     * server's jansson allocator (memlimit.c) is not malloc */
+    a->json = o != NULL ? jsonout_dumps(o, APP_JSON_FLAGS,
+                                        BOUND_ACTION_OUTPUT_BYTES, NULL)
+                        : NULL;
     json_decref(o);
     return a->json != NULL ? 0 : -1;
 }
@@ -649,7 +655,7 @@ refs_enrich(void *self, const struct gemini_agent_ctx *ctx,
         (json_array_size(failed) > 0 &&
          json_object_set(meta, "failed", failed) != 0))
         goto out;
-    text = json_dumps(meta, APP_JSON_FLAGS);
+    text = jsonout_dumps(meta, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, NULL);
     if (text == NULL)
         goto out;
     if (sb.len > prompt_len) {

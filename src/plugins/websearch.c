@@ -27,6 +27,7 @@
 #include "plugins/webget.h"
 #include "core/bounds.h"
 #include "core/jsonin.h"
+#include "core/jsonout.h"
 #include "core/sbuf.h"
 #include "core/status.h"
 #include "core/utf8.h"
@@ -263,8 +264,9 @@ ws_initialize(const struct gemini_agent_init *init, void **self, char *err,
     if (json_object_get(cfg, "region") != NULL) {
         if (region == NULL || *region == '\0' ||
             strlen(region) > BOUND_WEBSEARCH_REGION ||
-            strspn(region, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                           "0123456789_-") != strlen(region)) {
+            strspn(region, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                           "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+                strlen(region)) {
             snprintf(err, errsize,
                      "region must be a language code such as en or de-CH");
             goto fail;
@@ -491,7 +493,10 @@ ws_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
         snprintf(msg, sizeof(msg), "web search failed: %s", why);
         goto out;
     }
-    text = json_dumps(found, APP_JSON_FLAGS);
+    /* jsonout_dumps(), not json_dumps(): the text is free()d, and the
+     * server's jansson allocator (memlimit.c) is not malloc */
+    text = jsonout_dumps(found, APP_JSON_FLAGS, BOUND_ACTION_OUTPUT_BYTES,
+                         NULL);
     if (text == NULL) {
         snprintf(msg, sizeof(msg), "web search failed: out of memory");
         goto out;

@@ -15,6 +15,7 @@
 #include "core/arena.h"
 #include "core/config.h"
 #include "core/diag.h"
+#include "core/memlimit.h"
 #include "unit_webmock.h"
 
 #include <check.h>
@@ -43,6 +44,9 @@ write_file(const char *name, const char *text, size_t len)
 static void
 setup(void)
 {
+    /* as the server runs: jansson through the memory bound, whose blocks
+     * free() must never see */
+    memlimit_install();
     ck_assert_ptr_nonnull(mkdtemp(dir));
     write_file("faq.md", "FAQ: shipping takes 3 days.", 27);
     write_file("guide.txt", "Guide: press the big button.\n", 29);
@@ -124,7 +128,10 @@ get(void *self, struct arena *a, const char *name, const char **text)
     int rc;
 
     snprintf(args, sizeof(args), "{\"name\":\"%s\"}", name);
+    /* as in a request: jansson's values come from the request's arena */
+    memlimit_json_arena(a);
     rc = ops()->execute(self, &ctx, "get", args, strlen(args), &out);
+    memlimit_json_arena(NULL);
     *text = out.text ? out.text : "";
     return rc;
 }
@@ -136,8 +143,11 @@ enrich(void *self, struct arena *a, const char *prompt, const char **np,
 {
     struct gemini_agent_ctx ctx = ctx_of(a);
     struct gemini_agent_out o1 = {NULL, 0}, o2 = {NULL, 0};
-    int rc = ops()->enrich_prompt(self, &ctx, prompt, strlen(prompt), &o1,
-                                  &o2);
+    int rc;
+
+    memlimit_json_arena(a);
+    rc = ops()->enrich_prompt(self, &ctx, prompt, strlen(prompt), &o1, &o2);
+    memlimit_json_arena(NULL);
 
     *np = o1.text;
     *md = o2.text;

@@ -16,6 +16,7 @@
 #include "core/bounds.h"
 #include "core/config.h"
 #include "core/diag.h"
+#include "core/memlimit.h"
 #include "core/monotime.h"
 #include "unit_webmock.h"
 
@@ -27,6 +28,14 @@
 #include <string.h>
 
 json_t *websearch_clean(const char *s, size_t max); /* TESTABLE */
+
+/* As the server runs: jansson through the memory bound, whose blocks
+ * free() must never see. */
+static void
+setup(void)
+{
+    memlimit_install();
+}
 
 static void *
 arena_cb(const struct gemini_agent_ctx *ctx, size_t n)
@@ -75,7 +84,12 @@ ws_run(void *self, struct arena *a, const char *args, json_t **json,
                                    .alloc = arena_cb,
                                    .host = a};
     struct gemini_agent_out out = {NULL, 0};
-    int rc = ops()->execute(self, &ctx, "search", args, strlen(args), &out);
+    int rc;
+
+    /* as in a request: jansson's values come from the request's arena */
+    memlimit_json_arena(a);
+    rc = ops()->execute(self, &ctx, "search", args, strlen(args), &out);
+    memlimit_json_arena(NULL);
 
     *text = out.text ? out.text : "";
     if (json != NULL) {
@@ -396,6 +410,7 @@ plugin_websearch_suite(void)
     TCase *tc = tcase_create("core");
 
     tcase_add_unchecked_fixture(tc, unit_webmock_start, unit_webmock_stop);
+    tcase_add_checked_fixture(tc, setup, NULL);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, schema_accepts_and_refuses);
     tcase_add_test(tc, initialize_alone_checks_too);
