@@ -39,6 +39,7 @@ void
 unit_webmock_start(void)
 {
     int fd = mkstemp(port_file);
+    const char *py;
     FILE *f;
 
     if (fd < 0) {
@@ -47,9 +48,16 @@ unit_webmock_start(void)
     }
     close(fd);
     unlink(port_file); /* the mock renames its file into place */
+    /* as tests/http/lib.sh: GA_PYTHON, else the system's python3 - a
+     * pyenv shim on PATH is a shell script, and the PID we stop must be
+     * the server's own */
+    py = getenv("GA_PYTHON");
+    if (py == NULL || *py == '\0')
+        py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
+                                                   : "python3";
     mock_pid = fork();
     if (mock_pid == 0) {
-        execlp("python3", "python3", "../mock/search_mock.py", "--port", "0",
+        execlp(py, py, "../mock/search_mock.py", "--port", "0",
                "--port-file", port_file, (char *)NULL);
         _exit(127);
     }
