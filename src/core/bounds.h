@@ -391,6 +391,54 @@
  * by something it left running in the background) before the rest of
  * its process group is killed. */
 #define CLI_DRAIN_MS                200
+/* --- built-in plugins: web_search and references (src/plugins/) --------- */
+
+/* webget.c: redirects a references URL may take (web_search takes none). */
+#define BOUND_WEBGET_REDIRECTS          3
+/* A timeoutMs either plugin accepts. The default stays under the action
+ * watchdog's (DEFAULT_ACTION_TIMEOUT_MS), so a slow endpoint ends as the
+ * tool's error, not as a killed worker; a longer one needs a longer
+ * limits.actionTimeoutMs (the plugin docs say so). */
+#define BOUND_WEB_TIMEOUT_MS_MAX        60000
+#define WEBSEARCH_TIMEOUT_MS_DEFAULT    8000
+/* Results handed to the model: SearXNG returns about 20 a page, and each
+ * one costs the model ~200 tokens of input. */
+#define BOUND_WEBSEARCH_RESULTS         20
+#define WEBSEARCH_RESULTS_DEFAULT       5
+/* The query the model sends (bytes, schema maxLength in characters). */
+#define BOUND_WEBSEARCH_QUERY           512
+/* Per result, after whitespace is collapsed; longer text is cut at a
+ * character boundary and ends in "...". A longer url is dropped (a url
+ * cut short is a wrong url). */
+#define BOUND_WEBSEARCH_TITLE           200
+#define BOUND_WEBSEARCH_SNIPPET         600
+#define BOUND_WEBSEARCH_URL             2048
+/* The endpoint's whole answer: 20 results with content are ~50 KiB;
+ * infoboxes and suggestions can add some. */
+#define BOUND_WEBSEARCH_RESPONSE_BYTES  (2u * 1024 * 1024)
+/* The endpoint URL, a region code, the optional headers (count and one
+ * "Name: value" line). */
+#define BOUND_WEBSEARCH_ENDPOINT        2048
+#define BOUND_WEBSEARCH_REGION          32
+#define BOUND_WEBSEARCH_HEADERS         16
+#define BOUND_WEBSEARCH_HEADER_LINE     4096
+/* references: sources per site, one source's content (maxBytes: default
+ * and ceiling; escaped as JSON it stays well under
+ * BOUND_ACTION_OUTPUT_BYTES), its description, its file/url text, and
+ * the cache lifetime of a URL source (cacheSeconds: default, ceiling).
+ * Bounds a config schema quotes are plain numbers (the schema text is
+ * made by stringizing them). */
+#define BOUND_REFERENCES_SOURCES        64
+#define REFERENCES_MAX_BYTES_DEFAULT    (64u * 1024)
+#define BOUND_REFERENCES_MAX_BYTES      262144 /* 256 KiB */
+#define BOUND_REFERENCES_DESCRIPTION    300
+#define BOUND_REFERENCES_LOCATION       2048
+#define REFERENCES_CACHE_SECONDS_DEFAULT 300
+#define BOUND_REFERENCES_CACHE_SECONDS  86400
+#define REFERENCES_TIMEOUT_MS_DEFAULT   8000
+/* What @name enrichment may add to one prompt, all sources together: a
+ * source that would pass it is left out (and named in the metadata). */
+#define BOUND_REFERENCES_PROMPT_BYTES   (512u * 1024)
 
 /* --- the permission policy (registry/permission.h) --------------------- */
 

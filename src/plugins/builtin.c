@@ -13,11 +13,15 @@
 #include "plugins/cli.h"
 #include "plugins/fileedit.h"
 #include "plugins/mcp.h"
+#include "plugins/references.h"
+#include "plugins/websearch.h"
 
 const gemini_agent_plugin_factory builtin_plugins[] = {
     builtin_clarification,
     builtin_cli,
     builtin_file_edit,
     builtin_mcp,
+    builtin_references,
+    builtin_web_search,
     NULL,
 };
