@@ -98,7 +98,8 @@ error_response(struct arena *a, const char *msg)
 
 int
 loop_run_action(const struct config_actions *env,
-                const struct plugin_action *act, const struct loop_call *c,
+                const struct plugin_action *act, const struct action_who *who,
+                const struct loop_call *c,
                 struct arena *a, struct loop_result *r,
                 struct status_error *err)
 {
@@ -116,7 +117,7 @@ loop_run_action(const struct config_actions *env,
         return r->response ? 0 : oom(err);
     }
     r->action = act->name;
-    r->ok = action_run(env, act, c->args, a, &out, &failed) == 0;
+    r->ok = action_run(env, act, who, c->args, a, &out, &failed) == 0;
     r->ms = monotime_ms() - t0;
     if (failed.code == ST_NO_MEMORY)
         return status_set(err, ST_NO_MEMORY, "%s", failed.text);
@@ -368,7 +369,8 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
                 plugin_find_fn(in->actions, c.name);
             if (EMIT(l, status, LOOP_TOOL, act ? act->name : c.name, err) !=
                     0 ||
-                loop_run_action(in->action_env, act, &c, in->a, &r, err) !=
+                loop_run_action(in->action_env, act, in->who, &c, in->a, &r,
+                                err) !=
                     0)
                 return -1;
         } else if (r.response == NULL) {

@@ -25,6 +25,7 @@
 #include "core/arena.h"
 #include "core/bounds.h"
 #include "core/config.h"
+#include "agent/convkey.h"
 #include "agent/history.h"
 #include "gemini/gemini.h"
 #include "core/jscan.h"
@@ -32,6 +33,7 @@
 #include "core/sbuf.h"
 #include "core/jsonin.h"
 #include "agent/loop.h"
+#include "registry/action.h"
 #include "registry/permission.h"
 #include "registry/plugin.h"
 #include "agent/prompt.h"
@@ -82,6 +84,10 @@ struct chat {
     const json_t *sigs_in;  /* the request's `signatures`, or NULL */
     size_t sigs_reuse;      /* contents[0..sigs_reuse) keep those
                              * (verified) signatures */
+    /* the conversation's key (agent/convkey.h): the token the answer
+     * carries, and who runs the server actions (no user: the widget) */
+    const char *conv_token;
+    struct action_who who;
 };
 
 /* config.c reads history.allowParts into these bits; it cannot include
@@ -380,7 +386,8 @@ decide_waiting(struct chat *c, const json_t *call, const char *id,
     if (c->stream != NULL &&
         ndjson_tool_call(c->stream, act->name, args, false, NULL, err) != 0)
         return -1;
-    if (loop_run_action(&c->site->cfg->actions, act, &lc, c->a, &r, err) != 0)
+    if (loop_run_action(&c->site->cfg->actions, act, &c->who, &lc, c->a, &r,
+                        err) != 0)
         return -1;
     if (json_array_append_new(c->server_calls,
                               json_pack("{s:s, s:O, s:b, s:I}", "name",
@@ -504,6 +511,7 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
 
 struct chat_input {
     const char *message;
+    const char *conversation; /* the key's token (convkey.h), or NULL */
     json_t *history, *results, *signatures;
     struct chat_approval approval;
     bool has_approval;
@@ -518,10 +526,10 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
 {
     static const char *const send_members[] = {
         "message", "history", "signatures", "toolDefinitions", "pageState",
-        NULL};
+        "conversation", NULL};
     static const char *const results_members[] = {
         "results", "approval", "history", "signatures", "toolDefinitions",
-        "pageState", NULL};
+        "pageState", "conversation", NULL};
     json_t *approval = NULL;
     json_error_t jerr;
     const char *unknown;
@@ -541,13 +549,16 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
     in->page_state = nodes[0];
     in->tool_defs = nodes[1];
     if (kind == CHAT_SEND_MESSAGE)
-        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o, s?o}", "message",
+        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o, s?o, s?s}", "message",
                             &in->message, "history", &in->history,
-                            "signatures", &in->signatures);
+                            "signatures", &in->signatures, "conversation",
+                            &in->conversation);
     else
-        rc = json_unpack_ex(body, &jerr, 0, "{s?o, s?o, s:o, s?o}", "results",
-                            &in->results, "approval", &approval, "history",
-                            &in->history, "signatures", &in->signatures);
+        rc = json_unpack_ex(body, &jerr, 0, "{s?o, s?o, s:o, s?o, s?s}",
+                            "results", &in->results, "approval", &approval,
+                            "history", &in->history, "signatures",
+                            &in->signatures, "conversation",
+                            &in->conversation);
     if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     if (rc != 0)
@@ -707,6 +718,7 @@ answer_base(struct chat *c, const char *type, const char *message)
     }
     if (ans != NULL &&
         (set_optional_string(ans, "message", message) != 0 ||
+         set_optional_string(ans, "conversation", c->conv_token) != 0 ||
          set_optional_string(ans, "model", c->model) != 0 ||
          (c->truncated_history &&
           json_object_set_new(ans, "historyTruncated", json_true()) != 0))) {
@@ -1188,6 +1200,11 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
                    json_array_get(in.history, c.sigs_reuse))
             c.sigs_reuse++;
     }
+    /* the conversation's key: plugins keep their state under it */
+    if (convkey_resolve(&c.key, in.conversation, a, &c.conv_token,
+                        &c.who.conversation, err) != 0)
+        return -1;
+    li.who = &c.who;
     li.contents = c.contents;
     li.texts = c.texts;
     li.ntexts = c.ntexts;

@@ -102,8 +102,10 @@ route_run_action(struct exchange *x, struct status_error *err)
     if (act->side_effects &&
         runapi_direct_allowed(x->site, x->store, x->io, act, in, err) != 0)
         return -1;
-    /* a schema violation's path and rule travel in `err` */
-    if (action_run(&x->site->cfg->actions, act, in, x->arena, &out, err) != 0)
+    /* a schema violation's path and rule travel in `err`; nobody in
+     * particular runs it, in no conversation (who: NULL) */
+    if (action_run(&x->site->cfg->actions, act, NULL, in, x->arena, &out,
+                   err) != 0)
         return -1;
     x->status = 200;
     return reply_json(x->io, 200, out);
