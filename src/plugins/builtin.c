@@ -9,7 +9,9 @@
  */
 #include "core/common.h"
 #include "plugins/builtin.h"
+#include "plugins/todo.h"
 
 const gemini_agent_plugin_factory builtin_plugins[] = {
+    builtin_todo,
     NULL,
 };
