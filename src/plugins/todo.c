@@ -189,6 +189,19 @@ todo_shutdown(void *self)
 
 /* --- files ------------------------------------------------------------- */
 
+/* Free what json_dumps() returned: the host may have given jansson its
+ * own allocator (core/memlimit.h), so plain free() is not the match. */
+static void
+dump_free(char *text)
+{
+    json_malloc_t m;
+    json_free_t f;
+
+    json_get_alloc_funcs(&m, &f);
+    if (text != NULL)
+        (f != NULL ? f : free)(text);
+}
+
 static void
 conversation_hex(const char *conversation, char hex[HEX_LEN + 1])
 {
@@ -309,7 +322,7 @@ out:
         close(fd);
     if (rc != 0)
         unlink(p->tmp);
-    free(text);
+    dump_free(text);
     return rc;
 }
 
@@ -507,7 +520,7 @@ answer(const struct gemini_agent_ctx *ctx, const json_t *plan,
     int rc = text ? gemini_agent_reply(ctx, out, text, strlen(text))
                   : GEMINI_AGENT_FAILED;
 
-    free(text);
+    dump_free(text);
     json_decref(ans);
     return rc;
 }
