@@ -1184,6 +1184,12 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
         seal_verify(&c.key, in.history, in.signatures, err) != 0)
         return -1;
 
+    /* ...and the conversation's key: plugins keep their state under it
+     * (set before any action runs, an approved one included) */
+    if (convkey_resolve(&c.key, in.conversation, a, &c.conv_token,
+                        &c.who.conversation, err) != 0)
+        return -1;
+
     /* 3: the conversation with the new turn */
     c.server_calls = arena_take_json(a, json_array());
     c.page_calls = arena_take_json(a, json_array());
@@ -1200,10 +1206,6 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
                    json_array_get(in.history, c.sigs_reuse))
             c.sigs_reuse++;
     }
-    /* the conversation's key: plugins keep their state under it */
-    if (convkey_resolve(&c.key, in.conversation, a, &c.conv_token,
-                        &c.who.conversation, err) != 0)
-        return -1;
     li.who = &c.who;
     li.contents = c.contents;
     li.texts = c.texts;

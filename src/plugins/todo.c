@@ -464,6 +464,8 @@ apply(const struct todo *t, enum todo_tool tool, const json_t *args,
                    ? 0
                    : bad(c, GEMINI_AGENT_FAILED, "out of memory");
     case T_ADD:
+        if (title == NULL || title[0] == '\0')
+            return bad(c, GEMINI_AGENT_BAD_INPUT, "a step needs a title");
         if ((long)json_array_size(steps) >= t->max_steps)
             break;
         at = (long)json_array_size(steps);
