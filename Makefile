@@ -204,10 +204,18 @@ test:
 # conf/.session-secret (it signs sign-in tokens) are left out.
 PREFIX  ?= /usr/local
 DESTDIR ?=
+# The system plugin folder, the default plugins.dirs (core/config.h): a
+# package installs its plugin's .so there, as the seed's Python packages
+# register entry points; the public header is installed for their builds.
+PLUGIN_DIR = $(PREFIX)/lib/gemini-agent/plugins
+$(BUILD)/src/core/config.o: ALL_CFLAGS += -DCONFIG_SYSTEM_PLUGIN_DIR='"$(PLUGIN_DIR)"'
+
 install: all
 	install -D -m 0755 $(BUILD)/gemini-agent $(DESTDIR)$(PREFIX)/bin/gemini-agent
 	install -d $(DESTDIR)$(PREFIX)/share/gemini-agent
-	install -d $(DESTDIR)$(PREFIX)/lib/gemini-agent/plugins
+	install -d $(DESTDIR)$(PLUGIN_DIR)
+	install -D -m 0644 include/gemini-agent/plugin.h \
+	    $(DESTDIR)$(PREFIX)/include/gemini-agent/plugin.h
 	cp -R conf nginx www actions $(DESTDIR)$(PREFIX)/share/gemini-agent/
 	rm -f $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.gemini.yaml \
 	    $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.session-secret

@@ -2,7 +2,9 @@
 # The README's test command (`make test`), and what .ci/run runs:
 # install what the tests need, then build and run every test.
 #
-#   1. Debian packages (scripts/install-deps.sh; apt-get only when missing)
+#   1. Debian packages (scripts/install-deps.sh; apt-get only when missing),
+#      then the npm packages (scripts/setup-www.sh; npm ci only when the
+#      lock changed)
 #   2. build with gcc (-Werror) and with clang (-Werror)
 #   2b. the layer check (scripts/check-layers.sh) and its self-test
 #   3. unit suites (Check)
@@ -61,6 +63,13 @@ count_check() {
 
 step "dependencies"
 run_step "install-deps" scripts/install-deps.sh
+
+# npm packages (package-lock.json): jsdom and playwright-core for the
+# browser tests, www/vendor for the page, and the MCP server the mcp
+# plugin's unit and HTTP tests run (@modelcontextprotocol/server-everything),
+# so before any test step. Idempotent: npm ci only when the lock changed.
+step "npm packages"
+run_step "setup-www" scripts/setup-www.sh
 
 step "build (gcc)"
 run_step "build with gcc" make -s all
@@ -141,7 +150,8 @@ if make -s asan; then
     UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
     GA_BIN=$repo/build-asan/gemini-agent \
         tests/http/run.sh t_chat.sh t_chat_errors.sh t_stream.sh t_routes.sh t_cgi.sh t_concurrency.sh t_workers.sh \
-            t_runapi.sh t_approvals.sh t_budget.sh t_seal.sh t_plugins.sh t_permission.sh t_todo.sh 2>&1 | tee "$log"
+            t_runapi.sh t_approvals.sh t_budget.sh t_seal.sh t_plugins.sh t_permission.sh t_mcp.sh t_clarify.sh \
+            t_terminal_only.sh t_todo.sh 2>&1 | tee "$log"
     count_plain "HTTP tests (asan)"
     if [ -n "$(ls -A "$asan_logs")" ]; then
         echo "not ok - sanitizer reports from the responder:"
@@ -169,8 +179,6 @@ else
 fi
 
 step "browser code unit tests"
-# npm packages: jsdom and playwright-core for the tests, www/vendor for the page
-run_step "setup-www" scripts/setup-www.sh
 count_node "browser unit tests" node --test tests/js/
 
 step "browser tests"

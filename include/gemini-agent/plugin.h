@@ -8,18 +8,24 @@
  *     const struct gemini_agent_plugin *
  *     gemini_agent_plugin_create(unsigned host_abi);
  *
- * and lies in a folder named by agent.yaml:
+ * and lies in a folder named by agent.yaml (or in the system plugin
+ * folder, PREFIX/lib/gemini-agent/plugins, where a package installs it):
  *
  *     plugins:
  *       dirs: [plugins]          # scanned for *.so, in name order
  *       expose: all              # or a list of plugin names
+ *       enrichmentOnly: []       # plugins that only enrich prompts
  *       config:
  *         hello: {greeting: Hi}  # handed to that plugin's initialize()
+ *
+ * The server's built-in plugins (src/plugins/: mcp, web_search, ...) are
+ * this same struct compiled in, so everything below holds for them too.
  *
  * The server loads each `*.so` (dlopen RTLD_NOW | RTLD_LOCAL), calls the
  * factory with GEMINI_AGENT_PLUGIN_ABI and checks the `abi` member of what
  * it returns: a plugin built against another ABI is reported and left
- * out, as is one whose factory is missing or whose initialize() fails;
+ * out, as is one whose factory is missing, whose config does not match
+ * its config_schema(), or whose initialize() fails;
  * the others still load and the server starts. `gemini-agent check` and
  * the serve log name each such file with the reason.
  *
@@ -61,19 +67,28 @@
  *                        Return 0, or non-zero with a reason in
  *                        err[errsize]: the plugin is then left out (and
  *                        shutdown() is not called).
- *   shutdown(self)       called when the plugin is unexposed or the
- *                        server reloads or stops: free the instance.
+ *   shutdown(self)       called when the plugin is unexposed, its config
+ *                        changed (after the new instance started) or the
+ *                        server stops: free the instance. A reload that
+ *                        changes neither the plugin nor its config keeps
+ *                        the instance: neither call happens.
  *   system_instructions()  text for the model about the tools, or NULL.
  *   auto_approved_tools()  JSON array of tool names that need no
  *                        approval even with side effects, or NULL.
  *   user_commands()      JSON array [{"name", "description",
- *                        "shareWithModel": bool}] of commands the user
- *                        runs directly, without the model, or NULL;
+ *                        "shareWithModel": bool, "sideEffects": bool}]
+ *                        of commands the user runs directly, without
+ *                        the model, or NULL (one with side effects runs
+ *                        over HTTP only as http.directActions lets an
+ *                        action with side effects run);
  *   run_command()        ... and how one runs (argument string in, text
  *                        out). Both NULL when there are none.
  *   enrich_prompt()      subscribe to every user prompt: return it,
  *                        possibly changed, and metadata (a JSON object),
  *                        or NULL to take no part.
+ *   config_schema()      the JSON Schema of its plugins.config entry.
+ *   flags                GEMINI_AGENT_TERMINAL_ONLY for tools that reach
+ *                        files or a shell.
  * Every member after `abi` and `name` except declarations and execute is
  * optional and may be NULL.
  *
@@ -84,7 +99,8 @@
  * which copies). That memory belongs to the host: it lives as long as
  * the request and is freed with it - never free it, never keep it. On
  * success (GEMINI_AGENT_OK) execute's text is the result, a JSON object;
- * on an error code it is a message for the visitor (no paths, no
+ * with GEMINI_AGENT_ASK_USER it is a question for the user (see the
+ * enum); on an error code it is a message for the visitor (no paths, no
  * internals). Strings the plugin returns from declarations(),
  * system_instructions(), auto_approved_tools() and user_commands() stay
  * the plugin's: they must stay valid and unchanged until shutdown(); the
@@ -156,6 +172,19 @@ enum gemini_agent_rc {
     GEMINI_AGENT_BAD_INPUT = 1,
     /* the plugin's own failure: out holds the message, or is empty */
     GEMINI_AGENT_FAILED = 2,
+    /* execute() only: the call needs the user's answer before it has a
+     * result. `out` holds the question, a JSON object
+     *     {"questions": [{"id", "text", "kind": "single" | "multiple" |
+     *                     "text", "options"?: [string], "required"?: bool,
+     *                     "default"?: string | [string]}, ...]}
+     * (the host checks it: an invalid one is the plugin's failure). The
+     * host runs nothing more of that call: the widget or the run API asks
+     * the user, checks the answer against the questions, and the answer,
+     * {"answers": {"<id>": value, ...}}, becomes the call's result - the
+     * functionResponse the model reads. A user who moves on instead
+     * leaves the call answered with an error ("not answered").
+     * docs/plugins/clarification.md describes the channel. */
+    GEMINI_AGENT_ASK_USER = 3,
 };
 
 /* The host's side of one call. */

@@ -106,6 +106,7 @@ loop_run_action(const struct config_actions *env,
     struct status_error failed = {0};
     json_t *out = NULL;
     long t0 = monotime_ms();
+    int rc;
 
     memset(r, 0, sizeof(*r));
     if (act == NULL) {
@@ -117,11 +118,15 @@ loop_run_action(const struct config_actions *env,
         return r->response ? 0 : oom(err);
     }
     r->action = act->name;
-    r->ok = action_run(env, act, who, c->args, a, &out, &failed) == 0;
+    rc = action_run(env, act, who, c->args, a, &out, &failed);
+    r->ok = rc == 0 || rc == ACTION_ASKS_USER;
+    r->asks = rc == ACTION_ASKS_USER;
     r->ms = monotime_ms() - t0;
     if (failed.code == ST_NO_MEMORY)
         return status_set(err, ST_NO_MEMORY, "%s", failed.text);
-    if (r->ok)
+    if (r->asks)
+        r->response = out; /* the question, already pinned */
+    else if (r->ok)
         r->response = arena_take_json(a, json_pack("{s:O}", "result", out));
     else if (failed.code == ST_SCHEMA)
         r->response = error_response(
@@ -380,6 +385,10 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
         }
         if (EMIT(l, tool_result, &c, &r, err) != 0)
             return -1;
+        if (r.asks) { /* the user answers it: as a call handed back */
+            (*handed)++;
+            continue;
+        }
         if (json_array_append_new(answers,
                                   loop_answer_part(c.call, r.response)))
             return oom(err);

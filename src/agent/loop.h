@@ -55,6 +55,12 @@ struct loop_result {
     const struct json_t *response; /* the functionResponse.response */
     bool ok;
     long ms;
+    /* The action asks the user first (registry/action.h's
+     * ACTION_ASKS_USER): `response` is the question, not an answer. The
+     * loop answers nothing of that call and ends after the turn, as for a
+     * call handed back (LOOP_HANDED_BACK); the sink heard of the question
+     * in tool_result. */
+    bool asks;
 };
 
 /* Who answers a call: decide() returns one of these, or -1 with `err`

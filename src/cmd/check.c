@@ -61,6 +61,26 @@ print_budget(const struct config *cfg)
            cfg->status.on ? "GET /_jay/status, from http.status.allow" : "off");
 }
 
+/* The seed's list_exposed and list_available: every plugin found. */
+static void
+print_plugins(const struct plugin_set *set)
+{
+    for (int exposed = 1; exposed >= 0; exposed--) {
+        size_t n = 0;
+        for (size_t i = 0; i < set->nplugins; i++) {
+            const struct plugin_info *p = &set->plugins[i];
+            if (p->exposed != (exposed == 1))
+                continue;
+            printf("%s%s", n++ ? ", " : (exposed ? "plugins exposed: "
+                                                 : "plugins available, not "
+                                                   "exposed: "),
+                   p->name);
+        }
+        if (n > 0)
+            printf("\n");
+    }
+}
+
 static int
 check(const char *config_path)
 {
@@ -135,6 +155,7 @@ check(const char *config_path)
                    p->name, p->path, tools, cmds,
                    p->instructions ? ", system instructions" : "");
         }
+        print_plugins(site->actions);
         if (site->has_permission)
             printf("plugins.config.permission: default %s, %zu allow "
                    "entries, %zu deny entries\n",

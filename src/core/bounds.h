@@ -188,6 +188,38 @@
 /* Largest Gemini response body we keep; more is cut off (bad response). */
 #define BOUND_UPSTREAM_BYTES   (16u * 1024 * 1024)
 
+/* --- Google credentials (gemini/credentials.h) ------------------------- */
+
+/* An ADC file (service-account key or authorized_user) is a few KB. */
+#define CRED_FILE_MAX          (64u * 1024)
+/* The token endpoint's answer: a token and a few fields. */
+#define CRED_RESPONSE_MAX      (64u * 1024)
+/* A token request, connect included; a token endpoint answers in ms. */
+#define CRED_TIMEOUT_MS        15000
+#define CRED_CONNECT_MS        5000
+/* `gcloud auth print-access-token` may refresh its own token first (a
+ * network round trip behind a Python start-up): give it longer. */
+#define CRED_GCLOUD_TIMEOUT_MS 30000
+/* What gcloud may print on stdout; a token is about 200 bytes. */
+#define CRED_GCLOUD_OUTPUT_MAX (16u * 1024)
+/* Longest access token we accept (Google documents up to 2048 bytes). */
+#define CRED_TOKEN_MAX         4096
+/* A token this close to its expiry is refreshed before use. */
+#define CRED_REFRESH_MARGIN_S  60
+/* A service account's assertion lives this long (Google's maximum). */
+#define CRED_JWT_LIFETIME_S    3600
+/* gcloud does not say when its token expires: ask it again after this. */
+#define CRED_GCLOUD_CACHE_S    300
+/* expires_in above this is taken as this (Google's tokens live 1 h). */
+#define CRED_EXPIRES_MAX_S     86400
+/* An OAuth `error` code quoted in an error ("invalid_grant"); a longer
+ * or stranger one is not quoted. */
+#define CRED_OAUTH_CODE_MAX    40
+/* Nesting in an ADC file or a token answer (both are flat objects). */
+#define CRED_JSON_DEPTH        16
+/* A Vertex AI project, location or model id in a URL path. */
+#define VERTEX_SEGMENT_MAX     128
+
 /* --- workers ----------------------------------------------------------- */
 
 #define BOUND_WORKERS             64
@@ -291,6 +323,74 @@
  * it stays below STATUS_TEXT_MAX so the cut is this visible one. */
 #define SCHEMA_MESSAGE_MAX        256
 
+/* --- the mcp plugin (src/plugins/mcp*.c): MCP servers as tools -------- */
+
+/* .mcp.json: a few servers of a few lines each. */
+#define MCP_CONFIG_BYTES        (256u * 1024)
+#define MCP_MAX_SERVERS         16
+/* Arguments and environment entries of one stdio server's command. */
+#define MCP_MAX_ARGS            64
+#define MCP_MAX_ENV             64
+/* Extra HTTP headers of one Streamable HTTP server. */
+#define MCP_MAX_HEADERS         32
+/* One JSON-RPC message (a stdio line, an HTTP body or SSE stream): a
+ * tools/list page of a large server is tens of KB; results are cut far
+ * below by MCP_RESULT_BYTES, so more is a runaway server. */
+#define MCP_MESSAGE_BYTES       (4u * 1024 * 1024)
+/* Non-answers (notifications, logs, requests to us) skipped while one
+ * call waits for its answer; more is a server talking to itself. */
+#define MCP_MAX_SKIPPED         1000
+/* tools/list pages followed through nextCursor. */
+#define MCP_MAX_LIST_PAGES      32
+/* A tool's description as declared to the model, cut there. */
+#define MCP_DESCRIPTION_BYTES   2048
+/* The text of one tools/call result handed to the model, cut there:
+ * under BOUND_ACTION_OUTPUT_BYTES even when every byte is escaped. */
+#define MCP_RESULT_BYTES        (128u * 1024)
+/* Each exchange with a server (start and handshake, or one call) ends by
+ * then; plugins.config.mcp.timeoutMs may lower or raise it up to the
+ * bound. The default stays under DEFAULT_ACTION_TIMEOUT_MS, so a slow
+ * server is a tool error before the action watchdog ends the worker. */
+#define MCP_TIMEOUT_MS          8000
+#define BOUND_MCP_TIMEOUT_MS    BOUND_ACTION_TIMEOUT_MS
+/* How long a stopping stdio server has after SIGTERM before SIGKILL. */
+#define MCP_STOP_GRACE_MS       1000
+/* --- questions for the user (registry/question.h; plugin `clarification`)
+ * A tool that asks (GEMINI_AGENT_ASK_USER) asks a few short questions; the
+ * widget shows them all on one card, so these keep it readable. */
+#define BOUND_QUESTIONS           8    /* questions in one call */
+#define BOUND_QUESTION_OPTIONS    12   /* choices of one question */
+#define BOUND_QUESTION_ID         64   /* bytes of a question's id */
+#define BOUND_QUESTION_TEXT       500  /* bytes of a question's text */
+#define BOUND_QUESTION_OPTION     200  /* bytes of one choice */
+#define BOUND_ANSWER_TEXT         2000 /* bytes of a free-text answer */
+/* --- built-in plugins file_edit and cli (plugins/fileedit.c, cli.c) ---- */
+
+/* file_edit's maxFileBytes: the largest file it reads whole or changes
+ * (each change keeps a copy of the old content, in memory and as a
+ * backup). A source file of 1 MiB is already unusual. */
+#define DEFAULT_FILEEDIT_FILE_BYTES (1024u * 1024)
+#define BOUND_FILEEDIT_FILE_BYTES   (16u * 1024 * 1024)
+/* Content one readFile returns (the rest with offset/limit): JSON may
+ * escape a byte into 6, and the answer must stay within
+ * BOUND_ACTION_OUTPUT_BYTES. */
+#define BOUND_FILEEDIT_READ_BYTES   (128u * 1024)
+/* Changes file_edit can undo; older backups are deleted. */
+#define BOUND_FILEEDIT_UNDO         100
+/* cli: timeoutMs of a command (default and ceiling) and maxOutputBytes
+ * of each of its stdout and stderr; both must fit one answer after JSON
+ * escaping (6 bytes a byte at worst). */
+#define DEFAULT_CLI_TIMEOUT_MS      30000
+#define BOUND_CLI_TIMEOUT_MS        600000
+#define DEFAULT_CLI_OUTPUT_BYTES    (64u * 1024)
+#define BOUND_CLI_OUTPUT_BYTES      (64u * 1024)
+/* extraPaths and env entries of the cli config: a short list a person
+ * writes. */
+#define BOUND_CLI_CONFIG_ENTRIES    64
+/* After the shell exits, how long its output pipes may stay open (held
+ * by something it left running in the background) before the rest of
+ * its process group is killed. */
+#define CLI_DRAIN_MS                200
 /* --- built-in plugin: todo (src/plugins/todo.c) ------------------------- */
 
 /* Steps in one plan: a plan the model keeps for a task, not a backlog;
@@ -453,6 +553,23 @@
 #endif
 #if BOUND_PERMISSION_PATTERN > BOUND_PERMISSION_SUBJECT
 #error "a permission glob may not be longer than what it is matched against"
+#endif
+#if MCP_TIMEOUT_MS > DEFAULT_ACTION_TIMEOUT_MS
+#error "MCP_TIMEOUT_MS must stay under the default action watchdog"
+#endif
+#if MCP_RESULT_BYTES * 6 + 4096 > BOUND_ACTION_OUTPUT_BYTES
+#error "an MCP result, escaped (\\u00XX: 6 bytes a byte), may outgrow the action output bound"
+#endif
+#if 6 * BOUND_FILEEDIT_READ_BYTES + 4096 > BOUND_ACTION_OUTPUT_BYTES
+#error "a readFile answer may not exceed the action output bound"
+#endif
+#if 2 * 6 * BOUND_CLI_OUTPUT_BYTES + 4096 > BOUND_ACTION_OUTPUT_BYTES
+#error "a cli answer may not exceed the action output bound"
+#endif
+#if DEFAULT_FILEEDIT_FILE_BYTES > BOUND_FILEEDIT_FILE_BYTES || \
+    DEFAULT_CLI_TIMEOUT_MS > BOUND_CLI_TIMEOUT_MS || \
+    DEFAULT_CLI_OUTPUT_BYTES > BOUND_CLI_OUTPUT_BYTES
+#error "a file_edit or cli default exceeds its bound"
 #endif
 #if BOUND_SCHEMA_DEPTH > BOUND_JSON_DEPTH
 #error "a schema may not nest deeper than the JSON that carries it"

@@ -226,10 +226,13 @@ load_plugins(struct config *cfg, const struct ydoc_node *map, const char *file,
                  ydoc_type_name(map));
         return;
     }
+    bool dirs_given = false;
+
     for (size_t i = 0; i < map->count; i++) {
         const struct ydoc_node *k = map->keys[i], *v = map->values[i];
         if (strcmp(k->text, "dirs") == 0) {
             size_t n = v->kind == YDOC_SEQ ? v->count : 1;
+            dirs_given = true;
             if (v->kind == YDOC_MAP) {
                 diag_add(d, file, v->line,
                          "'plugins.dirs' must be a folder or a list of "
@@ -282,6 +285,14 @@ load_plugins(struct config *cfg, const struct ydoc_node *map, const char *file,
             unknown_key(d, file, k, " in 'plugins'",
                         "dirs, expose, enrichmentOnly, config");
         }
+    }
+    /* No dirs: the system plugin folder, where packages install plugins
+     * (the seed's entry points); it need not exist. */
+    if (!dirs_given && cfg->plugins.ndirs == 0 &&
+        (cfg->plugins.dirs = calloc(1, sizeof(char *))) != NULL &&
+        (cfg->plugins.dirs[0] = strdup(CONFIG_SYSTEM_PLUGIN_DIR)) != NULL) {
+        cfg->plugins.ndirs = 1;
+        cfg->plugins.dirs_default = true;
     }
 }
 

@@ -72,11 +72,20 @@ struct config_actions {
     long timeout_ms; /* one action's watchdog (actionTimeoutMs) */
 };
 
+/* Where packages install plugins (`make install` creates it): the
+ * default plugins.dirs. The Makefile sets it from PREFIX. */
+#ifndef CONFIG_SYSTEM_PLUGIN_DIR
+#define CONFIG_SYSTEM_PLUGIN_DIR "/usr/local/lib/gemini-agent/plugins"
+#endif
+
 /* Shared-object plugins (plugins: in agent.yaml; include/gemini-agent/
  * plugin.h). Absent: none are loaded. */
 struct config_plugins {
     char **dirs;        /* plugins.dirs: folders scanned for *.so */
     size_t ndirs;
+    /* dirs is the default, CONFIG_SYSTEM_PLUGIN_DIR: a folder that need
+     * not exist (no package installed a plugin yet) */
+    bool dirs_default;
     bool expose_all;    /* plugins.expose: all (the default) */
     char **expose;      /* ... or these names, NULL-terminated */
     /* plugins.enrichmentOnly: names loaded only to enrich prompts (no

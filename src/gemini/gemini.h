@@ -7,8 +7,9 @@
  * (gemini_share_new), so keep-alive connections serve every request. The transport sits behind function pointers so the retry,
  * deadline and error-mapping logic is tested without a network.
  *
- * The API key travels only in the `x-goog-api-key` header: never in the
- * URL, never in a log line, never in an error message.
+ * The API key travels only in the `x-goog-api-key` header (an OAuth
+ * token, with GEMINI_AUTH_BEARER, only in `Authorization: Bearer`):
+ * never in the URL, never in a log line, never in an error message.
  *
  * Not here: building the request body (chat.c) or reading the answer
  * (turn.h).
@@ -59,8 +60,9 @@ struct gemini_http {
 
 /*
  * The transport. `post` performs one HTTP POST of `body` to `url` with
- * the key in x-goog-api-key, giving up after `timeout_ms`; it fills `out`
- * (whose body buffer the caller initialised) and returns 0, or -1 only
+ * the key in x-goog-api-key (or a token as Bearer: enum gemini_auth),
+ * giving up after `timeout_ms`; it fills `out` (whose body buffer the
+ * caller initialised) and returns 0, or -1 only
  * when it could not even try (out of memory). `sleep_ms` and `now_ms`
  * (monotonic) exist so tests can run the retry schedule in no time.
  */
@@ -73,8 +75,18 @@ struct gemini_transport {
     void *ctx;
 };
 
+/* How the libcurl transport sends the secret it is given. */
+enum gemini_auth {
+    GEMINI_AUTH_KEY,    /* x-goog-api-key: <key> (the Gemini API; serve) */
+    GEMINI_AUTH_BEARER, /* Authorization: Bearer <token> (Vertex AI, an
+                         * OAuth token from credentials.h) */
+};
+
 struct gemini {
     struct gemini_transport t;
+    /* GEMINI_AUTH_KEY after every init; the terminal client sets BEARER
+     * for an OAuth token. Either way the secret is only in a header. */
+    enum gemini_auth auth;
     void *curl; /* CURL *, owned; NULL with a test transport */
     void *headers; /* struct curl_slist * of the call in flight, owned;
                     * NULL between calls (it holds the key, so it is wiped

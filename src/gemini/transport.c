@@ -7,7 +7,8 @@
  * for a response that stalls, and for the whole attempt, and a cap on the
  * body. libcurl's codes and types never leave this file.
  *
- * The API key is sent only in the x-goog-api-key header, which is built
+ * The API key is sent only in the x-goog-api-key header (an OAuth token,
+ * with GEMINI_AUTH_BEARER, only in Authorization: Bearer), which is built
  * for each transfer and wiped afterwards.
  *
  * SPDX-License-Identifier: MIT
@@ -205,8 +206,11 @@ headers_build(struct gemini *g, const char *api_key)
         "Content-Type: application/json",
         "Expect:", /* no 100-continue round trip for large bodies */
     };
-    static const char prefix[] = "x-goog-api-key: ";
-    size_t klen = strlen(api_key);
+    static const char key_prefix[] = "x-goog-api-key: ";
+    static const char bearer_prefix[] = "Authorization: Bearer ";
+    const char *prefix = g->auth == GEMINI_AUTH_BEARER ? bearer_prefix
+                                                       : key_prefix;
+    size_t plen = strlen(prefix), klen = strlen(api_key);
     char *line = NULL;
     struct curl_slist *l = NULL, *n;
     int rc = -1;
@@ -217,11 +221,11 @@ headers_build(struct gemini *g, const char *api_key)
             goto out;
         l = n;
     }
-    line = malloc(sizeof(prefix) + klen);
+    line = malloc(plen + klen + 1);
     if (line == NULL)
         goto out;
-    memcpy(line, prefix, sizeof(prefix) - 1);
-    memcpy(line + sizeof(prefix) - 1, api_key, klen + 1);
+    memcpy(line, prefix, plen);
+    memcpy(line + plen, api_key, klen + 1);
     n = curl_slist_append(l, line);
     if (n == NULL)
         goto out;
@@ -229,7 +233,7 @@ headers_build(struct gemini *g, const char *api_key)
     rc = 0;
 out:
     if (line != NULL) {
-        explicit_bzero(line, sizeof(prefix) + klen);
+        explicit_bzero(line, plen + klen + 1);
         free(line);
     }
     g->headers = l; /* freed by headers_free on failure too */

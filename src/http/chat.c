@@ -36,6 +36,7 @@
 #include "registry/action.h"
 #include "registry/permission.h"
 #include "registry/plugin.h"
+#include "registry/question.h"
 #include "agent/prompt.h"
 #include "agent/seal.h"
 #include "http/ndjson.h"
@@ -81,6 +82,10 @@ struct chat {
     struct seal_key key;    /* the site secret; len 0: none */
     json_t *approvals;      /* [{id, fn, args, turn, part}] waiting for the
                              * visitor, in call order */
+    /* the first question waiting for the visitor's answer (a tool that
+     * asks, plugin.h's GEMINI_AGENT_ASK_USER): {id, tool, questions}, or
+     * NULL; see the questions section below */
+    json_t *question;
     const json_t *sigs_in;  /* the request's `signatures`, or NULL */
     size_t sigs_reuse;      /* contents[0..sigs_reuse) keep those
                              * (verified) signatures */
@@ -401,6 +406,105 @@ decide_waiting(struct chat *c, const json_t *call, const char *id,
     return 0;
 }
 
+/* --- questions: a tool that asks the visitor (registry/question.h) ---- */
+
+/*
+ * The loop ran the call and its tool asked (loop_result.asks): the call
+ * stays unanswered in the history, like one waiting for approval, and
+ * the answer says "question". A call is known as one again by what it is:
+ * a plugin's tool the verdict lets run unasked, yet unanswered, since the
+ * loop answers every other call it runs. Its questions are asked again of
+ * the tool (question tools keep no state: clarification's are the
+ * model's arguments, normalised) and the visitor's answers are checked
+ * against those, never against anything the browser sends.
+ */
+
+/* The words the model reads for a question the visitor left. */
+#define NOT_ANSWERED                                                           \
+    "not answered: the user sent a new message instead"
+
+/* The visitor's answer to a waiting question (submitToolResults'
+ * `answer`). */
+struct chat_answer {
+    const char *id;
+    const json_t *answers;
+};
+
+/* Is the unanswered call `call` one whose tool asked the visitor? */
+static bool
+question_call(const struct chat *c, const json_t *call)
+{
+    const struct plugin_action *act = plugin_find_fn(
+        c->actions, json_string_value(json_object_get(call, "name")));
+    const json_t *args = json_object_get(call, "args");
+    struct permission_decision why;
+
+    if (act == NULL || act->so == NULL)
+        return false;
+    /* as the loop judged it: a call without args had {} */
+    if (args == NULL && (args = arena_take_json(c->a, json_object())) == NULL)
+        return false; /* out of memory: it waits as an approval, refused */
+    return chat_verdict(c, act, args, &why) == PERMISSION_ALLOW;
+}
+
+/* The questions of the waiting call `call`, asked of its tool again:
+ * pinned to the arena. A call whose tool no longer asks is the browser's
+ * mistake (or a changed site): 400. */
+static int
+ask_again(struct chat *c, const json_t *call, size_t turn, size_t part,
+          const json_t **questions, struct status_error *err)
+{
+    const char *fn = json_string_value(json_object_get(call, "name"));
+    const struct plugin_action *act = plugin_find_fn(c->actions, fn);
+    json_t *args = json_object_get(call, "args");
+    struct loop_call lc = {fn, args, call, turn, part};
+    struct loop_result r = {0};
+
+    if (args == NULL && (args = arena_take_json(c->a, json_object())) == NULL)
+        return oom(err);
+    lc.args = args;
+    if (loop_run_action(&c->site->cfg->actions, act, &c->who, &lc, c->a, &r,
+                        err) != 0)
+        return -1;
+    if (!r.asks)
+        return status_set(err, ST_BAD_REQUEST,
+                          "the call '%s' waits for no answer", fn);
+    *questions = r.response;
+    return 0;
+}
+
+/* Remember the first question waiting for the visitor (struct chat). */
+static int
+set_question(struct chat *c, const char *id, const char *tool,
+             const json_t *q, struct status_error *err)
+{
+    if (c->question != NULL)
+        return 0; /* one card at a time: the next comes after this one */
+    c->question = arena_take_json(
+        c->a, json_pack("{s:s, s:s, s:O}", "id", id, "tool", tool,
+                        "questions", json_object_get(q, "questions")));
+    return c->question ? 0 : oom(err);
+}
+
+/* The visitor answered the waiting call `call`: the answers are checked
+ * against its questions, and become its result. *resp is a new
+ * reference. */
+static int
+answer_question(struct chat *c, const json_t *call, size_t turn, size_t part,
+                const struct chat_answer *qa, json_t **resp,
+                struct status_error *err)
+{
+    const json_t *q;
+    json_t *answers;
+
+    if (ask_again(c, call, turn, part, &q, err) != 0)
+        return -1;
+    if ((answers = question_answers(q, qa->answers, err)) == NULL)
+        return -1;
+    *resp = json_pack("{s:o}", "result", answers);
+    return *resp ? 0 : oom(err);
+}
+
 /*
  * Answer the pending calls in call order: the answers given so far (the
  * partial turn), the browser's from `results` (NULL: the visitor moved
@@ -411,11 +515,12 @@ decide_waiting(struct chat *c, const json_t *call, const char *id,
  */
 static int
 answer_pending(struct chat *c, const struct pending *p, json_t *results,
-               const struct chat_approval *ap, struct status_error *err)
+               const struct chat_approval *ap, const struct chat_answer *qa,
+               struct status_error *err)
 {
     json_t *parts = json_array(), *part;
     size_t k, next_partial = 0, used = 0;
-    bool decided = false, first = true;
+    bool decided = false, first = true, answered = false;
 
     if (parts == NULL || !arena_take_json(c->a, parts))
         return oom(err);
@@ -440,10 +545,28 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
         }
         if ((id = call_id(c->a, call, p->model, k)) == NULL)
             return oom(err);
-        if (results == NULL && ap == NULL) {
+        bool asks = plugin_is_fn_name(name) && question_call(c, call);
+        if (results == NULL && ap == NULL && qa == NULL) {
             resp = json_pack("{s:s}", "error",
-                             "not run: the visitor sent a new message "
-                             "instead");
+                             asks ? NOT_ANSWERED
+                                  : "not run: the visitor sent a new "
+                                    "message instead");
+        } else if (asks) {
+            /* waits for the visitor's answer: any question may be
+             * answered, one per request; the first left waiting is asked */
+            const json_t *q;
+            if (qa == NULL || answered || strcmp(qa->id, id) != 0) {
+                if (c->question == NULL &&
+                    (ask_again(c, call, p->model, k, &q, err) != 0 ||
+                     set_question(c, id,
+                                  plugin_find_fn(c->actions, name)->name, q,
+                                  err) != 0))
+                    return -1;
+                continue;
+            }
+            if (answer_question(c, call, p->model, k, qa, &resp, err) != 0)
+                return -1;
+            answered = true;
         } else if (plugin_is_fn_name(name)) {
             /* waits for the visitor: only the first such call can be
              * decided now, so decisions come in call order */
@@ -486,10 +609,15 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
     if (ap != NULL && !decided)
         return status_set(err, ST_APPROVAL_INVALID,
                           "the approval names no call waiting for it");
+    if (qa != NULL && !answered)
+        return status_set(err, ST_BAD_REQUEST,
+                          "the answer names no question waiting for one "
+                          "('%s')",
+                          qa->id);
     if (json_array_size(parts) == 0) /* results: [] for an approval */
         return status_set(err, ST_BAD_REQUEST,
                           "the waiting call needs the visitor's decision "
-                          "(approval), not results");
+                          "(approval) or answer, not results");
     if (results != NULL && used != json_array_size(results))
         return status_set(err, ST_BAD_REQUEST,
                           "results: %zu of them name no waiting call (or "
@@ -515,6 +643,8 @@ struct chat_input {
     json_t *history, *results, *signatures;
     struct chat_approval approval;
     bool has_approval;
+    struct chat_answer answer;
+    bool has_answer;
     /* the page state and the tools stay spans of the body: their nodes,
      * or JSCAN_NONE */
     size_t page_state, tool_defs;
@@ -528,9 +658,9 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
         "message", "history", "signatures", "toolDefinitions", "pageState",
         "conversation", NULL};
     static const char *const results_members[] = {
-        "results", "approval", "history", "signatures", "toolDefinitions",
-        "pageState", "conversation", NULL};
-    json_t *approval = NULL;
+        "results", "approval", "answer", "history", "signatures",
+        "toolDefinitions", "pageState", "conversation", NULL};
+    json_t *approval = NULL, *answer = NULL;
     json_error_t jerr;
     const char *unknown;
     json_t *body;
@@ -554,10 +684,10 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
                             "signatures", &in->signatures, "conversation",
                             &in->conversation);
     else
-        rc = json_unpack_ex(body, &jerr, 0, "{s?o, s?o, s:o, s?o, s?s}",
+        rc = json_unpack_ex(body, &jerr, 0, "{s?o, s?o, s?o, s:o, s?o, s?s}",
                             "results", &in->results, "approval", &approval,
-                            "history", &in->history, "signatures",
-                            &in->signatures, "conversation",
+                            "answer", &answer, "history", &in->history,
+                            "signatures", &in->signatures, "conversation",
                             &in->conversation);
     if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
         return status_set(err, ST_NO_MEMORY, "out of memory");
@@ -571,10 +701,25 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
     if (unknown != NULL)
         return status_set(err, ST_BAD_REQUEST,
                           "the request body: unknown member '%s'", unknown);
-    if (kind == CHAT_SUBMIT_RESULTS && in->results == NULL && approval == NULL)
+    if (kind == CHAT_SUBMIT_RESULTS && in->results == NULL &&
+        approval == NULL && answer == NULL)
         return status_set(err, ST_BAD_REQUEST,
-                          "the request body: results or approval is "
-                          "required");
+                          "the request body: results, approval or answer "
+                          "is required");
+    if (answer != NULL) {
+        json_t *answers = NULL;
+        rc = json_unpack_ex(answer, &jerr, 0, "{s:s, s:o}", "id",
+                            &in->answer.id, "answers", &answers);
+        if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
+        if (rc != 0 || json_object_size(answer) != 2 ||
+            !json_is_object(answers))
+            return status_set(err, ST_BAD_REQUEST,
+                              "answer must be {id, answers: {question id: "
+                              "value}}");
+        in->answer.answers = answers;
+        in->has_answer = true;
+    }
     if (in->signatures != NULL && !json_is_array(in->signatures) &&
         !json_is_null(in->signatures))
         return status_set(err, ST_BAD_REQUEST,
@@ -668,6 +813,11 @@ sink_tool_result(void *ctx, const struct loop_call *lc,
 
     if (r->action == NULL) /* no such function: the model was told */
         return 0;
+    if (r->asks) { /* the visitor answers it: see the questions section */
+        const char *id = call_id(c->a, lc->call, lc->turn, lc->part);
+        if (id == NULL || set_question(c, id, r->action, r->response, err))
+            return oom(err);
+    }
     if (json_array_append_new(c->server_calls,
                               json_pack("{s:s, s:O, s:b, s:I}", "name",
                                         r->action, "args", UNCONST(lc->args),
@@ -821,6 +971,18 @@ approval_answer(struct chat *c, const char *text, struct status_error *err)
     return answer_add(c, "calls", json_incref(c->page_calls), err);
 }
 
+/* The answer that asks the visitor the waiting question: a card of
+ * its questions; page calls of the same turn go along in `calls` (the
+ * browser runs them first, and sends their results with the answer). */
+static int
+question_answer(struct chat *c, const char *text, struct status_error *err)
+{
+    c->answer = answer_base(c, "question", text);
+    if (answer_add(c, "question", json_incref(c->question), err) != 0)
+        return -1;
+    return answer_add(c, "calls", json_incref(c->page_calls), err);
+}
+
 static int
 sink_done(void *ctx, enum loop_end end, const struct turn *t,
           struct status_error *err)
@@ -849,6 +1011,8 @@ sink_done(void *ctx, enum loop_end end, const struct turn *t,
     case LOOP_HANDED_BACK:
         if (json_array_size(c->approvals) > 0)
             return approval_answer(c, text, err);
+        if (c->question != NULL)
+            return question_answer(c, text, err);
         c->answer = answer_base(c, "tool-calls", text);
         return answer_add(c, "calls", json_incref(c->page_calls), err);
     case LOOP_TRUNCATED:
@@ -995,7 +1159,8 @@ conversation(struct chat *c, enum chat_kind kind, const struct chat_input *in,
     if (pend.any &&
         answer_pending(c, &pend,
                        kind == CHAT_SUBMIT_RESULTS ? in->results : NULL,
-                       in->has_approval ? &in->approval : NULL, err) != 0)
+                       in->has_approval ? &in->approval : NULL,
+                       in->has_answer ? &in->answer : NULL, err) != 0)
         return -1;
     c->kept_turns = json_array_size(c->contents);
     if (kind == CHAT_SEND_MESSAGE) {
@@ -1240,8 +1405,9 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
     /* 5: the loop: server calls run here, page calls and approvals end
      * the request; with approvals still to decide after the one the
      * visitor gave (answer_pending), Gemini waits too */
-    if (json_array_size(c.approvals) > 0 ? sink_done(&c, LOOP_HANDED_BACK, NULL, err) != 0
-                  : run_loop(&c, &li, err) != 0)
+    if (json_array_size(c.approvals) > 0 || c.question != NULL
+            ? sink_done(&c, LOOP_HANDED_BACK, NULL, err) != 0
+            : run_loop(&c, &li, err) != 0)
         return -1;
     if (write_answer(&c, answer, answer_len, err) != 0)
         return -1;

@@ -92,6 +92,7 @@ route_run_action(struct exchange *x, struct status_error *err)
 {
     const struct plugin_action *act = plugin_find(x->site->actions, x->arg);
     json_t *in, *out;
+    int rc;
 
     if (act == NULL)
         return status_set(err, ST_UNKNOWN_ACTION,
@@ -103,12 +104,19 @@ route_run_action(struct exchange *x, struct status_error *err)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     /* side effects: not for anyone who can reach the URL */
     if (act->side_effects &&
-        runapi_direct_allowed(x->site, x->store, x->io, act, in, err) != 0)
+        runapi_direct_allowed(x->site, x->store, x->io, act->name, in,
+                              err) != 0)
         return -1;
     /* a schema violation's path and rule travel in `err`; nobody in
      * particular runs it, in no conversation (who: NULL) */
-    if (action_run(&x->site->cfg->actions, act, NULL, in, x->arena, &out,
-                   err) != 0)
+    rc = action_run(&x->site->cfg->actions, act, NULL, in, x->arena, &out,
+                    err);
+    if (rc == ACTION_ASKS_USER) /* there is no one to ask on this route */
+        return status_set(err, ST_BAD_REQUEST,
+                          "'%s' asks the user a question: only the model "
+                          "calls it, in the chat or a run",
+                          act->name);
+    if (rc != 0)
         return -1;
     x->status = 200;
     return reply_json(x->io, 200, out);
@@ -149,6 +157,10 @@ route_run_command(struct exchange *x, struct status_error *err)
     if (!json_is_object(in) || (args != NULL && !json_is_string(args)))
         return status_set(err, ST_BAD_REQUEST,
                           "the body must be {\"args\": a string}");
+    /* a command that changes data: as guarded as such an action */
+    if (c->side_effects &&
+        runapi_direct_allowed(x->site, x->store, x->io, c->name, in, err) != 0)
+        return -1;
     if (plugin_run_command(c, x->site->cfg->actions.data_dir,
                            args ? json_string_value(args) : "",
                            args ? json_string_length(args) : 0, x->arena,
@@ -274,6 +286,7 @@ static const struct route routes[] = {
     {"/api/agent/runs/", "GET", false, NULL, runapi_get_run},
     {"/api/agent/approvals", "GET", false, NULL, runapi_approvals},
     {"/api/agent/approvals/", "POST", true, NULL, runapi_decide},
+    {"/api/agent/answers/", "POST", true, NULL, runapi_answer},
 };
 
 /* A run API route, with what it needs of the exchange. */

@@ -28,6 +28,7 @@
 #include "registry/action.h"
 #include "registry/jschema.h"
 #include "registry/plugin.h"
+#include "registry/question.h"
 #include "store/store.h"
 
 #include <jansson.h>
@@ -67,6 +68,9 @@ struct run_act {
     bool running; /* the loop runs it now: its result finishes the row */
     const json_t *output; /* how it ended, once it did: its output, or */
     const char *error;    /* ... its error */
+    /* its tool asked the user (registry/question.h) and it waits for the
+     * answer: the question, which the row keeps as its output meanwhile */
+    const json_t *question;
 };
 
 struct run {
@@ -89,6 +93,9 @@ struct run {
     json_t *last_output;
     json_t *approval;      /* the first approval this pass asked for */
     const struct run_act *waiting; /* ... and its action */
+    json_t *question;      /* the first question waiting for the user:
+                            * {id (its action's), tool, questions} */
+    const struct run_act *asking; /* ... and its action */
     const json_t *normalized;
 };
 
@@ -156,7 +163,7 @@ add_act(struct run *r, size_t turn, size_t part,
         r->cap = cap;
     }
     r->acts[r->nacts] =
-        (struct run_act){turn, part, "", act, args, false, NULL, NULL};
+        (struct run_act){turn, part, "", act, args, false, NULL, NULL, NULL};
     return &r->acts[r->nacts++];
 }
 
@@ -353,6 +360,44 @@ record_result(struct run *r, struct run_act *ra, bool ok,
     return 0;
 }
 
+/* --- questions: a tool that asks the user (registry/question.h) ----------- */
+
+/*
+ * The run waits for the user's answer as it waits for an approval (the
+ * run awaiting_confirmation, the conversation saved), with the action
+ * awaiting_confirmation too and its question kept as its output until
+ * POST /api/agent/answers/{run} answers it (run_answer). The answer says
+ * mode "input_required" and carries `question`; GET of the run shows both.
+ */
+
+/* Remember the first question waiting (struct run). */
+static int
+note_question(struct run *r, const struct run_act *ra,
+              struct status_error *err)
+{
+    if (r->question != NULL)
+        return 0;
+    r->question = arena_take_json(
+        r->env->a,
+        json_pack("{s:s, s:s, s:O}", "id", ra->id, "tool", ra->act->name,
+                  "questions", json_object_get(ra->question, "questions")));
+    r->asking = ra;
+    return r->question ? 0 : oom(err);
+}
+
+/* The tool of `ra` asked `question` (pinned): the action waits for the
+ * answer. */
+static int
+ask_user(struct run *r, struct run_act *ra, const json_t *question,
+         struct status_error *err)
+{
+    if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_AWAITING, question,
+                                  NULL, err) != 0)
+        return -1;
+    ra->question = question;
+    return note_question(r, ra, err);
+}
+
 /* --- the sink: the store in step, and the stream --------------------------- */
 
 static int
@@ -364,10 +409,15 @@ sink_status(void *ctx, enum loop_status st, const char *tool,
                                         [LOOP_WAITING] =
                                             "awaiting_confirmation"};
     struct run *r = ctx;
+    /* waiting on a question alone: the user's answer, not an approval */
+    const char *name = st == LOOP_WAITING && r->approval == NULL &&
+                               r->question != NULL
+                           ? "awaiting_input"
+                           : names[st];
 
     if (st == LOOP_THINKING && set_status(r, STORE_RUN_PLANNING, err) != 0)
         return -1;
-    return r->env->stream ? ndjson_status(r->env->stream, names[st], tool, err)
+    return r->env->stream ? ndjson_status(r->env->stream, name, tool, err)
                           : 0;
 }
 
@@ -401,7 +451,11 @@ sink_tool_result(void *ctx, const struct loop_call *c,
     struct run_act *ra = find_act(r, c->turn, c->part);
 
     /* only a call the loop ran still needs its row finished */
-    if (ra != NULL && ra->running) {
+    if (ra != NULL && ra->running && res->asks) {
+        ra->running = false;
+        if (ask_user(r, ra, res->response, err) != 0)
+            return -1;
+    } else if (ra != NULL && ra->running) {
         ra->running = false;
         if (record_result(r, ra, res->ok, res->response, err) != 0)
             return -1;
@@ -507,7 +561,11 @@ summary_of(const struct run *r)
 {
     switch (r->end) {
     case LOOP_HANDED_BACK:
-        return r->text ? r->text : "This needs your approval before it runs.";
+        if (r->text != NULL)
+            return r->text;
+        return r->approval == NULL && r->question != NULL
+                   ? "This needs your answer before it goes on."
+                   : "This needs your approval before it runs.";
     case LOOP_MAX_STEPS:
         return "I stopped before finishing: this run reached its limit of "
                "steps.";
@@ -525,8 +583,12 @@ static json_t *
 answer(struct run *r)
 {
     bool waiting = r->status == STORE_RUN_AWAITING;
-    const struct run_act *shown = waiting ? r->waiting : r->last;
-    const char *mode = waiting  ? "approval_required"
+    bool asks = waiting && r->approval == NULL && r->question != NULL;
+    const struct run_act *shown = asks      ? r->asking
+                                  : waiting ? r->waiting
+                                            : r->last;
+    const char *mode = asks      ? "input_required"
+                       : waiting ? "approval_required"
                        : r->last ? "tool_call"
                                  : "assistant_text";
     json_t *ans = json_pack(
@@ -542,7 +604,11 @@ answer(struct run *r)
         (json_object_set_new(ans, "tool", json_string(shown->act->name)) ||
          json_object_set(ans, "toolArgs", UNCONST(shown->args))))
         goto fail;
-    if (waiting && json_object_set(ans, "approval", r->approval) != 0)
+    if (waiting && r->approval != NULL &&
+        json_object_set(ans, "approval", r->approval) != 0)
+        goto fail;
+    if (waiting && r->question != NULL &&
+        json_object_set(ans, "question", r->question) != 0)
         goto fail;
     if (!waiting && r->last_output != NULL &&
         json_object_set(ans, "output", r->last_output) != 0)
@@ -829,8 +895,15 @@ carry_out(struct run *r, struct run_act *ra, bool approve,
         return -1;
     /* action_run() validates the arguments again before the handler */
     struct action_who who = {r->env->user, r->thread};
-    if (action_run(&r->cfg->actions, ra->act, &who, ra->args, r->env->a,
-                   &out, &failed) != 0) {
+    int rc = action_run(&r->cfg->actions, ra->act, &who, ra->args, r->env->a,
+                        &out, &failed);
+    if (rc == ACTION_ASKS_USER) {
+        /* a question belongs before an approval, not after it */
+        out = NULL;
+        resp = error_response(r->env->a,
+                              "the action asked the user a question after "
+                              "its approval, which cannot be answered");
+    } else if (rc != 0) {
         if (failed.code == ST_NO_MEMORY)
             return oom(err);
         resp = error_response(r->env->a, failed.text);
@@ -846,18 +919,170 @@ carry_out(struct run *r, struct run_act *ra, bool approve,
     return record_result(r, ra, out != NULL, resp, err);
 }
 
+/*
+ * The run r->id as it waits, for going on with it: its prompt, its
+ * conversation, its actions (r->acts; an action whose tool asked keeps
+ * its question, not an output) and the turn of the last one. The action
+ * `want` (NULL: none) is *found. A run of another user is ST_NOT_FOUND;
+ * with `must_wait`, one that does not wait for its user is ST_CONFLICT.
+ */
+static int
+load_waiting(struct run *r, const char *want, struct run_act **found,
+             long *last_turn, bool must_wait, struct status_error *err)
+{
+    const struct run_env *env = r->env;
+    char *contents = NULL, owner[BOUND_STORE_USER_ID + 1];
+    json_t *actions = NULL, *a, *info = NULL;
+    size_t i;
+    int rc = -1;
+
+    *last_turn = -1;
+    if (found != NULL)
+        *found = NULL;
+    if (r->st->ops->user_get(r->st, env->user, &r->user, err) != 0)
+        return -1;
+    arena_take_json(env->a, r->user.allow);
+    if (r->st->ops->run_get(r->st, env->user, r->id, &info, err) != 0 ||
+        r->st->ops->run_resume(r->st, r->id, &contents, owner, r->thread,
+                               err) != 0 ||
+        r->st->ops->actions_of(r->st, r->id, &actions, err) != 0)
+        goto out;
+    arena_take_json(env->a, info);
+    arena_take_json(env->a, actions);
+    const char *now = json_string_value(json_object_get(info, "status"));
+    if (must_wait &&
+        (now == NULL ||
+         strcmp(now, store_run_status_name(STORE_RUN_AWAITING)) != 0)) {
+        status_set(err, ST_CONFLICT, "run %s is %s: it waits for no answer",
+                   r->id, now ? now : "gone");
+        goto out;
+    }
+    r->prompt = json_string_value(json_object_get(info, "prompt"));
+    r->contents = arena_take_json(env->a,
+                                  json_loads(contents ? contents : "", 0,
+                                             NULL));
+    if (r->contents == NULL || r->prompt == NULL) {
+        status_set(err, ST_STORE, "run %s cannot be resumed: its "
+                                  "conversation is missing",
+                   r->id);
+        goto out;
+    }
+    json_array_foreach(actions, i, a) {
+        const char *tool = json_string_value(json_object_get(a, "tool"));
+        const char *st = json_string_value(json_object_get(a, "status"));
+        const struct plugin_action *act = plugin_find(env->site->actions,
+                                                      tool ? tool : "");
+        struct run_act *x = add_act(r, (size_t)json_integer_value(
+                                           json_object_get(a, "turn")),
+                                    (size_t)json_integer_value(
+                                        json_object_get(a, "part")),
+                                    act, json_object_get(a, "args"));
+        if (x == NULL) {
+            oom(err);
+            goto out;
+        }
+        snprintf(x->id, sizeof(x->id), "%s",
+                 json_string_value(json_object_get(a, "id")));
+        x->output = json_object_get(a, "output");
+        x->error = json_string_value(json_object_get(a, "error"));
+        /* waiting with an output: the question its tool asked */
+        if (x->output != NULL && st != NULL &&
+            strcmp(st, store_action_status_name(STORE_ACT_AWAITING)) == 0) {
+            x->question = x->output;
+            x->output = NULL;
+        }
+        if (want != NULL && found != NULL && strcmp(x->id, want) == 0)
+            *found = x;
+        *last_turn = json_integer_value(json_object_get(a, "turn"));
+    }
+    rc = 0;
+out:
+    free(contents);
+    return rc;
+}
+
+/*
+ * An approval was decided or a question answered: while anything else of
+ * the step waits (an approval, a question) the run waits on and says for
+ * what; else every call of the step is answered, the partial answer turn
+ * the loop left (if any) gives way to the whole one, and the loop goes on.
+ */
+static int
+go_on(struct run *r, long last_turn, json_t **out, struct status_error *err)
+{
+    const struct run_env *env = r->env;
+    long pending = 0;
+    json_t *turn, *a;
+    size_t i;
+
+    if (r->st->ops->approvals_pending(r->st, r->id, &pending, err) != 0)
+        return fail(r, err);
+    r->approval = NULL;
+    r->waiting = NULL;
+    r->question = NULL;
+    r->asking = NULL;
+    for (i = 0; i < r->nacts; i++)
+        if (r->acts[i].question != NULL &&
+            note_question(r, &r->acts[i], err) != 0)
+            return fail(r, err);
+    if (pending > 0 || r->question != NULL) {
+        /* another approval or question of this step still waits: say so */
+        json_t *list = NULL;
+        char *text;
+        r->end = LOOP_HANDED_BACK;
+        if (set_status(r, STORE_RUN_AWAITING, err) != 0)
+            return fail(r, err);
+        if (pending > 0 &&
+            r->st->ops->approvals_list(r->st, env->user, "pending", &list,
+                                       err) != 0)
+            return fail(r, err);
+        arena_take_json(env->a, list);
+        json_array_foreach(list, i, a) {
+            if (strcmp(json_string_value(json_object_get(a, "runId")),
+                       r->id) != 0)
+                continue;
+            r->approval = a;
+            for (size_t k = 0; k < r->nacts; k++)
+                if (strcmp(r->acts[k].id, json_string_value(json_object_get(
+                                              a, "actionId"))) == 0)
+                    r->waiting = &r->acts[k];
+            break;
+        }
+        if ((*out = answer(r)) == NULL)
+            return oom(err);
+        /* what GET of the run shows is what waits now */
+        text = jsonout_dumps(*out, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, NULL);
+        int rc = text ? r->st->ops->run_save(r->st, r->id, text, NULL, NULL,
+                                             err)
+                      : oom(err);
+        free(text);
+        return rc;
+    }
+    turn = arena_take_json(env->a, answers_turn(r, (size_t)last_turn));
+    if (turn == NULL) {
+        oom(err);
+        return fail(r, err);
+    }
+    if ((long)json_array_size(r->contents) > last_turn + 1)
+        json_array_remove(r->contents, json_array_size(r->contents) - 1);
+    if (json_array_append(r->contents, turn) != 0) {
+        oom(err);
+        return fail(r, err);
+    }
+    if (resume(r, NULL, out, err) != 0)
+        return fail(r, err);
+    return 0;
+}
+
 int
 run_decide(const struct run_env *env, const char *id, const char *decision,
            const char *feedback, json_t **out, struct status_error *err)
 {
     struct run r;
     struct store_decided d;
-    char *contents = NULL, owner[256];
-    json_t *actions = NULL, *a, *info = NULL, *turn;
     struct run_act *ra = NULL;
     bool approve = strcmp(decision, "reject") != 0;
-    long pending = 0, last_turn = -1;
-    size_t i;
+    long last_turn = -1;
 
     run_init(&r, env);
     *out = NULL;
@@ -873,61 +1098,20 @@ run_decide(const struct run_env *env, const char *id, const char *decision,
         return -1;
     memcpy(r.id, d.run, sizeof(r.id));
     r.status = STORE_RUN_AWAITING;
-    if (r.st->ops->user_get(r.st, env->user, &r.user, err) != 0 ||
-        r.st->ops->run_resume(r.st, r.id, &contents, owner, r.thread, err) ||
-        r.st->ops->run_get(r.st, env->user, r.id, &info, err) != 0 ||
-        r.st->ops->actions_of(r.st, r.id, &actions, err) != 0)
-        goto failed;
-    arena_take_json(env->a, r.user.allow);
-    arena_take_json(env->a, info);
-    arena_take_json(env->a, actions);
-    r.prompt = json_string_value(json_object_get(info, "prompt"));
-    r.contents = arena_take_json(env->a,
-                                 json_loads(contents ? contents : "", 0,
-                                            NULL));
-    if (r.contents == NULL || r.prompt == NULL) {
-        status_set(err, ST_STORE, "run %s cannot be resumed: its "
-                                  "conversation is missing",
-                   r.id);
-        goto failed;
-    }
-    json_array_foreach(actions, i, a) {
-        const char *tool = json_string_value(json_object_get(a, "tool"));
-        const struct plugin_action *act = plugin_find(env->site->actions,
-                                                      tool ? tool : "");
-        struct run_act *x = add_act(&r, (size_t)json_integer_value(
-                                            json_object_get(a, "turn")),
-                                    (size_t)json_integer_value(
-                                        json_object_get(a, "part")),
-                                    act, json_object_get(a, "args"));
-        if (x == NULL) {
-            oom(err);
-            goto failed;
-        }
-        snprintf(x->id, sizeof(x->id), "%s",
-                 json_string_value(json_object_get(a, "id")));
-        x->output = json_object_get(a, "output");
-        x->error = json_string_value(json_object_get(a, "error"));
-        if (strcmp(x->id, d.action) == 0)
-            ra = x;
-        last_turn = json_integer_value(json_object_get(a, "turn"));
-    }
+    if (load_waiting(&r, d.action, &ra, &last_turn, false, err) != 0)
+        return fail(&r, err);
     if (ra == NULL || ra->act == NULL) {
         status_set(err, ST_STORE, "the action of approval %s is gone", id);
-        goto failed;
+        return fail(&r, err);
     }
-    {
-        const struct run_act *audited = ra;
-        if (audit(&r, audited, approve ? "approved" : "rejected",
-                  feedback, err) != 0)
-            goto failed;
-    }
+    if (audit(&r, ra, approve ? "approved" : "rejected", feedback, err) != 0)
+        return fail(&r, err);
     /* a stream says first where the run is now, with its thread */
     if (env->stream != NULL) {
         env->stream->thread = r.thread;
         if (ndjson_status(env->stream, approve ? "executing" : "planning",
                           approve ? ra->act->name : NULL, err) != 0)
-            goto failed;
+            return fail(&r, err);
     }
     if (strcmp(decision, "approve_and_always_allow") == 0) {
         json_t *rule = json_pack("{s:s}", "action", ra->act->name);
@@ -935,55 +1119,62 @@ run_decide(const struct run_env *env, const char *id, const char *decision,
                       : oom(err);
         json_decref(rule);
         if (rc != 0)
-            goto failed;
-    }
-    if (carry_out(&r, ra, approve, feedback, err) != 0 ||
-        r.st->ops->approvals_pending(r.st, r.id, &pending, err) != 0)
-        goto failed;
-    free(contents);
-    contents = NULL;
-    if (pending > 0) {
-        /* another approval of this step still waits: say so */
-        json_t *list = NULL;
-        r.end = LOOP_HANDED_BACK;
-        if (set_status(&r, STORE_RUN_AWAITING, err) != 0 ||
-            r.st->ops->approvals_list(r.st, env->user, "pending", &list,
-                                      err) != 0)
             return fail(&r, err);
-        arena_take_json(env->a, list);
-        json_array_foreach(list, i, a) {
-            if (strcmp(json_string_value(json_object_get(a, "runId")),
-                       r.id) != 0)
-                continue;
-            r.approval = a;
-            for (size_t k = 0; k < r.nacts; k++)
-                if (strcmp(r.acts[k].id, json_string_value(json_object_get(
-                                             a, "actionId"))) == 0)
-                    r.waiting = &r.acts[k];
-            break;
-        }
-        *out = answer(&r);
-        return *out ? 0 : oom(err);
     }
-    /* every call of the step is answered: the partial answer turn the
-     * loop left (if any) gives way to the whole one, and the loop goes on */
-    turn = arena_take_json(env->a, answers_turn(&r, (size_t)last_turn));
-    if (turn == NULL) {
-        oom(err);
+    if (carry_out(&r, ra, approve, feedback, err) != 0)
         return fail(&r, err);
+    return go_on(&r, last_turn, out, err);
+}
+
+int
+run_answer(const struct run_env *env, const char *run_id,
+           const json_t *answers, json_t **out, struct status_error *err)
+{
+    struct run r;
+    struct run_act *ra = NULL;
+    long last_turn = -1;
+    json_t *given;
+
+    run_init(&r, env);
+    *out = NULL;
+    if (strlen(run_id) >= sizeof(r.id))
+        return status_set(err, ST_NOT_FOUND, "run not found");
+    snprintf(r.id, sizeof(r.id), "%s", run_id);
+    r.status = STORE_RUN_AWAITING;
+    /* the user's own run only (another's is not found), as it waits */
+    if (load_waiting(&r, NULL, NULL, &last_turn, true, err) != 0)
+        return -1;
+    for (size_t i = 0; i < r.nacts && ra == NULL; i++)
+        if (r.acts[i].question != NULL && r.acts[i].act != NULL)
+            ra = &r.acts[i];
+    if (ra == NULL)
+        return status_set(err, ST_CONFLICT,
+                          "run %s waits for no answer (answered already, "
+                          "or it never asked)",
+                          r.id);
+    /* checked against the question the tool asked, kept by the server */
+    if ((given = arena_take_json(env->a, question_answers(ra->question,
+                                                          answers, err))) ==
+        NULL)
+        return err->code == ST_OK ? oom(err) : -1;
+    /* once: of concurrent answers exactly one moves it on (409 else) */
+    if (r.st->ops->action_status(r.st, ra->id, STORE_ACT_EXECUTING, NULL,
+                                 NULL, err) != 0)
+        return -1;
+    if (env->stream != NULL) {
+        env->stream->thread = r.thread;
+        if (ndjson_status(env->stream, "executing", ra->act->name, err) != 0)
+            return fail(&r, err);
     }
-    if ((long)json_array_size(r.contents) > last_turn + 1)
-        json_array_remove(r.contents, json_array_size(r.contents) - 1);
-    if (json_array_append(r.contents, turn) != 0) {
-        oom(err);
+    if (r.st->ops->action_status(r.st, ra->id, STORE_ACT_COMPLETED, given,
+                                 NULL, err) != 0)
         return fail(&r, err);
-    }
-    r.approval = NULL;
-    r.waiting = NULL;
-    if (resume(&r, NULL, out, err) != 0)
+    ra->question = NULL;
+    ra->output = given;
+    r.last = ra;
+    r.last_output = given;
+    if (env->stream != NULL &&
+        ndjson_tool_result(env->stream, ra->act->name, true, 0, err) != 0)
         return fail(&r, err);
-    return 0;
-failed:
-    free(contents);
-    return fail(&r, err);
+    return go_on(&r, last_turn, out, err);
 }

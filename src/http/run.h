@@ -59,4 +59,13 @@ int run_decide(const struct run_env *env, const char *id,
                const char *decision, const char *feedback,
                struct json_t **answer, struct status_error *err);
 
+/* Answer the question run `run` waits for (its first, when several do:
+ * a tool's GEMINI_AGENT_ASK_USER) with `answers` {question id: value},
+ * checked against it (400 with what is wrong), once (409 when nothing
+ * waits: answered already, also concurrently), and resume the run. A run
+ * of another user is not found (404). */
+int run_answer(const struct run_env *env, const char *run,
+               const struct json_t *answers, struct json_t **answer,
+               struct status_error *err);
+
 #endif /* APP_RUN_H */

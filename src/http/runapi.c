@@ -55,14 +55,14 @@ begin(struct runapi_req *q, char *user, size_t cap, struct store **st,
 
 int
 runapi_direct_allowed(const struct site *site, struct store **slot,
-                      struct httpio *io, const struct plugin_action *act,
+                      struct httpio *io, const char *name,
                       const json_t *args, struct status_error *err)
 {
     const struct config *cfg = site->cfg;
     char user[BOUND_USER_NAME + 1];
     struct store_user u = {0};
     struct store *st;
-    struct policy_call call = {act->name, true, args};
+    struct policy_call call = {name, true, args};
     struct policy_user pu;
     const char *reason;
     enum policy_verdict v;
@@ -72,7 +72,7 @@ runapi_direct_allowed(const struct site *site, struct store **slot,
                           "%s changes data: this site runs it only through "
                           "its assistant, which asks first "
                           "(http.directActions: readOnly)",
-                          act->name);
+                          name);
     if (identify(site, io, slot, user, sizeof(user), &st, err) != 0 ||
         st->ops->user_get(st, user, &u, err) != 0)
         return -1;
@@ -83,7 +83,7 @@ runapi_direct_allowed(const struct site *site, struct store **slot,
     json_decref(u.allow);
     if (v == POLICY_ALLOW)
         return 0;
-    return status_set(err, ST_FORBIDDEN, "%s: %s%s", act->name, reason,
+    return status_set(err, ST_FORBIDDEN, "%s: %s%s", name, reason,
                       v == POLICY_APPROVE ? " (ask through the run API, "
                                             "which waits for it)"
                                           : "");
@@ -244,6 +244,45 @@ runapi_decide(struct runapi_req *q, struct status_error *err)
                           "the body must be {decision, feedback?}: %s",
                           jerr.text);
     return deliver(q, &env, ndjson_wanted(q->io), decide_work, &d, err);
+}
+
+/* --- POST /api/agent/answers/{run} ---------------------------------------- */
+
+struct given_answer {
+    const char *run;
+    const json_t *answers;
+};
+
+static int
+answer_work(const struct run_env *env, void *arg, json_t **out,
+            struct status_error *err)
+{
+    const struct given_answer *g = arg;
+    return run_answer(env, g->run, g->answers, out, err);
+}
+
+/* The user's answer to the question their run waits for (run_answer). */
+int
+runapi_answer(struct runapi_req *q, struct status_error *err)
+{
+    char user[BOUND_USER_NAME + 1];
+    struct store *st;
+    struct given_answer g = {q->arg, NULL};
+    json_t *body;
+    struct run_env env = {q->site, q->g, NULL, q->a, user, NULL, NULL};
+
+    if (begin(q, user, sizeof(user), &st, err) != 0)
+        return -1;
+    env.store = st;
+    if ((body = body_tree(q, err)) == NULL)
+        return -1;
+    g.answers = json_object_get(body, "answers");
+    if (!json_is_object(body) || json_object_size(body) != 1 ||
+        !json_is_object(g.answers))
+        return status_set(err, ST_BAD_REQUEST,
+                          "the body must be {answers: {question id: "
+                          "value}}");
+    return deliver(q, &env, ndjson_wanted(q->io), answer_work, &g, err);
 }
 
 /* --- the reads ------------------------------------------------------------- */

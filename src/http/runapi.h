@@ -50,7 +50,7 @@ struct runapi_req {
  * set: 403 forbidden (with the reason), or 401 without an identity.
  */
 int runapi_direct_allowed(const struct site *site, struct store **store,
-                          struct httpio *io, const struct plugin_action *act,
+                          struct httpio *io, const char *name,
                           const struct json_t *args, struct status_error *err);
 
 int runapi_run(struct runapi_req *q, struct status_error *err);
@@ -65,5 +65,6 @@ int runapi_thread_todo(struct runapi_req *q, struct status_error *err);
 int runapi_get_run(struct runapi_req *q, struct status_error *err);
 int runapi_approvals(struct runapi_req *q, struct status_error *err);
 int runapi_decide(struct runapi_req *q, struct status_error *err);
+int runapi_answer(struct runapi_req *q, struct status_error *err);
 
 #endif /* APP_RUNAPI_H */

@@ -69,9 +69,10 @@ commands_listing(const struct plugin_set *set, size_t *len)
     for (size_t i = 0; list != NULL && i < set->ncommands; i++) {
         const struct plugin_command *c = &set->commands[i];
         if (json_array_append_new(
-                list, json_pack("{s:s, s:s, s:b}", "name", c->name,
+                list, json_pack("{s:s, s:s, s:b, s:b}", "name", c->name,
                                 "description", c->description,
-                                "shareWithModel", c->share_with_model)) != 0) {
+                                "shareWithModel", c->share_with_model,
+                                "sideEffects", c->side_effects)) != 0) {
             json_decref(list);
             return NULL;
         }
@@ -116,6 +117,20 @@ instruction_json(const char *text)
 struct site *
 site_load(const char *config_path, struct diag *d)
 {
+    return site_reload(config_path, NULL, d);
+}
+
+void
+site_adopt(struct site *next, struct site *prev)
+{
+    soplugin_adopt(next->actions->so, next->actions->nso, prev->actions->so,
+                   prev->actions->nso);
+}
+
+struct site *
+site_reload(const char *config_path, const struct site *prev,
+            struct diag *d)
+{
     struct site *s = calloc(1, sizeof(*s));
 
     if (s == NULL)
@@ -148,9 +163,14 @@ site_load(const char *config_path, struct diag *d)
         }
         s->has_permission = true;
     }
-    const struct soplugin_env env = {&s->cfg->plugins, builtin_plugins,
-                                     false, s->cfg->dir,
-                                     s->cfg->actions.data_dir};
+    const struct soplugin_env env = {
+        .cfg = &s->cfg->plugins,
+        .builtins = builtin_plugins,
+        .config_dir = s->cfg->dir,
+        .data_dir = s->cfg->actions.data_dir,
+        .prev = prev ? prev->actions->so : NULL,
+        .nprev = prev ? prev->actions->nso : 0,
+    };
     s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
                              &env, dispatch_chat_actions, d);
     if (s->actions == NULL)

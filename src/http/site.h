@@ -65,6 +65,17 @@ struct site {
  */
 struct site *site_load(const char *config_path, struct diag *d);
 
+/*
+ * site_load() for a reload (SIGHUP) while `prev` serves: a plugin whose
+ * code and config are unchanged keeps its instance (no shutdown, no
+ * initialize); the others are initialised anew. If the new site is used,
+ * call site_adopt(new, prev) before site_free(prev); if it is dropped,
+ * site_free(new) leaves prev's instances alone.
+ */
+struct site *site_reload(const char *config_path, const struct site *prev,
+                         struct diag *d);
+void site_adopt(struct site *next, struct site *prev);
+
 /* Can the site answer requests as it is configured (beyond loading)? 0, or
  * -1 with the reason added to `d`: what `serve`, CGI and `check` refuse,
  * and the other commands do not need. */

@@ -9,9 +9,17 @@
  */
 #include "core/common.h"
 #include "plugins/builtin.h"
+#include "plugins/clarification.h"
+#include "plugins/cli.h"
+#include "plugins/fileedit.h"
+#include "plugins/mcp.h"
 #include "plugins/todo.h"
 
 const gemini_agent_plugin_factory builtin_plugins[] = {
+    builtin_clarification,
+    builtin_cli,
+    builtin_file_edit,
+    builtin_mcp,
     builtin_todo,
     NULL,
 };

@@ -389,7 +389,7 @@ reload(struct master *m)
     struct site *site;
 
     log_info("reloading the configuration from '%s'", m->opts->config_path);
-    site = site_load(m->opts->config_path, &d);
+    site = site_reload(m->opts->config_path, m->site, &d);
     if (site != NULL && site_check_serving(site, &d) != 0) {
         site_free(site);
         site = NULL;
@@ -419,6 +419,7 @@ reload(struct master *m)
         m->slots[i].block = NULL;
         m->slots[i].respawn_at = 0;
     }
+    site_adopt(site, m->site); /* unchanged plugins keep their instance */
     site_free(m->site);
     m->site = site;
     m->crashes = 0;

@@ -20,6 +20,9 @@
 #include <jansson.h>
 #include <string.h>
 
+_Static_assert(ACTION_ASKS_USER == SOPLUGIN_ASKS_USER,
+               "action_run passes soplugin_execute's question on as it is");
+
 /* Count the bytes of the serialised output, stopping past the cap. */
 struct size_probe {
     size_t n;
@@ -66,6 +69,10 @@ action_run(const struct config_actions *env, const struct plugin_action *act,
                                             input, a, &out, err)
                          : act->handler->run(&ctx, input, &out, err);
     watch_action_end();
+    if (rc == SOPLUGIN_ASKS_USER) /* the question: asked, not a result */
+        return (*output = arena_take_json(a, out)) != NULL
+                   ? ACTION_ASKS_USER
+                   : status_set(err, ST_NO_MEMORY, "out of memory");
     if (rc != 0) {
         json_decref(out);
         if (err->code == ST_OK)

@@ -41,8 +41,14 @@ struct action_who {
 /*
  * Run `act` on `input` (borrowed) for `who` (NULL: nobody in particular). Returns 0 with `*output` a new
  * reference pinned to the arena (do not decref), or -1 with `err` set; on
- * ST_SCHEMA err->path and err->rule say where and which rule.
+ * ST_SCHEMA err->path and err->rule say where and which rule. Or
+ * ACTION_ASKS_USER: the action (a plugin's tool, GEMINI_AGENT_ASK_USER)
+ * needs the user's answer first; `*output` is the question (pinned,
+ * normalised by registry/question.h) and `err` is untouched. A caller
+ * that cannot ask anyone treats it as a failure of its own words.
  */
+#define ACTION_ASKS_USER 1
+
 int action_run(const struct config_actions *env,
                const struct plugin_action *act,
                const struct action_who *who, const struct json_t *input, struct arena *a,

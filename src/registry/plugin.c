@@ -12,6 +12,7 @@
 #include "core/common.h"
 #include "registry/plugin.h"
 #include "core/arena.h"
+#include "core/config.h"
 #include "core/bounds.h"
 #include "core/diag.h"
 #include "core/jsonin.h"
@@ -84,6 +85,9 @@ plugin_fn_name(const char *name, char *out, size_t size)
 struct loader {
     struct diag *d;
     const char *const *chat_routed; /* names a chat route serves, or NULL */
+    /* plugins.expose and .enrichmentOnly (NULL: every folder is exposed) */
+    const struct config_plugins *pcfg;
+    struct plugin_set *set; /* where found plugins are recorded */
     struct plugin_action *actions;
     bool *bad;
     size_t count, alloc;
@@ -380,6 +384,107 @@ is_jay_stack_key(const char *k)
     return false;
 }
 
+/* Note a plugin found (out of memory: it is just not listed). */
+static void
+record(struct plugin_set *set, const char *name, const char *source,
+       bool declarative, bool exposed)
+{
+    struct plugin_info *q, *e;
+
+    if (set == NULL ||
+        (q = realloc(set->plugins, (set->nplugins + 1) * sizeof(*q))) == NULL)
+        return;
+    set->plugins = q;
+    e = &q[set->nplugins];
+    e->name = strdup(name);
+    e->source = strdup(source);
+    e->declarative = declarative;
+    e->exposed = exposed;
+    if (e->name == NULL || e->source == NULL) {
+        free(e->name);
+        free(e->source);
+        return;
+    }
+    set->nplugins++;
+}
+
+static void
+free_infos(struct plugin_set *set)
+{
+    for (size_t i = 0; i < set->nplugins; i++) {
+        free(set->plugins[i].name);
+        free(set->plugins[i].source);
+    }
+    free(set->plugins);
+}
+
+/* Is `h` the handler of a plugin.yaml plugin found but not exposed? */
+static bool
+unexposed_handler(const struct plugin_set *set, const char *h)
+{
+    for (size_t i = 0; i < set->nplugins; i++) {
+        size_t len = strlen(set->plugins[i].name);
+        if (set->plugins[i].declarative && !set->plugins[i].exposed &&
+            strncmp(h, set->plugins[i].name, len) == 0 && h[len] == '.')
+            return true;
+    }
+    return false;
+}
+
+/* soplugin_env.found: a built-in or .so plugin found. */
+static void
+found_so(void *ctx, const char *name, const char *path, enum so_role role)
+{
+    record(ctx, name, path, false, role != SO_AVAILABLE);
+}
+
+static int
+cmp_info(const void *a, const void *b)
+{
+    return strcmp(((const struct plugin_info *)a)->name,
+                  ((const struct plugin_info *)b)->name);
+}
+
+/* Does the plugin.yaml plugin `name` take part? plugins.expose decides as
+ * for any plugin - but the chat protocol's own plugin (the one whose
+ * entries the chat routes serve) is the product, never a tool to unexpose. */
+static bool
+folder_exposed(const struct loader *l, const char *name)
+{
+    size_t len = strlen(name);
+
+    if (l->pcfg == NULL)
+        return true;
+    for (const char *const *n = l->chat_routed; n != NULL && *n != NULL; n++)
+        if (strncmp(*n, name, len) == 0 && (*n)[len] == '.')
+            return true;
+    return soplugin_role(l->pcfg, name) == SO_EXPOSED;
+}
+
+/* Names plugins.expose gives that no plugin has: a typo, most likely,
+ * or a plugin reported already. The permission engine is configured,
+ * never loaded (the site reads plugins.config.permission). */
+static void
+report_unknown_exposed(const struct plugin_set *set,
+                       const struct config_plugins *cfg, struct diag *d)
+{
+    for (size_t i = 0; cfg != NULL && !cfg->expose_all &&
+                       cfg->expose != NULL && cfg->expose[i] != NULL;
+         i++) {
+        size_t k = 0;
+        while (k < set->nplugins &&
+               strcmp(set->plugins[k].name, cfg->expose[i]) != 0)
+            k++;
+        if (k == set->nplugins && strcmp(cfg->expose[i], "permission") != 0)
+            diag_add(d, cfg->file ? cfg->file : "agent.yaml",
+                     cfg->expose_line,
+                     "plugins.expose names '%s', and no plugin of that name "
+                     "was found (not built in, not in the actions folders or "
+                     "plugins.dirs, or left out above)",
+                     cfg->expose[i]);
+    }
+}
+
 static void
 load_plugin(struct loader *l, const char *dir)
 {
@@ -387,6 +492,7 @@ load_plugin(struct loader *l, const char *dir)
     char *file = NULL;
     const struct ydoc_node *root, *n, *list;
     const char *plugin;
+    bool exposed;
 
     arena_init(&arena);
     if (asprintf(&file, "%s/plugin.yaml", dir) < 0) {
@@ -424,6 +530,10 @@ load_plugin(struct loader *l, const char *dir)
                  BOUND_NAME_LEN);
         goto out;
     }
+    exposed = folder_exposed(l, plugin);
+    record(l->set, plugin, dir, true, exposed);
+    if (!exposed)
+        goto out; /* available, not exposed: none of its entries load */
     list = ydoc_get(root, "actions");
     if (list == NULL || list->kind != YDOC_SEQ) {
         diag_add(l->d, file, list ? list->line : root->line,
@@ -572,13 +682,15 @@ load_so_commands(struct plugin_set *set, const struct so_plugin *p,
         const char *desc =
             json_string_value(json_object_get(c, "description"));
         json_t *share = json_object_get(c, "shareWithModel");
+        json_t *effects = json_object_get(c, "sideEffects");
         struct plugin_command *cmds, *cmd;
         if (!valid_name(name) || desc == NULL ||
-            (share != NULL && !json_is_boolean(share))) {
+            (share != NULL && !json_is_boolean(share)) ||
+            (effects != NULL && !json_is_boolean(effects))) {
             diag_add(d, p->path, 0,
                      "plugin '%s': user command %zu needs a name (an "
-                     "identifier), a description and shareWithModel true or "
-                     "false when given",
+                     "identifier), a description, and shareWithModel and "
+                     "sideEffects true or false when given",
                      p->name, i + 1);
             continue;
         }
@@ -597,6 +709,7 @@ load_so_commands(struct plugin_set *set, const struct so_plugin *p,
         cmd->name = strdup(name);
         cmd->description = strdup(desc);
         cmd->share_with_model = json_is_true(share);
+        cmd->side_effects = json_is_true(effects);
         cmd->so = p;
         if (cmd->name == NULL || cmd->description == NULL) {
             free(cmd->name);
@@ -805,7 +918,7 @@ report_orphan_handlers(struct loader *l)
             size_t i = 0;
             while (i < l->count && l->actions[i].handler != h)
                 i++;
-            if (i == l->count)
+            if (i == l->count && !unexposed_handler(l->set, h->name))
                 diag_add(l->d, "actions", 0,
                          "handler '%s' is compiled in but no plugin.yaml "
                          "entry names it",
@@ -819,19 +932,25 @@ plugin_load(char *const *dirs, size_t ndirs,
             const struct soplugin_env *so_env,
             const char *const *chat_routed, struct diag *d)
 {
-    struct loader l = {d, chat_routed, NULL, NULL, 0, 0};
+    struct loader l = {d, chat_routed, so_env ? so_env->cfg : NULL, NULL,
+                       NULL, NULL, 0, 0};
     struct plugin_set *set = calloc(1, sizeof(*set));
     size_t kept = 0;
 
     if (set == NULL)
         return NULL;
+    l.set = set;
     for (size_t i = 0; i < ndirs; i++)
         scan_dir(&l, dirs[i]);
-    if (so_env != NULL && soplugin_load(so_env, &set->so, &set->nso, d) != 0) {
+    struct soplugin_env env = so_env ? *so_env : (struct soplugin_env){0};
+    env.found = found_so;
+    env.found_ctx = set;
+    if (so_env != NULL && soplugin_load(&env, &set->so, &set->nso, d) != 0) {
         for (size_t i = 0; i < l.count; i++)
             action_release(&l.actions[i]);
         free(l.actions);
         free(l.bad);
+        free_infos(set);
         free(set);
         return NULL;
     }
@@ -846,6 +965,10 @@ plugin_load(char *const *dirs, size_t ndirs,
     if (set->ncommands > 0)
         qsort(set->commands, set->ncommands, sizeof(*set->commands),
               cmp_command);
+    if (set->nplugins > 0)
+        qsort(set->plugins, set->nplugins, sizeof(*set->plugins),
+              cmp_info);
+    report_unknown_exposed(set, so_env ? so_env->cfg : NULL, d);
     drop_duplicates(&l);
     report_orphan_handlers(&l);
     for (size_t i = 0; i < l.count; i++) {
@@ -899,5 +1022,6 @@ plugin_set_free(struct plugin_set *set)
     }
     free(set->commands);
     soplugin_free_all(set->so, set->nso);
+    free_infos(set);
     free(set);
 }

@@ -88,7 +88,20 @@ struct plugin_command {
     char *description;
     /* its output goes into the history the model sees next */
     bool share_with_model;
+    /* it changes data: POST /_jay/commands runs it only as
+     * http.directActions lets side-effecting actions run */
+    bool side_effects;
     const struct so_plugin *so;
+};
+
+/* One plugin the registry found, of whichever kind (list_available and
+ * list_exposed of the seed: `gemini-agent check` prints them). */
+struct plugin_info {
+    char *name;
+    char *source;  /* its folder (plugin.yaml), .so file, or "built-in" */
+    bool declarative; /* a plugin.yaml folder */
+    bool exposed;     /* takes part (for a .so or built-in: loaded, its
+                       * tools or only its enrichment); else available */
 };
 
 struct plugin_set {
@@ -100,6 +113,9 @@ struct plugin_set {
      * and closed by plugin_set_free() */
     struct so_plugin *so;
     size_t nso;
+    /* every plugin found, exposed or not, sorted by name */
+    struct plugin_info *plugins;
+    size_t nplugins;
 };
 
 /*

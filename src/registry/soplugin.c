@@ -11,6 +11,7 @@
  */
 #include "core/common.h"
 #include "registry/soplugin.h"
+#include "registry/question.h"
 #include "core/arena.h"
 #include "core/bounds.h"
 #include "core/config.h"
@@ -91,6 +92,12 @@ role_of(const struct config_plugins *cfg, const char *name, bool builtin)
     return SO_AVAILABLE;
 }
 
+enum so_role
+soplugin_role(const struct config_plugins *cfg, const char *name)
+{
+    return role_of(cfg, name, false);
+}
+
 /* The line of plugins.config.<name> in agent.yaml, or 0. */
 static int
 config_line(const struct config_plugins *cfg, const char *name)
@@ -168,6 +175,21 @@ check_config(const struct config_plugins *cfg, const char *path,
     return rc;
 }
 
+/* The previous generation's plugin that `p` is unchanged from: the same
+ * operations (the same code: dlopen() of a replaced file gives other
+ * ones), the same role and the same config text; or NULL. */
+static const struct so_plugin *
+unchanged(const struct soplugin_env *env, const struct so_plugin *p)
+{
+    for (size_t i = 0; i < env->nprev; i++) {
+        const struct so_plugin *q = &env->prev[i];
+        if (q->ops == p->ops && q->role == p->role &&
+            strcmp(q->name, p->name) == 0 && strcmp(q->config, p->config) == 0)
+            return q;
+    }
+    return NULL;
+}
+
 /*
  * Check the plugin `ops` (from the file `path`, or built in) and, when it
  * takes part, initialise it into `p`, which owns `dl` from here on.
@@ -181,6 +203,8 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
          struct diag *d)
 {
     char err[BOUND_SO_MESSAGE] = "";
+    const struct so_plugin *kept;
+    const char *found = NULL; /* a valid plugin: listed as available */
     size_t conf_len;
     bool too_long;
     enum so_role role;
@@ -225,6 +249,7 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
             goto out;
         }
     }
+    found = ops->name;
     role = role_of(cfg, ops->name, dl == NULL);
     if (role == SO_AVAILABLE)
         goto out; /* available, not exposed: nothing of it is kept */
@@ -252,7 +277,11 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
     p->config = config_text(cfg, ops->name, &conf_len);
     if (p->name == NULL || p->path == NULL || p->config == NULL)
         goto oom;
-    if (ops->initialize != NULL) {
+    if ((kept = unchanged(env, p)) != NULL) {
+        /* same code, same config: nothing to re-expose */
+        p->self = kept->self;
+        p->borrowed = true;
+    } else if (ops->initialize != NULL) {
         const struct gemini_agent_init init = {
             p->config, conf_len, env->config_dir ? env->config_dir : ".",
             env->data_dir ? env->data_dir : "."};
@@ -266,6 +295,8 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
             goto out;
         }
     }
+    if (env->found != NULL)
+        env->found(env->found_ctx, p->name, path, role);
     if (role == SO_ENRICHMENT_ONLY)
         return 1; /* its tools, commands and instructions are not read */
     if (ops->system_instructions != NULL) {
@@ -288,6 +319,8 @@ oom:
     so_release(p);
     return -1;
 out:
+    if (found != NULL && env->found != NULL)
+        env->found(env->found_ctx, found, path, SO_AVAILABLE);
     so_release(p);
     return 0;
 }
@@ -354,7 +387,7 @@ cmp_plugin(const void *a, const void *b)
 /* The *.so files of `dir`, as paths in name order: a heap array of heap
  * strings (count in *n), or NULL for none or after reporting. */
 static char **
-list_so(const char *dir, size_t *n, struct diag *d)
+list_so(const char *dir, bool optional, size_t *n, struct diag *d)
 {
     DIR *dp = opendir(dir);
     struct dirent *de;
@@ -362,6 +395,8 @@ list_so(const char *dir, size_t *n, struct diag *d)
     size_t alloc = 0;
 
     *n = 0;
+    if (dp == NULL && optional && errno == ENOENT)
+        return NULL;
     if (dp == NULL) {
         diag_add(d, dir, 0, "cannot open the plugins folder: %s",
                  strerror(errno));
@@ -417,7 +452,7 @@ soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
     }
     for (size_t i = 0; rc == 0 && i < cfg->ndirs; i++) {
         size_t nfiles;
-        char **files = list_so(cfg->dirs[i], &nfiles, d);
+        char **files = list_so(cfg->dirs[i], cfg->dirs_default, &nfiles, d);
         for (size_t j = 0; j < nfiles; j++) {
             if (rc == 0 && count >= BOUND_PLUGINS) {
                 diag_add(d, files[j], 0,
@@ -436,23 +471,6 @@ soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
             free(files[j]);
         }
         free(files);
-    }
-    /* Names the expose list gives that nothing loaded: a typo, most
-     * likely, or a plugin reported above. The permission engine is
-     * configured, never loaded (the site reads plugins.config.permission). */
-    for (size_t i = 0; !cfg->expose_all && cfg->expose != NULL &&
-                       cfg->expose[i] != NULL;
-         i++) {
-        size_t k = 0;
-        while (k < count && strcmp(list[k].name, cfg->expose[i]) != 0)
-            k++;
-        if (k == count && strcmp(cfg->expose[i], "permission") != 0)
-            diag_add(d, cfg->file ? cfg->file : "agent.yaml",
-                     cfg->expose_line,
-                     "plugins.expose names '%s', and no plugin of that name "
-                     "was loaded (not built in, not in plugins.dirs, or "
-                     "left out above)",
-                     cfg->expose[i]);
     }
     if (rc != 0) {
         soplugin_free_all(list, count);
@@ -528,6 +546,33 @@ call_failed(struct status_error *err, enum status code,
     return status_set(err, code, "the action '%s.%s' failed", plugin, tool);
 }
 
+/* execute() asked the user (GEMINI_AGENT_ASK_USER): the question, checked
+ * and normalised as the host asks it (registry/question.h). A question
+ * the host cannot ask is the plugin's failure, not the model's. */
+static int
+asked(const struct so_plugin *p, const char *tool,
+      const struct gemini_agent_out *o, json_t **output,
+      struct status_error *err)
+{
+    struct status_error bad = {0};
+    json_t *q = NULL;
+
+    if (o->text != NULL && o->len <= BOUND_ACTION_OUTPUT_BYTES)
+        q = jsonin_decode(o->text, o->len, BOUND_JSON_DEPTH, &bad);
+    if (q != NULL)
+        *output = question_normalize(q, &bad);
+    json_decref(q);
+    if (bad.code == ST_NO_MEMORY)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    if (*output == NULL)
+        return status_set(err, ST_ACTION_FAILED,
+                          "the action '%s.%s' asked the user an invalid "
+                          "question: %s",
+                          p->name, tool,
+                          bad.text[0] ? bad.text : "not a JSON object");
+    return SOPLUGIN_ASKS_USER;
+}
+
 int
 soplugin_execute(const struct so_plugin *p, const char *tool,
                  const char *data_dir, const char *user,
@@ -549,6 +594,8 @@ soplugin_execute(const struct so_plugin *p, const char *tool,
     free(args);
     if (rc == GEMINI_AGENT_BAD_INPUT)
         return call_failed(err, ST_BAD_REQUEST, &o, p->name, tool);
+    if (rc == GEMINI_AGENT_ASK_USER)
+        return asked(p, tool, &o, output, err);
     if (rc != GEMINI_AGENT_OK)
         return call_failed(err, ST_ACTION_FAILED, &o, p->name, tool);
     if (o.text == NULL)
@@ -618,10 +665,26 @@ soplugin_enrich(const struct so_plugin *p, const char *data_dir,
 }
 
 void
+soplugin_adopt(struct so_plugin *list, size_t n, struct so_plugin *prev,
+               size_t nprev)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!list[i].borrowed)
+            continue;
+        for (size_t j = 0; j < nprev; j++)
+            if (prev[j].ops == list[i].ops && prev[j].self == list[i].self &&
+                strcmp(prev[j].name, list[i].name) == 0)
+                prev[j].borrowed = true; /* now the new one's */
+        list[i].borrowed = false;
+    }
+}
+
+void
 soplugin_free_all(struct so_plugin *list, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (list[i].ops != NULL && list[i].ops->shutdown != NULL)
+        if (list[i].ops != NULL && list[i].ops->shutdown != NULL &&
+            !list[i].borrowed)
             list[i].ops->shutdown(list[i].self);
         so_release(&list[i]);
     }

@@ -54,7 +54,22 @@ struct soplugin_env {
     /* handed to initialize() (plugin.h's gemini_agent_init); NULL: "." */
     const char *config_dir; /* agent.yaml's folder */
     const char *data_dir;   /* dataDir */
+    /* the plugins of the generation being replaced (a SIGHUP), or NULL:
+     * one that is the same code with the same config keeps its instance
+     * instead of being initialised again (soplugin_adopt) */
+    const struct so_plugin *prev;
+    size_t nprev;
+    /* told of every valid plugin found, with how it takes part in the
+     * end (SO_AVAILABLE: found, not loaded); NULL: not told */
+    void (*found)(void *ctx, const char *name, const char *path,
+                  enum so_role role);
+    void *found_ctx;
 };
+
+/* How a plugin named `name` that is not built in takes part, by
+ * plugins.expose and plugins.enrichmentOnly (plugin.yaml folders too). */
+enum so_role soplugin_role(const struct config_plugins *cfg,
+                           const char *name);
 
 struct so_plugin {
     char *name;                             /* ops->name, copied */
@@ -62,6 +77,9 @@ struct so_plugin {
     void *dl;                   /* dlopen() handle; NULL for a built-in */
     enum so_role role;
     char *config;               /* the JSON text initialize() was given */
+    /* the instance is the previous generation's (env->prev), taken over
+     * only by soplugin_adopt(): until then, never shut down from here */
+    bool borrowed;
     const struct gemini_agent_plugin *ops;  /* the plugin's, static */
     void *self;                             /* what initialize() set */
     char *instructions; /* system_instructions(), copied; NULL for none */
@@ -87,7 +105,11 @@ struct json_t *soplugin_declarations(const struct so_plugin *p,
  * `*output` a new reference (an object), or -1 with `err` set:
  * ST_BAD_REQUEST for the plugin's "bad input", ST_ACTION_FAILED for its
  * failure or an answer that is not a JSON object. Answers live in `a`.
+ * SOPLUGIN_ASKS_USER when the tool asks the user (GEMINI_AGENT_ASK_USER):
+ * `*output` is then the question, normalised (registry/question.h); a
+ * question that breaks its rules is ST_ACTION_FAILED.
  */
+#define SOPLUGIN_ASKS_USER 1
 int soplugin_execute(const struct so_plugin *p, const char *tool,
                      const char *data_dir, const char *user,
                      const char *conversation, const struct json_t *input,
@@ -106,7 +128,13 @@ int soplugin_enrich(const struct so_plugin *p, const char *data_dir,
                     struct gemini_agent_out *meta_out,
                     struct status_error *err);
 
-/* Shut down each plugin, close it, free the array. */
+/* The new generation `list` takes over the instances it borrowed from
+ * `prev` (a reload that goes ahead): they are no longer prev's to shut
+ * down. Not called when the new generation is discarded. */
+void soplugin_adopt(struct so_plugin *list, size_t n, struct so_plugin *prev,
+                    size_t nprev);
+
+/* Shut down each plugin (not the borrowed), close it, free the array. */
 void soplugin_free_all(struct so_plugin *list, size_t n);
 
 #endif /* APP_SOPLUGIN_H */

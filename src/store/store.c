@@ -98,7 +98,10 @@ static const unsigned action_next[STORE_ACTION_STATES] = {
                           TO(STORE_ACT_FAILED) | TO(STORE_ACT_REJECTED),
     [STORE_ACT_AWAITING] = TO(STORE_ACT_EXECUTING) | TO(STORE_ACT_REJECTED) |
                            TO(STORE_ACT_FAILED),
-    [STORE_ACT_EXECUTING] = TO(STORE_ACT_COMPLETED) | TO(STORE_ACT_FAILED),
+    /* ... or waits for the user's answer: its tool asked (plugin.h's
+     * GEMINI_AGENT_ASK_USER); the answer takes it back to executing */
+    [STORE_ACT_EXECUTING] = TO(STORE_ACT_COMPLETED) | TO(STORE_ACT_FAILED) |
+                            TO(STORE_ACT_AWAITING),
     [STORE_ACT_COMPLETED] = 0,
     [STORE_ACT_FAILED] = 0,
     [STORE_ACT_REJECTED] = 0,

@@ -63,12 +63,15 @@ describe('user commands in the widget', () => {
     await page.keyboard.type('/');
     await page.waitForSelector(`${LIST}:not([hidden])`);
     const list = await shown(page);
-    assert.deepEqual(list.map((o) => [o.name, o.desc, o.selected]), [['/greeting', 'Say the configured greeting', true]]);
+    assert.deepEqual(list.map((o) => [o.name, o.desc, o.selected]), [
+      ['/forget', 'Forget what hello knows (a side effect)', true],
+      ['/greeting', 'Say the configured greeting', false],
+    ]);
     assert.equal(await page.getAttribute(SEL.input, 'aria-activedescendant'), list[0].id);
     assert.equal(await page.getAttribute(LIST, 'role'), 'listbox');
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-ref')), 'messageInput');
     await page.keyboard.type('gre');
-    assert.equal((await shown(page)).length, 1);
+    assert.deepEqual((await shown(page)).map((o) => [o.name, o.selected]), [['/greeting', true]]);
     await screenshot(page.locator(SEL.widget), 'commands-list.png');
 
     /* Enter picks (the list's key, not a send) */
@@ -125,7 +128,7 @@ describe('user commands in the widget', () => {
     assert.ok(box.x >= 0 && box.x + box.width <= 390, `the list fits the width: ${JSON.stringify(box)}`);
     assert.ok(box.y >= 0, 'the list is on screen');
     await screenshot(page, 'commands-narrow.png');
-    await page.click(OPTION);
+    await page.click(`${OPTION}[data-command="greeting"]`);
     assert.equal(await page.inputValue(SEL.input), '/greeting ');
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-ref')), 'messageInput');
     assert.deepEqual(page.problems, []);

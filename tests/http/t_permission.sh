@@ -146,7 +146,7 @@ PLUG=$T_TMP/plugins
 make -s -C "$REPO/tests/plugins" OUT="$PLUG" >"$T_TMP/plugins.build" 2>&1 ||
     bail "cannot build the test plugins: $(tail -c 600 "$T_TMP/plugins.build" | tr '\n' ' ')"
 start_stack --mock --auth --limits "$RUN_LIMITS" --data-dir "$VAR" --rate 100000r/s --burst 40 \
-    --yaml "plugins: {dirs: ['$PLUG'], expose: [hello], config: {permission: {deny: [{tool: shop.addReview, arg: text, pattern: '*spam*'}], allow: [{tool: shop.addReview, arg: productId, pattern: 'p00*'}]}}}"
+    --yaml "plugins: {dirs: ['$PLUG'], expose: [hello, shop], config: {permission: {deny: [{tool: shop.addReview, arg: text, pattern: '*spam*'}], allow: [{tool: shop.addReview, arg: productId, pattern: 'p00*'}]}}}"
 api ann GET /api/agent/threads
 assert_status 200 "the store is made"
 stop_stack

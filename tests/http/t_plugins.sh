@@ -19,7 +19,8 @@
 #  - its prompt enrichment: a message with @hello reaches the model (and
 #    the history) as hello rewrote it;
 #  - its user command is listed by GET /_jay/commands and runs over
-#    POST /_jay/commands/greeting without the model;
+#    POST /_jay/commands/greeting without the model; its command with side
+#    effects (forget) only as http.directActions lets such actions run;
 #  - a tool that declares sideEffects waits for the visitor's approval in
 #    the chat, as any action with side effects does;
 #  - unexposed by a config change + SIGHUP: gone from the listing, the
@@ -75,7 +76,7 @@ if [ "$rc" -ne 0 ] && grep -qF "$PLUG/nosym.so: plugin left out" <<<"$err$out" &
 else
     not_ok "check names both broken plugins and fails" "rc=$rc: $(tr '\n' ' ' <<<"$err$out" | cut -c1-600)"
 fi
-if grep -qF "plugin hello ($PLUG/hello.so): 2 tools, 1 user commands, system instructions" <<<"$out"; then
+if grep -qF "plugin hello ($PLUG/hello.so): 2 tools, 2 user commands, system instructions" <<<"$out"; then
     ok "check says what hello brought"
 else
     not_ok "check says what hello brought" "$(tr '\n' ' ' <<<"$out" | cut -c1-600)"
@@ -126,8 +127,10 @@ mock_reset
 req GET /_jay/commands
 assert_py "GET /_jay/commands lists hello's command" <<'EOF'
 status ==> 200
-r ==> {'commands': [{'name': 'greeting', 'description': 'Say the configured greeting', 'shareWithModel': True}]}
+r ==> {'commands': [{'name': 'forget', 'description': 'Forget what hello knows (a side effect)', 'shareWithModel': False, 'sideEffects': True}, {'name': 'greeting', 'description': 'Say the configured greeting', 'shareWithModel': True, 'sideEffects': False}]}
 EOF
+req POST /_jay/commands/forget '{}'
+assert_error 403 forbidden "a command with side effects is not for anyone who can reach the URL"
 req POST /_jay/commands/greeting '{"args":"at noon"}'
 assert_py "POST /_jay/commands/greeting runs it" <<'EOF'
 status ==> 200
@@ -165,9 +168,39 @@ r['approval']['tool'] ==> 'hello.wave'
 nothing ran :: r['serverCalls'] ==> []
 EOF
 
+# SIGHUP re-exposes exactly what changed: hello.log has a line for each
+# initialize() and shutdown() of hello (in dataDir)
+HLOG=$ST_DIR/var/hello.log
+reloads() { grep -c 'configuration reloaded' "$GA_LOG"; }
+sighup() {
+    local before
+    before=$(reloads)
+    kill -HUP "$GA_PID"
+    wait_until 5000 eval '[ "$(reloads)" -gt "$before" ]' ||
+        bail "the responder did not reload: $(tail -c 400 "$GA_LOG")"
+}
+[ -f "$HLOG" ] || bail "hello wrote no $HLOG"
+lines=$(wc -l <"$HLOG")
+sighup
+req POST /_jay/actions/hello.greet '{"who":"Ann"}'
+assert_py "SIGHUP with nothing changed: hello keeps its instance" <<EOF
+status ==> 200
+r ==> {'greeting': 'Howdy, Ann!'}
+no initialize, no shutdown :: open('$HLOG').read().splitlines()[$lines:] ==> []
+EOF
+sed -i 's/greeting: Howdy/greeting: Hiya/' "$GA_CONF"
+sighup
+req POST /_jay/actions/hello.greet '{"who":"Ann"}'
+assert_py "SIGHUP with a new config: hello is started with it, then the old one stops" <<EOF
+status ==> 200
+r ==> {'greeting': 'Hiya, Ann!'}
+open('$HLOG').read().splitlines()[$lines:] ==> ['init Hiya', 'shutdown Howdy']
+EOF
+lines=$(wc -l <"$HLOG")
+
 # Unexposed by a config change and SIGHUP
-sed -i 's/expose: all/expose: []/' "$GA_CONF"
-grep -q 'expose: \[\]' "$GA_CONF" || bail "cannot edit $GA_CONF"
+sed -i 's/expose: all/expose: [shop]/' "$GA_CONF"
+grep -q 'expose: \[shop\]' "$GA_CONF" || bail "cannot edit $GA_CONF"
 kill -HUP "$GA_PID"
 hello_gone() {
     req GET /_jay/actions
@@ -191,6 +224,9 @@ status ==> 200
 'HELLO-PLUGIN' in reqs[0]['body']['systemInstruction']['parts'][0]['text'] ==> False
 the shop's tools are still declared :: 'action_shop_searchProducts' in json.dumps(reqs[0]['body'].get('tools', [])) ==> True
 EOF
+assert_py "SIGHUP unexposing hello shuts its instance down" <<EOF
+open('$HLOG').read().splitlines()[$lines:] ==> ['shutdown Hiya']
+EOF
 stop_stack
 
 # ---------------------------------------------------------------------------
@@ -203,7 +239,19 @@ req GET /_jay/actions
 assert_py "unexposed: not listed" <<'EOF'
 status ==> 200
 [a['name'] for a in r['actions'] if a['name'].startswith('hello')] ==> []
+a plugin.yaml plugin is unexposed alike :: [a['name'] for a in r['actions'] if a['name'].startswith('shop')] ==> []
+the chat protocol's own plugin stays :: 'geminiAgent.sendMessage' in [a['name'] for a in r['actions']] ==> True
 EOF
+req POST /_jay/actions/shop.searchProducts '{"query":"mug"}'
+assert_error 404 unknown_action "unexposed: shop's actions cannot be run"
+ga_run check --config "$GA_CONF"
+if grep -qx "plugins exposed: geminiAgent" <<<"$out" &&
+    grep -qE "^plugins available, not exposed: .*hello" <<<"$out" &&
+    grep -qE "^plugins available, not exposed: .*shop" <<<"$out"; then
+    ok "check lists the exposed and the available plugins"
+else
+    not_ok "check lists the exposed and the available plugins" "$(tr '\n' ' ' <<<"$out" | cut -c1-600)"
+fi
 req POST /_jay/actions/hello.greet '{"who":"Ann"}'
 assert_error 404 unknown_action "unexposed: cannot be run"
 mock_reset

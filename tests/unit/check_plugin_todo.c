@@ -410,8 +410,10 @@ START_TEST(registry_passes_who)
     cfg = config_load(path, &d);
     ck_assert_ptr_nonnull(cfg);
     set = plugin_load(NULL, 0,
-                      &(struct soplugin_env){&cfg->plugins, only_todo,
-                                             false, dir, dir},
+                      &(struct soplugin_env){.cfg = &cfg->plugins,
+                                             .builtins = only_todo,
+                                             .config_dir = dir,
+                                             .data_dir = dir},
                       NULL, &d);
     ck_assert_ptr_nonnull(set);
     act = plugin_find(set, "todo.plan");

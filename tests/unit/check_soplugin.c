@@ -47,12 +47,25 @@ load_yaml(const char *yaml, struct diag *d)
     return config_load(path, d);
 }
 
+/* What the registry is given: hello keeps its hello.log in dataDir,
+ * the test's own folder (cleanup() removes it). */
+static const struct soplugin_env *
+so_env(const struct config *cfg)
+{
+    static struct soplugin_env env;
+
+    env = (struct soplugin_env){.cfg = &cfg->plugins, .data_dir = tmpdir};
+    return &env;
+}
+
 static void
 cleanup(void)
 {
     char path[256];
 
     snprintf(path, sizeof(path), "%s/agent.yaml", tmpdir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/hello.log", tmpdir);
     unlink(path);
     rmdir(tmpdir);
     strcpy(tmpdir, "/tmp/ga-soplugin.XXXXXX");
@@ -105,7 +118,7 @@ START_TEST(hello_loads_broken_ones_reported)
     const struct plugin_action *a;
 
     ck_assert_ptr_nonnull(cfg);
-    set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
+    set = plugin_load(NULL, 0, so_env(cfg), NULL, &d);
     ck_assert_ptr_nonnull(set);
     ck_assert_msg(has(&d, "nosym.so", "gemini_agent_plugin_create"),
                   "missing factory not reported");
@@ -144,7 +157,7 @@ START_TEST(hello_runs_through_action_run)
     struct diag d = DIAG_INIT;
     struct config *cfg =
         plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, so_env(cfg), NULL, &d);
     const struct plugin_action *a = plugin_find(set, "hello.greet");
     struct status_error err = {0};
     struct arena ar;
@@ -185,7 +198,7 @@ START_TEST(user_commands_and_enrichment)
     struct diag d = DIAG_INIT;
     struct config *cfg =
         plugins_config("  config: {hello: {greeting: Yo}}\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, so_env(cfg), NULL, &d);
     const struct plugin_command *c;
     struct status_error err = {0};
     struct arena ar;
@@ -194,10 +207,13 @@ START_TEST(user_commands_and_enrichment)
     json_t *meta = NULL;
 
     arena_init(&ar);
-    ck_assert_uint_eq(set->ncommands, 1);
+    ck_assert_uint_eq(set->ncommands, 2);
+    c = plugin_find_command(set, "forget");
+    ck_assert_ptr_nonnull(c);
+    ck_assert(c->side_effects && !c->share_with_model);
     c = plugin_find_command(set, "greeting");
     ck_assert_ptr_nonnull(c);
-    ck_assert(c->share_with_model);
+    ck_assert(c->share_with_model && !c->side_effects);
     ck_assert_str_eq(c->description, "Say the configured greeting");
     ck_assert_ptr_null(plugin_find_command(set, "nope"));
     ck_assert_int_eq(plugin_run_command(c, cfg->actions.data_dir, "x", 1, &ar,
@@ -234,7 +250,7 @@ START_TEST(expose_list_and_failing_initialize)
 {
     struct diag d = DIAG_INIT;
     struct config *cfg = plugins_config("  expose: [other]\n", &d);
-    struct plugin_set *set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
+    struct plugin_set *set = plugin_load(NULL, 0, so_env(cfg), NULL, &d);
 
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_uint_eq(set->count, 0);
@@ -248,7 +264,7 @@ START_TEST(expose_list_and_failing_initialize)
     cfg = plugins_config("  expose: [hello]\n  config: {hello: {greeting: "
                          "fail}}\n",
                          &d);
-    set = plugin_load(NULL, 0, &(struct soplugin_env){&cfg->plugins, NULL, false, NULL, NULL}, NULL, &d);
+    set = plugin_load(NULL, 0, so_env(cfg), NULL, &d);
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_msg(has(&d, "hello.so", "asked me to fail"),
                   "initialize's reason not reported");
@@ -375,8 +391,9 @@ builtin_set(const char *yaml, bool terminal, struct config **cfg,
     diag_release(d);
     *d = (struct diag)DIAG_INIT;
     return plugin_load(NULL, 0,
-                       &(struct soplugin_env){&(*cfg)->plugins, test_builtins,
-                                              terminal, NULL, NULL},
+                       &(struct soplugin_env){.cfg = &(*cfg)->plugins,
+                                              .builtins = test_builtins,
+                                              .terminal = terminal},
                        NULL, d);
 }
 
@@ -401,6 +418,12 @@ START_TEST(builtins_expose_rules)
     ck_assert_uint_eq(set->nso, 0);
     ck_assert_msg(!has(&d, "", "clock") && !has(&d, "", "shell"),
                   "an unmentioned built-in reported");
+    /* no dirs: the system plugin folder, which need not exist */
+    ck_assert(cfg->plugins.dirs_default);
+    ck_assert_uint_eq(cfg->plugins.ndirs, 1);
+    ck_assert_str_eq(cfg->plugins.dirs[0], CONFIG_SYSTEM_PLUGIN_DIR);
+    ck_assert_msg(!has(&d, "", "cannot open the plugins folder"),
+                  "a missing system plugin folder reported");
     builtin_done(set, cfg, &d);
 
     /* ... and does take one that plugins.config configures */

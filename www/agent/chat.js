@@ -31,6 +31,12 @@
  *    `approval`). Only the visitor's click decides: the card is inside the
  *    widget, which the page automation never sees (data-agent="off"), and
  *    the handle has no way to approve.
+ *  - Asks the visitor the model's questions (a `question` answer, e.g. of the
+ *    built-in `clarification` plugin): a card (question.js) with radio
+ *    buttons, checkboxes or a field per question, defaults preselected,
+ *    required ones enforced, the focus on its first control; Send answers
+ *    goes back as submitToolResults `answer` {id, answers} (with the page
+ *    results of the same turn). A new message instead leaves it unanswered.
  *  - Offers the plugins' user commands (commands.js): `/` at the start of the
  *    input lists them (GET /_jay/commands, once, at the first `/`); sending
  *    `/name rest` runs one without the model (POST /_jay/commands/<name>),
@@ -78,6 +84,7 @@
  */
 import { renderMarkdown, closeOpenMarkdown } from './markdown.js';
 import { readNdjson, isNdjson, NDJSON_TYPE } from './ndjson.js';
+import { buildQuestionCard, describeAnswers, firstControl, readQuestion } from './question.js';
 import { commandsEndpoint, createCommandMenu, parseCommandLine, readCommands, sharedTurn } from './commands.js';
 
 /** Shown when the answering model is the project's offline demo model. */
@@ -1177,7 +1184,65 @@ export function mountChat(container, options = {}) {
 
   function snapshot() {
     /* the waiting approval without its ticket: the ticket is only ever sent back */
-    return { ...s, ...derived(), approval: approval ? { id: approval.id, card: approval.msgId } : null };
+    return {
+      ...s,
+      ...derived(),
+      approval: approval ? { id: approval.id, card: approval.msgId } : null,
+      question: question ? { id: question.id, questions: question.questions } : null,
+    };
+  }
+
+  /* --- questions from the model (question.js) --- */
+
+  /* the question waiting for the visitor: {id, questions, results, form}, or
+   * null; its card sits in questionHost, above the input, outside the
+   * template (built by question.js, never re-rendered) */
+  let question = null;
+  const questionHost = doc.createElement('div');
+  questionHost.className = 'gemini-chat__questions';
+  {
+    const form = frame.querySelector('form.gemini-chat__form');
+    if (form) form.before(questionHost);
+    else frame.append(questionHost);
+  }
+
+  /** Show the card of a question answer; `results` are the page calls' of the same turn. */
+  function askQuestion(q, results) {
+    const form = buildQuestionCard(doc, q, (answers) => answerQuestion(answers));
+    question = { id: q.id, questions: q.questions, results, form };
+    questionHost.replaceChildren(form);
+    if (launcherMode && !s.isOpen) s.unread = true;
+  }
+
+  /** Forget the waiting question and take its card away. */
+  function dropQuestion() {
+    const q = question;
+    question = null;
+    questionHost.replaceChildren();
+    return q;
+  }
+
+  /** The visitor sent the card: the answers (and the page results) go back. */
+  function answerQuestion(answers) {
+    if (destroyed || s.isLoading || !question) return Promise.resolve();
+    const q = dropQuestion();
+    addMessage('user', describeAnswers(q.questions, answers));
+    const payload = { answer: { id: q.id, answers } };
+    if (q.results.length > 0) payload.results = q.results;
+    return drive('geminiAgent.submitToolResults', payload);
+  }
+
+  /**
+   * The focus to the card's first control: from the input the message was
+   * sent from too (the answer is what comes next), but not while the
+   * visitor types a new message there or works on the page.
+   */
+  function focusQuestion() {
+    if (!question || (launcherMode && !s.isOpen)) return;
+    const active = doc.activeElement;
+    if (active === inputEl() && String(active.value ?? '').trim()) return;
+    if (active && active !== doc.body && !frame.contains(active)) return;
+    firstControl(question.form)?.focus();
   }
 
   function inputEl() {
@@ -1704,6 +1769,18 @@ export function mountChat(container, options = {}) {
           outcome = 'approval';
           break;
         }
+        if (answer.type === 'question') {
+          const wanted = readQuestion(answer.question);
+          if (!wanted || (answer.calls !== undefined && !Array.isArray(answer.calls)))
+            throw new ChatError('bad_answer', 'The server sent an answer the chat cannot use. Try sending your message again.');
+          if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
+          /* the page calls of the same turn run first; their results go with the answer */
+          const results = answer.calls?.length ? await runCalls(answer.calls, controller.signal, live) : [];
+          if (controller.signal.aborted || !live()) throw abortError();
+          askQuestion(wanted, results);
+          outcome = 'question';
+          break;
+        }
         if (answer.type !== 'tool-calls' || !Array.isArray(answer.calls) || answer.calls.length === 0)
           throw new ChatError('bad_answer', 'The server sent an answer the chat cannot use. Try sending your message again.');
         if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
@@ -1750,6 +1827,7 @@ export function mountChat(container, options = {}) {
         persist();
         set({ isLoading: false, statusText: '', outcome });
         if (outcome === 'approval') focusCard();
+        if (outcome === 'question') focusQuestion();
         container.dispatchEvent(new win.CustomEvent('gemini-chat:done', { bubbles: true, detail: { outcome } }));
       } else if (!destroyed && !run) {
         set({ isLoading: false, statusText: '' });
@@ -1913,6 +1991,7 @@ export function mountChat(container, options = {}) {
     /* a new message instead of a decision: the action is not done (the
      * server answers its call "not run"), and its card says so */
     settleApproval('undecided');
+    dropQuestion(); /* ...and a question left: the server answers it "not answered" */
     addMessage('user', message.trim());
     return drive('geminiAgent.sendMessage', { message: message.trim() });
   }
@@ -1933,6 +2012,7 @@ export function mountChat(container, options = {}) {
     stop();
     failed = null;
     approval = null;
+    dropQuestion();
     s.messages = [];
     s.history = [];
     s.signatures = [];

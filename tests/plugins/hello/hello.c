@@ -7,9 +7,12 @@
  * `greeting` from plugins.config.hello (default "Hello"); wave {} says it
  * has side effects (so the chat asks the visitor first) and answers
  * {"waved": true}. A user command, greeting [ARG], says the configured
- * greeting (shared with the model); and it subscribes to prompts: one that
+ * greeting (shared with the model); another, forget, says it has side
+ * effects (so only a user the policy lets act may run it over HTTP); and it subscribes to prompts: one that
  * says "@hello" gets " [hello was here]" appended, with metadata
- * {"mentions": 1}. It parses its JSON by hand to show that a plugin
+ * {"mentions": 1}. Each initialize() and shutdown() appends a line,
+ * "init <greeting>" or "shutdown <greeting>", to <dataDir>/hello.log.
+ * It parses its JSON by hand to show that a plugin
  * needs no JSON library: the host has validated the arguments against the
  * schema, so "who" is a string.
  *
@@ -24,7 +27,21 @@
 
 struct hello {
     char greeting[64];
+    char log[512]; /* <dataDir>/hello.log: its initialize and shutdown */
 };
+
+/* One line to hello.log: lets a test see which instances live (a reload
+ * that changes nothing of hello must neither shut it down nor start it). */
+static void
+note(const struct hello *h, const char *what)
+{
+    FILE *f = fopen(h->log, "a");
+
+    if (f != NULL) {
+        fprintf(f, "%s %s\n", what, h->greeting);
+        fclose(f);
+    }
+}
 
 /* The string value of "key" in the JSON object text js[len] (escapes
  * are copied as they are, which is still valid JSON string content), into
@@ -81,6 +98,8 @@ hello_initialize(const struct gemini_agent_init *init, void **self,
         free(h);
         return -1;
     }
+    snprintf(h->log, sizeof(h->log), "%s/hello.log", init->data_dir);
+    note(h, "init");
     *self = h;
     return 0;
 }
@@ -88,6 +107,7 @@ hello_initialize(const struct gemini_agent_init *init, void **self,
 static void
 hello_shutdown(void *self)
 {
+    note(self, "shutdown");
     free(self);
 }
 
@@ -156,7 +176,10 @@ hello_user_commands(void *self)
     (void)self;
     return "[{\"name\":\"greeting\","
            "\"description\":\"Say the configured greeting\","
-           "\"shareWithModel\":true}]";
+           "\"shareWithModel\":true},"
+           "{\"name\":\"forget\","
+           "\"description\":\"Forget what hello knows (a side effect)\","
+           "\"sideEffects\":true}]";
 }
 
 static int
@@ -168,6 +191,8 @@ hello_run_command(void *self, const struct gemini_agent_ctx *ctx,
     char text[256];
     int n;
 
+    if (strcmp(command, "forget") == 0)
+        return gemini_agent_reply(ctx, out, "forgotten", 9);
     if (strcmp(command, "greeting") != 0)
         return GEMINI_AGENT_BAD_INPUT;
     n = snprintf(text, sizeof(text), "%s (%.*s)", h->greeting,

@@ -1,0 +1,612 @@
+/*
+ * cli.c - the built-in plugin `cli`: one tool, `run`, that runs a shell
+ * command for the coding agent and answers what it did.
+ *
+ * `/bin/sh -c <command>` starts in `root` with stdin on /dev/null, in a
+ * process group of its own, with the server's environment plus the
+ * config's `env` and `extraPaths` (prepended to PATH). It inherits none
+ * of the server's file descriptors beyond 0-2 (posix_spawn's closefrom
+ * action), and every signal is back at its default. Its stdout and stderr
+ * are read until both close; each keeps at most maxOutputBytes (the rest
+ * is read and dropped, so the command never blocks on a full pipe). When
+ * the timeout passes, the whole process group is killed; when the shell
+ * exits but something it left in the background still holds the pipes,
+ * the group is killed after CLI_DRAIN_MS. Nothing it started outlives the
+ * call, and the shell is always reaped.
+ *
+ * Not a sandbox: it is the terminal client's (GEMINI_AGENT_TERMINAL_ONLY),
+ * and each command runs with the user's rights after the user's approval
+ * (sideEffects). Thread-safe: the instance is read-only after
+ * initialize(); each call has its own pipes and child.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "plugins/cli.h"
+#include "core/bounds.h"
+#include "core/monotime.h"
+#include "core/utf8.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+struct cli {
+    char *root;        /* canonical folder commands start in */
+    char **envp;       /* their environment, NULL-terminated */
+    long timeout_ms;   /* timeoutMs */
+    size_t max_output; /* maxOutputBytes, each of stdout and stderr */
+};
+
+/* What one stream of the command said. */
+struct cli_stream {
+    int fd;     /* the read end, -1 once closed */
+    char *buf;  /* max_output bytes */
+    size_t len;
+    bool cut;   /* more came than was kept */
+};
+
+/* --- answers ------------------------------------------------------------ */
+
+static int ATTR_FMT(4, 5)
+cli_fail(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
+         int rc, const char *fmt, ...)
+{
+    char msg[STATUS_TEXT_MAX];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof(msg))
+        n = (int)utf8_cut(msg, sizeof(msg) - 1);
+    return gemini_agent_reply(ctx, out, msg, (size_t)n) == GEMINI_AGENT_OK
+               ? rc
+               : GEMINI_AGENT_FAILED;
+}
+
+/* The stream's bytes as a JSON string: a cut never splits a character,
+ * and bytes that are not UTF-8 become '?'. */
+static json_t *
+cli_text(struct cli_stream *s)
+{
+    size_t len = s->cut ? utf8_cut(s->buf, s->len) : s->len;
+    unsigned char *p = (unsigned char *)s->buf;
+
+    for (size_t i = 0; i < len;) {
+        size_t n = p[i] < 0x80 ? 1 : utf8_seq_len(p + i, len - i);
+        if (n == 0) {
+            p[i] = '?';
+            n = 1;
+        }
+        i += n;
+    }
+    return json_stringn(s->buf, len);
+}
+
+/* --- running a command ---------------------------------------------------- */
+
+/* Read what `s` has (poll said it is readable): keep what fits. */
+static void
+cli_drain(struct cli_stream *s, size_t max)
+{
+    char chunk[8192];
+    ssize_t r = read(s->fd, chunk, sizeof(chunk));
+
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (r <= 0) {
+        close(s->fd);
+        s->fd = -1;
+        return;
+    }
+    if (s->len < max) {
+        size_t take = (size_t)r < max - s->len ? (size_t)r : max - s->len;
+        memcpy(s->buf + s->len, chunk, take);
+        s->len += take;
+        if (take < (size_t)r)
+            s->cut = true;
+    } else {
+        s->cut = true;
+    }
+}
+
+/* Has `pid` exited? It stays a zombie (WNOWAIT), so its process group id
+ * cannot be reused before we kill the group and reap it. */
+static bool
+cli_exited(pid_t pid)
+{
+    siginfo_t si;
+
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return errno == ECHILD;
+    return si.si_pid == pid;
+}
+
+/* Start the command; 0 with *pid and the read ends, or an errno value. */
+static int
+cli_spawn(const struct cli *c, const char *command, pid_t *pid,
+          int *out_fd, int *err_fd)
+{
+    char *const argv[] = {(char *)UNCONST("sh"), (char *)UNCONST("-c"),
+                          (char *)UNCONST(command), NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    sigset_t none, all;
+    int rc;
+
+    /* O_CLOEXEC: a command another thread starts meanwhile must not
+     * inherit this one's pipes (it would hold them open) */
+    if (pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0) {
+        rc = errno;
+        if (po[0] >= 0) {
+            close(po[0]);
+            close(po[1]);
+        }
+        return rc;
+    }
+    sigemptyset(&none);
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    if ((rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
+                                               0)) != 0 ||
+        (rc = posix_spawn_file_actions_adddup2(&fa, po[1], 1)) != 0 ||
+        (rc = posix_spawn_file_actions_adddup2(&fa, pe[1], 2)) != 0 ||
+        (rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3)) != 0 ||
+        (rc = posix_spawn_file_actions_addchdir_np(&fa, c->root)) != 0 ||
+        (rc = posix_spawnattr_setflags(
+             &at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                      POSIX_SPAWN_SETSIGDEF)) != 0 ||
+        (rc = posix_spawnattr_setpgroup(&at, 0)) != 0 ||
+        (rc = posix_spawnattr_setsigmask(&at, &none)) != 0 ||
+        (rc = posix_spawnattr_setsigdefault(&at, &all)) != 0)
+        goto out;
+    rc = posix_spawn(pid, "/bin/sh", &fa, &at, argv, c->envp);
+out:
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(po[1]);
+    close(pe[1]);
+    if (rc != 0) {
+        close(po[0]);
+        close(pe[0]);
+        return rc;
+    }
+    *out_fd = po[0];
+    *err_fd = pe[0];
+    return 0;
+}
+
+/*
+ * Run `command` for at most timeout_ms: its output in so/se, *status as
+ * waitpid() gave it, *timed_out. 0, or an errno value when it could not
+ * start.
+ */
+static int
+cli_run(const struct cli *c, const char *command, long timeout_ms,
+        struct cli_stream *so, struct cli_stream *se, int *status,
+        bool *timed_out)
+{
+    long deadline, exited_at = -1;
+    pid_t pid;
+    int rc;
+
+    *timed_out = false;
+    if ((rc = cli_spawn(c, command, &pid, &so->fd, &se->fd)) != 0)
+        return rc;
+    deadline = monotime_ms() + timeout_ms;
+    for (;;) {
+        struct pollfd pf[2];
+        struct cli_stream *of[2];
+        nfds_t n = 0;
+        long now = monotime_ms(), wait;
+
+        if (exited_at < 0 && cli_exited(pid))
+            exited_at = now;
+        if (exited_at >= 0 && so->fd < 0 && se->fd < 0)
+            break; /* done */
+        if (now >= deadline) {
+            *timed_out = true;
+            break;
+        }
+        if (exited_at >= 0 && now - exited_at >= CLI_DRAIN_MS)
+            break; /* the shell is gone; its leftovers hold the pipes */
+        /* wake up now and then to notice the shell's exit */
+        wait = deadline - now;
+        if (wait > 20)
+            wait = 20;
+        if (so->fd >= 0) {
+            pf[n] = (struct pollfd){.fd = so->fd, .events = POLLIN};
+            of[n++] = so;
+        }
+        if (se->fd >= 0) {
+            pf[n] = (struct pollfd){.fd = se->fd, .events = POLLIN};
+            of[n++] = se;
+        }
+        if (poll(pf, n, (int)wait) < 0)
+            continue; /* EINTR */
+        for (nfds_t i = 0; i < n; i++)
+            if (pf[i].revents != 0)
+                cli_drain(of[i], c->max_output);
+    }
+    /* the whole group, whether it is still running or not: the leader is
+     * at most a zombie, so the group id is still ours */
+    (void)kill(-pid, SIGKILL);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+        ;
+    return 0;
+}
+
+static int
+cli_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
+            const char *args, size_t args_len, struct gemini_agent_out *out)
+{
+    const struct cli *c = self;
+    struct cli_stream so = {-1, NULL, 0, false}, se = {-1, NULL, 0, false};
+    json_int_t timeout;
+    const char *command;
+    size_t clen;
+    json_error_t jerr;
+    json_t *a = NULL, *res = NULL;
+    char *text = NULL;
+    int status = 0, rc, code;
+    bool timed_out;
+
+    if (c == NULL)
+        return cli_fail(ctx, out, GEMINI_AGENT_FAILED, "not initialised");
+    if (strcmp(tool, "run") != 0)
+        return cli_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                        "unknown tool '%.64s'", tool);
+    timeout = c->timeout_ms;
+    a = json_loadb(args, args_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (a == NULL ||
+        json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?I}", "command",
+                       &command, &clen, "timeoutMs", &timeout) != 0) {
+        rc = cli_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "bad arguments: %s",
+                      jerr.text);
+        goto out;
+    }
+    if (clen == 0 || strlen(command) != clen) {
+        rc = cli_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                      "command must be a non-empty string without NUL");
+        goto out;
+    }
+    if (timeout < 1 || timeout > BOUND_CLI_TIMEOUT_MS) {
+        rc = cli_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                      "timeoutMs must be 1 to %d", BOUND_CLI_TIMEOUT_MS);
+        goto out;
+    }
+    so.buf = malloc(c->max_output + 1);
+    se.buf = malloc(c->max_output + 1);
+    if (so.buf == NULL || se.buf == NULL) {
+        rc = cli_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
+        goto out;
+    }
+    if ((rc = cli_run(c, command, (long)timeout, &so, &se, &status,
+                      &timed_out)) != 0) {
+        rc = cli_fail(ctx, out, GEMINI_AGENT_FAILED,
+                      "cannot run the command: %s", strerror(rc));
+        goto out;
+    }
+    /* the shell's convention: a signal N is exit code 128 + N */
+    code = WIFEXITED(status)     ? WEXITSTATUS(status)
+           : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                 : -1;
+    res = json_pack("{s:i, s:o, s:o, s:b, s:b}", "exitCode", code, "stdout",
+                    cli_text(&so), "stderr", cli_text(&se), "timedOut",
+                    timed_out, "truncated", so.cut || se.cut);
+    if (res == NULL || (text = json_dumps(res, APP_JSON_FLAGS)) == NULL) {
+        rc = cli_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
+        goto out;
+    }
+    rc = gemini_agent_reply(ctx, out, text, strlen(text));
+out:
+    if (so.fd >= 0)
+        close(so.fd);
+    if (se.fd >= 0)
+        close(se.fd);
+    free(so.buf);
+    free(se.buf);
+    free(text);
+    json_decref(res);
+    json_decref(a);
+    return rc;
+}
+
+/* --- configuration --------------------------------------------------------- */
+
+static void
+cli_free(struct cli *c)
+{
+    if (c == NULL)
+        return;
+    free(c->root);
+    if (c->envp != NULL)
+        for (char **e = c->envp; *e != NULL; e++)
+            free(*e);
+    free(c->envp);
+    free(c);
+}
+
+static bool
+cli_env_name(const char *s)
+{
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+        return false;
+    for (s++; *s != '\0'; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+              (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+/* `p` made absolute against `base` (itself absolute): a new string. */
+static char *
+cli_abs(const char *base, const char *p)
+{
+    char *s = NULL;
+
+    if (p[0] == '/')
+        return strdup(p);
+    return asprintf(&s, "%s/%s", base, p) < 0 ? NULL : s;
+}
+
+/* Is `name` (NAME=...) the entry `e`'s name? */
+static bool
+cli_env_is(const char *e, const char *name)
+{
+    size_t n = strlen(name);
+
+    return strncmp(e, name, n) == 0 && e[n] == '=';
+}
+
+/*
+ * The commands' environment: the server's, with `env`'s entries in place
+ * of (or beside) its own and `extra` folders in front of PATH. 0, or -1
+ * with err set.
+ */
+static int
+cli_environment(struct cli *c, const json_t *env, const json_t *extra,
+                const char *base, char *err, size_t errsize)
+{
+    size_t n = 0, k = 0, i;
+    const char *key, *path = "/usr/local/bin:/usr/bin:/bin";
+    const json_t *v;
+    char *newpath = NULL;
+    FILE *f;
+    size_t plen = 0;
+
+    for (char **e = environ; *e != NULL; e++)
+        n++;
+    n += (env ? json_object_size(env) : 0) + 2;
+    if ((c->envp = calloc(n, sizeof(*c->envp))) == NULL)
+        goto oom;
+    for (char **e = environ; *e != NULL; e++) {
+        bool over = cli_env_is(*e, "PATH");
+        json_object_foreach(UNCONST(env), key, v)
+            over = over || cli_env_is(*e, key);
+        if (cli_env_is(*e, "PATH") && !(env && json_object_get(env, "PATH")))
+            path = *e + 5;
+        if (over)
+            continue;
+        if ((c->envp[k++] = strdup(*e)) == NULL)
+            goto oom;
+    }
+    json_object_foreach(UNCONST(env), key, v) {
+        if (!cli_env_name(key) || !json_is_string(v)) {
+            snprintf(err, errsize,
+                     "env: '%.64s' must be a variable name with a string "
+                     "value",
+                     key);
+            return -1;
+        }
+        if (strcmp(key, "PATH") == 0) {
+            path = json_string_value(v);
+            continue;
+        }
+        if (asprintf(&c->envp[k], "%s=%s", key, json_string_value(v)) < 0) {
+            c->envp[k] = NULL;
+            goto oom;
+        }
+        k++;
+    }
+    /* PATH=<extra 1>:<extra 2>:...:<PATH> */
+    if ((f = open_memstream(&newpath, &plen)) == NULL)
+        goto oom;
+    fputs("PATH=", f);
+    json_array_foreach(extra, i, v) {
+        const char *d = json_string_value(v);
+        char *a;
+        if (d == NULL || d[0] == '\0' || strchr(d, ':') != NULL) {
+            fclose(f);
+            free(newpath);
+            snprintf(err, errsize,
+                     "extraPaths: each entry must be a folder name without "
+                     "':'");
+            return -1;
+        }
+        if ((a = cli_abs(base, d)) == NULL) {
+            fclose(f);
+            free(newpath);
+            goto oom;
+        }
+        fprintf(f, "%s:", a);
+        free(a);
+    }
+    fputs(path, f);
+    if (fclose(f) != 0) {
+        free(newpath);
+        goto oom;
+    }
+    c->envp[k++] = newpath;
+    return 0;
+oom:
+    snprintf(err, errsize, "out of memory");
+    return -1;
+}
+
+static int
+cli_initialize(const struct gemini_agent_init *init, void **self, char *err,
+               size_t errsize)
+{
+    const char *root = NULL;
+    const char *base = init->config_dir ? init->config_dir : ".";
+    json_int_t timeout = DEFAULT_CLI_TIMEOUT_MS,
+               max = DEFAULT_CLI_OUTPUT_BYTES;
+    json_t *c = NULL, *env = NULL, *extra = NULL;
+    char cwd[PATH_MAX], buf[PATH_MAX];
+    char *b = NULL, *r = NULL;
+    struct cli *cl = NULL;
+    json_error_t jerr;
+    struct stat st;
+
+    c = json_loadb(init->config, init->config_len, JSON_REJECT_DUPLICATES,
+                   &jerr);
+    if (c == NULL ||
+        json_unpack_ex(c, &jerr, JSON_STRICT, "{s?s, s?o, s?I, s?I, s?o}",
+                       "root", &root, "extraPaths", &extra, "timeoutMs",
+                       &timeout, "maxOutputBytes", &max, "env", &env) != 0) {
+        snprintf(err, errsize, "bad config: %s", jerr.text);
+        goto fail;
+    }
+    if (timeout < 1 || timeout > BOUND_CLI_TIMEOUT_MS ||
+        max < 1 || max > BOUND_CLI_OUTPUT_BYTES) {
+        snprintf(err, errsize,
+                 "timeoutMs must be 1 to %d and maxOutputBytes 1 to %u",
+                 BOUND_CLI_TIMEOUT_MS, BOUND_CLI_OUTPUT_BYTES);
+        goto fail;
+    }
+    if ((extra != NULL && (!json_is_array(extra) ||
+                           json_array_size(extra) > BOUND_CLI_CONFIG_ENTRIES)) ||
+        (env != NULL && (!json_is_object(env) ||
+                         json_object_size(env) > BOUND_CLI_CONFIG_ENTRIES))) {
+        snprintf(err, errsize,
+                 "extraPaths must be a list and env a map, of at most %d "
+                 "entries",
+                 BOUND_CLI_CONFIG_ENTRIES);
+        goto fail;
+    }
+    if (getcwd(cwd, sizeof(cwd)) == NULL) {
+        snprintf(err, errsize, "cannot read the working folder: %s",
+                 strerror(errno));
+        goto fail;
+    }
+    /* relative paths of the config: against agent.yaml's folder */
+    if ((b = cli_abs(cwd, base)) == NULL ||
+        (r = root ? cli_abs(b, root) : strdup(cwd)) == NULL ||
+        (cl = calloc(1, sizeof(*cl))) == NULL) {
+        snprintf(err, errsize, "out of memory");
+        goto fail;
+    }
+    if (realpath(r, buf) == NULL || stat(buf, &st) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+        snprintf(err, errsize, "root '%.200s' is not a folder", r);
+        goto fail;
+    }
+    if ((cl->root = strdup(buf)) == NULL) {
+        snprintf(err, errsize, "out of memory");
+        goto fail;
+    }
+    cl->timeout_ms = (long)timeout;
+    cl->max_output = (size_t)max;
+    if (cli_environment(cl, env, extra, b, err, errsize) != 0)
+        goto fail;
+    json_decref(c);
+    free(b);
+    free(r);
+    *self = cl;
+    return 0;
+fail:
+    json_decref(c);
+    free(b);
+    free(r);
+    cli_free(cl);
+    return -1;
+}
+
+static void
+cli_shutdown(void *self)
+{
+    cli_free(self);
+}
+
+static const char *
+cli_decls(void *self)
+{
+    (void)self;
+    return "[{\"name\":\"run\",\"description\":\"Run a shell command (/bin/sh "
+           "-c) in the working folder, stdin empty. Answers its exitCode, "
+           "stdout and stderr (each cut at a limit: truncated), and whether "
+           "it was killed at the timeout (timedOut).\",\"parameters\":"
+           "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":"
+           "\"string\",\"minLength\":1},\"timeoutMs\":{\"type\":\"integer\","
+           "\"minimum\":1,\"maximum\":600000}},\"required\":[\"command\"],"
+           "\"additionalProperties\":false},\"sideEffects\":true}]";
+}
+
+static const char *
+cli_instructions(void *self)
+{
+    (void)self;
+    return "cli.run runs a shell command in the user's working folder with "
+           "no input and a timeout; prefer short, non-interactive commands "
+           "and read their exit code.";
+}
+
+static const char *
+cli_schema(void)
+{
+    return "{\"type\":\"object\",\"properties\":{"
+           "\"root\":{\"type\":\"string\",\"minLength\":1},"
+           "\"extraPaths\":{\"type\":\"array\",\"maxItems\":64,\"items\":"
+           "{\"type\":\"string\",\"minLength\":1}},"
+           "\"timeoutMs\":{\"type\":\"integer\",\"minimum\":1,"
+           "\"maximum\":600000},"
+           "\"maxOutputBytes\":{\"type\":\"integer\",\"minimum\":1,"
+           "\"maximum\":65536},"
+           "\"env\":{\"type\":\"object\",\"additionalProperties\":"
+           "{\"type\":\"string\"}}},\"additionalProperties\":false}";
+}
+#if BOUND_CLI_TIMEOUT_MS != 600000 || BOUND_CLI_OUTPUT_BYTES != 65536 || \
+    BOUND_CLI_CONFIG_ENTRIES != 64
+#error "cli_schema() and cli_decls() must state the cli bounds"
+#endif
+
+static const struct gemini_agent_plugin cli_plugin = {
+    .abi = GEMINI_AGENT_PLUGIN_ABI,
+    .name = "cli",
+    .declarations = cli_decls,
+    .execute = cli_execute,
+    .initialize = cli_initialize,
+    .shutdown = cli_shutdown,
+    .system_instructions = cli_instructions,
+    .config_schema = cli_schema,
+    .flags = GEMINI_AGENT_TERMINAL_ONLY,
+};
+
+const struct gemini_agent_plugin *
+builtin_cli(unsigned abi)
+{
+    return abi == GEMINI_AGENT_PLUGIN_ABI ? &cli_plugin : NULL;
+}

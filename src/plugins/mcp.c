@@ -1,0 +1,1040 @@
+/*
+ * mcp.c - the built-in `mcp` plugin: an MCP client that offers the tools
+ * of the MCP servers named in a .mcp.json as the agent's own.
+ *
+ * initialize() reads the file ({"mcpServers": {NAME: {"command", "args",
+ * "env"} | {"url", "headers"}}}), connects to each server, runs the MCP
+ * handshake, lists its tools (following nextCursor) and closes the
+ * connection again: it runs in the loading process, whose children and
+ * sockets the forked workers must not use. Each process then connects
+ * lazily on its first execute() of a server's tool (a connection is keyed
+ * by getpid()), one connection per server and process behind a mutex: one
+ * call in flight per server and process. A call that finds its server
+ * gone (EOF, EPIPE, a curl error, an expired session) reconnects and is
+ * sent once more; a timeout is not retried (the server may still be
+ * working on it, and the action watchdog is ticking). shutdown() closes
+ * the connections this process opened (stdio children: EOF, SIGTERM,
+ * SIGKILL, reaped).
+ *
+ * What it is not: no resources, prompts, sampling or elicitation; the
+ * server's tool list is read once per load (SIGHUP reloads it), not
+ * followed through notifications/tools/list_changed.
+ *
+ * mcp_stdio.c and mcp_http.c are the two transports (mcp_int.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "plugins/mcp.h"
+
+#include "core/bounds.h"
+#include "core/jsonin.h"
+#include "core/logmsg.h"
+#include "plugins/mcp_int.h"
+#include "registry/jschema.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* A bound in the config schema's text. */
+#define MCP_STR_(x) #x
+#define MCP_STR(x)  MCP_STR_(x)
+
+/* What we ask for; a server may answer with another version it speaks. */
+#define MCP_PROTOCOL_VERSION "2025-06-18"
+
+/* --- errors and JSON-RPC ------------------------------------------------ */
+
+void
+mcp_err_set(struct mcp_err *e, enum mcp_fail kind, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (e == NULL || e->kind != MCP_OK)
+        return;
+    e->kind = kind;
+    va_start(ap, fmt);
+    vsnprintf(e->text, sizeof(e->text), fmt, ap);
+    va_end(ap);
+}
+
+bool
+mcp_is_answer(const json_t *msg, long id, char *reply, size_t size)
+{
+    const json_t *mid = json_object_get(msg, "id");
+    const char *method = json_string_value(json_object_get(msg, "method"));
+
+    reply[0] = '\0';
+    if (!json_is_object(msg))
+        return false;
+    if (method == NULL)
+        return json_is_integer(mid) && json_integer_value(mid) == id &&
+               (json_object_get(msg, "result") != NULL ||
+                json_object_get(msg, "error") != NULL);
+    if (mid == NULL)
+        return false; /* a notification: nothing owed */
+    /* a request to us: ping is answered, the rest refused (we announce no
+     * client capability); the id goes back as it came */
+    {
+        char idtext[100];
+        size_t n = json_dumpb(mid, idtext, sizeof(idtext) - 1,
+                              JSON_ENCODE_ANY | JSON_COMPACT);
+
+        if (n == 0 || n >= sizeof(idtext))
+            return false;
+        idtext[n] = '\0';
+        if (strcmp(method, "ping") == 0)
+            snprintf(reply, size, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}",
+                     idtext);
+        else
+            snprintf(reply, size,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":"
+                     "-32601,\"message\":\"method not supported\"}}",
+                     idtext);
+    }
+    return false;
+}
+
+/* Text of the JSON value `v` in malloc'd memory (not jansson's: values
+ * made during a request live in its arena, and this text may outlive
+ * them), or NULL. */
+static char *
+dump_text(const json_t *v, size_t *len)
+{
+    size_t n = json_dumpb(v, NULL, 0, APP_JSON_FLAGS);
+    char *p = n > 0 ? malloc(n + 1) : NULL;
+
+    if (p == NULL)
+        return NULL;
+    if (json_dumpb(v, p, n, APP_JSON_FLAGS) != n) {
+        free(p);
+        return NULL;
+    }
+    p[n] = '\0';
+    if (len != NULL)
+        *len = n;
+    return p;
+}
+
+/* Send one message: a request when `id` >= 0, else a notification. */
+static int
+conn_send(struct mcp_conn *c, const char *method, json_t *params, long id,
+          json_t **answer, struct mcp_err *e)
+{
+    json_t *msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = -1;
+
+    *answer = NULL;
+    if (msg == NULL || (id >= 0 && json_object_set_new(
+                                       msg, "id", json_integer(id)) != 0) ||
+        (params != NULL && json_object_set(msg, "params", params) != 0) ||
+        (text = dump_text(msg, &len)) == NULL) {
+        mcp_err_set(e, MCP_PROTO, "out of memory");
+        goto out;
+    }
+    rc = c->cfg->url != NULL ? mcp_http_exchange(c, text, len, id, answer, e)
+                             : mcp_stdio_exchange(c, text, len, id, answer, e);
+out:
+    free(text);
+    json_decref(msg);
+    return rc;
+}
+
+int
+mcp_conn_request(struct mcp_conn *c, const char *method, json_t *params,
+                 json_t **result, struct mcp_err *e)
+{
+    json_t *answer = NULL, *err;
+    int rc = -1;
+
+    *result = NULL;
+    if (conn_send(c, method, params, c->next_id++, &answer, e) != 0) {
+        /* the stream's state is unknown now: a late answer must not be
+         * taken for the next call's */
+        mcp_conn_close(c);
+        goto out;
+    }
+    err = json_object_get(answer, "error");
+    if (err != NULL) {
+        const char *m = json_string_value(json_object_get(err, "message"));
+        mcp_err_set(e, MCP_RPC, "server '%s': %s", c->cfg->name,
+                    m ? m : "an error without a message");
+        goto out;
+    }
+    *result = json_incref(json_object_get(answer, "result"));
+    if (!json_is_object(*result)) {
+        json_decref(*result);
+        *result = NULL;
+        mcp_err_set(e, MCP_PROTO, "server '%s' answered %s without a result "
+                    "object", c->cfg->name, method);
+        goto out;
+    }
+    rc = 0;
+out:
+    json_decref(answer);
+    return rc;
+}
+
+int
+mcp_conn_open(struct mcp_conn *c, const struct mcp_server_cfg *cfg,
+              struct mcp_err *e)
+{
+    json_t *params = NULL, *result = NULL, *none = NULL;
+    const char *version;
+    int rc = -1;
+
+    memset(c, 0, sizeof(*c));
+    c->cfg = cfg;
+    c->fd = -1;
+    c->owner = getpid();
+    c->next_id = 1;
+    if ((cfg->url != NULL ? mcp_http_start(c, e) : mcp_stdio_start(c, e)) != 0)
+        goto out;
+    params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion",
+                       MCP_PROTOCOL_VERSION, "capabilities", "clientInfo",
+                       "name", "gemini-agent", "version", "1");
+    if (params == NULL) {
+        mcp_err_set(e, MCP_PROTO, "out of memory");
+        goto out;
+    }
+    if (mcp_conn_request(c, "initialize", params, &result, e) != 0)
+        goto out;
+    version = json_string_value(json_object_get(result, "protocolVersion"));
+    if (version == NULL || strlen(version) >= sizeof(c->protocol)) {
+        mcp_err_set(e, MCP_PROTO, "server '%s' named no protocol version",
+                    cfg->name);
+        goto out;
+    }
+    snprintf(c->protocol, sizeof(c->protocol), "%s", version);
+    if (conn_send(c, "notifications/initialized", NULL, -1, &none, e) != 0)
+        goto out;
+    rc = 0;
+out:
+    if (rc != 0)
+        mcp_conn_close(c);
+    json_decref(params);
+    json_decref(result);
+    json_decref(none);
+    return rc;
+}
+
+void
+mcp_conn_close(struct mcp_conn *c)
+{
+    if (c->cfg == NULL)
+        return;
+    if (c->cfg->url != NULL)
+        mcp_http_stop(c);
+    else
+        mcp_stdio_stop(c);
+    c->owner = 0;
+    c->protocol[0] = '\0';
+}
+
+/* --- the instance ------------------------------------------------------- */
+
+struct mcp_server {
+    struct mcp_server_cfg cfg;
+    pthread_mutex_t lock; /* guards conn */
+    struct mcp_conn conn;
+};
+
+/* A tool as declared (`<server>_<tool>`) and as the server names it. */
+struct mcp_tool {
+    char *declared;
+    char *name;
+    size_t server;
+};
+
+struct mcp {
+    struct mcp_server *servers;
+    size_t nservers;
+    struct mcp_tool *tools;
+    size_t ntools;
+    char *declarations; /* the JSON array declarations() returns */
+    size_t decl_bytes;  /* ... its length so far, while it is built */
+};
+
+static void
+server_cfg_release(struct mcp_server_cfg *s)
+{
+    free(s->name);
+    free(s->program);
+    for (size_t i = 0; s->argv && s->argv[i]; i++)
+        free(s->argv[i]);
+    free(s->argv);
+    for (size_t i = 0; s->envp && s->envp[i]; i++)
+        free(s->envp[i]);
+    free(s->envp);
+    free(s->cwd);
+    free(s->url);
+    curl_slist_free_all(s->headers);
+}
+
+static void
+mcp_free(struct mcp *m)
+{
+    if (m == NULL)
+        return;
+    for (size_t i = 0; i < m->nservers; i++) {
+        struct mcp_server *s = &m->servers[i];
+
+        pthread_mutex_lock(&s->lock);
+        mcp_conn_close(&s->conn);
+        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_destroy(&s->lock);
+        server_cfg_release(&s->cfg);
+    }
+    free(m->servers);
+    for (size_t i = 0; i < m->ntools; i++) {
+        free(m->tools[i].declared);
+        free(m->tools[i].name);
+    }
+    free(m->tools);
+    free(m->declarations);
+    free(m);
+}
+
+/* --- .mcp.json ------------------------------------------------------------ */
+
+/* Server names become part of tool names: identifiers with '-'. */
+static bool
+valid_server_name(const char *s)
+{
+    size_t n = 0;
+
+    for (; s[n] != '\0'; n++)
+        if (!((s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= 'a' && s[n] <= 'z') ||
+              (s[n] >= '0' && s[n] <= '9') || s[n] == '_' || s[n] == '-'))
+            return false;
+    return n > 0 && n <= BOUND_NAME_LEN / 2;
+}
+
+/* `path` relative to `dir` unless absolute, malloc'd. */
+static char *
+path_in(const char *dir, const char *path)
+{
+    char *p = NULL;
+
+    if (path[0] == '/' || dir == NULL || dir[0] == '\0')
+        return strdup(path);
+    if (asprintf(&p, "%s/%s", dir, path) < 0)
+        return NULL;
+    return p;
+}
+
+static bool
+is_program(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+           access(path, X_OK) == 0;
+}
+
+/* Where `command` is: a path with '/' relative to `dir`, else looked up
+ * in `search` (PATH). malloc'd, or NULL when not found. */
+static char *
+resolve_program(const char *command, const char *dir, const char *search)
+{
+    const char *p = search ? search : "/usr/local/bin:/usr/bin:/bin";
+
+    if (strchr(command, '/') != NULL) {
+        char *full = path_in(dir, command);
+        if (full != NULL && is_program(full))
+            return full;
+        free(full);
+        return NULL;
+    }
+    while (*p != '\0') {
+        size_t n = strcspn(p, ":");
+        char *full = NULL;
+
+        if (n > 0 &&
+            asprintf(&full, "%.*s/%s", (int)n, p, command) >= 0) {
+            if (is_program(full))
+                return full;
+            free(full);
+        }
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return NULL;
+}
+
+/* Our environment with `env`'s entries set over it. */
+static char **
+build_env(const json_t *env, char *err, size_t errsize, const char *name)
+{
+    size_t n = 0, extra = json_object_size(env), k = 0;
+    const char *key;
+    json_t *v;
+    char **out;
+
+    while (environ && environ[n])
+        n++;
+    if ((out = calloc(n + extra + 1, sizeof(*out))) == NULL)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(environ[i], '=');
+        size_t kl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+        bool overridden = false;
+
+        json_object_foreach(UNCONST(env), key, v)
+            if (strlen(key) == kl && memcmp(key, environ[i], kl) == 0)
+                overridden = true;
+        if (!overridden && (out[k++] = strdup(environ[i])) == NULL)
+            goto oom;
+    }
+    json_object_foreach(UNCONST(env), key, v) {
+        if (!json_is_string(v) || key[0] == '\0' || strchr(key, '=')) {
+            snprintf(err, errsize,
+                     "server '%s': env must map names to strings", name);
+            goto fail;
+        }
+        if (asprintf(&out[k++], "%s=%s", key, json_string_value(v)) < 0) {
+            out[--k] = NULL;
+            goto oom;
+        }
+    }
+    return out;
+oom:
+    snprintf(err, errsize, "out of memory");
+fail:
+    for (size_t i = 0; out && out[i]; i++)
+        free(out[i]);
+    free(out);
+    return NULL;
+}
+
+/* One mcpServers entry into `s`. 0, or -1 with err set. */
+static int
+server_from_json(struct mcp_server_cfg *s, const char *name, const json_t *v,
+                 const char *config_dir, int timeout_ms, char *err,
+                 size_t errsize)
+{
+    const char *command = json_string_value(json_object_get(v, "command"));
+    const char *url = json_string_value(json_object_get(v, "url"));
+    const char *type = json_string_value(json_object_get(v, "type"));
+    const json_t *args = json_object_get(v, "args");
+    const json_t *env = json_object_get(v, "env");
+    const json_t *headers = json_object_get(v, "headers");
+    const char *search = NULL;
+    size_t i;
+    json_t *a;
+
+    s->timeout_ms = timeout_ms;
+    if ((s->name = strdup(name)) == NULL)
+        goto oom;
+    if (!json_is_object(v) || (command == NULL) == (url == NULL)) {
+        snprintf(err, errsize,
+                 "server '%s' needs either \"command\" or \"url\" (a string)",
+                 name);
+        return -1;
+    }
+    if (type != NULL && strcmp(type, "stdio") != 0 &&
+        strcmp(type, "http") != 0 && strcmp(type, "streamable-http") != 0) {
+        snprintf(err, errsize,
+                 "server '%s': type '%s' is not supported (stdio or http)",
+                 name, type);
+        return -1;
+    }
+    if (url != NULL) {
+        const char *k;
+        json_t *hv;
+        struct curl_slist *t;
+
+        if (strncmp(url, "http://", 7) != 0 &&
+            strncmp(url, "https://", 8) != 0) {
+            snprintf(err, errsize, "server '%s': url must be http(s)://",
+                     name);
+            return -1;
+        }
+        if ((s->url = strdup(url)) == NULL)
+            goto oom;
+        if (headers != NULL && (!json_is_object(headers) ||
+                                json_object_size(headers) > MCP_MAX_HEADERS)) {
+            snprintf(err, errsize,
+                     "server '%s': headers must be an object of at most %d "
+                     "strings", name, MCP_MAX_HEADERS);
+            return -1;
+        }
+        json_object_foreach(UNCONST(headers), k, hv) {
+            char *line = NULL;
+            const char *hs = json_string_value(hv);
+
+            if (hs == NULL || k[0] == '\0' || strpbrk(k, ":\r\n ") ||
+                strpbrk(hs, "\r\n")) {
+                snprintf(err, errsize,
+                         "server '%s': header '%s' must be a one-line string",
+                         name, k);
+                return -1;
+            }
+            if (asprintf(&line, "%s: %s", k, hs) < 0)
+                goto oom;
+            t = curl_slist_append(s->headers, line);
+            free(line);
+            if (t == NULL)
+                goto oom;
+            s->headers = t;
+        }
+        return 0;
+    }
+    if ((args != NULL && (!json_is_array(args) ||
+                          json_array_size(args) > MCP_MAX_ARGS)) ||
+        (env != NULL && (!json_is_object(env) ||
+                         json_object_size(env) > MCP_MAX_ENV))) {
+        snprintf(err, errsize,
+                 "server '%s': args must be an array of at most %d strings, "
+                 "env an object of at most %d", name, MCP_MAX_ARGS,
+                 MCP_MAX_ENV);
+        return -1;
+    }
+    if ((s->argv = calloc(json_array_size(args) + 2, sizeof(char *))) == NULL ||
+        (s->argv[0] = strdup(command)) == NULL)
+        goto oom;
+    json_array_foreach(args, i, a) {
+        if (!json_is_string(a)) {
+            snprintf(err, errsize, "server '%s': args must be strings", name);
+            return -1;
+        }
+        if ((s->argv[i + 1] = strdup(json_string_value(a))) == NULL)
+            goto oom;
+    }
+    if ((s->envp = build_env(env, err, errsize, name)) == NULL)
+        return -1;
+    for (i = 0; s->envp[i]; i++)
+        if (strncmp(s->envp[i], "PATH=", 5) == 0)
+            search = s->envp[i] + 5;
+    if ((s->program = resolve_program(command, config_dir, search)) == NULL) {
+        snprintf(err, errsize, "server '%s': cannot run '%s': %s", name,
+                 command,
+                 strchr(command, '/') ? "no such program"
+                                      : "not found in PATH");
+        return -1;
+    }
+    if ((s->cwd = strdup(config_dir ? config_dir : ".")) == NULL)
+        goto oom;
+    return 0;
+oom:
+    snprintf(err, errsize, "out of memory");
+    return -1;
+}
+
+/* Read the servers of `path` into m->servers. 0, or -1 with err set. */
+static int
+load_servers(struct mcp *m, const char *path, const char *config_dir,
+             int timeout_ms, char *err, size_t errsize)
+{
+    json_error_t jerr;
+    bool oom = false;
+    json_t *root = jsonin_load_file(path, MCP_CONFIG_BYTES,
+                                    JSON_REJECT_DUPLICATES, &jerr, &oom);
+    json_t *servers = json_object_get(root, "mcpServers");
+    const char *name;
+    json_t *v;
+    int rc = -1;
+
+    if (root == NULL) {
+        snprintf(err, errsize, "cannot read '%s': %s", path,
+                 oom ? "out of memory" : jerr.text);
+        goto out;
+    }
+    if (!json_is_object(servers) || json_object_size(servers) == 0 ||
+        json_object_size(servers) > MCP_MAX_SERVERS) {
+        snprintf(err, errsize,
+                 "'%s' must have \"mcpServers\": an object of 1 to %d servers",
+                 path, MCP_MAX_SERVERS);
+        goto out;
+    }
+    m->servers = calloc(json_object_size(servers), sizeof(*m->servers));
+    if (m->servers == NULL) {
+        snprintf(err, errsize, "out of memory");
+        goto out;
+    }
+    json_object_foreach(servers, name, v) {
+        struct mcp_server *s = &m->servers[m->nservers];
+
+        if (!valid_server_name(name)) {
+            snprintf(err, errsize,
+                     "'%s': server name '%s' must be letters, digits, '_' or "
+                     "'-', at most %d", path, name, BOUND_NAME_LEN / 2);
+            goto out;
+        }
+        pthread_mutex_init(&s->lock, NULL);
+        s->conn.fd = -1;
+        m->nservers++;
+        if (server_from_json(&s->cfg, name, v, config_dir, timeout_ms, err,
+                             errsize) != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    json_decref(root);
+    return rc;
+}
+
+/* --- tools ---------------------------------------------------------------- */
+
+static void
+count_problem(void *ctx, const char *pointer, const char *msg)
+{
+    (void)pointer;
+    (void)msg;
+    (*(int *)ctx)++;
+}
+
+/* `s` cut to at most `max` bytes on a UTF-8 character boundary. */
+static size_t
+utf8_cut(const char *s, size_t len, size_t max)
+{
+    if (len <= max)
+        return len;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+        max--;
+    return max;
+}
+
+/*
+ * The parameters we declare for a server's inputSchema: a copy without
+ * `$schema` (the dialect's name, no constraint). A schema our subset
+ * (registry/jschema.c) cannot check becomes {"type": "object"}: the model
+ * still gets the tool, its arguments are then checked by the server only,
+ * and `*loose` says so for the description.
+ */
+static json_t *
+tool_parameters(const json_t *input, bool *loose)
+{
+    json_t *p = json_is_object(input) ? json_deep_copy(input) : NULL;
+    const char *type = json_string_value(json_object_get(p, "type"));
+    int problems = 0;
+
+    *loose = false;
+    if (p != NULL) {
+        json_object_del(p, "$schema");
+        if (type != NULL && strcmp(type, "object") == 0 &&
+            jschema_check(p, count_problem, &problems) == 0)
+            return p;
+    }
+    json_decref(p);
+    *loose = true;
+    return json_pack("{s:s}", "type", "object");
+}
+
+/* Add the tools of one tools/list page of server `si` to m and `decls`.
+ * Ones whose declared name would be too long or taken are logged and
+ * left out. */
+static int
+add_tools(struct mcp *m, size_t si, const json_t *list, json_t *decls,
+          char *err, size_t errsize)
+{
+    const struct mcp_server_cfg *cfg = &m->servers[si].cfg;
+    size_t i;
+    json_t *t;
+
+    json_array_foreach(list, i, t) {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        const char *desc = json_string_value(json_object_get(t, "description"));
+        const json_t *ro = json_object_get(json_object_get(t, "annotations"),
+                                           "readOnlyHint");
+        char declared[2 * BOUND_NAME_LEN], *text = NULL;
+        struct mcp_tool *grown;
+        json_t *params, *d;
+        bool loose, taken = false;
+        size_t n;
+
+        if (name == NULL || name[0] == '\0')
+            continue;
+        n = (size_t)snprintf(declared, sizeof(declared), "%s_%s", cfg->name,
+                             name);
+        if (n > BOUND_NAME_LEN) {
+            log_warn("mcp: server '%s': tool '%s' left out: its name is too "
+                     "long", cfg->name, name);
+            continue;
+        }
+        for (char *c = declared; *c; c++)
+            if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+                  (*c >= '0' && *c <= '9') || *c == '_' || *c == '-'))
+                *c = '_';
+        for (size_t k = 0; k < m->ntools; k++)
+            taken = taken || strcmp(m->tools[k].declared, declared) == 0;
+        if (taken) {
+            log_warn("mcp: server '%s': tool '%s' left out: '%s' is taken",
+                     cfg->name, name, declared);
+            continue;
+        }
+        if (m->ntools >= BOUND_ACTIONS) {
+            snprintf(err, errsize, "more than %d tools", BOUND_ACTIONS);
+            return -1;
+        }
+        if (desc == NULL || desc[0] == '\0')
+            desc = json_string_value(json_object_get(t, "title"));
+        if ((params = tool_parameters(json_object_get(t, "inputSchema"),
+                                      &loose)) == NULL)
+            goto oom;
+        if (asprintf(&text, "%.*s%s",
+                     desc && desc[0] ? (int)utf8_cut(desc, strlen(desc),
+                                                     MCP_DESCRIPTION_BYTES)
+                                     : 0,
+                     desc && desc[0] ? desc : "",
+                     loose ? " (arguments checked by the MCP server)" : "") < 0) {
+            json_decref(params);
+            goto oom;
+        }
+        if (text[0] == '\0' || text[0] == ' ') {
+            char *t2 = NULL;
+            if (asprintf(&t2, "Tool '%s' of the MCP server '%s'%s", name,
+                         cfg->name, text) < 0) {
+                free(text);
+                json_decref(params);
+                goto oom;
+            }
+            free(text);
+            text = t2;
+        }
+        d = json_pack("{s:s, s:s, s:o, s:b}", "name", declared, "description",
+                      text, "parameters", params, "sideEffects",
+                      !json_is_true(ro));
+        free(text);
+        if (d == NULL)
+            goto oom;
+        /* the host takes at most BOUND_SO_TEXT_BYTES of declarations */
+        n = json_dumpb(d, NULL, 0, APP_JSON_FLAGS) + 1;
+        if (m->decl_bytes + n + 2 > BOUND_SO_TEXT_BYTES) {
+            log_warn("mcp: server '%s': tool '%s' left out: the tools' "
+                     "declarations would pass %u bytes",
+                     cfg->name, name, BOUND_SO_TEXT_BYTES);
+            json_decref(d);
+            continue;
+        }
+        m->decl_bytes += n;
+        grown = realloc(m->tools, (m->ntools + 1) * sizeof(*m->tools));
+        if (grown == NULL) {
+            json_decref(d);
+            goto oom;
+        }
+        m->tools = grown;
+        if (json_array_append_new(decls, d) != 0)
+            goto oom;
+        m->tools[m->ntools].server = si;
+        m->tools[m->ntools].declared = strdup(declared);
+        m->tools[m->ntools].name = strdup(name);
+        m->ntools++;
+        if (m->tools[m->ntools - 1].declared == NULL ||
+            m->tools[m->ntools - 1].name == NULL)
+            goto oom;
+    }
+    return 0;
+oom:
+    snprintf(err, errsize, "out of memory");
+    return -1;
+}
+
+/* Connect to server `si`, list its tools into m and `decls`, disconnect. */
+static int
+list_server(struct mcp *m, size_t si, json_t *decls, char *err,
+            size_t errsize)
+{
+    struct mcp_server *s = &m->servers[si];
+    struct mcp_err e = {0};
+    json_t *result = NULL, *params = NULL;
+    int rc = -1, page;
+
+    if (mcp_conn_open(&s->conn, &s->cfg, &e) != 0)
+        goto out;
+    for (page = 0; page < MCP_MAX_LIST_PAGES; page++) {
+        const char *cursor;
+
+        if (mcp_conn_request(&s->conn, "tools/list", params, &result, &e) != 0)
+            goto out;
+        if (add_tools(m, si, json_object_get(result, "tools"), decls, err,
+                      errsize) != 0)
+            goto out;
+        cursor = json_string_value(json_object_get(result, "nextCursor"));
+        json_decref(params);
+        params = cursor ? json_pack("{s:s}", "cursor", cursor) : NULL;
+        json_decref(result);
+        result = NULL;
+        if (params == NULL)
+            break;
+    }
+    if (page == MCP_MAX_LIST_PAGES)
+        log_warn("mcp: server '%s': tools past %d pages left out",
+                 s->cfg.name, MCP_MAX_LIST_PAGES);
+    rc = 0;
+out:
+    if (e.kind != MCP_OK)
+        snprintf(err, errsize, "%s", e.text);
+    /* the loading process's connection is not for the workers */
+    mcp_conn_close(&s->conn);
+    json_decref(result);
+    json_decref(params);
+    return rc;
+}
+
+/* --- the plugin's operations ------------------------------------------ */
+
+static int
+mcp_initialize(const struct gemini_agent_init *init, void **self, char *err,
+               size_t errsize)
+{
+    json_error_t jerr;
+    bool oom = false;
+    json_t *conf = jsonin_parse(init->config, init->config_len, 0, &jerr,
+                                &oom);
+    const char *file = json_string_value(json_object_get(conf, "configFile"));
+    json_t *tmo = json_object_get(conf, "timeoutMs");
+    json_t *decls = json_array();
+    struct mcp *m = calloc(1, sizeof(*m));
+    int timeout_ms = MCP_TIMEOUT_MS;
+    char *path = NULL;
+    int rc = -1;
+
+    if (m == NULL || decls == NULL || oom) {
+        snprintf(err, errsize, "out of memory");
+        goto out;
+    }
+    if (json_is_integer(tmo)) {
+        json_int_t v = json_integer_value(tmo);
+        timeout_ms = v < 100 ? 100
+                     : v > BOUND_MCP_TIMEOUT_MS ? BOUND_MCP_TIMEOUT_MS
+                                                : (int)v;
+    }
+    path = path_in(init->config_dir, file ? file : ".mcp.json");
+    if (path == NULL) {
+        snprintf(err, errsize, "out of memory");
+        goto out;
+    }
+    if (load_servers(m, path, init->config_dir, timeout_ms, err, errsize) != 0)
+        goto out;
+    for (size_t i = 0; i < m->nservers; i++)
+        if (list_server(m, i, decls, err, errsize) != 0)
+            goto out;
+    if ((m->declarations = dump_text(decls, NULL)) == NULL) {
+        snprintf(err, errsize, "out of memory");
+        goto out;
+    }
+    *self = m;
+    m = NULL;
+    rc = 0;
+out:
+    mcp_free(m);
+    free(path);
+    json_decref(decls);
+    json_decref(conf);
+    return rc;
+}
+
+static void
+mcp_shutdown(void *self)
+{
+    mcp_free(self);
+}
+
+static const char *
+mcp_declarations(void *self)
+{
+    const struct mcp *m = self;
+
+    return m != NULL ? m->declarations : "[]";
+}
+
+/* tools/call on server `s`, this process's connection, under its lock:
+ * connect when there is none, once more when the server died. */
+static int
+call_locked(struct mcp_server *s, json_t *params, json_t **result,
+            struct mcp_err *e)
+{
+    for (int attempt = 0;; attempt++) {
+        if (s->conn.owner != getpid()) {
+            mcp_conn_close(&s->conn); /* another process's, or none */
+            if (mcp_conn_open(&s->conn, &s->cfg, e) != 0)
+                return -1;
+        }
+        if (mcp_conn_request(&s->conn, "tools/call", params, result, e) == 0)
+            return 0;
+        if (e->kind != MCP_DEAD || attempt > 0)
+            return -1;
+        log_warn("mcp: %s; reconnecting", e->text);
+        memset(e, 0, sizeof(*e));
+    }
+}
+
+/* The text of a tools/call result's content, joined with newlines and
+ * cut at MCP_RESULT_BYTES; what is not text is named, not inlined. */
+static json_t *
+content_text(const json_t *content)
+{
+    char *buf = NULL;
+    size_t len = 0, i;
+    json_t *c, *s;
+    FILE *f = open_memstream(&buf, &len);
+
+    if (f == NULL)
+        return NULL;
+    json_array_foreach(content, i, c) {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *text = json_string_value(json_object_get(c, "text"));
+        const json_t *res = json_object_get(c, "resource");
+
+        if (i > 0)
+            fputc('\n', f);
+        if (type != NULL && strcmp(type, "text") == 0 && text != NULL)
+            fputs(text, f);
+        else if (type != NULL && strcmp(type, "resource") == 0 &&
+                 json_string_value(json_object_get(res, "text")))
+            fputs(json_string_value(json_object_get(res, "text")), f);
+        else if (type != NULL && strcmp(type, "resource_link") == 0)
+            fprintf(f, "[resource %s]",
+                    json_string_value(json_object_get(c, "uri"))
+                        ? json_string_value(json_object_get(c, "uri"))
+                        : "");
+        else
+            fprintf(f, "[%s%s%s]", type ? type : "content",
+                    json_string_value(json_object_get(c, "mimeType")) ? " "
+                                                                      : "",
+                    json_string_value(json_object_get(c, "mimeType"))
+                        ? json_string_value(json_object_get(c, "mimeType"))
+                        : "");
+        if (ftell(f) > (long)MCP_RESULT_BYTES)
+            break;
+    }
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    if (len > MCP_RESULT_BYTES) {
+        size_t n = utf8_cut(buf, len, MCP_RESULT_BYTES);
+        s = json_sprintf("%.*s\n[cut at %u bytes]", (int)n, buf,
+                         MCP_RESULT_BYTES);
+    } else {
+        s = json_stringn(buf, len);
+    }
+    free(buf);
+    return s;
+}
+
+/* A tools/call result as the model reads it: the structuredContent when
+ * there is one (and no error), else {"content": text, "isError": bool}. */
+static json_t *
+call_answer(const json_t *result)
+{
+    const json_t *sc = json_object_get(result, "structuredContent");
+    bool is_error = json_is_true(json_object_get(result, "isError"));
+    json_t *text;
+
+    if (json_is_object(sc) && !is_error &&
+        json_dumpb(sc, NULL, 0, APP_JSON_FLAGS) <= MCP_RESULT_BYTES)
+        return json_incref(UNCONST(sc));
+    text = content_text(json_object_get(result, "content"));
+    if (text == NULL)
+        return NULL;
+    return json_pack("{s:o, s:b}", "content", text, "isError", is_error);
+}
+
+static int
+reply_text(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
+           int rc, const char *msg)
+{
+    if (gemini_agent_reply(ctx, out, msg, strlen(msg)) != GEMINI_AGENT_OK)
+        return GEMINI_AGENT_FAILED;
+    return rc;
+}
+
+static int
+mcp_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
+            const char *args, size_t args_len, struct gemini_agent_out *out)
+{
+    struct mcp *m = self;
+    const struct mcp_tool *t = NULL;
+    struct mcp_server *s;
+    struct mcp_err e = {0};
+    json_error_t jerr;
+    bool oom = false;
+    json_t *in = NULL, *params = NULL, *result = NULL, *answer = NULL;
+    size_t n;
+    int rc = GEMINI_AGENT_FAILED;
+
+    for (size_t i = 0; m != NULL && i < m->ntools && t == NULL; i++)
+        if (strcmp(m->tools[i].declared, tool) == 0)
+            t = &m->tools[i];
+    if (t == NULL)
+        return reply_text(ctx, out, GEMINI_AGENT_BAD_INPUT, "no such tool");
+    in = jsonin_parse(args, args_len, 0, &jerr, &oom);
+    if (!json_is_object(in)) {
+        rc = reply_text(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                        "the arguments must be a JSON object");
+        goto out;
+    }
+    params = json_pack("{s:s, s:O}", "name", t->name, "arguments", in);
+    if (params == NULL)
+        goto out;
+    s = &m->servers[t->server];
+    pthread_mutex_lock(&s->lock);
+    if (call_locked(s, params, &result, &e) != 0) {
+        pthread_mutex_unlock(&s->lock);
+        log_warn("mcp: tool '%s': %s", tool, e.text);
+        rc = reply_text(ctx, out, GEMINI_AGENT_FAILED, e.text);
+        goto out;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if ((answer = call_answer(result)) == NULL)
+        goto out;
+    n = json_dumpb(answer, NULL, 0, APP_JSON_FLAGS);
+    out->text = n > 0 ? ctx->alloc(ctx, n + 1) : NULL;
+    if (out->text == NULL)
+        goto out;
+    out->len = json_dumpb(answer, out->text, n, APP_JSON_FLAGS);
+    out->text[out->len] = '\0';
+    rc = GEMINI_AGENT_OK;
+out:
+    json_decref(in);
+    json_decref(params);
+    json_decref(result);
+    json_decref(answer);
+    return rc;
+}
+
+static const char *
+mcp_config_schema(void)
+{
+    /* clang-format off */
+    return "{\"type\":\"object\",\"additionalProperties\":false,"
+           "\"properties\":{"
+           "\"configFile\":{\"type\":\"string\",\"minLength\":1,"
+               "\"description\":\"the .mcp.json, relative to agent.yaml's "
+               "folder\"},"
+           "\"timeoutMs\":{\"type\":\"integer\",\"minimum\":100,"
+               "\"maximum\":" MCP_STR(BOUND_MCP_TIMEOUT_MS) ","
+               "\"description\":\"each exchange with a server\"}}}";
+    /* clang-format on */
+}
+
+static const struct gemini_agent_plugin mcp_plugin = {
+    .abi = GEMINI_AGENT_PLUGIN_ABI,
+    .name = "mcp",
+    .declarations = mcp_declarations,
+    .execute = mcp_execute,
+    .initialize = mcp_initialize,
+    .shutdown = mcp_shutdown,
+    .config_schema = mcp_config_schema,
+};
+
+const struct gemini_agent_plugin *
+builtin_mcp(unsigned abi)
+{
+    return abi == GEMINI_AGENT_PLUGIN_ABI ? &mcp_plugin : NULL;
+}
