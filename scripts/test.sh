@@ -151,7 +151,7 @@ if make -s asan; then
     GA_BIN=$repo/build-asan/gemini-agent \
         tests/http/run.sh t_chat.sh t_chat_errors.sh t_stream.sh t_routes.sh t_cgi.sh t_concurrency.sh t_workers.sh \
             t_runapi.sh t_approvals.sh t_budget.sh t_seal.sh t_plugins.sh t_permission.sh t_mcp.sh t_clarify.sh \
-            t_terminal_only.sh t_websearch.sh t_references.sh 2>&1 | tee "$log"
+            t_terminal_only.sh t_websearch.sh t_references.sh t_todo.sh 2>&1 | tee "$log"
     count_plain "HTTP tests (asan)"
     if [ -n "$(ls -A "$asan_logs")" ]; then
         echo "not ok - sanitizer reports from the responder:"

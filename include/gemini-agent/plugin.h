@@ -195,11 +195,14 @@ struct gemini_agent_ctx {
      * NULL when out of memory. */
     void *(*alloc)(const struct gemini_agent_ctx *ctx, size_t size);
     void *host;            /* the host's, opaque */
-    /* Who and where (ABI 2); either may be NULL. `user` is the
-     * authenticated user of the run API (NULL on the public widget);
-     * `conversation` a stable key of the conversation: the run API's
-     * thread id, or in the widget a key the host derives from the
-     * conversation's first turn. Keep per-conversation state under it. */
+    /* Who and where (ABI 2), passed to execute() only; either may be
+     * NULL. `user` is the authenticated user of the run API (NULL on the
+     * public widget); `conversation` a stable key of the conversation:
+     * the run API's thread id, or in the widget "chat:<id>", a key the
+     * server minted for that conversation (signed with the site secret,
+     * so a client can neither choose it nor guess another's; see
+     * docs/plugins/todo.md); NULL for a direct POST /_jay/actions call.
+     * Keep per-conversation state under it - hashed: it is any string. */
     const char *user;
     const char *conversation;
 };

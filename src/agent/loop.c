@@ -98,7 +98,8 @@ error_response(struct arena *a, const char *msg)
 
 int
 loop_run_action(const struct config_actions *env,
-                const struct plugin_action *act, const struct loop_call *c,
+                const struct plugin_action *act, const struct action_who *who,
+                const struct loop_call *c,
                 struct arena *a, struct loop_result *r,
                 struct status_error *err)
 {
@@ -117,7 +118,7 @@ loop_run_action(const struct config_actions *env,
         return r->response ? 0 : oom(err);
     }
     r->action = act->name;
-    rc = action_run(env, act, c->args, a, &out, &failed);
+    rc = action_run(env, act, who, c->args, a, &out, &failed);
     r->ok = rc == 0 || rc == ACTION_ASKS_USER;
     r->asks = rc == ACTION_ASKS_USER;
     r->ms = monotime_ms() - t0;
@@ -373,7 +374,8 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
                 plugin_find_fn(in->actions, c.name);
             if (EMIT(l, status, LOOP_TOOL, act ? act->name : c.name, err) !=
                     0 ||
-                loop_run_action(in->action_env, act, &c, in->a, &r, err) !=
+                loop_run_action(in->action_env, act, in->who, &c, in->a, &r,
+                                err) !=
                     0)
                 return -1;
         } else if (r.response == NULL) {

@@ -22,6 +22,7 @@
 
 #include "core/common.h"
 
+struct action_who;
 struct arena;
 struct config_actions;
 struct config_gemini;
@@ -157,6 +158,8 @@ struct loop_input {
     const struct config_gemini *gemini;      /* model, key, timeout */
     const struct plugin_set *actions;        /* the server actions */
     const struct config_actions *action_env; /* their data dir, timeout */
+    /* who runs them, where (registry/action.h), or NULL: none */
+    const struct action_who *who;
     struct arena *a;
     struct json_t *contents; /* the conversation; the loop appends to it */
     struct json_t *tools;    /* the request's `tools`, or NULL */
@@ -220,11 +223,12 @@ struct json_t *loop_answer_part(const struct json_t *call,
 /*
  * Run the server action `act` (NULL: there is none, and the model is told
  * so) for call `c`, as the loop runs the calls it answers itself: the
- * response is pinned to `a`. Also for a call the loop handed back and the
+ * response is pinned to `a`. `who` as action_run's (NULL: none). Also for a call the loop handed back and the
  * caller now runs (an approved one). -1 only when out of memory.
  */
 int loop_run_action(const struct config_actions *env,
-                    const struct plugin_action *act, const struct loop_call *c,
+                    const struct plugin_action *act,
+                    const struct action_who *who, const struct loop_call *c,
                     struct arena *a, struct loop_result *r,
                     struct status_error *err) ATTR_WUR;
 

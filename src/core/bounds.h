@@ -439,6 +439,20 @@
 /* What @name enrichment may add to one prompt, all sources together: a
  * source that would pass it is left out (and named in the metadata). */
 #define BOUND_REFERENCES_PROMPT_BYTES   (512u * 1024)
+/* --- built-in plugin: todo (src/plugins/todo.c) ------------------------- */
+
+/* Steps in one plan: a plan the model keeps for a task, not a backlog;
+ * plugins.config.todo.maxSteps may lower it (default = the bound). */
+#define BOUND_TODO_STEPS          100
+#define DEFAULT_TODO_STEPS        30
+/* Bytes of one step's title: a line of a checklist. */
+#define BOUND_TODO_TITLE          300
+/* Plans kept on disk (one file per conversation): a public widget must
+ * not be able to fill the disk, so the oldest (by mtime) go past this;
+ * plugins.config.todo.maxPlans may lower it. A plan file is at most about
+ * BOUND_TODO_STEPS * (BOUND_TODO_TITLE * 6 + 64) bytes (escaped titles). */
+#define BOUND_TODO_PLANS          1000000
+#define DEFAULT_TODO_PLANS        10000
 
 /* --- the permission policy (registry/permission.h) --------------------- */
 
@@ -607,6 +621,10 @@
 #endif
 #if BOUND_SCHEMA_DEPTH > BOUND_JSON_DEPTH
 #error "a schema may not nest deeper than the JSON that carries it"
+#endif
+
+#if DEFAULT_TODO_STEPS > BOUND_TODO_STEPS || DEFAULT_TODO_PLANS > BOUND_TODO_PLANS
+#error "a todo default exceeds its bound"
 #endif
 
 #endif /* APP_BOUNDS_H */

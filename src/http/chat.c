@@ -25,6 +25,7 @@
 #include "core/arena.h"
 #include "core/bounds.h"
 #include "core/config.h"
+#include "agent/convkey.h"
 #include "agent/history.h"
 #include "gemini/gemini.h"
 #include "core/jscan.h"
@@ -32,6 +33,7 @@
 #include "core/sbuf.h"
 #include "core/jsonin.h"
 #include "agent/loop.h"
+#include "registry/action.h"
 #include "registry/permission.h"
 #include "registry/plugin.h"
 #include "registry/question.h"
@@ -87,6 +89,10 @@ struct chat {
     const json_t *sigs_in;  /* the request's `signatures`, or NULL */
     size_t sigs_reuse;      /* contents[0..sigs_reuse) keep those
                              * (verified) signatures */
+    /* the conversation's key (agent/convkey.h): the token the answer
+     * carries, and who runs the server actions (no user: the widget) */
+    const char *conv_token;
+    struct action_who who;
 };
 
 /* config.c reads history.allowParts into these bits; it cannot include
@@ -385,7 +391,8 @@ decide_waiting(struct chat *c, const json_t *call, const char *id,
     if (c->stream != NULL &&
         ndjson_tool_call(c->stream, act->name, args, false, NULL, err) != 0)
         return -1;
-    if (loop_run_action(&c->site->cfg->actions, act, &lc, c->a, &r, err) != 0)
+    if (loop_run_action(&c->site->cfg->actions, act, &c->who, &lc, c->a, &r,
+                        err) != 0)
         return -1;
     if (json_array_append_new(c->server_calls,
                               json_pack("{s:s, s:O, s:b, s:I}", "name",
@@ -456,7 +463,8 @@ ask_again(struct chat *c, const json_t *call, size_t turn, size_t part,
     if (args == NULL && (args = arena_take_json(c->a, json_object())) == NULL)
         return oom(err);
     lc.args = args;
-    if (loop_run_action(&c->site->cfg->actions, act, &lc, c->a, &r, err) != 0)
+    if (loop_run_action(&c->site->cfg->actions, act, &c->who, &lc, c->a, &r,
+                        err) != 0)
         return -1;
     if (!r.asks)
         return status_set(err, ST_BAD_REQUEST,
@@ -631,6 +639,7 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
 
 struct chat_input {
     const char *message;
+    const char *conversation; /* the key's token (convkey.h), or NULL */
     json_t *history, *results, *signatures;
     struct chat_approval approval;
     bool has_approval;
@@ -647,10 +656,10 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
 {
     static const char *const send_members[] = {
         "message", "history", "signatures", "toolDefinitions", "pageState",
-        NULL};
+        "conversation", NULL};
     static const char *const results_members[] = {
         "results", "approval", "answer", "history", "signatures",
-        "toolDefinitions", "pageState", NULL};
+        "toolDefinitions", "pageState", "conversation", NULL};
     json_t *approval = NULL, *answer = NULL;
     json_error_t jerr;
     const char *unknown;
@@ -670,14 +679,16 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
     in->page_state = nodes[0];
     in->tool_defs = nodes[1];
     if (kind == CHAT_SEND_MESSAGE)
-        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o, s?o}", "message",
+        rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o, s?o, s?s}", "message",
                             &in->message, "history", &in->history,
-                            "signatures", &in->signatures);
+                            "signatures", &in->signatures, "conversation",
+                            &in->conversation);
     else
-        rc = json_unpack_ex(body, &jerr, 0, "{s?o, s?o, s?o, s:o, s?o}",
+        rc = json_unpack_ex(body, &jerr, 0, "{s?o, s?o, s?o, s:o, s?o, s?s}",
                             "results", &in->results, "approval", &approval,
                             "answer", &answer, "history", &in->history,
-                            "signatures", &in->signatures);
+                            "signatures", &in->signatures, "conversation",
+                            &in->conversation);
     if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     if (rc != 0)
@@ -857,6 +868,7 @@ answer_base(struct chat *c, const char *type, const char *message)
     }
     if (ans != NULL &&
         (set_optional_string(ans, "message", message) != 0 ||
+         set_optional_string(ans, "conversation", c->conv_token) != 0 ||
          set_optional_string(ans, "model", c->model) != 0 ||
          (c->truncated_history &&
           json_object_set_new(ans, "historyTruncated", json_true()) != 0))) {
@@ -1337,6 +1349,12 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
         seal_verify(&c.key, in.history, in.signatures, err) != 0)
         return -1;
 
+    /* ...and the conversation's key: plugins keep their state under it
+     * (set before any action runs, an approved one included) */
+    if (convkey_resolve(&c.key, in.conversation, a, &c.conv_token,
+                        &c.who.conversation, err) != 0)
+        return -1;
+
     /* 3: the conversation with the new turn */
     c.server_calls = arena_take_json(a, json_array());
     c.page_calls = arena_take_json(a, json_array());
@@ -1353,6 +1371,7 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
                    json_array_get(in.history, c.sigs_reuse))
             c.sigs_reuse++;
     }
+    li.who = &c.who;
     li.contents = c.contents;
     li.texts = c.texts;
     li.ntexts = c.ntexts;

@@ -45,7 +45,10 @@ struct exchange {
 typedef int (*route_fn)(struct exchange *x, struct status_error *err);
 
 struct route {
-    const char *path;  /* exact; or a prefix when it ends with '/' */
+    /* exact; or a prefix when it ends with '/'; or with one segment
+     * that is a star ("/threads/STAR/todo"): any one segment there, the
+     * rest exact (`arg` is "<segment>/<rest>") */
+    const char *path;
     const char *method;
     bool takes_body;
     route_fn run;
@@ -104,8 +107,10 @@ route_run_action(struct exchange *x, struct status_error *err)
         runapi_direct_allowed(x->site, x->store, x->io, act->name, in,
                               err) != 0)
         return -1;
-    /* a schema violation's path and rule travel in `err` */
-    rc = action_run(&x->site->cfg->actions, act, in, x->arena, &out, err);
+    /* a schema violation's path and rule travel in `err`; nobody in
+     * particular runs it, in no conversation (who: NULL) */
+    rc = action_run(&x->site->cfg->actions, act, NULL, in, x->arena, &out,
+                    err);
     if (rc == ACTION_ASKS_USER) /* there is no one to ask on this route */
         return status_set(err, ST_BAD_REQUEST,
                           "'%s' asks the user a question: only the model "
@@ -277,6 +282,7 @@ static const struct route routes[] = {
     {"/api/agent/run/stream", "POST", true, NULL, runapi_run_stream},
     {"/api/agent/threads", "GET", false, NULL, runapi_threads},
     {"/api/agent/threads/", "GET", false, NULL, runapi_thread},
+    {"/api/agent/threads/*/todo", "GET", false, NULL, runapi_thread_todo},
     {"/api/agent/runs/", "GET", false, NULL, runapi_get_run},
     {"/api/agent/approvals", "GET", false, NULL, runapi_approvals},
     {"/api/agent/approvals/", "POST", true, NULL, runapi_decide},
@@ -310,8 +316,25 @@ route_find(const char *method, const char *path, const char **arg,
         const struct route *r = &routes[i];
         size_t n = strlen(r->path);
         bool prefix = r->path[n - 1] == '/';
+        const char *star = strstr(r->path, "/*/");
         bool hit;
 
+        if (star != NULL) {
+            /* prefix, one segment, the exact rest */
+            size_t head = (size_t)(star - r->path) + 1;
+            const char *seg = path + head, *end;
+            if (strncmp(path, r->path, head) != 0)
+                continue;
+            end = strchr(seg, '/');
+            if (end == NULL || end == seg || strcmp(end, star + 2) != 0)
+                continue;
+            if (strcmp(method, r->method) != 0) {
+                *allow = r->method;
+                continue;
+            }
+            *arg = seg; /* "<segment>/<rest>": the route cuts it */
+            return r;
+        }
         if (prefix)
             hit = !exact_path && strncmp(path, r->path, n) == 0 &&
                   path[n] != '\0' && strchr(path + n, '/') == NULL;

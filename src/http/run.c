@@ -689,11 +689,14 @@ resume(struct run *r, const json_t *context, json_t **out,
         {site->declarations_text, site->declarations_text_len},
         {memory_decls, sizeof(memory_decls) - 1}};
     struct loop_sink sink = {r->env->stream ? &run_stream_sink : &run_sink, r};
+    /* plugins keep per-conversation state under the thread (plugin.h) */
+    struct action_who who = {r->env->user, r->thread};
     struct loop_input li = {
         .g = r->env->g,
         .gemini = &site->cfg->gemini,
         .actions = site->actions,
         .action_env = &site->cfg->actions,
+        .who = &who,
         .a = r->env->a,
         .contents = r->contents,
         .decls = decls,
@@ -891,8 +894,9 @@ carry_out(struct run *r, struct run_act *ra, bool approve,
         set_status(r, STORE_RUN_EXECUTING, err) != 0)
         return -1;
     /* action_run() validates the arguments again before the handler */
-    int rc = action_run(&r->cfg->actions, ra->act, ra->args, r->env->a, &out,
-                        &failed);
+    struct action_who who = {r->env->user, r->thread};
+    int rc = action_run(&r->cfg->actions, ra->act, &who, ra->args, r->env->a,
+                        &out, &failed);
     if (rc == ACTION_ASKS_USER) {
         /* a question belongs before an approval, not after it */
         out = NULL;

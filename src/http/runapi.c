@@ -24,6 +24,7 @@
 #include "http/run.h"
 #include "http/runinput.h"
 #include "http/site.h"
+#include "registry/action.h"
 #include "registry/plugin.h"
 #include "store/store.h"
 
@@ -297,6 +298,40 @@ runapi_threads(struct runapi_req *q, struct status_error *err)
         st->ops->threads_list(st, user, BOUND_STORE_LIST, &list, err))
         return -1;
     return answer(q, json_pack("{s:o}", "threads", list), err);
+}
+
+/* The plugin tool that shows a thread's plan: http/ reads the plan
+ * through the registry, as the model would, and knows nothing of how the
+ * plugin stores it. */
+#define TODO_SHOW "todo.show"
+
+int
+runapi_thread_todo(struct runapi_req *q, struct status_error *err)
+{
+    char user[BOUND_USER_NAME + 1];
+    const struct plugin_action *act = plugin_find(q->site->actions, TODO_SHOW);
+    /* the route's arg is "<id>/todo" */
+    const char *id = arena_strndup(q->a, q->arg, strcspn(q->arg, "/"));
+    struct action_who who = {user, id};
+    struct store *st;
+    json_t *in, *out;
+
+    if (id == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    if (begin(q, user, sizeof(user), &st, err) != 0 ||
+        st->ops->thread_check(st, user, id, err) != 0)
+        return -1;
+    if (act == NULL)
+        return status_set(err, ST_NOT_FOUND,
+                          "this site keeps no plans (the todo plugin is not "
+                          "exposed)");
+    in = arena_take_json(q->a, json_object());
+    if (in == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    if (action_run(&q->site->cfg->actions, act, &who, in, q->a, &out, err) !=
+        0)
+        return -1;
+    return answer(q, json_incref(out), err);
 }
 
 int

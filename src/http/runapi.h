@@ -57,6 +57,11 @@ int runapi_run(struct runapi_req *q, struct status_error *err);
 int runapi_run_stream(struct runapi_req *q, struct status_error *err);
 int runapi_threads(struct runapi_req *q, struct status_error *err);
 int runapi_thread(struct runapi_req *q, struct status_error *err);
+/* GET /api/agent/threads/:id/todo: the thread's plan as the todo plugin's
+ * `show` tool answers it ({"todo": {"steps": [...]}}), for the thread's
+ * owner only (404 for another user's thread, as for the thread itself);
+ * 404 when the site exposes no todo plugin. */
+int runapi_thread_todo(struct runapi_req *q, struct status_error *err);
 int runapi_get_run(struct runapi_req *q, struct status_error *err);
 int runapi_approvals(struct runapi_req *q, struct status_error *err);
 int runapi_decide(struct runapi_req *q, struct status_error *err);

@@ -14,6 +14,7 @@
 #include "plugins/fileedit.h"
 #include "plugins/mcp.h"
 #include "plugins/references.h"
+#include "plugins/todo.h"
 #include "plugins/websearch.h"
 
 const gemini_agent_plugin_factory builtin_plugins[] = {
@@ -22,6 +23,7 @@ const gemini_agent_plugin_factory builtin_plugins[] = {
     builtin_file_edit,
     builtin_mcp,
     builtin_references,
+    builtin_todo,
     builtin_web_search,
     NULL,
 };

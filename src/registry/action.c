@@ -39,7 +39,7 @@ count_bytes(const char *buf, size_t size, void *data)
 
 int
 action_run(const struct config_actions *env, const struct plugin_action *act,
-           const json_t *input, struct arena *a, json_t **output,
+           const struct action_who *who, const json_t *input, struct arena *a, json_t **output,
            struct status_error *err)
 {
     struct handler_ctx ctx = {act->plugin_dir, env->data_dir, a};
@@ -64,6 +64,8 @@ action_run(const struct config_actions *env, const struct plugin_action *act,
     watch_action_begin(env->timeout_ms);
     /* a shared object's tool runs under the same watchdog and bounds */
     rc = act->so != NULL ? soplugin_execute(act->so, act->tool, env->data_dir,
+                                            who ? who->user : NULL,
+                                            who ? who->conversation : NULL,
                                             input, a, &out, err)
                          : act->handler->run(&ctx, input, &out, err);
     watch_action_end();

@@ -26,7 +26,20 @@ struct plugin_action;
 struct status_error;
 
 /*
- * Run `act` on `input` (borrowed). Returns 0 with `*output` a new
+ * Who runs an action and in which conversation, handed to a plugin's
+ * execute() as plugin.h's ctx->user and ctx->conversation (borrowed,
+ * valid during the call; either may be NULL). The run API passes the
+ * authenticated user and the thread id; the widget's chat no user and
+ * the conversation key it derives (http/chat.c); a direct POST
+ * /_jay/actions/<name> passes no who at all (NULL).
+ */
+struct action_who {
+    const char *user;
+    const char *conversation;
+};
+
+/*
+ * Run `act` on `input` (borrowed) for `who` (NULL: nobody in particular). Returns 0 with `*output` a new
  * reference pinned to the arena (do not decref), or -1 with `err` set; on
  * ST_SCHEMA err->path and err->rule say where and which rule. Or
  * ACTION_ASKS_USER: the action (a plugin's tool, GEMINI_AGENT_ASK_USER)
@@ -38,7 +51,7 @@ struct status_error;
 
 int action_run(const struct config_actions *env,
                const struct plugin_action *act,
-               const struct json_t *input, struct arena *a,
+               const struct action_who *who, const struct json_t *input, struct arena *a,
                struct json_t **output, struct status_error *err);
 
 #endif /* APP_ACTION_H */

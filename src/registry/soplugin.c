@@ -522,12 +522,14 @@ ctx_alloc(const struct gemini_agent_ctx *ctx, size_t size)
 }
 
 /* The host's side of a call. Who and where (ctx.user, .conversation)
- * are not passed down to the registry yet: NULL, as plugin.h allows. */
+ * reach execute() only (action_run's who); commands and enrichment are
+ * not tied to a conversation yet: NULL, as plugin.h allows. */
 static struct gemini_agent_ctx
-host_ctx(const char *data_dir, struct arena *a)
+host_ctx(const char *data_dir, struct arena *a, const char *user,
+         const char *conversation)
 {
     return (struct gemini_agent_ctx){GEMINI_AGENT_PLUGIN_ABI, data_dir,
-                                     ctx_alloc, a, NULL, NULL};
+                                     ctx_alloc, a, user, conversation};
 }
 
 /* The plugin's message for a failed call, bounded, or a default. */
@@ -573,10 +575,11 @@ asked(const struct so_plugin *p, const char *tool,
 
 int
 soplugin_execute(const struct so_plugin *p, const char *tool,
-                 const char *data_dir, const json_t *input, struct arena *a,
-                 json_t **output, struct status_error *err)
+                 const char *data_dir, const char *user,
+                 const char *conversation, const json_t *input,
+                 struct arena *a, json_t **output, struct status_error *err)
 {
-    struct gemini_agent_ctx ctx = host_ctx(data_dir, a);
+    struct gemini_agent_ctx ctx = host_ctx(data_dir, a, user, conversation);
     struct gemini_agent_out o = {NULL, 0};
     size_t len;
     char *args;
@@ -624,7 +627,7 @@ soplugin_run_command(const struct so_plugin *p, const char *command,
                      struct arena *a, struct gemini_agent_out *o,
                      struct status_error *err)
 {
-    struct gemini_agent_ctx ctx = host_ctx(data_dir, a);
+    struct gemini_agent_ctx ctx = host_ctx(data_dir, a, NULL, NULL);
     int rc;
 
     *o = (struct gemini_agent_out){NULL, 0};
@@ -648,7 +651,7 @@ soplugin_enrich(const struct so_plugin *p, const char *data_dir,
                 struct gemini_agent_out *prompt_out,
                 struct gemini_agent_out *meta_out, struct status_error *err)
 {
-    struct gemini_agent_ctx ctx = host_ctx(data_dir, a);
+    struct gemini_agent_ctx ctx = host_ctx(data_dir, a, NULL, NULL);
     int rc;
 
     *prompt_out = (struct gemini_agent_out){NULL, 0};

@@ -100,7 +100,8 @@ struct json_t *soplugin_declarations(const struct so_plugin *p,
                                      struct diag *d);
 
 /*
- * Call `tool` of `p` with `input` (already validated). Returns 0 with
+ * Call `tool` of `p` with `input` (already validated), for `user` in
+ * `conversation` (ctx->user, ctx->conversation; either may be NULL). Returns 0 with
  * `*output` a new reference (an object), or -1 with `err` set:
  * ST_BAD_REQUEST for the plugin's "bad input", ST_ACTION_FAILED for its
  * failure or an answer that is not a JSON object. Answers live in `a`.
@@ -110,7 +111,8 @@ struct json_t *soplugin_declarations(const struct so_plugin *p,
  */
 #define SOPLUGIN_ASKS_USER 1
 int soplugin_execute(const struct so_plugin *p, const char *tool,
-                     const char *data_dir, const struct json_t *input,
+                     const char *data_dir, const char *user,
+                     const char *conversation, const struct json_t *input,
                      struct arena *a, struct json_t **output,
                      struct status_error *err);
 

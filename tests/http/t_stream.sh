@@ -111,7 +111,8 @@ one JSON object :: isinstance(r, dict) and body.strip().count('\n') == 0
 r['type'] ==> 'response'
 r['message'] ==> 'Hello from the mock.'
 Gemini was asked for one answer :: [q['path'].endswith(':generateContent') for q in reqs] ==> [True]
-the same answer as the stream's result :: r ==> S['sa_result']
+each mints its conversation key :: r['conversation'] != S['sa_result']['conversation'] ==> True
+the same answer as the stream's result :: {**r, 'conversation': 0} ==> {**S['sa_result'], 'conversation': 0}
 EOF
 
 # ---------------------------------------------------------------------------

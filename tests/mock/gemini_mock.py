@@ -1206,6 +1206,20 @@ def sc_server_call(ctx):
     return calls_plan([call_part(ctx, name, args, sign=(i == 0)) for i in range(n)])
 
 
+def sc_server_steps(ctx):
+    """step k: one call of calls[k] (`calls=` a JSON list of [name, args]),
+    signed; after the last: 'Done: ...' with the last responses."""
+    try:
+        calls = json.loads(ctx.params.get("calls", "[]"))
+        calls = [(str(c[0]), c[1] if isinstance(c[1], dict) else {}) for c in calls]
+    except (ValueError, TypeError, IndexError, KeyError):
+        raise MockError("server-steps: calls must be a JSON list of [name, args]")
+    if ctx.step >= len(calls):
+        return text_plan(ctx, "Done: " + summary(ctx.last_responses))
+    name, args = calls[ctx.step]
+    return calls_plan([call_part(ctx, name, args)])
+
+
 def sc_parallel(ctx):
     if ctx.step > 0:
         return text_plan(ctx, "Done: " + summary(ctx.last_responses))
@@ -2223,6 +2237,9 @@ SCENARIOS = {
     "server-call": (sc_server_call, CALL_PARAMS | {"n"},
                     "n calls of the server action `tool` (addReview), then 'Done: ...'"),
     "server-chain": (sc_server_chain, set(), "searchProducts -> getProductBySlug -> text"),
+    "server-steps": (sc_server_steps, {"calls"},
+                     "one server call per step from `calls` ([[name, args], ...]), then "
+                     "'Done: ...'"),
     "mixed": (sc_mixed, CALL_PARAMS | {"order"}, "server call + page call in one turn"),
     "invalid-args": (sc_invalid_args, set(), "searchProducts {query: 5}, then quote the error"),
     "unknown-tool": (sc_unknown_tool, set(), "no_such_tool {}, then quote the error"),

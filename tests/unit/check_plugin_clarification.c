@@ -208,7 +208,7 @@ START_TEST(plugin_asks_through_action_run)
 
     arena_init(&ar);
     in = parse(GOOD);
-    ck_assert_int_eq(action_run(&cfg->actions, act, in, &ar, &out, &err),
+    ck_assert_int_eq(action_run(&cfg->actions, act, NULL, in, &ar, &out, &err),
                      ACTION_ASKS_USER);
     ck_assert_int_eq(err.code, ST_OK);
     ck_assert_int_eq(json_array_size(json_object_get(out, "questions")), 3);
@@ -219,7 +219,7 @@ START_TEST(plugin_asks_through_action_run)
     /* the rules the schema cannot say: the model's mistake, with why */
     in = parse("{\"questions\":[{\"id\":\"a\",\"text\":\"A\",\"kind\":"
                "\"single\"}]}");
-    ck_assert_int_eq(action_run(&cfg->actions, act, in, &ar, &out, &err), -1);
+    ck_assert_int_eq(action_run(&cfg->actions, act, NULL, in, &ar, &out, &err), -1);
     ck_assert_int_eq(err.code, ST_BAD_REQUEST);
     ck_assert_ptr_nonnull(strstr(err.text, "needs 1 to 12 options"));
     json_decref(in);
@@ -227,7 +227,7 @@ START_TEST(plugin_asks_through_action_run)
     /* the schema, before the plugin */
     memset(&err, 0, sizeof(err));
     in = parse("{\"questions\":[{\"id\":\"a\",\"kind\":\"text\"}]}");
-    ck_assert_int_eq(action_run(&cfg->actions, act, in, &ar, &out, &err), -1);
+    ck_assert_int_eq(action_run(&cfg->actions, act, NULL, in, &ar, &out, &err), -1);
     ck_assert_int_eq(err.code, ST_SCHEMA);
     json_decref(in);
 

@@ -166,13 +166,13 @@ START_TEST(hello_runs_through_action_run)
     arena_init(&ar);
     ck_assert_ptr_nonnull(a);
     in = json_pack("{s:s}", "who", "Zed");
-    ck_assert_int_eq(action_run(&cfg->actions, a, in, &ar, &out, &err), 0);
+    ck_assert_int_eq(action_run(&cfg->actions, a, NULL, in, &ar, &out, &err), 0);
     ck_assert_str_eq(json_string_value(json_object_get(out, "greeting")),
                      "Yo, Zed!");
     json_decref(in);
     /* the schema, before the plugin */
     in = json_pack("{s:i}", "who", 5);
-    ck_assert_int_eq(action_run(&cfg->actions, a, in, &ar, &out, &err), -1);
+    ck_assert_int_eq(action_run(&cfg->actions, a, NULL, in, &ar, &out, &err), -1);
     ck_assert_int_eq(err.code, ST_SCHEMA);
     json_decref(in);
     /* a plugin's answer that is not JSON: the action failed */
@@ -180,7 +180,7 @@ START_TEST(hello_runs_through_action_run)
     ck_assert_ptr_nonnull(a);
     in = json_pack("{s:b}", "garbage", 1);
     memset(&err, 0, sizeof(err));
-    ck_assert_int_eq(action_run(&cfg->actions, a, in, &ar, &out, &err), -1);
+    ck_assert_int_eq(action_run(&cfg->actions, a, NULL, in, &ar, &out, &err), -1);
     ck_assert_int_eq(err.code, ST_ACTION_FAILED);
     ck_assert_msg(strstr(err.text, "did not return a JSON object") != NULL,
                   "%s", err.text);

@@ -43,6 +43,15 @@
  *    shows its output as text, and adds it to the history as a user turn
  *    only when the command shares it with the model. A `/word` that is no
  *    command is sent as a message.
+ *  - Keeps the conversation's key (`conversation`, README "The chat protocol"):
+ *    the server gives one in its first answer and plugins keep their state
+ *    under it (the todo plan); sent back with every request, forgotten with
+ *    the conversation.
+ *  - Shows the plan the model keeps (the todo plugin) as a compact checklist
+ *    above the last answer: the latest `{"todo": {"steps": [...]}}` among the
+ *    server's action results in the history (latestPlan), each step a
+ *    read-only checkbox (checked: done; mixed: in progress), updated with
+ *    every answer.
  *  - Asks the server on start what it runs (GET geminiAgent.status), so the
  *    offline demo model or a missing API key is said before the first message.
  *  - Sits where its container is, or, when floating or on narrow windows, is
@@ -55,6 +64,7 @@
  *      data-bind="tag"      data tags, written as text; data-format="markdown"
  *                           renders the model's Markdown sanitised (markdown.js);
  *                           a <time> gets datetime= and a local hh:mm
+ *      data-checked="tag"   aria-checked="<tag's value>" (a checkbox's state)
  *      data-if="expr"       shown only when expr holds: "tag", "!tag",
  *                           "tag==value", "tag!=value" (arrays: non-empty)
  *      data-foreach="tag"   a container repeated per item of a list tag; its
@@ -124,6 +134,15 @@ const APPROVAL_BODY = `<div class="gemini-chat__approval" data-if="role==approva
       </div>`;
 /* compact mode's card: last while it waits (after the model's words, next to
  * the input), first once decided (before what was done and the answer) */
+/* The plan the model keeps (todo plugin): a list of read-only checkboxes;
+ * data-checked puts the step's `checked` into aria-checked. */
+const TODO_CHECKLIST = `<section class="gemini-chat__todo" data-if="todoSteps" aria-label="Plan">
+      <p class="gemini-chat__todo-title" data-bind="todoSummary"></p>
+      <ul class="gemini-chat__todo-list" data-foreach="todoSteps">
+        <li class="gemini-chat__todo-step"><span class="gemini-chat__todo-check" role="checkbox" aria-readonly="true" data-checked="checked"><span class="gemini-chat__todo-mark" aria-hidden="true" data-bind="mark"></span><span class="gemini-chat__todo-text" data-bind="title"></span><span class="gemini-chat__sr" data-if="status==in_progress"> (in progress)</span></span></li>
+      </ul>
+    </section>`;
+
 const APPROVAL_CARD = `<div class="gemini-chat__message">
       ${APPROVAL_HEAD}
       <div class="gemini-chat__content" data-bind="content"></div>
@@ -163,9 +182,11 @@ export const DEFAULT_TEMPLATE = `
     <p class="gemini-chat__message" data-role="user" data-if="lastUserMessage"><span class="gemini-chat__sr">You said: </span><span data-bind="lastUserMessage"></span></p>
     <div class="gemini-chat__approvals" data-if="!awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
     <ul class="gemini-chat__activity" data-foreach="activity"><li class="gemini-chat__message"><span class="gemini-chat__command-title" data-if="role==command" data-bind="commandTitle"></span><span class="gemini-chat__content" data-bind="content"></span></li></ul>
+    ${TODO_CHECKLIST}
     <div class="gemini-chat__message" data-role="assistant" data-if="lastAssistantMessage"><span class="gemini-chat__sr">Assistant: </span><div class="gemini-chat__content" data-bind="lastAssistantMessage" data-format="markdown"></div><span class="gemini-chat__mark" data-if="lastAssistantStatus==stopped">(stopped)</span><span class="gemini-chat__mark" data-if="lastAssistantStatus==incomplete">(incomplete)</span></div>
     <div class="gemini-chat__approvals" data-if="awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
   </div>
+  <div class="gemini-chat__todo-full" data-if="isExpanded">${TODO_CHECKLIST}</div>
   <details class="gemini-chat__usage" data-if="usageText"><summary>Usage</summary><span data-bind="usageText"></span></details>
   <p class="gemini-chat__empty" data-if="!hasMessages">Ask a question about this page, or ask me to do something on it.</p>
   <div class="gemini-chat__status" data-if="isLoading" role="status">
@@ -215,6 +236,7 @@ function parseCondition(expr) {
  *   repeated item), not descending into nested data-foreach containers
  * @property {{el: HTMLElement, test: Function}[]} ifs
  * @property {{el: HTMLElement, key: string, format: string, last?: string}[]} binds
+ * @property {{el: HTMLElement, key: string}[]} checks  data-checked: aria-checked from a tag
  * @property {{el: HTMLElement, key: string, template: Element, entries: Map<string, {node: Element, scope: Scope}>}[]} lists
  */
 
@@ -225,7 +247,7 @@ function parseCondition(expr) {
  */
 function compileScope(node, self) {
   /** @type {Scope} */
-  const scope = { ifs: [], binds: [], lists: [] };
+  const scope = { ifs: [], binds: [], lists: [], checks: [] };
   const visit = (el) => {
     if (el.hasAttribute('data-if'))
       scope.ifs.push({ el, test: parseCondition(el.getAttribute('data-if')) });
@@ -236,6 +258,7 @@ function compileScope(node, self) {
         scope.lists.push({ el, key: el.getAttribute('data-foreach').trim(), template, entries: new Map() });
       return; /* the item template is compiled per copy */
     }
+    if (el.hasAttribute('data-checked')) scope.checks.push({ el, key: el.getAttribute('data-checked').trim() });
     if (el.hasAttribute('data-bind')) {
       scope.binds.push({
         el,
@@ -284,6 +307,10 @@ function updateScope(scope, look, ctx) {
     } else if (b.el.textContent !== text) {
       b.el.textContent = text;
     }
+  }
+  for (const c of scope.checks) {
+    const v = String(look(c.key) ?? 'false');
+    if (c.el.getAttribute('aria-checked') !== v) c.el.setAttribute('aria-checked', v);
   }
   for (const list of scope.lists) updateList(list, look, ctx);
 }
@@ -735,6 +762,42 @@ export function answerPendingCalls(history, results = []) {
   return [...history.slice(0, given ? history.length - 1 : history.length), { role: 'user', parts }];
 }
 
+/** The server actions of the todo plugin, as the model calls them. */
+const TODO_PREFIX = 'action_todo_';
+const TODO_STATES = { pending: ['false', '\u25CB'], in_progress: ['mixed', '\u25D0'], done: ['true', '\u2713'] };
+
+/**
+ * The plan the model keeps (the todo plugin): the steps of the latest
+ * `{"todo": {"steps": [...]}}` that one of its actions returned in the
+ * history (functionResponse parts of user turns, newest first), as the
+ * checklist shows them; null when there is none. Each step:
+ * {id, title, status, checked: 'true'|'false'|'mixed', mark}. Steps with an
+ * unknown status count as pending; malformed ones are left out.
+ *
+ * @param {unknown} history  the Gemini history the server returned
+ * @returns {{id: string, title: string, status: string, checked: string, mark: string}[]|null}
+ */
+export function latestPlan(history) {
+  const turns = Array.isArray(history) ? history : [];
+  for (let t = turns.length - 1; t >= 0; t--) {
+    const parts = Array.isArray(turns[t]?.parts) ? turns[t].parts : [];
+    for (let p = parts.length - 1; p >= 0; p--) {
+      const fr = parts[p]?.functionResponse;
+      if (!fr || typeof fr.name !== 'string' || !fr.name.startsWith(TODO_PREFIX)) continue;
+      const steps = fr.response?.result?.todo?.steps;
+      if (!Array.isArray(steps)) continue; /* an error answer: the plan before it holds */
+      return steps
+        .filter((st) => st && (typeof st.id === 'number' || typeof st.id === 'string') && typeof st.title === 'string')
+        .map((st) => {
+          const status = Object.hasOwn(TODO_STATES, st.status) ? st.status : 'pending';
+          const [checked, mark] = TODO_STATES[status];
+          return { id: String(st.id), title: st.title, status, checked, mark };
+        });
+    }
+  }
+  return null;
+}
+
 /**
  * `signatures` as long as a history of `n` turns: entry i the server's
  * signature string for turn i, else null (a turn that needs none, or an old
@@ -891,6 +954,7 @@ function loadSaved(storage, key) {
       history,
       /* saved before the server signed histories: all null (README "The chat protocol") */
       signatures: alignSignatures(saved.signatures, history.length),
+      conversation: typeof saved.conversation === 'string' ? saved.conversation : '',
       approval,
       isExpanded: saved.isExpanded === true,
       isOpen: saved.isOpen === true,
@@ -1019,6 +1083,7 @@ export function mountChat(container, options = {}) {
     messages: saved?.messages ?? [],
     history: saved?.history ?? [],
     signatures: saved?.signatures ?? [], /* the server's, one per history turn (null: none needed) */
+    conversation: saved?.conversation ?? '', /* the server's key of this conversation ('' until it gives one) */
     isExpanded: saved ? saved.isExpanded : Boolean(expanded),
     model: saved?.model ?? '',
     isLoading: false,
@@ -1096,7 +1161,11 @@ export function mountChat(container, options = {}) {
     const answers = turn.filter((m) => m.role === 'assistant');
     const lastAnswer = answers.length ? answers[answers.length - 1] : null;
     const offline = isOfflineModel(s.model) || isOfflineModel(s.server.model);
+    const plan = latestPlan(s.history) ?? [];
+    const done = plan.filter((st) => st.status === 'done').length;
     return {
+      todoSteps: plan,
+      todoSummary: plan.length ? `Plan: ${done} of ${plan.length} done` : '',
       notice: s.server.ready === false ? NOT_SET_UP : offline ? OFFLINE_NOTICE : '',
       hasMessages: msgs.length > 0,
       canRetry: failed !== null && !s.isLoading,
@@ -1229,6 +1298,7 @@ export function mountChat(container, options = {}) {
           messages: s.messages.slice(-MAX_STORED_MESSAGES),
           history: s.history,
           signatures: s.signatures,
+          conversation: s.conversation,
           approval,
           isExpanded: s.isExpanded,
           isOpen: s.isOpen,
@@ -1393,6 +1463,7 @@ export function mountChat(container, options = {}) {
       s.history = answer.history;
       s.signatures = alignSignatures(answer.signatures, answer.history.length);
     }
+    if (typeof answer.conversation === 'string') s.conversation = answer.conversation;
     if (typeof answer.model === 'string') s.model = answer.model;
     if (answer.usage && typeof answer.usage === 'object') s.usage = answer.usage;
     persist();
@@ -1653,6 +1724,7 @@ export function mountChat(container, options = {}) {
             ...request.payload,
             history: s.history,
             signatures: alignSignatures(s.signatures, s.history.length),
+            ...(s.conversation ? { conversation: s.conversation } : {}),
             toolDefinitions: toolDefinitions(currentTools()),
             pageState: currentPageState(),
           },
@@ -1944,6 +2016,7 @@ export function mountChat(container, options = {}) {
     s.messages = [];
     s.history = [];
     s.signatures = [];
+    s.conversation = '';
     s.error = '';
     s.errorCode = '';
     s.outcome = '';
