@@ -23,6 +23,7 @@
  */
 #include "core/common.h"
 #include "plugins/cli.h"
+#include "plugins/answer.h"
 #include "core/bounds.h"
 #include "core/monotime.h"
 #include "core/utf8.h"
@@ -60,26 +61,6 @@ struct cli_stream {
 };
 
 /* --- answers ------------------------------------------------------------ */
-
-static int ATTR_FMT(4, 5)
-cli_fail(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
-         int rc, const char *fmt, ...)
-{
-    char msg[STATUS_TEXT_MAX];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        n = 0;
-    if ((size_t)n >= sizeof(msg))
-        n = (int)utf8_cut(msg, sizeof(msg) - 1);
-    return gemini_agent_reply(ctx, out, msg, (size_t)n) == GEMINI_AGENT_OK
-               ? rc
-               : GEMINI_AGENT_FAILED;
-}
 
 /* The stream's bytes as a JSON string: a cut never splits a character,
  * and bytes that are not UTF-8 become '?'. */
@@ -269,43 +250,42 @@ cli_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
     size_t clen;
     json_error_t jerr;
     json_t *a = NULL, *res = NULL;
-    char *text = NULL;
     int status = 0, rc, code;
     bool timed_out;
 
     if (c == NULL)
-        return cli_fail(ctx, out, GEMINI_AGENT_FAILED, "not initialised");
+        return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "not initialised");
     if (strcmp(tool, "run") != 0)
-        return cli_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                         "unknown tool '%.64s'", tool);
     timeout = c->timeout_ms;
     a = json_loadb(args, args_len, JSON_REJECT_DUPLICATES, &jerr);
     if (a == NULL ||
         json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?I}", "command",
                        &command, &clen, "timeoutMs", &timeout) != 0) {
-        rc = cli_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "bad arguments: %s",
+        rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "bad arguments: %s",
                       jerr.text);
         goto out;
     }
     if (clen == 0 || strlen(command) != clen) {
-        rc = cli_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                       "command must be a non-empty string without NUL");
         goto out;
     }
     if (timeout < 1 || timeout > BOUND_CLI_TIMEOUT_MS) {
-        rc = cli_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                       "timeoutMs must be 1 to %d", BOUND_CLI_TIMEOUT_MS);
         goto out;
     }
     so.buf = malloc(c->max_output + 1);
     se.buf = malloc(c->max_output + 1);
     if (so.buf == NULL || se.buf == NULL) {
-        rc = cli_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
+        rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
         goto out;
     }
     if ((rc = cli_run(c, command, (long)timeout, &so, &se, &status,
                       &timed_out)) != 0) {
-        rc = cli_fail(ctx, out, GEMINI_AGENT_FAILED,
+        rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                       "cannot run the command: %s", strerror(rc));
         goto out;
     }
@@ -316,11 +296,8 @@ cli_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
     res = json_pack("{s:i, s:o, s:o, s:b, s:b}", "exitCode", code, "stdout",
                     cli_text(&so), "stderr", cli_text(&se), "timedOut",
                     timed_out, "truncated", so.cut || se.cut);
-    if (res == NULL || (text = json_dumps(res, APP_JSON_FLAGS)) == NULL) {
-        rc = cli_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
-        goto out;
-    }
-    rc = gemini_agent_reply(ctx, out, text, strlen(text));
+    rc = answer_json(ctx, out, res);
+    res = NULL;
 out:
     if (so.fd >= 0)
         close(so.fd);
@@ -328,7 +305,6 @@ out:
         close(se.fd);
     free(so.buf);
     free(se.buf);
-    free(text);
     json_decref(res);
     json_decref(a);
     return rc;

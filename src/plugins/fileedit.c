@@ -27,6 +27,7 @@
  */
 #include "core/common.h"
 #include "plugins/fileedit.h"
+#include "plugins/answer.h"
 #include "core/bounds.h"
 #include "core/utf8.h"
 
@@ -66,46 +67,6 @@ struct fe_txn {
 };
 
 /* --- answers ------------------------------------------------------------ */
-
-/* An error message as the answer, with `rc`. */
-static int ATTR_FMT(4, 5)
-fe_fail(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
-        int rc, const char *fmt, ...)
-{
-    char msg[STATUS_TEXT_MAX];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        n = 0;
-    if ((size_t)n >= sizeof(msg))
-        n = (int)utf8_cut(msg, sizeof(msg) - 1);
-    return gemini_agent_reply(ctx, out, msg, (size_t)n) == GEMINI_AGENT_OK
-               ? rc
-               : GEMINI_AGENT_FAILED;
-}
-
-/* The object `obj` (stolen) as the answer. */
-static int
-fe_answer(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
-          json_t *obj)
-{
-    char *text;
-    int rc;
-
-    if (obj == NULL)
-        return fe_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
-    text = json_dumps(obj, APP_JSON_FLAGS);
-    json_decref(obj);
-    if (text == NULL)
-        return fe_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
-    rc = gemini_agent_reply(ctx, out, text, strlen(text));
-    free(text);
-    return rc;
-}
 
 /* --- paths -------------------------------------------------------------- */
 
@@ -646,7 +607,7 @@ fe_args(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
 
     *j = json_loadb(args, len, JSON_REJECT_DUPLICATES, &jerr);
     if (*j == NULL || !json_is_object(*j)) {
-        *rc = fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                       "the arguments must be a JSON object");
         return -1;
     }
@@ -657,7 +618,7 @@ static int
 fe_bad_args(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
             const json_error_t *jerr)
 {
-    return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "bad arguments: %s",
+    return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "bad arguments: %s",
                    jerr->text);
 }
 
@@ -682,12 +643,12 @@ fe_read_file(struct fileedit *fe, struct fe_txn *t,
                        &limit) != 0)
         return fe_bad_args(ctx, out, &jerr);
     if (offset < 1 || (json_object_get(a, "limit") != NULL && limit < 1))
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "offset must be >= 1 and limit >= 1");
     if (fe_resolve(fe, path, plen, false, abs, &rel, msg, sizeof(msg)) != 0)
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
     if (fe_read(abs, fe->max_bytes, &data, &len, &mode) != 0)
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "cannot read '%s': %s",
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "cannot read '%s': %s",
                        rel, fe_errno_text(errno));
     /* lines: count them, find the first asked for */
     for (size_t i = 0; i < len; i++) {
@@ -701,7 +662,7 @@ fe_read_file(struct fileedit *fe, struct fe_txn *t,
         total++; /* a last line without its newline */
     if ((size_t)offset > total && !(offset == 1 && total == 0)) {
         free(data);
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "offset %lld is past the end of '%s' (%zu lines)",
                        (long long)offset, rel, total);
     }
@@ -725,7 +686,7 @@ fe_read_file(struct fileedit *fe, struct fe_txn *t,
     }
     if (!fe_utf8(data + start, end - start)) {
         free(data);
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "'%s' is not UTF-8 text", rel);
     }
     content = json_stringn(data + start, end - start);
@@ -737,7 +698,7 @@ fe_read_file(struct fileedit *fe, struct fe_txn *t,
     if (res != NULL && (cut || (size_t)offset - 1 + shown < total))
         json_object_set_new(res, "nextOffset",
                             json_integer(offset + (json_int_t)shown));
-    return fe_answer(ctx, out, res);
+    return answer_json(ctx, out, res);
 }
 
 /* The file's old content for a change: 0 with *existed; or -1 after
@@ -757,7 +718,7 @@ fe_old(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
         *mode = 0644;
         return 0;
     }
-    *rc = fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "cannot change '%s': %s",
+    *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "cannot change '%s': %s",
                   rel, fe_errno_text(errno));
     return -1;
 }
@@ -779,7 +740,7 @@ fe_apply(struct fileedit *fe, struct fe_txn *t,
     if (fe_note(fe, t, rel, existed, old, old_len, mode) != 0) {
         e = errno;
         json_decref(res);
-        return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
+        return answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                        "cannot back up '%s': %s", rel, fe_errno_text(e));
     }
     if ((data != NULL && (fe_mkdirs(abs, false) != 0 ||
@@ -788,19 +749,19 @@ fe_apply(struct fileedit *fe, struct fe_txn *t,
         e = errno;
         fe_unnote(fe, t);
         json_decref(res);
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "cannot %s '%s': %s",
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "cannot %s '%s': %s",
                        data != NULL ? "write" : "remove", rel,
                        fe_errno_text(e));
     }
     if (fe_save(fe, t) != 0) {
         /* changed, but undo will not know: say so rather than hide it */
         json_decref(res);
-        return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
+        return answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                        "'%s' changed, but the undo journal could not be "
                        "written",
                        rel);
     }
-    return fe_answer(ctx, out, res);
+    return answer_json(ctx, out, res);
 }
 
 static int
@@ -821,9 +782,9 @@ fe_write_file(struct fileedit *fe, struct fe_txn *t,
                        &plen, "content", &content, &clen) != 0)
         return fe_bad_args(ctx, out, &jerr);
     if (fe_resolve(fe, path, plen, true, abs, &rel, msg, sizeof(msg)) != 0)
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
     if (clen > fe->max_bytes)
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "the content is %zu bytes, more than maxFileBytes "
                        "(%zu)",
                        clen, fe->max_bytes);
@@ -858,15 +819,15 @@ fe_update_file(struct fileedit *fe, struct fe_txn *t,
                        "newText", &to, &tlen, "replaceAll", &all) != 0)
         return fe_bad_args(ctx, out, &jerr);
     if (flen == 0)
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "oldText must not be empty");
     if (fe_resolve(fe, path, plen, true, abs, &rel, msg, sizeof(msg)) != 0)
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
     if (fe_old(fe, ctx, out, abs, rel, &old, &old_len, &mode, &existed,
                &rc) != 0)
         return rc;
     if (!existed)
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "cannot update '%s': no such file", rel);
     end = old + old_len;
     for (p = old; (p = memmem(p, (size_t)(end - p), from, flen)) != NULL;
@@ -875,11 +836,11 @@ fe_update_file(struct fileedit *fe, struct fe_txn *t,
     if (count == 0 || (count > 1 && !all)) {
         free(old);
         if (count == 0)
-            return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+            return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                            "oldText was not found in '%s' (it must match "
                            "exactly, whitespace included)",
                            rel);
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "oldText occurs %zu times in '%s': give more "
                        "context to make it unique, or set replaceAll",
                        count, rel);
@@ -888,18 +849,18 @@ fe_update_file(struct fileedit *fe, struct fe_txn *t,
     newlen = old_len - count * flen;
     if (tlen > 0 && count > (fe->max_bytes - newlen) / tlen) {
         free(old);
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "the result would be larger than maxFileBytes");
     }
     newlen += count * tlen;
     if (newlen > fe->max_bytes) {
         free(old);
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "the result would be larger than maxFileBytes");
     }
     if ((neu = malloc(newlen + 1)) == NULL) {
         free(old);
-        return fe_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
+        return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
     }
     w = neu;
     for (p = old;;) {
@@ -940,12 +901,12 @@ fe_remove_file(struct fileedit *fe, struct fe_txn *t,
                        &plen) != 0)
         return fe_bad_args(ctx, out, &jerr);
     if (fe_resolve(fe, path, plen, true, abs, &rel, msg, sizeof(msg)) != 0)
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
     if (fe_old(fe, ctx, out, abs, rel, &old, &old_len, &mode, &existed,
                &rc) != 0)
         return rc;
     if (!existed)
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "cannot remove '%s': no such file", rel);
     rc = fe_apply(fe, t, ctx, out, abs, rel, true, old, old_len, mode, NULL, 0,
                   json_pack("{s:s, s:b}", "path", rel, "removed", 1));
@@ -973,15 +934,15 @@ fe_undo(struct fileedit *fe, struct fe_txn *t,
         return fe_bad_args(ctx, out, &jerr);
     if (path != NULL &&
         fe_resolve(fe, path, plen, true, abs, &rel, msg, sizeof(msg)) != 0)
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
     for (i = t->n; i > 0; i--)
         if (rel == NULL || strcmp(t->e[i - 1].rel, rel) == 0)
             break;
     if (i == 0) {
         if (rel != NULL)
-            return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+            return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                            "there is no change of '%s' to undo", rel);
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                        "there is no change to undo");
     }
     e = &t->e[i - 1];
@@ -989,7 +950,7 @@ fe_undo(struct fileedit *fe, struct fe_txn *t,
      * the way may have changed since */
     if (fe_resolve(fe, e->rel, strlen(e->rel), true, abs, &rel, msg,
                    sizeof(msg)) != 0) {
-        return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
     }
     fe_backup_name(backup, fe, e->id);
     if (e->existed) {
@@ -1000,14 +961,14 @@ fe_undo(struct fileedit *fe, struct fe_txn *t,
             fe_write_atomic(abs, data, len, e->mode) != 0) {
             int err = errno;
             free(data);
-                return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
+                return answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                            "cannot restore '%s': %s", rel,
                            fe_errno_text(err));
         }
         free(data);
     } else if (unlink(abs) != 0 && errno != ENOENT) {
         int err = errno;
-        return fe_fail(ctx, out, GEMINI_AGENT_FAILED, "cannot remove '%s': %s",
+        return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "cannot remove '%s': %s",
                        rel, fe_errno_text(err));
     }
     res = json_pack("{s:s, s:s}", "path", e->rel, "undone",
@@ -1020,10 +981,10 @@ fe_undo(struct fileedit *fe, struct fe_txn *t,
         unlink(backup); /* only once the journal no longer names it */
     if (rc != 0) {
         json_decref(res);
-        return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
+        return answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                        "undone, but the undo journal could not be written");
     }
-    return fe_answer(ctx, out, res);
+    return answer_json(ctx, out, res);
 }
 
 /* --- the plugin's operations --------------------------------------------- */
@@ -1225,7 +1186,7 @@ fe_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
     int rc;
 
     if (self == NULL)
-        return fe_fail(ctx, out, GEMINI_AGENT_FAILED, "not initialised");
+        return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "not initialised");
     for (size_t i = 0; i < ARRAY_SIZE(tools); i++) {
         if (strcmp(tool, tools[i].name) != 0)
             continue;
@@ -1235,7 +1196,7 @@ fe_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
         }
         if (tools[i].change && fe_begin(self, &t) != 0) {
             json_decref(a);
-            return fe_fail(ctx, out, GEMINI_AGENT_FAILED,
+            return answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                            "cannot open the backup folder: %s",
                            strerror(errno));
         }
@@ -1245,7 +1206,7 @@ fe_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
         json_decref(a);
         return rc;
     }
-    return fe_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "unknown tool '%.64s'",
+    return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "unknown tool '%.64s'",
                    tool);
 }
 

@@ -29,6 +29,7 @@
  */
 #include "core/common.h"
 #include "plugins/references.h"
+#include "plugins/answer.h"
 #include "plugins/webget.h"
 #include "core/bounds.h"
 #include "core/jsonin.h"
@@ -486,14 +487,6 @@ with_text(const struct references *r, struct ref_source *s, use_fn use,
     return rc;
 }
 
-static int
-fail(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
-     int rc, const char *msg)
-{
-    gemini_agent_reply(ctx, out, msg, strlen(msg));
-    return rc;
-}
-
 struct get_answer {
     const char *name;
     char *json; /* malloc'd by jansson */
@@ -528,23 +521,23 @@ refs_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
     struct get_answer a = {NULL, NULL};
     struct ref_source *s;
     json_t *in;
-    char msg[256], why[200] = "out of memory";
+    char why[200] = "out of memory";
     int rc;
 
     if (strcmp(tool, "get") != 0)
-        return fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "no such tool");
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "no such tool");
     in = jsonin_decode(args, args_len, BOUND_JSON_DEPTH, &jerr);
     a.name = json_string_value(json_object_get(in, "name"));
     s = a.name ? find_source(r, a.name, strlen(a.name)) : NULL;
     if (s == NULL) {
         json_decref(in);
-        return fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                    "no reference by that name");
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                           "no reference by that name");
     }
     if (with_text(r, s, get_use, &a, why, sizeof(why)) != 0) {
-        snprintf(msg, sizeof(msg), "reference '%s' %s", s->name, why);
         json_decref(in);
-        return fail(ctx, out, GEMINI_AGENT_FAILED, msg);
+        return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "reference '%s' %s",
+                           s->name, why);
     }
     json_decref(in);
     rc = gemini_agent_reply(ctx, out, a.json, strlen(a.json));

@@ -28,6 +28,8 @@
  */
 #include "core/common.h"
 #include "plugins/todo.h"
+#include "plugins/answer.h"
+#include "core/jsonout.h"
 #include "core/bounds.h"
 
 #include <dirent.h>
@@ -189,19 +191,6 @@ todo_shutdown(void *self)
 
 /* --- files ------------------------------------------------------------- */
 
-/* Free what json_dumps() returned: the host may have given jansson its
- * own allocator (core/memlimit.h), so plain free() is not the match. */
-static void
-dump_free(char *text)
-{
-    json_malloc_t m;
-    json_free_t f;
-
-    json_get_alloc_funcs(&m, &f);
-    if (text != NULL)
-        (f != NULL ? f : free)(text);
-}
-
 static void
 conversation_hex(const char *conversation, char hex[HEX_LEN + 1])
 {
@@ -287,8 +276,8 @@ static int
 plan_write(const struct todo *t, const struct todo_paths *p,
            const json_t *plan)
 {
-    char *text = json_dumps(plan, JSON_COMPACT);
-    size_t len = text ? strlen(text) : 0, off = 0;
+    size_t len = 0, off = 0;
+    char *text = jsonout_dumps(plan, JSON_COMPACT, JSONOUT_UNBOUNDED, &len);
     int fd = -1, rc = -1, dfd;
 
     if (text == NULL || len > PLAN_FILE_MAX)
@@ -322,7 +311,7 @@ out:
         close(fd);
     if (rc != 0)
         unlink(p->tmp);
-    dump_free(text);
+    free(text);
     return rc;
 }
 
@@ -516,15 +505,9 @@ static int
 answer(const struct gemini_agent_ctx *ctx, const json_t *plan,
        struct gemini_agent_out *out)
 {
-    json_t *ans = json_pack("{s:{s:O}}", "todo", "steps",
-                            json_object_get(plan, "steps"));
-    char *text = ans ? json_dumps(ans, JSON_COMPACT) : NULL;
-    int rc = text ? gemini_agent_reply(ctx, out, text, strlen(text))
-                  : GEMINI_AGENT_FAILED;
-
-    dump_free(text);
-    json_decref(ans);
-    return rc;
+    return answer_json(ctx, out,
+                       json_pack("{s:{s:O}}", "todo", "steps",
+                                 json_object_get(plan, "steps")));
 }
 
 static int

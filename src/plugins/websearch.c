@@ -24,6 +24,7 @@
  */
 #include "core/common.h"
 #include "plugins/websearch.h"
+#include "plugins/answer.h"
 #include "plugins/webget.h"
 #include "core/bounds.h"
 #include "core/jsonin.h"
@@ -431,14 +432,6 @@ oom:
 }
 
 static int
-fail(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
-     int rc, const char *msg)
-{
-    gemini_agent_reply(ctx, out, msg, strlen(msg));
-    return rc;
-}
-
-static int
 ws_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
            const char *args, size_t args_len, struct gemini_agent_out *out)
 {
@@ -452,13 +445,13 @@ ws_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
     int max, rc = GEMINI_AGENT_FAILED;
 
     if (strcmp(tool, "search") != 0)
-        return fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "no such tool");
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "no such tool");
     in = jsonin_decode(args, args_len, BOUND_JSON_DEPTH, &jerr);
     query = json_string_value(json_object_get(in, "query"));
     if (query == NULL || *query == '\0') {
         json_decref(in);
-        return fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                    "'query' must be a non-empty string");
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                           "'query' must be a non-empty string");
     }
     max = w->max_results;
     if (json_is_integer(json_object_get(in, "maxResults"))) {
@@ -505,7 +498,7 @@ ws_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
     msg[0] = '\0';
 out:
     if (rc != GEMINI_AGENT_OK && msg[0] != '\0')
-        fail(ctx, out, rc, msg);
+        answer_fail(ctx, out, rc, "%s", msg);
     free(text);
     free(url);
     json_decref(found);
