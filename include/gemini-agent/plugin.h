@@ -88,7 +88,8 @@
  *                        or NULL to take no part.
  *   config_schema()      the JSON Schema of its plugins.config entry.
  *   flags                GEMINI_AGENT_TERMINAL_ONLY for tools that reach
- *                        files or a shell.
+ *                        files or a shell; GEMINI_AGENT_NEEDS_USER for
+ *                        tools about the signed-in user.
  * Every member after `abi` and `name` except declarations and execute is
  * optional and may be NULL.
  *
@@ -211,6 +212,11 @@ struct gemini_agent_ctx {
 /* Only the terminal client may expose it (file and shell tools): the
  * web routes refuse to, and `gemini-agent check` says so. */
 #define GEMINI_AGENT_TERMINAL_ONLY 0x1u
+/* Its tools are about the signed-in user (ctx->user): declared where a
+ * user is known - the run API, the terminal client - and never to the
+ * public widget. execute() must still refuse a call without a user (a
+ * direct POST /_jay/actions, a model that names an undeclared tool). */
+#define GEMINI_AGENT_NEEDS_USER 0x2u
 
 /* What initialize() is given; the strings are the host's, valid during
  * the call only (copy what you keep). */
@@ -261,7 +267,7 @@ struct gemini_agent_plugin {
      * reported with its agent.yaml line (`gemini-agent check`) and the
      * plugin left out. NULL: any object. */
     const char *(*config_schema)(void);
-    unsigned flags; /* GEMINI_AGENT_TERMINAL_ONLY, or 0 */
+    unsigned flags; /* GEMINI_AGENT_TERMINAL_ONLY | GEMINI_AGENT_NEEDS_USER */
 };
 
 /* The factory every plugin exports. Returns the plugin (static storage

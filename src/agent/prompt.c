@@ -63,7 +63,7 @@ prompt_head(const char *system_prompt, const struct plugin_set *actions)
      * declarations carry the rest). */
     for (size_t k = 0; k < actions->count; k++) {
         const struct plugin_action *act = &actions->actions[k];
-        if (!act->exposed || !act->side_effects)
+        if (!act->exposed || !act->side_effects || act->needs_user)
             continue;
         rc |= sbuf_addf(&sb, "%s%s", any ? ", " : "\n\nServer actions that "
                                                   "change data: ",

@@ -107,13 +107,14 @@ declared_alike(const char *a, const char *b)
 }
 
 json_t *
-toolbridge_action_declarations(const struct plugin_set *actions)
+toolbridge_action_declarations(const struct plugin_set *actions,
+                              bool needs_user)
 {
     json_t *decls = json_array();
 
     for (size_t i = 0; decls != NULL && i < actions->count; i++) {
         const struct plugin_action *act = &actions->actions[i];
-        if (act->exposed &&
+        if (act->exposed && act->needs_user == needs_user &&
             json_array_append_new(decls, toolbridge_declaration(
                                              act->fn_name, act->description,
                                              act->input_schema)) != 0) {

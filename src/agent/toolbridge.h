@@ -72,10 +72,13 @@ int toolbridge_check(const struct json_t *tool_defs, long max_tools,
 
 /*
  * The exposed server actions as function declarations (a new array, empty
- * when there are none), or NULL when out of memory. Built once, when the
- * site loads: every chat request sends them unchanged.
+ * when there are none), or NULL when out of memory: those for everyone
+ * (`needs_user` false), or those only a signed-in user's face declares
+ * (true: GEMINI_AGENT_NEEDS_USER plugins). Built once, when the site
+ * loads: every request sends them unchanged.
  */
-struct json_t *toolbridge_action_declarations(const struct plugin_set *actions);
+struct json_t *toolbridge_action_declarations(const struct plugin_set *actions,
+                                              bool needs_user);
 
 /*
  * The `tools` member of a Gemini request: [{"functionDeclarations":[...]}]

@@ -36,20 +36,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The run API's own tools, answered here (seed 001 §7). */
-#define MEMORY_SAVE   "save_memory"
-#define MEMORY_SEARCH "search_memory"
-static const char memory_decls[] =
-    "{\"name\":\"" MEMORY_SAVE "\",\"description\":\"Remember a fact about "
-    "the user for later conversations.\",\"parametersJsonSchema\":{\"type\":"
-    "\"object\",\"properties\":{\"text\":{\"type\":\"string\",\"description\":"
-    "\"the fact, in one sentence\"},\"tags\":{\"type\":\"string\","
-    "\"description\":\"words to find it by\"}},\"required\":[\"text\"]}},"
-    "{\"name\":\"" MEMORY_SEARCH "\",\"description\":\"Search what you "
-    "remembered about the user.\",\"parametersJsonSchema\":{\"type\":"
-    "\"object\",\"properties\":{\"query\":{\"type\":\"string\"},\"limit\":"
-    "{\"type\":\"integer\"}},\"required\":[\"query\"]}}";
-
 /* How the assistant must behave, whatever the persona says. */
 static const char reliability[] =
     "Rules: use only the tools you are given, and never claim an action "
@@ -63,7 +49,7 @@ static const char reliability[] =
 struct run_act {
     size_t turn, part;
     char id[STORE_ID_LEN];
-    const struct plugin_action *act; /* NULL: a memory tool or unknown */
+    const struct plugin_action *act; /* NULL: unknown */
     const json_t *args;
     bool running; /* the loop runs it now: its result finishes the row */
     const json_t *output; /* how it ended, once it did: its output, or */
@@ -200,50 +186,6 @@ preview(struct arena *a, const char *tool, const json_t *args)
     return out;
 }
 
-/* --- the memory tools: answered here, never blocking the run ------------- */
-
-static int
-memory_call(struct run *r, const struct loop_call *c, struct loop_result *res,
-            struct status_error *err)
-{
-    struct status_error failed = {0};
-    struct arena *a = r->env->a;
-    json_t *out = NULL;
-    int rc;
-
-    res->action = c->name;
-    if (strcmp(c->name, MEMORY_SAVE) == 0) {
-        const char *text = json_string_value(json_object_get(c->args, "text"));
-        const char *tags = json_string_value(json_object_get(c->args, "tags"));
-        long id = 0;
-        rc = text == NULL || text[0] == '\0'
-                 ? status_set(&failed, ST_SCHEMA, "text is required")
-                 : r->st->ops->memory_save(r->st, r->env->user, text, tags,
-                                           &id, &failed);
-        if (rc == 0)
-            out = json_pack("{s:b, s:I}", "saved", 1, "id", (json_int_t)id);
-    } else {
-        const char *q = json_string_value(json_object_get(c->args, "query"));
-        json_int_t limit = json_integer_value(json_object_get(c->args,
-                                                              "limit"));
-        rc = r->st->ops->memory_search(r->st, r->env->user, q ? q : "",
-                                       limit > 0 ? (long)limit : 5, &out,
-                                       &failed);
-    }
-    if (failed.code == ST_NO_MEMORY)
-        return oom(err);
-    res->ok = rc == 0;
-    if (rc != 0) {
-        /* a memory failure is the model's to hear, never the run's end */
-        log_warn("run %s: %s failed: %s", r->id, c->name, failed.text);
-        res->response = error_response(a, "memory is unavailable right now");
-    } else {
-        res->response =
-            arena_take_json(a, json_pack("{s:o}", "result", out));
-    }
-    return res->response ? LOOP_ANSWER_IT : oom(err);
-}
-
 /* --- the policy step: who answers each call -------------------------------- */
 
 static int
@@ -260,8 +202,6 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *res,
     struct policy_user pu = {r->user.trust, r->user.allow};
     enum policy_verdict v;
 
-    if (strcmp(c->name, MEMORY_SAVE) == 0 || strcmp(c->name, MEMORY_SEARCH) == 0)
-        return memory_call(r, c, res, err);
     act = plugin_find_fn(r->env->site->actions, c->name);
     if (act == NULL)
         return LOOP_RUN_IT; /* the loop tells the model there is no such tool */
@@ -687,7 +627,7 @@ resume(struct run *r, const json_t *context, json_t **out,
     const struct site *site = r->env->site;
     struct loop_text decls[2] = {
         {site->declarations_text, site->declarations_text_len},
-        {memory_decls, sizeof(memory_decls) - 1}};
+        {site->user_declarations_text, site->user_declarations_text_len}};
     struct loop_sink sink = {r->env->stream ? &run_stream_sink : &run_sink, r};
     /* plugins keep per-conversation state under the thread (plugin.h) */
     struct action_who who = {r->env->user, r->thread};

@@ -159,6 +159,7 @@ deliver(struct runapi_req *q, struct run_env *env, bool stream,
     budget_init(&b, site->cfg, q->store, q->io, env->user);
     if (budget_reserve(&b,
                        q->body->len + site->declarations_text_len +
+                           site->user_declarations_text_len +
                            strlen(site->cfg->run.persona),
                        err) != 0)
         return -1;

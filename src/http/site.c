@@ -114,6 +114,30 @@ instruction_json(const char *text)
     return sbuf_detach(&sb, NULL);
 }
 
+/* The memory plugin keeps what the run API's instruction recalls: unless
+ * plugins.config.memory names a store, it is the run API's (agent.yaml's
+ * `store:`). Writing the entry also makes `expose: all` take memory, as
+ * the run API always offered it; a plugins.expose list decides as for
+ * any plugin. 0, or -1 out of memory. */
+static int
+memory_store(struct config *cfg)
+{
+    json_t *conf, *mem;
+
+    if (cfg->plugins.config == NULL &&
+        (cfg->plugins.config = json_object()) == NULL)
+        return -1;
+    conf = cfg->plugins.config;
+    mem = json_object_get(conf, "memory");
+    if (mem == NULL) {
+        if (json_object_set_new(conf, "memory", mem = json_object()) != 0)
+            return -1;
+    }
+    if (!json_is_object(mem) || json_object_get(mem, "store") != NULL)
+        return 0; /* the plugin's schema reports a wrong entry */
+    return json_object_set_new(mem, "store", json_string(cfg->run.store));
+}
+
 struct site *
 site_load(const char *config_path, struct diag *d)
 {
@@ -163,6 +187,8 @@ site_reload(const char *config_path, const struct site *prev,
         }
         s->has_permission = true;
     }
+    if (memory_store(s->cfg) != 0)
+        goto oom;
     const struct soplugin_env env = {
         .cfg = &s->cfg->plugins,
         .builtins = builtin_plugins,
@@ -175,7 +201,13 @@ site_reload(const char *config_path, const struct site *prev,
                              &env, dispatch_chat_actions, d);
     if (s->actions == NULL)
         goto oom;
-    s->declarations = toolbridge_action_declarations(s->actions);
+    s->declarations = toolbridge_action_declarations(s->actions, false);
+    json_t *user_decls = toolbridge_action_declarations(s->actions, true);
+    s->user_declarations_text =
+        user_decls ? declarations_text(user_decls,
+                                       &s->user_declarations_text_len)
+                   : NULL;
+    json_decref(user_decls);
     s->declarations_text =
         s->declarations ? declarations_text(s->declarations,
                                             &s->declarations_text_len)
@@ -185,7 +217,8 @@ site_reload(const char *config_path, const struct site *prev,
                                          : NULL;
     s->listing = site_listing(s->actions, &s->listing_len);
     s->commands = commands_listing(s->actions, &s->commands_len);
-    if (s->declarations_text == NULL || s->instruction_json == NULL ||
+    if (s->declarations_text == NULL || s->user_declarations_text == NULL ||
+        s->instruction_json == NULL ||
         s->listing == NULL || s->commands == NULL)
         goto oom;
     return s;
@@ -220,6 +253,7 @@ site_free(struct site *s)
     plugin_set_free(s->actions);
     json_decref(s->declarations);
     free(s->declarations_text);
+    free(s->user_declarations_text);
     free(s->prompt_head);
     free(s->instruction_json);
     free(s->listing);

@@ -37,6 +37,11 @@ struct site {
      * none), spliced into every Gemini request, never put in its tree */
     char *declarations_text;
     size_t declarations_text_len;
+    /* ... and those of the plugins that need a signed-in user
+     * (GEMINI_AGENT_NEEDS_USER): the run API sends them too, the widget
+     * never; "" when none */
+    char *user_declarations_text;
+    size_t user_declarations_text_len;
     char *prompt_head;           /* the site's part of the instruction */
     char *instruction_json;      /* ... as the systemInstruction value */
     char *listing;               /* GET /_jay/actions */

@@ -13,6 +13,7 @@
 #include "plugins/cli.h"
 #include "plugins/fileedit.h"
 #include "plugins/mcp.h"
+#include "plugins/memory.h"
 #include "plugins/references.h"
 #include "plugins/todo.h"
 #include "plugins/websearch.h"
@@ -22,6 +23,7 @@ const gemini_agent_plugin_factory builtin_plugins[] = {
     builtin_cli,
     builtin_file_edit,
     builtin_mcp,
+    builtin_memory,
     builtin_references,
     builtin_todo,
     builtin_web_search,

@@ -641,7 +641,10 @@ load_so_tool(struct loader *l, const struct so_plugin *p, const json_t *decl)
     a->input_schema = json_deep_copy(params);
     a->side_effects = json_is_true(side);
     a->auto_approved = names_tool(p->auto_approved, tool);
-    a->listed = true;
+    a->needs_user = (p->ops->flags & GEMINI_AGENT_NEEDS_USER) != 0;
+    /* the public catalog (GET /_jay/actions, the page's types): not for
+     * tools about a signed-in user, which only the run API declares */
+    a->listed = !a->needs_user;
     a->exposed = true;
     a->route = PLUGIN_ROUTE_HANDLER;
     a->so = p;

@@ -79,6 +79,9 @@ struct plugin_action {
     /* the plugin's auto_approved_tools() names it: the chat runs it
      * unasked unless the permission policy denies it (http/chat.c) */
     bool auto_approved;
+    /* its plugin says GEMINI_AGENT_NEEDS_USER: declared only where a user
+     * is signed in (the run API), never to the public widget */
+    bool needs_user;
 };
 
 /* A user command of a shared-object plugin (plugin.h's user_commands()):

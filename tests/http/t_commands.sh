@@ -84,7 +84,7 @@ for kl in global:4 contracts:5 setup:10; do
         grep -q "^note: .*/shop/plugin.yaml:${kl#*:}: '${kl%:*}' is a jay-stack key" <<<"$out"
 done
 check "... and no unknown key" bash -c '! grep -qi "unknown key" <<<"$1"' _ "$out"
-check "... its actions load" grep -q "4 actions (1 exposed" <<<"$out"
+check "... its actions load (and the memory plugin's two)" grep -q "6 actions (3 exposed" <<<"$out"
 
 # --- check: every problem on its own line, file:line: message ---------------
 cat >"$T/site/conf/agent.yaml" <<'EOF'
@@ -135,7 +135,7 @@ check "unsupported keyword reported at its line" \
     grep -q "do-thing.jay-action:7: inputSchema/properties/x/oneOf: unsupported keyword 'oneOf'" <<<"$out"
 check "a .jay-action without a handler is reported" \
     grep -q "plugin.yaml:3: no handler is compiled in for 'broken.doThing'" <<<"$out"
-check "the good plugin still loads" grep -q "4 actions (3 exposed" <<<"$out"
+check "the good plugin still loads" grep -q "6 actions (5 exposed" <<<"$out"
 rm -rf "$T/site/actions/broken"
 
 # A compiled-in handler that no entry names.

@@ -142,6 +142,28 @@ assert_error 404 unknown_action "an unknown command"
 req POST /_jay/commands/greeting '{"args":5}'
 assert_error 400 bad_request "args must be a string"
 
+# The memory plugin (exposed by default: the site hands it the run API's
+# store) needs a signed-in user: never declared to the widget, not in the
+# public catalog, refused over the direct route
+mock_reset
+chat_send "what do you remember about me?"
+assert_py "memory: not declared to the widget" <<'EOF'
+status ==> 200
+'action_memory_' in json.dumps(reqs[0]['body'].get('tools', [])) ==> False
+'action_hello_greet' in json.dumps(reqs[0]['body'].get('tools', [])) ==> True
+EOF
+req GET /_jay/actions
+assert_py "memory: not in the public catalog" <<'EOF'
+status ==> 200
+[a['name'] for a in r['actions'] if a['name'].startswith('memory.')] ==> []
+EOF
+req POST /_jay/actions/memory.search '{"query":"tea"}'
+assert_py "memory: refused without a signed-in user" <<'EOF'
+status ==> 400
+r['error']['code'] ==> 'bad_request'
+r['error']['message'] ==> 'memory is only for a signed-in user'
+EOF
+
 # Prompt enrichment: hello tags a message that says @hello; the tagged
 # text is what Gemini reads and what the history keeps; others pass as
 # they are

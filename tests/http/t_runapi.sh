@@ -131,7 +131,7 @@ reqs[0]['body']['contents'] ==> [{'role': 'user', 'parts': [{'text': "[[mock:tex
 the user is named under [ABOUT THE USER] :: '[ABOUT THE USER]\nUser: ann\nTrust level: supervised' in si
 no [ATTACHED CONTEXT] without context :: '[ATTACHED CONTEXT]' in si ==> False
 (decls := sorted(d['name'] for d in reqs[0]['body']['tools'][0]['functionDeclarations'])) != []
-the memory tools are declared :: [n for n in ('save_memory', 'search_memory') if n not in decls] ==> []
+the memory plugin's tools are declared :: [n for n in ('action_memory_save', 'action_memory_search') if n not in decls] ==> []
 the server actions are declared :: [n for n in ('action_shop_addReview', 'action_shop_searchProducts') if n not in decls] ==> []
 EOF
 
@@ -476,15 +476,15 @@ EOF
 check "no review was written" test "$(reviews_count)" = 0
 
 # ---------------------------------------------------------------------------
-# Memory: save_memory stores, a later run remembers, search_memory finds
+# Memory (the memory plugin): save stores, a later run remembers, search finds
 
 mock_reset
-run_as ann "$(call_marker save_memory '{"text":"Ann likes tea","tags":"drinks"}') remember this"
+run_as ann "$(call_marker action_memory_save '{"text":"Ann likes tea","tags":"drinks"}') remember this"
 save_res mem_save
-assert_py "save_memory" <<'EOF'
+assert_py "memory: save" <<'EOF'
 status ==> 200
 r['status'] ==> 'completed'
-the model got the saved memory :: [f['name'] for f in fresp(reqs[1])] ==> ['save_memory']
+the model got the saved memory :: [f['name'] for f in fresp(reqs[1])] ==> ['action_memory_save']
 fresp(reqs[1])[0]['response']['result']['saved'] ==> True
 r['summary'].startswith('Done: ')
 EOF
@@ -510,20 +510,20 @@ status ==> 200
 EOF
 
 mock_reset
-run_as ann "$(call_marker search_memory '{"query":"tea"}') what do I drink?"
-assert_py "search_memory" <<'EOF'
+run_as ann "$(call_marker action_memory_search '{"query":"tea"}') what do I drink?"
+assert_py "memory: search" <<'EOF'
 status ==> 200
 r['status'] ==> 'completed'
-[f['name'] for f in fresp(reqs[1])] ==> ['search_memory']
-(found := fresp(reqs[1])[0]['response']['result']) != None
+[f['name'] for f in fresp(reqs[1])] ==> ['action_memory_search']
+(found := fresp(reqs[1])[0]['response']['result']['memories']) != None
 the memory comes back :: [m['text'] for m in found] ==> ['Ann likes tea']
 the answer quotes it :: 'Ann likes tea' in r['summary']
 EOF
 mock_reset
-run_as bob "$(call_marker search_memory '{"query":"tea"}') what do I drink?"
-assert_py "bob's search_memory finds nothing of ann's" <<'EOF'
+run_as bob "$(call_marker action_memory_search '{"query":"tea"}') what do I drink?"
+assert_py "bob's search finds nothing of ann's" <<'EOF'
 status ==> 200
-fresp(reqs[1])[0]['response'] ==> {'result': []}
+fresp(reqs[1])[0]['response'] ==> {'result': {'memories': []}}
 EOF
 
 # ---------------------------------------------------------------------------

@@ -183,7 +183,8 @@ START_TEST(absent_keys_take_defaults)
     ck_assert_str_eq(cfg->gemini.api_key, CANARY);
     ck_assert_int_eq(cfg->gemini.key_source, CONFIG_KEY_FILE);
     ck_assert_ptr_nonnull(site->actions);
-    ck_assert_uint_eq(site->actions->count, 4);
+    /* the folder's four, and the memory plugin's two (on by default) */
+    ck_assert_uint_eq(site->actions->count, 6);
 }
 END_TEST
 
@@ -219,7 +220,7 @@ START_TEST(every_key_is_read)
     ck_assert_str_eq(cfg->gemini.system_prompt, "You sell hubs.");
     ck_assert_str_eq(cfg->gemini.base_url, "http://127.0.0.1:8089");
     ck_assert_int_eq(cfg->gemini.key_source, CONFIG_KEY_FILE);
-    ck_assert_uint_eq(site->actions->count, 4);
+    ck_assert_uint_eq(site->actions->count, 6); /* + memory.save, .search */
 }
 END_TEST
 
@@ -287,7 +288,10 @@ START_TEST(empty_action_list_loads_no_plugin)
     unit_assert_problems(&diag, w);
     ck_assert_uint_eq(cfg->actions.ndirs, 0);
     ck_assert_ptr_nonnull(site->actions);
-    ck_assert_uint_eq(site->actions->count, 0);
+    /* none from a folder: only the memory plugin's, on by default and
+     * not in the public listing */
+    ck_assert_uint_eq(site->actions->count, 2);
+    ck_assert_ptr_nonnull(plugin_find(site->actions, "memory.save"));
     ck_assert_str_eq(site->listing, "{\"actions\":[]}");
 }
 END_TEST
@@ -603,8 +607,9 @@ START_TEST(gemini_settings_and_key)
     ck_assert_str_eq(cfg->gemini.system_prompt,
                      strcmp(c->config, "settings") == 0 ? "You sell hubs.\n"
                                                         : "");
-    /* the Gemini file never stops the plugins from loading */
-    ck_assert_uint_eq(site->actions->count, 4);
+    /* the Gemini file never stops the plugins from loading (the
+     * folder's four, the memory plugin's two) */
+    ck_assert_uint_eq(site->actions->count, 6);
 }
 END_TEST
 

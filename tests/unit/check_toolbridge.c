@@ -188,7 +188,7 @@ START_TEST(tools_none_is_null)
 {
     struct site *site = load_shop();
     struct plugin_set empty = {0};
-    json_t *none = toolbridge_action_declarations(&empty);
+    json_t *none = toolbridge_action_declarations(&empty, false);
     struct arena a;
     json_t *tools = json_true();
 
