@@ -376,8 +376,41 @@ shell_create(unsigned abi)
     return abi == GEMINI_AGENT_PLUGIN_ABI ? &shell_plugin : NULL;
 }
 
+/* zeta enriches after clock (name order): it tags what clock gave it,
+ * and says in its metadata whether clock's tag was there. */
+static int
+zeta_enrich(void *self, const struct gemini_agent_ctx *ctx, const char *p,
+            size_t len, struct gemini_agent_out *np,
+            struct gemini_agent_out *md)
+{
+    char buf[256];
+    bool after_clock = len >= 7 && memcmp(p + len - 7, "[clock]", 7) == 0;
+    int n = snprintf(buf, sizeof(buf), "%.*s [zeta]", (int)len, p);
+
+    (void)self;
+    if (gemini_agent_reply(ctx, np, buf, (size_t)n) != GEMINI_AGENT_OK)
+        return GEMINI_AGENT_FAILED;
+    const char *m = after_clock ? "{\"sawClock\":true}"
+                                : "{\"sawClock\":false}";
+    return gemini_agent_reply(ctx, md, m, strlen(m));
+}
+
+static const struct gemini_agent_plugin zeta_plugin = {
+    .abi = GEMINI_AGENT_PLUGIN_ABI, .name = "zeta",
+    .declarations = bi_decls, .execute = bi_run,
+    .enrich_prompt = zeta_enrich,
+};
+
+static const struct gemini_agent_plugin *
+zeta_create(unsigned abi)
+{
+    return abi == GEMINI_AGENT_PLUGIN_ABI ? &zeta_plugin : NULL;
+}
+
+/* zeta first in the table: the pipeline's order is the names', not the
+ * table's */
 static const gemini_agent_plugin_factory test_builtins[] = {
-    clock_create, shell_create, NULL,
+    zeta_create, clock_create, shell_create, NULL,
 };
 
 /* Load the built-ins above with the agent.yaml `yaml`, for the web
@@ -452,6 +485,35 @@ START_TEST(builtins_expose_rules)
 }
 END_TEST
 
+START_TEST(enrichment_runs_in_name_order_each_feeding_the_next)
+{
+    struct diag d = DIAG_INIT;
+    struct config *cfg;
+    struct plugin_set *set;
+    struct status_error err = {0};
+    struct arena ar;
+    const char *out;
+    size_t out_len;
+    json_t *meta = NULL;
+
+    /* zeta exposed, clock only for enrichment: both take part */
+    set = builtin_set("actions: []\nplugins: {expose: [zeta], "
+                      "enrichmentOnly: [clock]}\n",
+                      false, &cfg, &d);
+    ck_assert_uint_eq(set->nso, 2);
+    arena_init(&ar);
+    ck_assert_int_eq(plugin_enrich_prompt(set, "/tmp", "hi", 2, &ar, &out,
+                                          &out_len, &meta, &err),
+                     0);
+    ck_assert_str_eq(out, "hi [clock] [zeta]");
+    ck_assert_uint_eq(out_len, strlen("hi [clock] [zeta]"));
+    ck_assert(json_is_true(json_object_get(json_object_get(meta, "zeta"),
+                                           "sawClock")));
+    arena_release(&ar);
+    builtin_done(set, cfg, &d);
+}
+END_TEST
+
 START_TEST(builtins_terminal_only_and_enrichment_only)
 {
     struct diag d = DIAG_INIT;
@@ -507,6 +569,7 @@ soplugin_suite(void)
     tcase_add_test(tc, config_problems_have_lines);
     tcase_add_test(tc, builtins_expose_rules);
     tcase_add_test(tc, builtins_terminal_only_and_enrichment_only);
+    tcase_add_test(tc, enrichment_runs_in_name_order_each_feeding_the_next);
     suite_add_tcase(s, tc);
     return s;
 }
