@@ -10,6 +10,7 @@
  *      call, with side effects or not, whatever the user's trust;
  *   1. the site's kill switch (policy.sideEffects: false, or the
  *      environment's AGENT_SIDE_EFFECTS_ENABLED=false) denies them all;
+ *   1b. a tool its plugin auto-approves (auto_approved_tools()) runs;
  *   2. an autonomous user's run;
  *   3. a delegated user's run when an allow rule matches - the site's
  *      (policy.allow, or an allow entry of its permission policy) or the
@@ -48,6 +49,9 @@ struct policy_call {
     const char *action;         /* registered name, "plugin.name" */
     bool side_effects;          /* from its .jay-action */
     const struct json_t *args;  /* the call's arguments */
+    /* its plugin's auto_approved_tools() names it: it needs no approval
+     * (a deny entry and the kill switch still stop it) */
+    bool auto_approved;
 };
 
 struct policy_user {

@@ -227,7 +227,8 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *res,
         res->response = error_response(a, msg);
         return res->response ? LOOP_ANSWER_IT : oom(err);
     }
-    pc = (struct policy_call){act->name, act->side_effects, c->args};
+    pc = (struct policy_call){act->name, act->side_effects, c->args,
+                              act->auto_approved};
     v = policy_decide(r->cfg->run.side_effects, r->cfg->run.allow,
                       r->env->site->has_permission ? &r->env->site->permission
                                                    : NULL,

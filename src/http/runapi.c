@@ -62,7 +62,7 @@ runapi_direct_allowed(const struct site *site, struct store **slot,
     char user[BOUND_USER_NAME + 1];
     struct store_user u = {0};
     struct store *st;
-    struct policy_call call = {name, true, args};
+    struct policy_call call = {name, true, args, false};
     struct policy_user pu;
     const char *reason;
     enum policy_verdict v;

@@ -50,7 +50,7 @@ START_TEST(verdicts)
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         struct policy_user u = {cases[i].trust, mine};
         struct policy_call c = {cases[i].action, cases[i].side,
-                                args[cases[i].args]};
+                                args[cases[i].args], false};
         const char *reason = NULL;
         enum policy_verdict v =
             policy_decide(cases[i].enabled, site, NULL, &u, &c, &reason);
@@ -69,7 +69,7 @@ END_TEST
 START_TEST(half_rules_allow_nothing)
 {
     json_t *args = json_loads("{\"email\":\"a@b.c\"}", 0, NULL);
-    struct policy_call c = {"x.y", true, args};
+    struct policy_call c = {"x.y", true, args, false};
     static const char *const rules[] = {
         "{\"action\":\"x.y\",\"arg\":\"email\"}",       /* no pattern */
         "{\"action\":\"x.y\",\"arg\":5,\"pattern\":\"*\"}", /* arg not text */
@@ -107,10 +107,10 @@ START_TEST(site_permission_policy)
     struct policy_user autonomous = {STORE_AUTONOMOUS, NULL};
     struct policy_user delegated = {STORE_DELEGATED, NULL};
     struct policy_user supervised = {STORE_SUPERVISED, NULL};
-    struct policy_call review = {"shop.addReview", false, NULL};
-    struct policy_call to_ok = {"mail.send", true, ok};
-    struct policy_call to_evil = {"mail.send", true, evil};
-    struct policy_call to_other = {"mail.send", true, other};
+    struct policy_call review = {"shop.addReview", false, NULL, false};
+    struct policy_call to_ok = {"mail.send", true, ok, false};
+    struct policy_call to_evil = {"mail.send", true, evil, false};
+    struct policy_call to_other = {"mail.send", true, other, false};
 
     ck_assert_int_eq(permission_policy_from_json(cfg, &pol, &err), 0);
     /* deny beats trust, and a read-only call */
@@ -142,6 +142,37 @@ START_TEST(site_permission_policy)
 }
 END_TEST
 
+/* A tool its plugin auto-approves needs no approval at any trust level;
+ * the kill switch and a deny entry still stop it. */
+START_TEST(auto_approved_tools)
+{
+    json_t *cfg = json_loads("{\"deny\":[\"todo.plan\"]}", 0, NULL);
+    struct permission_policy pol;
+    struct status_error err = {0};
+    const char *reason;
+    struct policy_user supervised = {STORE_SUPERVISED, NULL};
+    struct policy_call wave = {"hello.wave", true, NULL, true};
+    struct policy_call plain = {"hello.wave", true, NULL, false};
+    struct policy_call plan = {"todo.plan", true, NULL, true};
+
+    ck_assert_int_eq(permission_policy_from_json(cfg, &pol, &err), 0);
+    ck_assert_int_eq(policy_decide(true, NULL, NULL, &supervised, &wave,
+                                   &reason),
+                     POLICY_ALLOW);
+    ck_assert_ptr_nonnull(strstr(reason, "needs no approval"));
+    ck_assert_int_eq(policy_decide(true, NULL, NULL, &supervised, &plain,
+                                   &reason),
+                     POLICY_APPROVE);
+    ck_assert_int_eq(policy_decide(false, NULL, NULL, &supervised, &wave,
+                                   &reason),
+                     POLICY_DENY);
+    ck_assert_int_eq(policy_decide(true, NULL, &pol, &supervised, &plan,
+                                   &reason),
+                     POLICY_DENY);
+    json_decref(cfg);
+}
+END_TEST
+
 Suite *
 policy_suite(void)
 {
@@ -151,6 +182,7 @@ policy_suite(void)
     tcase_add_test(tc, verdicts);
     tcase_add_test(tc, half_rules_allow_nothing);
     tcase_add_test(tc, site_permission_policy);
+    tcase_add_test(tc, auto_approved_tools);
     suite_add_tcase(s, tc);
     return s;
 }
