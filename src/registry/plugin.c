@@ -88,6 +88,14 @@ struct loader {
     /* plugins.expose and .enrichmentOnly (NULL: every folder is exposed) */
     const struct config_plugins *pcfg;
     struct plugin_set *set; /* where found plugins are recorded */
+    /* plugin.yaml `library:` shared objects to load once the folders are
+     * read: their executors run the entries no compiled-in handler
+     * serves */
+    struct loader_lib {
+        char *plugin; /* plugin.yaml's name, which the library must have */
+        char *path;
+    } *libs;
+    size_t nlibs;
     struct plugin_action *actions;
     bool *bad;
     size_t count, alloc;
@@ -277,7 +285,7 @@ out:
 /* One entry of plugin.yaml's `actions` list. */
 static void
 load_entry(struct loader *l, const char *plugin, const char *dir,
-           const char *file, const struct ydoc_node *e)
+           const char *file, const struct ydoc_node *e, bool library)
 {
     const struct ydoc_node *nn = e, *an = NULL, *rn = NULL;
     const char *name, *action_file = NULL, *route;
@@ -337,10 +345,18 @@ load_entry(struct loader *l, const char *plugin, const char *dir,
                      regname);
     } else {
         a->handler = handler_find(regname);
-        if (a->handler == NULL)
+        /* else its library's execute() runs it, by the entry's name
+         * (bound once the library is loaded: bind_library()) */
+        if (a->handler == NULL && library &&
+            (a->tool = strdup(name)) == NULL) {
+            diag_add(l->d, file, e->line, "out of memory");
+            action_release(a);
+            return;
+        }
+        if (a->handler == NULL && !library)
             diag_add(l->d, file, e->line,
                      "no handler is compiled in for '%s' (add one under "
-                     "actions/%s/*.c)",
+                     "actions/%s/*.c, or name a library: in plugin.yaml)",
                      regname, plugin);
     }
     if (action_file != NULL) {
@@ -485,12 +501,46 @@ report_unknown_exposed(const struct plugin_set *set,
     }
 }
 
+/* plugin.yaml's `library: FILE.so` (relative to its folder): noted, to be
+ * loaded after the folders. The entry, or NULL after reporting. */
+static const struct loader_lib *
+want_library(struct loader *l, const char *plugin, const char *dir,
+             const char *file, const struct ydoc_node *n)
+{
+    const char *rel = ydoc_string(n);
+    struct loader_lib *q, *e;
+    size_t len = rel ? strlen(rel) : 0;
+
+    if (rel == NULL || len < 4 || strcmp(rel + len - 3, ".so") != 0) {
+        diag_add(l->d, file, n->line,
+                 "'library' must be the path of a shared object (.so) "
+                 "built against include/gemini-agent/plugin.h");
+        return NULL;
+    }
+    if ((q = realloc(l->libs, (l->nlibs + 1) * sizeof(*q))) == NULL)
+        goto oom;
+    l->libs = q;
+    e = &q[l->nlibs];
+    e->plugin = strdup(plugin);
+    e->path = join_path(dir, rel);
+    if (e->plugin == NULL || e->path == NULL) {
+        free(e->plugin);
+        free(e->path);
+        goto oom;
+    }
+    return &l->libs[l->nlibs++];
+oom:
+    diag_add(l->d, file, n->line, "out of memory");
+    return NULL;
+}
+
 static void
 load_plugin(struct loader *l, const char *dir)
 {
     struct arena arena;
     char *file = NULL;
     const struct ydoc_node *root, *n, *list;
+    const struct loader_lib *lib = NULL;
     const char *plugin;
     bool exposed;
 
@@ -509,7 +559,7 @@ load_plugin(struct loader *l, const char *dir)
     for (size_t i = 0; i < root->count; i++) {
         const char *k = root->keys[i]->text;
         if (strcmp(k, "name") == 0 || strcmp(k, "actions") == 0 ||
-            strcmp(k, "description") == 0)
+            strcmp(k, "description") == 0 || strcmp(k, "library") == 0)
             continue;
         if (is_jay_stack_key(k))
             diag_note(l->d, file, root->keys[i]->line,
@@ -518,7 +568,8 @@ load_plugin(struct loader *l, const char *dir)
                       k);
         else
             diag_add(l->d, file, root->keys[i]->line,
-                     "unknown key '%s' (expected name, description, actions)",
+                     "unknown key '%s' (expected name, description, actions, "
+                     "library)",
                      k);
     }
     n = ydoc_get(root, "name");
@@ -534,6 +585,9 @@ load_plugin(struct loader *l, const char *dir)
     record(l->set, plugin, dir, true, exposed);
     if (!exposed)
         goto out; /* available, not exposed: none of its entries load */
+    if ((n = ydoc_get(root, "library")) != NULL &&
+        (lib = want_library(l, plugin, dir, file, n)) == NULL)
+        goto out; /* reported: its entries would have no executor */
     list = ydoc_get(root, "actions");
     if (list == NULL || list->kind != YDOC_SEQ) {
         diag_add(l->d, file, list ? list->line : root->line,
@@ -546,7 +600,7 @@ load_plugin(struct loader *l, const char *dir)
                      "more than %d actions in all", BOUND_ACTIONS);
             break;
         }
-        load_entry(l, plugin, dir, file, list->values[i]);
+        load_entry(l, plugin, dir, file, list->values[i], lib != NULL);
     }
 out:
     free(file);
@@ -930,13 +984,61 @@ report_orphan_handlers(struct loader *l)
     }
 }
 
+/* Load the plugin.yaml libraries the folders named, then give each entry
+ * that waits for one (no compiled-in handler: a->tool set, a->so not) its
+ * plugin's library; an entry whose library did not load is left out.
+ * 0, or -1 out of memory. */
+static int
+load_libraries(struct loader *l, const struct soplugin_env *env,
+               struct plugin_set *set)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < l->nlibs; i++) {
+        if (rc == 0 && env->cfg != NULL &&
+            soplugin_add_library(env, l->libs[i].path, l->libs[i].plugin,
+                                 &set->so, &set->nso, l->d) < 0)
+            rc = -1;
+        free(l->libs[i].plugin);
+        free(l->libs[i].path);
+    }
+    free(l->libs);
+    l->libs = NULL;
+    l->nlibs = 0;
+    for (size_t i = 0; rc == 0 && i < l->count; i++) {
+        struct plugin_action *a = &l->actions[i];
+        const char *dot = strchr(a->name ? a->name : "", '.');
+        const struct so_plugin *lib = NULL;
+        if (a->tool == NULL || a->so != NULL || a->handler != NULL ||
+            a->route != PLUGIN_ROUTE_HANDLER || dot == NULL)
+            continue;
+        for (size_t k = 0; k < set->nso && lib == NULL; k++)
+            if (set->so[k].library &&
+                strncmp(set->so[k].name, a->name, (size_t)(dot - a->name)) ==
+                    0 &&
+                set->so[k].name[dot - a->name] == '\0')
+                lib = &set->so[k];
+        if (lib == NULL) {
+            diag_add(l->d, a->plugin_dir, a->line,
+                     "'%s' is left out: its plugin's library did not load "
+                     "(see above)",
+                     a->name);
+            l->bad[i] = true;
+            continue;
+        }
+        a->so = lib;
+        a->auto_approved = names_tool(lib->auto_approved, a->tool);
+    }
+    return rc;
+}
+
 struct plugin_set *
 plugin_load(char *const *dirs, size_t ndirs,
             const struct soplugin_env *so_env,
             const char *const *chat_routed, struct diag *d)
 {
     struct loader l = {d, chat_routed, so_env ? so_env->cfg : NULL, NULL,
-                       NULL, NULL, 0, 0};
+                       NULL, 0, NULL, NULL, 0, 0};
     struct plugin_set *set = calloc(1, sizeof(*set));
     size_t kept = 0;
 
@@ -957,12 +1059,21 @@ plugin_load(char *const *dirs, size_t ndirs,
         free(set);
         return NULL;
     }
+    if (load_libraries(&l, &env, set) != 0) {
+        for (size_t i = 0; i < l.count; i++)
+            action_release(&l.actions[i]);
+        free(l.actions);
+        free(l.bad);
+        plugin_set_free(set);
+        return NULL;
+    }
     /* after the folders': a .so tool that takes a declared name is the
      * one drop_duplicates() leaves out */
     for (size_t i = 0; i < set->nso; i++) {
         if (set->so[i].role != SO_EXPOSED)
             continue; /* enrichment only: no tools, no commands */
-        load_so_tools(&l, &set->so[i]);
+        if (!set->so[i].library) /* a library's tools are its entries */
+            load_so_tools(&l, &set->so[i]);
         load_so_commands(set, &set->so[i], d);
     }
     if (set->ncommands > 0)

@@ -118,6 +118,15 @@ so_release(struct so_plugin *p)
     memset(p, 0, sizeof(*p));
 }
 
+/* Shut down one plugin (unless borrowed) and release it. */
+static void
+so_free_one(struct so_plugin *p)
+{
+    if (p->ops != NULL && p->ops->shutdown != NULL && !p->borrowed)
+        p->ops->shutdown(p->self);
+    so_release(p);
+}
+
 /* The plugin's configuration text: plugins.config.<name>, or "{}". */
 static char *
 config_text(const struct config_plugins *cfg, const char *name, size_t *len)
@@ -234,6 +243,13 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
                  BOUND_NAME_LEN);
         goto out;
     }
+    if (env->library_of != NULL && strcmp(ops->name, env->library_of) != 0) {
+        diag_add(d, path, 0,
+                 "library left out: it is the plugin '%s', and its "
+                 "plugin.yaml is '%s'",
+                 ops->name, env->library_of);
+        goto out;
+    }
     if (ops->declarations == NULL || ops->execute == NULL) {
         diag_add(d, path, 0,
                  "plugin left out: '%s' has no declarations or no execute "
@@ -250,7 +266,8 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
         }
     }
     found = ops->name;
-    role = role_of(cfg, ops->name, dl == NULL);
+    /* a library takes part as its folder does, which is exposed */
+    role = env->library_of ? SO_EXPOSED : role_of(cfg, ops->name, dl == NULL);
     if (role == SO_AVAILABLE)
         goto out; /* available, not exposed: nothing of it is kept */
     if ((ops->flags & GEMINI_AGENT_TERMINAL_ONLY) && !env->terminal) {
@@ -483,6 +500,28 @@ soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
     return 0;
 }
 
+int
+soplugin_add_library(const struct soplugin_env *env, const char *path,
+                     const char *plugin, struct so_plugin **list, size_t *n,
+                     struct diag *d)
+{
+    struct soplugin_env quiet = *env;
+    struct so_plugin *p;
+    int got;
+
+    quiet.found = NULL; /* the plugin.yaml folder is what is listed */
+    quiet.library_of = plugin;
+    if (grow(list, *n) != 0)
+        return -1;
+    p = &(*list)[*n];
+    if ((got = so_open(quiet.cfg, &quiet, path, p, *list, *n, d)) <= 0)
+        return got;
+    p->library = true;
+    (*n)++;
+    qsort(*list, *n, sizeof(**list), cmp_plugin);
+    return 1;
+}
+
 json_t *
 soplugin_declarations(const struct so_plugin *p, struct diag *d)
 {
@@ -682,11 +721,7 @@ soplugin_adopt(struct so_plugin *list, size_t n, struct so_plugin *prev,
 void
 soplugin_free_all(struct so_plugin *list, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (list[i].ops != NULL && list[i].ops->shutdown != NULL &&
-            !list[i].borrowed)
-            list[i].ops->shutdown(list[i].self);
-        so_release(&list[i]);
-    }
+    for (size_t i = 0; i < n; i++)
+        so_free_one(&list[i]);
     free(list);
 }

@@ -64,6 +64,9 @@ struct soplugin_env {
     void (*found)(void *ctx, const char *name, const char *path,
                   enum so_role role);
     void *found_ctx;
+    /* soplugin_add_library() only: the plugin.yaml whose library is
+     * loaded (the plugin must have its name, and takes part as it does) */
+    const char *library_of;
 };
 
 /* How a plugin named `name` that is not built in takes part, by
@@ -80,6 +83,9 @@ struct so_plugin {
     /* the instance is the previous generation's (env->prev), taken over
      * only by soplugin_adopt(): until then, never shut down from here */
     bool borrowed;
+    /* a plugin.yaml's `library:`: its execute() runs that folder's
+     * entries; its own declarations() are not read */
+    bool library;
     const struct gemini_agent_plugin *ops;  /* the plugin's, static */
     void *self;                             /* what initialize() set */
     char *instructions; /* system_instructions(), copied; NULL for none */
@@ -127,6 +133,16 @@ int soplugin_enrich(const struct so_plugin *p, const char *data_dir,
                     struct gemini_agent_out *prompt_out,
                     struct gemini_agent_out *meta_out,
                     struct status_error *err);
+
+/*
+ * Load the shared object at `path`, a plugin.yaml's `library:`, which must
+ * be the plugin named `plugin`, and add it to `*list` (of `*n`, kept
+ * sorted by name) as a library. Returns 1 added, 0 left out (reported),
+ * -1 out of memory.
+ */
+int soplugin_add_library(const struct soplugin_env *env, const char *path,
+                         const char *plugin, struct so_plugin **list,
+                         size_t *n, struct diag *d);
 
 /* The new generation `list` takes over the instances it borrowed from
  * `prev` (a reload that goes ahead): they are no longer prev's to shut

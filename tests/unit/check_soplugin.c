@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/ga-soplugin.XXXXXX";
@@ -189,6 +190,84 @@ START_TEST(hello_runs_through_action_run)
     plugin_set_free(set);
     config_free(cfg);
     diag_release(&d);
+    cleanup();
+}
+END_TEST
+
+/* A plugin.yaml folder whose `library:` runs its entries: tests/plugins/
+ * weather (built into $GA_TEST_PLUGINS/declarative); and two broken
+ * ones written here - a library of another name, a missing one. */
+START_TEST(declarative_plugin_with_a_library)
+{
+    struct diag d = DIAG_INIT;
+    struct config *cfg = plugins_config("", &d);
+    char decl[256], broken[300], path[400];
+    const char *dirs[2] = {decl, broken};
+    struct plugin_set *set;
+    const struct plugin_action *a;
+    struct status_error err = {0};
+    struct arena ar;
+    json_t *in, *out = NULL;
+    FILE *f;
+
+    snprintf(decl, sizeof(decl), "%s/declarative", plugins_dir());
+    snprintf(broken, sizeof(broken), "%s/broken", tmpdir);
+    ck_assert_int_eq(mkdir(broken, 0700), 0);
+    snprintf(path, sizeof(path), "%s/other", broken);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/other/plugin.yaml", broken);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fprintf(f, "name: other\nlibrary: %s/hello.so\nactions: [thing]\n",
+            plugins_dir());
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/gone", broken);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/gone/plugin.yaml", broken);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fputs("name: gone\nlibrary: ./gone.so\nactions: [thing]\n", f);
+    fclose(f);
+
+    set = plugin_load((char *const *)UNCONST(dirs), 2, so_env(cfg), NULL, &d);
+    ck_assert_ptr_nonnull(set);
+    a = plugin_find(set, "weather.forecast");
+    ck_assert_ptr_nonnull(a);
+    ck_assert(a->exposed && a->listed);
+    ck_assert_ptr_nonnull(a->so);
+    ck_assert(a->so->library);
+    ck_assert_str_eq(a->description, "Tomorrow's weather in a city.");
+    /* its declarations() gave none: the entry is the only tool */
+    ck_assert_ptr_null(plugin_find(set, "weather.nothing"));
+    arena_init(&ar);
+    in = json_pack("{s:s}", "city", "Oslo");
+    ck_assert_int_eq(action_run(&cfg->actions, a, NULL, in, &ar, &out, &err),
+                     0);
+    ck_assert_str_eq(json_string_value(json_object_get(out, "forecast")),
+                     "sunny");
+    ck_assert_str_eq(json_string_value(json_object_get(out, "city")), "Oslo");
+    json_decref(in);
+    /* the .jay-action's schema, before the library */
+    in = json_pack("{s:s, s:i}", "city", "Oslo", "days", 3);
+    ck_assert_int_eq(action_run(&cfg->actions, a, NULL, in, &ar, &out, &err),
+                     -1);
+    ck_assert_int_eq(err.code, ST_SCHEMA);
+    json_decref(in);
+    arena_release(&ar);
+    /* a library that is another plugin, and one that is not there: both
+     * reported, their entries left out, the rest loaded */
+    ck_assert_msg(has(&d, "hello.so", "it is the plugin 'hello', and its "
+                                      "plugin.yaml is 'other'"),
+                  "a library of another name not reported");
+    ck_assert_msg(has(&d, "gone.so", "cannot load it"),
+                  "a missing library not reported");
+    ck_assert_msg(has(&d, "other", "'other.thing' is left out"),
+                  "an entry without its library kept");
+    ck_assert_ptr_null(plugin_find(set, "other.thing"));
+    ck_assert_ptr_null(plugin_find(set, "gone.thing"));
+    plugin_set_free(set);
+    config_free(cfg);
+    diag_release(&d);
+    snprintf(path, sizeof(path), "rm -rf '%s'", broken);
+    ck_assert_int_eq(system(path), 0);
     cleanup();
 }
 END_TEST
@@ -565,6 +644,7 @@ soplugin_suite(void)
     tcase_add_test(tc, hello_loads_broken_ones_reported);
     tcase_add_test(tc, hello_runs_through_action_run);
     tcase_add_test(tc, user_commands_and_enrichment);
+    tcase_add_test(tc, declarative_plugin_with_a_library);
     tcase_add_test(tc, expose_list_and_failing_initialize);
     tcase_add_test(tc, config_problems_have_lines);
     tcase_add_test(tc, builtins_expose_rules);
