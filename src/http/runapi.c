@@ -178,19 +178,30 @@ start_work(const struct run_env *env, void *arg, json_t **out,
     return run_start(env, arg, out, err);
 }
 
+/* The start of a route that acts for the user: who they are (begin()),
+ * the run environment for them, and the body as a tree. 0, or -1 with
+ * `err` set. */
+static int
+begin_with_body(struct runapi_req *q, char *user, size_t size,
+                struct run_env *env, json_t **body, struct status_error *err)
+{
+    struct store *st;
+
+    if (begin(q, user, size, &st, err) != 0)
+        return -1;
+    *env = (struct run_env){q->site, q->g, st, q->a, user, NULL, NULL};
+    return (*body = body_tree(q, err)) != NULL ? 0 : -1;
+}
+
 static int
 run_route(struct runapi_req *q, bool stream, struct status_error *err)
 {
     char user[BOUND_USER_NAME + 1];
-    struct store *st;
     struct run_input in;
     json_t *body;
-    struct run_env env = {q->site, q->g, NULL, q->a, user, NULL, NULL};
+    struct run_env env;
 
-    if (begin(q, user, sizeof(user), &st, err) != 0)
-        return -1;
-    env.store = st;
-    if ((body = body_tree(q, err)) == NULL ||
+    if (begin_with_body(q, user, sizeof(user), &env, &body, err) != 0 ||
         runinput_read(body,
                       (const char *const *)q->site->cfg->run.context_types,
                       q->a, &in, err) != 0)
@@ -228,16 +239,12 @@ int
 runapi_decide(struct runapi_req *q, struct status_error *err)
 {
     char user[BOUND_USER_NAME + 1];
-    struct store *st;
     struct decision d = {q->arg, NULL, NULL};
     json_error_t jerr;
     json_t *body;
-    struct run_env env = {q->site, q->g, NULL, q->a, user, NULL, NULL};
+    struct run_env env;
 
-    if (begin(q, user, sizeof(user), &st, err) != 0)
-        return -1;
-    env.store = st;
-    if ((body = body_tree(q, err)) == NULL)
+    if (begin_with_body(q, user, sizeof(user), &env, &body, err) != 0)
         return -1;
     if (json_unpack_ex(body, &jerr, 0, "{s:s, s?s}", "decision", &d.decision,
                        "feedback", &d.feedback) != 0)
@@ -267,15 +274,11 @@ int
 runapi_answer(struct runapi_req *q, struct status_error *err)
 {
     char user[BOUND_USER_NAME + 1];
-    struct store *st;
     struct given_answer g = {q->arg, NULL};
     json_t *body;
-    struct run_env env = {q->site, q->g, NULL, q->a, user, NULL, NULL};
+    struct run_env env;
 
-    if (begin(q, user, sizeof(user), &st, err) != 0)
-        return -1;
-    env.store = st;
-    if ((body = body_tree(q, err)) == NULL)
+    if (begin_with_body(q, user, sizeof(user), &env, &body, err) != 0)
         return -1;
     g.answers = json_object_get(body, "answers");
     if (!json_is_object(body) || json_object_size(body) != 1 ||
