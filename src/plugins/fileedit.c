@@ -1446,8 +1446,11 @@ static size_t
 fe_split(char *buf, char **seg, size_t max)
 {
     size_t n = 0;
+    char *save = NULL;
 
-    for (char *s = strtok(buf, "/"); s != NULL; s = strtok(NULL, "/")) {
+    /* strtok_r: tools run in several threads at once */
+    for (char *s = strtok_r(buf, "/", &save); s != NULL;
+         s = strtok_r(NULL, "/", &save)) {
         if (n == max)
             return 0;
         seg[n++] = s;
@@ -1622,7 +1625,8 @@ fe_tool_glob(struct fileedit *fe, struct fe_txn *t,
         fe_hits_free(&g.hits);
         return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
     }
-    qsort(g.hits.v, g.hits.n, sizeof(*g.hits.v), fe_hit_cmp);
+    if (g.hits.n > 0) /* qsort(NULL, 0) is undefined */
+        qsort(g.hits.v, g.hits.n, sizeof(*g.hits.v), fe_hit_cmp);
     for (; shown < g.hits.n && shown < FILEEDIT_GLOB_FILES; shown++) {
         const char *p = g.hits.v[shown].path;
         if (txt.len + strlen(p) + 1 > BOUND_FILEEDIT_LIST_BYTES)
@@ -1880,7 +1884,8 @@ fe_tool_grep(struct fileedit *fe, struct fe_txn *t,
     }
     if (g.mode == FE_FILES) {
         size_t shown = 0;
-        qsort(g.hits.v, g.hits.n, sizeof(*g.hits.v), fe_hit_cmp);
+        if (g.hits.n > 0) /* qsort(NULL, 0) is undefined */
+            qsort(g.hits.v, g.hits.n, sizeof(*g.hits.v), fe_hit_cmp);
         for (; shown < g.hits.n; shown++) {
             if (g.limit > 0 && shown == g.limit) {
                 g.limited = true;

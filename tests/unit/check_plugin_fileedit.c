@@ -879,6 +879,7 @@ START_TEST(terminal_only_in_the_registry)
         ck_assert_ptr_nonnull(
             a = plugin_find(set, arena_printf(&ar, "file_edit.%s", ro[i])));
         ck_assert(!a->side_effects);
+        ck_assert(a->auto_approved);
     }
     for (size_t i = 0; i < 4; i++) {
         static const char *const rw[] = {"Write", "Edit", "MultiEdit",
@@ -886,6 +887,7 @@ START_TEST(terminal_only_in_the_registry)
         ck_assert_ptr_nonnull(
             a = plugin_find(set, arena_printf(&ar, "file_edit.%s", rw[i])));
         ck_assert(a->side_effects);
+        ck_assert(!a->auto_approved);
     }
     ck_assert_ptr_null(plugin_find(set, "file_edit.readFile"));
     ck_assert_ptr_null(plugin_find(set, "file_edit.removeFile"));
