@@ -371,16 +371,16 @@
  * backup). A source file of 1 MiB is already unusual. */
 #define DEFAULT_FILEEDIT_FILE_BYTES (1024u * 1024)
 #define BOUND_FILEEDIT_FILE_BYTES   (16u * 1024 * 1024)
-/* Content one readFile returns (the rest with offset/limit): JSON may
- * escape a byte into 6, and the answer must stay within
- * BOUND_ACTION_OUTPUT_BYTES. */
-#define BOUND_FILEEDIT_READ_BYTES   (128u * 1024)
+/* Content one Read returns (the rest with offset/limit): the answer
+ * carries it twice (numbered `text`, and file.content), JSON may escape
+ * a byte into 6, and it must stay within BOUND_ACTION_OUTPUT_BYTES. */
+#define BOUND_FILEEDIT_READ_BYTES   (64u * 1024)
 /* Changes file_edit can undo; older backups are deleted. */
 #define BOUND_FILEEDIT_UNDO         100
 /* cli: timeoutMs of a command (default and ceiling) and maxOutputBytes
  * of each of its stdout and stderr; both must fit one answer after JSON
  * escaping (6 bytes a byte at worst). */
-#define DEFAULT_CLI_TIMEOUT_MS      30000
+#define DEFAULT_CLI_TIMEOUT_MS      120000
 #define BOUND_CLI_TIMEOUT_MS        600000
 #define DEFAULT_CLI_OUTPUT_BYTES    (64u * 1024)
 #define BOUND_CLI_OUTPUT_BYTES      (64u * 1024)
@@ -391,6 +391,29 @@
  * by something it left running in the background) before the rest of
  * its process group is killed. */
 #define CLI_DRAIN_MS                200
+/* Claude Code's tools (issue 14 section 3; /work/shared/research/cli.md):
+ * its own limits, kept as it states them. Read: lines by default and
+ * characters of one line; Glob: files listed; Grep: head_limit's
+ * default; LS: characters of the tree (and entries walked for it); the
+ * lines around an Edit's snippet; Bash: characters of stdout and of
+ * stderr. */
+#define FILEEDIT_READ_LINES         2000
+#define FILEEDIT_LINE_CHARS         2000
+#define FILEEDIT_GLOB_FILES         100
+#define FILEEDIT_GREP_HEAD          250
+#define FILEEDIT_LS_CHARS           40000
+#define FILEEDIT_LS_ENTRIES         1000
+#define FILEEDIT_SNIPPET_LINES      4
+#define CLI_BASH_OUTPUT_CHARS       30000
+/* Ours: the bytes of a Glob, Grep or LS listing (carried twice in one
+ * answer, 6 bytes a byte escaped at worst); the entries one walk of a
+ * folder tree looks at and how deep it goes; the addDirs folders; the
+ * edits of one MultiEdit. */
+#define BOUND_FILEEDIT_LIST_BYTES   (64u * 1024)
+#define BOUND_FILEEDIT_WALK_ENTRIES 200000
+#define BOUND_FILEEDIT_WALK_DEPTH   64
+#define BOUND_FILEEDIT_ADD_DIRS     32
+#define BOUND_FILEEDIT_EDITS        100
 /* --- built-in plugins: web_search and references (src/plugins/) --------- */
 
 /* webget.c: redirects a references URL may take (web_search takes none). */
@@ -608,8 +631,15 @@
 #if MCP_RESULT_BYTES * 6 + 4096 > BOUND_ACTION_OUTPUT_BYTES
 #error "an MCP result, escaped (\\u00XX: 6 bytes a byte), may outgrow the action output bound"
 #endif
-#if 6 * BOUND_FILEEDIT_READ_BYTES + 4096 > BOUND_ACTION_OUTPUT_BYTES
-#error "a readFile answer may not exceed the action output bound"
+#if 2 * 6 * BOUND_FILEEDIT_READ_BYTES + 16 * FILEEDIT_READ_LINES + 4096 > \
+    BOUND_ACTION_OUTPUT_BYTES
+#error "a Read answer may not exceed the action output bound"
+#endif
+#if 2 * 6 * BOUND_FILEEDIT_LIST_BYTES + 4096 > BOUND_ACTION_OUTPUT_BYTES
+#error "a Glob, Grep or LS answer may not exceed the action output bound"
+#endif
+#if 4 * 6 * CLI_BASH_OUTPUT_CHARS + 4096 > BOUND_ACTION_OUTPUT_BYTES
+#error "a Bash answer (text and stdout, stderr) may not exceed the action output bound"
 #endif
 #if 2 * 6 * BOUND_CLI_OUTPUT_BYTES + 4096 > BOUND_ACTION_OUTPUT_BYTES
 #error "a cli answer may not exceed the action output bound"

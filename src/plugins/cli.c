@@ -1,6 +1,9 @@
 /*
- * cli.c - the built-in plugin `cli`: one tool, `run`, that runs a shell
- * command for the coding agent and answers what it did.
+ * cli.c - the built-in plugin `cli`: one tool, Claude Code's `Bash`
+ * {command, timeout?, description?}, that runs a shell command for the
+ * coding agent and answers what it did as Claude Code does: {"text": the
+ * tool_result content, "stdout", "stderr", "interrupted", ...} (issue 14
+ * section 3; /work/shared/research/cli.md 3.3).
  *
  * `/bin/sh -c <command>` starts in `root` with stdin on /dev/null, in a
  * process group of its own, with the server's environment plus the
@@ -58,27 +61,97 @@ struct cli_stream {
     char *buf;  /* max_output bytes */
     size_t len;
     bool cut;   /* more came than was kept */
+    size_t dropped_lines; /* newlines in what was not kept */
 };
 
 /* --- answers ------------------------------------------------------------ */
 
-/* The stream's bytes as a JSON string: a cut never splits a character,
- * and bytes that are not UTF-8 become '?'. */
-static json_t *
-cli_text(struct cli_stream *s)
+/* The stream's bytes made UTF-8 in place: a cut never splits a
+ * character (the cut point is moved back), and bytes that are not UTF-8
+ * become '?'. */
+static void
+cli_sanitize(struct cli_stream *s)
 {
-    size_t len = s->cut ? utf8_cut(s->buf, s->len) : s->len;
     unsigned char *p = (unsigned char *)s->buf;
 
-    for (size_t i = 0; i < len;) {
-        size_t n = p[i] < 0x80 ? 1 : utf8_seq_len(p + i, len - i);
+    if (s->cut)
+        s->len = utf8_cut(s->buf, s->len);
+    for (size_t i = 0; i < s->len;) {
+        size_t n = p[i] < 0x80 ? 1 : utf8_seq_len(p + i, s->len - i);
         if (n == 0) {
             p[i] = '?';
             n = 1;
         }
         i += n;
     }
-    return json_stringn(s->buf, len);
+}
+
+static bool
+cli_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+           c == '\f';
+}
+
+/*
+ * Claude Code's form of one stream, into f: stdout without its leading
+ * blank lines (`stdout`), stderr without leading white space, both
+ * without trailing white space; then cut to CLI_BASH_OUTPUT_CHARS
+ * characters with its "... [N lines truncated] ..." (N: the lines after
+ * the cut, the ones not kept at all included). Returns the bytes written.
+ */
+static size_t
+cli_format(FILE *f, const struct cli_stream *s, bool stdout_)
+{
+    const char *b = s->buf, *e = s->buf + s->len;
+    size_t i = 0, chars = 0, rest;
+
+    if (stdout_) {
+        /* leading blank lines: up to the last \n before any text */
+        const char *p = b;
+        while (p < e && cli_space(*p)) {
+            if (*p == '\n')
+                b = p + 1;
+            p++;
+        }
+    } else {
+        while (b < e && cli_space(*b))
+            b++;
+    }
+    while (e > b && cli_space(e[-1]))
+        e--;
+    for (; b + i < e && chars < CLI_BASH_OUTPUT_CHARS; chars++) {
+        unsigned char c = (unsigned char)b[i];
+        i += c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    }
+    if (b + i > e)
+        i = (size_t)(e - b);
+    fwrite(b, 1, i, f);
+    if (b + i == e && !s->cut)
+        return i;
+    rest = 1 + s->dropped_lines;
+    for (const char *p = b + i; p < e; p++)
+        rest += *p == '\n';
+    fprintf(f, "\n\n... [%zu lines truncated] ...", rest);
+    return i + 1;
+}
+
+/* The stream as Claude Code formats it, a new string (NULL: no memory). */
+static char *
+cli_stream_text(const struct cli_stream *s, bool stdout_)
+{
+    char *t = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&t, &len);
+
+    if (f == NULL)
+        return NULL;
+    cli_format(f, s, stdout_);
+    if (fclose(f) != 0) {
+        free(t);
+        return NULL;
+    }
+    return t;
 }
 
 /* --- running a command ---------------------------------------------------- */
@@ -97,14 +170,17 @@ cli_drain(struct cli_stream *s, size_t max)
         s->fd = -1;
         return;
     }
-    if (s->len < max) {
-        size_t take = (size_t)r < max - s->len ? (size_t)r : max - s->len;
+    {
+        size_t take = s->len >= max             ? 0
+                      : (size_t)r < max - s->len ? (size_t)r
+                                                 : max - s->len;
         memcpy(s->buf + s->len, chunk, take);
         s->len += take;
-        if (take < (size_t)r)
+        if (take < (size_t)r) {
             s->cut = true;
-    } else {
-        s->cut = true;
+            for (size_t i = take; i < (size_t)r; i++)
+                s->dropped_lines += chunk[i] == '\n';
+        }
     }
 }
 
@@ -244,37 +320,43 @@ cli_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
             const char *args, size_t args_len, struct gemini_agent_out *out)
 {
     const struct cli *c = self;
-    struct cli_stream so = {-1, NULL, 0, false}, se = {-1, NULL, 0, false};
+    struct cli_stream so = {-1, NULL, 0, false, 0},
+                      se = {-1, NULL, 0, false, 0};
     json_int_t timeout;
-    const char *command;
+    const char *command, *description = NULL;
     size_t clen;
     json_error_t jerr;
     json_t *a = NULL, *res = NULL;
     int status = 0, rc, code;
     bool timed_out;
+    char *sout = NULL, *serr = NULL, *text = NULL;
+    size_t tlen = 0;
+    FILE *f;
 
     if (c == NULL)
         return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "not initialised");
-    if (strcmp(tool, "run") != 0)
+    if (strcmp(tool, "Bash") != 0)
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                        "unknown tool '%.64s'", tool);
+                           "Error: No such tool available: %.64s", tool);
     timeout = c->timeout_ms;
     a = json_loadb(args, args_len, JSON_REJECT_DUPLICATES, &jerr);
     if (a == NULL ||
-        json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?I}", "command",
-                       &command, &clen, "timeoutMs", &timeout) != 0) {
-        rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "bad arguments: %s",
-                      jerr.text);
+        json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?I, s?s}", "command",
+                       &command, &clen, "timeout", &timeout, "description",
+                       &description) != 0) {
+        rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                         "InputValidationError: %s", jerr.text);
         goto out;
     }
     if (clen == 0 || strlen(command) != clen) {
         rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                      "command must be a non-empty string without NUL");
+                         "command must be a non-empty string without NUL");
         goto out;
     }
     if (timeout < 1 || timeout > BOUND_CLI_TIMEOUT_MS) {
         rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                      "timeoutMs must be 1 to %d", BOUND_CLI_TIMEOUT_MS);
+                         "timeout must be 1 to %d milliseconds",
+                         BOUND_CLI_TIMEOUT_MS);
         goto out;
     }
     so.buf = malloc(c->max_output + 1);
@@ -286,16 +368,46 @@ cli_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
     if ((rc = cli_run(c, command, (long)timeout, &so, &se, &status,
                       &timed_out)) != 0) {
         rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED,
-                      "cannot run the command: %s", strerror(rc));
+                         "cannot run the command: %s", strerror(rc));
         goto out;
     }
     /* the shell's convention: a signal N is exit code 128 + N */
     code = WIFEXITED(status)     ? WEXITSTATUS(status)
            : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                  : -1;
-    res = json_pack("{s:i, s:o, s:o, s:b, s:b}", "exitCode", code, "stdout",
-                    cli_text(&so), "stderr", cli_text(&se), "timedOut",
-                    timed_out, "truncated", so.cut || se.cut);
+    cli_sanitize(&so);
+    cli_sanitize(&se);
+    sout = cli_stream_text(&so, true);
+    serr = cli_stream_text(&se, false);
+    if (sout == NULL || serr == NULL ||
+        (f = open_memstream(&text, &tlen)) == NULL) {
+        rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
+        goto out;
+    }
+    /* Claude Code's tool_result: a failed command's exit code first,
+     * then stdout and stderr, the empty ones left out, joined by \n; an
+     * aborted one (here: killed at its timeout) ends with its <error> */
+    if (code != 0 && !timed_out)
+        fprintf(f, "Exit code %d", code);
+    if (sout[0] != '\0')
+        fprintf(f, "%s%s", ftell(f) > 0 ? "\n" : "", sout);
+    if (serr[0] != '\0')
+        fprintf(f, "%s%s", ftell(f) > 0 ? "\n" : "", serr);
+    if (timed_out)
+        fprintf(f, "%s<error>Command was aborted before completion</error>",
+                ftell(f) > 0 ? "\n" : "");
+    if (fclose(f) != 0) {
+        free(text);
+        text = NULL;
+    }
+    res = json_pack("{s:s?, s:s, s:s, s:b, s:b, s:i, s:b, s:b}", "text", text,
+                    "stdout", sout, "stderr", serr, "interrupted", timed_out,
+                    "isImage", 0, "exitCode", code, "timedOut", timed_out,
+                    "truncated", so.cut || se.cut);
+    if (text == NULL) {
+        json_decref(res);
+        res = NULL;
+    }
     rc = answer_json(ctx, out, res);
     res = NULL;
 out:
@@ -305,6 +417,9 @@ out:
         close(se.fd);
     free(so.buf);
     free(se.buf);
+    free(sout);
+    free(serr);
+    free(text);
     json_decref(res);
     json_decref(a);
     return rc;
@@ -531,13 +646,19 @@ static const char *
 cli_decls(void *self)
 {
     (void)self;
-    return "[{\"name\":\"run\",\"description\":\"Run a shell command (/bin/sh "
-           "-c) in the working folder, stdin empty. Answers its exitCode, "
-           "stdout and stderr (each cut at a limit: truncated), and whether "
-           "it was killed at the timeout (timedOut).\",\"parameters\":"
-           "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":"
-           "\"string\",\"minLength\":1},\"timeoutMs\":{\"type\":\"integer\","
-           "\"minimum\":1,\"maximum\":600000}},\"required\":[\"command\"],"
+    return "[{\"name\":\"Bash\",\"description\":\"Executes a bash command "
+           "(/bin/sh -c) in the working directory with an optional timeout "
+           "in milliseconds (default 120000, at most 600000), stdin empty. "
+           "Output longer than 30000 characters is truncated. Answers "
+           "stdout and stderr; a failed command's exit code comes "
+           "first.\",\"parameters\":{\"type\":\"object\",\"properties\":{"
+           "\"command\":{\"type\":\"string\",\"minLength\":1,"
+           "\"description\":\"The command to execute\"},\"timeout\":{"
+           "\"type\":\"integer\",\"minimum\":1,\"maximum\":600000,"
+           "\"description\":\"Optional timeout in milliseconds (max "
+           "600000)\"},\"description\":{\"type\":\"string\","
+           "\"description\":\"Clear, concise description of what this "
+           "command does in 5-10 words\"}},\"required\":[\"command\"],"
            "\"additionalProperties\":false},\"sideEffects\":true}]";
 }
 
@@ -545,9 +666,9 @@ static const char *
 cli_instructions(void *self)
 {
     (void)self;
-    return "cli.run runs a shell command in the user's working folder with "
+    return "Bash runs a shell command in the user's working directory with "
            "no input and a timeout; prefer short, non-interactive commands "
-           "and read their exit code.";
+           "and read their exit code. Remove files with Bash (rm).";
 }
 
 static const char *

@@ -54,19 +54,19 @@ done
 
 assert_none_listed "GET /_jay/actions lists none of their tools"
 
-req POST /_jay/actions/cli.run '{"command":"touch pwned"}'
-assert_error 404 unknown_action "POST /_jay/actions/cli.run is an unknown action"
-req POST /_jay/actions/file_edit.writeFile '{"path":"pwned","content":"x"}'
-assert_error 404 unknown_action "POST /_jay/actions/file_edit.writeFile is an unknown action"
+req POST /_jay/actions/cli.Bash '{"command":"touch pwned"}'
+assert_error 404 unknown_action "POST /_jay/actions/cli.Bash is an unknown action"
+req POST /_jay/actions/file_edit.Write "{\"file_path\":\"$WORK/pwned\",\"content\":\"x\"}"
+assert_error 404 unknown_action "POST /_jay/actions/file_edit.Write is an unknown action"
 
 # The model is not offered them, and a call it makes anyway runs nothing
 mock_reset
-chat_send "[[mock:server-call tool=action_cli_run args='{\"command\":\"touch pwned\"}']] go"
+chat_send "[[mock:server-call tool=action_cli_Bash args='{\"command\":\"touch pwned\"}']] go"
 assert_py "the model is offered none of their tools" <<'EOF'
 status ==> 200
 the model was asked :: len(reqs) >= 1 ==> True
 declared :: [d['name'] for q in reqs for t in q['body'].get('tools', []) for d in t.get('functionDeclarations', []) if d['name'].startswith(('action_cli', 'action_file_edit'))] ==> []
-not in the instructions :: any('cli.run' in q['body']['systemInstruction']['parts'][0]['text'] or 'file_edit' in q['body']['systemInstruction']['parts'][0]['text'] for q in reqs) ==> False
+not in the instructions :: any('Bash runs a shell command' in q['body']['systemInstruction']['parts'][0]['text'] or 'The file tools (Read' in q['body']['systemInstruction']['parts'][0]['text'] or 'file_edit' in q['body']['systemInstruction']['parts'][0]['text'] for q in reqs) ==> False
 EOF
 
 stop_stack
@@ -76,8 +76,8 @@ start_stack --mock --limits "{$CHAT_LIMITS}" \
     --yaml "plugins: {expose: all, config: {cli: {root: '$WORK', timeoutMs: 1000}, file_edit: {root: '$WORK'}}}"
 ok "the server starts with expose: all and their config"
 assert_none_listed "expose: all with their config: none of their tools listed"
-req POST /_jay/actions/cli.run '{"command":"touch pwned"}'
-assert_error 404 unknown_action "expose: all: cli.run is still an unknown action"
+req POST /_jay/actions/cli.Bash '{"command":"touch pwned"}'
+assert_error 404 unknown_action "expose: all: cli.Bash is still an unknown action"
 
 if [ -z "$(ls -A "$WORK")" ]; then
     ok "nothing ran in the folder their config names"

@@ -1,6 +1,8 @@
 /*
  * check_plugin_cli.c - the built-in plugin cli, called through its
- * operations as the terminal client will: exit codes, stdout and stderr,
+ * operations as the terminal client will: Claude Code's Bash and its
+ * result text (stdout and stderr trimmed and joined, the exit code, the
+ * 30000-character cap, the aborted command), exit codes, stdout and stderr,
  * the folder and stdin a command gets, the timeout that kills its process
  * group, extraPaths and env, output caps, no inherited descriptors,
  * concurrent calls, and its config. Each test works in its own folder
@@ -15,6 +17,7 @@
 
 #include <check.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -96,7 +99,7 @@ call(const char *args, const char **text)
     struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, tmp, t_alloc,
                                    &ar, NULL, NULL};
     struct gemini_agent_out out = {NULL, 0};
-    int rc = cli->execute(self, &ctx, "run", args, strlen(args), &out);
+    int rc = cli->execute(self, &ctx, "Bash", args, strlen(args), &out);
 
     ck_assert_ptr_nonnull(out.text);
     *text = out.text;
@@ -119,16 +122,96 @@ run(const char *command_json)
     return t;
 }
 
+/* The answer's string member `key` (arena). */
+static const char *
+str(const char *answer, const char *key)
+{
+    json_t *j = json_loads(answer, 0, NULL);
+    const char *r;
+
+    ck_assert_msg(j != NULL, "not JSON: %s", answer);
+    ck_assert_msg(json_is_string(json_object_get(j, key)), "%s in %s", key,
+                  answer);
+    pthread_mutex_lock(&ar_lock);
+    r = arena_strdup(&ar, json_string_value(json_object_get(j, key)));
+    pthread_mutex_unlock(&ar_lock);
+    json_decref(j);
+    return r;
+}
+
+/* The answer's integer or boolean member `key` (a boolean as 0 or 1). */
+static long long
+num(const char *answer, const char *key)
+{
+    json_t *j = json_loads(answer, 0, NULL), *v;
+    long long r;
+
+    ck_assert_ptr_nonnull(j);
+    v = json_object_get(j, key);
+    ck_assert_msg(json_is_integer(v) || json_is_boolean(v), "%s in %s", key,
+                  answer);
+    r = json_is_integer(v) ? json_integer_value(v) : json_is_true(v);
+    json_decref(j);
+    return r;
+}
+
+START_TEST(claude_code_text)
+{
+    const char *t;
+    char *want;
+
+    /* stdout without its leading blank lines and trailing white space,
+     * then stderr trimmed, joined by \n */
+    t = run("printf '\\n\\n  out\\nmore\\n\\n'; printf '\\n err \\n' >&2");
+    ck_assert_str_eq(str(t, "text"), "  out\nmore\nerr");
+    ck_assert_str_eq(str(t, "stdout"), "  out\nmore");
+    ck_assert_str_eq(str(t, "stderr"), "err");
+    ck_assert_int_eq(num(t, "interrupted"), 0);
+    ck_assert_int_eq(num(t, "isImage"), 0);
+    /* a failed command's exit code comes first */
+    t = run("echo out; echo err >&2; exit 3");
+    ck_assert_str_eq(str(t, "text"), "Exit code 3\nout\nerr");
+    ck_assert_int_eq(num(t, "exitCode"), 3);
+    t = run("exit 1");
+    ck_assert_str_eq(str(t, "text"), "Exit code 1");
+    t = run("true");
+    ck_assert_str_eq(str(t, "text"), "");
+    /* 30000 characters at most, then how many lines were left out */
+    t = run("i=0; while [ $i -lt 4000 ]; do echo 0123456789; i=$((i+1)); "
+            "done");
+    want = arena_printf(&ar, "%s", str(t, "text"));
+    ck_assert_uint_eq(strlen(want), 30000 + strlen("\n\n... [1273 lines "
+                                                    "truncated] ..."));
+    ck_assert_str_eq(want + 30000, "\n\n... [1273 lines truncated] ...");
+    ck_assert_str_eq(str(t, "stdout"), want);
+    /* characters, not bytes: 30000 of "é" are 60000 bytes */
+    t = run("i=0; while [ $i -lt 3100 ]; do printf '\xc3\xa9\xc3\xa9\xc3\xa9"
+            "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9'; "
+            "i=$((i+1)); done");
+    ck_assert_str_eq(str(t, "text") + 60000,
+                     "\n\n... [1 lines truncated] ...");
+    /* the description is accepted (the terminal client shows it) */
+    ck_assert_int_eq(call("{\"command\":\"echo hi\",\"description\":"
+                          "\"Say hi\"}",
+                          &t),
+                     GEMINI_AGENT_OK);
+    ck_assert_str_eq(str(t, "text"), "hi");
+}
+END_TEST
+
 START_TEST(exit_codes_and_streams)
 {
     const char *t;
 
     t = run("echo out; echo err >&2; exit 3");
-    ck_assert_str_eq(t, "{\"exitCode\":3,\"stdout\":\"out\\n\",\"stderr\":"
-                        "\"err\\n\",\"timedOut\":false,\"truncated\":false}");
+    ck_assert_int_eq(num(t, "exitCode"), 3);
+    ck_assert_str_eq(str(t, "stdout"), "out");
+    ck_assert_str_eq(str(t, "stderr"), "err");
+    ck_assert_int_eq(num(t, "timedOut"), 0);
+    ck_assert_int_eq(num(t, "truncated"), 0);
     t = run("true");
-    ck_assert_str_eq(t, "{\"exitCode\":0,\"stdout\":\"\",\"stderr\":\"\","
-                        "\"timedOut\":false,\"truncated\":false}");
+    ck_assert_int_eq(num(t, "exitCode"), 0);
+    ck_assert_str_eq(str(t, "stdout"), "");
     /* killed by a signal: 128 + its number, as the shell says */
     t = run("kill -TERM $$");
     ck_assert_ptr_nonnull(strstr(t, "\"exitCode\":143"));
@@ -137,7 +220,7 @@ START_TEST(exit_codes_and_streams)
     ck_assert_ptr_nonnull(strstr(t, "not found"));
     /* bytes that are not UTF-8 become '?' */
     t = run("printf '\\\\377ok'");
-    ck_assert_ptr_nonnull(strstr(t, "\"stdout\":\"?ok\""));
+    ck_assert_str_eq(str(t, "stdout"), "?ok");
 }
 END_TEST
 
@@ -148,11 +231,11 @@ START_TEST(folder_stdin_and_descriptors)
     int fd;
 
     t = run("pwd");
-    want = arena_printf(&ar, "\"stdout\":\"%s\\n\"", root);
-    ck_assert_msg(strstr(t, want) != NULL, "%s", t);
+    want = arena_printf(&ar, "%s", root);
+    ck_assert_str_eq(str(t, "stdout"), want);
     /* stdin is /dev/null: cat ends at once */
     t = run("cat; echo done");
-    ck_assert_ptr_nonnull(strstr(t, "\"stdout\":\"done\\n\""));
+    ck_assert_str_eq(str(t, "stdout"), "done");
     /* a descriptor of the server without FD_CLOEXEC is not inherited */
     fd = open("/dev/null", O_RDONLY);
     ck_assert_int_ge(fd, 3);
@@ -161,7 +244,7 @@ START_TEST(folder_stdin_and_descriptors)
                          "echo closed",
                          fd));
     close(fd);
-    ck_assert_msg(strstr(t, "\"stdout\":\"closed\\n\"") != NULL, "%s", t);
+    ck_assert_str_eq(str(t, "stdout"), "closed");
     /* its own process group */
     t = run("cut -d' ' -f5 /proc/$$/stat; echo $$");
     {
@@ -199,16 +282,20 @@ START_TEST(timeout_kills_the_group)
     const char *t;
     long t0 = monotime_ms(), pid = 0;
 
-    ck_assert_int_eq(call("{\"command\":\"sleep 100\",\"timeoutMs\":200}",
+    ck_assert_int_eq(call("{\"command\":\"echo started; sleep 100\","
+                          "\"timeout\":200}",
                           &t),
                      GEMINI_AGENT_OK);
     ck_assert_int_lt(monotime_ms() - t0, 5000);
-    ck_assert_str_eq(t, "{\"exitCode\":137,\"stdout\":\"\",\"stderr\":\"\","
-                        "\"timedOut\":true,\"truncated\":false}");
+    ck_assert_int_eq(num(t, "exitCode"), 137);
+    ck_assert_int_eq(num(t, "timedOut"), 1);
+    ck_assert_int_eq(num(t, "interrupted"), 1);
+    ck_assert_str_eq(str(t, "text"), "started\n<error>Command was aborted "
+                                     "before completion</error>");
     /* a child of the shell goes with it: the whole group is killed */
     t0 = monotime_ms();
     ck_assert_int_eq(call("{\"command\":\"sleep 100 & echo $!; wait\","
-                          "\"timeoutMs\":300}",
+                          "\"timeout\":300}",
                           &t),
                      GEMINI_AGENT_OK);
     ck_assert_int_lt(monotime_ms() - t0, 5000);
@@ -234,6 +321,9 @@ START_TEST(timeout_kills_the_group)
     reinit("{\"root\":\"work\",\"timeoutMs\":150}");
     t = run("sleep 100");
     ck_assert_ptr_nonnull(strstr(t, "\"timedOut\":true"));
+    /* a timeout above the most is refused */
+    ck_assert_int_eq(call("{\"command\":\"true\",\"timeout\":600001}", &t),
+                     GEMINI_AGENT_BAD_INPUT);
 }
 END_TEST
 
@@ -257,9 +347,8 @@ START_TEST(paths_env_and_caps)
     reinit("{\"root\":\"work\",\"extraPaths\":[\"bin\"],"
            "\"env\":{\"GREETING\":\"hi\"},\"maxOutputBytes\":100}");
     t = run("ga-tool");
-    ck_assert_str_eq(t, "{\"exitCode\":0,\"stdout\":\"found hi\\n\","
-                        "\"stderr\":\"\",\"timedOut\":false,"
-                        "\"truncated\":false}");
+    ck_assert_str_eq(str(t, "text"), "found hi");
+    ck_assert_int_eq(num(t, "exitCode"), 0);
     t = run("echo $PATH");
     ck_assert_ptr_nonnull(strstr(t, arena_printf(&ar, "\"stdout\":\"%s:",
                                                  bin)));
@@ -267,12 +356,12 @@ START_TEST(paths_env_and_caps)
     t = run("head -c 5000 /dev/zero | tr '\\\\0' a; echo e >&2; exit 4");
     ck_assert_ptr_nonnull(strstr(t, "\"exitCode\":4"));
     ck_assert_ptr_nonnull(strstr(t, "\"truncated\":true"));
-    ck_assert_ptr_nonnull(strstr(t, "\"stderr\":\"e\\n\""));
+    ck_assert_str_eq(str(t, "stderr"), "e");
     {
-        const char *s = strstr(t, "\"stdout\":\"") + 10;
+        const char *s = str(t, "stdout");
         size_t n = strspn(s, "a");
         ck_assert_uint_eq(n, 100);
-        ck_assert_int_eq(s[n], '"');
+        ck_assert_str_eq(s + n, "\n\n... [1 lines truncated] ...");
     }
 }
 END_TEST
@@ -288,11 +377,12 @@ START_TEST(bad_calls_and_config)
 
     ck_assert_int_eq(call("{\"command\":\"\"}", &t), GEMINI_AGENT_BAD_INPUT);
     ck_assert_ptr_nonnull(strstr(t, "non-empty"));
-    ck_assert_int_eq(call("{\"command\":\"true\",\"timeoutMs\":0}", &t),
+    ck_assert_int_eq(call("{\"command\":\"true\",\"timeout\":0}", &t),
                      GEMINI_AGENT_BAD_INPUT);
     ck_assert_int_eq(call("{\"cmd\":\"true\"}", &t), GEMINI_AGENT_BAD_INPUT);
-    ck_assert_int_eq(cli->execute(self, &ctx, "exec", "{}", 2, &out),
+    ck_assert_int_eq(cli->execute(self, &ctx, "run", "{}", 2, &out),
                      GEMINI_AGENT_BAD_INPUT);
+    ck_assert_str_eq(out.text, "Error: No such tool available: run");
 
     ck_assert_int_ne(init_with("{\"root\":\"nope\"}", &s2, err, sizeof(err)),
                      0);
@@ -324,7 +414,7 @@ runner(void *arg)
     for (int i = 0; i < 5; i++) {
         char want[32];
         t = run(cmd);
-        snprintf(want, sizeof(want), "\"stdout\":\"%d\\n\"", n);
+        snprintf(want, sizeof(want), "\"stdout\":\"%d\"", n);
         if (strstr(t, want) == NULL)
             return (void *)1;
     }
@@ -353,6 +443,7 @@ plugin_cli_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, claude_code_text);
     tcase_add_test(tc, exit_codes_and_streams);
     tcase_add_test(tc, folder_stdin_and_descriptors);
     tcase_add_test(tc, timeout_kills_the_group);
