@@ -12,6 +12,7 @@
 #include "core/jsonin.h"
 #include "core/status.h"
 #include "gemini-agent/plugin.h"
+#include "unit_plugin.h"
 
 #include <check.h>
 #include <jansson.h>
@@ -26,25 +27,15 @@ static struct arena ar;
 static void
 setup(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/ga-memory.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    unit_tmpdir(dir, sizeof(dir), "memory");
     arena_init(&ar);
 }
 
 static void
 teardown(void)
 {
-    char cmd[128];
-
     arena_release(&ar);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static void *
-test_alloc(const struct gemini_agent_ctx *ctx, size_t size)
-{
-    return arena_alloc(ctx->host, size ? size : 1);
+    unit_rmdir(dir);
 }
 
 /* Call `tool` as `user` (NULL: none); the answer's text in *text. */
@@ -52,7 +43,8 @@ static int
 call(const struct gemini_agent_plugin *p, void *self, const char *user,
      const char *tool, const char *args, const char **text)
 {
-    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, dir, test_alloc,
+    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, dir,
+                                   unit_plugin_alloc,
                                    &ar, user, NULL};
     struct gemini_agent_out out = {NULL, 0};
     int rc = p->execute(self, &ctx, tool, args, strlen(args), &out);
@@ -65,12 +57,8 @@ call(const struct gemini_agent_plugin *p, void *self, const char *user,
 static void *
 start(const struct gemini_agent_plugin *p, const char *config)
 {
-    struct gemini_agent_init init = {config, strlen(config), dir, dir};
-    char err[200] = "";
-    void *self = NULL;
+    void *self = unit_plugin_start(p, dir, config);
 
-    ck_assert_msg(p->initialize(&init, &self, err, sizeof(err)) == 0, "%s",
-                  err);
     ck_assert_ptr_nonnull(self);
     return self;
 }

@@ -10,6 +10,7 @@
  */
 #include "core/common.h"
 #include "plugins/references.h"
+#include "unit_plugin.h"
 #include "registry/plugin.h"
 #include "registry/soplugin.h"
 #include "core/arena.h"
@@ -73,38 +74,12 @@ ops(void)
 }
 
 static void *
-arena_cb(const struct gemini_agent_ctx *ctx, size_t n)
-{
-    return arena_alloc(ctx->host, n);
-}
-
-static int
-refs_init(void **self, char *err, size_t errsize, const char *fmt, ...)
-    ATTR_FMT(4, 5);
-
-static int
-refs_init(void **self, char *err, size_t errsize, const char *fmt, ...)
-{
-    char cfg[2048];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(cfg, sizeof(cfg), fmt, ap);
-    va_end(ap);
-    *self = NULL;
-    err[0] = '\0';
-    return ops()->initialize(
-        &(struct gemini_agent_init){cfg, strlen(cfg), dir, dir}, self, err,
-        errsize);
-}
-
-static void *
 refs_ok(const char *cfg)
 {
     void *self;
     char err[512];
 
-    ck_assert_msg(refs_init(&self, err, sizeof(err), "%s", cfg) == 0,
+    ck_assert_msg(unit_plugin_init(ops(), dir, &self, err, sizeof(err), "%s", cfg) == 0,
                   "initialize: %s", err);
     return self;
 }
@@ -114,7 +89,7 @@ ctx_of(struct arena *a)
 {
     return (struct gemini_agent_ctx){.abi = GEMINI_AGENT_PLUGIN_ABI,
                                      .data_dir = "/tmp",
-                                     .alloc = arena_cb,
+                                     .alloc = unit_plugin_alloc,
                                      .host = a};
 }
 
@@ -214,7 +189,7 @@ START_TEST(missing_file_named)
     void *self;
     char err[512];
 
-    ck_assert_int_ne(refs_init(&self, err, sizeof(err),
+    ck_assert_int_ne(unit_plugin_init(ops(), dir, &self, err, sizeof(err),
                                "{\"sources\":{\"faq\":{\"file\":\"faq.md\"},"
                                "\"manual\":{\"file\":\"no/such.md\"}}}"),
                      0);
@@ -223,16 +198,16 @@ START_TEST(missing_file_named)
                       strstr(err, "no/such.md") != NULL &&
                       strstr(err, "No such file") != NULL,
                   "%s", err);
-    ck_assert_int_ne(refs_init(&self, err, sizeof(err),
+    ck_assert_int_ne(unit_plugin_init(ops(), dir, &self, err, sizeof(err),
                                "{\"sources\":{\"a b\":{\"file\":\"faq.md\"}}}"),
                      0);
     ck_assert_ptr_nonnull(strstr(err, "letters, digits"));
-    ck_assert_int_ne(refs_init(&self, err, sizeof(err),
+    ck_assert_int_ne(unit_plugin_init(ops(), dir, &self, err, sizeof(err),
                                "{\"sources\":{\"x\":{\"file\":\"faq.md\","
                                "\"url\":\"http://a/b\"}}}"),
                      0);
     ck_assert_ptr_nonnull(strstr(err, "either file or url"));
-    ck_assert_int_ne(refs_init(&self, err, sizeof(err), "{\"sources\":{}}"),
+    ck_assert_int_ne(unit_plugin_init(ops(), dir, &self, err, sizeof(err), "{\"sources\":{}}"),
                      0);
 }
 END_TEST

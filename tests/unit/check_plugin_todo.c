@@ -17,6 +17,7 @@
 #include "registry/action.h"
 #include "registry/plugin.h"
 #include "registry/soplugin.h"
+#include "unit_plugin.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -36,39 +37,22 @@ static struct arena ar;
 static void
 setup(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/ga-todo.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    unit_tmpdir(dir, sizeof(dir), "todo");
     arena_init(&ar);
 }
 
 static void
 teardown(void)
 {
-    char cmd[128];
-
     arena_release(&ar);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static void *
-test_alloc(const struct gemini_agent_ctx *ctx, size_t size)
-{
-    return arena_alloc(ctx->host, size ? size : 1);
+    unit_rmdir(dir);
 }
 
 static void *
 open_todo(const char *config)
 {
-    const struct gemini_agent_plugin *p = builtin_todo(GEMINI_AGENT_PLUGIN_ABI);
-    struct gemini_agent_init init = {config, strlen(config), dir, dir};
-    char err[200] = "";
-    void *self = NULL;
-
-    ck_assert_ptr_nonnull(p);
-    ck_assert_msg(p->initialize(&init, &self, err, sizeof(err)) == 0, "%s",
-                  err);
-    return self;
+    return unit_plugin_start(builtin_todo(GEMINI_AGENT_PLUGIN_ABI), dir,
+                             config);
 }
 
 static void
@@ -82,7 +66,7 @@ static int
 call(void *self, const char *conv, const char *tool, const char *args,
      const char **text)
 {
-    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, dir, test_alloc,
+    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, dir, unit_plugin_alloc,
                                    &ar, NULL, conv};
     struct gemini_agent_out out = {NULL, 0};
     int rc = builtin_todo(GEMINI_AGENT_PLUGIN_ABI)
@@ -322,7 +306,7 @@ add_many(void *data)
     arena_init(&mine);
     for (int i = 0; i < ADDS; i++) {
         struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, dir,
-                                       test_alloc, &mine, NULL, "shared"};
+                                       unit_plugin_alloc, &mine, NULL, "shared"};
         struct gemini_agent_out out = {NULL, 0};
         char args[64];
         int n = snprintf(args, sizeof(args), "{\"title\":\"w%d-%d\"}", w->who,

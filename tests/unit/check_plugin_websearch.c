@@ -10,6 +10,7 @@
  */
 #include "core/common.h"
 #include "plugins/websearch.h"
+#include "unit_plugin.h"
 #include "registry/plugin.h"
 #include "registry/soplugin.h"
 #include "core/arena.h"
@@ -37,12 +38,6 @@ setup(void)
     memlimit_install();
 }
 
-static void *
-arena_cb(const struct gemini_agent_ctx *ctx, size_t n)
-{
-    return arena_alloc(ctx->host, n);
-}
-
 static const struct gemini_agent_plugin *
 ops(void)
 {
@@ -52,28 +47,6 @@ ops(void)
     return p;
 }
 
-/* initialize() with the JSON config (printf-style): 0 and *self, or the
- * plugin's answer with err. */
-static int
-ws_init(void **self, char *err, size_t errsize, const char *fmt, ...)
-    ATTR_FMT(4, 5);
-
-static int
-ws_init(void **self, char *err, size_t errsize, const char *fmt, ...)
-{
-    char cfg[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(cfg, sizeof(cfg), fmt, ap);
-    va_end(ap);
-    *self = NULL;
-    err[0] = '\0';
-    return ops()->initialize(
-        &(struct gemini_agent_init){cfg, strlen(cfg), "/tmp", "/tmp"}, self,
-        err, errsize);
-}
-
 /* Run the tool: its return code, its answer in *out (arena memory). */
 static int
 ws_run(void *self, struct arena *a, const char *args, json_t **json,
@@ -81,7 +54,7 @@ ws_run(void *self, struct arena *a, const char *args, json_t **json,
 {
     struct gemini_agent_ctx ctx = {.abi = GEMINI_AGENT_PLUGIN_ABI,
                                    .data_dir = "/tmp",
-                                   .alloc = arena_cb,
+                                   .alloc = unit_plugin_alloc,
                                    .host = a};
     struct gemini_agent_out out = {NULL, 0};
     int rc;
@@ -108,7 +81,7 @@ ws_on(const char *path, const char *extra)
     void *self;
     char err[256];
 
-    ck_assert_msg(ws_init(&self, err, sizeof(err),
+    ck_assert_msg(unit_plugin_init(ops(), "/tmp", &self, err, sizeof(err),
                           "{\"endpoint\":\"%s\"%s%s}", unit_webmock_url(path),
                           *extra ? "," : "", extra) == 0,
                   "initialize: %s", err);
@@ -200,18 +173,18 @@ START_TEST(initialize_alone_checks_too)
     void *self;
     char err[256];
 
-    ck_assert_int_ne(ws_init(&self, err, sizeof(err), "{}"), 0);
+    ck_assert_int_ne(unit_plugin_init(ops(), "/tmp", &self, err, sizeof(err), "{}"), 0);
     ck_assert_ptr_nonnull(strstr(err, "endpoint"));
-    ck_assert_int_ne(ws_init(&self, err, sizeof(err),
+    ck_assert_int_ne(unit_plugin_init(ops(), "/tmp", &self, err, sizeof(err),
                              "{\"endpoint\":\"file:///etc/passwd\"}"),
                      0);
-    ck_assert_int_ne(ws_init(&self, err, sizeof(err),
+    ck_assert_int_ne(unit_plugin_init(ops(), "/tmp", &self, err, sizeof(err),
                              "{\"endpoint\":\"https://x/s\",\"headers\":"
                              "{\"X-Key\":\"a\\r\\nInjected: 1\"}}"),
                      0);
     ck_assert_ptr_nonnull(strstr(err, "one line"));
     ck_assert_ptr_null(strstr(err, "Injected"));
-    ck_assert_int_ne(ws_init(&self, err, sizeof(err),
+    ck_assert_int_ne(unit_plugin_init(ops(), "/tmp", &self, err, sizeof(err),
                              "{\"endpoint\":\"https://x/s\",\"maxResults\":"
                              "99}"),
                      0);
