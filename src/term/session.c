@@ -90,6 +90,7 @@ struct term_session {
     /* one prompt */
     struct loop_usage total, last;
     int num_turns, tool_seq;
+    int msg_seq; /* over the session: message ids stay unique */
     char msg_id[32];
     char tool_id[32];
     bool announced; /* the call (turn, part) was written by decide() */
@@ -204,7 +205,7 @@ on_delta(void *ctx, const char *text, size_t len, struct status_error *err)
 
     if (!s->block_open) {
         char id[32];
-        snprintf(id, sizeof(id), "msg_%d", s->num_turns + 1);
+        snprintf(id, sizeof(id), "msg_%d", s->msg_seq + 1);
         if (partial_event(
                 s, json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:[], s:n, s:n, "
                              "s:o}}",
@@ -261,7 +262,7 @@ on_usage(void *ctx, const struct loop_usage *total, const char *model,
     s->last.cached = minus(total->cached, s->total.cached);
     s->total = *total;
     s->num_turns++;
-    snprintf(s->msg_id, sizeof(s->msg_id), "msg_%d", s->num_turns);
+    snprintf(s->msg_id, sizeof(s->msg_id), "msg_%d", ++s->msg_seq);
     if (close_block(s) != 0)
         return status_set(err, ST_INTERNAL, "cannot write the output");
     return 0;
@@ -622,8 +623,8 @@ reset_prompt(struct term_session *s)
     memset(&s->total, 0, sizeof(s->total));
     memset(&s->last, 0, sizeof(s->last));
     s->num_turns = 0;
-    s->msg_id[0] = '\0';
-    snprintf(s->msg_id, sizeof(s->msg_id), "msg_0");
+    /* an error before any answer still needs an id of its own */
+    snprintf(s->msg_id, sizeof(s->msg_id), "msg_%d", s->msg_seq + 1);
     s->announced = s->stashed = false;
     s->last_text = NULL;
     s->api_ms = 0;
