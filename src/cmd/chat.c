@@ -57,8 +57,10 @@ cmd_chat(int argc, char **argv)
     char *prompt = NULL;
     int rc;
 
-    if ((rc = term_args_parse(argc, argv, &args, stderr)) != 0)
+    if ((rc = term_args_parse(argc, argv, &args, stderr)) != 0) {
+        fputs("(`gemini-agent chat --help` shows the options)\n", stderr);
         return rc;
+    }
     if (args.help) {
         printf("usage: gemini-agent chat ");
         cmdopt_put_lines(stdout, term_usage, 25, 4);

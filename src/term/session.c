@@ -650,8 +650,50 @@ api_error_kind(enum status code)
     case ST_UPSTREAM_BAD:
         return "server_error";
     default:
-        return "unknown";
+        return NULL; /* not Gemini's answer: our own failure */
     }
+}
+
+/*
+ * The loop failed with `err`: tell of it as Claude Code tells of an API
+ * error (an assistant message with the text and `error`), or, when
+ * Gemini refused the key, with a system error message. Returns the text
+ * for the result's `errors`.
+ */
+static const char *
+failure(struct term_session *s, const struct status_error *err)
+{
+    char line[STATUS_TEXT_MAX + 64];
+    const char *kind = api_error_kind(err->code);
+    const char *msg;
+    json_t *am;
+
+    close_block(s);
+    if (s->interrupted)
+        return "interrupted by the user";
+    status_text(err, line, sizeof(line));
+    if (kind == NULL) {
+        msg = arena_strdup(&s->a, line);
+        return msg ? msg : "out of memory";
+    }
+    msg = arena_printf(&s->a, "API Error: %s", line);
+    if (msg == NULL)
+        return "out of memory";
+    if (err->code == ST_UPSTREAM_AUTH) {
+        system_error(s->args, s->out, s->session_id, msg);
+        return msg;
+    }
+    am = term_sj_assistant(s->msg_id, s->model,
+                           json_pack("{s:s, s:s}", "type", "text", "text",
+                                     msg),
+                           last_usage(s));
+    if (am != NULL &&
+        json_object_set_new(am, "error", json_string(kind)) != 0) {
+        json_decref(am);
+        am = NULL;
+    }
+    emit(s, am);
+    return msg;
 }
 
 static int
@@ -778,36 +820,10 @@ term_session_prompt(struct term_session *s, const char *text)
     if (s->out_failed)
         return -1;
     if (rc != 0) {
-        char line[STATUS_TEXT_MAX + 64];
-        const char *msg;
-
-        close_block(s);
-        status_text(&err, line, sizeof(line));
         auth = err.code == ST_UPSTREAM_AUTH;
-        if (err.code >= ST_UPSTREAM_AUTH && err.code <= ST_UPSTREAM_BAD) {
-            msg = arena_printf(&s->a, "API Error: %s", line);
-            json_t *am = term_sj_assistant(
-                s->msg_id, s->model,
-                json_pack("{s:s, s:s}", "type", "text", "text",
-                          msg ? msg : line),
-                last_usage(s));
-            if (am != NULL)
-                json_object_set_new(am, "error",
-                                    json_string(api_error_kind(err.code)));
-            if (auth)
-                system_error(s->args, s->out, s->session_id,
-                             msg ? msg : line);
-            else
-                emit(s, am), am = NULL;
-            json_decref(am);
-        } else if (s->interrupted) {
-            msg = "interrupted by the user";
-        } else {
-            msg = arena_strdup(&s->a, line);
-        }
         o.subtype = "error_during_execution";
         o.is_error = true;
-        o.error = msg ? msg : "out of memory";
+        o.error = failure(s, &err);
     } else if (s->interrupted) {
         o = (struct outcome){"error_during_execution", true,
                              "interrupted by the user", NULL};
