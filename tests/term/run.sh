@@ -126,6 +126,22 @@ chat -p "hi" --output-format json >"$TMP/out" 2>"$TMP/err"
 check "json output: exit 0" [ $? -eq 0 ]
 golden json "$TMP/out"
 
+chat -p "hi" --output-format json --model gemini-2.5-pro --session-id my-session >"$TMP/out" 2>"$TMP/err"
+check "json output on gemini-2.5-pro: the session id given, the price table's cost" jsonq "$TMP/out" '
+(lambda r: r["session_id"] == "my-session" and r["total_cost_usd"] > 0 and
+ abs(r["total_cost_usd"] - (r["usage"]["input_tokens"] * 1.25 + r["usage"]["output_tokens"] * 10.0) / 1e6) < 1e-12 and
+ r["modelUsage"]["gemini-2.5-pro"]["costUSD"] == r["total_cost_usd"])(msgs[0])'
+
+scenario error status=503
+chat -p "hi" --output-format json >"$TMP/out" 2>"$TMP/err"
+check "json output, Gemini down: exit 1" [ $? -eq 1 ]
+check "json output, Gemini down: only the error result, with errors" jsonq "$TMP/out" \
+    'len(msgs) == 1 and msgs[0]["is_error"] and msgs[0]["subtype"] == "error_during_execution" and msgs[0]["errors"][0].startswith("API Error: upstream_unavailable")'
+out=$(chat -p "hi" 2>"$TMP/err")
+check "text output, Gemini down: exit 1, nothing on stdout, the error on stderr" \
+    bash -c '[ $1 -eq 1 ] && [ -z "$2" ] && grep -q "API Error: upstream_unavailable" "$3"' _ $? "$out" "$TMP/err"
+scenario text
+
 # --- flags ------------------------------------------------------------------
 chat -p hi --output-format xml >"$TMP/out" 2>"$TMP/err"
 check "bad --output-format: exit 2" [ $? -eq 2 ]
