@@ -67,6 +67,9 @@ struct term_session {
     char session_id[128];
     char cwd[PATH_MAX];
     const char *key_source; /* apiKeySource */
+    struct config *cfg;     /* agent.yaml, when there is one; or NULL */
+    json_t *plugins_conf;   /* plugins.config as the terminal uses it */
+    char **expose;          /* plugins.expose as the terminal uses it */
     struct term_rules rules;
     struct config_gemini gemini;
     struct config_actions actions_env;
@@ -1033,8 +1036,25 @@ term_session_serve(struct term_session *s)
 
 /* --- open and close ------------------------------------------------------ */
 
-/* The key: GEMINI_API_KEY, GOOGLE_API_KEY, or the .gemini.yaml next to
- * the config `serve` would read (config_default_path()). */
+/* The configuration `serve` would read ($GEMINI_AGENT_CONFIG, else
+ * conf/agent.yaml), when it is there: the key of its .gemini.yaml and
+ * its plugins. Its problems are shown only with GEMINI_AGENT_LOG set:
+ * the terminal works without it. */
+static void
+load_config(struct term_session *s)
+{
+    const char *path = config_default_path();
+    struct diag d = DIAG_INIT;
+
+    if (access(path, R_OK) != 0)
+        return;
+    s->cfg = config_load(path, &d);
+    if (getenv("GEMINI_AGENT_LOG") != NULL)
+        diag_print(&d, stderr, "gemini-agent chat: ");
+    diag_release(&d);
+}
+
+/* The key: GEMINI_API_KEY, GOOGLE_API_KEY, or the configuration's. */
 static int
 find_key(struct term_session *s)
 {
@@ -1051,17 +1071,62 @@ find_key(struct term_session *s)
         s->gemini.api_key = strdup(env);
         return s->gemini.api_key ? 0 : -1;
     }
-    if (access(config_default_path(), R_OK) == 0) {
-        struct diag d = DIAG_INIT;
-        struct config *cfg = config_load(config_default_path(), &d);
-        if (cfg != NULL && cfg->gemini.api_key != NULL) {
-            s->key_source = "apiKeyHelper"; /* a settings file, not env */
-            s->gemini.api_key = strdup(cfg->gemini.api_key);
-        }
-        config_free(cfg);
-        diag_release(&d);
+    if (s->cfg != NULL && s->cfg->gemini.api_key != NULL) {
+        s->key_source = "apiKeyHelper"; /* a settings file, not env */
+        s->gemini.api_key = strdup(s->cfg->gemini.api_key);
     }
     return s->gemini.api_key ? 0 : -1;
+}
+
+/*
+ * Which plugins take part: the configuration's (plugins.dirs, expose,
+ * config), plus the terminal's own (cli, file_edit), always exposed and
+ * always rooted at the working folder whatever the configuration says of
+ * them. Without a configuration, only the terminal's own.
+ */
+static int
+plugins_config(struct term_session *s)
+{
+    const struct config_plugins *base = s->cfg ? &s->cfg->plugins : NULL;
+    json_t *conf = base && base->config ? json_deep_copy(base->config)
+                                        : json_object();
+    size_t n = 0;
+
+    if (base != NULL)
+        s->plugins_cfg = *base;
+    else
+        s->plugins_cfg.file = "(terminal)";
+    s->plugins_conf = conf;
+    s->plugins_cfg.config = conf;
+    if (conf == NULL)
+        return -1;
+    for (size_t i = 0; terminal_plugins[i] != NULL; i++) {
+        json_t *c = json_object_get(conf, terminal_plugins[i]);
+        if (!json_is_object(c) &&
+            json_object_set_new(conf, terminal_plugins[i],
+                                c = json_object()) != 0)
+            return -1;
+        if (json_object_set_new(c, "root", json_string(s->cwd)) != 0)
+            return -1;
+    }
+    if (s->plugins_cfg.expose_all) /* a config entry exposes a built-in */
+        return 0;
+    for (char **e = s->plugins_cfg.expose; e != NULL && *e != NULL; e++)
+        n++;
+    s->expose = calloc(n + ARRAY_SIZE(terminal_plugins), sizeof(char *));
+    if (s->expose == NULL)
+        return -1;
+    if (n > 0)
+        memcpy(s->expose, s->plugins_cfg.expose, n * sizeof(char *));
+    for (size_t i = 0; terminal_plugins[i] != NULL; i++) {
+        bool named = false;
+        for (size_t k = 0; k < n && !named; k++)
+            named = strcmp(s->expose[k], terminal_plugins[i]) == 0;
+        if (!named)
+            s->expose[n++] = terminal_plugins[i];
+    }
+    s->plugins_cfg.expose = s->expose;
+    return 0;
 }
 
 /* The terminal's tools: the registry's entries of the exposed plugins,
@@ -1072,13 +1137,13 @@ load_tools(struct term_session *s)
     struct diag d = DIAG_INIT;
     json_t *decls;
 
-    s->plugins_cfg.expose = terminal_plugins;
-    s->plugins_cfg.file = "(terminal)";
+    if (plugins_config(s) != 0)
+        return -1;
     const struct soplugin_env env = {
         .cfg = &s->plugins_cfg,
         .builtins = builtin_plugins,
         .terminal = true,
-        .config_dir = s->cwd,
+        .config_dir = s->cfg ? s->cfg->dir : s->cwd,
         .data_dir = s->actions_env.data_dir,
     };
     s->set = plugin_load(NULL, 0, &env, NULL, &d);
@@ -1096,7 +1161,9 @@ load_tools(struct term_session *s)
     for (size_t i = 0; i < s->set->count; i++) {
         const struct plugin_action *act = &s->set->actions[i];
         const char *name = act->tool ? act->tool : act->fn_name;
-        if (!act->exposed || name == NULL)
+        /* no one is signed in at a terminal: a plugin that needs a user
+         * (GEMINI_AGENT_NEEDS_USER) would refuse every call */
+        if (!act->exposed || act->needs_user || name == NULL)
             continue;
         if (find_tool(s, name) != NULL) {
             fprintf(stderr,
@@ -1187,6 +1254,7 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
         goto fail;
     }
     s->key_source = "none";
+    load_config(s);
     if (find_key(s) != 0) {
         why = "no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), "
               "or run `gemini-agent setup` and put the key in apiKey";
@@ -1202,7 +1270,9 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
     /* the shell tool may run up to its own bound; the watchdog must not
      * end the process first */
     s->actions_env.timeout_ms = BOUND_CLI_TIMEOUT_MS + DEFAULT_ACTION_TIMEOUT_MS;
-    s->actions_env.data_dir = arena_printf(&s->a, "%s/.gemini-agent", s->cwd);
+    s->actions_env.data_dir =
+        s->cfg ? arena_strdup(&s->a, s->cfg->actions.data_dir)
+               : arena_printf(&s->a, "%s/.gemini-agent", s->cwd);
     s->contents = json_array();
     if (s->model == NULL || s->gemini.base_url == NULL ||
         s->gemini.path == NULL || s->gemini.system_prompt == NULL ||
@@ -1243,6 +1313,9 @@ term_session_close(struct term_session *s)
     json_decref(s->tools_json);
     arena_release(&s->a);
     plugin_set_free(s->set);
+    json_decref(s->plugins_conf);
+    free(s->expose);
+    config_free(s->cfg);
     free(s->tools);
     free(s->system);
     free(s->model);

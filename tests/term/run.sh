@@ -179,6 +179,20 @@ check "key refused: exit 1" [ $? -eq 1 ]
 check "key refused: a system error message and an error result" jsonq "$TMP/out" \
     'any(m["type"] == "system" and m["subtype"] == "error" for m in msgs) and msgs[-1]["type"] == "result" and msgs[-1]["is_error"]'
 
+# --- a configuration: its key file and its plugins ----------------------------
+mkdir -p "$TMP/conf"
+printf 'actions: []\ndataDir: %s/var\nplugins:\n  dirs: []\n  expose: [todo]\n  config:\n    file_edit: {root: /no/such/folder}\n' "$TMP" >"$TMP/conf/agent.yaml"
+printf 'apiKey: test-key\n' >"$TMP/conf/.gemini.yaml"
+chmod 600 "$TMP/conf/.gemini.yaml"
+reset_files
+scenario server-steps 'calls=[["readFile",{"path":"a.txt"}]]'
+(cd "$WORK" && env -u GEMINI_API_KEY GEMINI_AGENT_CONFIG="$TMP/conf/agent.yaml" "$BIN" chat -p "read" --output-format stream-json --verbose) >"$TMP/out" 2>"$TMP/err"
+check "configuration: exit 0 with the key of its .gemini.yaml" [ $? -eq 0 ]
+check "configuration: its plugins' tools are declared beside the terminal's, the key's source said" jsonq "$TMP/out" \
+    '{"readFile", "run", "plan"} <= set(msgs[0]["tools"]) and msgs[0]["apiKeySource"] == "apiKeyHelper"'
+check "configuration: file_edit stays rooted at the working folder" jsonq "$TMP/out" \
+    'msgs[2]["message"]["content"][0]["is_error"] is False and msgs[2]["tool_use_result"]["content"] == "hello\nworld\n"'
+
 # --- permission modes and rules ------------------------------------------------
 reset_files
 scenario server-steps 'calls=[["writeFile",{"path":"b.txt","content":"new\n"}]]'
