@@ -551,9 +551,20 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *r,
         why = denial_text(s, t->name);
     if (v < 0)
         return -1;
+    if (v != TERM_ALLOW && why == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    if (v != TERM_ALLOW && s->interrupted) {
+        /* the call is denied and the prompt ends here: no more steps;
+         * the loop will not tell of this answer, so we do */
+        if (deny(s, c, why, r, err) < 0 ||
+            emit_err(s, term_sj_tool_result(s->tool_id, why, true, NULL),
+                     err) != 0)
+            return -1;
+        s->stashed = false;
+        return status_set(err, ST_CLIENT_GONE, "interrupted by the user");
+    }
     if (v != TERM_ALLOW)
-        return why ? deny(s, c, why, r, err)
-                   : status_set(err, ST_NO_MEMORY, "out of memory");
+        return deny(s, c, why, r, err);
 
     r->action = t->act->name;
     long t0 = monotime_ms();
@@ -796,6 +807,9 @@ term_session_prompt(struct term_session *s, const char *text)
     int rc;
 
     reset_prompt(s);
+    /* where this prompt's turns start: a prompt that fails is taken back
+     * whole, so no call is left without its answer for the next one */
+    size_t start = json_array_size(s->contents);
     if (s->denials == NULL ||
         json_array_append_new(s->contents,
                               json_pack("{s:s, s:[{s:s}]}", "role", "user",
@@ -823,6 +837,8 @@ term_session_prompt(struct term_session *s, const char *text)
     if (s->out_failed)
         return -1;
     if (rc != 0) {
+        while (json_array_size(s->contents) > start)
+            json_array_remove(s->contents, json_array_size(s->contents) - 1);
         auth = err.code == ST_UPSTREAM_AUTH;
         o.subtype = "error_during_execution";
         o.is_error = true;

@@ -24,6 +24,8 @@ def main():
     ap.add_argument("--prompt", action="append", default=[])
     ap.add_argument("--allow", action="store_true")
     ap.add_argument("--deny")
+    ap.add_argument("--interrupt", action="store_true",
+                    help="answer can_use_tool with an interrupt request")
     ap.add_argument("--control", action="append", default=[])
     ap.add_argument("--timeout", type=float, default=30)
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
@@ -65,6 +67,10 @@ def main():
             next_prompt()
         elif t == "control_request" and m["request"].get("subtype") == "can_use_tool":
             r = m["request"]
+            if a.interrupt:
+                send({"request_id": "int_1", "type": "control_request",
+                      "request": {"subtype": "interrupt"}})
+                continue
             if a.deny is not None:
                 res = {"behavior": "deny", "message": a.deny}
             else:

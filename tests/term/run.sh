@@ -270,6 +270,19 @@ check "can_use_tool deny: the command did not run" [ ! -e "$WORK/made.txt" ]
 check "can_use_tool deny: tool_result is the message, in permission_denials" jsonq "$TMP/out" \
     'any(m["type"] == "user" and m["message"]["content"][0]["content"] == "not now" and m["message"]["content"][0]["is_error"] for m in msgs) and len(msgs[-1]["permission_denials"]) == 1'
 
+reset_files
+# the second prompt is the conversation's first user text once the
+# interrupted one is taken back: [[mock:text]] then picks the scenario
+"$PY" "$TERM_DIR/driver.py" --prompt "run" --prompt "[[mock:text]] hi" --interrupt -- \
+    "$BIN" chat --output-format stream-json --verbose --input-format stream-json --permission-prompt-tool=stdio --cwd "$WORK" >"$TMP/out" 2>"$TMP/err"
+check "interrupt while asking: exit 0 when stdin closes" [ $? -eq 0 ]
+check "interrupt while asking: the prompt ends with an error result, the next one runs" jsonq "$TMP/out" '(
+[m for m in msgs if m["type"] == "control_response"][1]["response"] == {"subtype": "success", "request_id": "int_1", "response": {"still_queued": []}}
+and (lambda r: r[0]["subtype"] == "error_during_execution" and r[0]["errors"] == ["interrupted by the user"] and len(r[0]["permission_denials"]) == 1 and r[0]["num_turns"] == 1 and not r[1]["is_error"])([m for m in msgs if m["type"] == "result"]))'
+check "interrupt while asking: the call's tool_result says so" jsonq "$TMP/out" \
+    'any(m["type"] == "user" and m["message"]["content"][0] == {"type": "tool_result", "tool_use_id": "toolu_1", "content": "interrupted by the user", "is_error": True} for m in msgs)'
+check "interrupt while asking: the command did not run" [ ! -e "$WORK/made.txt" ]
+
 scenario text
 "$PY" "$TERM_DIR/driver.py" --prompt "hi" --control '{"subtype":"set_permission_mode","mode":"plan"}' \
     --control '{"subtype":"rewind_files"}' --control '{"subtype":"initialize"}' -- \
