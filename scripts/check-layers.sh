@@ -27,7 +27,7 @@ set -u
 LAYERS='
 cmd
 proc
-http
+http term
 agent
 plugins
 registry gemini store

@@ -49,6 +49,8 @@ static const struct command commands[] = {
      "bring the run API's store up to this schema"},
     {"users", cmd_users, cmd_users_usage,
      "set a user's trust level for the run API"},
+    {"chat", cmd_chat, cmd_chat_usage,
+     "the terminal client (Claude Code's stream-json protocol)"},
 };
 
 /* Layout of the command list: "  NAME   OPTIONS   SUMMARY", the summary on

@@ -65,6 +65,11 @@ extern const char cmd_store_usage[];
 int cmd_users(int argc, char **argv);
 extern const char cmd_users_usage[];
 
+/* chat [PROMPT] [-p] [--output-format ...] ...: the terminal client,
+ * Claude Code's command line and stream-json protocol (src/term/). */
+int cmd_chat(int argc, char **argv);
+extern const char cmd_chat_usage[];
+
 /* --- shared by the commands (cmd/common.c) -------------------------------- */
 
 struct site;

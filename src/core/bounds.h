@@ -477,6 +477,21 @@
 #define BOUND_TODO_PLANS          1000000
 #define DEFAULT_TODO_PLANS        10000
 
+/* --- the terminal client (src/term/, `gemini-agent chat`) -------------- */
+/* --allowedTools / --disallowedTools flags kept (each may list many). */
+#define BOUND_TERM_RULE_FLAGS    32
+/* Rules over all those flags together (a name or `Bash(prefix:*)`). */
+#define BOUND_TERM_RULES         256
+/* Gemini answers of one prompt when --max-turns says nothing; a larger
+ * --max-turns is cut to it. */
+#define BOUND_TERM_TURNS         100
+/* One line of --input-format stream-json (a user message, a control
+ * request); a longer line is an error and ends the session. */
+#define BOUND_TERM_INPUT_LINE    (8u * 1024 * 1024)
+/* User messages that arrive while a tool waits for permission, kept
+ * for after the turn. */
+#define BOUND_TERM_QUEUED        64
+
 /* --- the permission policy (registry/permission.h) --------------------- */
 
 /* A glob in a permission entry (`pattern`, `signature`). fnmatch(3)

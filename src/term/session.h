@@ -1,0 +1,44 @@
+/*
+ * session.h - one `gemini-agent chat` session: the terminal's tools (the
+ * registry's plugins loaded for the terminal), the Gemini client, the
+ * conversation, and the agent loop driven once per user message, its
+ * events written as Claude Code stream-json (streamjson.h).
+ *
+ * The session lives in memory only (no store: --resume and --continue
+ * are refused). One thread.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef APP_TERM_SESSION_H
+#define APP_TERM_SESSION_H
+
+#include "core/common.h"
+#include "term/args.h"
+
+#include <stdio.h>
+
+struct term_session;
+
+/*
+ * Open a session for `args` (borrowed for its life): the working folder,
+ * the key, the plugins, the Gemini client. On failure returns NULL after
+ * reporting it (a system message of subtype "error" on `out` for
+ * stream-json and json, else a line on stderr); `*exit_code` is then what
+ * the process should exit with.
+ */
+struct term_session *term_session_open(const struct term_args *args,
+                                       FILE *in, FILE *out, int *exit_code);
+
+/* One user message of text `text`: init, the loop's messages, the
+ * result (what args->out writes of them). Returns 0 when the result was
+ * a success, 1 when it was an error, -1 when the session cannot go on
+ * (an auth failure, the output gone, out of memory). */
+int term_session_prompt(struct term_session *s, const char *text);
+
+/* --input-format stream-json: read `in` until it closes, answering
+ * control requests and running each user message. The exit code. */
+int term_session_serve(struct term_session *s);
+
+void term_session_close(struct term_session *s);
+
+#endif /* APP_TERM_SESSION_H */

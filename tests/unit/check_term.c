@@ -1,0 +1,300 @@
+/*
+ * check_term.c - the terminal client's pure parts: its command line
+ * (term/args.h) as the Claude Agent SDK writes it, the permission modes
+ * and tool rules (term/perm.h), and the usage and price mapping
+ * (term/streamjson.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/common.h"
+#include "agent/loop.h"
+#include "core/arena.h"
+#include "core/status.h"
+#include "term/args.h"
+#include "term/perm.h"
+#include "term/streamjson.h"
+
+#include <check.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Parse a NULL-terminated argv (argv[0] "chat"); stderr into err[]. */
+static int
+parse(struct term_args *a, char *err, size_t n, ...)
+{
+    char *argv[64];
+    int argc = 0;
+    va_list ap;
+    FILE *f = fmemopen(err, n, "w");
+    int rc;
+
+    argv[argc++] = UNCONST("chat");
+    va_start(ap, n);
+    for (char *s; (s = va_arg(ap, char *)) != NULL && argc < 63;)
+        argv[argc++] = s;
+    va_end(ap);
+    argv[argc] = NULL;
+    memset(err, 0, n);
+    rc = term_args_parse(argc, argv, a, f);
+    fclose(f);
+    return rc;
+}
+
+START_TEST(sdk_argv_both_styles)
+{
+    struct term_args a;
+    char err[1024];
+
+    /* SDK 0.3.x: --flag=value, empty values, flags we ignore */
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--output-format",
+                           "stream-json", "--verbose", "--input-format",
+                           "stream-json", "--max-turns=5",
+                           "--model=gemini-2.5-pro",
+                           "--allowedTools=Read,Grep",
+                           "--disallowedTools=Bash", "--setting-sources=",
+                           "--permission-mode=acceptEdits",
+                           "--include-partial-messages",
+                           "--permission-prompt-tool=stdio", NULL),
+                     0);
+    ck_assert_int_eq(a.out, TERM_FMT_STREAM);
+    ck_assert(a.in_stream && a.verbose && a.partial && a.prompt_stdio);
+    ck_assert_int_eq(a.max_turns, 5);
+    ck_assert_str_eq(a.model, "gemini-2.5-pro");
+    ck_assert_int_eq(a.mode, TERM_MODE_ACCEPT_EDITS);
+    ck_assert_uint_eq(a.nallowed, 1);
+    ck_assert_str_eq(a.allowed[0], "Read,Grep");
+    ck_assert_uint_eq(a.ndenied, 1);
+    ck_assert_ptr_null(a.prompt);
+    ck_assert_ptr_nonnull(strstr(err, "ignoring --setting-sources"));
+
+    /* SDK 0.1.0: space-separated, with empty values */
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--output-format",
+                           "stream-json", "--verbose", "--input-format",
+                           "stream-json", "--system-prompt", "",
+                           "--setting-sources", "", "--permission-mode",
+                           "default", NULL),
+                     0);
+    ck_assert_str_eq(a.system_prompt, "");
+    ck_assert_int_eq(a.mode, TERM_MODE_DEFAULT);
+    ck_assert_ptr_null(a.prompt); /* the empty value was not the prompt */
+}
+END_TEST
+
+START_TEST(print_and_prompt)
+{
+    struct term_args a;
+    char err[512];
+
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "-p", "hello there",
+                           "--output-format", "json", NULL),
+                     0);
+    ck_assert(a.print);
+    ck_assert_str_eq(a.prompt, "hello there");
+    ck_assert_int_eq(a.out, TERM_FMT_JSON);
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--print", "--model", "m",
+                           "why?", NULL),
+                     0);
+    ck_assert_str_eq(a.prompt, "why?");
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "-v", NULL), 0);
+    ck_assert(a.version);
+    /* an unknown Claude flag with a value does not eat the prompt */
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--betas", "x,y", "hi",
+                           NULL),
+                     0);
+    ck_assert_str_eq(a.prompt, "hi");
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--", "-p is text", NULL),
+                     0);
+    ck_assert_str_eq(a.prompt, "-p is text");
+}
+END_TEST
+
+START_TEST(bad_flags)
+{
+    struct term_args a;
+    char err[512];
+
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--output-format", "xml",
+                           NULL),
+                     2);
+    ck_assert_ptr_nonnull(strstr(err, "text, json or stream-json"));
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--input-format=yaml", NULL),
+                     2);
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--max-turns", "0", NULL),
+                     2);
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--max-turns=x", NULL), 2);
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--model", NULL), 2);
+    ck_assert_ptr_nonnull(strstr(err, "needs a value"));
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--permission-mode=auto",
+                           NULL),
+                     2);
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--verbose=yes", NULL), 2);
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "-x", NULL), 2);
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "one", "two", NULL), 2);
+    ck_assert_int_eq(parse(&a, err, sizeof(err),
+                           "--permission-prompt-tool=mcp__x", NULL),
+                     2);
+    /* more turns than the bound are cut to it */
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--max-turns=100000", NULL),
+                     0);
+    ck_assert_int_eq(a.max_turns, BOUND_TERM_TURNS);
+}
+END_TEST
+
+static enum term_verdict
+verdict(enum term_mode m, const char *allow, const char *deny,
+        const char *tool, const char *command, bool side, bool edit)
+{
+    struct term_args args = {0};
+    struct term_rules *r = calloc(1, sizeof(*r));
+    struct status_error err = {0};
+    struct arena a;
+    json_t *in = command ? json_pack("{s:s}", "command", command)
+                         : json_object();
+    enum term_verdict v;
+
+    arena_init(&a);
+    if (allow)
+        args.allowed[args.nallowed++] = allow;
+    if (deny)
+        args.denied[args.ndenied++] = deny;
+    ck_assert_int_eq(term_rules_parse(&args, &a, r, &err), 0);
+    v = term_perm_decide(m, r, tool, in, side, edit);
+    json_decref(in);
+    arena_release(&a);
+    free(r);
+    return v;
+}
+
+START_TEST(modes)
+{
+    /* read-only tools run in every mode */
+    for (int m = TERM_MODE_DEFAULT; m <= TERM_MODE_DONT_ASK; m++)
+        ck_assert_int_eq(verdict(m, NULL, NULL, "Read", NULL, false, true),
+                         TERM_ALLOW);
+    ck_assert_int_eq(verdict(TERM_MODE_DEFAULT, NULL, NULL, "Bash", "ls",
+                             true, false),
+                     TERM_ASK);
+    ck_assert_int_eq(verdict(TERM_MODE_ACCEPT_EDITS, NULL, NULL, "Write",
+                             NULL, true, true),
+                     TERM_ALLOW);
+    ck_assert_int_eq(verdict(TERM_MODE_ACCEPT_EDITS, NULL, NULL, "Bash",
+                             "ls", true, false),
+                     TERM_ASK);
+    ck_assert_int_eq(verdict(TERM_MODE_BYPASS, NULL, NULL, "Bash", "rm x",
+                             true, false),
+                     TERM_ALLOW);
+    ck_assert_int_eq(verdict(TERM_MODE_PLAN, NULL, NULL, "Write", NULL, true,
+                             true),
+                     TERM_DENY);
+    ck_assert_int_eq(verdict(TERM_MODE_DONT_ASK, NULL, NULL, "Bash", "ls",
+                             true, false),
+                     TERM_DENY);
+    ck_assert_int_eq(verdict(TERM_MODE_DONT_ASK, "Bash", NULL, "Bash", "ls",
+                             true, false),
+                     TERM_ALLOW);
+}
+END_TEST
+
+START_TEST(rules)
+{
+    /* Bash(git:*): a prefix of the command */
+    ck_assert_int_eq(verdict(TERM_MODE_DEFAULT, "Read Bash(git:*)", NULL,
+                             "Bash", "git status", true, false),
+                     TERM_ALLOW);
+    ck_assert_int_eq(verdict(TERM_MODE_DEFAULT, "Bash(git:*)", NULL, "Bash",
+                             "rm -rf /", true, false),
+                     TERM_ASK);
+    /* an exact command, with spaces and commas inside the parentheses */
+    ck_assert_int_eq(verdict(TERM_MODE_DEFAULT, "Edit,Bash(echo a, b)",
+                             NULL, "Bash", "echo a, b", true, false),
+                     TERM_ALLOW);
+    ck_assert_int_eq(verdict(TERM_MODE_DEFAULT, "Bash(echo a, b)", NULL,
+                             "Bash", "echo a, bc", true, false),
+                     TERM_ASK);
+    /* deny wins over allow and over bypass */
+    ck_assert_int_eq(verdict(TERM_MODE_BYPASS, "Bash", "Bash(rm:*)", "Bash",
+                             "rm x", true, false),
+                     TERM_DENY);
+    ck_assert_int_eq(verdict(TERM_MODE_DEFAULT, NULL, "Read", "Read", NULL,
+                             false, true),
+                     TERM_DENY);
+    /* a pattern needs a command: a tool without one never matches */
+    ck_assert_int_eq(verdict(TERM_MODE_DEFAULT, "Write(x:*)", NULL, "Write",
+                             NULL, true, true),
+                     TERM_ASK);
+}
+END_TEST
+
+START_TEST(bad_rules)
+{
+    struct term_args args = {0};
+    struct term_rules *r = calloc(1, sizeof(*r));
+    struct status_error err = {0};
+    struct arena a;
+
+    arena_init(&a);
+    args.allowed[args.nallowed++] = "Bash(git:*";
+    ck_assert_int_eq(term_rules_parse(&args, &a, r, &err), -1);
+    ck_assert_int_eq(err.code, ST_BAD_REQUEST);
+    arena_release(&a);
+    free(r);
+}
+END_TEST
+
+START_TEST(usage_and_cost)
+{
+    struct loop_usage u = {.prompt = 1000000, .candidates = 400000,
+                           .thoughts = 100000, .cached = 200000};
+    json_t *j = term_sj_usage(&u);
+
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "input_tokens")),
+                     800000);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "output_tokens")),
+                     500000);
+    ck_assert_int_eq(json_integer_value(json_object_get(
+                         j, "cache_read_input_tokens")),
+                     200000);
+    json_decref(j);
+    /* 0.8M * 1.25 + 0.5M * 10 + 0.2M * 0.31 = 1 + 5 + 0.062 */
+    ck_assert_double_eq_tol(term_sj_cost("gemini-2.5-pro", &u), 6.062, 1e-9);
+    /* -lite is not priced as its longer-named sibling's prefix */
+    ck_assert_double_eq_tol(term_sj_cost("gemini-2.5-flash-lite", &u),
+                            0.8 * 0.10 + 0.5 * 0.40 + 0.2 * 0.025, 1e-9);
+    ck_assert(term_sj_cost("gemini-3.8-flash", &u) == 0);
+}
+END_TEST
+
+START_TEST(uuid_v4)
+{
+    char a[37], b[37];
+
+    ck_assert_int_eq(term_uuid(a), 0);
+    ck_assert_int_eq(term_uuid(b), 0);
+    ck_assert_uint_eq(strlen(a), 36);
+    ck_assert_str_ne(a, b);
+    ck_assert_int_eq(a[14], '4');
+    ck_assert_ptr_nonnull(strchr("89ab", a[19]));
+    ck_assert(a[8] == '-' && a[13] == '-' && a[18] == '-' && a[23] == '-');
+}
+END_TEST
+
+Suite *
+term_suite(void)
+{
+    Suite *s = suite_create("term");
+    TCase *tc = tcase_create("term");
+
+    tcase_add_test(tc, sdk_argv_both_styles);
+    tcase_add_test(tc, print_and_prompt);
+    tcase_add_test(tc, bad_flags);
+    tcase_add_test(tc, modes);
+    tcase_add_test(tc, rules);
+    tcase_add_test(tc, bad_rules);
+    tcase_add_test(tc, usage_and_cost);
+    tcase_add_test(tc, uuid_v4);
+    suite_add_tcase(s, tc);
+    return s;
+}
