@@ -96,13 +96,13 @@ check "plain text: the session id is a uuid everywhere" jsonq "$TMP/out" \
     'len({m["session_id"] for m in msgs}) == 1 and len(msgs[0]["session_id"]) == 36'
 
 reset_files
-scenario server-steps 'calls=[["readFile",{"path":"a.txt"}]]'
+scenario server-steps 'calls=[["Read",{"file_path":"a.txt"}]]'
 chat -p "read a.txt" --output-format stream-json --verbose >"$TMP/out" 2>"$TMP/err"
 check "tool round trip: exit 0" [ $? -eq 0 ]
 golden read "$TMP/out"
 
 reset_files
-scenario server-steps 'calls=[["run",{"command":"echo hi > made.txt"}]]'
+scenario server-steps 'calls=[["Bash",{"command":"echo hi > made.txt"}]]'
 chat -p "run it" --output-format stream-json --verbose >"$TMP/out" 2>"$TMP/err"
 check "denial in default mode: exit 0" [ $? -eq 0 ]
 golden deny "$TMP/out"
@@ -185,36 +185,36 @@ printf 'actions: []\ndataDir: %s/var\nplugins:\n  dirs: []\n  expose: [todo]\n  
 printf 'apiKey: test-key\n' >"$TMP/conf/.gemini.yaml"
 chmod 600 "$TMP/conf/.gemini.yaml"
 reset_files
-scenario server-steps 'calls=[["readFile",{"path":"a.txt"}]]'
+scenario server-steps 'calls=[["Read",{"file_path":"a.txt"}]]'
 (cd "$WORK" && env -u GEMINI_API_KEY GEMINI_AGENT_CONFIG="$TMP/conf/agent.yaml" "$BIN" chat -p "read" --output-format stream-json --verbose) >"$TMP/out" 2>"$TMP/err"
 check "configuration: exit 0 with the key of its .gemini.yaml" [ $? -eq 0 ]
 check "configuration: its plugins' tools are declared beside the terminal's, the key's source said" jsonq "$TMP/out" \
-    '{"readFile", "run", "plan"} <= set(msgs[0]["tools"]) and msgs[0]["apiKeySource"] == "apiKeyHelper"'
+    '{"Read", "Bash", "plan"} <= set(msgs[0]["tools"]) and msgs[0]["apiKeySource"] == "apiKeyHelper"'
 check "configuration: file_edit stays rooted at the working folder" jsonq "$TMP/out" \
-    'msgs[2]["message"]["content"][0]["is_error"] is False and msgs[2]["tool_use_result"]["content"] == "hello\nworld\n"'
+    'msgs[2]["message"]["content"][0]["is_error"] is False and msgs[2]["tool_use_result"]["file"]["content"] == "hello\nworld\n"'
 
 # --- permission modes and rules ------------------------------------------------
 reset_files
-scenario server-steps 'calls=[["writeFile",{"path":"b.txt","content":"new\n"}]]'
+scenario server-steps 'calls=[["Write",{"file_path":"b.txt","content":"new\n"}]]'
 chat -p "write" --output-format stream-json --verbose --permission-mode acceptEdits >"$TMP/out" 2>"$TMP/err"
 check "acceptEdits: a file edit runs" [ "$(cat "$WORK/b.txt" 2>/dev/null)" = "new" ]
 check "acceptEdits: no denial" jsonq "$TMP/out" 'msgs[-1]["permission_denials"] == []'
 
 reset_files
-scenario server-steps 'calls=[["writeFile",{"path":"b.txt","content":"new\n"}]]'
+scenario server-steps 'calls=[["Write",{"file_path":"b.txt","content":"new\n"}]]'
 chat -p "write" --output-format stream-json --verbose --permission-mode plan >"$TMP/out" 2>"$TMP/err"
 check "plan: a file edit does not run" [ ! -e "$WORK/b.txt" ]
 check "plan: denied, in permission_denials" jsonq "$TMP/out" \
-    'msgs[-1]["permission_denials"][0]["tool_name"] == "writeFile" and msgs[-1]["permission_denials"][0]["tool_input"] == {"path": "b.txt", "content": "new\n"}'
+    'msgs[-1]["permission_denials"][0]["tool_name"] == "Write" and msgs[-1]["permission_denials"][0]["tool_input"] == {"file_path": "b.txt", "content": "new\n"}'
 
 reset_files
-scenario server-steps 'calls=[["run",{"command":"echo hi > made.txt"}]]'
+scenario server-steps 'calls=[["Bash",{"command":"echo hi > made.txt"}]]'
 chat -p "run" --output-format stream-json --verbose --permission-mode acceptEdits >"$TMP/out" 2>"$TMP/err"
 check "acceptEdits: a shell command is still denied without a prompt channel" [ ! -e "$WORK/made.txt" ]
-chat -p "run" --output-format stream-json --verbose --allowedTools 'readFile run(echo:*)' >"$TMP/out" 2>"$TMP/err"
+chat -p "run" --output-format stream-json --verbose --allowedTools 'Read Bash(echo:*)' >"$TMP/out" 2>"$TMP/err"
 check "--allowedTools run(echo:*): the command runs" [ -e "$WORK/made.txt" ]
 rm -f "$WORK/made.txt"
-chat -p "run" --output-format stream-json --verbose --permission-mode bypassPermissions --disallowedTools 'run(echo hi:*)' >"$TMP/out" 2>"$TMP/err"
+chat -p "run" --output-format stream-json --verbose --permission-mode bypassPermissions --disallowedTools 'Bash(echo hi:*)' >"$TMP/out" 2>"$TMP/err"
 check "--disallowedTools wins over bypassPermissions" [ ! -e "$WORK/made.txt" ]
 chat -p "run" --output-format stream-json --verbose --permission-mode=bypassPermissions >"$TMP/out" 2>"$TMP/err"
 check "bypassPermissions: the command runs" [ -e "$WORK/made.txt" ]
@@ -222,24 +222,24 @@ rm -f "$WORK/made.txt"
 chat -p "run" --output-format stream-json --verbose --permission-mode dontAsk >"$TMP/out" 2>"$TMP/err"
 check "dontAsk: denied" jsonq "$TMP/out" 'len(msgs[-1]["permission_denials"]) == 1'
 
-scenario server-steps 'calls=[["readFile",{"path":"a.txt"}]]'
-chat -p "read" --output-format stream-json --verbose --disallowedTools readFile >"$TMP/out" 2>"$TMP/err"
-check "--disallowedTools readFile: a read-only tool denied too" jsonq "$TMP/out" \
+scenario server-steps 'calls=[["Read",{"file_path":"a.txt"}]]'
+chat -p "read" --output-format stream-json --verbose --disallowedTools Read >"$TMP/out" 2>"$TMP/err"
+check "--disallowedTools Read: a read-only tool denied too" jsonq "$TMP/out" \
     'msgs[2]["message"]["content"][0]["is_error"] is True and len(msgs[-1]["permission_denials"]) == 1'
 
 # --- errors of a tool call -------------------------------------------------------
-scenario server-steps 'calls=[["readFile",{"file":"a.txt"}]]'
+scenario server-steps 'calls=[["Read",{"file":"a.txt"}]]'
 chat -p "read" --output-format stream-json --verbose >"$TMP/out" 2>"$TMP/err"
 check "schema mismatch: tool_result is_error, the details on stderr only" jsonq "$TMP/out" \
-    'msgs[2]["message"]["content"][0]["is_error"] is True and msgs[2]["message"]["content"][0]["content"].startswith("InputValidationError: readFile")'
-check "schema mismatch: stderr says which rule" grep -q "readFile: schema_violation" "$TMP/err"
+    'msgs[2]["message"]["content"][0]["is_error"] is True and msgs[2]["message"]["content"][0]["content"].startswith("InputValidationError: Read")'
+check "schema mismatch: stderr says which rule" grep -q "Read: schema_violation" "$TMP/err"
 scenario server-steps 'calls=[["no_such_tool",{}]]'
 chat -p "x" --output-format stream-json --verbose >"$TMP/out" 2>"$TMP/err"
 check "unknown tool: tool_result is_error" jsonq "$TMP/out" \
     'msgs[2]["message"]["content"][0] == {"type": "tool_result", "tool_use_id": "toolu_1", "content": "Error: No such tool available: no_such_tool", "is_error": True}'
 
 # --- max turns, partial messages ---------------------------------------------------
-scenario server-steps 'calls=[["readFile",{"path":"a.txt"}]]'
+scenario server-steps 'calls=[["Read",{"file_path":"a.txt"}]]'
 chat -p "read" --output-format stream-json --verbose --max-turns 1 >"$TMP/out" 2>"$TMP/err"
 check "--max-turns 1: exit 1" [ $? -eq 1 ]
 check "--max-turns 1: error_max_turns with errors" jsonq "$TMP/out" \
@@ -256,7 +256,7 @@ check "stream-json input: exit 0 when stdin closes" [ $? -eq 0 ]
 golden stream-input "$TMP/out"
 
 reset_files
-scenario server-steps 'calls=[["run",{"command":"echo hi > made.txt"}]]'
+scenario server-steps 'calls=[["Bash",{"command":"echo hi > made.txt"}]]'
 "$PY" "$TERM_DIR/driver.py" --prompt "run" --allow -- \
     "$BIN" chat --output-format stream-json --verbose --input-format stream-json --permission-prompt-tool=stdio --cwd "$WORK" >"$TMP/out" 2>"$TMP/err"
 check "can_use_tool allow: exit 0" [ $? -eq 0 ]
