@@ -883,6 +883,7 @@ describe('index.js', () => {
 describe('helpers', () => {
   test('describeServerCall', () => {
     assert.equal(describeServerCall({ name: 'shop.searchProducts', ok: true }), 'Searched products (shop.searchProducts)');
+    assert.equal(describeServerCall({ name: 'clarification.ask', ok: true }), 'Asked (clarification.ask)', 'a question waits: it was asked, not run');
     assert.equal(describeServerCall({ name: 'shop.getProductBySlug' }), 'Got product by slug (shop.getProductBySlug)');
     assert.equal(describeServerCall({ name: 'shop.addReview', ok: false }), 'Added review (shop.addReview) — failed');
     assert.equal(describeServerCall({ name: 'shop.listCategories' }), 'Listed categories (shop.listCategories)');

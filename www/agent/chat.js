@@ -534,7 +534,7 @@ export function resultForModel(result) {
 const PAST = {
   get: 'Got', find: 'Found', send: 'Sent', make: 'Made', run: 'Ran', set: 'Set', put: 'Put',
   read: 'Read', write: 'Wrote', buy: 'Bought', pay: 'Paid', build: 'Built', submit: 'Submitted',
-  stop: 'Stopped', ship: 'Shipped', drop: 'Dropped', plan: 'Planned',
+  stop: 'Stopped', ship: 'Shipped', drop: 'Dropped', plan: 'Planned', ask: 'Asked',
 };
 const REGULAR = new Set([
   'search', 'list', 'add', 'create', 'update', 'delete', 'remove', 'fetch', 'check', 'load',
