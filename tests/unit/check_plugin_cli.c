@@ -12,6 +12,7 @@
  */
 #include "core/common.h"
 #include "plugins/cli.h"
+#include "unit_plugin.h"
 #include "core/arena.h"
 #include "core/monotime.h"
 
@@ -31,19 +32,6 @@ static char root[128];
 static const struct gemini_agent_plugin *cli;
 static void *self;
 static struct arena ar;
-static pthread_mutex_t ar_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The arena is shared by the threads of concurrent_calls. */
-static void *
-t_alloc(const struct gemini_agent_ctx *ctx, size_t n)
-{
-    void *p;
-
-    pthread_mutex_lock(&ar_lock);
-    p = arena_alloc(ctx->host, n);
-    pthread_mutex_unlock(&ar_lock);
-    return p;
-}
 
 static int
 init_with(const char *config, void **out, char *err, size_t n)
@@ -96,7 +84,7 @@ teardown(void)
 static int
 call(const char *args, const char **text)
 {
-    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, tmp, t_alloc,
+    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, tmp, unit_plugin_alloc,
                                    &ar, NULL, NULL};
     struct gemini_agent_out out = {NULL, 0};
     int rc = cli->execute(self, &ctx, "Bash", args, strlen(args), &out);
@@ -114,9 +102,9 @@ run(const char *command_json)
     char *args;
     int rc;
 
-    pthread_mutex_lock(&ar_lock);
+    unit_plugin_lock();
     args = arena_printf(&ar, "{\"command\":\"%s\"}", command_json);
-    pthread_mutex_unlock(&ar_lock);
+    unit_plugin_unlock();
     rc = call(args, &t);
     ck_assert_msg(rc == GEMINI_AGENT_OK, "%s: %d %s", command_json, rc, t);
     return t;
@@ -132,9 +120,9 @@ str(const char *answer, const char *key)
     ck_assert_msg(j != NULL, "not JSON: %s", answer);
     ck_assert_msg(json_is_string(json_object_get(j, key)), "%s in %s", key,
                   answer);
-    pthread_mutex_lock(&ar_lock);
+    unit_plugin_lock();
     r = arena_strdup(&ar, json_string_value(json_object_get(j, key)));
-    pthread_mutex_unlock(&ar_lock);
+    unit_plugin_unlock();
     json_decref(j);
     return r;
 }
@@ -371,7 +359,7 @@ START_TEST(bad_calls_and_config)
     const char *t;
     char err[300] = "";
     void *s2 = NULL;
-    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, tmp, t_alloc,
+    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, tmp, unit_plugin_alloc,
                                    &ar, NULL, NULL};
     struct gemini_agent_out out = {NULL, 0};
 

@@ -12,6 +12,7 @@
  */
 #include "core/common.h"
 #include "plugins/fileedit.h"
+#include "unit_plugin.h"
 #include "plugins/builtin.h"
 #include "registry/plugin.h"
 #include "registry/soplugin.h"
@@ -36,19 +37,6 @@ static char root[128], outside[128];
 static const struct gemini_agent_plugin *fe;
 static void *self;
 static struct arena ar;
-static pthread_mutex_t ar_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The arena is shared by the threads of concurrent_changes. */
-static void *
-t_alloc(const struct gemini_agent_ctx *ctx, size_t n)
-{
-    void *p;
-
-    pthread_mutex_lock(&ar_lock);
-    p = arena_alloc(ctx->host, n);
-    pthread_mutex_unlock(&ar_lock);
-    return p;
-}
 
 static void
 put(const char *path, const char *text)
@@ -122,7 +110,7 @@ teardown(void)
 static int
 call(const char *tool, const char *args, const char **text)
 {
-    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, tmp, t_alloc,
+    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, tmp, unit_plugin_alloc,
                                    &ar, NULL, NULL};
     struct gemini_agent_out out = {NULL, 0};
     int rc = fe->execute(self, &ctx, tool, args, strlen(args), &out);

@@ -58,6 +58,18 @@ unit_plugin_start(const struct gemini_agent_plugin *p, const char *dir,
     return self;
 }
 
+void
+unit_plugin_lock(void)
+{
+    pthread_mutex_lock(&alloc_lock);
+}
+
+void
+unit_plugin_unlock(void)
+{
+    pthread_mutex_unlock(&alloc_lock);
+}
+
 int
 unit_plugin_init(const struct gemini_agent_plugin *p, const char *dir,
                  void **self, char *err, size_t errsize, const char *fmt, ...)

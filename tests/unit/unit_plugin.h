@@ -19,6 +19,9 @@ void unit_rmdir(const char *dir);
 /* ctx->alloc for tests: memory of the arena in ctx->host, under a lock
  * (suites call plugins from several threads). */
 void *unit_plugin_alloc(const struct gemini_agent_ctx *ctx, size_t size);
+/* That lock, for a suite's own use of the same arena beside the calls. */
+void unit_plugin_lock(void);
+void unit_plugin_unlock(void);
 
 /* p->initialize() with the config printf'd from fmt, agent.yaml's folder
  * and dataDir both `dir`: its return value, *self and err as it left
