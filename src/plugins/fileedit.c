@@ -949,6 +949,29 @@ fe_old(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
     return -1;
 }
 
+/* fe_old(), and a copy of the content for Edit and MultiEdit to change
+ * (*copy NULL when the file does not exist yet). 0, or -1 after
+ * answering (*rc). */
+static int
+fe_old_copy(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
+            struct gemini_agent_out *out, const char *abs, char **data,
+            size_t *len, unsigned *mode, bool *existed, char **copy, int *rc)
+{
+    *copy = NULL;
+    if (fe_old(fe, ctx, out, abs, data, len, mode, existed, rc) != 0)
+        return -1;
+    if (!*existed)
+        return 0;
+    if ((*copy = malloc(*len + 1)) == NULL) {
+        free(*data);
+        *data = NULL;
+        *rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
+        return -1;
+    }
+    memcpy(*copy, *data, *len + 1);
+    return 0;
+}
+
 /*
  * The change every write tool makes, with the journal `t` held: note the
  * old state in it, then put data[len] in place of `abs`. 0, or -1 after
@@ -1162,14 +1185,9 @@ fe_tool_edit(struct fileedit *fe, struct fe_txn *t,
         return fe_bad_args(ctx, out, &jerr);
     if (fe_resolve(fe, path, plen, true, abs, msg, sizeof(msg)) != 0)
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
-    if (fe_old(fe, ctx, out, abs, &old, &old_len, &mode, &existed, &rc) != 0)
+    if (fe_old_copy(fe, ctx, out, abs, &old, &old_len, &mode, &existed, &buf,
+                    &rc) != 0)
         return rc;
-    if (existed && (buf = malloc(old_len + 1)) == NULL) {
-        free(old);
-        return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
-    }
-    if (existed)
-        memcpy(buf, old, old_len + 1);
     len = old_len;
     if (fe_edit_buf(&buf, &len, existed, from, flen, to, tlen, all != 0,
                     fe->max_bytes, &first, msg, sizeof(msg)) != 0) {
@@ -1252,14 +1270,9 @@ fe_tool_multiedit(struct fileedit *fe, struct fe_txn *t,
     }
     if (fe_resolve(fe, path, plen, true, abs, msg, sizeof(msg)) != 0)
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
-    if (fe_old(fe, ctx, out, abs, &old, &old_len, &mode, &existed, &rc) != 0)
+    if (fe_old_copy(fe, ctx, out, abs, &old, &old_len, &mode, &existed, &buf,
+                    &rc) != 0)
         return rc;
-    if (existed && (buf = malloc(old_len + 1)) == NULL) {
-        free(old);
-        return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
-    }
-    if (existed)
-        memcpy(buf, old, old_len + 1);
     len = old_len;
     exists = existed;
     /* in order, each on the result of the ones before; all or nothing */
