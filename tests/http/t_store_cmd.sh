@@ -48,7 +48,7 @@ ga_run users set-trust ann boss --config "$GA_CONF"
 # --- a newer program's store ---------------------------------------------------------
 "$PY" -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("pragma user_version = 99"); c.commit()' "$DB"
 ga_run store migrate --config "$GA_CONF"
-[ "$rc" -eq 1 ] && [[ $err == *"newer gemini-agent (schema 99, this one knows 2)"* ]] && ok "store migrate: refuses a newer schema" || not_ok "store migrate: refuses a newer schema" "rc $rc: $err"
+[ "$rc" -eq 1 ] && [[ $err == *"newer gemini-agent (schema 99, this one knows 3)"* ]] && ok "store migrate: refuses a newer schema" || not_ok "store migrate: refuses a newer schema" "rc $rc: $err"
 [ "$(sql 'pragma user_version')" = 99 ] && ok "store migrate: the newer store is left alone" || not_ok "store migrate: the newer store is left alone" "$(sql 'pragma user_version')"
 t0=$(now_ms)
 ga_run serve --config "$GA_CONF" --socket "$ST_DIR/refused.sock" --workers 1
