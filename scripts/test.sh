@@ -166,16 +166,22 @@ else
 fi
 rm -rf "$asan_logs"
 
+# Every file of the terminal client's suite: run.sh, then t_*.sh.
+term_suite() {
+    local f
+    for f in tests/term/run.sh tests/term/t_*.sh; do
+        "$f" 2>&1 | tee "$log"
+        count_plain "terminal client: ${f##*/}$1"
+    done
+}
 step "terminal client tests"
-tests/term/run.sh 2>&1 | tee "$log"
-count_plain "terminal client tests"
+term_suite ""
 step "terminal client tests against the ASan/UBSan binary"
 asan_logs=$(mktemp -d "${TMPDIR:-/tmp}/ga-asan.XXXXXX")
 if make -s asan; then
     ASAN_OPTIONS=log_path=$asan_logs/asan:detect_leaks=1 \
     UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
-    GA_BIN=$repo/build-asan/gemini-agent tests/term/run.sh 2>&1 | tee "$log"
-    count_plain "terminal client tests (asan)"
+    GA_BIN=$repo/build-asan/gemini-agent term_suite " (asan)"
     if [ -n "$(ls -A "$asan_logs")" ]; then
         echo "not ok - sanitizer reports from the terminal client:"
         cat "$asan_logs"/*

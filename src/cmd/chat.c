@@ -71,9 +71,15 @@ cmd_chat(int argc, char **argv)
         printf("%s (gemini-agent)\n", TERM_PROTOCOL_VERSION);
         return 0;
     }
-    if (args.resume != NULL || args.cont) {
-        fprintf(stderr, "gemini-agent chat: --resume and --continue are not "
-                        "served yet (sessions are kept in memory only)\n");
+    if (args.resume != NULL && args.cont) {
+        fprintf(stderr, "gemini-agent chat: --resume and --continue name "
+                        "different sessions; give one\n");
+        return CMDOPT_EXIT_USAGE;
+    }
+    if ((args.resume != NULL || args.cont) && args.session_id != NULL &&
+        !args.fork) { /* as Claude Code: the new id is the fork's */
+        fprintf(stderr, "gemini-agent chat: --session-id with --resume or "
+                        "--continue needs --fork-session\n");
         return CMDOPT_EXIT_USAGE;
     }
     if (args.in_stream && args.out != TERM_FMT_STREAM) {

@@ -491,6 +491,22 @@
 /* User messages that arrive while a tool waits for permission, kept
  * for after the turn. */
 #define BOUND_TERM_QUEUED        64
+/* --add-dir folders (the file_edit plugin's addDirs take as many). */
+#define BOUND_TERM_ADD_DIRS      32
+/* A session id (--session-id, --resume): Claude Code's are uuids. */
+#define BOUND_TERM_SESSION_ID    127
+/* Compaction (.gemini.yaml `compaction:`, term/compact.h): it starts when
+ * a prompt reached this share of the model's window ... */
+#define DEFAULT_COMPACT_AT_PERCENT 80
+/* ... and keeps this many of the last user turns whole. */
+#define DEFAULT_COMPACT_KEEP_TURNS 2
+#define BOUND_COMPACT_KEEP_TURNS   64
+/* The largest window `contextWindow` may claim (tokens), and the window of
+ * a model the price table (term/streamjson.c) does not know. */
+#define BOUND_CONTEXT_WINDOW       (16L * 1024 * 1024)
+#define DEFAULT_CONTEXT_WINDOW     1048576L
+/* The summary a compaction asks for, at most (maxOutputTokens). */
+#define BOUND_COMPACT_SUMMARY_TOKENS 8192
 
 /* --- the permission policy (registry/permission.h) --------------------- */
 

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -846,6 +847,56 @@ set_string(char **slot, const char *s)
     }
 }
 
+/* .gemini.yaml `compaction:` (struct config_compaction). */
+static void
+load_compaction(struct config_compaction *c, const struct ydoc_node *map,
+                const char *file, struct diag *d)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+        long min, max;
+    } limits[] = {
+        {"contextWindow", offsetof(struct config_compaction, window), 0,
+         BOUND_CONTEXT_WINDOW},
+        {"atPercent", offsetof(struct config_compaction, at_percent), 10, 100},
+        {"keepTurns", offsetof(struct config_compaction, keep_turns), 0,
+         BOUND_COMPACT_KEEP_TURNS},
+    };
+
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line, "'compaction' must be a mapping");
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        long long val;
+        size_t l;
+
+        if (strcmp(k->text, "enabled") == 0) {
+            if (!ydoc_bool(v, &c->enabled))
+                diag_add(d, file, v->line,
+                         "'compaction.enabled' must be true or false");
+            continue;
+        }
+        for (l = 0; l < ARRAY_SIZE(limits); l++)
+            if (strcmp(k->text, limits[l].key) == 0)
+                break;
+        if (l == ARRAY_SIZE(limits)) {
+            diag_add(d, file, k->line,
+                     "unknown key in 'compaction' (expected one of: "
+                     "enabled, contextWindow, atPercent, keepTurns)");
+        } else if (!ydoc_int(v, &val) || val < limits[l].min ||
+                   val > limits[l].max) {
+            diag_add(d, file, v->line,
+                     "'compaction.%s' must be an integer from %ld to %ld",
+                     limits[l].key, limits[l].min, limits[l].max);
+        } else {
+            *(long *)(void *)((char *)c + limits[l].off) = (long)val;
+        }
+    }
+}
+
 /*
  * Problems here are never fatal: actions still serve without Gemini. The
  * key's value never appears in a message, only where it came from.
@@ -886,6 +937,8 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
                 diag_add(d, file, v->line, "'systemPrompt' must be a string");
             else if (s != NULL)
                 set_string(&g->system_prompt, s);
+        } else if (strcmp(k->text, "compaction") == 0) {
+            load_compaction(&g->compaction, v, file, d);
         } else if (strcmp(k->text, "baseUrl") == 0) {
             if (want_string(v, file, "baseUrl", d) == NULL)
                 continue;
@@ -899,7 +952,7 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
             /* Not echoed: a key pasted in the wrong place would be. */
             diag_add(d, file, k->line,
                      "unknown key (expected one of: apiKey, model, "
-                     "systemPrompt, baseUrl)");
+                     "systemPrompt, baseUrl, compaction)");
         }
     }
 
@@ -1050,6 +1103,7 @@ config_load(const char *path, struct diag *d)
     cfg->gemini.model = strdup(CONFIG_DEFAULT_MODEL);
     cfg->gemini.base_url = strdup(CONFIG_DEFAULT_BASE_URL);
     cfg->gemini.system_prompt = strdup("");
+    cfg->gemini.compaction = (struct config_compaction)CONFIG_COMPACTION_INIT;
     cfg->auth.session_cookie = strdup(CONFIG_DEFAULT_SESSION_COOKIE);
     cfg->run.side_effects = true;
     cfg->plugins.expose_all = true;

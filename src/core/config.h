@@ -54,6 +54,20 @@ enum config_key_source {
     CONFIG_KEY_ENV_GOOGLE, /* GOOGLE_API_KEY */
 };
 
+/* The terminal client's automatic compaction (.gemini.yaml
+ * `compaction:`, term/compact.h): when a conversation's last prompt
+ * reached at_percent of the model's window, its oldest turns are
+ * summarised, keeping the last keep_turns user turns whole. */
+struct config_compaction {
+    bool enabled;        /* enabled (default true) */
+    long window;         /* contextWindow: tokens; 0 = the model's own */
+    long at_percent;     /* atPercent (DEFAULT_COMPACT_AT_PERCENT) */
+    long keep_turns;     /* keepTurns (DEFAULT_COMPACT_KEEP_TURNS) */
+};
+
+#define CONFIG_COMPACTION_INIT                                               \
+    {true, 0, DEFAULT_COMPACT_AT_PERCENT, DEFAULT_COMPACT_KEEP_TURNS}
+
 struct config_gemini {
     char *path;          /* the .gemini.yaml file */
     char *api_key;       /* NULL when missing, empty or a placeholder */
@@ -62,6 +76,7 @@ struct config_gemini {
     char *system_prompt; /* "" when unset */
     char *base_url;      /* no trailing slash; env GEMINI_BASE_URL wins */
     long timeout_ms;     /* one call, retries included (geminiTimeoutMs) */
+    struct config_compaction compaction;
 };
 
 /* What running server actions needs. */

@@ -201,9 +201,28 @@ static const char schema_v2[] =
     "CREATE INDEX tickets_by_expiry ON tickets (expires);\n"
     "PRAGMA user_version = 2;\n";
 
+/*
+ * Version 3: the terminal client's sessions (`gemini-agent chat`,
+ * term/keep.h): one row a session, its Gemini history whole (the JSON text
+ * of the contents, thought signatures included), rewritten after every
+ * prompt. --continue finds the newest of a folder (chats_by_cwd).
+ */
+static const char schema_v3[] =
+    "CREATE TABLE chats (\n"
+    "    id       TEXT PRIMARY KEY,\n"
+    "    cwd      TEXT NOT NULL,\n"
+    "    model    TEXT NOT NULL,\n"
+    "    contents TEXT NOT NULL,\n"
+    "    usage    TEXT,\n"
+    "    created  INTEGER NOT NULL,\n"
+    "    updated  INTEGER NOT NULL\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE INDEX chats_by_cwd ON chats (cwd, updated);\n"
+    "PRAGMA user_version = 3;\n";
+
 /* migrations[v] takes a store from version v to v + 1, and sets
  * user_version itself. */
-static const char *const migrations[] = {schema_v1, schema_v2};
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
 
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
                "one migration per schema version");
@@ -255,6 +274,9 @@ enum query {
     Q_BUDGET_TOP,
     Q_TICKET_PRUNE,
     Q_TICKET_CLAIM,
+    Q_CHAT_SAVE,
+    Q_CHAT_LOAD,
+    Q_CHAT_LATEST,
     Q__COUNT
 };
 
@@ -433,6 +455,20 @@ static const struct {
                         " ON CONFLICT (id) DO UPDATE"
                         " SET expires = excluded.expires"
                         " WHERE tickets.expires <= ?3"},
+    /* created stays what the first save wrote */
+    [Q_CHAT_SAVE] = {"chat save",
+                     "INSERT INTO chats (id, cwd, model, contents, usage,"
+                     " created, updated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
+                     " ON CONFLICT (id) DO UPDATE SET cwd = excluded.cwd,"
+                     " model = excluded.model, contents = excluded.contents,"
+                     " usage = excluded.usage, updated = excluded.updated"},
+    [Q_CHAT_LOAD] = {"chat load",
+                     "SELECT id, cwd, model, contents, usage, created, updated"
+                     " FROM chats WHERE id = ?1"},
+    [Q_CHAT_LATEST] = {"chat latest",
+                       "SELECT id, cwd, model, contents, usage, created,"
+                       " updated FROM chats WHERE cwd = ?1"
+                       " ORDER BY updated DESC, id LIMIT 1"},
 };
 
 struct sqlite_store {
@@ -1964,6 +2000,76 @@ sq_ticket_claim(struct store *base, const char *id, long long expires_at_ms,
     return tx_end(s, rc, err);
 }
 
+/* --- the terminal client's sessions -------------------------------------- */
+
+static int
+sq_chat_save(struct store *base, const struct store_chat *c,
+             struct status_error *err)
+{
+    struct sqlite_store *s = sq(base);
+    char *usage_text = NULL;
+    int rc;
+
+    if (dump(c->usage, &usage_text, err) != 0)
+        return -1;
+    rc = run(s, Q_CHAT_SAVE, err, "sssssI", c->id, c->cwd, c->model,
+             c->contents, usage_text, store_now_ms());
+    free(usage_text);
+    return rc;
+}
+
+/* One row of chat_load / chat_latest into `out` (malloc'd copies). */
+static int
+chat_row(struct sqlite_store *s, enum query q, sqlite3_stmt *st,
+         struct store_chat *out, struct status_error *err)
+{
+    int r;
+
+    if (st == NULL)
+        return -1;
+    r = step(s, q, st, err);
+    if (r == 0)
+        r = status_set(err, ST_NOT_FOUND, "no such session");
+    if (r == 1) {
+        out->id = strdup(col_text(st, 0));
+        out->cwd = strdup(col_text(st, 1));
+        out->model = strdup(col_text(st, 2));
+        out->contents = strdup(col_text(st, 3));
+        out->created = (long long)col_int(st, 5);
+        out->updated = (long long)col_int(st, 6);
+        r = col_json(s, st, 4, &out->usage, err) == 0 ? 1 : -1;
+        if (r == 1 && (out->id == NULL || out->cwd == NULL ||
+                       out->model == NULL || out->contents == NULL))
+            r = nomem(err);
+    }
+    done(st);
+    if (r < 0) {
+        store_chat_release(out);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+sq_chat_load(struct store *base, const char *id, struct store_chat *out,
+             struct status_error *err)
+{
+    struct sqlite_store *s = sq(base);
+
+    return chat_row(s, Q_CHAT_LOAD, prep(s, Q_CHAT_LOAD, err, "s", id), out,
+                    err);
+}
+
+static int
+sq_chat_latest(struct store *base, const char *cwd, struct store_chat *out,
+               struct status_error *err)
+{
+    struct sqlite_store *s = sq(base);
+
+    return chat_row(s, Q_CHAT_LATEST, prep(s, Q_CHAT_LATEST, err, "s", cwd),
+                    out, err);
+}
+
 /* --- the table ----------------------------------------------------------- */
 
 static const struct store_ops sqlite_ops = {
@@ -1999,4 +2105,7 @@ static const struct store_ops sqlite_ops = {
     .budget_get = sq_budget_get,
     .budget_top = sq_budget_top,
     .ticket_claim = sq_ticket_claim,
+    .chat_save = sq_chat_save,
+    .chat_load = sq_chat_load,
+    .chat_latest = sq_chat_latest,
 };

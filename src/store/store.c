@@ -11,6 +11,8 @@
 #include "core/status.h"
 
 #include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -223,6 +225,21 @@ store_ticket_claim(struct store *st, const char *ticket_id,
             return status_set(err, ST_BAD_REQUEST,
                               "a ticket id is printable ASCII");
     return st->ops->ticket_claim(st, ticket_id, expires_at_ms, now_ms, err);
+}
+
+/* --- the terminal client's sessions -------------------------------------- */
+
+void
+store_chat_release(struct store_chat *c)
+{
+    if (c == NULL)
+        return;
+    free(c->id);
+    free(c->cwd);
+    free(c->model);
+    free(c->contents);
+    json_decref(c->usage);
+    memset(c, 0, sizeof(*c));
 }
 
 /* --- opening ------------------------------------------------------------- */

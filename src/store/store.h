@@ -136,6 +136,20 @@ struct store_budget_use {
     long long tokens;   /* today (UTC) */
 };
 
+/* A session of the terminal client (store_ops.chat_*). Loaded: every
+ * string malloc'd and `usage` a new reference (store_chat_release frees
+ * them); saved: all borrowed. */
+struct store_chat {
+    char *id;       /* the session id (its caller bounds it) */
+    char *cwd;      /* the folder it works in */
+    char *model;
+    char *contents; /* JSON text of the Gemini contents */
+    struct json_t *usage; /* the session's totals; may be NULL */
+    long long created, updated; /* ms since the epoch (loaded only) */
+};
+
+void store_chat_release(struct store_chat *c);
+
 struct store;
 
 struct store_ops {
@@ -290,6 +304,16 @@ struct store_ops {
     int (*ticket_claim)(struct store *s, const char *id,
                         long long expires_at_ms, long long now_ms,
                         struct status_error *err);
+    /* the terminal client's sessions */
+    /* create or overwrite the session `c->id` (its `created` kept) */
+    int (*chat_save)(struct store *s, const struct store_chat *c,
+                     struct status_error *err);
+    /* the session `id` (ST_NOT_FOUND when there is none) */
+    int (*chat_load)(struct store *s, const char *id, struct store_chat *out,
+                     struct status_error *err);
+    /* the session of `cwd` saved last (ST_NOT_FOUND when there is none) */
+    int (*chat_latest)(struct store *s, const char *cwd,
+                       struct store_chat *out, struct status_error *err);
 };
 
 struct store {
@@ -321,6 +345,6 @@ int store_ticket_claim(struct store *st, const char *ticket_id,
                        struct status_error *err);
 
 /* The schema version this program writes. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 #endif /* APP_STORE_H */

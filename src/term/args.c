@@ -21,7 +21,8 @@ const char term_usage[] =
     "[PROMPT] [-p|--print] [--output-format text|json|stream-json]\n"
     "[--input-format text|stream-json] [--verbose]\n"
     "[--include-partial-messages] [--model M] [--cwd DIR]\n"
-    "[--session-id ID] [--max-turns N]\n"
+    "[--session-id ID] [--resume ID | --continue] [--fork-session]\n"
+    "[--no-session-persistence] [--add-dir DIR]... [--max-turns N]\n"
     "[--permission-mode default|acceptEdits|bypassPermissions|plan|dontAsk]\n"
     "[--allowedTools LIST] [--disallowedTools LIST]\n"
     "[--append-system-prompt TEXT] [--permission-prompt-tool stdio]\n"
@@ -31,6 +32,7 @@ enum flag_id {
     F_PRINT, F_OUT, F_IN, F_VERBOSE, F_PARTIAL, F_MODEL, F_CWD, F_SESSION,
     F_RESUME, F_CONTINUE, F_MAX_TURNS, F_MODE, F_ALLOWED, F_DENIED,
     F_SYSTEM, F_APPEND, F_PROMPT_TOOL, F_VERSION, F_HELP, F_BYPASS,
+    F_FORK, F_NO_PERSIST, F_ADD_DIR,
 };
 
 struct flag {
@@ -63,6 +65,9 @@ static const struct flag flags[] = {
     {"--version", 'v', false, F_VERSION},
     {"--help", 'h', false, F_HELP},
     {"--dangerously-skip-permissions", 0, false, F_BYPASS},
+    {"--fork-session", 0, false, F_FORK},
+    {"--no-session-persistence", 0, false, F_NO_PERSIST},
+    {"--add-dir", 0, true, F_ADD_DIR},
 };
 
 /* Claude Code flags with a value that we ignore (SDK 0.1 and 0.3 argv,
@@ -71,7 +76,7 @@ static const struct flag flags[] = {
 static const char *const ignored_with_value[] = {
     "--agent", "--agents", "--betas", "--json-schema",
     "--permission-prompts", "--tools", "--mcp-config", "--setting-sources",
-    "--settings", "--fallback-model", "--add-dir", "--plugin-dir",
+    "--settings", "--fallback-model", "--plugin-dir",
     "--resume-session-at", "--thinking", "--max-thinking-tokens",
     "--effort", "--debug-file", "--max-budget-usd", "--output-style",
     "--ide", "--replay-user-messages-from",
@@ -216,6 +221,20 @@ apply(const struct flag *f, const char *v, struct term_args *a, FILE *err)
         break;
     case F_BYPASS:
         a->mode = TERM_MODE_BYPASS;
+        break;
+    case F_FORK:
+        a->fork = true;
+        break;
+    case F_NO_PERSIST:
+        a->no_persist = true;
+        break;
+    case F_ADD_DIR:
+        if (v[0] == '\0') /* the SDK passes --add-dir= for none */
+            break;
+        if (a->nadd_dirs == BOUND_TERM_ADD_DIRS)
+            return bad(err, "%s given more than %d times", f->name,
+                       BOUND_TERM_ADD_DIRS);
+        a->add_dirs[a->nadd_dirs++] = v;
         break;
     }
     return 0;

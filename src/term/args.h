@@ -48,8 +48,13 @@ struct term_args {
     const char *model;   /* NULL: the default model */
     const char *cwd;     /* NULL: the working folder */
     const char *session_id;
-    const char *resume;  /* --resume ID (not served yet: an error) */
-    bool cont;           /* --continue (not served yet: an error) */
+    const char *resume;  /* --resume ID: carry on that saved session */
+    bool cont;           /* --continue: the folder's last session */
+    bool fork;           /* --fork-session: resumed under a new id */
+    bool no_persist;     /* --no-session-persistence: nothing saved */
+    /* --add-dir: folders the file tools may reach beside the cwd */
+    const char *add_dirs[BOUND_TERM_ADD_DIRS];
+    size_t nadd_dirs;
     long max_turns;      /* 0: BOUND_TERM_TURNS */
     enum term_mode mode;
     /* --allowedTools / --disallowedTools, each value as given (a list

@@ -29,6 +29,10 @@
 #include "registry/action.h"
 #include "registry/plugin.h"
 #include "registry/soplugin.h"
+#include "store/store.h"
+#include "agent/turn.h"
+#include "term/compact.h"
+#include "term/keep.h"
 #include "term/perm.h"
 #include "term/streamjson.h"
 
@@ -64,7 +68,7 @@ struct term_session {
     FILE *in, *out;
     enum term_mode mode;
     char *model; /* heap */
-    char session_id[128];
+    char session_id[BOUND_TERM_SESSION_ID + 1];
     char cwd[PATH_MAX];
     const char *key_source; /* apiKeySource */
     struct config *cfg;     /* agent.yaml, when there is one; or NULL */
@@ -81,6 +85,11 @@ struct term_session {
     char *system;       /* heap */
     struct gemini g;
     bool g_ok;
+    struct store *keep; /* the saved sessions (keep.h); NULL: not saved */
+    struct config_compaction compaction;
+    long context_tokens; /* the last call's prompt and answer */
+    struct loop_usage used; /* over the session, every prompt's */
+    double cost;            /* ... and what it cost */
     struct arena a;
     json_t *contents;
     bool initialized; /* the initialize control request was answered */
@@ -92,6 +101,7 @@ struct term_session {
 
     /* one prompt */
     struct loop_usage total, last;
+    struct loop_usage extra; /* a compaction's call, not the loop's */
     int num_turns, tool_seq;
     int msg_seq; /* over the session: message ids stay unique */
     char msg_id[32];
@@ -264,6 +274,7 @@ on_usage(void *ctx, const struct loop_usage *total, const char *model,
     s->last.thoughts = minus(total->thoughts, s->total.thoughts);
     s->last.cached = minus(total->cached, s->total.cached);
     s->total = *total;
+    s->context_tokens = s->last.prompt + s->last.candidates;
     s->num_turns++;
     snprintf(s->msg_id, sizeof(s->msg_id), "msg_%d", ++s->msg_seq);
     if (close_block(s) != 0)
@@ -619,12 +630,13 @@ init_message(struct term_session *s)
 
     for (size_t i = 0; tools != NULL && i < s->ntools; i++)
         json_array_append_new(tools, json_string(s->tools[i].name));
-    m = json_pack("{s:s, s:s, s:s, s:s, s:o, s:[], s:s, s:s, s:[], s:s, "
+    m = json_pack("{s:s, s:s, s:s, s:s, s:o, s:[], s:s, s:s, s:[s], s:s, "
                   "s:s, s:s, s:[], s:[], s:[]}",
                   "type", "system", "subtype", "init", "cwd", s->cwd,
                   "session_id", s->session_id, "tools", tools, "mcp_servers",
                   "model", s->model, "permissionMode",
-                  term_mode_name(s->mode), "slash_commands", "apiKeySource",
+                  term_mode_name(s->mode), "slash_commands", "compact",
+                  "apiKeySource",
                   s->key_source, "claude_code_version",
                   TERM_PROTOCOL_VERSION, "output_style", "default", "agents",
                   "skills", "plugins");
@@ -644,6 +656,7 @@ reset_prompt(struct term_session *s)
     s->api_ms = 0;
     s->interrupted = false;
     s->block_open = false;
+    memset(&s->extra, 0, sizeof(s->extra));
     json_decref(s->denials);
     s->denials = json_array();
 }
@@ -748,18 +761,35 @@ struct outcome {
     const char *stop;  /* stop_reason, or NULL */
 };
 
+/* The prompt's usage: the loop's calls and a compaction's. */
+static struct loop_usage
+prompt_usage(const struct term_session *s)
+{
+    struct loop_usage u = s->total;
+
+    loop_usage_add(&u.prompt, s->extra.prompt);
+    loop_usage_add(&u.candidates, s->extra.candidates);
+    loop_usage_add(&u.thoughts, s->extra.thoughts);
+    loop_usage_add(&u.cached, s->extra.cached);
+    loop_usage_add(&u.total, s->extra.total);
+    u.calls += s->extra.calls;
+    return u;
+}
+
 static int
 write_result(struct term_session *s, const struct outcome *o, long t0)
 {
-    double cost = term_sj_cost(s->model, &s->total);
+    const struct loop_usage used = prompt_usage(s);
+    const struct loop_usage *u = &used;
+    double cost = term_sj_cost(s->model, u);
     const char *text = o->error && !s->last_text ? o->error
                        : s->last_text            ? s->last_text
                                                  : "";
     json_t *mu = json_pack(
         "{s:{s:I, s:I, s:I, s:I, s:i, s:f}}", s->model, "inputTokens",
-        (json_int_t)minus(s->total.prompt, s->total.cached), "outputTokens",
-        (json_int_t)(s->total.candidates + s->total.thoughts),
-        "cacheReadInputTokens", (json_int_t)s->total.cached,
+        (json_int_t)minus(u->prompt, u->cached), "outputTokens",
+        (json_int_t)(u->candidates + u->thoughts),
+        "cacheReadInputTokens", (json_int_t)u->cached,
         "cacheCreationInputTokens", (json_int_t)0, "webSearchRequests", 0,
         "costUSD", cost);
     json_t *m = json_pack(
@@ -769,7 +799,7 @@ write_result(struct term_session *s, const struct outcome *o, long t0)
         "duration_ms", (json_int_t)(monotime_ms() - t0), "duration_api_ms",
         (json_int_t)s->api_ms, "num_turns", s->num_turns, "result", text,
         "stop_reason", o->stop, "session_id", s->session_id,
-        "total_cost_usd", cost, "usage", term_sj_usage(&s->total),
+        "total_cost_usd", cost, "usage", term_sj_usage(u),
         "modelUsage", mu, "permission_denials", s->denials);
     char uuid[37];
 
@@ -796,6 +826,153 @@ write_result(struct term_session *s, const struct outcome *o, long t0)
     return 0;
 }
 
+/* --- keeping the session (keep.h) and compacting it (compact.h) ------- */
+
+/*
+ * Save the session: its history, model, folder and usage so far (this
+ * prompt's included). Called before the prompt's result is written, so
+ * what the host was told is kept. A failure is said on stderr only: the
+ * answer stands, only --resume would miss it.
+ */
+static void
+keep_save(struct term_session *s)
+{
+    const struct loop_usage u = prompt_usage(s);
+    struct status_error err = {0};
+    struct loop_usage all = s->used;
+    char *contents;
+    json_t *usage;
+
+    if (s->keep == NULL || json_array_size(s->contents) == 0)
+        return;
+    loop_usage_add(&all.prompt, u.prompt);
+    loop_usage_add(&all.candidates, u.candidates);
+    loop_usage_add(&all.thoughts, u.thoughts);
+    loop_usage_add(&all.cached, u.cached);
+    contents = jsonout_dumps(s->contents, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
+                             NULL);
+    loop_usage_add(&all.total, u.total);
+    all.calls += u.calls;
+    usage = json_pack("{s:o, s:f, s:I}", "tokens", loop_usage_json(&all),
+                      "costUsd", s->cost + term_sj_cost(s->model, &u),
+                      "contextTokens", (json_int_t)s->context_tokens);
+    const struct store_chat c = {
+        .id = s->session_id,
+        .cwd = s->cwd,
+        .model = s->model,
+        .contents = contents,
+        .usage = usage,
+    };
+    if (contents == NULL || usage == NULL)
+        status_set(&err, ST_NO_MEMORY, "out of memory");
+    else if (s->keep->ops->chat_save(s->keep, &c, &err) == 0) {
+        s->used = all;
+        s->cost += term_sj_cost(s->model, &u);
+    }
+    if (err.code != ST_OK)
+        fprintf(stderr, "gemini-agent chat: the session was not saved: %s\n",
+                err.text);
+    free(contents);
+    json_decref(usage);
+}
+
+#define COMPACT_DESCRIPTION                                                  \
+    "Summarise the conversation so far, to free its context"
+
+/* Is `text` the /compact command (Claude Code's)? */
+static bool
+is_compact_command(const char *text)
+{
+    while (*text == ' ' || *text == '\t' || *text == '\n')
+        text++;
+    if (strncmp(text, "/compact", 8) != 0)
+        return false;
+    for (text += 8; *text == ' ' || *text == '\t' || *text == '\n';)
+        text++;
+    return *text == '\0';
+}
+
+/*
+ * Replace the oldest turns by a summary Gemini writes of them (compact.h),
+ * all of them when `manual` (/compact), else all but the configured last
+ * few. 1 when it compacted, 0 when there was nothing to compact, -1 with
+ * `err` when the call failed (the conversation is then unchanged).
+ */
+static int
+compact(struct term_session *s, bool manual, struct status_error *err)
+{
+    size_t split = term_compact_split(
+        s->contents, manual ? 0 : s->compaction.keep_turns);
+    struct gemini_usage gu = {0};
+    char *body;
+    json_t *req, *resp = NULL, *next;
+    struct turn t;
+    long pre = s->context_tokens;
+
+    if (split == 0)
+        return 0;
+    req = term_compact_request(s->contents, split, s->system, s->tools_json);
+    /* the whole history: as large as the window, past any output bound */
+    body = req ? jsonout_dumps(req, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, NULL)
+               : NULL;
+    json_decref(req);
+    if (body == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    s->gemini.model = s->model;
+    long t0 = monotime_ms();
+    int rc = gemini_generate(&s->g, &s->gemini, body, strlen(body), &s->a,
+                             &resp, &gu, err);
+    free(body);
+    s->api_ms += minus(monotime_ms(), t0);
+    s->extra.calls += gu.calls;
+    if (rc != 0 || turn_parse(resp, &s->a, &t, err) != 0)
+        return -1;
+    loop_usage_add(&s->extra.prompt, t.prompt_tokens);
+    loop_usage_add(&s->extra.candidates, t.candidates_tokens);
+    loop_usage_add(&s->extra.thoughts, t.thoughts_tokens);
+    loop_usage_add(&s->extra.cached, t.cached_tokens);
+    loop_usage_add(&s->extra.total, t.total_tokens);
+    if (t.text[0] == '\0' || t.end != TURN_DONE)
+        return status_set(err, ST_UPSTREAM_BAD,
+                          "Gemini wrote no summary (%s)",
+                          t.reason[0] ? t.reason : "empty answer");
+    if ((next = term_compact_apply(s->contents, split, t.text)) == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    json_decref(s->contents);
+    s->contents = next;
+    /* until the next call says, the summary is what the context holds */
+    s->context_tokens = t.candidates_tokens;
+    if (emit(s, json_pack("{s:s, s:s, s:{s:s, s:I}}", "type", "system",
+                          "subtype", "compact_boundary", "compact_metadata",
+                          "trigger", manual ? "manual" : "auto",
+                          "pre_tokens", (json_int_t)pre)) != 0)
+        return status_set(err, ST_INTERNAL, "cannot write the output");
+    return 1;
+}
+
+/* /compact: init, the compaction, a result saying what it did. */
+static int
+compact_command(struct term_session *s, long t0)
+{
+    struct status_error err = {0};
+    struct outcome o = {"success", false, NULL, "end_turn"};
+    int rc = compact(s, true, &err);
+
+    if (s->out_failed)
+        return -1;
+    if (rc < 0) {
+        o = (struct outcome){"error_during_execution", true, NULL, NULL};
+        o.error = failure(s, &err);
+    } else {
+        s->last_text = rc > 0 ? "Compacted the conversation."
+                              : "Nothing to compact yet.";
+        keep_save(s);
+    }
+    if (write_result(s, &o, t0) != 0)
+        return -1;
+    return o.is_error ? 1 : 0;
+}
+
 int
 term_session_prompt(struct term_session *s, const char *text)
 {
@@ -807,15 +984,26 @@ term_session_prompt(struct term_session *s, const char *text)
     int rc;
 
     reset_prompt(s);
+    if (s->denials == NULL || emit(s, init_message(s)) != 0)
+        return -1;
+    if (is_compact_command(text))
+        return compact_command(s, t0);
+    if (term_compact_due(&s->compaction, s->context_tokens) &&
+        compact(s, false, &err) < 0) {
+        /* carry on whole: Gemini may still take it */
+        char line[STATUS_TEXT_MAX + 64];
+        status_text(&err, line, sizeof(line));
+        fprintf(stderr, "gemini-agent chat: compaction failed: %s\n", line);
+        if (s->out_failed)
+            return -1;
+        err = (struct status_error){0};
+    }
     /* where this prompt's turns start: a prompt that fails is taken back
      * whole, so no call is left without its answer for the next one */
     size_t start = json_array_size(s->contents);
-    if (s->denials == NULL ||
-        json_array_append_new(s->contents,
+    if (json_array_append_new(s->contents,
                               json_pack("{s:s, s:[{s:s}]}", "role", "user",
                                         "parts", "text", text)) != 0)
-        return -1;
-    if (emit(s, init_message(s)) != 0)
         return -1;
     struct loop_input in = {
         .g = &s->g,
@@ -875,6 +1063,7 @@ term_session_prompt(struct term_session *s, const char *text)
             break;
         }
     }
+    keep_save(s);
     if (write_result(s, &o, t0) != 0)
         return -1;
     return auth ? -1 : o.is_error ? 1 : 0;
@@ -914,8 +1103,10 @@ handle_control(struct term_session *s, const json_t *msg, bool in_turn)
         s->initialized = true;
         return control_reply(
             s, id,
-            json_pack("{s:[], s:[], s:s, s:[s], s:[], s:{}}", "commands",
-                      "agents", "output_style", "default",
+            json_pack("{s:[{s:s, s:s, s:s}], s:[], s:s, s:[s], s:[], s:{}}",
+                      "commands", "name", "compact", "description",
+                      COMPACT_DESCRIPTION, "argumentHint", "", "agents",
+                      "output_style", "default",
                       "available_output_styles", "default", "models",
                       "account"),
             NULL);
@@ -1125,6 +1316,16 @@ plugins_config(struct term_session *s)
         if (json_object_set_new(c, "root", json_string(s->cwd)) != 0)
             return -1;
     }
+    if (s->args->nadd_dirs > 0) { /* --add-dir: beside the cwd */
+        json_t *dirs = json_array();
+        for (size_t i = 0; dirs != NULL && i < s->args->nadd_dirs; i++)
+            if (json_array_append_new(dirs,
+                                      json_string(s->args->add_dirs[i])) != 0)
+                break;
+        if (json_object_set_new(json_object_get(conf, EDIT_PLUGIN), "addDirs",
+                                dirs) != 0)
+            return -1;
+    }
     if (s->plugins_cfg.expose_all) /* a config entry exposes a built-in */
         return 0;
     for (char **e = s->plugins_cfg.expose; e != NULL && *e != NULL; e++)
@@ -1142,6 +1343,124 @@ plugins_config(struct term_session *s)
             s->expose[n++] = terminal_plugins[i];
     }
     s->plugins_cfg.expose = s->expose;
+    return 0;
+}
+
+/* --- a saved session (keep.h) ------------------------------------------ */
+
+/* A long of `obj`'s member `key` (0 when absent). */
+static long
+member_long(const json_t *obj, const char *key)
+{
+    json_int_t v = json_integer_value(json_object_get(obj, key));
+
+    return v > 0 && v < LONG_MAX ? (long)v : 0;
+}
+
+/* Carry on the saved session `c`: its history, model, folder, usage. */
+static int
+adopt(struct term_session *s, const struct store_chat *c, const char **why)
+{
+    const json_t *tokens = json_object_get(c->usage, "tokens");
+    json_t *contents = json_loads(c->contents, 0, NULL);
+
+    if (!json_is_array(contents)) {
+        json_decref(contents);
+        *why = arena_printf(&s->a, "the saved session %s is damaged "
+                                   "(its history is not a JSON array)",
+                            c->id);
+        return -1;
+    }
+    json_decref(s->contents);
+    s->contents = contents;
+    /* the session's folder, unless --cwd names another */
+    if (s->args->cwd == NULL && strcmp(c->cwd, s->cwd) != 0 &&
+        (chdir(c->cwd) != 0 || getcwd(s->cwd, sizeof(s->cwd)) == NULL)) {
+        *why = arena_printf(&s->a, "cannot work in the session's folder "
+                                   "'%s': %s",
+                            c->cwd, strerror(errno));
+        return -1;
+    }
+    if (s->args->model == NULL && (s->model = strdup(c->model)) == NULL)
+        return -1;
+    if (!s->args->fork)
+        snprintf(s->session_id, sizeof(s->session_id), "%s", c->id);
+    s->used.prompt = member_long(tokens, "promptTokens");
+    s->used.candidates = member_long(tokens, "candidatesTokens");
+    s->used.thoughts = member_long(tokens, "thoughtsTokens");
+    s->used.cached = member_long(tokens, "cachedTokens");
+    s->used.total = member_long(tokens, "totalTokens");
+    s->used.calls = (int)member_long(tokens, "geminiCalls");
+    s->cost = json_number_value(json_object_get(c->usage, "costUsd"));
+    s->context_tokens = member_long(c->usage, "contextTokens");
+    return 0;
+}
+
+/*
+ * Open the saved sessions (unless --no-session-persistence), and with
+ * --resume or --continue carry on the one they name. A new session's id
+ * must not be one already saved (Claude Code refuses it too). -1 with
+ * *why (NULL: out of memory) when the session cannot start.
+ */
+static int
+open_saved(struct term_session *s, const char **why)
+{
+    const struct term_args *args = s->args;
+    bool want = args->resume != NULL || args->cont;
+    struct store_chat c = {0};
+    struct status_error err = {0};
+    const char *new_id = want && !args->fork ? NULL : args->session_id;
+    int rc;
+
+    if (args->no_persist && !want)
+        return 0;
+    if ((s->keep = term_keep_open(&err)) == NULL) {
+        if (want) {
+            *why = arena_printf(&s->a, "cannot open the saved sessions: %s",
+                                err.text);
+            return -1;
+        }
+        fprintf(stderr, "gemini-agent chat: this session will not be "
+                        "saved: %s\n", err.text);
+        return 0;
+    }
+    if (want) {
+        rc = args->resume != NULL
+                 ? s->keep->ops->chat_load(s->keep, args->resume, &c, &err)
+                 : s->keep->ops->chat_latest(s->keep, s->cwd, &c, &err);
+        if (rc != 0 && err.code == ST_NOT_FOUND)
+            *why = args->resume != NULL
+                       ? arena_printf(&s->a, "No conversation found with "
+                                             "session ID: %s",
+                                      args->resume)
+                       : "No conversation found to continue";
+        else if (rc != 0)
+            *why = arena_printf(&s->a, "cannot read the saved sessions: %s",
+                                err.text);
+        else
+            rc = adopt(s, &c, why);
+        store_chat_release(&c);
+        if (rc != 0)
+            return -1;
+    }
+    if (new_id != NULL) {
+        rc = s->keep->ops->chat_load(s->keep, new_id, &c, &err);
+        store_chat_release(&c);
+        if (rc == 0) {
+            *why = arena_printf(&s->a, "Session ID %s is already in use",
+                                new_id);
+            return -1;
+        }
+        if (err.code != ST_NOT_FOUND) {
+            *why = arena_printf(&s->a, "cannot read the saved sessions: %s",
+                                err.text);
+            return -1;
+        }
+    }
+    if (args->no_persist) { /* resumed, but this run is not kept */
+        s->keep->ops->close(s->keep);
+        s->keep = NULL;
+    }
     return 0;
 }
 
@@ -1250,11 +1569,15 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
     s->out = out;
     s->mode = args->mode;
     arena_init(&s->a);
-    if (args->session_id != NULL)
-        snprintf(s->session_id, sizeof(s->session_id), "%s",
-                 args->session_id);
-    else if (term_uuid(s->session_id) != 0)
+    if ((args->session_id != NULL && !term_keep_id_ok(args->session_id)) ||
+        (args->resume != NULL && !term_keep_id_ok(args->resume))) {
+        why = arena_printf(&s->a,
+                           "a session id is 1 to %d printable characters, "
+                           "without spaces",
+                           BOUND_TERM_SESSION_ID);
+        *exit_code = 2;
         goto fail;
+    }
     if (args->cwd != NULL && chdir(args->cwd) != 0) {
         why = arena_printf(&s->a, "cannot work in '%s': %s", args->cwd,
                            strerror(errno));
@@ -1263,6 +1586,15 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
     if (getcwd(s->cwd, sizeof(s->cwd)) == NULL) {
         why = "cannot read the working folder";
         goto fail;
+    }
+    if (open_saved(s, &why) != 0)
+        goto fail;
+    if (s->session_id[0] == '\0') {
+        if (args->session_id != NULL)
+            snprintf(s->session_id, sizeof(s->session_id), "%s",
+                     args->session_id);
+        else if (term_uuid(s->session_id) != 0)
+            goto fail;
     }
     if (term_rules_parse(args, &s->a, &s->rules, &err) != 0) {
         why = arena_strdup(&s->a, err.text);
@@ -1276,7 +1608,12 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
               "or run `gemini-agent setup` and put the key in apiKey";
         goto fail;
     }
-    s->model = strdup(args->model ? args->model : CONFIG_DEFAULT_MODEL);
+    if (s->model == NULL) /* not a resumed session's */
+        s->model = strdup(args->model  ? args->model
+                          : s->cfg     ? s->cfg->gemini.model
+                                       : CONFIG_DEFAULT_MODEL);
+    s->compaction = s->cfg ? s->cfg->gemini.compaction
+                           : (struct config_compaction)CONFIG_COMPACTION_INIT;
     s->gemini.base_url = strdup(base != NULL && base[0] != '\0'
                                     ? base
                                     : CONFIG_DEFAULT_BASE_URL);
@@ -1289,7 +1626,8 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
     s->actions_env.data_dir =
         s->cfg ? arena_strdup(&s->a, s->cfg->actions.data_dir)
                : arena_printf(&s->a, "%s/.gemini-agent", s->cwd);
-    s->contents = json_array();
+    if (s->contents == NULL)
+        s->contents = json_array();
     if (s->model == NULL || s->gemini.base_url == NULL ||
         s->gemini.path == NULL || s->gemini.system_prompt == NULL ||
         s->actions_env.data_dir == NULL || s->contents == NULL)
@@ -1324,6 +1662,8 @@ term_session_close(struct term_session *s)
         return;
     if (s->g_ok)
         gemini_release(&s->g);
+    if (s->keep != NULL)
+        s->keep->ops->close(s->keep);
     json_decref(s->contents);
     json_decref(s->denials);
     json_decref(s->tools_json);

@@ -4,8 +4,9 @@
  * conversation, and the agent loop driven once per user message, its
  * events written as Claude Code stream-json (streamjson.h).
  *
- * The session lives in memory only (no store: --resume and --continue
- * are refused). One thread.
+ * The session is saved after every prompt (term/keep.h), so --resume and
+ * --continue carry it on; when it nears the model's window its oldest
+ * turns are summarised (term/compact.h). One thread.
  *
  * SPDX-License-Identifier: MIT
  */

@@ -535,7 +535,7 @@ EOF
 save_sql schema "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
 save_sql version "PRAGMA user_version"
 assert_py "the schema" <<'EOF'
-S['version'] ==> [{'user_version': 2}]
+S['version'] ==> [{'user_version': 3}]
 every table :: sorted(set(['users', 'threads', 'messages', 'runs', 'actions', 'approvals', 'audit', 'memories', 'budget', 'tickets']) - set(t['name'] for t in S['schema'])) ==> []
 EOF
 

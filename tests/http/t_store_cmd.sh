@@ -24,16 +24,16 @@ print("" if r is None else r[0])' "$DB" "$1"
 [ ! -e "$DB" ] && ok "no store before" || not_ok "no store before" "$DB exists"
 ga_run store migrate --config "$GA_CONF"
 [ "$rc" -eq 0 ] && ok "store migrate: exit 0" || not_ok "store migrate: exit 0" "rc $rc: $err"
-[ "$out" = "sqlite:$DB: schema 2" ] && ok "store migrate: says the schema" || not_ok "store migrate: says the schema" "$out"
-[ "$(sql 'pragma user_version')" = 2 ] && ok "the file is at schema 2" || not_ok "the file is at schema 2" "$(sql 'pragma user_version')"
-for t in users threads messages runs actions approvals audit memories budget tickets; do
+[ "$out" = "sqlite:$DB: schema 3" ] && ok "store migrate: says the schema" || not_ok "store migrate: says the schema" "$out"
+[ "$(sql 'pragma user_version')" = 3 ] && ok "the file is at schema 3" || not_ok "the file is at schema 3" "$(sql 'pragma user_version')"
+for t in users threads messages runs actions approvals audit memories budget tickets chats; do
     n=$(sql "select count(*) from sqlite_master where type = 'table' and name = '$t'")
     [ "$n" = 1 ] && ok "table $t exists" || not_ok "table $t exists" "$n"
 done
 mode=$(stat -c %a "$DB")
 [ "$mode" = 600 ] && ok "the store file is private (0600)" || not_ok "the store file is private (0600)" "$mode"
 ga_run store migrate --config "$GA_CONF"
-[ "$rc" -eq 0 ] && [ "$(sql 'pragma user_version')" = 2 ] && ok "store migrate again: nothing to do" || not_ok "store migrate again: nothing to do" "rc $rc: $err"
+[ "$rc" -eq 0 ] && [ "$(sql 'pragma user_version')" = 3 ] && ok "store migrate again: nothing to do" || not_ok "store migrate again: nothing to do" "rc $rc: $err"
 
 # --- users set-trust ---------------------------------------------------------------
 ga_run users set-trust ann delegated --config "$GA_CONF"
@@ -48,7 +48,7 @@ ga_run users set-trust ann boss --config "$GA_CONF"
 # --- a newer program's store ---------------------------------------------------------
 "$PY" -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("pragma user_version = 99"); c.commit()' "$DB"
 ga_run store migrate --config "$GA_CONF"
-[ "$rc" -eq 1 ] && [[ $err == *"newer gemini-agent (schema 99, this one knows 2)"* ]] && ok "store migrate: refuses a newer schema" || not_ok "store migrate: refuses a newer schema" "rc $rc: $err"
+[ "$rc" -eq 1 ] && [[ $err == *"newer gemini-agent (schema 99, this one knows 3)"* ]] && ok "store migrate: refuses a newer schema" || not_ok "store migrate: refuses a newer schema" "rc $rc: $err"
 [ "$(sql 'pragma user_version')" = 99 ] && ok "store migrate: the newer store is left alone" || not_ok "store migrate: the newer store is left alone" "$(sql 'pragma user_version')"
 t0=$(now_ms)
 ga_run serve --config "$GA_CONF" --socket "$ST_DIR/refused.sock" --workers 1

@@ -15,76 +15,7 @@
 set -u
 
 TERM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-REPO=$(cd "$TERM_DIR/../.." && pwd -P)
-BIN=${GA_BIN:-$REPO/build/gemini-agent}
-case $BIN in /*) ;; *) BIN=$REPO/$BIN ;; esac
-PY=${PY:-/usr/bin/python3}
-MOCK=$REPO/tests/mock
-GOLDEN=$TERM_DIR/golden
-
-[ -x "$BIN" ] || { echo "run.sh: $BIN is missing - run make first" >&2; exit 2; }
-
-# A fixed-length folder under /tmp: the prompt (and so the mock's token
-# counts) carries the working folder's path.
-TMP=$(mktemp -d /tmp/ga-term.XXXXXX) || exit 2
-WORK=$TMP/work
-mkdir -p "$WORK"
-MOCK_PID=
-cleanup() {
-    [ -n "$MOCK_PID" ] && kill -TERM "$MOCK_PID" 2>/dev/null && wait "$MOCK_PID" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-passed=0
-failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-nok() { echo "not ok - $1"; failed=$((failed + 1)); [ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/#   /'; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name"; fi; }
-
-"$PY" "$MOCK/gemini_mock.py" --port 0 --port-file "$TMP/mock.port" --quiet 2>"$TMP/mock.log" &
-MOCK_PID=$!
-"$PY" "$MOCK/mockctl.py" wait --port-file "$TMP/mock.port" >/dev/null || { echo "not ok - the mock did not start"; exit 1; }
-export GEMINI_BASE_URL="http://127.0.0.1:$(cat "$TMP/mock.port")"
-export GEMINI_API_KEY=test-key
-unset GOOGLE_API_KEY GEMINI_AGENT_LOG
-export GEMINI_AGENT_CONFIG=$TMP/no-such-agent.yaml
-
-scenario() { "$PY" "$MOCK/mockctl.py" scenario "$@" --port-file "$TMP/mock.port" >/dev/null; }
-reset_files() { rm -rf "$WORK" && mkdir -p "$WORK" && printf 'hello\nworld\n' >"$WORK/a.txt"; }
-
-# Normalise a transcript: uuids (session ids are uuids too), durations,
-# the working folder.
-normalise() {
-    sed -E -e 's/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/<uuid>/g' \
-           -e 's/"duration(_api)?_ms":[0-9]+/"duration\1_ms":0/g' \
-           -e "s|$WORK|<cwd>|g"
-}
-
-# golden NAME FILE: FILE normalised must equal golden/NAME.jsonl
-golden() {
-    local name=$1 file=$2
-    normalise <"$file" >"$TMP/$name.norm"
-    if [ "${UPDATE_GOLDEN:-}" = 1 ]; then
-        cp "$TMP/$name.norm" "$GOLDEN/$name.jsonl"
-    fi
-    if cmp -s "$TMP/$name.norm" "$GOLDEN/$name.jsonl"; then
-        ok "golden $name"
-    else
-        nok "golden $name" "$(diff "$GOLDEN/$name.jsonl" "$TMP/$name.norm" | head -20)"
-    fi
-}
-
-# jq-less JSON checks: jsonq FILE LINE-FILTER PYEXPR (m is each message).
-jsonq() {
-    "$PY" - "$@" <<'PYEOF'
-import json, sys
-msgs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-sys.exit(0 if eval(sys.argv[2], {"msgs": msgs, "json": json}) else 1)
-PYEOF
-}
-
-chat() { (cd "$WORK" && "$BIN" chat "$@"); }
+. "$TERM_DIR/lib.sh"
 
 # --- print mode, stream-json ----------------------------------------------
 reset_files
@@ -113,6 +44,19 @@ scenario error status=429
 chat -p "hi" --output-format stream-json --verbose >"$TMP/out" 2>"$TMP/err"
 check "quota error: exit 1" [ $? -eq 1 ]
 golden error "$TMP/out"
+
+# --- --add-dir: the file tools reach a folder beside the cwd --------------
+mkdir -p "$TMP/extra" "$TMP/private"
+printf 'beside\n' >"$TMP/extra/b.txt"
+printf 'secret\n' >"$TMP/private/s.txt"
+reset_files
+scenario server-steps "calls=[[\"Read\",{\"file_path\":\"$TMP/extra/b.txt\"}],[\"Read\",{\"file_path\":\"$TMP/private/s.txt\"}]]"
+chat -p "read both" --add-dir "$TMP/extra" --add-dir= --output-format stream-json --verbose >"$TMP/out" 2>"$TMP/err"
+check "--add-dir: exit 0" [ $? -eq 0 ]
+check "--add-dir: a file in the added folder is read, one outside is refused" jsonq "$TMP/out" '(
+(lambda r: len(r) == 2 and not r[0]["is_error"] and "beside" in r[0]["content"]
+ and r[1]["is_error"] and "secret" not in r[1]["content"])(
+ [m["message"]["content"][0] for m in msgs if m["type"] == "user"]))'
 
 # --- the other output formats ---------------------------------------------
 scenario text
@@ -151,8 +95,8 @@ chat -p hi --max-turns=zero >/dev/null 2>"$TMP/err"
 check "bad --max-turns: exit 2" [ $? -eq 2 ]
 chat -p hi --permission-mode auto >/dev/null 2>"$TMP/err"
 check "bad --permission-mode: exit 2" [ $? -eq 2 ]
-chat -p hi --resume abc >/dev/null 2>"$TMP/err"
-check "--resume: not served yet, exit 2" [ $? -eq 2 ]
+chat -p hi --resume abc --continue >/dev/null 2>"$TMP/err"
+check "--resume with --continue: exit 2" [ $? -eq 2 ]
 chat -p hi --input-format stream-json --output-format stream-json >/dev/null 2>"$TMP/err"
 check "stream-json input with a PROMPT: exit 2" [ $? -eq 2 ]
 chat -p hi --allowedTools 'Bash(git:*' >"$TMP/out" 2>"$TMP/err"
@@ -301,5 +245,4 @@ check "stream-json input: a bad line is skipped, a string content runs" jsonq "$
     'msgs[-1]["type"] == "result" and msgs[-1]["result"] == "Hello from the mock."'
 check "stream-json input: the bad line noted on stderr" grep -q "error parsing streaming input line" "$TMP/err"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

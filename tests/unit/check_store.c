@@ -169,7 +169,7 @@ START_TEST(open_migrates_an_empty_file)
     static const char *const tables[] = {
         "users",     "threads", "messages", "runs",         "actions",
         "approvals", "audit",   "memories", "memories_fts", "budget",
-        "tickets",
+        "tickets",   "chats",
     };
     struct status_error err = {0};
     struct store *s = open_store();
@@ -179,7 +179,7 @@ START_TEST(open_migrates_an_empty_file)
 
     ck_assert_int_eq(s->ops->schema_version(s, &v, &err), 0);
     ck_assert_int_eq(v, STORE_SCHEMA_VERSION);
-    ck_assert_int_eq(v, 2);
+    ck_assert_int_eq(v, 3);
     for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
         raw_text("SELECT name FROM sqlite_master WHERE name = ?1", tables[i],
                  got);
@@ -208,14 +208,14 @@ START_TEST(migrate_is_idempotent)
     s->ops->close(s);
     s = open_store();
     ck_assert_int_eq(s->ops->schema_version(s, &v, &err), 0);
-    ck_assert_int_eq(v, 2);
+    ck_assert_int_eq(v, 3);
     s->ops->close(s);
 }
 END_TEST
 
-/* A store of schema 1 (the run API's alone) gains the budget and the
- * tickets, and keeps its rows. */
-START_TEST(schema_1_is_migrated_to_2)
+/* A store of schema 1 (the run API's alone) gains the budget, the
+ * tickets and the terminal's sessions, and keeps its rows. */
+START_TEST(schema_1_is_migrated_to_3)
 {
     struct status_error err = {0};
     struct store *s = open_store();
@@ -225,12 +225,14 @@ START_TEST(schema_1_is_migrated_to_2)
     ck_assert_int_eq(s->ops->thread_create(s, "alice", "kept", t, &err), 0);
     s->ops->close(s);
     ck_assert_int_eq(raw_exec("DROP TABLE budget; DROP TABLE tickets;"
-                              " PRAGMA user_version = 1",
+                              " DROP TABLE chats; PRAGMA user_version = 1",
                               NULL),
                      SQLITE_OK);
     s = open_store();
     ck_assert_int_eq(s->ops->schema_version(s, &v, &err), 0);
-    ck_assert_int_eq(v, 2);
+    ck_assert_int_eq(v, 3);
+    raw_text("SELECT name FROM sqlite_master WHERE name = ?1", "chats", got);
+    ck_assert_str_eq(got, "chats");
     raw_text("SELECT name FROM sqlite_master WHERE name = ?1", "budget", got);
     ck_assert_str_eq(got, "budget");
     raw_text("SELECT name FROM sqlite_master WHERE name = ?1", "tickets", got);
@@ -250,7 +252,7 @@ START_TEST(newer_schema_is_refused)
     ck_assert_int_eq(raw_exec("PRAGMA user_version = 99", NULL), SQLITE_OK);
     ck_assert_ptr_null(store_open_migrated(spec, &err));
     ck_assert_int_eq(err.code, ST_SCHEMA_NEWER);
-    ck_assert_ptr_nonnull(strstr(err.text, "schema 99, this one knows 2"));
+    ck_assert_ptr_nonnull(strstr(err.text, "schema 99, this one knows 3"));
     ck_assert_ptr_nonnull(strstr(err.text, path));
     /* open without migrating still says what it is */
     status_clear(&err);
@@ -1380,6 +1382,63 @@ START_TEST(memories_are_searched)
 }
 END_TEST
 
+/* --- the terminal client's sessions ------------------------------------- */
+
+START_TEST(chats_saved_loaded_and_latest)
+{
+    struct status_error err = {0};
+    struct store *s = open_store();
+    struct store_chat c = {0};
+    json_t *usage = json_pack("{s:I}", "contextTokens", (json_int_t)42);
+    const struct store_chat a = {.id = UNCONST("a"), .cwd = UNCONST("/w"),
+                                 .model = UNCONST("m1"),
+                                 .contents = UNCONST("[]"), .usage = usage};
+    struct store_chat b = {.id = UNCONST("b"), .cwd = UNCONST("/w"),
+                           .model = UNCONST("m2"),
+                           .contents = UNCONST("[{\"role\":\"user\"}]")};
+    long long created;
+
+    ck_assert_int_eq(s->ops->chat_load(s, "a", &c, &err), -1);
+    ck_assert_int_eq(err.code, ST_NOT_FOUND);
+    ck_assert_int_eq(s->ops->chat_latest(s, "/w", &c, &err), -1);
+    ck_assert_int_eq(err.code, ST_NOT_FOUND);
+    ck_assert_int_eq(s->ops->chat_save(s, &a, &err), 0);
+    ck_assert_int_eq(s->ops->chat_load(s, "a", &c, &err), 0);
+    ck_assert_str_eq(c.cwd, "/w");
+    ck_assert_str_eq(c.model, "m1");
+    ck_assert_str_eq(c.contents, "[]");
+    ck_assert_int_eq(json_integer_value(json_object_get(c.usage,
+                                                        "contextTokens")),
+                     42);
+    created = c.created;
+    ck_assert(created > 0 && c.updated == created);
+    store_chat_release(&c);
+    ck_assert_ptr_null(c.id);
+
+    /* b is saved later: the folder's latest; then a again, with a new
+     * history, keeps its creation time and becomes the latest */
+    usleep(2000);
+    ck_assert_int_eq(s->ops->chat_save(s, &b, &err), 0);
+    ck_assert_int_eq(s->ops->chat_latest(s, "/w", &c, &err), 0);
+    ck_assert_str_eq(c.id, "b");
+    ck_assert_ptr_null(c.usage);
+    store_chat_release(&c);
+    usleep(2000);
+    b.id = UNCONST("a");
+    ck_assert_int_eq(s->ops->chat_save(s, &b, &err), 0);
+    ck_assert_int_eq(s->ops->chat_latest(s, "/w", &c, &err), 0);
+    ck_assert_str_eq(c.id, "a");
+    ck_assert_str_eq(c.model, "m2");
+    ck_assert_str_eq(c.contents, "[{\"role\":\"user\"}]");
+    ck_assert(c.created == created && c.updated > created);
+    store_chat_release(&c);
+    ck_assert_int_eq(s->ops->chat_latest(s, "/elsewhere", &c, &err), -1);
+    ck_assert_int_eq(err.code, ST_NOT_FOUND);
+    json_decref(usage);
+    s->ops->close(s);
+}
+END_TEST
+
 Suite *
 store_suite(void)
 {
@@ -1395,7 +1454,7 @@ store_suite(void)
     tcase_set_timeout(db, 60);
     tcase_add_test(db, open_migrates_an_empty_file);
     tcase_add_test(db, migrate_is_idempotent);
-    tcase_add_test(db, schema_1_is_migrated_to_2);
+    tcase_add_test(db, schema_1_is_migrated_to_3);
     tcase_add_test(db, newer_schema_is_refused);
     tcase_add_test(db, open_failures);
     tcase_add_test(db, users_trust_and_rules);
@@ -1420,6 +1479,7 @@ store_suite(void)
     tcase_add_test(db, budget_store_unavailable_is_an_error);
     tcase_add_test(db, ticket_claimed_once_until_it_expires);
     tcase_add_test(db, ticket_prune_is_bounded);
+    tcase_add_test(db, chats_saved_loaded_and_latest);
     suite_add_tcase(s, db);
     return s;
 }

@@ -1,16 +1,20 @@
 /*
  * check_term.c - the terminal client's pure parts: its command line
  * (term/args.h) as the Claude Agent SDK writes it, the permission modes
- * and tool rules (term/perm.h), and the usage and price mapping
- * (term/streamjson.h).
+ * and tool rules (term/perm.h), the usage and price mapping
+ * (term/streamjson.h), compaction's cut and requests (term/compact.h)
+ * and session ids (term/keep.h).
  *
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
 #include "agent/loop.h"
 #include "core/arena.h"
+#include "core/config.h"
 #include "core/status.h"
 #include "term/args.h"
+#include "term/compact.h"
+#include "term/keep.h"
 #include "term/perm.h"
 #include "term/streamjson.h"
 
@@ -281,6 +285,155 @@ START_TEST(uuid_v4)
 }
 END_TEST
 
+/* A conversation: u = a user's text, m = the model, c = the model's
+ * call, r = the function's response. */
+static json_t *
+conversation(const char *shape)
+{
+    json_t *c = json_array();
+
+    for (const char *p = shape; *p; p++) {
+        json_t *x = NULL;
+        switch (*p) {
+        case 'u':
+            x = json_pack("{s:s, s:[{s:s}]}", "role", "user", "parts",
+                          "text", "q");
+            break;
+        case 'm':
+            x = json_pack("{s:s, s:[{s:s}]}", "role", "model", "parts",
+                          "text", "a");
+            break;
+        case 'c':
+            x = json_pack("{s:s, s:[{s:{s:s}, s:s}]}", "role", "model",
+                          "parts", "functionCall", "name", "Read",
+                          "thoughtSignature", "sig");
+            break;
+        case 'r':
+            x = json_pack("{s:s, s:[{s:{s:s}}]}", "role", "user", "parts",
+                          "functionResponse", "name", "Read");
+            break;
+        }
+        json_array_append_new(c, x);
+    }
+    return c;
+}
+
+START_TEST(compaction_cut)
+{
+    json_t *c = conversation("ucrmucrmum");
+
+    /* keep 1: the last user turn (index 8); keep 2: the one at 4; never
+     * inside a call and its response */
+    ck_assert_uint_eq(term_compact_split(c, 1), 8);
+    ck_assert_uint_eq(term_compact_split(c, 2), 4);
+    ck_assert_uint_eq(term_compact_split(c, 3), 0); /* the first: nothing */
+    ck_assert_uint_eq(term_compact_split(c, 9), 0);
+    ck_assert_uint_eq(term_compact_split(c, 0), 10); /* /compact: all */
+    json_decref(c);
+    c = conversation("");
+    ck_assert_uint_eq(term_compact_split(c, 0), 0);
+    ck_assert_uint_eq(term_compact_split(c, 1), 0);
+    json_decref(c);
+    c = conversation("rm"); /* no user turn at all */
+    ck_assert_uint_eq(term_compact_split(c, 0), 0);
+    json_decref(c);
+}
+END_TEST
+
+START_TEST(compaction_due)
+{
+    struct config_compaction c = CONFIG_COMPACTION_INIT;
+
+    ck_assert(!term_compact_due(&c, 0));
+    ck_assert(!term_compact_due(&c, DEFAULT_CONTEXT_WINDOW / 2));
+    ck_assert(term_compact_due(&c, DEFAULT_CONTEXT_WINDOW));
+    ck_assert(term_compact_due(&c, 838861)); /* 80% of 1048576 */
+    ck_assert(!term_compact_due(&c, 838860));
+    c.window = 1000;
+    c.at_percent = 50;
+    ck_assert(term_compact_due(&c, 500));
+    ck_assert(!term_compact_due(&c, 499));
+    c.enabled = false;
+    ck_assert(!term_compact_due(&c, 1000000));
+    ck_assert(!term_compact_due(NULL, 1000000));
+}
+END_TEST
+
+START_TEST(compaction_request_and_result)
+{
+    json_t *c = conversation("ucrmum");
+    json_t *tools = json_pack("[{s:[]}]", "functionDeclarations");
+    json_t *req = term_compact_request(c, 4, "sys", tools);
+    json_t *head = json_object_get(req, "contents"), *next;
+
+    /* the old part whole (the signed call kept), then the ask */
+    ck_assert_uint_eq(json_array_size(head), 5);
+    ck_assert(json_equal(json_array_get(head, 1), json_array_get(c, 1)));
+    ck_assert(strncmp(json_string_value(json_object_get(
+                          json_array_get(
+                              json_object_get(json_array_get(head, 4), "parts"),
+                              0),
+                          "text")),
+                      "Summarise the conversation", 26) == 0);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(json_object_get(
+                                                            req,
+                                                            "systemInstruction"),
+                                                        "parts"),
+                                        0),
+                         "text")),
+                     "sys");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_object_get(req, "toolConfig"),
+                                         "functionCallingConfig"),
+                         "mode")),
+                     "NONE");
+    ck_assert_ptr_eq(json_object_get(req, "tools"), tools);
+    json_decref(req);
+    req = term_compact_request(c, 4, NULL, NULL);
+    ck_assert_ptr_null(json_object_get(req, "tools"));
+    ck_assert_ptr_null(json_object_get(req, "toolConfig"));
+    json_decref(req);
+
+    next = term_compact_apply(c, 4, "the gist");
+    ck_assert_uint_eq(json_array_size(next), 4);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(json_array_get(next, 0),
+                                                        "parts"),
+                                        0),
+                         "text")),
+                     TERM_COMPACT_PREFIX "the gist");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(next, 1),
+                                                       "role")),
+                     "model");
+    /* the kept turns are the same values */
+    ck_assert_ptr_eq(json_array_get(next, 2), json_array_get(c, 4));
+    ck_assert_ptr_eq(json_array_get(next, 3), json_array_get(c, 5));
+    json_decref(next);
+    json_decref(tools);
+    json_decref(c);
+}
+END_TEST
+
+START_TEST(session_ids)
+{
+    char big[BOUND_TERM_SESSION_ID + 2];
+
+    ck_assert(term_keep_id_ok("8f14e45f-ceea-4e67-a1b2-0c2d3e4f5a6b"));
+    ck_assert(term_keep_id_ok("x"));
+    ck_assert(!term_keep_id_ok(""));
+    ck_assert(!term_keep_id_ok(NULL));
+    ck_assert(!term_keep_id_ok("has space"));
+    ck_assert(!term_keep_id_ok("tab\there"));
+    ck_assert(!term_keep_id_ok("caf\xc3\xa9"));
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    ck_assert(!term_keep_id_ok(big));
+    big[sizeof(big) - 2] = '\0';
+    ck_assert(term_keep_id_ok(big));
+}
+END_TEST
+
 Suite *
 term_suite(void)
 {
@@ -295,6 +448,10 @@ term_suite(void)
     tcase_add_test(tc, bad_rules);
     tcase_add_test(tc, usage_and_cost);
     tcase_add_test(tc, uuid_v4);
+    tcase_add_test(tc, compaction_cut);
+    tcase_add_test(tc, compaction_due);
+    tcase_add_test(tc, compaction_request_and_result);
+    tcase_add_test(tc, session_ids);
     suite_add_tcase(s, tc);
     return s;
 }
