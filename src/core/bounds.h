@@ -491,6 +491,10 @@
 /* User messages that arrive while a tool waits for permission, kept
  * for after the turn. */
 #define BOUND_TERM_QUEUED        64
+/* Bytes of a tool call's one-line summary in the interactive terminal
+ * (`Read(a.txt)`, `Bash(ls -l)`): a long command is cut with "…" so the
+ * call stays one line of a terminal. */
+#define BOUND_TTY_SUMMARY        160
 
 /* --- the permission policy (registry/permission.h) --------------------- */
 
