@@ -174,5 +174,19 @@ scenario text
 pty 'expect=\}' -- -p hi --output-format json
 check "--output-format json on a terminal: the result object" grep -q '"type":"result"' "$TMP/out"
 
+# --- stdin a terminal, stdout not: no REPL, no prompt is a usage error ------------------------------------
+(cd "$WORK" && "$PY" "$TERM_DIR/ptydrive.py" --timeout 20 --out "$TMP/out" -- \
+    /bin/sh -c 'exec "$1" chat >"$2"' _ "$BIN" "$TMP/stdout") 2>"$TMP/drive.err"
+rc=$?
+check "stdin a terminal, stdout a file, no PROMPT: exit 2" [ "$rc" -eq 2 ]
+check "stdin a terminal, stdout a file, no PROMPT: says why" has "interactive mode needs a terminal on stdout"
+check "stdin a terminal, stdout a file, no PROMPT: nothing on stdout" [ ! -s "$TMP/stdout" ]
+scenario text
+(cd "$WORK" && "$PY" "$TERM_DIR/ptydrive.py" --timeout 20 --out "$TMP/out" -- \
+    /bin/sh -c 'exec "$1" chat hi >"$2"' _ "$BIN" "$TMP/stdout") 2>"$TMP/drive.err"
+rc=$?
+check "stdout a file, a PROMPT: one shot, the answer only" \
+    bash -c '[ "$1" -eq 0 ] && [ "$(cat "$2")" = "Hello from the mock." ]' _ "$rc" "$TMP/stdout"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
