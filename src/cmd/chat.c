@@ -80,6 +80,8 @@ repl(struct term_session *s, struct tty *t, const char *first)
     }
     while ((n = tty_read_prompt(t, &line, &cap)) >= 0) {
         const char *p = line;
+        while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+            line[--n] = '\0';
         while (*p == ' ' || *p == '\t')
             p++;
         if (*p == '\0')

@@ -732,7 +732,8 @@ failure(struct term_session *s, const struct status_error *err)
     if (msg == NULL)
         return "out of memory";
     if (err->code == ST_UPSTREAM_AUTH) {
-        system_error(s->args, s->out, s->session_id, msg);
+        if (s->tty == NULL) /* at a terminal the result shows it once */
+            system_error(s->args, s->out, s->session_id, msg);
         return msg;
     }
     am = term_sj_assistant(s->msg_id, s->model,

@@ -156,6 +156,16 @@ pty 'expect=> ' 'send=hi\n' 'expect=API Error' 'expect=> ' eof --
 check "Gemini error: shown, and the REPL goes on to exit 0" [ "$rc" -eq 0 ]
 check "Gemini error: the error's line" has "✗ API Error: "
 
+# --- the key refused: the session cannot go on --------------------------------------------------------
+scenario text
+GEMINI_API_KEY=bad-key pty 'expect=> ' 'send=hi\n' 'expect=API Error' --
+check "key refused: exit 1 without another prompt" [ "$rc" -eq 1 ]
+check "key refused: the error shown once" [ "$(count 'API Error')" -eq 1 ]
+
+# --- /exit with spaces around it --------------------------------------------------------------------
+pty 'expect=> ' 'send=  /exit  \n' --
+check "' /exit ': exit 0" [ "$rc" -eq 0 ]
+
 # --- -p on a terminal: one shot, rendered for a person, never asks -----------------------------------
 scenario text
 pty 'expect=Hello from the mock\.' -- -p hi
