@@ -6,7 +6,10 @@
  *
  * Top to bottom: read the flags; -v/--help; refuse what is not served
  * yet; open the session; then either serve stream-json input until stdin
- * closes, or run the one prompt (the argument, else stdin) and exit.
+ * closes, or run the one prompt (the argument, else stdin) and exit, or -
+ * a person at a terminal, no -p - run the REPL (term/tty.h): the
+ * argument's prompt first, then a prompt a line until /exit or the end
+ * of input.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -16,6 +19,7 @@
 #include "core/sbuf.h"
 #include "term/args.h"
 #include "term/session.h"
+#include "term/tty.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,12 +53,65 @@ done:
     return out;
 }
 
+/* Is `line` one of the REPL's ways out? */
+static bool
+is_exit(const char *line)
+{
+    return strcmp(line, "/exit") == 0 || strcmp(line, "/quit") == 0;
+}
+
+/*
+ * The interactive mode: `first` (the command line's prompt, or NULL),
+ * then each line read until /exit or the end of input. A prompt that
+ * fails is shown and the REPL goes on; only a session that cannot go on
+ * (the key refused, the output gone) ends it with 1.
+ */
+static int
+repl(struct term_session *s, struct tty *t, const char *first)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    long n;
+    int rc = 0;
+
+    if (first != NULL && term_session_prompt(s, first) < 0) {
+        rc = 1;
+        goto out;
+    }
+    while ((n = tty_read_prompt(t, &line, &cap)) >= 0) {
+        const char *p = line;
+        while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+            line[--n] = '\0';
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0')
+            continue;
+        if ((size_t)n > BOUND_TERM_INPUT_LINE) {
+            fprintf(stderr, "gemini-agent chat: a prompt is longer than %u "
+                            "bytes; skipped\n",
+                    BOUND_TERM_INPUT_LINE);
+            continue;
+        }
+        if (is_exit(p))
+            break;
+        if (term_session_prompt(s, p) < 0) {
+            rc = 1;
+            break;
+        }
+    }
+out:
+    free(line);
+    return rc;
+}
+
 int
 cmd_chat(int argc, char **argv)
 {
     struct term_args args;
     struct term_session *s;
+    struct tty *t = NULL;
     char *prompt = NULL;
+    bool human, interactive;
     int rc;
 
     if ((rc = term_args_parse(argc, argv, &args, stderr)) != 0) {
@@ -92,10 +149,15 @@ cmd_chat(int argc, char **argv)
                         "the prompts come on stdin, not as PROMPT\n");
         return CMDOPT_EXIT_USAGE;
     }
-    if (!args.in_stream && args.prompt == NULL) {
+    /* a person reads stdout: text rendered as it comes; and, without -p,
+     * types the prompts on stdin and is asked before a call runs */
+    human = args.out == TERM_FMT_TEXT && isatty(STDOUT_FILENO);
+    interactive = human && !args.print && isatty(STDIN_FILENO);
+    if (!args.in_stream && args.prompt == NULL && !interactive) {
         if (isatty(STDIN_FILENO)) {
             fprintf(stderr, "gemini-agent chat: no PROMPT (the interactive "
-                            "mode is not served yet)\n");
+                            "mode needs a terminal on stdout too, and no "
+                            "-p)\n");
             return CMDOPT_EXIT_USAGE;
         }
         if ((prompt = read_stdin()) == NULL) {
@@ -109,11 +171,25 @@ cmd_chat(int argc, char **argv)
         free(prompt);
         return rc;
     }
+    if (human) {
+        t = tty_new(interactive ? stdin : NULL, stdout,
+                    tty_color_wanted(stdout));
+        if (t == NULL) {
+            fprintf(stderr, "gemini-agent chat: out of memory\n");
+            rc = 1;
+            goto out;
+        }
+        term_session_set_tty(s, t);
+    }
     if (args.in_stream)
         rc = term_session_serve(s);
+    else if (interactive)
+        rc = repl(s, t, args.prompt);
     else
         rc = term_session_prompt(s, args.prompt) == 0 ? 0 : 1;
+out:
     term_session_close(s);
+    tty_free(t);
     free(prompt);
     return rc;
 }

@@ -507,6 +507,10 @@
 #define DEFAULT_CONTEXT_WINDOW     1048576L
 /* The summary a compaction asks for, at most (maxOutputTokens). */
 #define BOUND_COMPACT_SUMMARY_TOKENS 8192
+/* Bytes of a tool call's one-line summary in the interactive terminal
+ * (`Read(a.txt)`, `Bash(ls -l)`): a long command is cut with "…" so the
+ * call stays one line of a terminal. */
+#define BOUND_TTY_SUMMARY        160
 
 /* --- the permission policy (registry/permission.h) --------------------- */
 

@@ -35,6 +35,7 @@
 #include "term/keep.h"
 #include "term/perm.h"
 #include "term/streamjson.h"
+#include "term/tty.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -119,6 +120,7 @@ struct term_session {
     enum loop_end end; /* how the loop ended (when it did not fail) */
     bool block_open; /* --include-partial-messages: a text block */
     bool out_failed;
+    struct tty *tty; /* a person at a terminal reads us (borrowed), or NULL */
 };
 
 /* --- writing ------------------------------------------------------------ */
@@ -130,6 +132,13 @@ emit(struct term_session *s, json_t *msg)
     if (msg == NULL) {
         s->out_failed = true;
         return -1;
+    }
+    if (s->tty != NULL) { /* the same messages, rendered for a person */
+        int rc = tty_message(s->tty, msg);
+        json_decref(msg);
+        if (rc != 0)
+            s->out_failed = true;
+        return rc;
     }
     if (s->args->out != TERM_FMT_STREAM) {
         json_decref(msg);
@@ -535,6 +544,33 @@ denial_text(struct term_session *s, const char *tool)
                         tool, term_mode_name(s->mode));
 }
 
+/* What the model reads when the user answers no at the terminal. */
+#define TTY_DENIED                                                          \
+    "The user denied this call of %s at the terminal: it did not run. Do " \
+    "not try it again another way; say what you wanted to do and wait "    \
+    "for the user."
+
+/* Ask the person at the terminal; "always" adds the tool to the session's
+ * allow rules, so its next calls are not asked again. */
+static int
+ask_tty(struct term_session *s, const struct term_tool *t,
+        const json_t *input, const char **why)
+{
+    switch (tty_ask(s->tty, t->name, input)) {
+    case TTY_ALWAYS:
+        if (s->rules.nallow < BOUND_TERM_RULES)
+            s->rules.allow[s->rules.nallow++] =
+                (struct term_rule){t->name, NULL, false};
+        return TERM_ALLOW;
+    case TTY_YES:
+        return TERM_ALLOW;
+    case TTY_NO:
+        break;
+    }
+    *why = arena_printf(&s->a, TTY_DENIED, t->name);
+    return TERM_DENY;
+}
+
 static int
 decide(void *ctx, const struct loop_call *c, struct loop_result *r,
        struct status_error *err)
@@ -558,6 +594,8 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *r,
                          t->act->side_effects, t->edit);
     if (v == TERM_ASK && s->args->prompt_stdio && s->args->in_stream)
         v = ask_stdio(s, t->name, &input, &why, err);
+    else if (v == TERM_ASK && s->tty != NULL && tty_can_ask(s->tty))
+        v = ask_tty(s, t, input, &why);
     else if (v != TERM_ALLOW)
         why = denial_text(s, t->name);
     if (v < 0)
@@ -707,7 +745,8 @@ failure(struct term_session *s, const struct status_error *err)
     if (msg == NULL)
         return "out of memory";
     if (err->code == ST_UPSTREAM_AUTH) {
-        system_error(s->args, s->out, s->session_id, msg);
+        if (s->tty == NULL) /* at a terminal the result shows it once */
+            system_error(s->args, s->out, s->session_id, msg);
         return msg;
     }
     am = term_sj_assistant(s->msg_id, s->model,
@@ -815,7 +854,10 @@ write_result(struct term_session *s, const struct outcome *o, long t0)
     case TERM_FMT_JSON:
         return term_sj_emit_raw(s->out, m);
     case TERM_FMT_TEXT:
-        if (o->is_error)
+        if (s->tty != NULL) {
+            if (tty_message(s->tty, m) != 0)
+                s->out_failed = true;
+        } else if (o->is_error)
             fprintf(stderr, "gemini-agent chat: %s\n", o->error ? o->error : text);
         else if (fprintf(s->out, "%s\n", text) < 0 || fflush(s->out) != 0)
             s->out_failed = true;
@@ -977,7 +1019,9 @@ int
 term_session_prompt(struct term_session *s, const char *text)
 {
     struct status_error err = {0};
-    struct loop_sink sink = {s->args->partial ? &partial_ops : &sink_ops, s};
+    /* a person reads the answer as it comes */
+    struct loop_sink sink = {
+        s->args->partial || s->tty ? &partial_ops : &sink_ops, s};
     struct outcome o = {"success", false, NULL, NULL};
     long t0 = monotime_ms();
     bool auth = false;
@@ -1653,6 +1697,12 @@ fail:
 fail_quiet:
     fprintf(stderr, "gemini-agent chat: out of memory\n");
     return NULL;
+}
+
+void
+term_session_set_tty(struct term_session *s, struct tty *t)
+{
+    s->tty = t;
 }
 
 void

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 struct term_session;
+struct tty;
 
 /*
  * Open a session for `args` (borrowed for its life): the working folder,
@@ -39,6 +40,12 @@ int term_session_prompt(struct term_session *s, const char *text);
 /* --input-format stream-json: read `in` until it closes, answering
  * control requests and running each user message. The exit code. */
 int term_session_serve(struct term_session *s);
+
+/* A person at a terminal reads the session (term/tty.h): `t` (borrowed
+ * for the session's life) renders the messages stream-json would carry,
+ * and asks when a call needs permission and it can (tty_can_ask()).
+ * Only for --output-format text. */
+void term_session_set_tty(struct term_session *s, struct tty *t);
 
 void term_session_close(struct term_session *s);
 
