@@ -29,6 +29,7 @@
 #include "registry/action.h"
 #include "registry/plugin.h"
 #include "registry/soplugin.h"
+#include "term/input.h"
 #include "term/perm.h"
 #include "term/streamjson.h"
 
@@ -84,10 +85,9 @@ struct term_session {
     struct arena a;
     json_t *contents;
     bool initialized; /* the initialize control request was answered */
-    char *queued[BOUND_TERM_QUEUED]; /* lines read while a tool waited */
-    size_t nqueued;
-    char *line;
-    size_t line_cap;
+    struct term_input input; /* stdin's lines (stream-json input) */
+    const char *line;        /* the last one read (input's) */
+    struct action_who who;   /* tools learn of an interrupt through it */
     long req_seq;
 
     /* one prompt */
@@ -353,25 +353,62 @@ on_tool_result(void *ctx, const struct loop_call *c,
 static int handle_control(struct term_session *s, const json_t *msg,
                           bool in_turn);
 
-/* Read one line of `in` into s->line; its length, or -1 at the end (or a
- * line past the bound: said on stderr). */
+/* Wait for the next line of the input, into s->line; its length, or -1
+ * at the end (or a line past the bound: said on stderr). */
 static long
 read_line(struct term_session *s)
 {
-    ssize_t n = getline(&s->line, &s->line_cap, s->in);
+    long n = term_input_line(&s->input, -1, &s->line);
 
-    if (n < 0)
-        return -1;
-    if ((size_t)n > BOUND_TERM_INPUT_LINE) {
-        fprintf(stderr,
-                "gemini-agent chat: an input line is longer than %u "
-                "bytes; stopping\n",
-                BOUND_TERM_INPUT_LINE);
-        return -1;
+    return n < 0 ? -1 : n;
+}
+
+/*
+ * A line that came while a turn runs: a control request is answered at
+ * once (an interrupt marks the turn interrupted), a user message waits
+ * for after the turn. Anything else is returned, parsed (the caller's:
+ * a control_response), or NULL.
+ */
+static json_t *
+turn_line(struct term_session *s, const char *line)
+{
+    json_t *m = json_loads(line, 0, NULL);
+    const char *type = json_string_value(json_object_get(m, "type"));
+
+    if (type != NULL && strcmp(type, "control_request") == 0) {
+        handle_control(s, m, true);
+    } else if (type != NULL && strcmp(type, "user") == 0) {
+        term_input_defer(&s->input, line);
+    } else if (type != NULL) {
+        return m;
     }
-    while (n > 0 && (s->line[n - 1] == '\n' || s->line[n - 1] == '\r'))
-        s->line[--n] = '\0';
-    return (long)n;
+    json_decref(m);
+    return NULL;
+}
+
+/*
+ * Has the user interrupted the turn? With stream-json input, first take
+ * what came on stdin meanwhile (without waiting: turn_line()). Asked
+ * while Gemini answers (the client's `gone`, so the transfer is dropped)
+ * and while a tool runs (ctx->cancelled).
+ */
+static bool
+interrupted(struct term_session *s)
+{
+    const char *line;
+
+    if (!s->args->in_stream)
+        return s->interrupted;
+    while (!s->interrupted &&
+           term_input_line(&s->input, 0, &line) >= 0)
+        json_decref(turn_line(s, line)); /* no answer is awaited now */
+    return s->interrupted;
+}
+
+static bool
+gone_cb(void *ctx)
+{
+    return interrupted(ctx);
 }
 
 /*
@@ -403,36 +440,18 @@ ask_stdio(struct term_session *s, const char *tool, const json_t **input,
             *why = "the permission prompt got no answer (input closed)";
             return TERM_DENY;
         }
-        m = json_loads(s->line, 0, NULL);
+        m = turn_line(s, s->line);
+        if (s->interrupted) {
+            json_decref(m);
+            *why = "interrupted by the user";
+            return TERM_DENY;
+        }
+        if (m == NULL)
+            continue;
         type = json_string_value(json_object_get(m, "type"));
-        if (type == NULL) {
-            json_decref(m);
-            continue;
-        }
-        if (strcmp(type, "control_request") == 0) {
-            handle_control(s, m, true);
-            json_decref(m);
-            if (s->interrupted) {
-                *why = "interrupted by the user";
-                return TERM_DENY;
-            }
-            continue;
-        }
-        if (strcmp(type, "user") == 0) {
-            if (s->nqueued < BOUND_TERM_QUEUED) {
-                s->queued[s->nqueued] = strdup(s->line);
-                if (s->queued[s->nqueued] != NULL)
-                    s->nqueued++;
-            } else {
-                fprintf(stderr, "gemini-agent chat: too many queued "
-                                "messages; one dropped\n");
-            }
-            json_decref(m);
-            continue;
-        }
         resp = json_object_get(m, "response");
         rid = json_string_value(json_object_get(resp, "request_id"));
-        if (strcmp(type, "control_response") != 0 || rid == NULL ||
+        if (type == NULL || strcmp(type, "control_response") != 0 || rid == NULL ||
             strcmp(rid, id) != 0) {
             json_decref(m);
             continue;
@@ -524,6 +543,27 @@ denial_text(struct term_session *s, const char *tool)
                         tool, term_mode_name(s->mode));
 }
 
+/*
+ * The turn was interrupted with call `c` answered (stashed): the loop
+ * will not tell of that answer, so we do; then the loop ends (and the
+ * prompt with an error result: term_session_prompt()).
+ */
+static int
+stop_turn(struct term_session *s, struct status_error *err)
+{
+    if (emit_err(s,
+                 term_sj_tool_result(s->tool_id, s->st_content, s->st_error,
+                                     s->st_error ? NULL : s->st_structured),
+                 err) != 0)
+        return -1;
+    s->stashed = false;
+    return status_set(err, ST_CLIENT_GONE, "interrupted by the user");
+}
+
+static int run_tool(struct term_session *s, const struct term_tool *t,
+                    const json_t *input, struct loop_result *r,
+                    struct status_error *err);
+
 static int
 decide(void *ctx, const struct loop_call *c, struct loop_result *r,
        struct status_error *err)
@@ -531,8 +571,6 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *r,
     struct term_session *s = ctx;
     const struct term_tool *t = find_tool(s, c->name);
     const json_t *input = c->args;
-    struct status_error failed = {0};
-    json_t *out = NULL;
     const char *why = NULL;
     int v, rc;
 
@@ -554,21 +592,36 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *r,
     if (v != TERM_ALLOW && why == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     if (v != TERM_ALLOW && s->interrupted) {
-        /* the call is denied and the prompt ends here: no more steps;
-         * the loop will not tell of this answer, so we do */
-        if (deny(s, c, why, r, err) < 0 ||
-            emit_err(s, term_sj_tool_result(s->tool_id, why, true, NULL),
-                     err) != 0)
+        /* the call is denied and the prompt ends here: no more steps */
+        if (deny(s, c, why, r, err) < 0)
             return -1;
-        s->stashed = false;
-        return status_set(err, ST_CLIENT_GONE, "interrupted by the user");
+        return stop_turn(s, err);
     }
     if (v != TERM_ALLOW)
         return deny(s, c, why, r, err);
+    if (interrupted(s)) { /* came after the permission, before the run */
+        if (refuse(s, "interrupted by the user", NULL, r, err) < 0)
+            return -1;
+        return stop_turn(s, err);
+    }
+    rc = run_tool(s, t, input, r, err);
+    if (rc >= 0 && s->interrupted) /* while it ran: it stopped, or ended */
+        return stop_turn(s, err);
+    return rc;
+}
+
+/* Run tool `t` on `input` (permitted): its answer in `r` and stashed. */
+static int
+run_tool(struct term_session *s, const struct term_tool *t,
+         const json_t *input, struct loop_result *r, struct status_error *err)
+{
+    struct status_error failed = {0};
+    json_t *out = NULL;
+    int rc;
 
     r->action = t->act->name;
     long t0 = monotime_ms();
-    rc = action_run(&s->actions_env, t->act, NULL, input, &s->a, &out,
+    rc = action_run(&s->actions_env, t->act, &s->who, input, &s->a, &out,
                     &failed);
     r->ms = monotime_ms() - t0;
     if (failed.code == ST_NO_MEMORY)
@@ -1030,11 +1083,8 @@ term_session_serve(struct term_session *s)
     int code = 0;
 
     for (;;) {
-        if (s->nqueued > 0) { /* what came while a tool waited, in order */
-            char *q = s->queued[0];
-            memmove(s->queued, s->queued + 1,
-                    (s->nqueued - 1) * sizeof(*s->queued));
-            s->nqueued--;
+        char *q = term_input_undefer(&s->input);
+        if (q != NULL) { /* what came during the turn, in order */
             int rc = serve_line(s, q, &code);
             free(q);
             if (rc != 0)
@@ -1248,6 +1298,9 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
     s->args = args;
     s->in = in;
     s->out = out;
+    term_input_init(&s->input, fileno(in));
+    s->who.cancelled = gone_cb;
+    s->who.cancelled_ctx = s;
     s->mode = args->mode;
     arena_init(&s->a);
     if (args->session_id != NULL)
@@ -1305,6 +1358,9 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
         goto fail;
     }
     s->g_ok = true;
+    /* an interrupt drops the Gemini call in flight */
+    s->g.gone = gone_cb;
+    s->g.gone_ctx = s;
     *exit_code = 0;
     return s;
 fail:
@@ -1339,8 +1395,6 @@ term_session_close(struct term_session *s)
     free(s->gemini.base_url);
     free(s->gemini.path);
     free(s->gemini.system_prompt);
-    for (size_t i = 0; i < s->nqueued; i++)
-        free(s->queued[i]);
-    free(s->line);
+    term_input_release(&s->input);
     free(s);
 }

@@ -410,7 +410,7 @@ START_TEST(registry_passes_who)
     ck_assert_ptr_nonnull(strstr(err.text, "conversation"));
 
     memset(&err, 0, sizeof(err));
-    struct action_who who = {"alice", "thread-1"};
+    struct action_who who = {.user = "alice", .conversation = "thread-1"};
     ck_assert_int_eq(action_run(&cfg->actions, act, &who, in, &ar, &out, &err),
                      0);
     ck_assert_str_eq(
