@@ -763,6 +763,30 @@ failure(struct term_session *s, const struct status_error *err)
     return msg;
 }
 
+/*
+ * Gemini's answer broke off and the loop asks again: Claude Code's
+ * system/api_retry. A streamed text block of the broken answer is
+ * closed there; its text is not part of the conversation (the loop
+ * records only whole answers) and no assistant message repeats it.
+ */
+static int
+on_retry(void *ctx, int attempt, int max, const struct status_error *why,
+         struct status_error *err)
+{
+    struct term_session *s = ctx;
+    const char *kind = api_error_kind(why->code);
+
+    if (close_block(s) != 0)
+        return status_set(err, ST_INTERNAL, "cannot write the output");
+    return emit_err(s,
+                    json_pack("{s:s, s:s, s:i, s:i, s:i, s:n, s:s}", "type",
+                              "system", "subtype", "api_retry", "attempt",
+                              attempt, "max_retries", max, "retry_delay_ms",
+                              0, "error_status", "error",
+                              kind ? kind : "server_error"),
+                    err);
+}
+
 static int
 on_done(void *ctx, enum loop_end end, const struct turn *last,
         struct status_error *err)
@@ -776,6 +800,7 @@ on_done(void *ctx, enum loop_end end, const struct turn *last,
 }
 
 static const struct loop_sink_ops sink_ops = {
+    .retry = on_retry,
     .done = on_done,
     .text = on_text,
     .tool_call = on_tool_call,
@@ -784,6 +809,7 @@ static const struct loop_sink_ops sink_ops = {
     .status = on_status,
 };
 static const struct loop_sink_ops partial_ops = {
+    .retry = on_retry,
     .done = on_done,
     .text = on_text,
     .tool_call = on_tool_call,
@@ -882,6 +908,8 @@ term_session_prompt(struct term_session *s, const char *text)
         .max_steps = s->args->max_turns > 0 ? s->args->max_turns
                                             : BOUND_TERM_TURNS,
         .max_calls = DEFAULT_CALLS_PER_TURN,
+        /* a stream that drops mid-answer: once more, then the error */
+        .broke_retries = 1,
         .decide = decide,
         .decide_ctx = s,
     };
