@@ -14,8 +14,11 @@
  * is read and dropped, so the command never blocks on a full pipe). When
  * the timeout passes, the whole process group is killed; when the shell
  * exits but something it left in the background still holds the pipes,
- * the group is killed after CLI_DRAIN_MS. Nothing it started outlives the
- * call, and the shell is always reaped.
+ * the group is killed after CLI_DRAIN_MS. When the host cancels the call
+ * (ctx->cancelled, asked every CLI_CANCEL_CHECK_MS: the terminal's
+ * interrupt), the group gets SIGTERM, then SIGKILL after
+ * CLI_KILL_GRACE_MS, and the call fails with Claude Code's <error>.
+ * Nothing it started outlives the call, and the shell is always reaped.
  *
  * Not a sandbox: it is the terminal client's (GEMINI_AGENT_TERMINAL_ONLY),
  * and each command runs with the user's rights after the user's approval

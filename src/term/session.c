@@ -65,6 +65,7 @@ struct term_session {
     FILE *in, *out;
     enum term_mode mode;
     char *model; /* heap */
+    char *next_model; /* set_model during a prompt: for the next (heap) */
     char session_id[128];
     char cwd[PATH_MAX];
     const char *key_source; /* apiKeySource */
@@ -687,6 +688,11 @@ init_message(struct term_session *s)
 static void
 reset_prompt(struct term_session *s)
 {
+    if (s->next_model != NULL) { /* set_model came during the last one */
+        free(s->model);
+        s->model = s->next_model;
+        s->next_model = NULL;
+    }
     memset(&s->total, 0, sizeof(s->total));
     memset(&s->last, 0, sizeof(s->last));
     s->num_turns = 0;
@@ -1027,8 +1033,13 @@ handle_control(struct term_session *s, const json_t *msg, bool in_turn)
                                 : m);
         if (copy == NULL)
             return control_reply(s, id, NULL, "out of memory");
-        free(s->model);
-        s->model = copy;
+        if (in_turn) { /* the prompt in flight keeps its model */
+            free(s->next_model);
+            s->next_model = copy;
+        } else {
+            free(s->model);
+            s->model = copy;
+        }
         return control_reply(s, id, json_object(), NULL);
     }
     snprintf(buf, sizeof(buf), "Unsupported control request subtype: %.100s",
@@ -1419,6 +1430,7 @@ term_session_close(struct term_session *s)
     free(s->tools);
     free(s->system);
     free(s->model);
+    free(s->next_model);
     free(s->gemini.api_key);
     free(s->gemini.base_url);
     free(s->gemini.path);
