@@ -114,12 +114,13 @@
  * must be thread-safe, touch no signal, and keep state only where it
  * locks it (files under ctx->data_dir, say). It runs under the action
  * watchdog (limits.actionTimeoutMs): a tool that hangs takes its worker
- * down, as a built-in action's would. initialize() and shutdown() run in
- * the process that loads the site (at start and on SIGHUP: the new
- * instance is initialised before the old one is shut down, and two may
- * live at once); worker processes are forked from it and inherit the
- * initialised instance, so threads and sockets made in initialize() do
- * not follow into them.
+ * down, as a built-in action's would. A long one polls
+ * ctx->cancelled() (ABI 3) and stops when it says so.
+ * initialize() and shutdown() run in the process that loads the site
+ * (at start and on SIGHUP: the new instance is initialised before the
+ * old one is shut down, and two may live at once); worker processes are
+ * forked from it and inherit the initialised instance, so threads and
+ * sockets made in initialize() do not follow into them.
  *
  * A minimal plugin (tests/plugins/hello/hello.c is a complete one):
  *
@@ -161,7 +162,7 @@ extern "C" {
 
 /* Raised whenever a member is added, removed or changes meaning: the
  * server loads only plugins built against its own number. */
-#define GEMINI_AGENT_PLUGIN_ABI 2
+#define GEMINI_AGENT_PLUGIN_ABI 3
 
 /* The factory's name, for the host's dlsym(). */
 #define GEMINI_AGENT_PLUGIN_FACTORY "gemini_agent_plugin_create"
@@ -206,6 +207,16 @@ struct gemini_agent_ctx {
      * Keep per-conversation state under it - hashed: it is any string. */
     const char *user;
     const char *conversation;
+    /* Should the call stop now (ABI 3)? Non-zero once whoever asked for
+     * it has given up on it: the terminal client's user interrupted the
+     * turn. Never NULL in a call from the host; it answers 0 where nobody
+     * can cancel (the web routes) and outside execute(). A tool that
+     * runs long (a command, a download) asks now and then - it is cheap,
+     * but not free: at most every 100 ms or so - and when told to stop,
+     * stops what it started and answers an error (e.g. Bash: "Command
+     * was aborted before completion"). Call it from the thread that runs
+     * execute() only. */
+    int (*cancelled)(const struct gemini_agent_ctx *ctx);
 };
 
 /* flags (ABI 2) */

@@ -277,17 +277,32 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
         return -1;
     if (EMIT(l, status, LOOP_THINKING, NULL, err) != 0)
         return -1;
-    if (l->sink->ops->delta != NULL)
-        rc = gemini_stream(in->g, in->gemini, l->request.buf,
-                           l->request.len, in->a, &stream_ops, l, &resp,
-                           &l->calls, err);
-    else
-        rc = gemini_generate(in->g, in->gemini, l->request.buf,
-                             l->request.len, in->a, &resp, &l->calls, err);
-    l->usage.calls = l->calls.calls;
-    /* every attempt sent the whole request (at least the first did) */
-    l->upstream += l->request.len *
-                   (size_t)(l->calls.calls > calls ? l->calls.calls - calls : 1);
+    for (long retries = 0;; retries++) {
+        if (l->sink->ops->delta != NULL)
+            rc = gemini_stream(in->g, in->gemini, l->request.buf,
+                               l->request.len, in->a, &stream_ops, l, &resp,
+                               &l->calls, err);
+        else
+            rc = gemini_generate(in->g, in->gemini, l->request.buf,
+                                 l->request.len, in->a, &resp, &l->calls,
+                                 err);
+        l->usage.calls = l->calls.calls;
+        /* every attempt sent the whole request (at least the first did) */
+        l->upstream +=
+            l->request.len *
+            (size_t)(l->calls.calls > calls ? l->calls.calls - calls : 1);
+        calls = l->calls.calls;
+        if (rc == 0 || !in->g->broke || retries >= in->broke_retries)
+            break;
+        /* the answer broke off: once more (the sink takes back what it
+         * showed of it), within the same bounds as any step */
+        struct status_error why = *err;
+        memset(err, 0, sizeof(*err));
+        if (EMIT(l, retry, (int)retries + 1, (int)in->broke_retries, &why,
+                 err) != 0 ||
+            may_send(l, err) != 0)
+            return -1;
+    }
     if (rc == 0)
         rc = turn_parse(resp, in->a, t, err);
     if (rc == 0) {

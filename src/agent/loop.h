@@ -146,6 +146,11 @@ struct loop_sink_ops {
      * call add up to the text of its turn. */
     int (*delta)(void *ctx, const char *text, size_t len,
                  struct status_error *err);
+    /* The answer broke off (`why`) and the step is asked again, retry
+     * number `attempt` of `max` (loop_input.broke_retries): the deltas
+     * since the last usage were of an answer that is discarded. */
+    int (*retry)(void *ctx, int attempt, int max,
+                 const struct status_error *why, struct status_error *err);
 };
 
 struct loop_sink {
@@ -192,6 +197,12 @@ struct loop_input {
     long max_upstream_bytes;
     /* Asked before every Gemini call (see struct loop_gate), or NULL. */
     struct loop_gate *gate;
+    /* How often a step whose answer broke off mid-way (gemini.h's
+     * `broke`: a stream cut short) is asked again, its partial answer
+     * discarded (the sink's `retry` is told first); 0: the step fails.
+     * The terminal client retries once (Claude Code's api_retry); the
+     * web routes do not - a visitor who saw half an answer asks again. */
+    long broke_retries;
     /* A turn of `contents` that must stay the last of every request (the
      * page state: it changes after every action, so whatever follows it
      * could not come from Gemini's prefix cache), or NULL. The loop moves

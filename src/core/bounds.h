@@ -477,6 +477,12 @@
 #define BOUND_TODO_PLANS          1000000
 #define DEFAULT_TODO_PLANS        10000
 
+/* cli, interrupted (issue 14 section 2): how often a running command
+ * asks whether the call was cancelled (ctx->cancelled), and how long its
+ * process group has after SIGTERM before SIGKILL. */
+#define CLI_CANCEL_CHECK_MS         100
+#define CLI_KILL_GRACE_MS           500
+
 /* --- the terminal client (src/term/, `gemini-agent chat`) -------------- */
 /* --allowedTools / --disallowedTools flags kept (each may list many). */
 #define BOUND_TERM_RULE_FLAGS    32

@@ -681,6 +681,7 @@ call(struct gemini *g, const struct config_gemini *gc, const char *body,
     int attempt, rc = -1;
 
     *response = NULL;
+    g->broke = false;
     memset(&h, 0, sizeof(h));
     h.retry_after_ms = -1;
     sbuf_init(&h.body, BOUND_UPSTREAM_BYTES);
@@ -737,6 +738,9 @@ call(struct gemini *g, const struct config_gemini *gc, const char *body,
             }
             if (s->emitted > 0 || stream_retried ||
                 deadline - now < GEMINI_BACKOFF_BASE_MS + GEMINI_MIN_ATTEMPT_MS) {
+                /* not retried here: the caller may (with its own way
+                 * of taking back the text that went out) */
+                g->broke = s->emitted > 0 && !stream_retried;
                 status_set(err, ST_UPSTREAM_DOWN,
                            s->emitted > 0
                                ? "Gemini's answer broke off before it was "
@@ -751,6 +755,7 @@ call(struct gemini *g, const struct config_gemini *gc, const char *body,
         }
         if (h.net == GEMINI_NET_OK && h.status >= 200 && h.status < 300) {
             rc = take_response(&h, a, response, err);
+            g->broke = rc != 0 && err->code == ST_UPSTREAM_BAD;
             goto out;
         }
 

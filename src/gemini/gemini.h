@@ -100,6 +100,11 @@ struct gemini {
      * waits, at most every GEMINI_GONE_CHECK_MS, and drops the call. */
     bool (*gone)(void *ctx);
     void *gone_ctx;
+    /* Set by each call: did it fail because Gemini's answer broke off
+     * mid-way - a stream cut after text went out, or a 200 whose body is
+     * not JSON (cut short)? A caller may ask again (loop_input's
+     * broke_retries); the client's own retries are spent by then. */
+    bool broke;
 };
 
 /* Totals over the Gemini calls of one chat request. */

@@ -631,7 +631,7 @@ resume(struct run *r, const json_t *context, json_t **out,
         {site->user_declarations_text, site->user_declarations_text_len}};
     struct loop_sink sink = {r->env->stream ? &run_stream_sink : &run_sink, r};
     /* plugins keep per-conversation state under the thread (plugin.h) */
-    struct action_who who = {r->env->user, r->thread};
+    struct action_who who = {.user = r->env->user, .conversation = r->thread};
     struct loop_input li = {
         .g = r->env->g,
         .gemini = &site->cfg->gemini,
@@ -835,7 +835,7 @@ carry_out(struct run *r, struct run_act *ra, bool approve,
         set_status(r, STORE_RUN_EXECUTING, err) != 0)
         return -1;
     /* action_run() validates the arguments again before the handler */
-    struct action_who who = {r->env->user, r->thread};
+    struct action_who who = {.user = r->env->user, .conversation = r->thread};
     int rc = action_run(&r->cfg->actions, ra->act, &who, ra->args, r->env->a,
                         &out, &failed);
     if (rc == ACTION_ASKS_USER) {

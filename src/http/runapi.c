@@ -316,7 +316,7 @@ runapi_thread_todo(struct runapi_req *q, struct status_error *err)
     const struct plugin_action *act = plugin_find(q->site->actions, TODO_SHOW);
     /* the route's arg is "<id>/todo" */
     const char *id = arena_strndup(q->a, q->arg, strcspn(q->arg, "/"));
-    struct action_who who = {user, id};
+    struct action_who who = {.user = user, .conversation = id};
     struct store *st;
     json_t *in, *out;
 

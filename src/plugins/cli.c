@@ -14,8 +14,11 @@
  * is read and dropped, so the command never blocks on a full pipe). When
  * the timeout passes, the whole process group is killed; when the shell
  * exits but something it left in the background still holds the pipes,
- * the group is killed after CLI_DRAIN_MS. Nothing it started outlives the
- * call, and the shell is always reaped.
+ * the group is killed after CLI_DRAIN_MS. When the host cancels the call
+ * (ctx->cancelled, asked every CLI_CANCEL_CHECK_MS: the terminal's
+ * interrupt), the group gets SIGTERM, then SIGKILL after
+ * CLI_KILL_GRACE_MS, and the call fails with Claude Code's <error>.
+ * Nothing it started outlives the call, and the shell is always reaped.
  *
  * Not a sandbox: it is the terminal client's (GEMINI_AGENT_TERMINAL_ONLY),
  * and each command runs with the user's rights after the user's approval
@@ -255,24 +258,36 @@ out:
     return 0;
 }
 
+/* Has the caller given up on the call (ctx->cancelled, ABI 3)? A host
+ * may leave it NULL (a test's ctx): nobody cancels. */
+static bool
+cli_cancelled(const struct gemini_agent_ctx *ctx)
+{
+    return ctx != NULL && ctx->cancelled != NULL && ctx->cancelled(ctx) != 0;
+}
+
 /*
  * Run `command` for at most timeout_ms: its output in so/se, *status as
- * waitpid() gave it, *timed_out. 0, or an errno value when it could not
- * start.
+ * waitpid() gave it, *timed_out. When the caller cancels the call
+ * (asked every CLI_CANCEL_CHECK_MS), the process group gets SIGTERM,
+ * then SIGKILL after CLI_KILL_GRACE_MS at most, and *interrupted is set.
+ * 0, or an errno value when it could not start.
  */
 static int
-cli_run(const struct cli *c, const char *command, long timeout_ms,
-        struct cli_stream *so, struct cli_stream *se, int *status,
-        bool *timed_out)
+cli_run(const struct cli *c, const struct gemini_agent_ctx *ctx,
+        const char *command, long timeout_ms, struct cli_stream *so,
+        struct cli_stream *se, int *status, bool *timed_out,
+        bool *interrupted)
 {
-    long deadline, exited_at = -1;
+    long deadline, exited_at = -1, asked_at, term_at = -1;
     pid_t pid;
     int rc;
 
-    *timed_out = false;
+    *timed_out = *interrupted = false;
     if ((rc = cli_spawn(c, command, &pid, &so->fd, &se->fd)) != 0)
         return rc;
     deadline = monotime_ms() + timeout_ms;
+    asked_at = monotime_ms();
     for (;;) {
         struct pollfd pf[2];
         struct cli_stream *of[2];
@@ -283,12 +298,25 @@ cli_run(const struct cli *c, const char *command, long timeout_ms,
             exited_at = now;
         if (exited_at >= 0 && so->fd < 0 && se->fd < 0)
             break; /* done */
-        if (now >= deadline) {
+        if (now >= deadline && term_at < 0) {
             *timed_out = true;
             break;
         }
         if (exited_at >= 0 && now - exited_at >= CLI_DRAIN_MS)
             break; /* the shell is gone; its leftovers hold the pipes */
+        if (term_at >= 0 && now - term_at >= CLI_KILL_GRACE_MS)
+            break; /* it ignored SIGTERM: SIGKILL below */
+        if (term_at < 0 && now - asked_at >= CLI_CANCEL_CHECK_MS) {
+            asked_at = now;
+            if (cli_cancelled(ctx)) {
+                /* a chance to clean up, as a shell's Ctrl-C gives one;
+                 * the group: the shell and whatever it started */
+                *interrupted = true;
+                (void)kill(-pid, SIGTERM);
+                term_at = now;
+                continue;
+            }
+        }
         /* wake up now and then to notice the shell's exit */
         wait = deadline - now;
         if (wait > 20)
@@ -315,6 +343,9 @@ cli_run(const struct cli *c, const char *command, long timeout_ms,
     return 0;
 }
 
+/* Claude Code's words for a command stopped before its end. */
+#define CLI_ABORTED "<error>Command was aborted before completion</error>"
+
 static int
 cli_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
             const char *args, size_t args_len, struct gemini_agent_out *out)
@@ -328,7 +359,7 @@ cli_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
     json_error_t jerr;
     json_t *a = NULL, *res = NULL;
     int status = 0, rc, code;
-    bool timed_out;
+    bool timed_out, interrupted;
     char *sout = NULL, *serr = NULL, *text = NULL;
     size_t tlen = 0;
     FILE *f;
@@ -365,8 +396,8 @@ cli_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
         rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
         goto out;
     }
-    if ((rc = cli_run(c, command, (long)timeout, &so, &se, &status,
-                      &timed_out)) != 0) {
+    if ((rc = cli_run(c, ctx, command, (long)timeout, &so, &se, &status,
+                      &timed_out, &interrupted)) != 0) {
         rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                          "cannot run the command: %s", strerror(rc));
         goto out;
@@ -386,19 +417,30 @@ cli_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
     }
     /* Claude Code's tool_result: a failed command's exit code first,
      * then stdout and stderr, the empty ones left out, joined by \n; an
-     * aborted one (here: killed at its timeout) ends with its <error> */
-    if (code != 0 && !timed_out)
+     * aborted one (killed at its timeout, or interrupted) ends with its
+     * <error> */
+    if (code != 0 && !timed_out && !interrupted)
         fprintf(f, "Exit code %d", code);
     if (sout[0] != '\0')
         fprintf(f, "%s%s", ftell(f) > 0 ? "\n" : "", sout);
     if (serr[0] != '\0')
         fprintf(f, "%s%s", ftell(f) > 0 ? "\n" : "", serr);
     if (timed_out)
-        fprintf(f, "%s<error>Command was aborted before completion</error>",
-                ftell(f) > 0 ? "\n" : "");
+        fprintf(f, "%s" CLI_ABORTED, ftell(f) > 0 ? "\n" : "");
     if (fclose(f) != 0) {
         free(text);
         text = NULL;
+    }
+    if (interrupted && text != NULL) {
+        /* Claude Code's interrupted Bash is an error (is_error): the
+         * output so far, as much as the host keeps of a plugin's error
+         * message, then the <error> */
+        size_t n = strlen(text), room = BOUND_SO_MESSAGE - sizeof(CLI_ABORTED);
+        if (n > room)
+            n = utf8_cut(text, room);
+        rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "%.*s%s" CLI_ABORTED,
+                         (int)n, text, n > 0 ? "\n" : "");
+        goto out;
     }
     res = json_pack("{s:s?, s:s, s:s, s:b, s:b, s:i, s:b, s:b}", "text", text,
                     "stdout", sout, "stderr", serr, "interrupted", timed_out,

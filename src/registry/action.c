@@ -64,9 +64,7 @@ action_run(const struct config_actions *env, const struct plugin_action *act,
     watch_action_begin(env->timeout_ms);
     /* a shared object's tool runs under the same watchdog and bounds */
     rc = act->so != NULL ? soplugin_execute(act->so, act->tool, env->data_dir,
-                                            who ? who->user : NULL,
-                                            who ? who->conversation : NULL,
-                                            input, a, &out, err)
+                                            who, input, a, &out, err)
                          : act->handler->run(&ctx, input, &out, err);
     watch_action_end();
     if (rc == SOPLUGIN_ASKS_USER) /* the question: asked, not a result */

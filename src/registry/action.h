@@ -36,6 +36,11 @@ struct status_error;
 struct action_who {
     const char *user;
     const char *conversation;
+    /* Has the caller given up on the call (ctx->cancelled, ABI 3)? The
+     * terminal client's interrupt; NULL: nobody cancels (the web routes),
+     * and the plugin is told 0. */
+    bool (*cancelled)(void *ctx);
+    void *cancelled_ctx;
 };
 
 /*

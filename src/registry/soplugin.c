@@ -20,6 +20,7 @@
 #include "core/jsonout.h"
 #include "core/status.h"
 #include "gemini-agent/plugin.h"
+#include "registry/action.h"
 #include "registry/jschema.h"
 
 #include <dirent.h>
@@ -560,15 +561,39 @@ ctx_alloc(const struct gemini_agent_ctx *ctx, size_t size)
     return arena_alloc(ctx->host, size ? size : 1);
 }
 
-/* The host's side of a call. Who and where (ctx.user, .conversation)
- * reach execute() only (action_run's who); commands and enrichment are
- * not tied to a conversation yet: NULL, as plugin.h allows. */
-static struct gemini_agent_ctx
-host_ctx(const char *data_dir, struct arena *a, const char *user,
-         const char *conversation)
+/* The host's side of a call: the plugin's ctx first, so cancelled()
+ * finds the rest from the ctx it is given. */
+struct host_call {
+    struct gemini_agent_ctx ctx;
+    const struct action_who *who; /* or NULL */
+};
+
+/* ctx->cancelled: what the caller of action_run says, else 0. */
+static int
+ctx_cancelled(const struct gemini_agent_ctx *ctx)
 {
-    return (struct gemini_agent_ctx){GEMINI_AGENT_PLUGIN_ABI, data_dir,
-                                     ctx_alloc, a, user, conversation};
+    const struct host_call *hc = (const struct host_call *)(const void *)ctx;
+
+    return hc->who != NULL && hc->who->cancelled != NULL &&
+           hc->who->cancelled(hc->who->cancelled_ctx);
+}
+
+/* Fill `hc` for a call. Who and where (ctx.user, .conversation,
+ * .cancelled) reach execute() only (action_run's who); commands and
+ * enrichment are not tied to a conversation yet: NULL, as plugin.h
+ * allows, and nobody cancels them. */
+static void
+host_ctx(struct host_call *hc, const char *data_dir, struct arena *a,
+         const struct action_who *who)
+{
+    hc->ctx = (struct gemini_agent_ctx){GEMINI_AGENT_PLUGIN_ABI,
+                                        data_dir,
+                                        ctx_alloc,
+                                        a,
+                                        who ? who->user : NULL,
+                                        who ? who->conversation : NULL,
+                                        ctx_cancelled};
+    hc->who = who;
 }
 
 /* The plugin's message for a failed call, bounded, or a default. */
@@ -614,22 +639,24 @@ asked(const struct so_plugin *p, const char *tool,
 
 int
 soplugin_execute(const struct so_plugin *p, const char *tool,
-                 const char *data_dir, const char *user,
-                 const char *conversation, const json_t *input,
-                 struct arena *a, json_t **output, struct status_error *err)
+                 const char *data_dir, const struct action_who *who,
+                 const json_t *input, struct arena *a, json_t **output,
+                 struct status_error *err)
 {
-    struct gemini_agent_ctx ctx = host_ctx(data_dir, a, user, conversation);
+    struct host_call hc;
+    const struct gemini_agent_ctx *ctx = &hc.ctx;
     struct gemini_agent_out o = {NULL, 0};
     size_t len;
     char *args;
     json_t *out;
     int rc;
 
+    host_ctx(&hc, data_dir, a, who);
     *output = NULL;
     args = jsonout_dumps(input, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, &len);
     if (args == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
-    rc = p->ops->execute(p->self, &ctx, tool, args, len, &o);
+    rc = p->ops->execute(p->self, ctx, tool, args, len, &o);
     free(args);
     if (rc == GEMINI_AGENT_BAD_INPUT)
         return call_failed(err, ST_BAD_REQUEST, &o, p->name, tool);
@@ -666,14 +693,15 @@ soplugin_run_command(const struct so_plugin *p, const char *command,
                      struct arena *a, struct gemini_agent_out *o,
                      struct status_error *err)
 {
-    struct gemini_agent_ctx ctx = host_ctx(data_dir, a, NULL, NULL);
+    struct host_call hc;
     int rc;
 
+    host_ctx(&hc, data_dir, a, NULL);
     *o = (struct gemini_agent_out){NULL, 0};
     if (p->ops->run_command == NULL)
         return status_set(err, ST_UNKNOWN_ACTION,
                           "the plugin '%s' runs no commands", p->name);
-    rc = p->ops->run_command(p->self, &ctx, command, arg, len, o);
+    rc = p->ops->run_command(p->self, &hc.ctx, command, arg, len, o);
     if (rc == GEMINI_AGENT_BAD_INPUT)
         return call_failed(err, ST_BAD_REQUEST, o, p->name, command);
     if (rc != GEMINI_AGENT_OK)
@@ -690,12 +718,13 @@ soplugin_enrich(const struct so_plugin *p, const char *data_dir,
                 struct gemini_agent_out *prompt_out,
                 struct gemini_agent_out *meta_out, struct status_error *err)
 {
-    struct gemini_agent_ctx ctx = host_ctx(data_dir, a, NULL, NULL);
+    struct host_call hc;
     int rc;
 
+    host_ctx(&hc, data_dir, a, NULL);
     *prompt_out = (struct gemini_agent_out){NULL, 0};
     *meta_out = (struct gemini_agent_out){NULL, 0};
-    rc = p->ops->enrich_prompt(p->self, &ctx, prompt, len, prompt_out,
+    rc = p->ops->enrich_prompt(p->self, &hc.ctx, prompt, len, prompt_out,
                                meta_out);
     if (rc != GEMINI_AGENT_OK)
         return call_failed(err, ST_ACTION_FAILED, prompt_out, p->name,

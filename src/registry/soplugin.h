@@ -23,6 +23,7 @@
 #include "core/common.h"
 #include "gemini-agent/plugin.h"
 
+struct action_who;
 struct arena;
 struct config_plugins;
 struct diag;
@@ -106,8 +107,9 @@ struct json_t *soplugin_declarations(const struct so_plugin *p,
                                      struct diag *d);
 
 /*
- * Call `tool` of `p` with `input` (already validated), for `user` in
- * `conversation` (ctx->user, ctx->conversation; either may be NULL). Returns 0 with
+ * Call `tool` of `p` with `input` (already validated), for `who` (its
+ * user and conversation become ctx->user and ctx->conversation, its
+ * cancelled() answers ctx->cancelled(); NULL: none). Returns 0 with
  * `*output` a new reference (an object), or -1 with `err` set:
  * ST_BAD_REQUEST for the plugin's "bad input", ST_ACTION_FAILED for its
  * failure or an answer that is not a JSON object. Answers live in `a`.
@@ -117,8 +119,8 @@ struct json_t *soplugin_declarations(const struct so_plugin *p,
  */
 #define SOPLUGIN_ASKS_USER 1
 int soplugin_execute(const struct so_plugin *p, const char *tool,
-                     const char *data_dir, const char *user,
-                     const char *conversation, const struct json_t *input,
+                     const char *data_dir, const struct action_who *who,
+                     const struct json_t *input,
                      struct arena *a, struct json_t **output,
                      struct status_error *err);
 

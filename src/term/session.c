@@ -33,6 +33,7 @@
 #include "agent/turn.h"
 #include "term/compact.h"
 #include "term/keep.h"
+#include "term/input.h"
 #include "term/perm.h"
 #include "term/streamjson.h"
 #include "term/tty.h"
@@ -69,6 +70,7 @@ struct term_session {
     FILE *in, *out;
     enum term_mode mode;
     char *model; /* heap */
+    char *next_model; /* set_model during a prompt: for the next (heap) */
     char session_id[BOUND_TERM_SESSION_ID + 1];
     char cwd[PATH_MAX];
     const char *key_source; /* apiKeySource */
@@ -94,10 +96,9 @@ struct term_session {
     struct arena a;
     json_t *contents;
     bool initialized; /* the initialize control request was answered */
-    char *queued[BOUND_TERM_QUEUED]; /* lines read while a tool waited */
-    size_t nqueued;
-    char *line;
-    size_t line_cap;
+    struct term_input input; /* stdin's lines (stream-json input) */
+    const char *line;        /* the last one read (input's) */
+    struct action_who who;   /* tools learn of an interrupt through it */
     long req_seq;
 
     /* one prompt */
@@ -373,25 +374,62 @@ on_tool_result(void *ctx, const struct loop_call *c,
 static int handle_control(struct term_session *s, const json_t *msg,
                           bool in_turn);
 
-/* Read one line of `in` into s->line; its length, or -1 at the end (or a
- * line past the bound: said on stderr). */
+/* Wait for the next line of the input, into s->line; its length, or -1
+ * at the end (or a line past the bound: said on stderr). */
 static long
 read_line(struct term_session *s)
 {
-    ssize_t n = getline(&s->line, &s->line_cap, s->in);
+    long n = term_input_line(&s->input, -1, &s->line);
 
-    if (n < 0)
-        return -1;
-    if ((size_t)n > BOUND_TERM_INPUT_LINE) {
-        fprintf(stderr,
-                "gemini-agent chat: an input line is longer than %u "
-                "bytes; stopping\n",
-                BOUND_TERM_INPUT_LINE);
-        return -1;
+    return n < 0 ? -1 : n;
+}
+
+/*
+ * A line that came while a turn runs: a control request is answered at
+ * once (an interrupt marks the turn interrupted), a user message waits
+ * for after the turn. Anything else is returned, parsed (the caller's:
+ * a control_response), or NULL.
+ */
+static json_t *
+turn_line(struct term_session *s, const char *line)
+{
+    json_t *m = json_loads(line, 0, NULL);
+    const char *type = json_string_value(json_object_get(m, "type"));
+
+    if (type != NULL && strcmp(type, "control_request") == 0) {
+        handle_control(s, m, true);
+    } else if (type != NULL && strcmp(type, "user") == 0) {
+        term_input_defer(&s->input, line);
+    } else if (type != NULL) {
+        return m;
     }
-    while (n > 0 && (s->line[n - 1] == '\n' || s->line[n - 1] == '\r'))
-        s->line[--n] = '\0';
-    return (long)n;
+    json_decref(m);
+    return NULL;
+}
+
+/*
+ * Has the user interrupted the turn? With stream-json input, first take
+ * what came on stdin meanwhile (without waiting: turn_line()). Asked
+ * while Gemini answers (the client's `gone`, so the transfer is dropped)
+ * and while a tool runs (ctx->cancelled).
+ */
+static bool
+interrupted(struct term_session *s)
+{
+    const char *line;
+
+    if (!s->args->in_stream)
+        return s->interrupted;
+    while (!s->interrupted &&
+           term_input_line(&s->input, 0, &line) >= 0)
+        json_decref(turn_line(s, line)); /* no answer is awaited now */
+    return s->interrupted;
+}
+
+static bool
+gone_cb(void *ctx)
+{
+    return interrupted(ctx);
 }
 
 /*
@@ -423,36 +461,18 @@ ask_stdio(struct term_session *s, const char *tool, const json_t **input,
             *why = "the permission prompt got no answer (input closed)";
             return TERM_DENY;
         }
-        m = json_loads(s->line, 0, NULL);
+        m = turn_line(s, s->line);
+        if (s->interrupted) {
+            json_decref(m);
+            *why = "interrupted by the user";
+            return TERM_DENY;
+        }
+        if (m == NULL)
+            continue;
         type = json_string_value(json_object_get(m, "type"));
-        if (type == NULL) {
-            json_decref(m);
-            continue;
-        }
-        if (strcmp(type, "control_request") == 0) {
-            handle_control(s, m, true);
-            json_decref(m);
-            if (s->interrupted) {
-                *why = "interrupted by the user";
-                return TERM_DENY;
-            }
-            continue;
-        }
-        if (strcmp(type, "user") == 0) {
-            if (s->nqueued < BOUND_TERM_QUEUED) {
-                s->queued[s->nqueued] = strdup(s->line);
-                if (s->queued[s->nqueued] != NULL)
-                    s->nqueued++;
-            } else {
-                fprintf(stderr, "gemini-agent chat: too many queued "
-                                "messages; one dropped\n");
-            }
-            json_decref(m);
-            continue;
-        }
         resp = json_object_get(m, "response");
         rid = json_string_value(json_object_get(resp, "request_id"));
-        if (strcmp(type, "control_response") != 0 || rid == NULL ||
+        if (type == NULL || strcmp(type, "control_response") != 0 || rid == NULL ||
             strcmp(rid, id) != 0) {
             json_decref(m);
             continue;
@@ -571,6 +591,27 @@ ask_tty(struct term_session *s, const struct term_tool *t,
     return TERM_DENY;
 }
 
+/*
+ * The turn was interrupted with call `c` answered (stashed): the loop
+ * will not tell of that answer, so we do; then the loop ends (and the
+ * prompt with an error result: term_session_prompt()).
+ */
+static int
+stop_turn(struct term_session *s, struct status_error *err)
+{
+    if (emit_err(s,
+                 term_sj_tool_result(s->tool_id, s->st_content, s->st_error,
+                                     s->st_error ? NULL : s->st_structured),
+                 err) != 0)
+        return -1;
+    s->stashed = false;
+    return status_set(err, ST_CLIENT_GONE, "interrupted by the user");
+}
+
+static int run_tool(struct term_session *s, const struct term_tool *t,
+                    const json_t *input, struct loop_result *r,
+                    struct status_error *err);
+
 static int
 decide(void *ctx, const struct loop_call *c, struct loop_result *r,
        struct status_error *err)
@@ -578,8 +619,6 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *r,
     struct term_session *s = ctx;
     const struct term_tool *t = find_tool(s, c->name);
     const json_t *input = c->args;
-    struct status_error failed = {0};
-    json_t *out = NULL;
     const char *why = NULL;
     int v, rc;
 
@@ -603,21 +642,36 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *r,
     if (v != TERM_ALLOW && why == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     if (v != TERM_ALLOW && s->interrupted) {
-        /* the call is denied and the prompt ends here: no more steps;
-         * the loop will not tell of this answer, so we do */
-        if (deny(s, c, why, r, err) < 0 ||
-            emit_err(s, term_sj_tool_result(s->tool_id, why, true, NULL),
-                     err) != 0)
+        /* the call is denied and the prompt ends here: no more steps */
+        if (deny(s, c, why, r, err) < 0)
             return -1;
-        s->stashed = false;
-        return status_set(err, ST_CLIENT_GONE, "interrupted by the user");
+        return stop_turn(s, err);
     }
     if (v != TERM_ALLOW)
         return deny(s, c, why, r, err);
+    if (interrupted(s)) { /* came after the permission, before the run */
+        if (refuse(s, "interrupted by the user", NULL, r, err) < 0)
+            return -1;
+        return stop_turn(s, err);
+    }
+    rc = run_tool(s, t, input, r, err);
+    if (rc >= 0 && s->interrupted) /* while it ran: it stopped, or ended */
+        return stop_turn(s, err);
+    return rc;
+}
+
+/* Run tool `t` on `input` (permitted): its answer in `r` and stashed. */
+static int
+run_tool(struct term_session *s, const struct term_tool *t,
+         const json_t *input, struct loop_result *r, struct status_error *err)
+{
+    struct status_error failed = {0};
+    json_t *out = NULL;
+    int rc;
 
     r->action = t->act->name;
     long t0 = monotime_ms();
-    rc = action_run(&s->actions_env, t->act, NULL, input, &s->a, &out,
+    rc = action_run(&s->actions_env, t->act, &s->who, input, &s->a, &out,
                     &failed);
     r->ms = monotime_ms() - t0;
     if (failed.code == ST_NO_MEMORY)
@@ -684,6 +738,11 @@ init_message(struct term_session *s)
 static void
 reset_prompt(struct term_session *s)
 {
+    if (s->next_model != NULL) { /* set_model came during the last one */
+        free(s->model);
+        s->model = s->next_model;
+        s->next_model = NULL;
+    }
     memset(&s->total, 0, sizeof(s->total));
     memset(&s->last, 0, sizeof(s->last));
     s->num_turns = 0;
@@ -762,6 +821,30 @@ failure(struct term_session *s, const struct status_error *err)
     return msg;
 }
 
+/*
+ * Gemini's answer broke off and the loop asks again: Claude Code's
+ * system/api_retry. A streamed text block of the broken answer is
+ * closed there; its text is not part of the conversation (the loop
+ * records only whole answers) and no assistant message repeats it.
+ */
+static int
+on_retry(void *ctx, int attempt, int max, const struct status_error *why,
+         struct status_error *err)
+{
+    struct term_session *s = ctx;
+    const char *kind = api_error_kind(why->code);
+
+    if (close_block(s) != 0)
+        return status_set(err, ST_INTERNAL, "cannot write the output");
+    return emit_err(s,
+                    json_pack("{s:s, s:s, s:i, s:i, s:i, s:n, s:s}", "type",
+                              "system", "subtype", "api_retry", "attempt",
+                              attempt, "max_retries", max, "retry_delay_ms",
+                              0, "error_status", "error",
+                              kind ? kind : "server_error"),
+                    err);
+}
+
 static int
 on_done(void *ctx, enum loop_end end, const struct turn *last,
         struct status_error *err)
@@ -775,6 +858,7 @@ on_done(void *ctx, enum loop_end end, const struct turn *last,
 }
 
 static const struct loop_sink_ops sink_ops = {
+    .retry = on_retry,
     .done = on_done,
     .text = on_text,
     .tool_call = on_tool_call,
@@ -783,6 +867,7 @@ static const struct loop_sink_ops sink_ops = {
     .status = on_status,
 };
 static const struct loop_sink_ops partial_ops = {
+    .retry = on_retry,
     .done = on_done,
     .text = on_text,
     .tool_call = on_tool_call,
@@ -1061,6 +1146,8 @@ term_session_prompt(struct term_session *s, const char *text)
         .max_steps = s->args->max_turns > 0 ? s->args->max_turns
                                             : BOUND_TERM_TURNS,
         .max_calls = DEFAULT_CALLS_PER_TURN,
+        /* a stream that drops mid-answer: once more, then the error */
+        .broke_retries = 1,
         .decide = decide,
         .decide_ctx = s,
     };
@@ -1181,8 +1268,13 @@ handle_control(struct term_session *s, const json_t *msg, bool in_turn)
                                 : m);
         if (copy == NULL)
             return control_reply(s, id, NULL, "out of memory");
-        free(s->model);
-        s->model = copy;
+        if (in_turn) { /* the prompt in flight keeps its model */
+            free(s->next_model);
+            s->next_model = copy;
+        } else {
+            free(s->model);
+            s->model = copy;
+        }
         return control_reply(s, id, json_object(), NULL);
     }
     snprintf(buf, sizeof(buf), "Unsupported control request subtype: %.100s",
@@ -1265,11 +1357,8 @@ term_session_serve(struct term_session *s)
     int code = 0;
 
     for (;;) {
-        if (s->nqueued > 0) { /* what came while a tool waited, in order */
-            char *q = s->queued[0];
-            memmove(s->queued, s->queued + 1,
-                    (s->nqueued - 1) * sizeof(*s->queued));
-            s->nqueued--;
+        char *q = term_input_undefer(&s->input);
+        if (q != NULL) { /* what came during the turn, in order */
             int rc = serve_line(s, q, &code);
             free(q);
             if (rc != 0)
@@ -1611,6 +1700,9 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
     s->args = args;
     s->in = in;
     s->out = out;
+    term_input_init(&s->input, fileno(in));
+    s->who.cancelled = gone_cb;
+    s->who.cancelled_ctx = s;
     s->mode = args->mode;
     arena_init(&s->a);
     if ((args->session_id != NULL && !term_keep_id_ok(args->session_id)) ||
@@ -1687,6 +1779,9 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
         goto fail;
     }
     s->g_ok = true;
+    /* an interrupt drops the Gemini call in flight */
+    s->g.gone = gone_cb;
+    s->g.gone_ctx = s;
     *exit_code = 0;
     return s;
 fail:
@@ -1725,12 +1820,11 @@ term_session_close(struct term_session *s)
     free(s->tools);
     free(s->system);
     free(s->model);
+    free(s->next_model);
     free(s->gemini.api_key);
     free(s->gemini.base_url);
     free(s->gemini.path);
     free(s->gemini.system_prompt);
-    for (size_t i = 0; i < s->nqueued; i++)
-        free(s->queued[i]);
-    free(s->line);
+    term_input_release(&s->input);
     free(s);
 }

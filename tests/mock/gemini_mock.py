@@ -1335,6 +1335,9 @@ def sc_html(ctx):
 
 
 def sc_truncated(ctx):
+    times = ctx.p_int("times", 0)   # 0: every request; N: the first N, then text
+    if times > 0 and ctx.state.bump((ctx.scenario, ctx.conv)) >= times:
+        return text_plan(ctx, ctx.p("say", "Hello from the mock."))
     return Plan("truncated", inner=text_plan(ctx, "This reply is cut in half by the mock."),
                 short=ctx.flag("short"))
 
@@ -2254,7 +2257,7 @@ SCENARIOS = {
     "stall": (sc_stall, {"ms"}, "headers + part of the body, then hang ms"),
     "drop": (sc_drop, set(), "close the connection without a response"),
     "html": (sc_html, {"status"}, "an HTML error page"),
-    "truncated": (sc_truncated, {"short"}, "200 with half the body"),
+    "truncated": (sc_truncated, {"short", "times", "say"}, "200 with half the body"),
     "no-candidates": (sc_no_candidates, set(), "200 with usageMetadata only"),
     "malformed": (sc_malformed, CALL_PARAMS | {"times", "message", "withcall", "say"},
                   "MALFORMED_FUNCTION_CALL `times` times, then text"),

@@ -24,8 +24,11 @@ TMP=$(mktemp -d /tmp/ga-term.XXXXXX) || exit 2
 WORK=$TMP/work
 mkdir -p "$WORK"
 MOCK_PID=
+# A test file may define cleanup_more (e.g. to kill what a failed test
+# left running); it runs before the folder goes.
 cleanup() {
     [ -n "$MOCK_PID" ] && kill -TERM "$MOCK_PID" 2>/dev/null && wait "$MOCK_PID" 2>/dev/null
+    declare -F cleanup_more >/dev/null && cleanup_more
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -46,7 +49,8 @@ export GEMINI_AGENT_CONFIG=$TMP/no-such-agent.yaml
 # the saved sessions (term/keep.h): never the real ~/.local/state
 export XDG_STATE_HOME=$TMP/state
 
-scenario() { "$PY" "$MOCK/mockctl.py" scenario "$@" --port-file "$TMP/mock.port" >/dev/null; }
+mockctl() { "$PY" "$MOCK/mockctl.py" "$@" --port-file "$TMP/mock.port"; }
+scenario() { mockctl scenario "$@" >/dev/null; }
 reset_files() { rm -rf "$WORK" && mkdir -p "$WORK" && printf 'hello\nworld\n' >"$WORK/a.txt"; }
 
 # Normalise a transcript: uuids (session ids are uuids too), durations,

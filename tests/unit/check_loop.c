@@ -199,8 +199,18 @@ rec_error(void *ctx, const struct status_error *err)
     rec_add(r, "error:%s\n", status_code(err->code));
 }
 
+static int
+rec_retry(void *ctx, int attempt, int max, const struct status_error *why,
+          struct status_error *err)
+{
+    (void)err;
+    rec_add(ctx, "retry:%d/%d:%s\n", attempt, max, status_code(why->code));
+    return 0;
+}
+
 static const struct loop_sink_ops rec_ops = {
-    rec_text, rec_call, rec_result, rec_usage, rec_done, rec_error, NULL, NULL};
+    rec_text, rec_call,  rec_result, rec_usage, rec_done,
+    rec_error, NULL,     NULL,       rec_retry};
 
 static int
 rec_status(void *ctx, enum loop_status st, const char *tool,
@@ -225,7 +235,7 @@ rec_delta(void *ctx, const char *text, size_t len, struct status_error *err)
 /* The same, with the ops that make the loop stream. */
 static const struct loop_sink_ops rec_stream_ops = {
     rec_text, rec_call,   rec_result, rec_usage,
-    rec_done, rec_error, rec_status, rec_delta};
+    rec_done, rec_error, rec_status, rec_delta, rec_retry};
 
 /* --- fixture: the real shop plugin, a key, data in a temp dir -------------- */
 
@@ -332,6 +342,7 @@ static const char first_turn[] =
 struct loop_more {
     struct loop_gate *gate;
     long max_upstream_bytes, max_output_tokens;
+    long broke_retries;
 };
 
 static void
@@ -355,6 +366,7 @@ run_loop_more(struct run *r, const char *const *answers, long max_steps,
         in.gate = more->gate;
         in.max_upstream_bytes = more->max_upstream_bytes;
         in.max_output_tokens = more->max_output_tokens;
+        in.broke_retries = more->broke_retries;
     }
     memset(r, 0, sizeof(*r));
     r->fake.answers = answers;
@@ -836,6 +848,44 @@ START_TEST(upstream_failure_reaches_the_sink)
 }
 END_TEST
 
+/* An answer cut short (a 200 whose body is not whole JSON): asked again
+ * as often as broke_retries says - the sink told first - and not at all
+ * by default (the web routes). */
+START_TEST(a_broken_answer_is_asked_again)
+{
+#define CUT "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":["
+    static const char *const once[] = {CUT, ANSWER(TEXT("hi"), "STOP"),
+                                       NULL};
+    static const char *const twice[] = {CUT, CUT, ANSWER(TEXT("hi"), "STOP"),
+                                        NULL};
+    struct loop_more more = {.broke_retries = 1};
+    struct run r;
+
+    run_loop_more(&r, once, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_int_eq(r.fake.posts, 2);
+    ck_assert_ptr_nonnull(strstr(r.rec.log, "retry:1/1:upstream_bad_response\n"));
+    ck_assert_ptr_nonnull(strstr(r.rec.log, "text:hi"));
+    /* the cut answer left nothing in the conversation */
+    ck_assert_int_eq(json_array_size(r.contents), 2);
+    run_release(&r);
+
+    run_loop_more(&r, twice, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_UPSTREAM_BAD);
+    ck_assert_int_eq(r.fake.posts, 2);
+    ck_assert_str_eq(r.rec.log, "retry:1/1:upstream_bad_response\n"
+                                "error:upstream_bad_response\n");
+    run_release(&r);
+
+    run_loop(&r, once, 4);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.fake.posts, 1);
+    ck_assert_str_eq(r.rec.log, "error:upstream_bad_response\n");
+    run_release(&r);
+#undef CUT
+}
+END_TEST
 
 /* --- what a caller lets the loop spend -------------------------------------- */
 
@@ -877,7 +927,7 @@ START_TEST(the_gate_sees_every_step)
         NULL};
     struct gate_rec g = {.refuse = -1};
     struct loop_gate gate = {gate_step, &g, {0}};
-    struct loop_more more = {&gate, 0, 0};
+    struct loop_more more = {&gate, 0, 0, 0};
     struct run r;
 
     run_loop_more(&r, answers, 4, false, false, 0, &more);
@@ -907,7 +957,7 @@ START_TEST(a_refused_step_is_not_sent)
         ANSWER(TEXT("The hub costs $29."), "STOP"), NULL};
     struct gate_rec g = {.refuse = 1};
     struct loop_gate gate = {gate_step, &g, {0}};
-    struct loop_more more = {&gate, 0, 0};
+    struct loop_more more = {&gate, 0, 0, 0};
     struct run r;
 
     run_loop_more(&r, answers, 4, false, false, 0, &more);
@@ -943,7 +993,7 @@ START_TEST(upstream_bytes_are_bounded)
     static const char *const answers[] = {
         ANSWER(SEARCH, "STOP"), ANSWER(BY_SLUG, "STOP"),
         ANSWER(TEXT("The hub costs $29."), "STOP"), NULL};
-    struct loop_more more = {NULL, 0, 0};
+    struct loop_more more = {NULL, 0, 0, 0};
     struct run r;
     size_t s0, s1;
 
@@ -977,7 +1027,7 @@ START_TEST(max_output_tokens_is_sent)
 {
     static const char *const answers[] = {
         ANSWER(SEARCH, "STOP"), ANSWER(TEXT("Done."), "STOP"), NULL};
-    struct loop_more more = {NULL, 0, 1234};
+    struct loop_more more = {NULL, 0, 1234, 0};
     struct run r;
     json_t *body;
 
@@ -1457,6 +1507,7 @@ loop_suite(void)
     tcase_add_test(tc, bad_calls_are_answered_with_errors);
     tcase_add_test(tc, hostile_usage_counts_saturate);
     tcase_add_test(tc, upstream_failure_reaches_the_sink);
+    tcase_add_test(tc, a_broken_answer_is_asked_again);
     tcase_add_test(tc, the_gate_sees_every_step);
     tcase_add_test(tc, a_refused_step_is_not_sent);
     tcase_add_test(tc, upstream_bytes_are_bounded);

@@ -14,6 +14,7 @@
 #include "plugins/cli.h"
 #include "unit_plugin.h"
 #include "core/arena.h"
+#include "core/bounds.h"
 #include "core/monotime.h"
 
 #include <check.h>
@@ -85,7 +86,7 @@ static int
 call(const char *args, const char **text)
 {
     struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, tmp, unit_plugin_alloc,
-                                   &ar, NULL, NULL};
+                                   &ar, NULL, NULL, NULL};
     struct gemini_agent_out out = {NULL, 0};
     int rc = cli->execute(self, &ctx, "Bash", args, strlen(args), &out);
 
@@ -315,6 +316,59 @@ START_TEST(timeout_kills_the_group)
 }
 END_TEST
 
+/* ctx->cancelled for the test below: says "stop" from the 3rd question
+ * on (about 300 ms into the command), counting the questions. */
+static int asked;
+
+static int
+cancel_later(const struct gemini_agent_ctx *ctx)
+{
+    (void)ctx;
+    return ++asked >= 3;
+}
+
+START_TEST(cancel_kills_the_group)
+{
+    struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, tmp,
+                                   unit_plugin_alloc, &ar, NULL, NULL,
+                                   cancel_later};
+    struct gemini_agent_out out = {NULL, 0};
+    const char *args = "{\"command\":\"echo started; "
+                       "trap 'echo bye; exit 3' TERM; sleep 100 & echo $!; "
+                       "wait\"}";
+    long t0 = monotime_ms(), pid = 0;
+    int rc;
+
+    asked = 0;
+    rc = cli->execute(self, &ctx, "Bash", args, strlen(args), &out);
+    /* asked every ~100 ms: stopped within a second, not at 100 s */
+    ck_assert_int_lt(monotime_ms() - t0, 2000);
+    ck_assert_int_ge(asked, 3);
+    ck_assert_int_eq(rc, GEMINI_AGENT_FAILED);
+    ck_assert_ptr_nonnull(out.text);
+    /* SIGTERM first: the shell's trap ran; then Claude Code's error */
+    ck_assert_msg(sscanf(out.text, "started\n%ld\nbye\n", &pid) == 1 &&
+                      strstr(out.text, "bye\n<error>Command was aborted "
+                                       "before completion</error>") != NULL,
+                  "%s", out.text);
+    for (int i = 0; i < 100 && !gone(pid); i++)
+        usleep(10000);
+    ck_assert_msg(gone(pid), "sleep %ld outlived the cancelled call", pid);
+
+    /* a group that ignores SIGTERM gets SIGKILL after the grace */
+    asked = 0;
+    t0 = monotime_ms();
+    args = "{\"command\":\"trap '' TERM; sleep 100 & echo $!; wait\"}";
+    rc = cli->execute(self, &ctx, "Bash", args, strlen(args), &out);
+    ck_assert_int_lt(monotime_ms() - t0, 300 + CLI_KILL_GRACE_MS + 1500);
+    ck_assert_int_eq(rc, GEMINI_AGENT_FAILED);
+    ck_assert_int_eq(sscanf(out.text, "%ld", &pid), 1);
+    for (int i = 0; i < 100 && !gone(pid); i++)
+        usleep(10000);
+    ck_assert_msg(gone(pid), "sleep %ld outlived SIGKILL", pid);
+}
+END_TEST
+
 START_TEST(paths_env_and_caps)
 {
     char *bin;
@@ -360,7 +414,7 @@ START_TEST(bad_calls_and_config)
     char err[300] = "";
     void *s2 = NULL;
     struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, tmp, unit_plugin_alloc,
-                                   &ar, NULL, NULL};
+                                   &ar, NULL, NULL, NULL};
     struct gemini_agent_out out = {NULL, 0};
 
     ck_assert_int_eq(call("{\"command\":\"\"}", &t), GEMINI_AGENT_BAD_INPUT);
@@ -435,6 +489,7 @@ plugin_cli_suite(void)
     tcase_add_test(tc, exit_codes_and_streams);
     tcase_add_test(tc, folder_stdin_and_descriptors);
     tcase_add_test(tc, timeout_kills_the_group);
+    tcase_add_test(tc, cancel_kills_the_group);
     tcase_add_test(tc, paths_env_and_caps);
     tcase_add_test(tc, bad_calls_and_config);
     tcase_add_test(tc, concurrent_calls);

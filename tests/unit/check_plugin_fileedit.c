@@ -111,7 +111,7 @@ static int
 call(const char *tool, const char *args, const char **text)
 {
     struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, tmp, unit_plugin_alloc,
-                                   &ar, NULL, NULL};
+                                   &ar, NULL, NULL, NULL};
     struct gemini_agent_out out = {NULL, 0};
     int rc = fe->execute(self, &ctx, tool, args, strlen(args), &out);
 

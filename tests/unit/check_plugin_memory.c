@@ -45,7 +45,7 @@ call(const struct gemini_agent_plugin *p, void *self, const char *user,
 {
     struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, dir,
                                    unit_plugin_alloc,
-                                   &ar, user, NULL};
+                                   &ar, user, NULL, NULL};
     struct gemini_agent_out out = {NULL, 0};
     int rc = p->execute(self, &ctx, tool, args, strlen(args), &out);
 

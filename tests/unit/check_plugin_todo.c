@@ -67,7 +67,7 @@ call(void *self, const char *conv, const char *tool, const char *args,
      const char **text)
 {
     struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, dir, unit_plugin_alloc,
-                                   &ar, NULL, conv};
+                                   &ar, NULL, conv, NULL};
     struct gemini_agent_out out = {NULL, 0};
     int rc = builtin_todo(GEMINI_AGENT_PLUGIN_ABI)
                  ->execute(self, &ctx, tool, args, strlen(args), &out);
@@ -306,7 +306,7 @@ add_many(void *data)
     arena_init(&mine);
     for (int i = 0; i < ADDS; i++) {
         struct gemini_agent_ctx ctx = {GEMINI_AGENT_PLUGIN_ABI, dir,
-                                       unit_plugin_alloc, &mine, NULL, "shared"};
+                                       unit_plugin_alloc, &mine, NULL, "shared", NULL};
         struct gemini_agent_out out = {NULL, 0};
         char args[64];
         int n = snprintf(args, sizeof(args), "{\"title\":\"w%d-%d\"}", w->who,
@@ -410,7 +410,7 @@ START_TEST(registry_passes_who)
     ck_assert_ptr_nonnull(strstr(err.text, "conversation"));
 
     memset(&err, 0, sizeof(err));
-    struct action_who who = {"alice", "thread-1"};
+    struct action_who who = {.user = "alice", .conversation = "thread-1"};
     ck_assert_int_eq(action_run(&cfg->actions, act, &who, in, &ar, &out, &err),
                      0);
     ck_assert_str_eq(

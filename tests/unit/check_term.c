@@ -15,6 +15,7 @@
 #include "term/args.h"
 #include "term/compact.h"
 #include "term/keep.h"
+#include "term/input.h"
 #include "term/perm.h"
 #include "term/streamjson.h"
 
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Parse a NULL-terminated argv (argv[0] "chat"); stderr into err[]. */
 static int
@@ -433,6 +435,51 @@ START_TEST(session_ids)
     ck_assert(term_keep_id_ok(big));
 }
 END_TEST
+/* The session's line reader: whole lines out of any split of the bytes,
+ * nothing (not a wait) when nothing is there, the last line without a
+ * newline, the queue in order. */
+START_TEST(input_lines)
+{
+    struct term_input in;
+    const char *line;
+    char *q;
+    int p[2];
+
+    ck_assert_int_eq(pipe(p), 0);
+    term_input_init(&in, p[0]);
+    ck_assert_int_eq(term_input_line(&in, 0, &line), TERM_INPUT_NONE);
+    ck_assert_int_eq(write(p[1], "{\"a\":1}\r\n{\"b\"", 13), 13);
+    ck_assert_int_eq(term_input_line(&in, 0, &line), 7);
+    ck_assert_str_eq(line, "{\"a\":1}");
+    /* half a line is not a line */
+    ck_assert_int_eq(term_input_line(&in, 0, &line), TERM_INPUT_NONE);
+    ck_assert_int_eq(write(p[1], ":2}\n\nlast", 9), 9);
+    ck_assert_int_eq(term_input_line(&in, 0, &line), 7);
+    ck_assert_str_eq(line, "{\"b\":2}");
+    ck_assert_int_eq(term_input_line(&in, 0, &line), 0);
+    ck_assert_str_eq(line, "");
+    ck_assert_int_eq(term_input_line(&in, 0, &line), TERM_INPUT_NONE);
+    close(p[1]);
+    ck_assert_int_eq(term_input_line(&in, -1, &line), 4);
+    ck_assert_str_eq(line, "last");
+    ck_assert_int_eq(term_input_line(&in, -1, &line), -1);
+    ck_assert_int_eq(term_input_line(&in, 0, &line), -1);
+
+    ck_assert_ptr_null(term_input_undefer(&in));
+    for (int i = 0; i < BOUND_TERM_QUEUED; i++)
+        ck_assert_int_eq(term_input_defer(&in, i ? "later" : "first"), 0);
+    ck_assert_int_eq(term_input_defer(&in, "one too many"), -1);
+    q = term_input_undefer(&in);
+    ck_assert_str_eq(q, "first");
+    free(q);
+    q = term_input_undefer(&in);
+    ck_assert_str_eq(q, "later");
+    free(q);
+    term_input_release(&in); /* frees the rest */
+    close(p[0]);
+}
+END_TEST
+
 
 Suite *
 term_suite(void)
@@ -452,6 +499,7 @@ term_suite(void)
     tcase_add_test(tc, compaction_due);
     tcase_add_test(tc, compaction_request_and_result);
     tcase_add_test(tc, session_ids);
+    tcase_add_test(tc, input_lines);
     suite_add_tcase(s, tc);
     return s;
 }
