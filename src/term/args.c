@@ -25,12 +25,13 @@ const char term_usage[] =
     "[--permission-mode default|acceptEdits|bypassPermissions|plan|dontAsk]\n"
     "[--allowedTools LIST] [--disallowedTools LIST]\n"
     "[--append-system-prompt TEXT] [--permission-prompt-tool stdio]\n"
-    "[-v|--version]";
+    "[--vertex] [--project P] [--location L] [-v|--version]";
 
 enum flag_id {
     F_PRINT, F_OUT, F_IN, F_VERBOSE, F_PARTIAL, F_MODEL, F_CWD, F_SESSION,
     F_RESUME, F_CONTINUE, F_MAX_TURNS, F_MODE, F_ALLOWED, F_DENIED,
     F_SYSTEM, F_APPEND, F_PROMPT_TOOL, F_VERSION, F_HELP, F_BYPASS,
+    F_VERTEX, F_PROJECT, F_LOCATION,
 };
 
 struct flag {
@@ -63,6 +64,9 @@ static const struct flag flags[] = {
     {"--version", 'v', false, F_VERSION},
     {"--help", 'h', false, F_HELP},
     {"--dangerously-skip-permissions", 0, false, F_BYPASS},
+    {"--vertex", 0, false, F_VERTEX},
+    {"--project", 0, true, F_PROJECT},
+    {"--location", 0, true, F_LOCATION},
 };
 
 /* Claude Code flags with a value that we ignore (SDK 0.1 and 0.3 argv,
@@ -216,6 +220,15 @@ apply(const struct flag *f, const char *v, struct term_args *a, FILE *err)
         break;
     case F_BYPASS:
         a->mode = TERM_MODE_BYPASS;
+        break;
+    case F_VERTEX:
+        a->vertex = true;
+        break;
+    case F_PROJECT:
+        a->project = v[0] ? v : NULL;
+        break;
+    case F_LOCATION:
+        a->location = v[0] ? v : NULL;
         break;
     }
     return 0;

@@ -29,11 +29,13 @@
 #include "registry/action.h"
 #include "registry/plugin.h"
 #include "registry/soplugin.h"
+#include "term/auth.h"
 #include "term/perm.h"
 #include "term/streamjson.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <openssl/crypto.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,7 @@ struct term_session {
     char session_id[128];
     char cwd[PATH_MAX];
     const char *key_source; /* apiKeySource */
+    struct term_auth auth;  /* the credential (term/auth.h) */
     struct config *cfg;     /* agent.yaml, when there is one; or NULL */
     json_t *plugins_conf;   /* plugins.config as the terminal uses it */
     char **expose;          /* plugins.expose as the terminal uses it */
@@ -1070,28 +1073,17 @@ load_config(struct term_session *s)
     diag_release(&d);
 }
 
-/* The key: GEMINI_API_KEY, GOOGLE_API_KEY, or the configuration's. */
-static int
-find_key(struct term_session *s)
+/* What the session says when no credential works: the module's words
+ * (they name sources, never a secret). */
+static const char *
+auth_failure(struct term_session *s, const struct status_error *err)
 {
-    const char *env = getenv("GEMINI_API_KEY");
+    char line[STATUS_TEXT_MAX + 64];
 
-    if (env != NULL && env[0] != '\0') {
-        s->key_source = "GEMINI_API_KEY";
-        s->gemini.api_key = strdup(env);
-        return s->gemini.api_key ? 0 : -1;
-    }
-    env = getenv("GOOGLE_API_KEY");
-    if (env != NULL && env[0] != '\0') {
-        s->key_source = "GOOGLE_API_KEY";
-        s->gemini.api_key = strdup(env);
-        return s->gemini.api_key ? 0 : -1;
-    }
-    if (s->cfg != NULL && s->cfg->gemini.api_key != NULL) {
-        s->key_source = "apiKeyHelper"; /* a settings file, not env */
-        s->gemini.api_key = strdup(s->cfg->gemini.api_key);
-    }
-    return s->gemini.api_key ? 0 : -1;
+    if (err->code == ST_NO_MEMORY)
+        return "out of memory";
+    status_text(err, line, sizeof(line));
+    return arena_strdup(&s->a, line);
 }
 
 /*
@@ -1271,15 +1263,17 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
     }
     s->key_source = "none";
     load_config(s);
-    if (find_key(s) != 0) {
-        why = "no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), "
-              "or run `gemini-agent setup` and put the key in apiKey";
+    if (term_auth_open(&s->auth, args,
+                       s->cfg ? s->cfg->gemini.api_key : NULL, &err) != 0) {
+        why = auth_failure(s, &err);
         goto fail;
     }
+    s->key_source = s->auth.source;
     s->model = strdup(args->model ? args->model : CONFIG_DEFAULT_MODEL);
-    s->gemini.base_url = strdup(base != NULL && base[0] != '\0'
-                                    ? base
-                                    : CONFIG_DEFAULT_BASE_URL);
+    /* Vertex AI without GEMINI_BASE_URL: the location's own host */
+    s->gemini.base_url = strdup(base != NULL && base[0] != '\0' ? base
+                                : s->auth.vertex ? ""
+                                                 : CONFIG_DEFAULT_BASE_URL);
     s->gemini.path = strdup("(terminal)");
     s->gemini.system_prompt = strdup("");
     s->gemini.timeout_ms = DEFAULT_GEMINI_TIMEOUT_MS;
@@ -1305,6 +1299,14 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
         goto fail;
     }
     s->g_ok = true;
+    if (s->gemini.base_url[0] == '\0') {
+        free(s->gemini.base_url);
+        s->gemini.base_url = NULL;
+    }
+    if (term_auth_attach(&s->auth, &s->g, &s->gemini, &err) != 0) {
+        why = auth_failure(s, &err);
+        goto fail;
+    }
     *exit_code = 0;
     return s;
 fail:
@@ -1335,7 +1337,10 @@ term_session_close(struct term_session *s)
     free(s->tools);
     free(s->system);
     free(s->model);
+    if (s->gemini.api_key != NULL) /* a secret: wiped, not just freed */
+        OPENSSL_cleanse(s->gemini.api_key, strlen(s->gemini.api_key));
     free(s->gemini.api_key);
+    term_auth_close(&s->auth);
     free(s->gemini.base_url);
     free(s->gemini.path);
     free(s->gemini.system_prompt);
