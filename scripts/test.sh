@@ -15,7 +15,8 @@
 #   5. HTTP tests: curl through a private nginx to the responder
 #   6. the chat, stream, routes, CGI, run API, budget and plugins HTTP tests again,
 #      against the ASan/UBSan responder, with zero sanitizer reports
-#   6b. the terminal client (`gemini-agent chat`, tests/term) against the
+#   6b. the terminal client (`gemini-agent chat`, tests/term: run.sh and
+#      t_vertex.sh, the credentials and Vertex AI) against the
 #      mock Gemini, then again with the ASan/UBSan binary
 #   7. the mock Gemini server's self-test (python3 -m unittest)
 #   8. the browser code's unit tests (node --test tests/js, jsdom)
@@ -169,6 +170,9 @@ rm -rf "$asan_logs"
 step "terminal client tests"
 tests/term/run.sh 2>&1 | tee "$log"
 count_plain "terminal client tests"
+step "terminal client: Google credentials and Vertex AI"
+tests/term/t_vertex.sh 2>&1 | tee "$log"
+count_plain "terminal client: credentials and Vertex AI"
 step "terminal client tests against the ASan/UBSan binary"
 asan_logs=$(mktemp -d "${TMPDIR:-/tmp}/ga-asan.XXXXXX")
 if make -s asan; then
@@ -176,6 +180,10 @@ if make -s asan; then
     UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
     GA_BIN=$repo/build-asan/gemini-agent tests/term/run.sh 2>&1 | tee "$log"
     count_plain "terminal client tests (asan)"
+    ASAN_OPTIONS=log_path=$asan_logs/asan:detect_leaks=1 \
+    UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
+    GA_BIN=$repo/build-asan/gemini-agent tests/term/t_vertex.sh 2>&1 | tee "$log"
+    count_plain "terminal client: credentials and Vertex AI (asan)"
     if [ -n "$(ls -A "$asan_logs")" ]; then
         echo "not ok - sanitizer reports from the terminal client:"
         cat "$asan_logs"/*

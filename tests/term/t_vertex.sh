@@ -167,6 +167,22 @@ chat GOOGLE_APPLICATION_CREDENTIALS="$TMP/sa.json" GEMINI_API_KEY=$API_KEY GOOGL
 check "GOOGLE_GENAI_USE_VERTEXAI=true: as --vertex" \
     pyq 'init[0]["apiKeySource"] == "service_account" and reqs[0]["vertex"]'
 
+# a key the token mock does not know: its answer (invalid_grant, with a
+# description that echoes the assertion) must stop the session, unquoted
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$TMP/other.pem" 2>/dev/null
+"$PY" - "$TMP/sa.json" "$TMP/other.pem" >"$TMP/sa-other.json" <<'PYEOF'
+import json, sys
+k = json.load(open(sys.argv[1]))
+k["private_key"] = open(sys.argv[2]).read()
+print(json.dumps(k))
+PYEOF
+chat GOOGLE_APPLICATION_CREDENTIALS="$TMP/sa-other.json" --
+check "service account refused: exit 1" [ $rc -eq 1 ]
+check "service account refused: a system error naming invalid_grant, nothing sent to Gemini" \
+    pyq 'msgs[0]["subtype"] == "error" and "invalid_grant" in msgs[0]["error"] and reqs == [] and not init'
+check "service account refused: no assertion or secret in the output" \
+    eval '! grep -qE "eyJ|assertion=" "$TMP/out" "$TMP/err" && no_secret'
+
 # --- (b) an authorized_user file (gcloud's ADC file) --------------------------
 chat CLOUDSDK_CONFIG="$TMP/adc" GEMINI_AGENT_TEST_TOKEN_URL="$TOKEN_URL" GOOGLE_CLOUD_PROJECT=au-proj --
 check "authorized_user: exit 0" [ $rc -eq 0 ]
@@ -246,6 +262,11 @@ chat GOOGLE_APPLICATION_CREDENTIALS="$TMP/sa.json" -- --include-partial-messages
 check "streamed over Vertex AI: the streaming path" \
     pyq "reqs[0]['path'] == '$(vpath sa-proj global | sed 's/:generateContent/:streamGenerateContent/')' and reqs[0]['query'] == {'alt': 'sse'} and res[0]['is_error'] is False"
 check "streamed over Vertex AI: no secret in the output" no_secret
+
+# nothing written to disk holds a token: the working folder (the tools'
+# data folder is in it) and HOME
+check "no token in any file the client wrote" \
+    eval '! grep -rqE "sa-token-|au-token-|$GC_TOKEN" "$WORK" "$HOME"'
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
