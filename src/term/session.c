@@ -35,11 +35,12 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <openssl/crypto.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <openssl/crypto.h>
 
 /* The plugins the terminal exposes (README "Terminal client"). */
 static char plugin_cli[] = "cli", plugin_file_edit[] = "file_edit";
