@@ -16,7 +16,8 @@
 #   6. the chat, stream, routes, CGI, run API, budget and plugins HTTP tests again,
 #      against the ASan/UBSan responder, with zero sanitizer reports
 #   6b. the terminal client (`gemini-agent chat`, tests/term: run.sh, then
-#      every t_*.sh: sessions, interrupt, t_tty.sh on a pseudo-terminal) against the mock
+#      every t_*.sh: sessions, interrupt, credentials and Vertex AI, t_tty.sh
+#      on a pseudo-terminal) against the mock
 #      Gemini, then again with the ASan/UBSan binary
 #   7. the mock Gemini server's self-test (python3 -m unittest)
 #   8. the browser code's unit tests (node --test tests/js, jsdom)

@@ -219,6 +219,12 @@
 #define CRED_JSON_DEPTH        16
 /* A Vertex AI project, location or model id in a URL path. */
 #define VERTEX_SEGMENT_MAX     128
+/* Vertex AI's streamed function-call arguments (gemini/chunks.h, wire
+ * §6.4): a partialArgs jsonPath's depth, one key in it, an array index
+ * in it (arrays are filled up to the index, so it bounds them too). */
+#define CHUNKS_PATH_DEPTH      32
+#define CHUNKS_PATH_KEY        256
+#define CHUNKS_PATH_INDEX      4096
 
 /* --- workers ----------------------------------------------------------- */
 

@@ -14,6 +14,16 @@
  *     (and the text) it came with, whether it came on the first delta,
  *     the last one or a part of its own. Fields we do not know that a
  *     later delta brings are kept on the joined part;
+ *   - a functionCall whose arguments arrive in parts (Vertex AI's
+ *     `partialArgs` with `willContinue`, wire §6.4) is held until the
+ *     part that completes it (a functionCall without willContinue), then
+ *     given whole, at the place it began, as one part: the first
+ *     fragment's members (name, id, thoughtSignature), `args` built from
+ *     every fragment's jsonPath and value (string fragments of one path
+ *     joined), and `partialArgs`, every fragment as received, in order,
+ *     so the history carries what Vertex sent as well as the args the
+ *     loop runs. An answer that ends with a call still open is an error
+ *     (upstream_bad), never a call with half its arguments;
  *   - every other part (a functionCall arrives whole) is kept as it came;
  *   - the candidate's other members (finishReason, finishMessage, ...)
  *     and the response's (usageMetadata, modelVersion, promptFeedback,
@@ -43,6 +53,13 @@ struct chunks {
      * into the part by chunks_end) */
     struct json_t *open;
     struct sbuf text;
+    /* a functionCall still arriving in parts: its part (already in
+     * `parts`), its args so far, its fragments as received, and the path
+     * whose string the next fragment continues (or NULL) */
+    struct json_t *call;
+    struct json_t *call_args;
+    struct json_t *call_frags;
+    struct json_t *call_cont;
     bool finished; /* a chunk said the answer is complete */
     size_t texts;  /* visible text deltas reported */
 };

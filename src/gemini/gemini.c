@@ -26,6 +26,7 @@
 #include "gemini/chunks.h"
 #include "gemini/sse.h"
 #include "gemini/transport.h"
+#include "gemini/vertex.h"
 #include "core/jsonin.h"
 #include "core/monotime.h"
 #include "core/watch.h"
@@ -302,9 +303,9 @@ base_url(const struct config_gemini *gc)
  * the assistant is not set up; the log says which file to edit.
  */
 static int
-check_settings(const struct config_gemini *gc, struct status_error *err)
+check_settings(const struct config_gemini *gc, const char *key,
+               struct status_error *err)
 {
-    const char *key = gc->api_key;
     const char *model = gc->model;
 
     if (key == NULL || key[0] == '\0') {
@@ -676,8 +677,9 @@ call(struct gemini *g, const struct config_gemini *gc, const char *body,
     struct gemini_http h;
     struct gemini_error_info info;
     const char *url;
+    const char *key = gc->api_key;
     long deadline, now, hint = -1, wait = 0;
-    bool have_info = false, stream_retried = false;
+    bool have_info = false, stream_retried = false, refreshed = false;
     int attempt, rc = -1;
 
     *response = NULL;
@@ -685,10 +687,21 @@ call(struct gemini *g, const struct config_gemini *gc, const char *body,
     memset(&h, 0, sizeof(h));
     h.retry_after_ms = -1;
     sbuf_init(&h.body, BOUND_UPSTREAM_BYTES);
-    if (check_settings(gc, err) != 0)
+    if (g->secret != NULL && g->secret(g->secret_ctx, false, &key, err) != 0)
         goto out;
-    url = arena_printf(a, "%s/v1beta/models/%s:%s", base_url(gc), gc->model,
-                       s ? "streamGenerateContent?alt=sse" : "generateContent");
+    if (check_settings(gc, key, err) != 0)
+        goto out;
+    if (g->vertex_project != NULL) {
+        url = vertex_url(a, gc->base_url, g->vertex_project,
+                         g->vertex_location, gc->model, s != NULL, err);
+        if (url == NULL)
+            goto out;
+    } else {
+        url = arena_printf(a, "%s/v1beta/models/%s:%s", base_url(gc),
+                           gc->model,
+                           s ? "streamGenerateContent?alt=sse"
+                             : "generateContent");
+    }
     if (url == NULL) {
         status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
         goto out;
@@ -708,7 +721,7 @@ call(struct gemini *g, const struct config_gemini *gc, const char *body,
         h.sent = 1;
         if (s != NULL)
             stream_restart(s, &h);
-        if (t->post(t->ctx, url, gc->api_key, body, len,
+        if (t->post(t->ctx, url, key, body, len,
                     deadline - now, &h) != 0) {
             status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
             goto out;
@@ -771,7 +784,20 @@ call(struct gemini *g, const struct config_gemini *gc, const char *body,
         }
         if (!have_info)
             gemini_parse_error(NULL, 0, &info); /* just empties it */
-        log_attempt(attempt, &h, &info, gc->api_key);
+        log_attempt(attempt, &h, &info, key);
+
+        /* An OAuth token may be revoked or expire early: a new one is
+         * asked for once, and the call tried again at once with it; that
+         * attempt is not one of the retries. */
+        if (h.net == GEMINI_NET_OK && h.status == 401 && g->secret != NULL &&
+            !refreshed) {
+            refreshed = true;
+            if (g->secret(g->secret_ctx, true, &key, err) != 0 ||
+                check_settings(gc, key, err) != 0)
+                goto out;
+            attempt--;
+            continue;
+        }
 
         hint = info.retry_delay_ms > h.retry_after_ms ? info.retry_delay_ms
                                                        : h.retry_after_ms;

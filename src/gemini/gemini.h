@@ -105,6 +105,21 @@ struct gemini {
      * not JSON (cut short)? A caller may ask again (loop_input's
      * broke_retries); the client's own retries are spent by then. */
     bool broke;
+    /* Where the secret comes from when it is not gc->api_key (the
+     * terminal client's credential, credentials.h; NULL for `serve`):
+     * asked before each call with `force` false (the cached token, fetched
+     * again near its expiry), and once more with `force` true after a
+     * 401, when the call is tried again at once, that once. Returns 0
+     * with `*secret` valid until the next ask, or -1 with `err` set. */
+    int (*secret)(void *ctx, bool force, const char **secret,
+                  struct status_error *err);
+    void *secret_ctx;
+    /* Vertex AI (vertex.h): when vertex_project is set, a call goes to
+     * vertex_url(gc->base_url, project, location, model) instead of
+     * {base}/v1beta/models/{model}; gc->base_url NULL then means the
+     * location's own host. Borrowed strings. */
+    const char *vertex_project;
+    const char *vertex_location;
 };
 
 /* Totals over the Gemini calls of one chat request. */

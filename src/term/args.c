@@ -26,13 +26,14 @@ const char term_usage[] =
     "[--permission-mode default|acceptEdits|bypassPermissions|plan|dontAsk]\n"
     "[--allowedTools LIST] [--disallowedTools LIST]\n"
     "[--append-system-prompt TEXT] [--permission-prompt-tool stdio]\n"
-    "[-v|--version]";
+    "[--vertex] [--project P] [--location L] [-v|--version]";
 
 enum flag_id {
     F_PRINT, F_OUT, F_IN, F_VERBOSE, F_PARTIAL, F_MODEL, F_CWD, F_SESSION,
     F_RESUME, F_CONTINUE, F_MAX_TURNS, F_MODE, F_ALLOWED, F_DENIED,
     F_SYSTEM, F_APPEND, F_PROMPT_TOOL, F_VERSION, F_HELP, F_BYPASS,
     F_FORK, F_NO_PERSIST, F_ADD_DIR,
+    F_VERTEX, F_PROJECT, F_LOCATION,
 };
 
 struct flag {
@@ -68,6 +69,9 @@ static const struct flag flags[] = {
     {"--fork-session", 0, false, F_FORK},
     {"--no-session-persistence", 0, false, F_NO_PERSIST},
     {"--add-dir", 0, true, F_ADD_DIR},
+    {"--vertex", 0, false, F_VERTEX},
+    {"--project", 0, true, F_PROJECT},
+    {"--location", 0, true, F_LOCATION},
 };
 
 /* Claude Code flags with a value that we ignore (SDK 0.1 and 0.3 argv,
@@ -235,6 +239,15 @@ apply(const struct flag *f, const char *v, struct term_args *a, FILE *err)
             return bad(err, "%s given more than %d times", f->name,
                        BOUND_TERM_ADD_DIRS);
         a->add_dirs[a->nadd_dirs++] = v;
+        break;
+    case F_VERTEX:
+        a->vertex = true;
+        break;
+    case F_PROJECT:
+        a->project = v[0] ? v : NULL;
+        break;
+    case F_LOCATION:
+        a->location = v[0] ? v : NULL;
         break;
     }
     return 0;

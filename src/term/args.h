@@ -66,6 +66,11 @@ struct term_args {
     const char *system_prompt;  /* --system-prompt (""/NULL: ours) */
     const char *append_system;  /* --append-system-prompt */
     bool prompt_stdio;   /* --permission-prompt-tool stdio */
+    /* Vertex AI (docs/credentials.md, "In gemini-agent chat"): --vertex,
+     * and where: --project, --location (NULL: the environment's) */
+    bool vertex;
+    const char *project;
+    const char *location;
     bool version;        /* -v/--version */
     bool help;           /* -h/--help */
 };

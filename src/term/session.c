@@ -34,6 +34,7 @@
 #include "term/compact.h"
 #include "term/keep.h"
 #include "term/input.h"
+#include "term/auth.h"
 #include "term/perm.h"
 #include "term/streamjson.h"
 #include "term/tty.h"
@@ -44,6 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <openssl/crypto.h>
 
 /* The plugins the terminal exposes (README "Terminal client"). */
 static char plugin_cli[] = "cli", plugin_file_edit[] = "file_edit";
@@ -74,6 +77,7 @@ struct term_session {
     char session_id[BOUND_TERM_SESSION_ID + 1];
     char cwd[PATH_MAX];
     const char *key_source; /* apiKeySource */
+    struct term_auth auth;  /* the credential (term/auth.h) */
     struct config *cfg;     /* agent.yaml, when there is one; or NULL */
     json_t *plugins_conf;   /* plugins.config as the terminal uses it */
     char **expose;          /* plugins.expose as the terminal uses it */
@@ -1394,28 +1398,17 @@ load_config(struct term_session *s)
     diag_release(&d);
 }
 
-/* The key: GEMINI_API_KEY, GOOGLE_API_KEY, or the configuration's. */
-static int
-find_key(struct term_session *s)
+/* What the session says when no credential works: the module's words
+ * (they name sources, never a secret). */
+static const char *
+auth_failure(struct term_session *s, const struct status_error *err)
 {
-    const char *env = getenv("GEMINI_API_KEY");
+    char line[STATUS_TEXT_MAX + 64];
 
-    if (env != NULL && env[0] != '\0') {
-        s->key_source = "GEMINI_API_KEY";
-        s->gemini.api_key = strdup(env);
-        return s->gemini.api_key ? 0 : -1;
-    }
-    env = getenv("GOOGLE_API_KEY");
-    if (env != NULL && env[0] != '\0') {
-        s->key_source = "GOOGLE_API_KEY";
-        s->gemini.api_key = strdup(env);
-        return s->gemini.api_key ? 0 : -1;
-    }
-    if (s->cfg != NULL && s->cfg->gemini.api_key != NULL) {
-        s->key_source = "apiKeyHelper"; /* a settings file, not env */
-        s->gemini.api_key = strdup(s->cfg->gemini.api_key);
-    }
-    return s->gemini.api_key ? 0 : -1;
+    if (err->code == ST_NO_MEMORY)
+        return "out of memory";
+    status_text(err, line, sizeof(line));
+    return arena_strdup(&s->a, line);
 }
 
 /*
@@ -1739,20 +1732,22 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
     }
     s->key_source = "none";
     load_config(s);
-    if (find_key(s) != 0) {
-        why = "no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), "
-              "or run `gemini-agent setup` and put the key in apiKey";
+    if (term_auth_open(&s->auth, args,
+                       s->cfg ? s->cfg->gemini.api_key : NULL, &err) != 0) {
+        why = auth_failure(s, &err);
         goto fail;
     }
+    s->key_source = s->auth.source;
     if (s->model == NULL) /* not a resumed session's */
         s->model = strdup(args->model  ? args->model
                           : s->cfg     ? s->cfg->gemini.model
                                        : CONFIG_DEFAULT_MODEL);
     s->compaction = s->cfg ? s->cfg->gemini.compaction
                            : (struct config_compaction)CONFIG_COMPACTION_INIT;
-    s->gemini.base_url = strdup(base != NULL && base[0] != '\0'
-                                    ? base
-                                    : CONFIG_DEFAULT_BASE_URL);
+    /* Vertex AI without GEMINI_BASE_URL: the location's own host */
+    s->gemini.base_url = strdup(base != NULL && base[0] != '\0' ? base
+                                : s->auth.vertex ? ""
+                                                 : CONFIG_DEFAULT_BASE_URL);
     s->gemini.path = strdup("(terminal)");
     s->gemini.system_prompt = strdup("");
     s->gemini.timeout_ms = DEFAULT_GEMINI_TIMEOUT_MS;
@@ -1782,6 +1777,14 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
     /* an interrupt drops the Gemini call in flight */
     s->g.gone = gone_cb;
     s->g.gone_ctx = s;
+    if (s->gemini.base_url[0] == '\0') {
+        free(s->gemini.base_url);
+        s->gemini.base_url = NULL;
+    }
+    if (term_auth_attach(&s->auth, &s->g, &s->gemini, &err) != 0) {
+        why = auth_failure(s, &err);
+        goto fail;
+    }
     *exit_code = 0;
     return s;
 fail:
@@ -1821,7 +1824,10 @@ term_session_close(struct term_session *s)
     free(s->system);
     free(s->model);
     free(s->next_model);
+    if (s->gemini.api_key != NULL) /* a secret: wiped, not just freed */
+        OPENSSL_cleanse(s->gemini.api_key, strlen(s->gemini.api_key));
     free(s->gemini.api_key);
+    term_auth_close(&s->auth);
     free(s->gemini.base_url);
     free(s->gemini.path);
     free(s->gemini.system_prompt);

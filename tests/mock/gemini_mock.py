@@ -2482,6 +2482,20 @@ class Renderer:
 # HTTP
 
 ROUTE_RE = re.compile(r"^/v1beta/models/([^/:]+):(generateContent|streamGenerateContent)$")
+# Vertex AI's path (README "Vertex AI"): the same bodies, an OAuth token
+VERTEX_ROUTE_RE = re.compile(r"^/v1/projects/([^/]+)/locations/([^/]+)/publishers/google/"
+                             r"models/([^/:]+):(generateContent|streamGenerateContent)$")
+
+
+def match_route(path):
+    """(model, method, vertex) of an API path, or None."""
+    m = ROUTE_RE.match(path)
+    if m:
+        return m.group(1), m.group(2), False
+    m = VERTEX_ROUTE_RE.match(path)
+    if m:
+        return m.group(3), m.group(4), True
+    return None
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -2711,13 +2725,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                   parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
             except (ValueError, UnicodeDecodeError) as exc:
                 json_error = str(exc)
-        m = ROUTE_RE.match(url.path)
-        stream = bool(m and m.group(2) == "streamGenerateContent")
+        m = match_route(url.path)
+        stream = bool(m and m[1] == "streamGenerateContent")
         sse = stream and query.get("alt") == "sse"
         rec = {"seq": None, "conn": self.conn_id, "method": self.command, "path": url.path,
                "query": query, "headers": headers, "body": body, "raw_len": len(raw),
                "scenario": None, "status": None, "stream": stream,
-               "model": m.group(1) if m else None}
+               "model": m[0] if m else None, "vertex": bool(m and m[2])}
         state.add_record(rec)
 
         def finish(status, obj=None, hdrs=(), log=True):
@@ -2744,13 +2758,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                               "POST /v1beta/models/{model}:generateContent and "
                                               ":streamGenerateContent?alt=sse)"
                                          % (self.command, url.path)))
-        # auth: the key must come in x-goog-api-key
-        key = headers.get("x-goog-api-key", "")
-        if "key" in query or not key:
-            return finish(403, state.fixture("e403-permission-denied.json"))
-        if key == "bad-key":
-            return finish(400, state.fixture("e400-api-key-invalid.array-wrapped.json"))
-        model = m.group(1)
+        if m[2]:
+            # Vertex AI: an OAuth token in Authorization: Bearer, never a key
+            auth = headers.get("authorization", "")
+            token = auth[len("Bearer "):] if auth.startswith("Bearer ") else ""
+            if "key" in query or "x-goog-api-key" in headers or not token.strip():
+                return finish(401, error_obj(
+                    401, "Request is missing required authentication credential. Expected "
+                         "OAuth 2 access token, login cookie or other valid authentication "
+                         "credential.", "UNAUTHENTICATED"))
+            if token == "bad-token":
+                return finish(401, error_plan(state, None, 401, {}).obj)
+        else:
+            # auth: the key must come in x-goog-api-key
+            key = headers.get("x-goog-api-key", "")
+            if "key" in query or not key:
+                return finish(403, state.fixture("e403-permission-denied.json"))
+            if key == "bad-key":
+                return finish(400, state.fixture("e400-api-key-invalid.array-wrapped.json"))
+        model = m[0]
         if model not in state.models and not state.any_model:
             return finish(404, model_not_found(state, model))
         # the body

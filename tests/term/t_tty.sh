@@ -14,42 +14,12 @@
 set -u
 
 TERM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-REPO=$(cd "$TERM_DIR/../.." && pwd -P)
-BIN=${GA_BIN:-$REPO/build/gemini-agent}
-case $BIN in /*) ;; *) BIN=$REPO/$BIN ;; esac
-PY=${PY:-/usr/bin/python3}
-MOCK=$REPO/tests/mock
-
-[ -x "$BIN" ] || { echo "t_tty.sh: $BIN is missing - run make first" >&2; exit 2; }
-
-TMP=$(mktemp -d /tmp/ga-tty.XXXXXX) || exit 2
-WORK=$TMP/work
-mkdir -p "$WORK"
-MOCK_PID=
-cleanup() {
-    [ -n "$MOCK_PID" ] && kill -TERM "$MOCK_PID" 2>/dev/null && wait "$MOCK_PID" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-passed=0
-failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-nok() { echo "not ok - $1"; failed=$((failed + 1)); [ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/#   /'; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name" "$(cat "$TMP/out" 2>/dev/null)"; fi; }
-
-"$PY" "$MOCK/gemini_mock.py" --port 0 --port-file "$TMP/mock.port" --quiet 2>"$TMP/mock.log" &
-MOCK_PID=$!
-"$PY" "$MOCK/mockctl.py" wait --port-file "$TMP/mock.port" >/dev/null || { echo "not ok - the mock did not start"; exit 1; }
-export GEMINI_BASE_URL="http://127.0.0.1:$(cat "$TMP/mock.port")"
-export GEMINI_API_KEY=test-key
-unset GOOGLE_API_KEY GEMINI_AGENT_LOG NO_COLOR
-export GEMINI_AGENT_CONFIG=$TMP/no-such-agent.yaml
+. "$TERM_DIR/lib.sh"
+unset NO_COLOR
 export TERM=xterm
-
-scenario() { "$PY" "$MOCK/mockctl.py" scenario "$@" --port-file "$TMP/mock.port" >/dev/null; }
-mockreset() { "$PY" "$MOCK/mockctl.py" reset --port-file "$TMP/mock.port" >/dev/null; }
-reset_files() { rm -rf "$WORK" && mkdir -p "$WORK" && printf 'hello\nworld\n' >"$WORK/a.txt"; }
+# a failed check shows what the terminal showed
+check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name" "$(cat "$TMP/out" 2>/dev/null)"; fi; }
+mockreset() { mockctl reset >/dev/null; }
 
 # pty STEP... -- ARGS...: `gemini-agent chat ARGS` on a pseudo-terminal in
 # $WORK, driven by the steps (ptydrive.py); output in $TMP/out
@@ -198,5 +168,4 @@ rc=$?
 check "stdout a file, a PROMPT: one shot, the answer only" \
     bash -c '[ "$1" -eq 0 ] && [ "$(cat "$2")" = "Hello from the mock." ]' _ "$rc" "$TMP/stdout"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -42,6 +42,7 @@ struct fake {
     size_t piece; /* bytes per on_data call (0: all at once) */
     long now;
     const char *url;
+    char keys[MAX_ATTEMPTS][32]; /* the secret each attempt was sent */
 };
 
 static int
@@ -52,8 +53,9 @@ fake_post(void *ctx, const char *url, const char *api_key, const char *body,
     const struct attempt *a;
     size_t left, off = 0;
 
-    (void)api_key, (void)body, (void)len, (void)timeout_ms;
+    (void)body, (void)len, (void)timeout_ms;
     ck_assert_msg(f->calls < f->n, "unexpected attempt %zu", f->calls + 1);
+    snprintf(f->keys[f->calls], sizeof(f->keys[0]), "%s", api_key);
     a = &f->at[f->calls++];
     f->url = url;
     f->now += 10;
@@ -120,6 +122,9 @@ struct run {
     int rc;
 };
 
+/* A run's client set up (before_run), for a test that sets more. */
+static void (*before_run)(struct gemini *g);
+
 static void
 run_stream(struct run *r, const struct attempt *at, size_t n, size_t piece)
 {
@@ -136,6 +141,8 @@ run_stream(struct run *r, const struct attempt *at, size_t n, size_t piece)
     r->cfg.gemini.base_url = base;
     r->cfg.gemini.timeout_ms = 60000;
     gemini_init_transport(&r->g, &t);
+    if (before_run != NULL)
+        before_run(&r->g);
     arena_init(&r->a);
     sbuf_init(&r->d.all, 1u << 24);
     r->rc = gemini_stream(&r->g, &r->cfg.gemini, "{}", 2, &r->a, &ops,
@@ -501,6 +508,262 @@ START_TEST(chunks_of_other_shapes)
 }
 END_TEST
 
+/* --- Vertex AI's function calls in parts (wire §6.4, fixture 11) ------- */
+
+/* Fixture 11's chunks (a JSON array) as an SSE body. */
+static char *
+f11_sse(void)
+{
+    size_t len, i;
+    char *text = unit_fixture("11-vertex-stream-partial-args.stream-chunks.json",
+                              &len);
+    json_t *chunks = json_loadb(text, len, 0, NULL), *c;
+    struct sbuf sb;
+
+    ck_assert_ptr_nonnull(chunks);
+    sbuf_init(&sb, 1u << 24);
+    json_array_foreach(chunks, i, c) {
+        char *one = json_dumps(c, JSON_COMPACT);
+        ck_assert_int_eq(sbuf_addf(&sb, "data: %s\r\n\r\n", one), 0);
+        free(one);
+    }
+    ck_assert_int_eq(sbuf_putc(&sb, '\0'), 0);
+    json_decref(chunks);
+    free(text);
+    return sbuf_detach(&sb, NULL);
+}
+
+/* The recorded call: ten chunks, eight fragments over four paths, given
+ * whole as one part, however the bytes arrive. */
+START_TEST(vertex_partial_args_become_one_call)
+{
+    char *body = f11_sse();
+    struct attempt at = {200, body, GEMINI_NET_OK};
+    static const size_t pieces[] = {0, 1, 7, 333};
+    json_t *want = json_loads(
+        "{\"country\":\"USA\",\"location\":\"NewYorkCity\","
+        "\"purpose\":\"to know what to wear today\",\"unit\":\"C\"}",
+        0, NULL);
+
+    for (size_t k = 0; k < ARRAY_SIZE(pieces); k++) {
+        struct run r;
+        json_t *parts, *part, *fc, *frags;
+
+        run_stream(&r, &at, 1, pieces[k]);
+        ck_assert_msg(r.rc == 0, "%s", r.err.text);
+        parts = parts_of(r.resp);
+        ck_assert_uint_eq(json_array_size(parts), 1);
+        part = json_array_get(parts, 0);
+        fc = json_object_get(part, "functionCall");
+        ck_assert_str_eq(json_string_value(json_object_get(fc, "name")),
+                         "getCurrentWeather");
+        ck_assert(json_equal(json_object_get(fc, "args"), want));
+        ck_assert_ptr_null(json_object_get(fc, "willContinue"));
+        /* the first chunk's signature stays on the call */
+        ck_assert_ptr_nonnull(strstr(body, json_string_value(json_object_get(
+                                               part, "thoughtSignature"))));
+        ck_assert_int_eq(strncmp(json_string_value(json_object_get(
+                                     part, "thoughtSignature")),
+                                 "CiQB4/H/XgNlLzYf", 16),
+                         0);
+        /* the fragments as received, in order */
+        frags = json_object_get(fc, "partialArgs");
+        ck_assert_uint_eq(json_array_size(frags), 8);
+        ck_assert_str_eq(json_string_value(json_object_get(
+                             json_array_get(frags, 0), "stringValue")),
+                         "USA");
+        ck_assert(json_is_true(
+            json_object_get(json_array_get(frags, 0), "willContinue")));
+        ck_assert_str_eq(json_string_value(json_object_get(
+                             json_array_get(frags, 7), "jsonPath")),
+                         "$.unit");
+        /* the last chunk's usage and finishReason */
+        ck_assert_int_eq(json_integer_value(json_object_get(
+                             json_object_get(r.resp, "usageMetadata"),
+                             "totalTokenCount")),
+                         162);
+        ck_assert_uint_eq(r.d.count, 0);
+        run_done(&r);
+    }
+    json_decref(want);
+    free(body);
+}
+END_TEST
+
+#define CALL(fc, extra)                                                      \
+    EV("{\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":" fc     \
+       extra "}],\"role\":\"model\"},\"index\":0}]}")
+
+/* Paths into nested objects and arrays, quoted names, each kind of value,
+ * a string in three fragments, text between the fragments, and a small
+ * call in one part (one partialArgs list, no willContinue). */
+START_TEST(partial_args_paths_and_values)
+{
+    static const char body[] =
+        CALL("{\"name\":\"f\",\"id\":\"c1\",\"willContinue\":true}",
+             ",\"thoughtSignature\":\"SIG\"")
+        CALL("{\"partialArgs\":[{\"jsonPath\":\"$.a.b[1]\",\"numberValue\":5},"
+             "{\"jsonPath\":\"$['c d']\",\"boolValue\":true},"
+             "{\"jsonPath\":\"$.e\",\"nullValue\":\"NULL_VALUE\"},"
+             "{\"jsonPath\":\"$.s\",\"stringValue\":\"x\","
+             "\"willContinue\":true}],\"willContinue\":true}", "")
+        TEXT("between", "")
+        CALL("{\"partialArgs\":[{\"jsonPath\":\"$.s\",\"stringValue\":\"y\","
+             "\"willContinue\":true}],\"willContinue\":true}", "")
+        CALL("{\"partialArgs\":[{\"jsonPath\":\"$.s\",\"stringValue\":\"z\"},"
+             "{\"jsonPath\":\"$[\\\"q\\\"][0].k\",\"stringValue\":\"v\"}]}", "")
+        CALL("{\"name\":\"g\",\"partialArgs\":[{\"jsonPath\":\"$.n\","
+             "\"numberValue\":1.5}]}", "")
+        FINISH;
+    struct attempt at = {200, body, GEMINI_NET_OK};
+    struct run r;
+    char *got;
+
+    run_stream(&r, &at, 1, 5);
+    ck_assert_msg(r.rc == 0, "%s", r.err.text);
+    json_t *parts = parts_of(r.resp);
+    ck_assert_uint_eq(json_array_size(parts), 3);
+    got = json_dumps(json_object_get(
+                         json_object_get(json_array_get(parts, 0),
+                                         "functionCall"),
+                         "args"),
+                     JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_str_eq(got, "{\"a\":{\"b\":[null,5]},\"c d\":true,\"e\":null,"
+                          "\"q\":[{\"k\":\"v\"}],\"s\":\"xyz\"}");
+    free(got);
+    /* the call stays where it began, before the text; its members */
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_array_get(parts, 0),
+                                         "functionCall"),
+                         "id")),
+                     "c1");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(parts, 0), "thoughtSignature")),
+                     "SIG");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(parts, 1), "text")),
+                     "between");
+    got = json_dumps(json_object_get(json_array_get(parts, 2),
+                                     "functionCall"),
+                     JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_str_eq(got, "{\"args\":{\"n\":1.5},\"name\":\"g\","
+                          "\"partialArgs\":[{\"jsonPath\":\"$.n\","
+                          "\"numberValue\":1.5}]}");
+    free(got);
+    run_done(&r);
+}
+END_TEST
+
+/* A call still open at the end, or a path we cannot read: an error,
+ * never a call with part of its arguments. */
+START_TEST(partial_args_broken)
+{
+    static const char cut[] =
+        CALL("{\"name\":\"f\",\"willContinue\":true}", "")
+        CALL("{\"partialArgs\":[{\"jsonPath\":\"$.a\",\"stringValue\":\"x\"}],"
+             "\"willContinue\":true}", "")
+        FINISH;
+    static const char *const bad_paths[] = {
+        "a", "$", "$.", "$..a", "$[x]", "$['a]", "$.a[*]", "$[99999]",
+    };
+    struct attempt at = {200, cut, GEMINI_NET_OK};
+    struct run r;
+
+    run_stream(&r, &at, 1, 0);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_UPSTREAM_BAD);
+    run_done(&r);
+    for (size_t i = 0; i < ARRAY_SIZE(bad_paths); i++) {
+        char body[512];
+        snprintf(body, sizeof(body),
+                 CALL("{\"name\":\"f\",\"partialArgs\":[{\"jsonPath\":\"%s\","
+                      "\"numberValue\":1}]}", "") FINISH,
+                 bad_paths[i]);
+        at.body = body;
+        run_stream(&r, &at, 1, 0);
+        ck_assert_msg(r.rc == -1 && r.err.code == ST_UPSTREAM_BAD, "%s",
+                      bad_paths[i]);
+        run_done(&r);
+    }
+}
+END_TEST
+
+/* --- the credential hook and Vertex AI's URL ---------------------------- */
+
+static int secret_asks, secret_forced;
+
+static int
+fake_secret(void *ctx, bool force, const char **secret,
+            struct status_error *err)
+{
+    static char tok[2][16] = {"tok-1", "tok-2"};
+
+    (void)ctx, (void)err;
+    secret_asks++;
+    secret_forced += force;
+    *secret = tok[secret_forced > 1 ? 1 : secret_forced];
+    return 0;
+}
+
+static void
+with_secret(struct gemini *g)
+{
+    g->auth = GEMINI_AUTH_BEARER;
+    g->secret = fake_secret;
+    g->vertex_project = "proj-1";
+    g->vertex_location = "global";
+}
+
+#define E401 "{\"error\":{\"code\":401,\"status\":\"UNAUTHENTICATED\"}}"
+
+/* A 401: a new token once, the call tried again at once with it, on
+ * Vertex AI's path; a second 401 is the answer. Without the hook, the
+ * first 401 is. */
+START_TEST(unauthorized_refreshes_once)
+{
+    static const struct attempt once[] = {
+        {401, E401, GEMINI_NET_OK},
+        {200, TEXT("ok", "") FINISH, GEMINI_NET_OK},
+    };
+    static const struct attempt twice[] = {
+        {401, E401, GEMINI_NET_OK},
+        {401, E401, GEMINI_NET_OK},
+    };
+    struct run r;
+
+    secret_asks = secret_forced = 0;
+    before_run = with_secret;
+    run_stream(&r, once, 2, 0);
+    ck_assert_msg(r.rc == 0, "%s", r.err.text);
+    ck_assert_int_eq(r.f.calls, 2);
+    ck_assert_str_eq(r.f.keys[0], "tok-1");
+    ck_assert_str_eq(r.f.keys[1], "tok-2");
+    ck_assert_int_eq(secret_asks, 2);
+    ck_assert_int_eq(secret_forced, 1);
+    ck_assert_str_eq(r.f.url, "http://gemini.test/v1/projects/proj-1/"
+                              "locations/global/publishers/google/models/"
+                              "gemini-3.8-flash:streamGenerateContent"
+                              "?alt=sse");
+    run_done(&r);
+
+    secret_asks = secret_forced = 0;
+    run_stream(&r, twice, 2, 0);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_UPSTREAM_AUTH);
+    ck_assert_int_eq(r.f.calls, 2);
+    ck_assert_int_eq(secret_forced, 1);
+    run_done(&r);
+
+    before_run = NULL;
+    run_stream(&r, twice, 2, 0);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_int_eq(r.err.code, ST_UPSTREAM_AUTH);
+    ck_assert_int_eq(r.f.calls, 1);
+    ck_assert_str_eq(r.f.keys[0], "test-key");
+    run_done(&r);
+}
+END_TEST
+
 Suite *
 stream_suite(void)
 {
@@ -518,6 +781,10 @@ stream_suite(void)
     tcase_add_test(tc, error_status_is_not_a_stream);
     tcase_add_test(tc, reader_gone_stops_the_call);
     tcase_add_test(tc, chunks_of_other_shapes);
+    tcase_add_test(tc, vertex_partial_args_become_one_call);
+    tcase_add_test(tc, partial_args_paths_and_values);
+    tcase_add_test(tc, partial_args_broken);
+    tcase_add_test(tc, unauthorized_refreshes_once);
     suite_add_tcase(s, tc);
     return s;
 }
