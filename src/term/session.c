@@ -64,6 +64,9 @@ struct term_session {
     FILE *in, *out;
     enum term_mode mode;
     char *model; /* heap */
+    /* heap: a set_model that came during a prompt, whose calls still use
+     * `model` (s->gemini.model points at it): the next prompt's model */
+    char *next_model;
     char session_id[128];
     char cwd[PATH_MAX];
     const char *key_source; /* apiKeySource */
@@ -634,6 +637,11 @@ init_message(struct term_session *s)
 static void
 reset_prompt(struct term_session *s)
 {
+    if (s->next_model != NULL) { /* now no call of a prompt holds it */
+        free(s->model);
+        s->model = s->next_model;
+        s->next_model = NULL;
+    }
     memset(&s->total, 0, sizeof(s->total));
     memset(&s->last, 0, sizeof(s->last));
     s->num_turns = 0;
@@ -946,8 +954,13 @@ handle_control(struct term_session *s, const json_t *msg, bool in_turn)
                                 : m);
         if (copy == NULL)
             return control_reply(s, id, NULL, "out of memory");
-        free(s->model);
-        s->model = copy;
+        if (in_turn) { /* the prompt's calls go on with the old one */
+            free(s->next_model);
+            s->next_model = copy;
+        } else {
+            free(s->model);
+            s->model = copy;
+        }
         return control_reply(s, id, json_object(), NULL);
     }
     snprintf(buf, sizeof(buf), "Unsupported control request subtype: %.100s",
@@ -1335,6 +1348,7 @@ term_session_close(struct term_session *s)
     free(s->tools);
     free(s->system);
     free(s->model);
+    free(s->next_model);
     free(s->gemini.api_key);
     free(s->gemini.base_url);
     free(s->gemini.path);

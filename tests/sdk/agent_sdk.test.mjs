@@ -187,6 +187,32 @@ function conversation() {
   };
 }
 
+// A streaming-input query over conversation(): its Query, the
+// conversation to feed, r (messages, what it threw, the child's stderr)
+// and reading, which settles when the SDK's iteration ends.
+function streaming(cwd, extra = {}) {
+  const conv = conversation();
+  const { stderr, options } = sdkOptions(cwd, extra);
+  const q = query({ prompt: conv, options });
+  const r = { msgs: [], error: null, stderr };
+  const reading = (async () => {
+    try {
+      for await (const m of q) {
+        r.msgs.push(m);
+        conv.saw(m);
+      }
+    } catch (e) {
+      r.error = e;
+    }
+  })();
+  return { q, conv, r, reading };
+}
+
+async function mockRequests() {
+  const r = await fetch(`${base}/__mock/requests`);
+  return r.json();
+}
+
 /* --- single prompts ----------------------------------------------------------------- */
 
 test('a plain answer: init, the assistant text, a success result', { timeout: CASE_MS }, async (t) => {
@@ -361,20 +387,7 @@ test('no key at all: one system error, then the SDK throws on exit status 1', { 
 test('streaming input: setPermissionMode(acceptEdits), then a Write runs unasked', { timeout: CASE_MS }, async (t) => {
   await scenario('server-steps', { calls: [['Write', { file_path: 'b.txt', content: 'new\n' }]] });
   const cwd = workdir();
-  const conv = conversation();
-  const { stderr, options } = sdkOptions(cwd);
-  const q = query({ prompt: conv, options });
-  const r = { msgs: [], error: null, stderr };
-  const reading = (async () => {
-    try {
-      for await (const m of q) {
-        r.msgs.push(m);
-        conv.saw(m);
-      }
-    } catch (e) {
-      r.error = e;
-    }
-  })();
+  const { q, conv, r, reading } = streaming(cwd);
   const mode = await q.setPermissionMode('acceptEdits');
   conv.say('write b.txt');
   await conv.result(1);
@@ -394,26 +407,13 @@ test('streaming input: setPermissionMode(acceptEdits), then a Write runs unasked
 test('streaming input: interrupt() while canUseTool waits ends that prompt; the next runs', { timeout: CASE_MS }, async (t) => {
   await scenario('server-steps', { calls: [['Bash', { command: 'echo hi > made.txt' }]] });
   const cwd = workdir();
-  const conv = conversation();
   let interrupted;
-  const { stderr, options } = sdkOptions(cwd, {
+  const { q, conv, r, reading } = streaming(cwd, {
     canUseTool: async () => {
       interrupted = await q.interrupt();
       return { behavior: 'deny', message: 'too late: the prompt was interrupted' };
     },
   });
-  const q = query({ prompt: conv, options });
-  const r = { msgs: [], error: null, stderr };
-  const reading = (async () => {
-    try {
-      for await (const m of q) {
-        r.msgs.push(m);
-        conv.saw(m);
-      }
-    } catch (e) {
-      r.error = e;
-    }
-  })();
   conv.say('run it');
   await conv.result(1);
   // the interrupted prompt is taken back, so this is the conversation's
@@ -437,5 +437,42 @@ test('streaming input: interrupt() while canUseTool waits ends that prompt; the 
     assert.equal(second.subtype, 'success');
     assert.equal(second.result, 'Hello from the mock.');
     assert.equal(second.session_id, first.session_id);
+  });
+});
+
+test('streaming input: setModel() while canUseTool waits applies from the next prompt on', { timeout: CASE_MS }, async (t) => {
+  // the prompt's remaining calls keep the model they started with (a
+  // set_model during a prompt freed the string they still used: ASan)
+  await scenario('server-steps', { calls: [['Write', { file_path: 'b.txt', content: 'new\n' }]] });
+  const seq0 = (await mockRequests()).length;
+  const cwd = workdir();
+  let answered;
+  const { q, conv, r, reading } = streaming(cwd, {
+    model: 'gemini-3.8-flash',
+    canUseTool: async (toolName, input) => {
+      answered = await q.setModel('gemini-2.5-pro');
+      return { behavior: 'allow', updatedInput: input };
+    },
+  });
+  conv.say('write b.txt');
+  await conv.result(1);
+  await scenario('text');
+  conv.say('hi again');
+  await conv.result(2);
+  conv.close();
+  await reading;
+  const models = (await mockRequests()).slice(seq0).map((m) => m.model);
+  explained(t, r, () => {
+    assert.equal(r.error, null);
+    assert.equal(answered, undefined); // the SDK resolves with nothing once answered
+    assert.equal(fs.readFileSync(path.join(cwd, 'b.txt'), 'utf8'), 'new\n');
+    const inits = r.msgs.filter((m) => m.subtype === 'init');
+    assert.deepEqual(inits.map((m) => m.model), ['gemini-3.8-flash', 'gemini-2.5-pro']);
+    const [first, second] = ofType(r.msgs, 'result');
+    assert.equal(first.subtype, 'success');
+    assert.deepEqual(Object.keys(first.modelUsage), ['gemini-3.8-flash']);
+    assert.equal(second.subtype, 'success');
+    assert.deepEqual(Object.keys(second.modelUsage), ['gemini-2.5-pro']);
+    assert.deepEqual(models, ['gemini-3.8-flash', 'gemini-3.8-flash', 'gemini-2.5-pro']);
   });
 });
