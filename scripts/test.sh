@@ -171,6 +171,8 @@ rm -rf "$asan_logs"
 step "terminal client tests"
 tests/term/run.sh 2>&1 | tee "$log"
 count_plain "terminal client tests"
+tests/term/t_sdk.sh 2>&1 | tee "$log"
+count_plain "terminal client tests (t_sdk.sh)"
 step "terminal client tests against the ASan/UBSan binary"
 asan_logs=$(mktemp -d "${TMPDIR:-/tmp}/ga-asan.XXXXXX")
 if make -s asan; then
@@ -178,6 +180,10 @@ if make -s asan; then
     UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
     GA_BIN=$repo/build-asan/gemini-agent tests/term/run.sh 2>&1 | tee "$log"
     count_plain "terminal client tests (asan)"
+    ASAN_OPTIONS=log_path=$asan_logs/asan:detect_leaks=1 \
+    UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
+    GA_BIN=$repo/build-asan/gemini-agent tests/term/t_sdk.sh 2>&1 | tee "$log"
+    count_plain "terminal client tests (t_sdk.sh, asan)"
     if [ -n "$(ls -A "$asan_logs")" ]; then
         echo "not ok - sanitizer reports from the terminal client:"
         cat "$asan_logs"/*

@@ -29,6 +29,7 @@
 #include "registry/action.h"
 #include "registry/plugin.h"
 #include "registry/soplugin.h"
+#include "term/lines.h"
 #include "term/perm.h"
 #include "term/streamjson.h"
 
@@ -89,8 +90,8 @@ struct term_session {
     bool initialized; /* the initialize control request was answered */
     char *queued[BOUND_TERM_QUEUED]; /* lines read while a tool waited */
     size_t nqueued;
-    char *line;
-    size_t line_cap;
+    struct term_lines lines; /* stdin (stream-json input) */
+    char *line; /* the line read last, in `lines`: valid until the next */
     long req_seq;
 
     /* one prompt */
@@ -356,25 +357,79 @@ on_tool_result(void *ctx, const struct loop_call *c,
 static int handle_control(struct term_session *s, const json_t *msg,
                           bool in_turn);
 
-/* Read one line of `in` into s->line; its length, or -1 at the end (or a
- * line past the bound: said on stderr). */
+/* Read one line of stdin into s->line, waiting for it or (!wait) only
+ * when one is there now. Its length; -1 when none is there (!wait), at
+ * the end, or after a line past the bound (said on stderr, once). */
 static long
-read_line(struct term_session *s)
+next_line(struct term_session *s, bool wait)
 {
-    ssize_t n = getline(&s->line, &s->line_cap, s->in);
+    bool was_long = s->lines.too_long;
+    long n = term_lines_next(&s->lines, wait, &s->line);
 
-    if (n < 0)
-        return -1;
-    if ((size_t)n > BOUND_TERM_INPUT_LINE) {
+    if (n == -2 && s->lines.too_long && !was_long)
         fprintf(stderr,
                 "gemini-agent chat: an input line is longer than %u "
                 "bytes; stopping\n",
                 BOUND_TERM_INPUT_LINE);
-        return -1;
+    return n < 0 ? -1 : n;
+}
+
+static long
+read_line(struct term_session *s)
+{
+    return next_line(s, true);
+}
+
+/*
+ * A line read during a prompt (s->line, parsed as `m` of type `type`): a
+ * control request is answered now (an interrupt ends the prompt), a user
+ * message kept for after it. Returns true when it was one of those.
+ */
+static bool
+take_in_turn(struct term_session *s, const json_t *m, const char *type)
+{
+    if (strcmp(type, "control_request") == 0) {
+        handle_control(s, m, true);
+        return true;
     }
-    while (n > 0 && (s->line[n - 1] == '\n' || s->line[n - 1] == '\r'))
-        s->line[--n] = '\0';
-    return (long)n;
+    if (strcmp(type, "user") != 0)
+        return false;
+    if (s->nqueued < BOUND_TERM_QUEUED) {
+        s->queued[s->nqueued] = strdup(s->line);
+        if (s->queued[s->nqueued] != NULL)
+            s->nqueued++;
+    } else {
+        fprintf(stderr, "gemini-agent chat: too many queued "
+                        "messages; one dropped\n");
+    }
+    return true;
+}
+
+/*
+ * Has an interrupt come? What stdin holds now is taken in without
+ * waiting (take_in_turn). The Gemini client asks this while a call is in
+ * flight (struct gemini `gone`), and decide() before each tool call, so
+ * that the Agent SDK's interrupt() stops a prompt that is not waiting for
+ * a permission answer too.
+ */
+static bool
+interrupt_came(void *ctx)
+{
+    struct term_session *s = ctx;
+
+    for (int i = 0; i < BOUND_TERM_QUEUED && !s->interrupted; i++) {
+        json_t *m;
+        const char *type;
+
+        if (next_line(s, false) < 0)
+            break;
+        m = json_loads(s->line, 0, NULL);
+        type = json_string_value(json_object_get(m, "type"));
+        if (type != NULL)
+            take_in_turn(s, m, type);
+        json_decref(m);
+    }
+    return s->interrupted;
 }
 
 /*
@@ -412,25 +467,12 @@ ask_stdio(struct term_session *s, const char *tool, const json_t **input,
             json_decref(m);
             continue;
         }
-        if (strcmp(type, "control_request") == 0) {
-            handle_control(s, m, true);
+        if (take_in_turn(s, m, type)) {
             json_decref(m);
             if (s->interrupted) {
                 *why = "interrupted by the user";
                 return TERM_DENY;
             }
-            continue;
-        }
-        if (strcmp(type, "user") == 0) {
-            if (s->nqueued < BOUND_TERM_QUEUED) {
-                s->queued[s->nqueued] = strdup(s->line);
-                if (s->queued[s->nqueued] != NULL)
-                    s->nqueued++;
-            } else {
-                fprintf(stderr, "gemini-agent chat: too many queued "
-                                "messages; one dropped\n");
-            }
-            json_decref(m);
             continue;
         }
         resp = json_object_get(m, "response");
@@ -548,7 +590,10 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *r,
                       NULL, r, err);
     v = term_perm_decide(s->mode, &s->rules, t->name, input,
                          t->act->side_effects, t->edit);
-    if (v == TERM_ASK && s->args->prompt_stdio && s->args->in_stream)
+    if (s->args->in_stream && interrupt_came(s)) {
+        v = TERM_DENY;
+        why = "interrupted by the user";
+    } else if (v == TERM_ASK && s->args->prompt_stdio && s->args->in_stream)
         v = ask_stdio(s, t->name, &input, &why, err);
     else if (v != TERM_ALLOW)
         why = denial_text(s, t->name);
@@ -1261,6 +1306,7 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
     s->args = args;
     s->in = in;
     s->out = out;
+    term_lines_init(&s->lines, fileno(in), BOUND_TERM_INPUT_LINE);
     s->mode = args->mode;
     arena_init(&s->a);
     if (args->session_id != NULL)
@@ -1318,6 +1364,10 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
         goto fail;
     }
     s->g_ok = true;
+    if (args->in_stream) { /* read stdin while a call waits: interrupts */
+        s->g.gone = interrupt_came;
+        s->g.gone_ctx = s;
+    }
     *exit_code = 0;
     return s;
 fail:
@@ -1355,6 +1405,6 @@ term_session_close(struct term_session *s)
     free(s->gemini.system_prompt);
     for (size_t i = 0; i < s->nqueued; i++)
         free(s->queued[i]);
-    free(s->line);
+    term_lines_release(&s->lines);
     free(s);
 }

@@ -476,3 +476,34 @@ test('streaming input: setModel() while canUseTool waits applies from the next p
     assert.deepEqual(models, ['gemini-3.8-flash', 'gemini-3.8-flash', 'gemini-2.5-pro']);
   });
 });
+
+test('streaming input: interrupt() while Gemini thinks drops the call; the next prompt runs', { timeout: CASE_MS }, async (t) => {
+  await scenario('text', { delay: '5000' });
+  const seq0 = (await mockRequests()).length;
+  const cwd = workdir();
+  const { q, conv, r, reading } = streaming(cwd);
+  const t0 = Date.now();
+  conv.say('hi');
+  // the call is in flight once the mock has read it
+  while ((await mockRequests()).length === seq0) await sleep(20);
+  const interrupted = await q.interrupt();
+  await conv.result(1);
+  const ms = Date.now() - t0;
+  await scenario('text');
+  conv.say('hi again');
+  await conv.result(2);
+  conv.close();
+  await reading;
+  explained(t, r, () => {
+    assert.equal(r.error, null);
+    assert.deepEqual(interrupted, { still_queued: [] });
+    assert.ok(ms < 4000, `the interrupted prompt ended after ${ms} ms`);
+    assert.deepEqual(r.msgs.map((m) => `${m.type}/${m.subtype ?? ''}`), [
+      'system/init', 'result/error_during_execution', 'system/init', 'assistant/', 'result/success',
+    ]);
+    const [first, second] = ofType(r.msgs, 'result');
+    assert.equal(first.is_error, true);
+    assert.deepEqual(first.errors, ['interrupted by the user']);
+    assert.equal(second.result, 'Hello from the mock.');
+  });
+});
