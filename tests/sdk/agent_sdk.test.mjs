@@ -507,3 +507,47 @@ test('streaming input: interrupt() while Gemini thinks drops the call; the next 
     assert.equal(second.result, 'Hello from the mock.');
   });
 });
+
+test('mcp: init lists the mcp plugin\'s servers, mcpServerStatus() too', { timeout: CASE_MS }, async (t) => {
+  // a configuration exposing the built-in mcp plugin with one stdio server
+  // (@modelcontextprotocol/server-everything, a devDependency)
+  const every = path.join(REPO, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+  const conf = path.join(tmp, 'mcp-conf');
+  fs.mkdirSync(conf);
+  fs.writeFileSync(path.join(conf, 'mcp.json'),
+    JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [every, 'stdio'] } } }));
+  fs.writeFileSync(path.join(conf, 'agent.yaml'),
+    `actions: []\ndataDir: ${conf}/var\nplugins:\n  dirs: []\n  expose: [mcp]\n  config:\n    mcp: {configFile: mcp.json}\n`);
+  await scenario('text');
+  const { q, conv, r, reading } = streaming(workdir(), {
+    env: childEnv({ GEMINI_AGENT_CONFIG: path.join(conf, 'agent.yaml') }),
+  });
+  const before = await q.mcpServerStatus();
+  conv.say('hi');
+  await conv.result(1);
+  conv.close();
+  await reading;
+  explained(t, r, () => {
+    assert.equal(r.error, null);
+    assert.deepEqual(before, [{ name: 'everything', status: 'connected' }]);
+    const init = r.msgs[0];
+    assert.deepEqual(init.mcp_servers, [{ name: 'everything', status: 'connected' }]);
+    assert.ok(init.tools.includes('everything_echo'), init.tools.join());
+    assert.ok(init.tools.includes('Read'), init.tools.join());
+  });
+});
+
+test('mcp: without the plugin, mcp_servers and mcpServerStatus() are empty', { timeout: CASE_MS }, async (t) => {
+  await scenario('text');
+  const { q, conv, r, reading } = streaming(workdir());
+  const before = await q.mcpServerStatus();
+  conv.say('hi');
+  await conv.result(1);
+  conv.close();
+  await reading;
+  explained(t, r, () => {
+    assert.equal(r.error, null);
+    assert.deepEqual(before, []);
+    assert.deepEqual(r.msgs[0].mcp_servers, []);
+  });
+});

@@ -2,7 +2,8 @@
 # tests/term/t_sdk.sh - the terminal client's stream-json input where the
 # Agent SDK test (tests/sdk) found it wanting: an interrupt that is
 # already waiting on stdin when a prompt starts (the SDK writes lines
-# whenever it likes) stops the prompt before its tool call runs. Beside
+# whenever it likes) stops the prompt before its tool call runs; the
+# mcp_status control request (the SDK's mcpServerStatus()). Beside
 # tests/term/run.sh, with its mock set-up (the binary against the mock
 # Gemini on 127.0.0.1, stopped by PID).
 #
@@ -69,6 +70,16 @@ check "interrupt waiting with the prompt: the command did not run" [ ! -e "$WORK
 check "interrupt waiting with the prompt: answered, and the prompt ends interrupted" jsonq "$TMP/out" '(
 [m["response"] for m in msgs if m["type"] == "control_response"] == [{"subtype": "success", "request_id": "int_1", "response": {"still_queued": []}}]
 and msgs[-1]["type"] == "result" and msgs[-1]["errors"] == ["interrupted by the user"])'
+
+# mcp_status (the SDK's mcpServerStatus()): the mcp plugin's servers, as
+# init's mcp_servers; none without a configuration that exposes it
+scenario text
+printf '%s\n' '{"type":"control_request","request_id":"mcp_1","request":{"subtype":"mcp_status"}}' \
+    '{"type":"user","session_id":"","message":{"role":"user","content":"hi"},"parent_tool_use_id":null}' |
+    (cd "$WORK" && "$BIN" chat --output-format stream-json --verbose --input-format stream-json) >"$TMP/out" 2>"$TMP/err"
+check "mcp_status: answered with the servers, none here; init's mcp_servers the same" jsonq "$TMP/out" '(
+msgs[0] == {"type": "control_response", "response": {"subtype": "success", "request_id": "mcp_1", "response": {"mcpServers": []}}}
+and msgs[1]["subtype"] == "init" and msgs[1]["mcp_servers"] == [] and msgs[-1]["result"] == "Hello from the mock.")'
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
