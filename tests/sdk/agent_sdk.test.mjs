@@ -317,6 +317,43 @@ test('canUseTool allows a Write with an updated input: the file holds the update
   });
 });
 
+test('canUseTool denies with interrupt: the prompt ends there, an error result', { timeout: CASE_MS }, async (t) => {
+  await scenario('server-steps', { calls: [['Write', { file_path: 'b.txt', content: 'new\n' }]] });
+  const cwd = workdir();
+  const r = await run('write b.txt', cwd, {
+    canUseTool: async () => ({ behavior: 'deny', message: 'stop everything', interrupt: true }),
+  });
+  explained(t, r, () => {
+    assert.equal(r.error, null);
+    assert.equal(fs.existsSync(path.join(cwd, 'b.txt')), false);
+    assert.deepEqual(r.msgs.map((m) => m.type), ['system', 'assistant', 'user', 'result']);
+    assert.equal(blocks(r.msgs, 'user')[0].content, 'stop everything');
+    const result = r.msgs[3];
+    assert.equal(result.subtype, 'error_during_execution');
+    assert.deepEqual(result.errors, ['interrupted by the user']);
+    assert.equal(result.permission_denials.length, 1);
+  });
+});
+
+test('includePartialMessages: the stream events, then the assistant message', { timeout: CASE_MS }, async (t) => {
+  await scenario('text');
+  const r = await run('hi', workdir(), { includePartialMessages: true });
+  explained(t, r, () => {
+    assert.equal(r.error, null);
+    const kinds = r.msgs.map((m) => (m.type === 'stream_event' ? m.event.type : m.type));
+    assert.deepEqual(kinds.filter((k) => k !== 'content_block_delta'), [
+      'system', 'message_start', 'content_block_start', 'content_block_stop', 'message_delta', 'message_stop',
+      'assistant', 'result',
+    ]);
+    const text = ofType(r.msgs, 'stream_event')
+      .filter((m) => m.event.type === 'content_block_delta')
+      .map((m) => m.event.delta.text)
+      .join('');
+    assert.equal(text, 'Hello from the mock.');
+    assert.equal(r.msgs.at(-1).result, 'Hello from the mock.');
+  });
+});
+
 test('without canUseTool a Write is denied (default mode, no prompt channel)', { timeout: CASE_MS }, async (t) => {
   await scenario('server-steps', { calls: [['Write', { file_path: 'b.txt', content: 'new\n' }]] });
   const cwd = workdir();
