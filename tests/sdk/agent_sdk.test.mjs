@@ -38,6 +38,7 @@ let tmp; // this run's folder: the port file, the mock's log, one work folder pe
 let mock; // the mock's ChildProcess
 let base; // http://127.0.0.1:PORT
 let nwork = 0;
+const live = new Set(); // every query's AbortController: after() kills what a failed case left
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -62,6 +63,7 @@ before(async () => {
 });
 
 after(async () => {
+  for (const ac of live) ac.abort();
   if (mock && mock.exitCode === null) {
     mock.kill('SIGTERM');
     await once(mock, 'exit');
@@ -109,9 +111,12 @@ function childEnv(extra = {}) {
 
 function sdkOptions(cwd, extra = {}) {
   const stderr = [];
+  const abortController = new AbortController();
+  live.add(abortController);
   return {
     stderr,
     options: {
+      abortController,
       pathToClaudeCodeExecutable: BIN,
       executableArgs: ['chat'],
       cwd,
