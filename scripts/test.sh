@@ -17,8 +17,10 @@
 #      against the ASan/UBSan responder, with zero sanitizer reports
 #   6b. the terminal client (`gemini-agent chat`, tests/term: run.sh, then
 #      every t_*.sh: sessions, interrupt, credentials and Vertex AI, t_tty.sh
-#      on a pseudo-terminal) against the mock
-#      Gemini, then again with the ASan/UBSan binary
+#      on a pseudo-terminal, t_sdk.sh) against the mock Gemini, then
+#      again with the ASan/UBSan binary
+#   6c. the terminal client driven through the real Claude Agent SDK
+#      (tests/sdk, node --test), then again with the ASan/UBSan binary
 #   7. the mock Gemini server's self-test (python3 -m unittest)
 #   8. the browser code's unit tests (node --test tests/js, jsdom)
 #   9. browser tests: the demo page in Debian's chromium (playwright-core)
@@ -186,6 +188,28 @@ if make -s asan; then
     GA_BIN=$repo/build-asan/gemini-agent term_suite " (asan)"
     if [ -n "$(ls -A "$asan_logs")" ]; then
         echo "not ok - sanitizer reports from the terminal client:"
+        cat "$asan_logs"/*
+        failed=$((failed + 1))
+    fi
+else
+    echo "not ok - the ASan/UBSan build failed"
+    failed=$((failed + 1))
+fi
+rm -rf "$asan_logs"
+
+step "Agent SDK test"
+# tests/sdk: @anthropic-ai/claude-agent-sdk's query() spawning
+# `gemini-agent chat` against the mock Gemini (a few seconds)
+count_node "Agent SDK test" node --test tests/sdk/
+step "Agent SDK test against the ASan/UBSan binary"
+asan_logs=$(mktemp -d "${TMPDIR:-/tmp}/ga-asan.XXXXXX")
+if make -s asan; then
+    count_node "Agent SDK test (asan)" env \
+        ASAN_OPTIONS=log_path=$asan_logs/asan:detect_leaks=1 \
+        UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
+        GA_BIN=$repo/build-asan/gemini-agent node --test tests/sdk/
+    if [ -n "$(ls -A "$asan_logs")" ]; then
+        echo "not ok - sanitizer reports from the terminal client under the Agent SDK:"
         cat "$asan_logs"/*
         failed=$((failed + 1))
     fi

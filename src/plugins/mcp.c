@@ -844,6 +844,14 @@ mcp_shutdown(void *self)
     mcp_free(self);
 }
 
+const char *
+mcp_server_name(const void *self, size_t i)
+{
+    const struct mcp *m = self;
+
+    return m != NULL && i < m->nservers ? m->servers[i].cfg.name : NULL;
+}
+
 static const char *
 mcp_declarations(void *self)
 {

@@ -26,6 +26,7 @@
 #include "core/status.h"
 #include "gemini/gemini.h"
 #include "plugins/builtin.h"
+#include "plugins/mcp.h"
 #include "registry/action.h"
 #include "registry/plugin.h"
 #include "registry/soplugin.h"
@@ -718,6 +719,35 @@ run_tool(struct term_session *s, const struct term_tool *t,
 
 /* --- one prompt ---------------------------------------------------------- */
 
+/* init's mcp_servers and mcp_status's mcpServers: [{name, status}] of
+ * the servers of the built-in mcp plugin, when it takes part (a new
+ * reference; NULL when out of memory). */
+static json_t *
+mcp_servers(const struct term_session *s)
+{
+    const struct gemini_agent_plugin *mcp =
+        builtin_mcp(GEMINI_AGENT_PLUGIN_ABI);
+    json_t *list = json_array();
+    const char *name;
+
+    for (size_t i = 0; list != NULL && i < s->set->nso; i++) {
+        const struct so_plugin *p = &s->set->so[i];
+        if (p->ops != mcp || p->role != SO_EXPOSED)
+            continue;
+        for (size_t k = 0; (name = mcp_server_name(p->self, k)) != NULL;
+             k++) {
+            if (json_array_append_new(list,
+                                      json_pack("{s:s, s:s}", "name", name,
+                                                "status", "connected")) !=
+                0) {
+                json_decref(list);
+                return NULL;
+            }
+        }
+    }
+    return list;
+}
+
 static json_t *
 init_message(struct term_session *s)
 {
@@ -726,11 +756,11 @@ init_message(struct term_session *s)
 
     for (size_t i = 0; tools != NULL && i < s->ntools; i++)
         json_array_append_new(tools, json_string(s->tools[i].name));
-    m = json_pack("{s:s, s:s, s:s, s:s, s:o, s:[], s:s, s:s, s:[s], s:s, "
+    m = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:[s], s:s, "
                   "s:s, s:s, s:[], s:[], s:[]}",
                   "type", "system", "subtype", "init", "cwd", s->cwd,
                   "session_id", s->session_id, "tools", tools, "mcp_servers",
-                  "model", s->model, "permissionMode",
+                  mcp_servers(s), "model", s->model, "permissionMode",
                   term_mode_name(s->mode), "slash_commands", "compact",
                   "apiKeySource",
                   s->key_source, "claude_code_version",
@@ -1281,6 +1311,11 @@ handle_control(struct term_session *s, const json_t *msg, bool in_turn)
         }
         return control_reply(s, id, json_object(), NULL);
     }
+    if (strcmp(sub, "mcp_status") == 0)
+        return control_reply(s, id,
+                             json_pack("{s:o}", "mcpServers",
+                                       mcp_servers(s)),
+                             NULL);
     snprintf(buf, sizeof(buf), "Unsupported control request subtype: %.100s",
              sub);
     return control_reply(s, id, NULL, buf);
