@@ -112,9 +112,14 @@ struct term_session {
     int num_turns, tool_seq;
     int msg_seq; /* over the session: message ids stay unique */
     char msg_id[32];
-    char tool_id[32];
-    bool announced; /* the call (turn, part) was written by decide() */
-    size_t a_turn, a_part;
+    char tool_id[32]; /* the id of the call being answered */
+    /* The model turn whose calls are being answered: contents[a_turn];
+     * its calls' tool_use ids are toolu_<a_first + 1 + their order>, and
+     * the first a_done of them were written. */
+    bool a_valid;
+    size_t a_turn, a_done, a_cur; /* a_cur: the order of the call answered */
+    int a_first;
+    size_t st_part; /* the call whose tool_result is stashed (its part) */
     bool stashed; /* decide() left the tool_result's content here */
     const char *st_content;
     bool st_error;
@@ -313,29 +318,76 @@ on_text(void *ctx, const char *text, struct status_error *err)
                     err);
 }
 
-/* The assistant message of call `c`'s tool_use block. */
-static int
-announce(struct term_session *s, const struct loop_call *c,
-         struct status_error *err)
+/* The order of call `c` among its turn's calls (its functionCall
+ * parts before it). */
+static size_t
+call_order(const struct term_session *s, const struct loop_call *c)
 {
-    snprintf(s->tool_id, sizeof(s->tool_id), "toolu_%d", ++s->tool_seq);
-    s->announced = true;
-    s->a_turn = c->turn;
-    s->a_part = c->part;
-    return emit_err(
-        s,
-        term_sj_assistant(s->msg_id, s->model,
-                          json_pack("{s:s, s:s, s:s, s:O}", "type",
-                                    "tool_use", "id", s->tool_id, "name",
-                                    c->name, "input", UNCONST(c->args)),
-                          last_usage(s)),
-        err);
+    const json_t *parts = json_object_get(
+        json_array_get(s->contents, c->turn), "parts");
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->part && i < json_array_size(parts); i++)
+        n += json_object_get(json_array_get(parts, i), "functionCall") != NULL;
+    return n;
 }
 
-static bool
-is_announced(const struct term_session *s, const struct loop_call *c)
+/*
+ * Write the tool_use blocks of call `c`'s turn, up to `c`, or (`all`)
+ * every call of the turn: Claude Code writes all the blocks of a message
+ * before it runs any, so a host sees parallel calls as such; a person at
+ * the terminal (tty.h) sees each call just before its result instead.
+ * Then s->tool_id is `c`'s id.
+ */
+static int
+announce(struct term_session *s, const struct loop_call *c, bool all,
+         struct status_error *err)
 {
-    return s->announced && s->a_turn == c->turn && s->a_part == c->part;
+    const json_t *parts = json_object_get(
+        json_array_get(s->contents, c->turn), "parts");
+    size_t order = call_order(s, c), k = 0, i;
+    const json_t *p;
+
+    if (!s->a_valid || s->a_turn != c->turn) {
+        s->a_valid = true;
+        s->a_turn = c->turn;
+        s->a_done = 0;
+        s->a_first = s->tool_seq;
+    }
+    json_array_foreach(parts, i, p) {
+        const json_t *fc = json_object_get(p, "functionCall");
+        const json_t *args = json_object_get(fc, "args");
+        char id[32];
+
+        if (fc == NULL)
+            continue;
+        if (k > order && !all)
+            break;
+        if (k++ < s->a_done)
+            continue;
+        snprintf(id, sizeof(id), "toolu_%d", s->a_first + (int)k);
+        s->a_done = k;
+        if (s->a_first + (int)k > s->tool_seq)
+            s->tool_seq = s->a_first + (int)k;
+        if (emit_err(s,
+                     term_sj_assistant(
+                         s->msg_id, s->model,
+                         json_pack("{s:s, s:s, s:s, s:o}", "type",
+                                   "tool_use", "id", id, "name",
+                                   json_string_value(
+                                       json_object_get(fc, "name")),
+                                   "input",
+                                   json_is_object(args)
+                                       ? json_incref(UNCONST(args))
+                                       : json_object()),
+                         last_usage(s)),
+                     err) != 0)
+            return -1;
+    }
+    s->a_cur = order;
+    snprintf(s->tool_id, sizeof(s->tool_id), "toolu_%d",
+             s->a_first + (int)order + 1);
+    return 0;
 }
 
 static int
@@ -345,7 +397,7 @@ on_tool_call(void *ctx, const struct loop_call *c, bool handed_back,
     struct term_session *s = ctx;
 
     (void)handed_back;
-    return is_announced(s, c) ? 0 : announce(s, c, err);
+    return announce(s, c, s->tty == NULL, err);
 }
 
 static int
@@ -356,7 +408,9 @@ on_tool_result(void *ctx, const struct loop_call *c,
     const char *content;
     bool is_error;
 
-    if (s->stashed && is_announced(s, c)) {
+    snprintf(s->tool_id, sizeof(s->tool_id), "toolu_%d",
+             s->a_first + (int)call_order(s, c) + 1);
+    if (s->stashed && s->st_part == c->part) {
         content = s->st_content;
         is_error = s->st_error;
     } else { /* answered by the loop itself (past the calls' cap) */
@@ -610,6 +664,17 @@ stop_turn(struct term_session *s, struct status_error *err)
                  err) != 0)
         return -1;
     s->stashed = false;
+    /* the turn's later calls were announced (all the blocks of a message
+     * come first): each gets a tool_result, so none is left pending */
+    for (size_t k = s->a_cur + 2; k <= s->a_done; k++) {
+        char id[32];
+        snprintf(id, sizeof(id), "toolu_%d", s->a_first + (int)k);
+        if (emit_err(s,
+                     term_sj_tool_result(id, "interrupted by the user", true,
+                                         NULL),
+                     err) != 0)
+            return -1;
+    }
     return status_set(err, ST_CLIENT_GONE, "interrupted by the user");
 }
 
@@ -627,8 +692,9 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *r,
     const char *why = NULL;
     int v, rc;
 
-    if (announce(s, c, err) != 0)
+    if (announce(s, c, s->tty == NULL, err) != 0)
         return -1;
+    s->st_part = c->part;
     if (t == NULL)
         return refuse(s,
                       arena_printf(&s->a, "Error: No such tool available: %s",
@@ -782,7 +848,7 @@ reset_prompt(struct term_session *s)
     s->num_turns = 0;
     /* an error before any answer still needs an id of its own */
     snprintf(s->msg_id, sizeof(s->msg_id), "msg_%d", s->msg_seq + 1);
-    s->announced = s->stashed = false;
+    s->a_valid = s->stashed = false;
     s->last_text = NULL;
     s->api_ms = 0;
     s->interrupted = false;

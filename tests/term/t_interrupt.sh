@@ -59,6 +59,20 @@ any(m["type"] == "user" and m["message"]["content"][0] == {"type": "tool_result"
 and (lambda r: r[0]["subtype"] == "error_during_execution" and r[0]["errors"] == ["interrupted by the user"] and not r[1]["is_error"])([m for m in msgs if m["type"] == "result"]))'
 golden interrupt-bash "$TMP/out"
 
+# --- interrupt during the first of two calls: the second is answered too ---------
+reset_files
+scenario parallel tool=Bash 'args=[{"command":"echo $$ > pg.txt; sleep 30"},{"command":"echo 2 > second.txt"}]'
+serve --prompt "run" --allow --interrupt-on tool_use --interrupt-after 400 >"$TMP/out" 2>"$TMP/err"
+check "interrupted first of two calls: exit 0" [ $? -eq 0 ]
+check "interrupted first of two calls: both announced, both answered, the second not run" jsonq "$TMP/out" '(
+[(b["type"], b.get("id") or b.get("tool_use_id"), b.get("content")) for m in msgs if m["type"] in ("assistant", "user") for b in m["message"]["content"] if b["type"] != "text"]
+== [("tool_use", "toolu_1", None), ("tool_use", "toolu_2", None),
+    ("tool_result", "toolu_1", "<error>Command was aborted before completion</error>"),
+    ("tool_result", "toolu_2", "interrupted by the user")]
+and msgs[-1]["errors"] == ["interrupted by the user"])'
+check "interrupted first of two calls: its process group is gone" group_gone "$(cat "$WORK/pg.txt" 2>/dev/null || echo 1)"
+check "interrupted first of two calls: the second command did not run" [ ! -e "$WORK/second.txt" ]
+
 # --- interrupt during a slow Gemini answer ---------------------------------------
 reset_files
 mockctl reset >/dev/null
@@ -84,9 +98,11 @@ printf 'two\n' >"$WORK/b.txt"
 scenario parallel tool=Read 'args=[{"file_path":"a.txt"},{"file_path":"b.txt"}]'
 serve --prompt "read both" >"$TMP/out" 2>"$TMP/err"
 check "parallel calls: exit 0" [ $? -eq 0 ]
-check "parallel calls: two tool_use and two tool_result, each after its call, in order" jsonq "$TMP/out" '(
+# as Claude Code writes them: the message's blocks first, then the results
+check "parallel calls: both tool_use, then both tool_result, in order" jsonq "$TMP/out" '(
 [(b["type"], b.get("id") or b.get("tool_use_id")) for m in msgs if m["type"] in ("assistant", "user") for b in m["message"]["content"] if b["type"] != "text"]
-== [("tool_use", "toolu_1"), ("tool_result", "toolu_1"), ("tool_use", "toolu_2"), ("tool_result", "toolu_2")])'
+== [("tool_use", "toolu_1"), ("tool_use", "toolu_2"), ("tool_result", "toolu_1"), ("tool_result", "toolu_2")]
+and [m["message"]["content"][0]["content"][:10] for m in msgs if m["type"] == "user"] == ["     1\u2192hel", "     1\u2192two"])'
 golden parallel "$TMP/out"
 
 # --- a stream that breaks off -------------------------------------------------------
