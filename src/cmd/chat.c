@@ -9,18 +9,20 @@
  * closes, or run the one prompt (the argument, else stdin) and exit, or -
  * a person at a terminal, no -p - run the REPL (term/tty.h): the
  * argument's prompt first, then a prompt a line until /exit or the end
- * of input.
+ * of input; Ctrl-C stops the prompt in flight (or drops the line typed).
  *
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
 #include "cmd/cmdopt.h"
 #include "cmd/commands.h"
+#include "core/logmsg.h"
 #include "core/sbuf.h"
 #include "term/args.h"
 #include "term/session.h"
 #include "term/tty.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,38 @@ read_stdin(void)
 done:
     sbuf_release(&sb);
     return out;
+}
+
+/*
+ * Ctrl-C in the REPL: set by the handler, read by the session (it ends the
+ * prompt in flight as an interrupt does; term_session_watch()). Static
+ * because a signal handler can reach nothing else.
+ */
+static volatile sig_atomic_t repl_sigint;
+
+static void
+on_sigint(int sig)
+{
+    (void)sig;
+    repl_sigint = 1;
+}
+
+/* Catch SIGINT without SA_RESTART, so a read at the prompt or at a
+ * permission question returns (EINTR) instead of going on. A tool's
+ * command runs in its own process group: the terminal's Ctrl-C never
+ * reaches it, the session stops it. */
+static int
+catch_sigint(struct term_session *s)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGINT, &sa, NULL) != 0)
+        return -1;
+    term_session_watch(s, &repl_sigint);
+    return 0;
 }
 
 /* Is `line` one of the REPL's ways out? */
@@ -114,6 +148,11 @@ cmd_chat(int argc, char **argv)
     bool human, interactive;
     int rc;
 
+    /* stderr is the user's (or the SDK's stderr callback): the server's
+     * info lines (a store migrated, a call dropped on interrupt) only
+     * when asked for with GEMINI_AGENT_LOG */
+    if (getenv("GEMINI_AGENT_LOG") == NULL)
+        logmsg_set_level(LOG_LVL_WARN);
     if ((rc = term_args_parse(argc, argv, &args, stderr)) != 0) {
         fputs("(`gemini-agent chat --help` shows the options)\n", stderr);
         return rc;
@@ -184,7 +223,7 @@ cmd_chat(int argc, char **argv)
     if (args.in_stream)
         rc = term_session_serve(s);
     else if (interactive)
-        rc = repl(s, t, args.prompt);
+        rc = catch_sigint(s) == 0 ? repl(s, t, args.prompt) : 1;
     else
         rc = term_session_prompt(s, args.prompt) == 0 ? 0 : 1;
 out:

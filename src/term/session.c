@@ -102,6 +102,7 @@ struct term_session {
     json_t *contents;
     bool initialized; /* the initialize control request was answered */
     struct term_input input; /* stdin's lines (stream-json input) */
+    volatile sig_atomic_t *sigflag; /* term_session_watch(); or NULL */
     const char *line;        /* the last one read (input's) */
     struct action_who who;   /* tools learn of an interrupt through it */
     long req_seq;
@@ -477,6 +478,12 @@ interrupted(struct term_session *s)
 {
     const char *line;
 
+    if (s->sigflag != NULL && *s->sigflag) { /* Ctrl-C at the terminal */
+        *s->sigflag = 0;
+        s->interrupted = true;
+        if (s->tty != NULL)
+            tty_echoed(s->tty); /* its ^C */
+    }
     if (!s->args->in_stream)
         return s->interrupted;
     while (!s->interrupted &&
@@ -646,7 +653,9 @@ ask_tty(struct term_session *s, const struct term_tool *t,
     case TTY_NO:
         break;
     }
-    *why = arena_printf(&s->a, TTY_DENIED, t->name);
+    /* Ctrl-C at the question: no, and the prompt ends */
+    *why = interrupted(s) ? "interrupted by the user"
+                          : arena_printf(&s->a, TTY_DENIED, t->name);
     return TERM_DENY;
 }
 
@@ -849,6 +858,8 @@ reset_prompt(struct term_session *s)
     /* an error before any answer still needs an id of its own */
     snprintf(s->msg_id, sizeof(s->msg_id), "msg_%d", s->msg_seq + 1);
     s->a_valid = s->stashed = false;
+    if (s->sigflag != NULL) /* a Ctrl-C before the prompt is not for it */
+        *s->sigflag = 0;
     s->last_text = NULL;
     s->api_ms = 0;
     s->interrupted = false;
@@ -1896,6 +1907,12 @@ fail:
 fail_quiet:
     fprintf(stderr, "gemini-agent chat: out of memory\n");
     return NULL;
+}
+
+void
+term_session_watch(struct term_session *s, volatile sig_atomic_t *flag)
+{
+    s->sigflag = flag;
 }
 
 void

@@ -16,6 +16,7 @@
 #include "core/common.h"
 #include "term/args.h"
 
+#include <signal.h>
 #include <stdio.h>
 
 struct term_session;
@@ -46,6 +47,11 @@ int term_session_serve(struct term_session *s);
  * and asks when a call needs permission and it can (tty_can_ask()).
  * Only for --output-format text. */
 void term_session_set_tty(struct term_session *s, struct tty *t);
+
+/* `flag` (a signal handler's, e.g. SIGINT's at the terminal) interrupts
+ * the prompt in flight when it becomes non-zero, as an `interrupt`
+ * control request does; it is cleared when a prompt starts. */
+void term_session_watch(struct term_session *s, volatile sig_atomic_t *flag);
 
 void term_session_close(struct term_session *s);
 

@@ -13,6 +13,7 @@
 #include "term/tty.h"
 #include "core/bounds.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,17 +355,31 @@ tty_message(struct tty *t, const json_t *msg)
 
 /* --- input --------------------------------------------------------------- */
 
-/* One line of `in` into *line without its line end; -1 at the end. */
+/* One line of `in` into *line without its line end; -1 at the end, -2
+ * when a signal (Ctrl-C: SIGINT, caught without SA_RESTART) cut the read
+ * short - the stream is then usable again. */
 static long
 read_line(FILE *in, char **line, size_t *cap)
 {
-    ssize_t n = getline(line, cap, in);
+    ssize_t n;
 
+    errno = 0;
+    n = getline(line, cap, in);
+    if (n < 0 && errno == EINTR) {
+        clearerr(in);
+        return -2;
+    }
     if (n < 0)
         return -1;
     while (n > 0 && ((*line)[n - 1] == '\n' || (*line)[n - 1] == '\r'))
         (*line)[--n] = '\0';
     return (long)n;
+}
+
+void
+tty_echoed(struct tty *t)
+{
+    t->at_bol = false;
 }
 
 enum tty_answer
@@ -427,6 +442,16 @@ tty_read_prompt(struct tty *t, char **line, size_t *cap)
     if (flush(t) != 0)
         return -1;
     n = read_line(t->in, line, cap);
+    if (n == -2) { /* Ctrl-C at the prompt: the line is dropped */
+        if (*line == NULL) {
+            if ((*line = malloc(1)) == NULL)
+                return -1;
+            *cap = 1;
+        }
+        (*line)[0] = '\0';
+        t->at_bol = false;
+        return 0;
+    }
     if (n < 0) {
         put_raw(t, "\n");
         flush(t);

@@ -71,6 +71,10 @@ enum tty_answer tty_ask(struct tty *t, const char *tool,
  */
 long tty_read_prompt(struct tty *t, char **line, size_t *cap);
 
+/* The terminal echoed something of its own (`^C` after Ctrl-C): what
+ * comes next starts on a new line. */
+void tty_echoed(struct tty *t);
+
 /* The one-line summary of a tool call's input (`a.txt` of {"file_path":
  * "a.txt"}: its file_path, command, pattern, path, url or query), control
  * characters replaced and cut to BOUND_TTY_SUMMARY bytes, into

@@ -11,6 +11,8 @@ Steps, in order:
                    match (ANSI escape codes stripped before matching)
     send=TEXT      type TEXT (a "\\n" in TEXT is Enter)
     eof            press Ctrl-D (the end of input at the start of a line)
+    intr           press Ctrl-C (the terminal sends SIGINT to the command)
+    sleep=S        wait S seconds (reading the output meanwhile)
 
 After the last step it reads until the command exits. --out gets the
 output with ANSI codes stripped and CR LF as LF, --raw the bytes as written. Exits with
@@ -52,6 +54,10 @@ def main(argv):
             steps.append(("send", a[5:].replace("\\n", "\n").encode()))
         elif a == "eof":
             steps.append(("send", b"\x04"))
+        elif a == "intr":
+            steps.append(("send", b"\x03"))
+        elif a.startswith("sleep="):
+            steps.append(("sleep", float(a[6:])))
         else:
             sys.exit("ptydrive.py: unknown step %r" % a)
         i += 1
@@ -116,6 +122,11 @@ def main(argv):
         if kind == "send":
             pump(time.monotonic() + 0.05)  # let it reach the read
             os.write(fd, arg)
+            continue
+        if kind == "sleep":
+            end = time.monotonic() + arg
+            while not closed and time.monotonic() < end:
+                pump(end)
             continue
         while True:
             m = arg.search(stripped(), pos)

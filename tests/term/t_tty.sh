@@ -20,6 +20,8 @@ export TERM=xterm
 # a failed check shows what the terminal showed
 check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name" "$(cat "$TMP/out" 2>/dev/null)"; fi; }
 mockreset() { mockctl reset >/dev/null; }
+# a command a failed test left running
+cleanup_more() { [ -s "$WORK/pg.txt" ] && kill -KILL -- "-$(cat "$WORK/pg.txt")" 2>/dev/null; }
 
 # pty STEP... -- ARGS...: `gemini-agent chat ARGS` on a pseudo-terminal in
 # $WORK, driven by the steps (ptydrive.py); output in $TMP/out
@@ -148,6 +150,38 @@ check "-p on a terminal: exit 0 after a denial" [ "$rc" -eq 0 ]
 check "-p on a terminal: not asked, the denial shown" \
     bash -c '! grep -q "Allow " "$1" && grep -q "⎿  Permission to use Bash denied" "$1"' _ "$TMP/out"
 check "-p on a terminal: the file was not made" [ ! -e "$WORK/made.txt" ]
+
+# --- Ctrl-C ---------------------------------------------------------------------------
+# at the prompt: the line typed is dropped, the REPL asks again
+scenario text
+mockreset
+pty 'expect=> ' 'send=never sent' intr 'expect=> ' 'send=/exit\n' --
+check "Ctrl-C at the prompt: the REPL goes on, exit 0 at /exit" [ "$rc" -eq 0 ]
+check "Ctrl-C at the prompt: the line never reached Gemini" mockq 'len(reqs) == 0'
+# during a slow answer: the transfer is dropped, the prompt ends, the REPL goes on
+scenario text delay=10000
+start=$(date +%s)
+pty 'expect=> ' 'send=slow\n' 'expect=slow' intr 'expect=interrupted by the user' 'expect=> ' 'send=/exit\n' --
+check "Ctrl-C during an answer: exit 0 at /exit" [ "$rc" -eq 0 ]
+check "Ctrl-C during an answer: over in seconds, not the answer's 10" [ $(($(date +%s) - start)) -lt 8 ]
+check "Ctrl-C during an answer: no answer shown" [ "$(count 'Hello from the mock')" -eq 0 ]
+# during a long command: its process group is killed
+reset_files
+scenario server-steps 'calls=[["Bash",{"command":"echo $$ > pg.txt; sleep 30"}]]'
+start=$(date +%s)
+pty 'expect=> ' 'send=run it\n' 'expect=\[a\]lways: ' 'send=y\n' sleep=0.7 intr \
+    'expect=interrupted by the user' 'expect=> ' eof --
+check "Ctrl-C during a command: exit 0 at Ctrl-D" [ "$rc" -eq 0 ]
+check "Ctrl-C during a command: over in seconds, not 30" [ $(($(date +%s) - start)) -lt 10 ]
+check "Ctrl-C during a command: the command started" [ -s "$WORK/pg.txt" ]
+check "Ctrl-C during a command: its process group is gone" \
+    bash -c 'for _ in $(seq 20); do ps -o pid= -g "$1" >/dev/null 2>&1 || exit 0; sleep 0.1; done; exit 1' _ "$(cat "$WORK/pg.txt" 2>/dev/null || echo 1)"
+check "Ctrl-C during a command: Claude Code's aborted text" has "Command was aborted before completion"
+# at the permission question: no, and the prompt ends
+reset_files
+pty 'expect=> ' 'send=run it\n' 'expect=\[a\]lways: ' intr 'expect=interrupted by the user' 'expect=> ' eof --
+check "Ctrl-C at the question: exit 0 at Ctrl-D" [ "$rc" -eq 0 ]
+check "Ctrl-C at the question: the command did not run" [ ! -e "$WORK/pg.txt" ]
 
 # --- stdout a terminal, the output format json: JSON as before -----------------------------------------
 scenario text
