@@ -614,20 +614,56 @@ deny(struct term_session *s, const struct loop_call *c, const char *why,
     return refuse(s, why, NULL, r, err);
 }
 
-static const char *
-denial_text(struct term_session *s, const char *tool)
+/* Did a --disallowedTools rule deny this call (not the mode)? */
+static bool
+denied_by_rule(const struct term_session *s, const char *tool,
+               const json_t *input)
 {
-    if (s->mode == TERM_MODE_PLAN)
-        return arena_printf(&s->a,
-                            "Permission to use %s denied: plan mode runs "
-                            "nothing with side effects.",
-                            tool);
-    return arena_printf(&s->a,
-                        "Permission to use %s denied: it has side effects "
-                        "and the permission mode %s does not allow it "
-                        "without asking (allow it with --allowedTools or "
-                        "--permission-mode).",
-                        tool, term_mode_name(s->mode));
+    for (size_t i = 0; i < s->rules.ndeny; i++)
+        if (term_rule_matches(&s->rules.deny[i], tool, input))
+            return true;
+    return false;
+}
+
+/*
+ * Why our own policy denied a call (a rule, or the mode), for the
+ * tool_result; and, as SDK 0.3's Claude Code does, the advisory system
+ * message `permission_denied` saying so (a host that asked nothing learns
+ * it was not asked). NULL when out of memory.
+ */
+static const char *
+denial_text(struct term_session *s, const char *tool, const json_t *input)
+{
+    bool rule = denied_by_rule(s, tool, input);
+    const char *why;
+
+    if (rule)
+        why = arena_printf(&s->a,
+                           "Permission to use %s denied: --disallowedTools "
+                           "forbids this call.",
+                           tool);
+    else if (s->mode == TERM_MODE_PLAN)
+        why = arena_printf(&s->a,
+                           "Permission to use %s denied: plan mode runs "
+                           "nothing with side effects.",
+                           tool);
+    else
+        why = arena_printf(&s->a,
+                           "Permission to use %s denied: it has side effects "
+                           "and the permission mode %s does not allow it "
+                           "without asking (allow it with --allowedTools or "
+                           "--permission-mode).",
+                           tool, term_mode_name(s->mode));
+    if (why != NULL &&
+        emit(s, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type",
+                          "system", "subtype", "permission_denied",
+                          "tool_name", tool, "tool_use_id", s->tool_id,
+                          "message", why, "decision_reason_type",
+                          rule ? "rule" : "mode", "decision_reason",
+                          rule ? "--disallowedTools"
+                               : term_mode_name(s->mode))) != 0)
+        return NULL;
+    return why;
 }
 
 /* What the model reads when the user answers no at the terminal. */
@@ -716,7 +752,7 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *r,
     else if (v == TERM_ASK && s->tty != NULL && tty_can_ask(s->tty))
         v = ask_tty(s, t, input, &why);
     else if (v != TERM_ALLOW)
-        why = denial_text(s, t->name);
+        why = denial_text(s, t->name, input);
     if (v < 0)
         return -1;
     if (v != TERM_ALLOW && why == NULL)

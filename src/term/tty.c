@@ -335,6 +335,32 @@ result(struct tty *t, const json_t *msg)
     put_raw(t, "\n");
 }
 
+/* The system messages a person needs to see: the conversation was
+ * compacted; an answer broke off and is asked for again. */
+static void
+sys_note(struct tty *t, const json_t *msg)
+{
+    const char *sub = json_string_value(json_object_get(msg, "subtype"));
+    char line[96];
+
+    if (sub != NULL && strcmp(sub, "compact_boundary") == 0)
+        snprintf(line, sizeof(line),
+                 "\xc2\xb7 the conversation was compacted (%lld tokens "
+                 "summarised)",
+                 (long long)json_integer_value(json_object_get(
+                     json_object_get(msg, "compact_metadata"), "pre_tokens")));
+    else if (sub != NULL && strcmp(sub, "api_retry") == 0)
+        snprintf(line, sizeof(line),
+                 "\xc2\xb7 Gemini's answer broke off; asking again");
+    else
+        return;
+    end_line(t);
+    put_color(t, C_DIM);
+    put_raw(t, line);
+    put_color(t, C_RESET);
+    put_raw(t, "\n");
+}
+
 int
 tty_message(struct tty *t, const json_t *msg)
 {
@@ -350,6 +376,8 @@ tty_message(struct tty *t, const json_t *msg)
         user(t, msg);
     else if (strcmp(type, "result") == 0)
         result(t, msg);
+    else if (strcmp(type, "system") == 0)
+        sys_note(t, msg);
     return flush(t);
 }
 

@@ -168,8 +168,13 @@ check "dontAsk: denied" jsonq "$TMP/out" 'len(msgs[-1]["permission_denials"]) ==
 
 scenario server-steps 'calls=[["Read",{"file_path":"a.txt"}]]'
 chat -p "read" --output-format stream-json --verbose --disallowedTools Read >"$TMP/out" 2>"$TMP/err"
-check "--disallowedTools Read: a read-only tool denied too" jsonq "$TMP/out" \
-    'msgs[2]["message"]["content"][0]["is_error"] is True and len(msgs[-1]["permission_denials"]) == 1'
+check "--disallowedTools Read: a read-only tool denied too, the rule named" jsonq "$TMP/out" '(
+[m for m in msgs if m["type"] == "user"][0]["message"]["content"][0] == {"type": "tool_result", "tool_use_id": "toolu_1",
+  "content": "Permission to use Read denied: --disallowedTools forbids this call.", "is_error": True}
+and len(msgs[-1]["permission_denials"]) == 1)'
+check "--disallowedTools Read: the advisory permission_denied message" jsonq "$TMP/out" '(
+[{k: m[k] for k in ("tool_name", "tool_use_id", "decision_reason_type", "decision_reason")} for m in msgs if m.get("subtype") == "permission_denied"]
+== [{"tool_name": "Read", "tool_use_id": "toolu_1", "decision_reason_type": "rule", "decision_reason": "--disallowedTools"}])'
 
 # --- errors of a tool call -------------------------------------------------------
 scenario server-steps 'calls=[["Read",{"file":"a.txt"}]]'

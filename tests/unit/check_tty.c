@@ -102,6 +102,28 @@ START_TEST(errors)
 }
 END_TEST
 
+/* The system messages a person sees; the others (init, permission_denied:
+ * the tool_result says it) are not shown. */
+START_TEST(system_notes)
+{
+    static const char *const msgs[] = {
+        "{\"type\":\"system\",\"subtype\":\"compact_boundary\","
+        "\"compact_metadata\":{\"trigger\":\"auto\",\"pre_tokens\":900}}",
+        "{\"type\":\"system\",\"subtype\":\"permission_denied\","
+        "\"tool_name\":\"Bash\",\"message\":\"no\"}",
+        "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1}",
+        "{\"type\":\"system\",\"subtype\":\"init\"}",
+        NULL};
+    char *out = render(false, msgs);
+
+    ck_assert_str_eq(out,
+                     "\xc2\xb7 the conversation was compacted (900 tokens "
+                     "summarised)\n"
+                     "\xc2\xb7 Gemini's answer broke off; asking again\n");
+    free(out);
+}
+END_TEST
+
 START_TEST(controls_and_colour)
 {
     static const char *const msgs[] = {
@@ -211,6 +233,7 @@ tty_suite(void)
 
     tcase_add_test(tc, a_turn);
     tcase_add_test(tc, errors);
+    tcase_add_test(tc, system_notes);
     tcase_add_test(tc, controls_and_colour);
     tcase_add_test(tc, summary);
     tcase_add_test(tc, answers);
