@@ -128,6 +128,7 @@ struct term_session {
     json_t *denials;
     const char *last_text;
     long api_ms, api_start;
+    bool api_open; /* a Gemini call started and has not answered */
     bool interrupted;
     enum loop_end end; /* how the loop ended (when it did not fail) */
     bool block_open; /* --include-partial-messages: a text block */
@@ -271,8 +272,10 @@ on_status(void *ctx, enum loop_status st, const char *tool,
 
     (void)tool;
     (void)err;
-    if (st == LOOP_THINKING)
+    if (st == LOOP_THINKING) {
         s->api_start = monotime_ms();
+        s->api_open = true;
+    }
     return 0;
 }
 
@@ -290,6 +293,7 @@ on_usage(void *ctx, const struct loop_usage *total, const char *model,
 
     (void)model; /* the model asked for names the messages, as Claude's do */
     s->api_ms += minus(monotime_ms(), s->api_start);
+    s->api_open = false;
     s->last.prompt = minus(total->prompt, s->total.prompt);
     s->last.candidates = minus(total->candidates, s->total.candidates);
     s->last.thoughts = minus(total->thoughts, s->total.thoughts);
@@ -898,6 +902,7 @@ reset_prompt(struct term_session *s)
         *s->sigflag = 0;
     s->last_text = NULL;
     s->api_ms = 0;
+    s->api_open = false;
     s->interrupted = false;
     s->block_open = false;
     memset(&s->extra, 0, sizeof(s->extra));
@@ -1302,6 +1307,8 @@ term_session_prompt(struct term_session *s, const char *text)
     rc = loop_run(&in, &sink, &err);
     if (s->out_failed)
         return -1;
+    if (s->api_open) /* the call that failed (or was dropped) took time */
+        s->api_ms += minus(monotime_ms(), s->api_start);
     if (rc != 0) {
         while (json_array_size(s->contents) > start)
             json_array_remove(s->contents, json_array_size(s->contents) - 1);

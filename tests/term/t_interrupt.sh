@@ -90,6 +90,8 @@ sys.exit(0 if len(life) >= len(c) - 1 and 200 < max(life) < 3000 else 1)' \
     "$(mockctl connections --compact)"
 check "interrupted answer: an error result, then the next prompt runs" jsonq "$TMP/out" '(
 (lambda r: len(r) == 2 and r[0]["errors"] == ["interrupted by the user"] and r[0]["num_turns"] == 0 and r[1]["result"] == "Hello from the mock.")([m for m in msgs if m["type"] == "result"]))'
+check "interrupted answer: duration_api_ms counts the dropped call" jsonq "$TMP/out" \
+    '[m for m in msgs if m["type"] == "result"][0]["duration_api_ms"] >= 200'
 golden interrupt-answer "$TMP/out"
 
 # --- two calls in one answer ---------------------------------------------------------
