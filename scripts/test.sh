@@ -146,29 +146,39 @@ count_node() {
     fi
 }
 
-step "HTTP tests against the ASan/UBSan responder"
-# The request path end to end (chat loop, Gemini client, CGI, the run API
-# and its store, the budget, the threads of a worker) under the sanitizers:
-# any report they write fails the step.
-asan_logs=$(mktemp -d "${TMPDIR:-/tmp}/ga-asan.XXXXXX")
-if make -s asan; then
-    ASAN_OPTIONS=log_path=$asan_logs/asan:detect_leaks=1 \
-    UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
-    GA_BIN=$repo/build-asan/gemini-agent \
-        tests/http/run.sh t_chat.sh t_chat_errors.sh t_stream.sh t_routes.sh t_cgi.sh t_concurrency.sh t_workers.sh \
-            t_runapi.sh t_approvals.sh t_budget.sh t_seal.sh t_plugins.sh t_permission.sh t_mcp.sh t_clarify.sh \
-            t_terminal_only.sh t_websearch.sh t_references.sh t_todo.sh 2>&1 | tee "$log"
-    count_plain "HTTP tests (asan)"
-    if [ -n "$(ls -A "$asan_logs")" ]; then
-        echo "not ok - sanitizer reports from the responder:"
-        cat "$asan_logs"/*
+# under_asan WHAT CMD...: CMD (a command or a function) with GA_BIN the
+# ASan/UBSan build and the sanitizers' logs in a fresh folder; any report
+# they write fails the step, named WHAT.
+under_asan() {
+    local what=$1 logs
+    shift
+    if ! make -s asan; then
+        echo "not ok - the ASan/UBSan build failed"
+        failed=$((failed + 1))
+        return
+    fi
+    logs=$(mktemp -d "${TMPDIR:-/tmp}/ga-asan.XXXXXX")
+    ASAN_OPTIONS=log_path=$logs/asan:detect_leaks=1 \
+    UBSAN_OPTIONS=log_path=$logs/ubsan:print_stacktrace=1 \
+    GA_BIN=$repo/build-asan/gemini-agent "$@"
+    if [ -n "$(ls -A "$logs")" ]; then
+        echo "not ok - sanitizer reports from $what:"
+        cat "$logs"/*
         failed=$((failed + 1))
     fi
-else
-    echo "not ok - the ASan/UBSan build failed"
-    failed=$((failed + 1))
-fi
-rm -rf "$asan_logs"
+    rm -rf "$logs"
+}
+
+step "HTTP tests against the ASan/UBSan responder"
+# The request path end to end (chat loop, Gemini client, CGI, the run API
+# and its store, the budget, the threads of a worker) under the sanitizers.
+http_asan() {
+    tests/http/run.sh t_chat.sh t_chat_errors.sh t_stream.sh t_routes.sh t_cgi.sh t_concurrency.sh t_workers.sh \
+        t_runapi.sh t_approvals.sh t_budget.sh t_seal.sh t_plugins.sh t_permission.sh t_mcp.sh t_clarify.sh \
+        t_terminal_only.sh t_websearch.sh t_references.sh t_todo.sh 2>&1 | tee "$log"
+    count_plain "HTTP tests (asan)"
+}
+under_asan "the responder" http_asan
 
 # Every file of the terminal client's suite: run.sh, then t_*.sh.
 term_suite() {
@@ -181,43 +191,15 @@ term_suite() {
 step "terminal client tests"
 term_suite ""
 step "terminal client tests against the ASan/UBSan binary"
-asan_logs=$(mktemp -d "${TMPDIR:-/tmp}/ga-asan.XXXXXX")
-if make -s asan; then
-    ASAN_OPTIONS=log_path=$asan_logs/asan:detect_leaks=1 \
-    UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
-    GA_BIN=$repo/build-asan/gemini-agent term_suite " (asan)"
-    if [ -n "$(ls -A "$asan_logs")" ]; then
-        echo "not ok - sanitizer reports from the terminal client:"
-        cat "$asan_logs"/*
-        failed=$((failed + 1))
-    fi
-else
-    echo "not ok - the ASan/UBSan build failed"
-    failed=$((failed + 1))
-fi
-rm -rf "$asan_logs"
+under_asan "the terminal client" term_suite " (asan)"
 
 step "Agent SDK test"
 # tests/sdk: @anthropic-ai/claude-agent-sdk's query() spawning
 # `gemini-agent chat` against the mock Gemini (a few seconds)
 count_node "Agent SDK test" node --test tests/sdk/
 step "Agent SDK test against the ASan/UBSan binary"
-asan_logs=$(mktemp -d "${TMPDIR:-/tmp}/ga-asan.XXXXXX")
-if make -s asan; then
-    count_node "Agent SDK test (asan)" env \
-        ASAN_OPTIONS=log_path=$asan_logs/asan:detect_leaks=1 \
-        UBSAN_OPTIONS=log_path=$asan_logs/ubsan:print_stacktrace=1 \
-        GA_BIN=$repo/build-asan/gemini-agent node --test tests/sdk/
-    if [ -n "$(ls -A "$asan_logs")" ]; then
-        echo "not ok - sanitizer reports from the terminal client under the Agent SDK:"
-        cat "$asan_logs"/*
-        failed=$((failed + 1))
-    fi
-else
-    echo "not ok - the ASan/UBSan build failed"
-    failed=$((failed + 1))
-fi
-rm -rf "$asan_logs"
+under_asan "the terminal client under the Agent SDK" \
+    count_node "Agent SDK test (asan)" node --test tests/sdk/
 
 step "mock Gemini server self-test"
 # unittest prints "Ran N tests" and "OK" or "FAILED (failures=F, errors=E)"

@@ -30,6 +30,7 @@
 #include "core/bounds.h"
 #include "core/jsonin.h"
 #include "core/logmsg.h"
+#include "core/utf8.h"
 #include "plugins/mcp_int.h"
 #include "registry/jschema.h"
 
@@ -597,17 +598,6 @@ count_problem(void *ctx, const char *pointer, const char *msg)
     (*(int *)ctx)++;
 }
 
-/* `s` cut to at most `max` bytes on a UTF-8 character boundary. */
-static size_t
-utf8_cut(const char *s, size_t len, size_t max)
-{
-    if (len <= max)
-        return len;
-    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-        max--;
-    return max;
-}
-
 /*
  * The parameters we declare for a server's inputSchema: a copy without
  * `$schema` (the dialect's name, no constraint). A schema our subset
@@ -686,8 +676,9 @@ add_tools(struct mcp *m, size_t si, const json_t *list, json_t *decls,
                                       &loose)) == NULL)
             goto oom;
         if (asprintf(&text, "%.*s%s",
-                     desc && desc[0] ? (int)utf8_cut(desc, strlen(desc),
-                                                     MCP_DESCRIPTION_BYTES)
+                     desc && desc[0] ? (int)utf8_cut(desc,
+                                                   strnlen(desc,
+                                                           MCP_DESCRIPTION_BYTES))
                                      : 0,
                      desc && desc[0] ? desc : "",
                      loose ? " (arguments checked by the MCP server)" : "") < 0) {
@@ -925,7 +916,7 @@ content_text(const json_t *content)
         return NULL;
     }
     if (len > MCP_RESULT_BYTES) {
-        size_t n = utf8_cut(buf, len, MCP_RESULT_BYTES);
+        size_t n = utf8_cut(buf, len < MCP_RESULT_BYTES ? len : MCP_RESULT_BYTES);
         s = json_sprintf("%.*s\n[cut at %u bytes]", (int)n, buf,
                          MCP_RESULT_BYTES);
     } else {

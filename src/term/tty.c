@@ -12,6 +12,7 @@
 #include "core/common.h"
 #include "term/tty.h"
 #include "core/bounds.h"
+#include "core/utf8.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -135,18 +136,6 @@ flush(struct tty *t)
 
 /* --- summaries --------------------------------------------------------------- */
 
-/* The longest prefix of s[0, len) of at most `max` bytes that does not
- * cut a UTF-8 sequence. */
-static size_t
-utf8_cut(const char *s, size_t len, size_t max)
-{
-    if (len <= max)
-        return len;
-    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-        max--;
-    return max;
-}
-
 /* s[0, len) as one line into buf[size]: controls (newlines too) as
  * spaces, cut to `max` bytes with "…" when longer. */
 static const char *
@@ -159,7 +148,7 @@ one_line(const char *s, size_t len, size_t max, char *buf, size_t size)
         return buf;
     if (max > size - 1 - 3)
         max = size > 4 ? size - 1 - 3 : 0;
-    n = utf8_cut(s, len, max);
+    n = utf8_cut(s, len < max ? len : max);
     cut = n < len;
     for (k = 0; k < n; k++) {
         unsigned char c = (unsigned char)s[k];

@@ -22,37 +22,11 @@
 set -u
 
 TERM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-REPO=$(cd "$TERM_DIR/../.." && pwd -P)
-BIN=${GA_BIN:-$REPO/build/gemini-agent}
-case $BIN in /*) ;; *) BIN=$REPO/$BIN ;; esac
-PY=${PY:-/usr/bin/python3}
-MOCK=$REPO/tests/mock
-
-[ -x "$BIN" ] || { echo "t_vertex.sh: $BIN is missing - run make first" >&2; exit 2; }
+. "$TERM_DIR/lib.sh"
 command -v openssl >/dev/null || { echo "t_vertex.sh: openssl is missing" >&2; exit 2; }
-
-TMP=$(mktemp -d /tmp/ga-vertex.XXXXXX) || exit 2
-WORK=$TMP/work
-mkdir -p "$WORK" "$TMP/home" "$TMP/nogcloud" "$TMP/adc" "$TMP/bin" "$TMP/emptybin"
-MOCK_PID=
+mkdir -p "$TMP/home" "$TMP/nogcloud" "$TMP/adc" "$TMP/bin" "$TMP/emptybin"
 TOKEN_PID=
-cleanup() {
-    [ -n "$MOCK_PID" ] && kill -TERM "$MOCK_PID" 2>/dev/null && wait "$MOCK_PID" 2>/dev/null
-    [ -n "$TOKEN_PID" ] && kill -TERM "$TOKEN_PID" 2>/dev/null && wait "$TOKEN_PID" 2>/dev/null
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-passed=0
-failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-nok() { echo "not ok - $1"; failed=$((failed + 1)); [ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/#   /'; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name"; fi; }
-
-# --- the mocks ---------------------------------------------------------------
-"$PY" "$MOCK/gemini_mock.py" --port 0 --port-file "$TMP/mock.port" --quiet 2>"$TMP/mock.log" &
-MOCK_PID=$!
-"$PY" "$MOCK/mockctl.py" wait --port-file "$TMP/mock.port" >/dev/null || { echo "not ok - the mock did not start"; exit 1; }
+cleanup_more() { [ -n "$TOKEN_PID" ] && kill -TERM "$TOKEN_PID" 2>/dev/null && wait "$TOKEN_PID" 2>/dev/null; }
 
 # a test key: the token mock gets its public half and verifies every JWT
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$TMP/sa.pem" 2>/dev/null ||
@@ -87,15 +61,12 @@ EOF
 chmod +x "$TMP/bin/gcloud"
 API_KEY=gemini-key-for-test-41c7
 
-export GEMINI_BASE_URL="http://127.0.0.1:$(cat "$TMP/mock.port")"
-export GEMINI_AGENT_CONFIG=$TMP/no-such-agent.yaml
 export HOME=$TMP/home
 unset GEMINI_API_KEY GOOGLE_API_KEY GOOGLE_APPLICATION_CREDENTIALS CLOUDSDK_CONFIG \
       GOOGLE_CLOUD_PROJECT GOOGLE_CLOUD_LOCATION GOOGLE_GENAI_USE_VERTEXAI \
-      GEMINI_AGENT_GCLOUD GEMINI_AGENT_TEST_TOKEN_URL GEMINI_AGENT_LOG
+      GEMINI_AGENT_GCLOUD GEMINI_AGENT_TEST_TOKEN_URL GEMINI_AGENT_LOG \
+      XDG_STATE_HOME # the saved sessions under HOME: searched for tokens too
 
-mockctl() { "$PY" "$MOCK/mockctl.py" "$@" --port-file "$TMP/mock.port" >/dev/null; }
-scenario() { mockctl scenario "$@"; }
 requests() { "$PY" "$MOCK/mockctl.py" requests --port-file "$TMP/mock.port" >"$TMP/req.json"; }
 
 # chat ENV... -- ARGS: one prompt in stream-json, in a clean environment
@@ -104,7 +75,7 @@ chat() {
     local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
-    mockctl reset
+    mockctl reset >/dev/null
     (cd "$WORK" && env PATH="$TMP/emptybin" CLOUDSDK_CONFIG="$TMP/nogcloud" "${envs[@]}" \
         "$BIN" chat -p "hi" --output-format stream-json --verbose "$@" >"$TMP/out" 2>"$TMP/err")
     rc=$?
@@ -268,5 +239,4 @@ check "streamed over Vertex AI: no secret in the output" no_secret
 check "no token in any file the client wrote" \
     eval '! grep -rqE "sa-token-|au-token-|$GC_TOKEN" "$WORK" "$HOME"'
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary
