@@ -552,6 +552,18 @@ test('streaming input: interrupt() while Gemini thinks drops the call; the next 
   });
 });
 
+// mcpServerStatus() before any prompt, then one prompt "hi": what the
+// status said and what the run yielded.
+async function mcpStatusThenHi(opts) {
+  const { q, conv, r, reading } = streaming(workdir(), opts);
+  const before = await q.mcpServerStatus();
+  conv.say('hi');
+  await conv.result(1);
+  conv.close();
+  await reading;
+  return { before, r };
+}
+
 test('mcp: init lists the mcp plugin\'s servers, mcpServerStatus() too', { timeout: CASE_MS }, async (t) => {
   // a configuration exposing the built-in mcp plugin with one stdio server
   // (@modelcontextprotocol/server-everything, a devDependency)
@@ -563,14 +575,9 @@ test('mcp: init lists the mcp plugin\'s servers, mcpServerStatus() too', { timeo
   fs.writeFileSync(path.join(conf, 'agent.yaml'),
     `actions: []\ndataDir: ${conf}/var\nplugins:\n  dirs: []\n  expose: [mcp]\n  config:\n    mcp: {configFile: mcp.json}\n`);
   await scenario('text');
-  const { q, conv, r, reading } = streaming(workdir(), {
+  const { before, r } = await mcpStatusThenHi({
     env: childEnv({ GEMINI_AGENT_CONFIG: path.join(conf, 'agent.yaml') }),
   });
-  const before = await q.mcpServerStatus();
-  conv.say('hi');
-  await conv.result(1);
-  conv.close();
-  await reading;
   explained(t, r, () => {
     assert.equal(r.error, null);
     assert.deepEqual(before, [{ name: 'everything', status: 'connected' }]);
@@ -583,12 +590,7 @@ test('mcp: init lists the mcp plugin\'s servers, mcpServerStatus() too', { timeo
 
 test('mcp: without the plugin, mcp_servers and mcpServerStatus() are empty', { timeout: CASE_MS }, async (t) => {
   await scenario('text');
-  const { q, conv, r, reading } = streaming(workdir());
-  const before = await q.mcpServerStatus();
-  conv.say('hi');
-  await conv.result(1);
-  conv.close();
-  await reading;
+  const { before, r } = await mcpStatusThenHi({});
   explained(t, r, () => {
     assert.equal(r.error, null);
     assert.deepEqual(before, []);
