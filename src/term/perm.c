@@ -10,6 +10,7 @@
 #include "core/status.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 /* One rule of text s[n]: `Name` or `Name(pattern)`. */
@@ -142,4 +143,93 @@ term_perm_decide(enum term_mode mode, const struct term_rules *r,
     default:
         return TERM_ASK;
     }
+}
+
+int
+term_perm_update(const json_t *updates, struct arena *a,
+                 struct term_rules *r, enum term_mode *mode,
+                 struct status_error *err)
+{
+    const json_t *u, *rule;
+    size_t i, k;
+
+    json_array_foreach(updates, i, u) {
+        const char *type = json_string_value(json_object_get(u, "type"));
+        const char *behavior =
+            json_string_value(json_object_get(u, "behavior"));
+        struct term_rule *list;
+        size_t *n;
+
+        if (type != NULL && strcmp(type, "setMode") == 0) {
+            const char *m = json_string_value(json_object_get(u, "mode"));
+            if (m == NULL || term_mode_parse(m, mode) != 0)
+                return status_set(err, ST_BAD_REQUEST,
+                                  "setMode: unknown permission mode '%.60s'",
+                                  m ? m : "(none)");
+            continue;
+        }
+        if (type == NULL || strcmp(type, "addRules") != 0 ||
+            behavior == NULL)
+            continue;
+        if (strcmp(behavior, "allow") == 0) {
+            list = r->allow;
+            n = &r->nallow;
+        } else if (strcmp(behavior, "deny") == 0) {
+            list = r->deny;
+            n = &r->ndeny;
+        } else {
+            continue; /* "ask": asking is what happens anyway */
+        }
+        json_array_foreach(json_object_get(u, "rules"), k, rule) {
+            const char *tool =
+                json_string_value(json_object_get(rule, "toolName"));
+            const char *content =
+                json_string_value(json_object_get(rule, "ruleContent"));
+            const char *text;
+            if (tool == NULL || tool[0] == '\0')
+                return status_set(err, ST_BAD_REQUEST,
+                                  "addRules: a rule without toolName");
+            text = content && content[0]
+                       ? arena_printf(a, "%s(%s)", tool, content)
+                       : tool;
+            if (text == NULL)
+                return status_set(err, ST_NO_MEMORY, "out of memory");
+            if (*n == BOUND_TERM_RULES)
+                return status_set(err, ST_BAD_REQUEST,
+                                  "more than %d tool rules", BOUND_TERM_RULES);
+            if (parse_rule(text, strlen(text), a, &list[*n], err) != 0)
+                return -1;
+            (*n)++;
+        }
+    }
+    return 0;
+}
+
+json_t *
+term_perm_suggest(const char *tool, const json_t *input, bool edit)
+{
+    const char *cmd = json_string_value(json_object_get(input, "command"));
+    size_t w = 0;
+
+    if (edit)
+        return json_pack("[{s:s, s:s, s:s}]", "type", "setMode", "mode",
+                         "acceptEdits", "destination", "session");
+    if (cmd != NULL) {
+        while (cmd[0] == ' ')
+            cmd++;
+        while (cmd[w] != '\0' && cmd[w] != ' ' && cmd[w] != '\t' &&
+               cmd[w] != ';' && cmd[w] != '&' && cmd[w] != '|')
+            w++;
+    }
+    if (w > 0 && w < 100) { /* the command's first word: `git:*` */
+        char content[104];
+        snprintf(content, sizeof(content), "%.*s:*", (int)w, cmd);
+        return json_pack("[{s:s, s:[{s:s, s:s}], s:s, s:s}]", "type",
+                         "addRules", "rules", "toolName", tool,
+                         "ruleContent", content, "behavior", "allow",
+                         "destination", "session");
+    }
+    return json_pack("[{s:s, s:[{s:s}], s:s, s:s}]", "type", "addRules",
+                     "rules", "toolName", tool, "behavior", "allow",
+                     "destination", "session");
 }

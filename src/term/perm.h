@@ -59,6 +59,30 @@ int term_rules_parse(const struct term_args *args, struct arena *a,
 bool term_rule_matches(const struct term_rule *rule, const char *tool,
                        const struct json_t *input);
 
+/*
+ * Apply the host's permission updates: the `updatedPermissions` of a
+ * can_use_tool answer (the SDK's PermissionUpdate[]). `addRules` with
+ * behavior `allow` or `deny` adds its rules ({toolName, ruleContent?},
+ * read as `toolName(ruleContent)`) to `r` for the rest of the session;
+ * `setMode` sets *mode; the others (replaceRules, removeRules, the
+ * directories) are ignored - the session's rules only grow. 0, or -1
+ * with `err` (ST_BAD_REQUEST: a rule that cannot be read, more than
+ * BOUND_TERM_RULES; ST_NO_MEMORY).
+ */
+int term_perm_update(const struct json_t *updates, struct arena *a,
+                     struct term_rules *r, enum term_mode *mode,
+                     struct status_error *err);
+
+/*
+ * The permission_suggestions of a can_use_tool request for a call of
+ * `tool` with `input`: what a host may offer as "always": the shell's
+ * command by its first word (`Bash(git:*)`), a file edit by the mode
+ * acceptEdits, another tool by its name. A new reference (NULL when out
+ * of memory).
+ */
+struct json_t *term_perm_suggest(const char *tool, const struct json_t *input,
+                                 bool edit);
+
 /* The verdict on a call of `tool` with `input`. `side_effects`: its
  * declaration says so; `edit`: it is a file_edit tool. */
 enum term_verdict term_perm_decide(enum term_mode mode,

@@ -510,18 +510,21 @@ gone_cb(void *ctx)
  * or TERM_DENY with *why; -1 with `err` when out of memory.
  */
 static int
-ask_stdio(struct term_session *s, const char *tool, const json_t **input,
-          const char **why, struct status_error *err)
+ask_stdio(struct term_session *s, const struct term_tool *t,
+          const json_t **input, const char **why, struct status_error *err)
 {
+    const char *tool = t->name;
     char id[48];
 
     snprintf(id, sizeof(id), "perm_%ld", ++s->req_seq);
     if (term_sj_emit_raw(
             s->out,
-            json_pack("{s:s, s:s, s:{s:s, s:s, s:O, s:s}}", "type",
+            json_pack("{s:s, s:s, s:{s:s, s:s, s:O, s:s, s:o}}", "type",
                       "control_request", "request_id", id, "request",
                       "subtype", "can_use_tool", "tool_name", tool, "input",
-                      UNCONST(*input), "tool_use_id", s->tool_id)) != 0)
+                      UNCONST(*input), "tool_use_id", s->tool_id,
+                      "permission_suggestions",
+                      term_perm_suggest(tool, *input, t->edit))) != 0)
         return status_set(err, ST_INTERNAL, "cannot write the output");
     for (;;) {
         json_t *m, *resp;
@@ -554,8 +557,19 @@ ask_stdio(struct term_session *s, const char *tool, const json_t **input,
                 json_string_value(json_object_get(res, "behavior"));
             if (behavior != NULL && strcmp(behavior, "allow") == 0) {
                 json_t *upd = json_object_get(res, "updatedInput");
+                struct status_error uerr = {0};
                 if (json_is_object(upd))
                     *input = arena_take_json(&s->a, json_incref(upd));
+                /* "always allow" and the like: the session's rules grow
+                 * (a bad update is said, the call still allowed) */
+                if (term_perm_update(json_object_get(res,
+                                                     "updatedPermissions"),
+                                     &s->a, &s->rules, &s->mode,
+                                     &uerr) != 0)
+                    fprintf(stderr,
+                            "gemini-agent chat: updatedPermissions: %s; "
+                            "the rest ignored\n",
+                            uerr.text);
                 json_decref(m);
                 return *input ? TERM_ALLOW
                               : status_set(err, ST_NO_MEMORY,
@@ -752,7 +766,7 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *r,
     v = term_perm_decide(s->mode, &s->rules, t->name, input,
                          t->act->side_effects, t->edit);
     if (v == TERM_ASK && s->args->prompt_stdio && s->args->in_stream)
-        v = ask_stdio(s, t->name, &input, &why, err);
+        v = ask_stdio(s, t, &input, &why, err);
     else if (v == TERM_ASK && s->tty != NULL && tty_can_ask(s->tty))
         v = ask_tty(s, t, input, &why);
     else if (v != TERM_ALLOW)

@@ -6,7 +6,7 @@ user message per --prompt; can_use_tool requests answered by --allow or
 child's stdout is printed as it came; exits with the child's status
 (124 when it outlived --timeout).
 
-    driver.py [--prompt TEXT]... [--allow | --deny MESSAGE]
+    driver.py [--prompt TEXT]... [--allow | --always | --deny MESSAGE]
               [--control JSON]... [--timeout S] -- CMD ARGS...
 
 --control sends extra control requests (their `request` objects) right
@@ -37,6 +37,9 @@ def main():
                     help="answer can_use_tool with an interrupt request")
     ap.add_argument("--interrupt-on")
     ap.add_argument("--interrupt-after", type=float)
+    ap.add_argument("--always", action="store_true",
+                    help="allow, with updatedPermissions = the request's "
+                         "permission_suggestions (a UI's \"always allow\")")
     ap.add_argument("--control", action="append", default=[])
     ap.add_argument("--timeout", type=float, default=30)
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
@@ -117,6 +120,8 @@ def main():
                 res = {"behavior": "deny", "message": a.deny}
             else:
                 res = {"behavior": "allow", "updatedInput": r["input"]}
+                if a.always:
+                    res["updatedPermissions"] = r.get("permission_suggestions", [])
             res["toolUseID"] = r.get("tool_use_id")
             send({"type": "control_response",
                   "response": {"subtype": "success", "request_id": m["request_id"],

@@ -243,6 +243,21 @@ check "control requests: set_permission_mode answered, unknown and repeated ones
  {"subtype": "error", "request_id": "ctl_2", "error": "Already initialized"}]
 and [m for m in msgs if m.get("subtype") == "init"][0]["permissionMode"] == "plan")'
 
+# "always allow" from the host: the request's suggestions sent back as
+# updatedPermissions; the session's rules and mode grow
+reset_files
+scenario server-steps 'calls=[["Bash",{"command":"echo one > 1.txt"}],["Bash",{"command":"echo two > 2.txt"}],["Write",{"file_path":"w1.txt","content":"a"}],["Write",{"file_path":"w2.txt","content":"b"}]]'
+"$PY" "$TERM_DIR/driver.py" --prompt "go" --prompt "and?" --always -- \
+    "$BIN" chat --output-format stream-json --verbose --input-format stream-json --permission-prompt-tool=stdio --cwd "$WORK" >"$TMP/out" 2>"$TMP/err"
+check "updatedPermissions: every call ran" bash -c 'cd "$1" && [ -s 1.txt ] && [ -s 2.txt ] && [ -s w1.txt ] && [ -s w2.txt ]' _ "$WORK"
+check "updatedPermissions: asked once per kind, with Claude Code's suggestions" jsonq "$TMP/out" '(
+[(m["request"]["tool_name"], m["request"]["permission_suggestions"]) for m in msgs if m["type"] == "control_request"] == [
+ ("Bash", [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "echo:*"}], "behavior": "allow", "destination": "session"}]),
+ ("Write", [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}])])'
+check "updatedPermissions: setMode acceptEdits holds for the next prompt" jsonq "$TMP/out" \
+    '[m["permissionMode"] for m in msgs if m.get("subtype") == "init"] == ["default", "acceptEdits"]'
+
+scenario text
 printf '%s\n' 'not json' '{"type":"keep_alive"}' \
     '{"type":"user","session_id":"","message":{"role":"user","content":"plain string"},"parent_tool_use_id":null}' |
     (cd "$WORK" && "$BIN" chat --output-format stream-json --verbose --input-format stream-json) >"$TMP/out" 2>"$TMP/err"

@@ -481,6 +481,71 @@ START_TEST(input_lines)
 END_TEST
 
 
+/* The host's updatedPermissions: rules added, the mode set, the rest
+ * ignored; a rule that cannot be read is an error. */
+START_TEST(permission_updates)
+{
+    struct arena a;
+    struct term_rules r = {0};
+    enum term_mode mode = TERM_MODE_DEFAULT;
+    struct status_error err = {0};
+    json_t *git = json_pack("{s:s}", "command", "git status");
+    json_t *rm = json_pack("{s:s}", "command", "rm -rf x");
+    json_t *u = json_loads(
+        "[{\"type\":\"addRules\",\"rules\":[{\"toolName\":\"Bash\","
+        "\"ruleContent\":\"git:*\"},{\"toolName\":\"Glob\"}],"
+        "\"behavior\":\"allow\",\"destination\":\"session\"},"
+        "{\"type\":\"addRules\",\"rules\":[{\"toolName\":\"Bash\","
+        "\"ruleContent\":\"rm:*\"}],\"behavior\":\"deny\"},"
+        "{\"type\":\"addRules\",\"rules\":[{\"toolName\":\"Write\"}],"
+        "\"behavior\":\"ask\"},"
+        "{\"type\":\"removeRules\",\"rules\":[]},"
+        "{\"type\":\"setMode\",\"mode\":\"acceptEdits\"}]",
+        0, NULL);
+    json_t *bad = json_loads("[{\"type\":\"setMode\",\"mode\":\"auto\"}]",
+                             0, NULL);
+    json_t *sug;
+
+    arena_init(&a);
+    ck_assert_int_eq(term_perm_update(NULL, &a, &r, &mode, &err), 0);
+    ck_assert_int_eq(term_perm_update(u, &a, &r, &mode, &err), 0);
+    ck_assert_uint_eq(r.nallow, 2);
+    ck_assert_uint_eq(r.ndeny, 1);
+    ck_assert_int_eq(mode, TERM_MODE_ACCEPT_EDITS);
+    ck_assert_int_eq(term_perm_decide(mode, &r, "Bash", git, true, false),
+                     TERM_ALLOW);
+    ck_assert_int_eq(term_perm_decide(mode, &r, "Bash", rm, true, false),
+                     TERM_DENY);
+    ck_assert_int_eq(term_perm_update(bad, &a, &r, &mode, &err), -1);
+    ck_assert_int_eq(err.code, ST_BAD_REQUEST);
+    ck_assert_int_eq(mode, TERM_MODE_ACCEPT_EDITS);
+
+    sug = term_perm_suggest("Bash", git, false);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(json_array_get(sug, 0),
+                                                        "rules"),
+                                        0),
+                         "ruleContent")),
+                     "git:*");
+    json_decref(sug);
+    sug = term_perm_suggest("Write", NULL, true);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(sug, 0),
+                                                       "mode")),
+                     "acceptEdits");
+    json_decref(sug);
+    sug = term_perm_suggest("WebFetch", NULL, false);
+    ck_assert_ptr_null(json_object_get(
+        json_array_get(json_object_get(json_array_get(sug, 0), "rules"), 0),
+        "ruleContent"));
+    json_decref(sug);
+    json_decref(git);
+    json_decref(rm);
+    json_decref(u);
+    json_decref(bad);
+    arena_release(&a);
+}
+END_TEST
+
 Suite *
 term_suite(void)
 {
@@ -499,6 +564,7 @@ term_suite(void)
     tcase_add_test(tc, compaction_due);
     tcase_add_test(tc, compaction_request_and_result);
     tcase_add_test(tc, session_ids);
+    tcase_add_test(tc, permission_updates);
     tcase_add_test(tc, input_lines);
     suite_add_tcase(s, tc);
     return s;
