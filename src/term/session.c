@@ -98,7 +98,8 @@ struct term_session {
     long context_tokens; /* the last call's prompt and answer */
     struct loop_usage used; /* over the session, every prompt's */
     double cost;            /* ... and what it cost */
-    struct arena a;
+    struct arena a;    /* one prompt's (reset after each) */
+    struct arena life; /* the session's: its rules, its data folder */
     json_t *contents;
     bool initialized; /* the initialize control request was answered */
     struct term_input input; /* stdin's lines (stream-json input) */
@@ -564,7 +565,7 @@ ask_stdio(struct term_session *s, const struct term_tool *t,
                  * (a bad update is said, the call still allowed) */
                 if (term_perm_update(json_object_get(res,
                                                      "updatedPermissions"),
-                                     &s->a, &s->rules, &s->mode,
+                                     &s->life, &s->rules, &s->mode,
                                      &uerr) != 0)
                     fprintf(stderr,
                             "gemini-agent chat: updatedPermissions: %s; "
@@ -1266,8 +1267,8 @@ compact_command(struct term_session *s, long t0)
     return o.is_error ? 1 : 0;
 }
 
-int
-term_session_prompt(struct term_session *s, const char *text)
+static int
+prompt(struct term_session *s, const char *text)
 {
     struct status_error err = {0};
     /* a person reads the answer as it comes */
@@ -1366,6 +1367,18 @@ term_session_prompt(struct term_session *s, const char *text)
     if (write_result(s, &o, t0) != 0)
         return -1;
     return auth ? -1 : o.is_error ? 1 : 0;
+}
+
+int
+term_session_prompt(struct term_session *s, const char *text)
+{
+    int rc = prompt(s, text);
+
+    /* what the prompt allocated (its tool outputs, messages, the text of
+     * a stream-json user message) goes with it: a long session stays the
+     * size of its conversation */
+    arena_reset(&s->a);
+    return rc;
 }
 
 /* --- control requests (--input-format stream-json) ---------------------- */
@@ -1867,6 +1880,7 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
     s->who.cancelled_ctx = s;
     s->mode = args->mode;
     arena_init(&s->a);
+    arena_init(&s->life);
     if ((args->session_id != NULL && !term_keep_id_ok(args->session_id)) ||
         (args->resume != NULL && !term_keep_id_ok(args->resume))) {
         why = arena_printf(&s->a,
@@ -1894,7 +1908,7 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
         else if (term_uuid(s->session_id) != 0)
             goto fail;
     }
-    if (term_rules_parse(args, &s->a, &s->rules, &err) != 0) {
+    if (term_rules_parse(args, &s->life, &s->rules, &err) != 0) {
         why = arena_strdup(&s->a, err.text);
         *exit_code = 2;
         goto fail;
@@ -1924,8 +1938,8 @@ term_session_open(const struct term_args *args, FILE *in, FILE *out,
      * end the process first */
     s->actions_env.timeout_ms = BOUND_CLI_TIMEOUT_MS + DEFAULT_ACTION_TIMEOUT_MS;
     s->actions_env.data_dir =
-        s->cfg ? arena_strdup(&s->a, s->cfg->actions.data_dir)
-               : arena_printf(&s->a, "%s/.gemini-agent", s->cwd);
+        s->cfg ? arena_strdup(&s->life, s->cfg->actions.data_dir)
+               : arena_printf(&s->life, "%s/.gemini-agent", s->cwd);
     if (s->contents == NULL)
         s->contents = json_array();
     if (s->model == NULL || s->gemini.base_url == NULL ||
@@ -1991,6 +2005,7 @@ term_session_close(struct term_session *s)
     json_decref(s->denials);
     json_decref(s->tools_json);
     arena_release(&s->a);
+    arena_release(&s->life);
     plugin_set_free(s->set);
     json_decref(s->plugins_conf);
     free(s->expose);
