@@ -133,6 +133,7 @@ struct term_session {
     bool interrupted;
     enum loop_end end; /* how the loop ended (when it did not fail) */
     bool block_open; /* --include-partial-messages: a text block */
+    bool msg_open;   /* ... its message, not yet ended (end_message) */
     bool out_failed;
     struct tty *tty; /* a person at a terminal reads us (borrowed), or NULL */
 };
@@ -223,11 +224,27 @@ close_block(struct term_session *s)
     if (!s->block_open)
         return 0;
     s->block_open = false;
-    if (partial_event(s, json_pack("{s:s, s:i}", "type",
-                                   "content_block_stop", "index", 0)) != 0 ||
-        partial_event(s, json_pack("{s:s, s:{s:n, s:n}, s:o}", "type",
+    s->msg_open = true;
+    return partial_event(s, json_pack("{s:s, s:i}", "type",
+                                      "content_block_stop", "index", 0));
+}
+
+/*
+ * The end of a streamed message, after its blocks' own messages, as
+ * Claude's stream ends one: message_delta with why it stopped ("end_turn",
+ * "tool_use", "max_tokens"; NULL when it failed), then message_stop.
+ */
+static int
+end_message(struct term_session *s, const char *stop_reason)
+{
+    if (close_block(s) != 0)
+        return -1;
+    if (!s->msg_open)
+        return 0;
+    s->msg_open = false;
+    if (partial_event(s, json_pack("{s:s, s:{s:s?, s:n}, s:o}", "type",
                                    "message_delta", "delta", "stop_reason",
-                                   "stop_sequence", "usage",
+                                   stop_reason, "stop_sequence", "usage",
                                    last_usage(s))) != 0 ||
         partial_event(s, json_pack("{s:s}", "type", "message_stop")) != 0)
         return -1;
@@ -393,6 +410,8 @@ announce(struct term_session *s, const struct loop_call *c, bool all,
     s->a_cur = order;
     snprintf(s->tool_id, sizeof(s->tool_id), "toolu_%d",
              s->a_first + (int)order + 1);
+    if (end_message(s, "tool_use") != 0)
+        return status_set(err, ST_INTERNAL, "cannot write the output");
     return 0;
 }
 
@@ -919,7 +938,7 @@ reset_prompt(struct term_session *s)
     s->api_ms = 0;
     s->api_open = false;
     s->interrupted = false;
-    s->block_open = false;
+    s->block_open = s->msg_open = false;
     memset(&s->extra, 0, sizeof(s->extra));
     json_decref(s->denials);
     s->denials = json_array();
@@ -959,7 +978,7 @@ failure(struct term_session *s, const struct status_error *err)
     const char *msg;
     json_t *am;
 
-    close_block(s);
+    end_message(s, NULL);
     if (s->interrupted)
         return "interrupted by the user";
     status_text(err, line, sizeof(line));
@@ -1001,7 +1020,7 @@ on_retry(void *ctx, int attempt, int max, const struct status_error *why,
     struct term_session *s = ctx;
     const char *kind = api_error_kind(why->code);
 
-    if (close_block(s) != 0)
+    if (end_message(s, NULL) != 0)
         return status_set(err, ST_INTERNAL, "cannot write the output");
     return emit_err(s,
                     json_pack("{s:s, s:s, s:i, s:i, s:i, s:n, s:s}", "type",
@@ -1019,8 +1038,11 @@ on_done(void *ctx, enum loop_end end, const struct turn *last,
     struct term_session *s = ctx;
 
     (void)last;
-    (void)err;
     s->end = end;
+    if (end_message(s, end == LOOP_ANSWERED    ? "end_turn"
+                       : end == LOOP_TRUNCATED ? "max_tokens"
+                                               : NULL) != 0)
+        return status_set(err, ST_INTERNAL, "cannot write the output");
     return 0;
 }
 

@@ -196,6 +196,19 @@ check "--max-turns 1: error_max_turns with errors" jsonq "$TMP/out" \
 scenario text
 chat -p "hi" --output-format stream-json --verbose --include-partial-messages >"$TMP/out" 2>"$TMP/err"
 golden partial "$TMP/out"
+reset_files
+scenario text-and-call tool=Read 'args={"file_path":"a.txt"}'
+chat -p "check" --output-format stream-json --verbose --include-partial-messages >"$TMP/out" 2>"$TMP/err"
+check "partial messages, text then a call: the message ends with tool_use after its blocks, the next with end_turn" jsonq "$TMP/out" '(
+[(m["type"], m["event"]["type"] if m["type"] == "stream_event" else m["message"]["content"][0]["type"] if m["type"] in ("assistant", "user") else m.get("subtype"),
+  m["event"]["delta"]["stop_reason"] if m["type"] == "stream_event" and m["event"]["type"] == "message_delta" else None)
+ for m in msgs if m["type"] != "stream_event" or m["event"]["type"] in ("content_block_stop", "message_delta", "message_stop")] == [
+ ("system", "init", None),
+ ("stream_event", "content_block_stop", None), ("assistant", "text", None), ("assistant", "tool_use", None),
+ ("stream_event", "message_delta", "tool_use"), ("stream_event", "message_stop", None), ("user", "tool_result", None),
+ ("stream_event", "content_block_stop", None), ("assistant", "text", None),
+ ("stream_event", "message_delta", "end_turn"), ("stream_event", "message_stop", None), ("result", "success", None)])'
+scenario text
 
 # --- stream-json input: the Agent SDK's conversation -------------------------------
 scenario text
