@@ -342,16 +342,20 @@ test('canUseTool denies with interrupt: the prompt ends there, an error result',
   });
 });
 
-test('includePartialMessages: the stream events, then the assistant message', { timeout: CASE_MS }, async (t) => {
+// As Claude Code's: the block's events, its assistant message when the
+// block completes, then the message's end with its stop_reason.
+test('includePartialMessages: the block streamed, its assistant message, the message ended', { timeout: CASE_MS }, async (t) => {
   await scenario('text');
   const r = await run('hi', workdir(), { includePartialMessages: true });
   explained(t, r, () => {
     assert.equal(r.error, null);
     const kinds = r.msgs.map((m) => (m.type === 'stream_event' ? m.event.type : m.type));
     assert.deepEqual(kinds.filter((k) => k !== 'content_block_delta'), [
-      'system', 'message_start', 'content_block_start', 'content_block_stop', 'message_delta', 'message_stop',
-      'assistant', 'result',
+      'system', 'message_start', 'content_block_start', 'content_block_stop', 'assistant',
+      'message_delta', 'message_stop', 'result',
     ]);
+    assert.equal(r.msgs.find((m) => m.type === 'stream_event' && m.event.type === 'message_delta')
+      .event.delta.stop_reason, 'end_turn');
     const text = ofType(r.msgs, 'stream_event')
       .filter((m) => m.event.type === 'content_block_delta')
       .map((m) => m.event.delta.text)
