@@ -135,6 +135,13 @@ repl(struct term_session *s, struct tty *t, const char *first)
     }
 out:
     free(line);
+    if (term_session_saved_id(s) != NULL) { /* as Claude Code says it */
+        char note[BOUND_TERM_SESSION_ID + 64];
+        snprintf(note, sizeof(note),
+                 "Resume this session with: gemini-agent chat --resume %s",
+                 term_session_saved_id(s));
+        tty_note(t, note);
+    }
     return rc;
 }
 

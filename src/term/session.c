@@ -94,6 +94,7 @@ struct term_session {
     struct gemini g;
     bool g_ok;
     struct store *keep; /* the saved sessions (keep.h); NULL: not saved */
+    bool saved;         /* ... and this one was, at least once */
     struct config_compaction compaction;
     long context_tokens; /* the last call's prompt and answer */
     struct loop_usage used; /* over the session, every prompt's */
@@ -1182,6 +1183,7 @@ keep_save(struct term_session *s)
     if (contents == NULL || usage == NULL)
         status_set(&err, ST_NO_MEMORY, "out of memory");
     else if (s->keep->ops->chat_save(s->keep, &c, &err) == 0) {
+        s->saved = true;
         s->used = all;
         s->cost += term_sj_cost(s->model, &u);
     }
@@ -2000,6 +2002,12 @@ fail:
 fail_quiet:
     fprintf(stderr, "gemini-agent chat: out of memory\n");
     return NULL;
+}
+
+const char *
+term_session_saved_id(const struct term_session *s)
+{
+    return s->saved ? s->session_id : NULL;
 }
 
 void

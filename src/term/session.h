@@ -53,6 +53,10 @@ void term_session_set_tty(struct term_session *s, struct tty *t);
  * control request does; it is cleared when a prompt starts. */
 void term_session_watch(struct term_session *s, volatile sig_atomic_t *flag);
 
+/* The session's id when it was saved at least once (--resume takes it),
+ * else NULL. */
+const char *term_session_saved_id(const struct term_session *s);
+
 void term_session_close(struct term_session *s);
 
 #endif /* APP_TERM_SESSION_H */

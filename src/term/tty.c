@@ -324,6 +324,17 @@ result(struct tty *t, const json_t *msg)
     put_raw(t, "\n");
 }
 
+void
+tty_note(struct tty *t, const char *text)
+{
+    end_line(t);
+    put_color(t, C_DIM);
+    put_texts(t, text);
+    put_color(t, C_RESET);
+    put_raw(t, "\n");
+    flush(t);
+}
+
 /* The system messages a person needs to see: the conversation was
  * compacted; an answer broke off and is asked for again. */
 static void
@@ -343,11 +354,7 @@ sys_note(struct tty *t, const json_t *msg)
                  "\xc2\xb7 Gemini's answer broke off; asking again");
     else
         return;
-    end_line(t);
-    put_color(t, C_DIM);
-    put_raw(t, line);
-    put_color(t, C_RESET);
-    put_raw(t, "\n");
+    tty_note(t, line);
 }
 
 int

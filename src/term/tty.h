@@ -71,6 +71,9 @@ enum tty_answer tty_ask(struct tty *t, const char *tool,
  */
 long tty_read_prompt(struct tty *t, char **line, size_t *cap);
 
+/* A line of ours for the person, dimmed (the session's id at the end). */
+void tty_note(struct tty *t, const char *text);
+
 /* The terminal echoed something of its own (`^C` after Ctrl-C): what
  * comes next starts on a new line. */
 void tty_echoed(struct tty *t);

@@ -70,7 +70,7 @@ check "REPL: the second prompt carries the first exchange" mockq \
 pty 'expect=Hello from the mock\.' 'expect=> ' eof -- "say hi"
 check "PROMPT without -p: exit 0" [ "$rc" -eq 0 ]
 check "PROMPT without -p: answered, then the REPL's prompt" \
-    bash -c 'grep -q "Hello from the mock" "$1" && tail -c 40 "$1" | grep -q "> "' _ "$TMP/out"
+    bash -c 'sed -n "/Hello from the mock/,\$p" "$1" | grep -q "^> "' _ "$TMP/out"
 
 # --- NO_COLOR -------------------------------------------------------------------
 NO_COLOR=1 pty 'expect=> ' 'send=hi\n' 'expect=Hello' 'expect=> ' eof --
@@ -150,6 +150,18 @@ check "-p on a terminal: exit 0 after a denial" [ "$rc" -eq 0 ]
 check "-p on a terminal: not asked, the denial shown" \
     bash -c '! grep -q "Allow " "$1" && grep -q "⎿  Permission to use Bash denied" "$1"' _ "$TMP/out"
 check "-p on a terminal: the file was not made" [ ! -e "$WORK/made.txt" ]
+
+# --- the session's id at the end, and --resume with it --------------------------------
+scenario text
+mockreset
+pty 'expect=> ' 'send=remember this\n' 'expect=Hello from the mock\.' 'expect=> ' 'send=/exit\n' --
+id=$(grep -o 'gemini-agent chat --resume [0-9a-f-]*' "$TMP/out" | awk '{print $4}')
+check "at the end: how to resume this session" [ ${#id} -eq 36 ]
+mockreset
+pty 'expect=> ' 'send=and now\n' 'expect=Hello from the mock\.' 'expect=> ' eof -- --resume "$id"
+check "--resume in the REPL: exit 0" [ "$rc" -eq 0 ]
+check "--resume in the REPL: Gemini got the earlier exchange" \
+    mockq '[c["parts"][0]["text"] for c in reqs[-1]["body"]["contents"]][::2] == ["remember this", "and now"]'
 
 # --- Ctrl-C ---------------------------------------------------------------------------
 # at the prompt: the line typed is dropped, the REPL asks again
