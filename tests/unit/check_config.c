@@ -704,6 +704,68 @@ START_TEST(key_file_permissions)
 }
 END_TEST
 
+/* .gemini.yaml `compaction:` (the terminal client's): its keys read,
+ * bad values reported and left at their defaults. */
+START_TEST(compaction_settings)
+{
+    char dir[] = "/tmp/check_config.XXXXXX", path[128], gpath[128], cmd[160];
+    struct diag d = DIAG_INIT;
+    struct config *c;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/agent.yaml", dir);
+    snprintf(gpath, sizeof(gpath), "%s/.gemini.yaml", dir);
+    write_text(path, "actions: []\n", 0644);
+    set_env("GEMINI_API_KEY", NULL);
+
+    /* absent: the defaults */
+    write_text(gpath, "apiKey: k\n", 0600);
+    c = config_load(path, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert(c->gemini.compaction.enabled);
+    ck_assert_int_eq(c->gemini.compaction.window, 0);
+    ck_assert_int_eq(c->gemini.compaction.at_percent,
+                     DEFAULT_COMPACT_AT_PERCENT);
+    ck_assert_int_eq(c->gemini.compaction.keep_turns,
+                     DEFAULT_COMPACT_KEEP_TURNS);
+    config_free(c);
+
+    write_text(gpath,
+               "apiKey: k\ncompaction:\n  enabled: false\n"
+               "  contextWindow: 200000\n  atPercent: 90\n  keepTurns: 0\n",
+               0600);
+    c = config_load(path, &d);
+    ck_assert_msg(d.count == 0, "%s", d.count ? d.items[0].msg : "");
+    ck_assert(!c->gemini.compaction.enabled);
+    ck_assert_int_eq(c->gemini.compaction.window, 200000);
+    ck_assert_int_eq(c->gemini.compaction.at_percent, 90);
+    ck_assert_int_eq(c->gemini.compaction.keep_turns, 0);
+    config_free(c);
+
+    write_text(gpath,
+               "apiKey: k\ncompaction:\n  enabled: maybe\n"
+               "  atPercent: 5\n  keepTurns: -1\n  window: 3\n",
+               0600);
+    c = config_load(path, &d);
+    ck_assert_ptr_nonnull(c); /* never fatal */
+    ck_assert_uint_eq(d.count, 4);
+    ck_assert_ptr_nonnull(strstr(d.items[0].msg, "'compaction.enabled'"));
+    ck_assert_ptr_nonnull(
+        strstr(d.items[1].msg, "'compaction.atPercent' must be an integer "
+                               "from 10 to 100"));
+    ck_assert_ptr_nonnull(strstr(d.items[2].msg, "'compaction.keepTurns'"));
+    ck_assert_ptr_nonnull(strstr(d.items[3].msg, "unknown key in "
+                                                 "'compaction'"));
+    ck_assert(c->gemini.compaction.enabled);
+    ck_assert_int_eq(c->gemini.compaction.at_percent,
+                     DEFAULT_COMPACT_AT_PERCENT);
+    config_free(c);
+    diag_release(&d);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* allowReadableKeyFile takes true or false only. */
 START_TEST(allow_readable_key_file_is_a_bool)
 {
@@ -947,6 +1009,7 @@ config_suite(void)
     tcase_add_loop_test(tc, key_file_permissions, 0,
                         (int)ARRAY_SIZE(key_file_cases));
     tcase_add_test(tc, allow_readable_key_file_is_a_bool);
+    tcase_add_test(tc, compaction_settings);
     tcase_add_test(tc, run_api_policy_and_store);
     tcase_add_test(tc, budget_and_status);
     suite_add_tcase(s, tc);
