@@ -34,9 +34,6 @@ struct arena;
 struct seal_key;
 struct status_error;
 
-/* At most this many bytes in a token (the longest we write). */
-#define CONVKEY_TOKEN_MAX 64
-
 /*
  * Resolve `given` (the request's `conversation`, or NULL: none) under
  * `k` (len 0: no secret). A NULL `given` mints a new token. Returns 0 with

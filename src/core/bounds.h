@@ -77,6 +77,9 @@
 #define BOUND_PROMPT_FIXED_BYTES  (256u * 1024)
 /* Names quoted back in messages are cut here: they come from the browser. */
 #define BOUND_NAME_SHOWN          64
+/* A conversation key's token (agent/convkey.h), at most: the longest it
+ * writes. */
+#define BOUND_CONVKEY_TOKEN       64
 
 /* --- memory ------------------------------------------------------------ */
 

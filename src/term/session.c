@@ -371,7 +371,15 @@ ts_failure(struct term_session *s, const struct status_error *err)
         msg = arena_strdup(&s->a, line);
         return msg ? msg : "out of memory";
     }
-    msg = arena_printf(&s->a, "API Error: %s", line);
+    /* the client's words are the web visitor's ("the site's API key"):
+     * here the user is the owner of the credential, so name its source */
+    if (err->code == ST_UPSTREAM_AUTH)
+        msg = arena_printf(&s->a,
+                           "API Error: upstream_auth: Gemini refused the "
+                           "credential (%s); check it",
+                           s->key_source);
+    else
+        msg = arena_printf(&s->a, "API Error: %s", line);
     if (msg == NULL)
         return "out of memory";
     if (err->code == ST_UPSTREAM_AUTH) {

@@ -122,6 +122,8 @@ GEMINI_API_KEY=bad-key chat -p hi --output-format stream-json --verbose >"$TMP/o
 check "key refused: exit 1" [ $? -eq 1 ]
 check "key refused: a system error message and an error result" jsonq "$TMP/out" \
     'any(m["type"] == "system" and m["subtype"] == "error" for m in msgs) and msgs[-1]["type"] == "result" and msgs[-1]["is_error"]'
+check "key refused: the message names the credential's source, not a site's key" jsonq "$TMP/out" \
+    '[m["error"] for m in msgs if m.get("subtype") == "error"] == ["API Error: upstream_auth: Gemini refused the credential (GEMINI_API_KEY); check it"] and msgs[-1]["errors"] == [[m["error"] for m in msgs if m.get("subtype") == "error"][0]]'
 
 # --- a configuration: its key file and its plugins ----------------------------
 mkdir -p "$TMP/conf"

@@ -9,6 +9,7 @@
 #include "agent/convkey.h"
 #include "agent/seal.h"
 #include "core/arena.h"
+#include "core/bounds.h"
 #include "core/status.h"
 
 #include <check.h>
@@ -29,7 +30,7 @@ START_TEST(minted_and_given_back)
     ck_assert_int_eq(convkey_resolve(&k, NULL, &a, &tok, &key, &err), 0);
     ck_assert_int_eq(strncmp(tok, "c1.", 3), 0);
     ck_assert_int_eq(strncmp(key, "chat:", 5), 0);
-    ck_assert_uint_le(strlen(tok), CONVKEY_TOKEN_MAX);
+    ck_assert_uint_le(strlen(tok), BOUND_CONVKEY_TOKEN);
     /* the same token: the same key */
     ck_assert_int_eq(convkey_resolve(&k, tok, &a, &tok2, &key2, &err), 0);
     ck_assert_str_eq(key2, key);
