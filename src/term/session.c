@@ -439,6 +439,8 @@ on_done(void *ctx, enum loop_end end, const struct turn *last,
     return 0;
 }
 
+/* The loop's sink; prompt() adds on_delta when the text is to stream
+ * (a sink with a delta op makes the loop call Gemini streamed). */
 static const struct loop_sink_ops sink_ops = {
     .retry = on_retry,
     .done = on_done,
@@ -447,16 +449,6 @@ static const struct loop_sink_ops sink_ops = {
     .tool_result = ts_on_tool_result,
     .usage = on_usage,
     .status = on_status,
-};
-static const struct loop_sink_ops partial_ops = {
-    .retry = on_retry,
-    .done = on_done,
-    .text = on_text,
-    .tool_call = ts_on_tool_call,
-    .tool_result = ts_on_tool_result,
-    .usage = on_usage,
-    .status = on_status,
-    .delta = on_delta,
 };
 
 /* The prompt's usage: the loop's calls and a compaction's. */
@@ -527,19 +519,19 @@ ts_write_result(struct term_session *s, const struct outcome *o, long t0)
     return 0;
 }
 
-/* --- keeping the session (keep.h) and compacting it (compact.h) ------- */
-
 static int
 prompt(struct term_session *s, const char *text)
 {
     struct status_error err = {0};
-    /* a person reads the answer as it comes */
-    struct loop_sink sink = {
-        s->args->partial || s->tty ? &partial_ops : &sink_ops, s};
+    struct loop_sink_ops ops = sink_ops;
+    struct loop_sink sink = {&ops, s};
     struct outcome o = {"success", false, NULL, NULL};
     long t0 = monotime_ms();
     bool auth = false;
     int rc;
+
+    if (s->args->partial || s->tty) /* a person reads the answer as it comes */
+        ops.delta = on_delta;
 
     reset_prompt(s);
     if (s->denials == NULL || ts_emit(s, init_message(s)) != 0)
