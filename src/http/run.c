@@ -83,7 +83,17 @@ struct run {
                             * {id (its action's), tool, questions} */
     const struct run_act *asking; /* ... and its action */
     const json_t *normalized;
+    /* The run's own action (seed 001 §2 "run bootstrap state"), the
+     * answer's actionId when no tool call is shown: RUN_REPLY_TOOL, made
+     * with the run at turn -1, planned while the run works or waits, then
+     * completed with the reply's text (through executing, as the state
+     * table has it) or failed.
+     * "" for a run stored before runs had one. */
+    char reply[STORE_ID_LEN];
+    enum store_action_status reply_st;
 };
+
+#define RUN_REPLY_TOOL "reply"
 
 static int
 oom(struct status_error *err)
@@ -101,6 +111,22 @@ set_status(struct run *r, enum store_run_status to, struct status_error *err)
     if (r->st->ops->run_status(r->st, r->id, to, err) != 0)
         return -1;
     r->status = to;
+    return 0;
+}
+
+/* The reply action to `to`, with its output or error; nothing when the
+ * run has none, it is there already, or it has ended (a failure after
+ * the reply was kept does not undo it). */
+static int
+reply_to(struct run *r, enum store_action_status to, const json_t *output,
+         const char *error, struct status_error *err)
+{
+    if (r->reply[0] == '\0' || r->reply_st == to ||
+        !store_action_can(r->reply_st, to))
+        return 0;
+    if (r->st->ops->action_status(r->st, r->reply, to, output, error, err))
+        return -1;
+    r->reply_st = to;
     return 0;
 }
 
@@ -534,7 +560,7 @@ answer(struct run *r)
                                  : "assistant_text";
     json_t *ans = json_pack(
         "{s:b, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "ok", 1, "runId",
-        r->id, "actionId", shown ? shown->id : "", "threadId", r->thread,
+        r->id, "actionId", shown ? shown->id : r->reply, "threadId", r->thread,
         "status", store_run_status_name(r->status), "summary", summary_of(r),
         "mode", mode, "model", r->model ? r->model : r->cfg->gemini.model,
         "usage", loop_usage_json(&r->usage));
@@ -563,6 +589,26 @@ fail:
     return NULL;
 }
 
+/* The reply action as the run ended: completed with the summary the
+ * thread keeps, or failed with it (Gemini declined). */
+static int
+finish_reply(struct run *r, struct status_error *err)
+{
+    const char *text = summary_of(r);
+    json_t *out;
+    int rc;
+
+    if (r->end == LOOP_BLOCKED)
+        return reply_to(r, STORE_ACT_FAILED, NULL, text, err);
+    if ((out = json_pack("{s:s}", "text", text)) == NULL)
+        return oom(err);
+    rc = reply_to(r, STORE_ACT_EXECUTING, NULL, NULL, err);
+    if (rc == 0)
+        rc = reply_to(r, STORE_ACT_COMPLETED, out, NULL, err);
+    json_decref(out);
+    return rc;
+}
+
 /* How the loop ended, kept: the run's state, the thread's message, the
  * answer and (when it waits) the conversation to resume. */
 static int
@@ -585,6 +631,8 @@ finish(struct run *r, json_t **out, struct status_error *err)
         rc = set_status(r, r->end == LOOP_BLOCKED ? STORE_RUN_FAILED
                                                   : STORE_RUN_COMPLETED,
                         err);
+        if (rc == 0)
+            rc = finish_reply(r, err);
     }
     if (rc == 0 && r->end != LOOP_HANDED_BACK)
         rc = r->st->ops->message_add(r->st, r->thread, r->id, "assistant",
@@ -616,6 +664,9 @@ fail(struct run *r, struct status_error *err)
     if (r->id[0] != '\0' && r->status != STORE_RUN_FAILED &&
         r->st->ops->run_status(r->st, r->id, STORE_RUN_FAILED, &again) != 0)
         log_warn("run %s: cannot mark it failed: %s", r->id, again.text);
+    else if (reply_to(r, STORE_ACT_FAILED, NULL, err->text, &again) != 0)
+        log_warn("run %s: cannot mark its reply failed: %s", r->id,
+                 again.text);
     return -1;
 }
 
@@ -753,6 +804,10 @@ run_start(const struct run_env *env, const struct run_input *in,
     if (r.st->ops->run_create(r.st, env->user, r.thread, in->prompt, r.id,
                               err) != 0)
         return -1;
+    if (r.st->ops->action_create(r.st, r.id, RUN_REPLY_TOOL, NULL, NULL, -1,
+                                 -1, STORE_ACT_PLANNED, r.reply, err) != 0)
+        return fail(&r, err);
+    r.reply_st = STORE_ACT_PLANNED;
     if (first_contents(&r, in, err) != 0 ||
         r.st->ops->message_add(r.st, r.thread, r.id, "user", in->prompt,
                                err) != 0 ||
@@ -860,6 +915,20 @@ carry_out(struct run *r, struct run_act *ra, bool approve,
     return record_result(r, ra, out != NULL, resp, err);
 }
 
+/* The run's reply action, as load_waiting reads it. */
+static void
+keep_reply(struct run *r, const json_t *a, const char *status)
+{
+    snprintf(r->reply, sizeof(r->reply), "%s",
+             json_string_value(json_object_get(a, "id")));
+    r->reply_st = STORE_ACT_PLANNED;
+    for (int s = STORE_ACT_PLANNED; s <= STORE_ACT_REJECTED; s++)
+        if (status != NULL &&
+            strcmp(status, store_action_status_name(
+                               (enum store_action_status)s)) == 0)
+            r->reply_st = (enum store_action_status)s;
+}
+
 /*
  * The run r->id as it waits, for going on with it: its prompt, its
  * conversation, its actions (r->acts; an action whose tool asked keeps
@@ -911,6 +980,10 @@ load_waiting(struct run *r, const char *want, struct run_act **found,
     json_array_foreach(actions, i, a) {
         const char *tool = json_string_value(json_object_get(a, "tool"));
         const char *st = json_string_value(json_object_get(a, "status"));
+        if (json_integer_value(json_object_get(a, "turn")) < 0) {
+            keep_reply(r, a, st);
+            continue;
+        }
         const struct plugin_action *act = plugin_find(env->site->actions,
                                                       tool ? tool : "");
         struct run_act *x = add_act(r, (size_t)json_integer_value(

@@ -19,6 +19,10 @@
  * The answer (seed §3) is the same object for both, and for the stream's
  * `result` line: {ok, runId, actionId, threadId, status, summary, mode,
  * model, tool?, toolArgs?, approval?, output?, usage, normalized?}.
+ * actionId is the action the answer shows (the tool that waits or ran
+ * last) or else the run's own "reply" action, made with the run (its
+ * bootstrap state, seed §6), which ends completed with the reply's text:
+ * every run answers an id that GET /api/agent/runs/{id} lists.
  *
  * SPDX-License-Identifier: MIT
  */

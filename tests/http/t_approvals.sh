@@ -86,8 +86,9 @@ run_state "$SUP_RUN"
 assert_py "supervised: the run and its action wait" <<'EOF'
 status ==> 200
 r['status'] ==> 'awaiting_confirmation'
-[(a['id'], a['tool'], a['status']) for a in r['actions']] ==> [(S['sup']['actionId'], 'shop.addReview', 'awaiting_confirmation')]
-r['actions'][0]['args'] ==> {'productId': 'p004', 'rating': 5, 'text': 'Supervised'}
+the run's reply stays planned while it waits :: [(a['tool'], a['status']) for a in r['actions'][:1]] ==> [('reply', 'planned')]
+[(a['id'], a['tool'], a['status']) for a in r['actions'][1:]] ==> [(S['sup']['actionId'], 'shop.addReview', 'awaiting_confirmation')]
+r['actions'][1:][0]['args'] ==> {'productId': 'p004', 'rating': 5, 'text': 'Supervised'}
 EOF
 api ann GET '/api/agent/approvals?status=pending'
 assert_py "supervised: the approval is pending" <<'EOF'
@@ -117,8 +118,8 @@ check "autonomous: one review written" test "$(reviews_with Autonomous)" = 1
 run_state "$AUTO_RUN" otto
 assert_py "autonomous: run and action completed" <<'EOF'
 r['status'] ==> 'completed'
-[a['status'] for a in r['actions']] ==> ['completed']
-r['actions'][0]['output'] ==> S['auto']['output']
+[a['status'] for a in r['actions'][1:]] ==> ['completed']
+r['actions'][1:][0]['output'] ==> S['auto']['output']
 EOF
 
 # delegated (dana) with the site's rule {shop.addReview, productId, p01*}
@@ -186,8 +187,8 @@ EOF
 check "invalid arguments: nothing written (even for an autonomous user)" test "$(reviews_count)" = "$before"
 run_state "$INVALID_RUN" otto
 assert_py "invalid arguments: the action is failed with the error" <<'EOF'
-[a['status'] for a in r['actions']] ==> ['failed']
-'invalid arguments' in r['actions'][0]['error'] and 'rating' in r['actions'][0]['error']
+[a['status'] for a in r['actions'][1:]] ==> ['failed']
+'invalid arguments' in r['actions'][1:][0]['error'] and 'rating' in r['actions'][1:][0]['error']
 EOF
 
 # ---------------------------------------------------------------------------
@@ -218,7 +219,8 @@ check "approve_once: the review is written" test "$(reviews_with Supervised)" = 
 run_state "$SUP_RUN"
 assert_py "approve_once: run and action completed" <<'EOF'
 r['status'] ==> 'completed'
-[a['status'] for a in r['actions']] ==> ['completed']
+[a['status'] for a in r['actions'][1:]] ==> ['completed']
+the reply completed after the approval :: [(a['tool'], a['status']) for a in r['actions'][:1]] ==> [('reply', 'completed')]
 r['answer'] ==> S['approved']
 EOF
 api ann GET "/api/agent/threads/$(pyjson 'j["threadId"]' "$SAVED_DIR/sup.json")"
@@ -269,8 +271,8 @@ check "reject: nothing written" test "$(reviews_with Rejected)" = 0
 run_state "$REJ_RUN"
 assert_py "reject: the action is rejected, the run completed" <<'EOF'
 r['status'] ==> 'completed'
-[a['status'] for a in r['actions']] ==> ['rejected']
-'declined' in r['actions'][0]['error']
+[a['status'] for a in r['actions'][1:]] ==> ['rejected']
+'declined' in r['actions'][1:][0]['error']
 EOF
 
 # approve_and_always_allow (dave, delegated): his rule is added, and the
@@ -405,8 +407,8 @@ EOF
     run_state "$KILL_RUN" otto
     assert_py "kill switch ($how): the action is rejected" <<'EOF'
 r['status'] ==> 'completed'
-[a['status'] for a in r['actions']] ==> ['rejected']
-'denied' in r['actions'][0]['error']
+[a['status'] for a in r['actions'][1:]] ==> ['rejected']
+'denied' in r['actions'][1:][0]['error']
 EOF
     mock_reset
     run_as ann "$(call_marker action_shop_searchProducts '{"query":"hub"}') find"

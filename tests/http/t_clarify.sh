@@ -186,8 +186,8 @@ api ann GET "/api/agent/runs/$RUN_ID"
 assert_py "run API: GET of the waiting run shows the question" <<'EOF'
 status ==> 200
 r['status'] ==> 'awaiting_confirmation'
-[(a['tool'], a['status']) for a in r['actions']] ==> [('clarification.ask', 'awaiting_confirmation')]
-the action keeps the question :: r['actions'][0]['output']['questions'] ==> S['run_asked']['question']['questions']
+[(a['tool'], a['status']) for a in r['actions'][1:]] ==> [('clarification.ask', 'awaiting_confirmation')]
+the action keeps the question :: r['actions'][1:][0]['output']['questions'] ==> S['run_asked']['question']['questions']
 the answer has it :: r['answer']['question'] ==> S['run_asked']['question']
 EOF
 
@@ -213,7 +213,7 @@ assert_error 400 bad_request "run API: the body must be {answers}"
 api ann GET "/api/agent/runs/$RUN_ID"
 assert_py "run API: after the bad answers it still waits" <<'EOF'
 r['status'] ==> 'awaiting_confirmation'
-r['actions'][0]['status'] ==> 'awaiting_confirmation'
+r['actions'][1:][0]['status'] ==> 'awaiting_confirmation'
 EOF
 
 mock_reset
@@ -233,8 +233,8 @@ assert_calls 0 "run API: answering twice: no Gemini call"
 api ann GET "/api/agent/runs/$RUN_ID"
 assert_py "run API: GET of the answered run" <<'EOF'
 r['status'] ==> 'completed'
-[(a['tool'], a['status']) for a in r['actions']] ==> [('clarification.ask', 'completed')]
-the action's output is the answer :: r['actions'][0]['output'] ==> {'answers': {'size': 'L', 'extras': ['card']}}
+[(a['tool'], a['status']) for a in r['actions'][1:]] ==> [('clarification.ask', 'completed')]
+the action's output is the answer :: r['actions'][1:][0]['output'] ==> {'answers': {'size': 'L', 'extras': ['card']}}
 EOF
 api ann POST "/api/agent/answers/nosuchrun" '{"answers": {}}'
 assert_error 404 not_found "run API: no such run"

@@ -116,7 +116,8 @@ r['ok'] ==> True
 the run id is a non-empty string :: isinstance(r['runId'], str) and len(r['runId']) >= 8
 the thread id is a non-empty string :: isinstance(r['threadId'], str) and len(r['threadId']) >= 8
 r['runId'] != r['threadId']
-no action: actionId is a string, empty :: r['actionId'] ==> ''
+no tool: actionId is the run's own reply action :: isinstance(r['actionId'], str) and len(r['actionId']) >= 8
+r['actionId'] != r['runId']
 r['status'] ==> 'completed'
 r['summary'] ==> 'Hi Ann, how can I help?'
 r['mode'] ==> 'assistant_text'
@@ -133,6 +134,15 @@ no [ATTACHED CONTEXT] without context :: '[ATTACHED CONTEXT]' in si ==> False
 (decls := sorted(d['name'] for d in reqs[0]['body']['tools'][0]['functionDeclarations'])) != []
 the memory plugin's tools are declared :: [n for n in ('action_memory_save', 'action_memory_search') if n not in decls] ==> []
 the server actions are declared :: [n for n in ('action_shop_addReview', 'action_shop_searchProducts') if n not in decls] ==> []
+EOF
+
+# Seed 001 §3: every run answers an actionId, a text-only one its own
+# "reply" action (the run's bootstrap state), which GET of the run lists.
+api ann GET "/api/agent/runs/$(pyjson 'j["runId"]' "$SAVED_DIR/text1.json")"
+assert_py "text run: GET shows its actionId" <<'EOF'
+status ==> 200
+the reply action, completed with the text :: [(a['id'], a['tool'], a['status'], a.get('output')) for a in r['actions']] ==> [(S['text1']['actionId'], 'reply', 'completed', {'text': 'Hi Ann, how can I help?'})]
+the run keeps the answer with it :: r['answer']['actionId'] ==> S['text1']['actionId']
 EOF
 
 # A call of an action without side effects runs at once for anyone.
@@ -362,6 +372,10 @@ MS_RUN=$(json_get '[m["runId"] for m in j["messages"] if m["role"] == "user"][0]
 api ann GET "/api/agent/runs/$MS_RUN"
 assert_status 200 "GET the run of the broken stream"
 assert_json 'j["status"]' failed "... it is failed"
+assert_py "the broken run's reply action is failed with the error" <<'EOF'
+[(a['tool'], a['status']) for a in r['actions']] ==> [('reply', 'failed')]
+r['actions'][0]['error'] != ''
+EOF
 
 # ---------------------------------------------------------------------------
 # The reads: threads, a thread, a run, approvals
@@ -425,7 +439,8 @@ r['id'] ==> E['TOOL_RUN']
 r['status'] ==> 'completed'
 r['threadId'] ==> S['tool1']['threadId']
 isinstance(r['prompt'], str) and 'find usb things' in r['prompt']
-(acts := r['actions']) != []
+the run's reply action first :: [(a['tool'], a['status']) for a in r['actions'][:1]] ==> [('reply', 'completed')]
+(acts := r['actions'][1:]) != []
 one action, completed :: [(a['tool'], a['status']) for a in acts] ==> [('shop.searchProducts', 'completed')]
 acts[0]['id'] ==> S['tool1']['actionId']
 acts[0]['args'] ==> {'query': 'usb'}
@@ -470,7 +485,7 @@ assert_error 404 not_found "bob rejects ann's approval"
 api ann GET "/api/agent/runs/$PEND_RUN"
 assert_py "ann's approval is untouched" <<'EOF'
 r['status'] ==> 'awaiting_confirmation'
-[a['status'] for a in r['actions']] ==> ['awaiting_confirmation']
+[a['status'] for a in r['actions'][1:]] ==> ['awaiting_confirmation']
 nothing reached Gemini :: len(reqs) ==> 0
 EOF
 check "no review was written" test "$(reviews_count)" = 0
