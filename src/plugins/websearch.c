@@ -25,6 +25,7 @@
 #include "core/common.h"
 #include "plugins/websearch.h"
 #include "plugins/answer.h"
+#include "plugins/outbound.h"
 #include "plugins/webget.h"
 #include "core/bounds.h"
 #include "core/jsonin.h"
@@ -49,6 +50,8 @@ struct websearch {
     long timeout_ms;
     char **headers; /* "Name: value", NULL-terminated */
     size_t nheaders;
+    /* where the endpoint may be (outbound.h); no redirect is followed */
+    struct outbound outbound;
 };
 
 static const char *
@@ -247,6 +250,8 @@ ws_initialize(const struct gemini_agent_init *init, void **self, char *err,
                  "address, e.g. https://searx.example.org/search)");
         goto fail;
     }
+    if (outbound_from_config(cfg, &w->outbound, err, errsize) != 0)
+        goto fail;
     w->endpoint = strdup(endpoint);
     if (w->endpoint == NULL)
         goto oom;
@@ -468,7 +473,7 @@ ws_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
                                           (const char *const *)w->headers,
                                           w->timeout_ms,
                                           BOUND_WEBSEARCH_RESPONSE_BYTES,
-                                          false, false},
+                                          false, false, &w->outbound},
                      &res, why, sizeof(why)) != 0) {
         snprintf(msg, sizeof(msg), "web search failed: %s", why);
         goto out;

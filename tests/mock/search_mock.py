@@ -18,6 +18,7 @@ Routes (GET):
   /doc/NAME                     text/plain "Document NAME ..." (references)
   /big                          200 KiB of text
   /redirect                     302 to file:///etc/passwd
+  /to?url=URL                   302 to URL (the outbound policy's tests)
   /__last                       {"path", "params", "headers"} of the last
                                 request to any other route
   /__count                      {"PATH": requests} per path (query cut off)
@@ -118,6 +119,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, "x" * (200 * 1024), "text/plain")
         if path == "/redirect":
             return self.send(302, "", "text/plain", {"Location": "file:///etc/passwd"})
+        if path == "/to":
+            to = urllib.parse.parse_qs(u.query).get("url", [""])[0]
+            return self.send(302, "", "text/plain", {"Location": to})
         return self.send(404, {"error": "no such route"})
 
 

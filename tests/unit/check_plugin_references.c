@@ -283,7 +283,7 @@ START_TEST(url_sources)
              "\"moved\":{\"url\":\"%s\"},", unit_webmock_url("/redirect"));
     snprintf(cfg + strlen(cfg), sizeof(cfg) - strlen(cfg),
              "\"big\":{\"url\":\"%s\"}},\"maxBytes\":100,"
-             "\"timeoutMs\":2000}",
+             "\"timeoutMs\":2000," UNIT_WEBMOCK_OUTBOUND "}",
              unit_webmock_url("/big"));
     before = count_of("/doc/api");
     self = refs_ok(cfg);
@@ -327,7 +327,8 @@ START_TEST(url_sources)
 
     /* cacheSeconds 0: every use fetches */
     snprintf(cfg, sizeof(cfg),
-             "{\"sources\":{\"api\":{\"url\":\"%s\"}},\"cacheSeconds\":0}",
+             "{\"sources\":{\"api\":{\"url\":\"%s\"}},\"cacheSeconds\":0,"
+             UNIT_WEBMOCK_OUTBOUND "}",
              unit_webmock_url("/doc/api"));
     self = refs_ok(cfg);
     before = count_of("/doc/api");
