@@ -19,7 +19,9 @@
 #  - 169.254.169.254 (the cloud metadata address): refused at once;
 #  - the model's own call of references.get on @api: the tool's error,
 #    with the same sentence;
-#  - a source on the allowed host: read as before;
+#  - a source on the allowed host: read as before; IPv6: a source on ::1
+#    (allowed) is read, one at [::ffff:127.0.0.1] is refused as 127.0.0.1;
+#  - `check` shows outbound.allow;
 #  - web_search whose endpoint is on the internal address: refused too.
 source "$(dirname "${BASH_SOURCE[0]}")/chat_lib.sh"
 source "$HTTP_DIR/webmock_lib.sh"
@@ -28,18 +30,29 @@ source "$HTTP_DIR/webmock_lib.sh"
 start_search_mock
 INTERNAL=$SEARCH_URL
 
-# the docs host: 127.0.0.2
-pf=$T_TMP/docs.port
-"$PY" "$REPO/tests/mock/search_mock.py" --host 127.0.0.2 --port 0 \
-    --port-file "$pf" >>"$T_TMP/docs.stdout" 2>>"$T_TMP/docs.stderr" </dev/null &
-DOCS_PID=$!
-T_BG_PIDS+=("$DOCS_PID")
-for _ in $(seq 100); do
-    [ -s "$pf" ] && break
-    sleep 0.05
-done
-[ -s "$pf" ] || bail "search_mock.py on 127.0.0.2 did not start"
-DOCS=http://127.0.0.2:$(cat "$pf")
+# another search_mock.py on HOST: its port in $MOCK2_PORT, its PID last
+# in T_BG_PIDS (stopped by PID below)
+start_mock2() {
+    local pf=$T_TMP/$2.port
+    "$PY" "$REPO/tests/mock/search_mock.py" --host "$1" --port 0 \
+        --port-file "$pf" >>"$T_TMP/$2.stdout" 2>>"$T_TMP/$2.stderr" </dev/null &
+    T_BG_PIDS+=("$!")
+    for _ in $(seq 100); do
+        [ -s "$pf" ] && break
+        sleep 0.05
+    done
+    [ -s "$pf" ] || bail "search_mock.py on $1 did not start"
+    MOCK2_PORT=$(cat "$pf")
+}
+
+# the docs host: 127.0.0.2; an IPv6 one: ::1
+start_mock2 127.0.0.2 docs
+DOCS_PID=${T_BG_PIDS[-1]}
+DOCS=http://127.0.0.2:$MOCK2_PORT
+start_mock2 ::1 v6
+V6_PID=${T_BG_PIDS[-1]}
+V6=http://[::1]:$MOCK2_PORT
+MAPPED=http://[::ffff:127.0.0.1]:${INTERNAL##*:}
 
 # URL-encode $1 as a query value
 enc() { "$PY" -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
@@ -63,10 +76,19 @@ write_config "$GA_CONF" "{$CHAT_LIMITS}" '' \
         chain: {url: '$CHAIN'}
         meta: {url: 'http://169.254.169.254/latest/meta-data/'}
         notes: {url: '$DOCS/doc/notes'}
+        v6: {url: '$V6/doc/v6'}
+        mapped: {url: '$MAPPED/doc/mapped'}
       timeoutMs: 5000
     web_search: {endpoint: '$INTERNAL/search'}
-outbound: {allow: [127.0.0.2/32]}"
+outbound: {allow: [127.0.0.2/32, '::1']}"
 start_stack --keep-dir
+
+ga_run check --config "$GA_CONF"
+if grep -qxF "outbound.allow: 127.0.0.2 ::1 (and the public Internet)" <<<"$out"; then
+    ok "check shows outbound.allow"
+else
+    not_ok "check shows outbound.allow" "rc=$rc: $(tr '\n' ' ' <<<"$out$err" | cut -c1-600)"
+fi
 
 search_mock_save before /__count
 
@@ -127,6 +149,17 @@ status ==> 200
 "[reference notes]\nDocument notes: the mock's text for notes." in reqs[0]['body']['contents'][-1]['parts'][0]['text'] ==> True
 EOF2
 
+# IPv6: ::1 allowed and read; the mapped form of 127.0.0.1 is 127.0.0.1
+mock_reset
+chat_send "Compare @v6 and @mapped"
+assert_py "IPv6: ::1 allowed, ::ffff:127.0.0.1 refused as 127.0.0.1" <<'EOF2'
+status ==> 200
+"[reference v6]\nDocument v6: the mock's text for v6." in reqs[0]['body']['contents'][-1]['parts'][0]['text'] ==> True
+'[reference mapped not read: could not be fetched: the address of [::ffff:127.0.0.1] is not allowed]' in reqs[0]['body']['contents'][-1]['parts'][0]['text'] ==> True
+EOF2
+assert_log_has "fetch from [::ffff:127.0.0.1] was refused: its address 127.0.0.1 is loopback" \
+    "the mapped form is logged as the IPv4 address"
+
 # web_search pointed at the internal address
 mock_reset
 chat_send "[[mock:server-call tool=action_web_search_search args='{\"query\":\"x\"}']] look it up"
@@ -139,12 +172,15 @@ EOF2
 search_mock_save after /__count
 assert_py "the internal service was never reached" <<'EOF2'
 S['after'].get('/doc/latest-meta-data-iam-credentials', 0) ==> 0
+S['after'].get('/doc/mapped', 0) ==> 0
 S['after'].get('/search', 0) - S['before'].get('/search', 0) ==> 0
 EOF2
 stop_stack
 
-stop_pid "$DOCS_PID" 3000
-wait "$DOCS_PID" 2>/dev/null
+for pid in "$DOCS_PID" "$V6_PID"; do
+    stop_pid "$pid" 3000
+    wait "$pid" 2>/dev/null
+done
 stop_mock
 stop_search_mock
 finish

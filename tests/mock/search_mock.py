@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -144,6 +145,8 @@ def main():
     if a.host not in ("127.0.0.1", "localhost", "::1") and not a.host.startswith("127."):
         print("search_mock: loopback addresses only", file=sys.stderr)
         return 2
+    if ":" in a.host:
+        Server.address_family = socket.AF_INET6
     srv = Server((a.host, a.port), Handler)
 
     def stop(signum, frame):
