@@ -18,6 +18,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct outbound
@@ -168,6 +169,25 @@ START_TEST(ipv6_forms)
 }
 END_TEST
 
+/* a proxy from the environment is not used: it would resolve and reach
+ * the target unchecked */
+START_TEST(environment_proxy_ignored)
+{
+    struct outbound lo = policy("{\"outbound\":{\"allow\":[\"127.0.0.1\"]}}");
+    char msg[200];
+    long before = count_of("/doc/direct");
+
+    /* the forked test's own environment: nothing listens on port 1 */
+    setenv("http_proxy", "http://127.0.0.1:1", 1);
+    setenv("ALL_PROXY", "http://127.0.0.1:1", 1);
+    unsetenv("no_proxy");
+    unsetenv("NO_PROXY");
+    ck_assert_int_eq(fetch(unit_webmock_url("/doc/direct"), &lo, msg,
+                           sizeof(msg)), 0);
+    ck_assert_int_eq(count_of("/doc/direct"), before + 1);
+}
+END_TEST
+
 static size_t
 discard(char *p, size_t size, size_t n, void *arg)
 {
@@ -245,6 +265,7 @@ outbound_suite(void)
     tcase_add_test(tc, metadata_address_refused_before_connecting);
     tcase_add_test(tc, ipv6_forms);
     tcase_add_test(tc, name_with_two_addresses);
+    tcase_add_test(tc, environment_proxy_ignored);
     suite_add_tcase(s, tc);
     return s;
 }
