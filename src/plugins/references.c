@@ -20,7 +20,8 @@
  * held for another cacheSeconds (a stale page beats none, and a dead
  * host is not waited for on every request); with none, the tool fails
  * with the reason. Content longer than maxBytes is cut at a character boundary;
- * bytes that are not UTF-8 become '?'.
+ * bytes that are not UTF-8 become '?'. A URL is fetched only where the
+ * outbound policy allows (plugins/outbound.h), each redirect hop checked.
  *
  * The loading process initialises and shuts down; only workers execute,
  * and no lock is held while the loading process forks them.

@@ -11,7 +11,9 @@
  * bound in bounds.h, results whose url is not http(s) dropped. Failures
  * (timeout, an HTTP status other than 200, an answer that is not that
  * JSON) are the tool's error with a sentence the model can pass on; the
- * configured headers (an API key, say) never appear in one.
+ * configured headers (an API key, say) never appear in one. The endpoint
+ * is reached only where the outbound policy allows (plugins/outbound.h),
+ * and no redirect is followed: a search API has no reason to send one.
  *
  * The instance is read-only after initialize(), so execute() needs no
  * lock; webget.c makes a curl handle per call, so nothing made in the
