@@ -61,6 +61,21 @@ print_budget(const struct config *cfg)
            cfg->status.on ? "GET /_jay/status, from http.status.allow" : "off");
 }
 
+/* Where the built-in plugins may fetch from (outbound.allow). */
+static void
+print_outbound(const struct config *cfg)
+{
+    char text[NETADDR_TEXT_MAX];
+
+    printf("outbound.allow:");
+    for (size_t i = 0; i < cfg->outbound.nallow; i++) {
+        netaddr_format(&cfg->outbound.allow[i], text);
+        printf(" %s", text);
+    }
+    printf("%s\n", cfg->outbound.nallow ? " (and the public Internet)"
+                                        : " none (the public Internet only)");
+}
+
 /* The seed's list_exposed and list_available: every plugin found. */
 static void
 print_plugins(const struct plugin_set *set)
@@ -163,6 +178,7 @@ check(const char *config_path)
                    json_array_size(site->permission.allow),
                    json_array_size(site->permission.deny));
         print_budget(cfg);
+        print_outbound(cfg);
     }
     printf("%s\n", rc == 0 ? "ok" : "problems found");
     diag_release(&d);

@@ -602,7 +602,7 @@ load_history(struct config *cfg, const struct ydoc_node *map, const char *file,
 
 /*
  * A list of addresses or networks (budget.trustForwardedFor,
- * http.status.allow) into a new array in *list (NULL when empty or on a
+ * http.status.allow, outbound.allow) into a new array in *list (NULL when empty or on a
  * problem, which is reported). `what` names the key in messages.
  */
 static void
@@ -679,6 +679,24 @@ load_http(struct config *cfg, const struct ydoc_node *map, const char *file,
             unknown_key(d, file, k, " in 'http'", "directActions, status");
         }
     }
+}
+
+/* outbound: {allow: [addresses]} - the non-public addresses the built-in
+ * plugins may fetch from (plugins/outbound.h) */
+static void
+load_outbound(struct config *cfg, const struct ydoc_node *v, const char *file,
+              struct diag *d)
+{
+    const struct ydoc_node *allow =
+        v->kind == YDOC_MAP ? ydoc_get(v, "allow") : NULL;
+
+    if (allow == NULL || v->count != 1) {
+        diag_add(d, file, v->line,
+                 "'outbound' must be {allow: [addresses or networks]}");
+        return;
+    }
+    load_addresses(allow, file, "outbound.allow", &cfg->outbound.allow,
+                   &cfg->outbound.nallow, d);
 }
 
 /* --- budget: what a client may spend --------------------------------------- */
@@ -799,6 +817,8 @@ load_agent_yaml(struct config *cfg, struct diag *d)
             load_history(cfg, v, file, d);
         } else if (strcmp(k->text, "http") == 0) {
             load_http(cfg, v, file, d);
+        } else if (strcmp(k->text, "outbound") == 0) {
+            load_outbound(cfg, v, file, d);
         } else if (strcmp(k->text, "budget") == 0) {
             load_budget(cfg, v, file, d);
         } else if (strcmp(k->text, "plugins") == 0) {
@@ -812,7 +832,7 @@ load_agent_yaml(struct config *cfg, struct diag *d)
         } else {
             unknown_key(d, file, k, "",
                         "gemini, actions, dataDir, limits, store, policy, "
-                        "auth, history, http, budget, plugins, "
+                        "auth, history, http, outbound, budget, plugins, "
                         "allowReadableKeyFile");
         }
     }
@@ -1183,6 +1203,7 @@ config_free(struct config *cfg)
     free(cfg->auth.session_cookie);
     free(cfg->budget.trusted);
     free(cfg->status.allow);
+    free(cfg->outbound.allow);
     free(cfg->run.store);
     free(cfg->run.persona);
     json_decref(cfg->run.allow);

@@ -182,6 +182,14 @@ struct config_status {
     bool on;
 };
 
+/* Where the built-in plugins may fetch from besides the public Internet
+ * (outbound.allow; plugins/outbound.h): loopback, private, link-local
+ * and other reserved addresses are refused unless listed here. */
+struct config_outbound {
+    struct netaddr *allow; /* owned */
+    size_t nallow;
+};
+
 /* What the chat accepts in the history a browser sends (history:). */
 struct config_history {
     unsigned allow_parts; /* allowParts, as agent/history.h's bits */
@@ -203,6 +211,7 @@ struct config {
     enum config_direct direct_actions;
     struct config_budget budget;
     struct config_status status;
+    struct config_outbound outbound;
 
     struct config_auth auth;
     /* allowReadableKeyFile: serve even when the file holding the key is

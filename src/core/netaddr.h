@@ -50,6 +50,20 @@ void netaddr_mask(struct netaddr *a, unsigned bits);
 /* Is it an IPv4 address (in its mapped form)? */
 bool netaddr_is_v4(const struct netaddr *a);
 
+/*
+ * Is `a` (one address) outside the public Internet, and which kind? NULL
+ * for a public address; else a short name for the range it lies in:
+ * "unspecified", "loopback", "private" (RFC 1918, ULA fc00::/7 and the
+ * deprecated site-local fec0::/10), "shared" (100.64.0.0/10, carrier NAT),
+ * "link-local" (169.254.0.0/16 with the cloud metadata address, fe80::/10),
+ * "multicast", "broadcast", "documentation" or "reserved" (any other
+ * special-purpose range of RFC 6890's registries, IPv6 outside 2000::/3).
+ * An IPv6 form that carries an IPv4 address (mapped ::ffff:0:0/96, NAT64
+ * 64:ff9b::/96, 6to4 2002::/16) is judged by that address; the deprecated
+ * IPv4-compatible ::/96 and Teredo are reserved. Static strings.
+ */
+const char *netaddr_reserved(const struct netaddr *a);
+
 /* The text of `a`: dotted IPv4 or RFC 5952 IPv6, with "/PREFIX" (in its
  * own family's bits) when it is a network of more than one address. */
 void netaddr_format(const struct netaddr *a, char out[NETADDR_TEXT_MAX]);

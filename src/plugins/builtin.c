@@ -29,3 +29,6 @@ const gemini_agent_plugin_factory builtin_plugins[] = {
     builtin_web_search,
     NULL,
 };
+
+const char *const builtin_fetchers[] = {"mcp", "references", "web_search",
+                                        NULL};

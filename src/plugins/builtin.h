@@ -18,4 +18,10 @@
 /* The built-in plugins' factories, NULL-terminated. */
 extern const gemini_agent_plugin_factory builtin_plugins[];
 
+/* The names of those that fetch from the network, NULL-terminated: the
+ * registry hands each the outbound policy (soplugin_env.fetchers), and
+ * each fetches through plugins/webget.h or plugins/outbound.h's guard
+ * with it. A new plugin that fetches joins this list. */
+extern const char *const builtin_fetchers[];
+
 #endif /* APP_BUILTIN_H */

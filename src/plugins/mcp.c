@@ -32,6 +32,7 @@
 #include "core/logmsg.h"
 #include "core/utf8.h"
 #include "plugins/mcp_int.h"
+#include "plugins/outbound.h"
 #include "registry/jschema.h"
 
 #include <curl/curl.h>
@@ -266,6 +267,7 @@ struct mcp {
     size_t ntools;
     char *declarations; /* the JSON array declarations() returns */
     size_t decl_bytes;  /* ... its length so far, while it is built */
+    struct outbound outbound; /* where servers over HTTP may be */
 };
 
 static void
@@ -804,6 +806,8 @@ mcp_initialize(const struct gemini_agent_init *init, void **self, char *err,
                      : v > BOUND_MCP_TIMEOUT_MS ? BOUND_MCP_TIMEOUT_MS
                                                 : (int)v;
     }
+    if (outbound_from_config(conf, &m->outbound, err, errsize) != 0)
+        goto out;
     path = path_in(init->config_dir, file ? file : ".mcp.json");
     if (path == NULL) {
         snprintf(err, errsize, "out of memory");
@@ -811,6 +815,8 @@ mcp_initialize(const struct gemini_agent_init *init, void **self, char *err,
     }
     if (load_servers(m, path, init->config_dir, timeout_ms, err, errsize) != 0)
         goto out;
+    for (size_t i = 0; i < m->nservers; i++)
+        m->servers[i].cfg.outbound = &m->outbound;
     for (size_t i = 0; i < m->nservers; i++)
         if (list_server(m, i, decls, err, errsize) != 0)
             goto out;

@@ -14,12 +14,15 @@
  *
  * Bounds: the whole exchange takes at most cfg->timeout_ms (connecting
  * included), the body or stream at most MCP_MESSAGE_BYTES; only http and
- * https, no redirects followed.
+ * https, no redirects followed (a JSON-RPC POST has no business being
+ * sent elsewhere); only to an address the outbound policy allows
+ * (plugins/outbound.h), through no proxy.
  *
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
 #include "plugins/mcp_int.h"
+#include "plugins/outbound.h"
 
 #include "core/bounds.h"
 #include "core/jsonin.h"
@@ -199,11 +202,16 @@ oom:
     return NULL;
 }
 
-static void
+/* The options of every exchange; `guard` must live until the transfer
+ * ends. Only curl_easy_setopt's out of memory fails them, and then the
+ * guard may be missing: -1, and nothing is sent. */
+static int
 common_options(CURL *curl, const struct mcp_server_cfg *cfg, char *errbuf,
-               long timeout_ms)
+               long timeout_ms, struct outbound_guard *guard)
 {
     curl_easy_reset(curl);
+    if (outbound_guard(curl, guard, cfg->outbound) != 0)
+        return -1;
     curl_easy_setopt(curl, CURLOPT_URL, cfg->url);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -211,6 +219,7 @@ common_options(CURL *curl, const struct mcp_server_cfg *cfg, char *errbuf,
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
     errbuf[0] = '\0';
+    return 0;
 }
 
 int
@@ -218,7 +227,8 @@ mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
                   struct json_t **answer, struct mcp_err *e)
 {
     struct http_rx rx = {.c = c, .id = id};
-    char errbuf[CURL_ERROR_SIZE];
+    struct outbound_guard guard;
+    char errbuf[CURL_ERROR_SIZE], why[160];
     struct curl_slist *h = request_headers(c, true);
     CURLcode rc;
     long status = 0;
@@ -230,7 +240,11 @@ mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
         mcp_err_set(e, MCP_PROTO, "out of memory");
         goto out;
     }
-    common_options(c->curl, c->cfg, errbuf, c->cfg->timeout_ms);
+    if (common_options(c->curl, c->cfg, errbuf, c->cfg->timeout_ms,
+                       &guard) != 0) {
+        mcp_err_set(e, MCP_PROTO, "out of memory");
+        goto out;
+    }
     curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
     curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, text);
@@ -248,6 +262,13 @@ mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
     if (rx.answer == NULL && rc == CURLE_WRITE_ERROR) {
         mcp_err_set(e, MCP_PROTO, "server '%s' sent an answer over %u bytes",
                     c->cfg->name, MCP_MESSAGE_BYTES);
+        goto out;
+    }
+    if (rx.answer == NULL && rc == CURLE_COULDNT_CONNECT &&
+        outbound_refusal(c->curl, &guard, why, sizeof(why))) {
+        /* MCP_START: no reconnect would be let through either */
+        mcp_err_set(e, MCP_START, "server '%s' is unreachable: %s",
+                    c->cfg->name, why);
         goto out;
     }
     if (rx.answer == NULL && rc != CURLE_OK) {
@@ -313,12 +334,15 @@ mcp_http_stop(struct mcp_conn *c)
         /* end the session politely; the server drops it anyway in time */
         char errbuf[CURL_ERROR_SIZE];
         struct curl_slist *h = request_headers(c, false);
+        struct outbound_guard guard;
 
-        common_options(c->curl, c->cfg, errbuf, MCP_STOP_GRACE_MS);
-        curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, "DELETE");
-        curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
-        curl_easy_setopt(c->curl, CURLOPT_NOBODY, 1L);
-        (void)curl_easy_perform(c->curl);
+        if (common_options(c->curl, c->cfg, errbuf, MCP_STOP_GRACE_MS,
+                           &guard) == 0) {
+            curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, "DELETE");
+            curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
+            curl_easy_setopt(c->curl, CURLOPT_NOBODY, 1L);
+            (void)curl_easy_perform(c->curl);
+        }
         curl_slist_free_all(h);
     }
     /* in a forked worker the handle's socket is the parent's: cleaning

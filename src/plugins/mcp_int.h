@@ -25,6 +25,7 @@
 
 struct json_t;
 struct curl_slist;
+struct outbound;
 
 /* How an exchange failed; only MCP_DEAD is worth a reconnect and retry. */
 enum mcp_fail {
@@ -58,6 +59,8 @@ struct mcp_server_cfg {
     /* Streamable HTTP */
     char *url;
     struct curl_slist *headers; /* from `headers`, "Name: value" */
+    /* where url may be (plugins/outbound.h); the plugin's, borrowed */
+    const struct outbound *outbound;
     int timeout_ms;
 };
 

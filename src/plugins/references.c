@@ -20,7 +20,8 @@
  * held for another cacheSeconds (a stale page beats none, and a dead
  * host is not waited for on every request); with none, the tool fails
  * with the reason. Content longer than maxBytes is cut at a character boundary;
- * bytes that are not UTF-8 become '?'.
+ * bytes that are not UTF-8 become '?'. A URL is fetched only where the
+ * outbound policy allows (plugins/outbound.h), each redirect hop checked.
  *
  * The loading process initialises and shuts down; only workers execute,
  * and no lock is held while the loading process forks them.
@@ -30,6 +31,7 @@
 #include "core/common.h"
 #include "plugins/references.h"
 #include "plugins/answer.h"
+#include "plugins/outbound.h"
 #include "plugins/webget.h"
 #include "core/bounds.h"
 #include "core/jsonin.h"
@@ -68,6 +70,7 @@ struct references {
     long timeout_ms;
     char *declarations;
     char *instructions;
+    struct outbound outbound; /* where the URL sources may be fetched from */
 };
 
 static const char *
@@ -400,6 +403,8 @@ refs_initialize(const struct gemini_agent_init *init, void **self, char *err,
         }
         r->timeout_ms = (long)json_integer_value(v);
     }
+    if (outbound_from_config(cfg, &r->outbound, err, errsize) != 0)
+        goto fail;
     r->src = calloc(json_object_size(sources), sizeof(*r->src));
     if (r->src == NULL) {
         snprintf(err, errsize, "out of memory");
@@ -458,8 +463,10 @@ with_text(const struct references *r, struct ref_source *s, use_fn use,
     pthread_mutex_lock(&s->lock);
     now = monotime_ms();
     if (s->content == NULL || now - s->fetched_ms >= r->cache_ms) {
+        /* redirects followed: each hop's address is checked again */
         if (webget_fetch(&(struct webget_req){s->url, NULL, r->timeout_ms,
-                                              r->max_bytes + 1, true, true},
+                                              r->max_bytes + 1, true, true,
+                                              &r->outbound},
                          &res, why, sizeof(why)) != 0) {
             snprintf(msg, msgsize, "could not be fetched: %s", why);
         } else if (res.status != 200) {
@@ -572,6 +579,19 @@ enrich_use(void *arg, const char *text, size_t len, bool cut)
     return 0;
 }
 
+/* A source that could not be read: "[reference NAME not read: WHY]" in
+ * the prompt where it fits (a message for the visitor, never the URL). */
+static void
+note_failure(struct enrich *e, const char *why)
+{
+    size_t start = e->prompt->len;
+
+    if (sbuf_addf(e->prompt, "\n\n[reference %s not read: %s]", e->name,
+                  why) != 0 ||
+        e->prompt->len > e->limit)
+        sbuf_truncate(e->prompt, start);
+}
+
 /* The next @name of prompt[*i..len) that names a source: the source, with
  * *i past it; NULL at the end. '@' counts at the start or after a
  * character that cannot be in a name or an address ("bob@faq" is mail). */
@@ -632,11 +652,12 @@ refs_enrich(void *self, const struct gemini_agent_ctx *ctx,
         if (seen[k])
             continue;
         seen[k] = true;
-        /* a source that cannot be fetched now leaves the prompt as the
-         * user wrote it; the model can still ask with the tool */
+        /* a source that cannot be fetched now is not in the prompt, but
+         * why is: the model can tell the visitor (or ask with the tool) */
         if (with_text(r, s, enrich_use, &e, why, sizeof(why)) != 0) {
             if (json_array_append_new(failed, json_string(s->name)) != 0)
                 goto out;
+            note_failure(&e, why);
             continue;
         }
         if (json_array_append_new(e.skipped ? skipped : used,

@@ -9,6 +9,7 @@
  */
 #include "core/common.h"
 #include "plugins/webget.h"
+#include "plugins/outbound.h"
 #include "core/bounds.h"
 #include "core/sbuf.h"
 
@@ -104,6 +105,7 @@ webget_fetch(const struct webget_req *req, struct webget_res *res, char *msg,
              size_t msgsize)
 {
     struct sink s = {.too_big = false, .keep_start = req->keep_start};
+    struct outbound_guard guard;
     struct curl_slist *hdrs = NULL;
     CURL *c;
     CURLcode rc;
@@ -131,7 +133,8 @@ webget_fetch(const struct webget_req *req, struct webget_res *res, char *msg,
     }
     /* NOSIGNAL: request threads must not take SIGALRM (a resolver
      * timeout would otherwise use it). */
-    if (curl_easy_setopt(c, CURLOPT_URL, req->url) != CURLE_OK ||
+    if (outbound_guard(c, &guard, req->policy) != 0 ||
+        curl_easy_setopt(c, CURLOPT_URL, req->url) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") !=
             CURLE_OK ||
@@ -166,7 +169,10 @@ webget_fetch(const struct webget_req *req, struct webget_res *res, char *msg,
         rc = CURLE_OK;
     }
     if (rc != CURLE_OK) {
-        describe(rc, req, &s, msg, msgsize);
+        /* a refused address fails the transfer as a failed connect */
+        if (rc != CURLE_COULDNT_CONNECT ||
+            !outbound_refusal(c, &guard, msg, msgsize))
+            describe(rc, req, &s, msg, msgsize);
         goto out;
     }
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res->status);

@@ -6,9 +6,12 @@
  * connection cache): each call here makes its own curl easy handle and
  * frees it, so it is safe from any number of request threads and from a
  * worker process forked after the site was loaded (no handle crosses a
- * fork). Only http and https, also after a redirect; a total timeout; the
- * body cut off at a size cap. Messages never carry the request's headers
- * (an API key may be one of them) nor libcurl's error buffer verbatim.
+ * fork). Only http and https, also after a redirect; only the addresses
+ * the outbound policy allows (plugins/outbound.h), checked on every
+ * connection, each redirect hop's included; no proxy; a total timeout;
+ * the body cut off at a size cap. Messages never carry the request's
+ * headers (an API key may be one of them) nor libcurl's error buffer
+ * verbatim.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -18,6 +21,8 @@
 #include "core/common.h"
 
 #include <stddef.h>
+
+struct outbound;
 
 struct webget_req {
     const char *url;
@@ -29,6 +34,8 @@ struct webget_req {
     /* a longer body: keep its first max_bytes and succeed (truncated
      * set) instead of failing */
     bool keep_start;
+    /* where it may connect (outbound.h); NULL: the public Internet only */
+    const struct outbound *policy;
 };
 
 struct webget_res {
@@ -42,7 +49,8 @@ struct webget_res {
  * GET req->url. Returns 0 when an HTTP answer arrived (any status: the
  * caller decides), with `res` filled; or -1 with a short sentence for the
  * site's visitor in msg[msgsize] ("timed out after 8000 ms", "could not
- * connect", "answer larger than 65536 bytes") and `res` empty.
+ * connect", "answer larger than 65536 bytes", "the address of
+ * docs.example is not allowed") and `res` empty.
  */
 int webget_fetch(const struct webget_req *req, struct webget_res *res,
                  char *msg, size_t msgsize) ATTR_WUR;

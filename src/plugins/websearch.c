@@ -11,7 +11,9 @@
  * bound in bounds.h, results whose url is not http(s) dropped. Failures
  * (timeout, an HTTP status other than 200, an answer that is not that
  * JSON) are the tool's error with a sentence the model can pass on; the
- * configured headers (an API key, say) never appear in one.
+ * configured headers (an API key, say) never appear in one. The endpoint
+ * is reached only where the outbound policy allows (plugins/outbound.h),
+ * and no redirect is followed: a search API has no reason to send one.
  *
  * The instance is read-only after initialize(), so execute() needs no
  * lock; webget.c makes a curl handle per call, so nothing made in the
@@ -25,6 +27,7 @@
 #include "core/common.h"
 #include "plugins/websearch.h"
 #include "plugins/answer.h"
+#include "plugins/outbound.h"
 #include "plugins/webget.h"
 #include "core/bounds.h"
 #include "core/jsonin.h"
@@ -49,6 +52,8 @@ struct websearch {
     long timeout_ms;
     char **headers; /* "Name: value", NULL-terminated */
     size_t nheaders;
+    /* where the endpoint may be (outbound.h); no redirect is followed */
+    struct outbound outbound;
 };
 
 static const char *
@@ -247,6 +252,8 @@ ws_initialize(const struct gemini_agent_init *init, void **self, char *err,
                  "address, e.g. https://searx.example.org/search)");
         goto fail;
     }
+    if (outbound_from_config(cfg, &w->outbound, err, errsize) != 0)
+        goto fail;
     w->endpoint = strdup(endpoint);
     if (w->endpoint == NULL)
         goto oom;
@@ -468,7 +475,7 @@ ws_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
                                           (const char *const *)w->headers,
                                           w->timeout_ms,
                                           BOUND_WEBSEARCH_RESPONSE_BYTES,
-                                          false, false},
+                                          false, false, &w->outbound},
                      &res, why, sizeof(why)) != 0) {
         snprintf(msg, sizeof(msg), "web search failed: %s", why);
         goto out;

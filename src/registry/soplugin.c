@@ -18,6 +18,7 @@
 #include "core/diag.h"
 #include "core/jsonin.h"
 #include "core/jsonout.h"
+#include "core/netaddr.h"
 #include "core/status.h"
 #include "gemini-agent/plugin.h"
 #include "registry/action.h"
@@ -128,12 +129,54 @@ so_free_one(struct so_plugin *p)
     so_release(p);
 }
 
-/* The plugin's configuration text: plugins.config.<name>, or "{}". */
+/* Is `name` one of the built-ins that fetch (soplugin_env.fetchers)? */
+static bool
+fetches(const struct soplugin_env *env, const char *name)
+{
+    for (size_t i = 0; env->fetchers != NULL && env->fetchers[i] != NULL; i++)
+        if (strcmp(env->fetchers[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* The host's outbound policy as the member "outbound" of the built-in
+ * fetcher's configuration `c` (a copy of plugins.config.<name> or {}),
+ * after its schema was checked: the owner cannot write it per plugin. */
 static char *
-config_text(const struct config_plugins *cfg, const char *name, size_t *len)
+with_outbound(const struct soplugin_env *env, const json_t *c, size_t *len)
+{
+    json_t *o = c != NULL ? json_copy(UNCONST(c)) : json_object();
+    json_t *allow = json_array();
+    char *text = NULL;
+
+    if (o == NULL || allow == NULL || !json_is_object(o))
+        goto out;
+    for (size_t i = 0; i < env->noutbound; i++) {
+        char a[NETADDR_TEXT_MAX];
+        netaddr_format(&env->outbound[i], a);
+        if (json_array_append_new(allow, json_string(a)) != 0)
+            goto out;
+    }
+    if (json_object_set_new(o, "outbound", json_pack("{s:O}", "allow",
+                                                      allow)) != 0)
+        goto out;
+    text = jsonout_dumps(o, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, len);
+out:
+    json_decref(allow);
+    json_decref(o);
+    return text;
+}
+
+/* The plugin's configuration text: plugins.config.<name>, or "{}"; a
+ * built-in that fetches gets the outbound policy in it too. */
+static char *
+config_text(const struct soplugin_env *env, const struct config_plugins *cfg,
+            const char *name, bool builtin, size_t *len)
 {
     const json_t *c = cfg->config ? json_object_get(cfg->config, name) : NULL;
 
+    if (builtin && fetches(env, name))
+        return with_outbound(env, c, len);
     if (c == NULL) {
         *len = 2;
         return strdup("{}");
@@ -292,7 +335,7 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
     p->role = role;
     p->name = strdup(ops->name);
     p->path = strdup(path);
-    p->config = config_text(cfg, ops->name, &conf_len);
+    p->config = config_text(env, cfg, ops->name, dl == NULL, &conf_len);
     if (p->name == NULL || p->path == NULL || p->config == NULL)
         goto oom;
     if ((kept = unchanged(env, p)) != NULL) {

@@ -30,6 +30,7 @@ struct diag;
 struct gemini_agent_out;
 struct gemini_agent_plugin;
 struct json_t;
+struct netaddr;
 struct status_error;
 
 /* How a loaded plugin takes part (plugins.expose, plugins.enrichmentOnly;
@@ -49,6 +50,14 @@ struct soplugin_env {
     /* the built-in plugins' factories, NULL-terminated (NULL: none):
      * passed in, so the registry knows no plugin by name */
     const gemini_agent_plugin_factory *builtins;
+    /* the built-ins that fetch from the network (plugins/builtin.h's
+     * builtin_fetchers), NULL-terminated, or NULL: each gets the member
+     * "outbound": {"allow": [outbound[0..noutbound), as text]} in its
+     * configuration, the addresses it may reach besides the public
+     * Internet (plugins/outbound.h; agent.yaml's outbound.allow) */
+    const char *const *fetchers;
+    const struct netaddr *outbound;
+    size_t noutbound;
     /* loading for the terminal client: GEMINI_AGENT_TERMINAL_ONLY plugins
      * may be exposed; the web routes never set it */
     bool terminal;

@@ -17,6 +17,7 @@
 #include "term/session_int.h"
 #include "agent/toolbridge.h"
 #include "core/diag.h"
+#include "core/netaddr.h"
 #include "core/jsonout.h"
 #include "core/monotime.h"
 #include "core/sbuf.h"
@@ -739,11 +740,19 @@ load_tools(struct term_session *s)
     struct diag d = DIAG_INIT;
     json_t *decls;
 
+    /* ::/0: the terminal's user fetches from their own machine, their
+     * MCP servers on localhost among it, as any tool they run would; the
+     * outbound policy guards a server's network from its visitors */
+    static const struct netaddr anywhere = {{0}, 0};
+
     if (plugins_config(s) != 0)
         return -1;
     const struct soplugin_env env = {
         .cfg = &s->plugins_cfg,
         .builtins = builtin_plugins,
+        .fetchers = builtin_fetchers,
+        .outbound = &anywhere,
+        .noutbound = 1,
         .terminal = true,
         .config_dir = s->cfg ? s->cfg->dir : s->cwd,
         .data_dir = s->actions_env.data_dir,

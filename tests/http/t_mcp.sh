@@ -149,7 +149,8 @@ cat >"$T_TMP/http.json" <<EOF
 EOF
 # one worker: the session it opens is surely the one the restart loses
 start_stack --workers 1 --mock --limits "{$CHAT_LIMITS}" \
-    --yaml "plugins: {expose: [mcp], config: {mcp: {configFile: '$T_TMP/http.json'}}}"
+    --yaml "plugins: {expose: [mcp], config: {mcp: {configFile: '$T_TMP/http.json'}}}" \
+    --yaml "outbound: {allow: [127.0.0.1]}"
 
 ga_run check --config "$GA_CONF"
 if [ "$rc" -eq 0 ] && grep -qE '^plugin mcp \(built-in\): [0-9]{2,} tools' <<<"$out"; then

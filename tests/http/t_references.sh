@@ -29,7 +29,8 @@ write_config "$GA_CONF" "{$CHAT_LIMITS}" '' \
     references:
       sources:
         faq: {file: docs/faq.md, description: Shipping and returns}
-        api: {url: '$SEARCH_URL/doc/api', description: The API notes}"
+        api: {url: '$SEARCH_URL/doc/api', description: The API notes}
+outbound: {allow: [127.0.0.1]}"
 mkdir -p "$ST_DIR/docs"
 printf '%s\n' "$FAQ" >"$ST_DIR/docs/faq.md"
 start_stack --keep-dir

@@ -22,7 +22,8 @@ export KEY
 start_search_mock
 start_mock
 start_stack --mock --limits "{$CHAT_LIMITS}" \
-    --yaml "plugins: {config: {web_search: {endpoint: '$SEARCH_URL/search', maxResults: 3, safesearch: 2, region: de-CH, headers: {X-Api-Key: '$KEY'}}}}"
+    --yaml "plugins: {config: {web_search: {endpoint: '$SEARCH_URL/search', maxResults: 3, safesearch: 2, region: de-CH, headers: {X-Api-Key: '$KEY'}}}}" \
+    --yaml "outbound: {allow: [127.0.0.1]}"
 
 req GET /_jay/actions
 assert_py "listed as a read-only action" <<'EOF2'
@@ -57,7 +58,8 @@ stop_stack
 # The endpoint down: a clean error the model reads; the chat answers
 CLOSED=$(free_port)
 start_stack --mock --limits "{$CHAT_LIMITS}" \
-    --yaml "plugins: {config: {web_search: {endpoint: 'http://127.0.0.1:$CLOSED/search', headers: {X-Api-Key: '$KEY'}}}}"
+    --yaml "plugins: {config: {web_search: {endpoint: 'http://127.0.0.1:$CLOSED/search', headers: {X-Api-Key: '$KEY'}}}}" \
+    --yaml "outbound: {allow: [127.0.0.1]}"
 mock_reset
 chat_send "[[mock:server-call tool=action_web_search_search args='{\"query\":\"anything\"}']] look it up"
 assert_py "endpoint down: the tool's error, not a failed chat" <<'EOF2'

@@ -18,6 +18,7 @@ Routes (GET):
   /doc/NAME                     text/plain "Document NAME ..." (references)
   /big                          200 KiB of text
   /redirect                     302 to file:///etc/passwd
+  /to?url=URL                   302 to URL (the outbound policy's tests)
   /__last                       {"path", "params", "headers"} of the last
                                 request to any other route
   /__count                      {"PATH": requests} per path (query cut off)
@@ -28,6 +29,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -118,6 +120,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, "x" * (200 * 1024), "text/plain")
         if path == "/redirect":
             return self.send(302, "", "text/plain", {"Location": "file:///etc/passwd"})
+        if path == "/to":
+            to = urllib.parse.parse_qs(u.query).get("url", [""])[0]
+            return self.send(302, "", "text/plain", {"Location": to})
         return self.send(404, {"error": "no such route"})
 
 
@@ -140,6 +145,8 @@ def main():
     if a.host not in ("127.0.0.1", "localhost", "::1") and not a.host.startswith("127."):
         print("search_mock: loopback addresses only", file=sys.stderr)
         return 2
+    if ":" in a.host:
+        Server.address_family = socket.AF_INET6
     srv = Server((a.host, a.port), Handler)
 
     def stop(signum, frame):

@@ -670,7 +670,8 @@ static const struct {
      "secretFile, sessionCookie)"},
     {"authz:\n  secretFile: x\n", "expected one of: gemini, actions, dataDir, "
                                   "limits, store, policy, auth, "
-                                  "history, http, budget, plugins, allowReadableKeyFile"},
+                                  "history, http, outbound, budget, "
+                                  "plugins, allowReadableKeyFile"},
 };
 
 START_TEST(config_auth_refusals)

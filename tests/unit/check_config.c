@@ -882,7 +882,8 @@ START_TEST(budget_and_status)
         "  trustForwardedFor: [127.0.0.1, '10.0.0.0/8', '::1']\n"
         "http:\n"
         "  directActions: authenticated\n"
-        "  status: {allow: [127.0.0.1, '2001:db8::/32']}\n";
+        "  status: {allow: [127.0.0.1, '2001:db8::/32']}\n"
+        "outbound: {allow: ['127.0.0.2/32', 'fd00::/8']}\n";
     static const char only_site[] = "actions: []\n"
                                     "budget: {site: {requestsPerMinute: 5}}\n";
     static const char bad[] =
@@ -895,7 +896,8 @@ START_TEST(budget_and_status)
         "  perDomain: {}\n"                                 /* 7 */
         "http:\n"                                           /* 8 */
         "  status: {allow: ['10.0.0.0/33']}\n"              /* 9 */
-        "  statuses: on\n";                                 /* 10 */
+        "  statuses: on\n"                                  /* 10 */
+        "outbound: {allow: [metadata.internal]}\n";        /* 11 */
     struct netaddr a;
 
     write_temp_config("actions: []\n", 12, &dir, &file);
@@ -906,6 +908,7 @@ START_TEST(budget_and_status)
     ck_assert_int_eq(c->budget.site.tokens_per_day, 0);
     ck_assert_uint_eq(c->budget.ntrusted, 0);
     ck_assert(!c->status.on);
+    ck_assert_uint_eq(c->outbound.nallow, 0);
     ck_assert_int_eq(c->direct_actions, CONFIG_DIRECT_READ_ONLY);
     config_free(c);
     remove_temp(dir, file);
@@ -927,6 +930,11 @@ START_TEST(budget_and_status)
     ck_assert(!netaddr_in(c->budget.trusted, c->budget.ntrusted, &a));
     ck_assert(c->status.on);
     ck_assert_uint_eq(c->status.nallow, 2);
+    ck_assert_uint_eq(c->outbound.nallow, 2);
+    ck_assert(netaddr_parse("fd12::1", 7, &a));
+    ck_assert(netaddr_in(c->outbound.allow, c->outbound.nallow, &a));
+    ck_assert(netaddr_parse("127.0.0.1", 9, &a));
+    ck_assert(!netaddr_in(c->outbound.allow, c->outbound.nallow, &a));
     ck_assert_int_eq(c->direct_actions, CONFIG_DIRECT_AUTHENTICATED);
     config_free(c);
     remove_temp(dir, file);
@@ -956,6 +964,9 @@ START_TEST(budget_and_status)
             {file, 7, "unknown key 'perDomain' in 'budget'"},
             {file, 9, "'http.status.allow' entries are IP addresses"},
             {file, 10, "unknown key 'statuses' in 'http'"},
+            {file, 11, "'outbound.allow' entries are IP addresses or "
+                       "networks (127.0.0.1, ::1, 10.0.0.0/8), not "
+                       "'metadata.internal'"},
             {NULL, 0, NULL},
         };
         c = config_load(file, &d);

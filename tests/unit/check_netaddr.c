@@ -134,6 +134,74 @@ START_TEST(masking)
 }
 END_TEST
 
+/* Each special-purpose range at its edges, in both families and in the
+ * IPv6 forms that carry an IPv4 address; public neighbours pass. */
+START_TEST(reserved_ranges)
+{
+    static const struct {
+        const char *addr;
+        const char *kind; /* NULL: public */
+    } cases[] = {
+        {"0.0.0.0", "unspecified"},      {"0.255.255.255", "unspecified"},
+        {"1.0.0.0", NULL},               {"9.255.255.255", NULL},
+        {"10.0.0.0", "private"},         {"10.255.255.255", "private"},
+        {"11.0.0.0", NULL},              {"100.63.255.255", NULL},
+        {"100.64.0.0", "shared"},        {"100.127.255.255", "shared"},
+        {"100.128.0.0", NULL},           {"126.255.255.255", NULL},
+        {"127.0.0.1", "loopback"},       {"127.255.255.254", "loopback"},
+        {"128.0.0.0", NULL},             {"169.253.255.255", NULL},
+        {"169.254.0.1", "link-local"},   {"169.254.169.254", "link-local"},
+        {"169.255.0.0", NULL},           {"172.15.255.255", NULL},
+        {"172.16.0.0", "private"},       {"172.31.255.255", "private"},
+        {"172.32.0.0", NULL},            {"192.0.0.8", "reserved"},
+        {"192.0.1.1", NULL},             {"192.0.2.1", "documentation"},
+        {"192.88.99.1", "reserved"},     {"192.167.255.255", NULL},
+        {"192.168.0.1", "private"},      {"192.168.255.255", "private"},
+        {"192.169.0.0", NULL},           {"198.17.255.255", NULL},
+        {"198.18.0.1", "reserved"},      {"198.19.255.255", "reserved"},
+        {"198.20.0.0", NULL},            {"198.51.100.7", "documentation"},
+        {"203.0.113.7", "documentation"}, {"223.255.255.255", NULL},
+        {"224.0.0.1", "multicast"},      {"239.255.255.255", "multicast"},
+        {"240.0.0.1", "reserved"},       {"255.255.255.254", "reserved"},
+        {"255.255.255.255", "broadcast"}, {"8.8.8.8", NULL},
+        /* IPv6 */
+        {"::", "unspecified"},           {"::1", "loopback"},
+        {"::2", "reserved"},             {"::127.0.0.1", "reserved"},
+        {"::8.8.8.8", "reserved"},       {"100::1", "reserved"},
+        {"2001:db8::1", "documentation"}, {"2001::1", "reserved"},
+        {"2001:1ff:ffff::1", "reserved"}, {"2001:200::1", NULL},
+        {"2606:4700::1111", NULL},       {"3fff:ffff::1", NULL},
+        {"4000::1", "reserved"},         {"1fff::1", "reserved"},
+        {"fc00::1", "private"},          {"fdff:ffff::1", "private"},
+        {"fec0::1", "private"},          {"fe80::1", "link-local"},
+        {"febf:ffff::1", "link-local"},  {"ff02::1", "multicast"},
+        {"ff0e::1", "multicast"},
+        /* mapped: the IPv4 address */
+        {"::ffff:127.0.0.1", "loopback"}, {"::ffff:169.254.169.254", "link-local"},
+        {"::ffff:10.1.2.3", "private"},  {"::ffff:8.8.8.8", NULL},
+        /* NAT64: the IPv4 address inside; its local-use range reserved */
+        {"64:ff9b::127.0.0.1", "loopback"}, {"64:ff9b::a9fe:a9fe", "link-local"},
+        {"64:ff9b::192.168.1.1", "private"}, {"64:ff9b::8.8.8.8", NULL},
+        {"64:ff9b:1::8.8.8.8", "reserved"},
+        /* 6to4: the IPv4 address in bits 16..47 */
+        {"2002:7f00:1::1", "loopback"},  {"2002:a00:1::1", "private"},
+        {"2002:808:808::1", NULL},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct netaddr a = parsed(cases[i].addr);
+        const char *got = netaddr_reserved(&a);
+        if (cases[i].kind == NULL)
+            ck_assert_msg(got == NULL, "%s is %s, not public", cases[i].addr,
+                          got);
+        else
+            ck_assert_msg(got != NULL && strcmp(got, cases[i].kind) == 0,
+                          "%s is %s, not %s", cases[i].addr,
+                          got ? got : "public", cases[i].kind);
+    }
+}
+END_TEST
+
 Suite *
 netaddr_suite(void)
 {
@@ -144,6 +212,7 @@ netaddr_suite(void)
     tcase_add_test(tc, refused);
     tcase_add_test(tc, matching);
     tcase_add_test(tc, masking);
+    tcase_add_test(tc, reserved_ranges);
     suite_add_tcase(s, tc);
     return s;
 }

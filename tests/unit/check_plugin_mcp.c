@@ -509,8 +509,23 @@ START_TEST(bad_configurations)
     /* nothing reachable over HTTP (port 1 on loopback refuses) */
     write_file("http.json", "{\"mcpServers\": {\"far\": {\"url\": "
                             "\"http://127.0.0.1:1/mcp\"}}}");
-    refused("{\"configFile\": \"http.json\", \"timeoutMs\": 2000}",
+    refused("{\"configFile\": \"http.json\", \"timeoutMs\": 2000, "
+            "\"outbound\": {\"allow\": [\"127.0.0.1\"]}}",
             "server 'far' is unreachable");
+    /* ... and without outbound.allow loopback is refused, not reached;
+     * the sentence is ours, not libcurl's error buffer */
+    refused("{\"configFile\": \"http.json\", \"timeoutMs\": 2000}",
+            "server 'far' is unreachable: the address of 127.0.0.1 is not "
+            "allowed");
+    write_file("meta.json", "{\"mcpServers\": {\"meta\": {\"url\": "
+                            "\"http://169.254.169.254/mcp\"}}}");
+    refused("{\"configFile\": \"meta.json\", \"timeoutMs\": 2000, "
+            "\"outbound\": {\"allow\": [\"127.0.0.1\"]}}",
+            "server 'meta' is unreachable: the address of 169.254.169.254 "
+            "is not allowed");
+    refused("{\"configFile\": \"http.json\", "
+            "\"outbound\": {\"allow\": [\"localhost\"]}}",
+            "outbound.allow entries are IP addresses or networks");
     ck_assert_uint_eq(children(pids, 8), 0);
 }
 END_TEST

@@ -17,6 +17,8 @@
 #include "core/config.h"
 #include "core/diag.h"
 #include "core/memlimit.h"
+#include "core/netaddr.h"
+#include "plugins/builtin.h"
 #include "unit_webmock.h"
 
 #include <check.h>
@@ -283,7 +285,7 @@ START_TEST(url_sources)
              "\"moved\":{\"url\":\"%s\"},", unit_webmock_url("/redirect"));
     snprintf(cfg + strlen(cfg), sizeof(cfg) - strlen(cfg),
              "\"big\":{\"url\":\"%s\"}},\"maxBytes\":100,"
-             "\"timeoutMs\":2000}",
+             "\"timeoutMs\":2000," UNIT_WEBMOCK_OUTBOUND "}",
              unit_webmock_url("/big"));
     before = count_of("/doc/api");
     self = refs_ok(cfg);
@@ -315,6 +317,8 @@ START_TEST(url_sources)
                      GEMINI_AGENT_OK);
     ck_assert_str_eq(md, "{\"references\":[\"api\"],\"failed\":[\"gone\"]}");
     ck_assert_ptr_null(strstr(np, "[reference gone]"));
+    ck_assert_ptr_nonnull(strstr(np, "\n\n[reference gone not read: could "
+                                     "not be fetched: could not connect]"));
     /* a large page: its first maxBytes */
     ck_assert_int_eq(get(self, &a, "big", &text), GEMINI_AGENT_OK);
     ck_assert_ptr_nonnull(strstr(text, "\"truncated\":true"));
@@ -327,7 +331,8 @@ START_TEST(url_sources)
 
     /* cacheSeconds 0: every use fetches */
     snprintf(cfg, sizeof(cfg),
-             "{\"sources\":{\"api\":{\"url\":\"%s\"}},\"cacheSeconds\":0}",
+             "{\"sources\":{\"api\":{\"url\":\"%s\"}},\"cacheSeconds\":0,"
+             UNIT_WEBMOCK_OUTBOUND "}",
              unit_webmock_url("/doc/api"));
     self = refs_ok(cfg);
     before = count_of("/doc/api");
@@ -394,6 +399,70 @@ START_TEST(through_the_registry)
 }
 END_TEST
 
+/* The host's outbound policy (agent.yaml's outbound.allow) reaches the
+ * built-in as "outbound" in its configuration, which the owner cannot
+ * write per plugin; a reload that changes it initialises the plugin
+ * again, one that keeps it keeps the instance. */
+START_TEST(outbound_from_the_host)
+{
+    static const gemini_agent_plugin_factory table[] = {builtin_references,
+                                                        NULL};
+    struct config *cfg;
+    struct diag d = DIAG_INIT;
+    struct plugin_set *set;
+    struct so_plugin *next;
+    struct netaddr other;
+    size_t n;
+    struct arena a;
+    const char *text;
+    char yaml[512];
+
+    refused("actions: []\nplugins:\n  config:\n    references:\n"
+            "      sources: {api: {url: 'http://docs.example/'}}\n"
+            "      outbound: {allow: ['0.0.0.0/0']}\n",
+            "outbound");
+    snprintf(yaml, sizeof(yaml),
+             "actions: []\noutbound: {allow: [127.0.0.1]}\n"
+             "plugins:\n  config:\n    references:\n"
+             "      sources: {api: {url: '%s'}}\n",
+             unit_webmock_url("/doc/api"));
+    set = unit_builtin_set(yaml, builtin_references, &cfg, &d);
+    ck_assert_msg(set->nso == 1, "%s", d.count ? d.items[0].msg : "");
+    ck_assert_ptr_nonnull(strstr(set->so[0].config,
+                                 "\"outbound\":{\"allow\":[\"127.0.0.1\"]}"));
+    arena_init(&a);
+    ck_assert_int_eq(get(set->so[0].self, &a, "api", &text), GEMINI_AGENT_OK);
+    arena_release(&a);
+    /* a reload with the same policy keeps the instance ... */
+    struct soplugin_env env = {.cfg = &cfg->plugins,
+                               .builtins = table,
+                               .fetchers = builtin_fetchers,
+                               .outbound = cfg->outbound.allow,
+                               .noutbound = cfg->outbound.nallow,
+                               .prev = set->so,
+                               .nprev = set->nso};
+    ck_assert_int_eq(soplugin_load(&env, &next, &n, &d), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(next[0].borrowed && next[0].self == set->so[0].self);
+    soplugin_free_all(next, n);
+    /* ... another one does not: the new instance is refused loopback */
+    ck_assert(netaddr_parse("10.0.0.0/8", 10, &other));
+    env.outbound = &other;
+    env.noutbound = 1;
+    ck_assert_int_eq(soplugin_load(&env, &next, &n, &d), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(!next[0].borrowed && next[0].self != set->so[0].self);
+    arena_init(&a);
+    ck_assert_int_eq(get(next[0].self, &a, "api", &text),
+                     GEMINI_AGENT_FAILED);
+    ck_assert_str_eq(text, "reference 'api' could not be fetched: the "
+                           "address of 127.0.0.1 is not allowed");
+    arena_release(&a);
+    soplugin_free_all(next, n);
+    unit_builtin_done(set, cfg, &d);
+}
+END_TEST
+
 Suite *
 plugin_references_suite(void)
 {
@@ -409,6 +478,7 @@ plugin_references_suite(void)
     tcase_add_test(tc, enrichment);
     tcase_add_test(tc, url_sources);
     tcase_add_test(tc, through_the_registry);
+    tcase_add_test(tc, outbound_from_the_host);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -82,7 +82,8 @@ ws_on(const char *path, const char *extra)
     char err[256];
 
     ck_assert_msg(unit_plugin_init(ops(), "/tmp", &self, err, sizeof(err),
-                          "{\"endpoint\":\"%s\"%s%s}", unit_webmock_url(path),
+                          "{\"endpoint\":\"%s\"," UNIT_WEBMOCK_OUTBOUND "%s%s}",
+                          unit_webmock_url(path),
                           *extra ? "," : "", extra) == 0,
                   "initialize: %s", err);
     return self;
@@ -329,7 +330,7 @@ fails_with(const char *path, const char *extra, const char *want)
         snprintf(url, sizeof(url), "%s", unit_webmock_url(path));
     snprintf(cfg, sizeof(cfg),
              "{\"endpoint\":\"%s\",\"headers\":{\"X-Api-Key\":"
-             "\"secret-key-2\"}%s%s}",
+             "\"secret-key-2\"}," UNIT_WEBMOCK_OUTBOUND "%s%s}",
              url, *extra ? "," : "", extra);
     ck_assert_int_eq(ops()->initialize(&(struct gemini_agent_init){cfg,
                                            strlen(cfg), "/tmp", "/tmp"},

@@ -5,6 +5,8 @@
  */
 #include "core/common.h"
 #include "unit_webmock.h"
+#include "plugins/builtin.h"
+#include "plugins/outbound.h"
 #include "plugins/webget.h"
 #include "registry/plugin.h"
 #include "registry/soplugin.h"
@@ -112,10 +114,13 @@ unit_webmock_json(const char *path)
     char msg[200];
     json_error_t jerr;
     json_t *j;
+    struct outbound loopback = {.nallow = 1};
 
+    /* the mock is on loopback: the test's own reads are allowed there */
+    ck_assert(netaddr_parse("127.0.0.1", 9, &loopback.allow[0]));
     ck_assert_msg(webget_fetch(&(struct webget_req){unit_webmock_url(path),
                                                     NULL, 5000, 1 << 20,
-                                                    false, false},
+                                                    false, false, &loopback},
                                &res, msg, sizeof(msg)) == 0,
                   "webmock %s: %s", path, msg);
     j = json_loadb(res.body, res.len, 0, &jerr);
@@ -166,6 +171,11 @@ unit_builtin_set(const char *yaml, const gemini_agent_plugin_factory factory,
     return plugin_load(NULL, 0,
                        &(struct soplugin_env){.cfg = &(*cfg)->plugins,
                                               .builtins = table,
+                                              .fetchers = builtin_fetchers,
+                                              .outbound =
+                                                  (*cfg)->outbound.allow,
+                                              .noutbound =
+                                                  (*cfg)->outbound.nallow,
                                               .config_dir = cfg_dir,
                                               .data_dir = cfg_dir},
                        NULL, d);

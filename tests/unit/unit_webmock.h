@@ -23,6 +23,10 @@ const char *unit_webmock_url(const char *path);
 /* GET path and decode the JSON answer (a new jansson reference; the test
  * fails when there is none). */
 struct json_t *unit_webmock_json(const char *path);
+/* The member of a plugin's configuration that lets it reach the mock on
+ * loopback (plugins/outbound.h: refused otherwise). */
+#define UNIT_WEBMOCK_OUTBOUND "\"outbound\":{\"allow\":[\"127.0.0.1\"]}"
+
 /* A loopback port nothing listens on (bound, then closed). */
 int unit_webmock_closed_port(void);
 
