@@ -255,6 +255,43 @@ describe('document.modelContext (current spec)', () => {
   });
 });
 
+describe('what a browser agent is told about inputs', () => {
+  const FORM = `
+    <input type="checkbox" data-ref="agree">
+    <input type="radio" name="size" data-ref="small">
+    <input type="number" data-ref="qty">
+    <input data-ref="note">
+    <button data-ref="sendBtn">Send</button>`;
+
+  it('every input item carries its inputType in list-interactions, state://interactions and page-guide', async () => {
+    const { window, automation } = page(FORM);
+    const fake = specContext();
+    window.document.modelContext = fake.ctx;
+    registerWebMCP(automation, undefined, window);
+    const listed = JSON.parse((await fake.tool('list-interactions').execute({})).content[0].text).interactions;
+    const resource = JSON.parse((await fake.live.get('resource:state://interactions').read()).contents[0].text);
+    assert.deepEqual(resource, listed, 'the resource and the tool say the same');
+    const item = (ref) => listed.find((g) => g.refName === ref).items[0];
+    assert.deepEqual(
+      ['agree', 'small', 'qty', 'note'].map((ref) => [item(ref).elementType, item(ref).inputType]),
+      [
+        ['HTMLInputElement', 'checkbox'],
+        ['HTMLInputElement', 'radio'],
+        ['HTMLInputElement', 'number'],
+        ['HTMLInputElement', 'text'],
+      ],
+    );
+    assert.notDeepEqual(item('agree'), item('small'), 'the checkbox and the radio differ');
+    assert.equal('inputType' in item('sendBtn'), false, 'only inputs have one');
+
+    const text = (await fake.live.get('prompt:page-guide').get()).messages[0].content.text;
+    assert.match(text, /- agree: HTMLInputElement type=checkbox \[change\]/);
+    assert.match(text, /- small: HTMLInputElement type=radio \[change\]/);
+    assert.match(text, /- qty: HTMLInputElement type=number \[input, change\]/);
+    assert.match(text, /- sendBtn: HTMLButtonElement "Send" \[click\]/);
+  });
+});
+
 describe('navigator.modelContext (older Chrome / MCP-B)', () => {
   it('removes tools through the returned registration handles', async () => {
     const { window, automation } = page();

@@ -163,13 +163,15 @@ export function toolDefinitions(tools) {
 }
 
 /**
- * The interactions as WebMCP gives them (list-interactions, state://interactions):
- * coordinates as "/"-joined strings and the element's DOM type name.
+ * The interactions as WebMCP gives them (list-interactions, state://interactions,
+ * page-guide): coordinates as "/"-joined strings, the element's DOM type name,
+ * and for an <input> its type ("checkbox", "radio", "number", "text"…), which
+ * the DOM type name alone does not tell apart.
  *
  * @param {import('./automation.js').Interaction[]} interactions
  * @returns {{refName: string, description?: string, items: {coordinate: string, elementType: string,
- *   events: string[], label?: string, itemLabel?: string, value?: string, checked?: boolean,
- *   options?: {value: string, label: string}[]}[]}[]}
+ *   inputType?: string, events: string[], label?: string, itemLabel?: string, value?: string,
+ *   checked?: boolean, options?: {value: string, label: string}[]}[]}[]}
  */
 export function serializeInteractions(interactions) {
   return interactions.map(({ refName, description, items }) => ({
@@ -178,6 +180,7 @@ export function serializeInteractions(interactions) {
     items: items.map((i) => ({
       coordinate: coordinateKey(i.coordinate),
       elementType: i.elementType ?? 'HTMLElement',
+      ...inputTypeOf(i),
       events: [...i.events],
       ...(i.label ? { label: i.label } : {}),
       ...(i.itemLabel ? { itemLabel: i.itemLabel } : {}),
@@ -186,6 +189,12 @@ export function serializeInteractions(interactions) {
       ...(i.options ? { options: i.options.map((o) => ({ ...o })) } : {}),
     })),
   }));
+}
+
+/** {inputType} for an <input> item (the scanner's element is "input[type=<type>]"), else {}. */
+function inputTypeOf(item) {
+  const type = /^input\[type=([^\]]+)\]$/.exec(item.element ?? '')?.[1];
+  return type ? { inputType: type } : {};
 }
 
 /**
@@ -504,7 +513,7 @@ function genericTools(automation) {
       name: 'list-interactions',
       description:
         'List the interactive elements of the page, grouped by ref, with their coordinates ("<ref>" or ' +
-        '"<id>/<ref>"), DOM element types, events, labels and current values.',
+        '"<id>/<ref>"), DOM element types (and input types), events, labels and current values.',
       inputSchema: { type: 'object', properties: {} },
       category: CATEGORY,
       webmcpOnly: true,
