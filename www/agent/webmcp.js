@@ -14,12 +14,13 @@
  * applied once: only tools whose shape (name + description + inputSchema +
  * annotations) changed are registered again, all in one pass, so a browser
  * agent hears one toolchange per tool that really changed and none for a
- * change that was undone within the frame. The catalog's declarations do not
- * depend on the items of lists (tools.js), so removing a cart item changes no
- * tool at all. Everything is removed on pagehide.
+ * change that was undone within the frame. Unlike the chat's declarations,
+ * a repeated element's tool here names its usable items in an enum
+ * (tools.js webmcpTools), so removing a cart item registers that tool again,
+ * and emptying the list removes it. Everything is removed on pagehide.
  */
 
-import { buildTools, serializeInteractions } from './tools.js';
+import { buildTools, serializeInteractions, webmcpTools } from './tools.js';
 
 /**
  * @param {ReturnType<import('./automation.js').createAutomation>} automation
@@ -103,7 +104,7 @@ export function registerWebMCP(automation, getTools = () => buildTools(automatio
   function syncTools() {
     let tools;
     try {
-      tools = getTools();
+      tools = webmcpTools(getTools(), automation);
     } catch (err) {
       console.debug('[gemini-agent] WebMCP: could not build the tools', err);
       return;
