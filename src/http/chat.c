@@ -657,7 +657,8 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
 /* --- request decoding -------------------------------------------------- */
 
 struct chat_input {
-    const json_t *body; /* the body's tree, less pageState and toolDefinitions */
+    /* the body's tree, less pageState and toolDefinitions */
+    const json_t *body;
     const char *message;
     const char *conversation; /* the key's token (convkey.h), or NULL */
     json_t *history, *results, *signatures;
@@ -1081,7 +1082,8 @@ sink_done(void *ctx, enum loop_end end, const struct turn *t,
         break;
     }
     c->answer = answer_base(c, ANSWER_RESPONSE,
-                            text ? text : "The model returned an empty answer.");
+                            text ? text
+                                 : "The model returned an empty answer.");
     return c->answer ? 0 : oom(err);
 }
 
