@@ -34,6 +34,7 @@
 #include "core/jsonin.h"
 #include "agent/loop.h"
 #include "registry/action.h"
+#include "registry/jschema.h"
 #include "registry/permission.h"
 #include "registry/plugin.h"
 #include "registry/question.h"
@@ -101,6 +102,24 @@ _Static_assert(HISTORY_PARTS_INLINE == 1 << 0 && HISTORY_PARTS_FILE == 1 << 1 &&
                    HISTORY_PARTS_CODE == 1 << 2 &&
                    HISTORY_PARTS_THOUGHT == 1 << 3,
                "history.allowParts bits differ between config.c and history.h");
+
+/* The answer types, as chat_answer_types names them. */
+enum answer_type {
+    ANSWER_RESPONSE,
+    ANSWER_TOOL_CALLS,
+    ANSWER_BLOCKED,
+    ANSWER_APPROVAL,
+    ANSWER_QUESTION,
+};
+
+const char *const chat_answer_types[] = {
+    [ANSWER_RESPONSE] = "response",
+    [ANSWER_TOOL_CALLS] = "tool-calls",
+    [ANSWER_BLOCKED] = "blocked",
+    [ANSWER_APPROVAL] = "approval-required",
+    [ANSWER_QUESTION] = "question",
+    NULL,
+};
 
 /* --- small helpers ----------------------------------------------------- */
 
@@ -638,6 +657,8 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
 /* --- request decoding -------------------------------------------------- */
 
 struct chat_input {
+    /* the body's tree, less pageState and toolDefinitions */
+    const json_t *body;
     const char *message;
     const char *conversation; /* the key's token (convkey.h), or NULL */
     json_t *history, *results, *signatures;
@@ -650,16 +671,23 @@ struct chat_input {
     size_t page_state, tool_defs;
 };
 
+static const char *const send_members[] = {
+    "message", "history", "signatures", "toolDefinitions", "pageState",
+    "conversation", NULL};
+static const char *const results_members[] = {
+    "results", "approval", "answer", "history", "signatures",
+    "toolDefinitions", "pageState", "conversation", NULL};
+
+const char *const *
+chat_request_members(enum chat_kind kind)
+{
+    return kind == CHAT_SEND_MESSAGE ? send_members : results_members;
+}
+
 static int
 decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
        struct chat_input *in, struct status_error *err)
 {
-    static const char *const send_members[] = {
-        "message", "history", "signatures", "toolDefinitions", "pageState",
-        "conversation", NULL};
-    static const char *const results_members[] = {
-        "results", "approval", "answer", "history", "signatures",
-        "toolDefinitions", "pageState", "conversation", NULL};
     json_t *approval = NULL, *answer = NULL;
     json_error_t jerr;
     const char *unknown;
@@ -676,6 +704,7 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
     body = arena_take_json(a, jsonin_tree_except(doc, spans, nodes, a, err));
     if (body == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
+    in->body = body;
     in->page_state = nodes[0];
     in->tool_defs = nodes[1];
     if (kind == CHAT_SEND_MESSAGE)
@@ -696,8 +725,7 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
                           jerr.text);
     /* Our own check, not JSON_STRICT: jansson's needs memory for it and
      * reports a failed allocation as a member "left unpacked". */
-    unknown = jsonin_unknown_member(
-        body, kind == CHAT_SEND_MESSAGE ? send_members : results_members);
+    unknown = jsonin_unknown_member(body, chat_request_members(kind));
     if (unknown != NULL)
         return status_set(err, ST_BAD_REQUEST,
                           "the request body: unknown member '%s'", unknown);
@@ -765,6 +793,33 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
         }
     }
     return 0;
+}
+
+/*
+ * The body against the inputSchema of its action (chat.h), when the site
+ * loaded the geminiAgent plugin: the route takes nothing its description
+ * does not allow. decode() and the history's checks come first, as their
+ * messages say more; this comes before anything runs. The page state and
+ * the tools are not in the tree (toolbridge_scan checks the tools).
+ */
+static int
+validate_body(const struct site *site, enum chat_kind kind,
+              const json_t *body, struct status_error *err)
+{
+    const struct plugin_action *act = plugin_find(
+        site->actions,
+        kind == CHAT_SEND_MESSAGE ? CHAT_ACTION_SEND : CHAT_ACTION_SUBMIT);
+    struct status_error v = {0};
+
+    if (act == NULL || act->input_schema == NULL ||
+        jschema_validate(act->input_schema, body, &v) == 0)
+        return 0;
+    if (v.code == ST_NO_MEMORY)
+        return oom(err);
+    return status_set(err,
+                      strncmp(v.path, "/history", 8) == 0 ? ST_INVALID_HISTORY
+                                                          : ST_BAD_REQUEST,
+                      "the request body: %s", v.text);
 }
 
 /* --- the chat sink: what the loop reports, gathered for the answer ----- */
@@ -850,9 +905,10 @@ set_optional_string(json_t *obj, const char *key, const char *v)
 
 /* The members every answer has, plus `type` and `message`. */
 static json_t *
-answer_base(struct chat *c, const char *type, const char *message)
+answer_base(struct chat *c, enum answer_type type, const char *message)
 {
-    json_t *ans = json_pack("{s:s, s:O, s:o, s:O}", "type", type, "history",
+    json_t *ans = json_pack("{s:s, s:O, s:o, s:O}", "type",
+                            chat_answer_types[type], "history",
                             c->contents, "usage", loop_usage_json(&c->usage),
                             "serverCalls", c->server_calls);
 
@@ -965,7 +1021,7 @@ approval_answer(struct chat *c, const char *text, struct status_error *err)
                          "tool", act->name, "args", UNCONST(args), "reason",
                          reason, "preview", words, "ticket", ticket,
                          "expiresAt", (json_int_t)exp);
-    c->answer = answer_base(c, "approval-required", text);
+    c->answer = answer_base(c, ANSWER_APPROVAL, text);
     if (answer_add(c, "approval", approval, err) != 0)
         return -1;
     return answer_add(c, "calls", json_incref(c->page_calls), err);
@@ -977,7 +1033,7 @@ approval_answer(struct chat *c, const char *text, struct status_error *err)
 static int
 question_answer(struct chat *c, const char *text, struct status_error *err)
 {
-    c->answer = answer_base(c, "question", text);
+    c->answer = answer_base(c, ANSWER_QUESTION, text);
     if (answer_add(c, "question", json_incref(c->question), err) != 0)
         return -1;
     return answer_add(c, "calls", json_incref(c->page_calls), err);
@@ -992,7 +1048,7 @@ sink_done(void *ctx, enum loop_end end, const struct turn *t,
 
     switch (end) {
     case LOOP_MAX_STEPS:
-        c->answer = answer_base(c, "response",
+        c->answer = answer_base(c, ANSWER_RESPONSE,
                                 "I stopped before finishing: this request "
                                 "reached its limit of steps. Ask me to "
                                 "continue if you want me to go on.");
@@ -1006,17 +1062,17 @@ sink_done(void *ctx, enum loop_end end, const struct turn *t,
                             "Gemini declined to answer this (%s). Try "
                             "rephrasing your request.",
                             t->reason[0] ? t->reason : "blocked");
-        c->answer = text ? answer_base(c, "blocked", text) : NULL;
+        c->answer = text ? answer_base(c, ANSWER_BLOCKED, text) : NULL;
         return c->answer ? 0 : oom(err);
     case LOOP_HANDED_BACK:
         if (json_array_size(c->approvals) > 0)
             return approval_answer(c, text, err);
         if (c->question != NULL)
             return question_answer(c, text, err);
-        c->answer = answer_base(c, "tool-calls", text);
+        c->answer = answer_base(c, ANSWER_TOOL_CALLS, text);
         return answer_add(c, "calls", json_incref(c->page_calls), err);
     case LOOP_TRUNCATED:
-        c->answer = answer_base(c, "response",
+        c->answer = answer_base(c, ANSWER_RESPONSE,
                                 text ? text
                                      : "The answer was cut off before any "
                                        "text (the output limit was "
@@ -1025,8 +1081,9 @@ sink_done(void *ctx, enum loop_end end, const struct turn *t,
     case LOOP_ANSWERED:
         break;
     }
-    c->answer = answer_base(
-        c, "response", text ? text : "The model returned an empty answer.");
+    c->answer = answer_base(c, ANSWER_RESPONSE,
+                            text ? text
+                                 : "The model returned an empty answer.");
     return c->answer ? 0 : oom(err);
 }
 
@@ -1343,6 +1400,9 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
         (history_check(in.history, HISTORY_ALLOW_PENDING, err) != 0 ||
          history_check_user_parts(in.history,
                                   site->cfg->history.allow_parts, err) != 0))
+        return -1;
+    /* ...and against the protocol's own description */
+    if (validate_body(site, kind, in.body, err) != 0)
         return -1;
     /* ...and that the turns the server wrote are as it wrote them */
     if (site->cfg->history.verify && in.history != NULL &&

@@ -28,6 +28,20 @@ struct store;
 
 enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
 
+/* The registered names of the two (actions/geminiAgent/plugin.yaml):
+ * their .jay-action files describe the protocol, and a request's body is
+ * validated against the inputSchema of its kind when the site loaded it. */
+#define CHAT_ACTION_SEND "geminiAgent.sendMessage"
+#define CHAT_ACTION_SUBMIT "geminiAgent.submitToolResults"
+
+/* The members a request body of `kind` may have, NULL-terminated: what
+ * the route reads, which its inputSchema describes. */
+const char *const *chat_request_members(enum chat_kind kind);
+
+/* Every `type` an answer can have, NULL-terminated: the outputSchema's
+ * enum. */
+extern const char *const chat_answer_types[];
+
 /*
  * Answer one chat request whose scanned body is `body`, its bytes and
  * tape in `scanned` (released once read, before the first Gemini call).

@@ -259,8 +259,8 @@ route_submit_results(struct exchange *x, struct status_error *err)
 
 /* The chat protocol's two actions: their routes below, and the plugin
  * entries (actions/geminiAgent) that describe them. */
-#define CHAT_SEND   "geminiAgent.sendMessage"
-#define CHAT_SUBMIT "geminiAgent.submitToolResults"
+#define CHAT_SEND   CHAT_ACTION_SEND
+#define CHAT_SUBMIT CHAT_ACTION_SUBMIT
 
 const char *const dispatch_chat_actions[] = {CHAT_SEND, CHAT_SUBMIT, NULL};
 

@@ -1,10 +1,12 @@
 /**
  * WebMCP: with @mcp-b/webmcp-polyfill (npm) loaded before the agent's
  * scripts, the page registers the same tools with document.modelContext;
- * a browser agent lists them and calls click-remove-btn, and the page
- * changes -- without a single toolchange, since no declaration depends on
- * the items; emptying the cart fires exactly one (checkout goes). Without
- * WebMCP the page logs nothing alarming.
+ * a browser agent lists them, with an enum of the usable item coordinates
+ * on the tools of repeated items (seed 002), and calls click-remove-btn;
+ * the page changes and only the tools of that list are registered again
+ * (list-interactions gives each input its type). Emptying the cart takes
+ * the cart's item tools and checkout away. Without WebMCP the page logs
+ * nothing alarming.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -56,8 +58,11 @@ describe('WebMCP', () => {
     assert.ok(!names.includes('click-apply-coupon-btn'), 'the disabled button is not offered');
     assert.ok(!names.some((n) => /card-number|message-input/.test(n)), `data-agent="off" stays out: ${names}`);
     const remove = tools.find((t) => t.name === 'click-remove-btn');
+    const coordinates = (list, name) => list.find((t) => t.name === name)?.inputSchema.properties.coordinate.enum;
     assert.equal(remove.inputSchema.properties.coordinate.type, 'string');
-    assert.equal(remove.inputSchema.properties.coordinate.enum, undefined);
+    assert.deepEqual(remove.inputSchema.properties.coordinate.enum, ['item-1/removeBtn', 'item-2/removeBtn', 'item-3/removeBtn']);
+    /* decreaseBtn is disabled at quantity 1: only item-2 (quantity 2) is offered */
+    assert.deepEqual(coordinates(tools, 'click-decrease-btn'), ['item-2/decreaseBtn']);
     await page.waitForTimeout(300); /* the registrations' own toolchanges */
     const changesBefore = await page.evaluate(() => window.__toolchanges);
 
@@ -71,10 +76,16 @@ describe('WebMCP', () => {
     assert.deepEqual(await page.$$eval('[data-foreach="items"] > [data-id]', (r) => r.map((e) => e.dataset.id)), ['item-1', 'item-3']);
     assert.equal(await page.textContent('#total'), '$119.98');
 
-    /* nothing is registered again: no declaration depends on the items */
+    /* the cart's item tools are registered again without item-2; decrease had only item-2: it goes */
     await page.waitForTimeout(300);
-    assert.equal(await page.evaluate(() => window.__toolchanges), changesBefore, 'removing an item fires no toolchange');
-    assert.deepEqual((await listTools(page)).map((t) => JSON.stringify(t)), tools.map((t) => JSON.stringify(t)));
+    const now = await listTools(page);
+    assert.deepEqual(coordinates(now, 'click-remove-btn'), ['item-1/removeBtn', 'item-3/removeBtn']);
+    assert.deepEqual(coordinates(now, 'click-increase-btn'), ['item-1/increaseBtn', 'item-3/increaseBtn']);
+    assert.ok(!now.some((t) => t.name === 'click-decrease-btn'), 'no usable item: no tool');
+    const same = (list) => list.filter((t) => !/^click-(remove|increase|decrease)-btn$/.test(t.name)).map((t) => JSON.stringify(t)).sort();
+    assert.deepEqual(same(now), same(tools), 'the other tools are untouched');
+    assert.equal(await page.evaluate(() => window.__toolchanges), changesBefore + 5,
+      'two re-registrations (unregister + register each) and one removal');
 
     /* an unknown coordinate is an error, never the first item */
     const bad = await page.evaluate(async () => {
@@ -104,15 +115,18 @@ describe('WebMCP', () => {
     const removeItems = listed.interactions.find((g) => g.refName === 'removeBtn').items;
     assert.deepEqual(removeItems.map((i) => [i.coordinate, i.elementType]),
       [['item-1/removeBtn', 'HTMLButtonElement'], ['item-3/removeBtn', 'HTMLButtonElement']]);
-    assert.equal(listed.interactions.find((g) => g.refName === 'nameInput').items[0].elementType, 'HTMLInputElement');
+    const input = (ref) => listed.interactions.find((g) => g.refName === ref).items[0];
+    assert.deepEqual([input('nameInput').elementType, input('nameInput').inputType], ['HTMLInputElement', 'text']);
+    assert.deepEqual([input('searchInput').elementType, input('searchInput').inputType], ['HTMLInputElement', 'search']);
+    assert.equal('inputType' in removeItems[0], false);
 
-    /* emptying the cart: the checkout button is disabled, its tool goes -- one toolchange */
-    const changes = await page.evaluate(() => window.__toolchanges);
+    /* emptying the cart: the item tools and checkout (disabled) go; the rest stays */
     for (const id of ['item-1', 'item-3']) await page.click(`[data-id="${id}"] [data-ref="removeBtn"]`);
     await page.waitForTimeout(400);
-    assert.equal(await page.evaluate(() => window.__toolchanges), changes + 1, 'one tool gone: one toolchange');
     const after = (await listTools(page)).map((t) => t.name);
-    assert.ok(!after.includes('click-checkout-btn') && after.includes('click-remove-btn'), after.join(' '));
+    for (const gone of ['click-checkout-btn', 'click-remove-btn', 'click-increase-btn'])
+      assert.ok(!after.includes(gone), `${gone} gone: ${after.join(' ')}`);
+    assert.ok(after.includes('fill-name-input') && after.includes('trigger-interaction'), after.join(' '));
     assert.deepEqual(problems, []);
     await page.close();
   });

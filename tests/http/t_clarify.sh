@@ -78,7 +78,8 @@ bad_answer "{'size': ['S']}" "an array for a single choice" "'size' must be one 
 bad_answer "{'size': 'S', 'extras': 'card'}" "a string for a multiple choice" "'extras' must be an array"
 bad_answer "{'size': 'S', 'extras': ['card', 'card']}" "a choice twice" "names 'card' twice"
 bad_answer "{'size': 'S', 'extras': ['bow']}" "a choice not offered" "is not one of its options"
-bad_answer "{'size': 'S', 'note': 5}" "a number for text" "'note' must be a string"
+# refused by submit-tool-results.jay-action before the questions are read
+bad_answer "{'size': 'S', 'note': 5}" "a number for text" "/answer/answers/note: expected string or array"
 bad_answer "{'size': 'S', 'colour': 'red'}" "an unknown question id" "'colour' is no question of this call"
 bad_answer "{'size': 'S'}" "the wrong call id" "the answer names no question waiting" "'call_9_9'"
 bad_answer "[]" "answers not an object" "answer must be {id, answers"

@@ -210,7 +210,7 @@ for i in SendMessageInput SendMessageOutput SubmitToolResultsInput SubmitToolRes
     check "types: export interface $i" grep -rq "^export interface $i {" "$T/real-types"
 done
 check "types: the answer's type is a union of its kinds" \
-    grep -q 'type: "response" | "tool-calls" | "blocked";' "$T/real-types/send-message.jay-action.d.ts"
+    grep -q 'type: "response" | "tool-calls" | "blocked" | "approval-required" | "question";' "$T/real-types/send-message.jay-action.d.ts"
 out=$(ga actions list --config "$REAL" 2>&1)
 check "list marks the chat protocol's actions as the chat route's" \
     bash -c 'grep -q "^geminiAgent.sendMessage  *\[chat route\]" <<<"$1" && grep -q "^geminiAgent.submitToolResults  *\[chat route\]" <<<"$1"' _ "$out"

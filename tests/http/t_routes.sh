@@ -63,12 +63,13 @@ assert_py "list: the chat protocol's actions" <<'EOF'
 'geminiAgent.sendMessage' in A and 'geminiAgent.submitToolResults' in A
 sendMessage takes a message :: A['geminiAgent.sendMessage']['inputSchema']['required'] ==> ['message']
 sendMessage's input is strict :: A['geminiAgent.sendMessage']['inputSchema']['additionalProperties'] ==> False
-sorted(A['geminiAgent.sendMessage']['inputSchema']['properties']) ==> ['history', 'message', 'pageState', 'toolDefinitions']
-sorted(A['geminiAgent.submitToolResults']['inputSchema']['properties']) ==> ['history', 'pageState', 'results', 'toolDefinitions']
-A['geminiAgent.submitToolResults']['inputSchema']['required'] ==> ['results', 'history']
-the answer's shape :: sorted(A['geminiAgent.sendMessage']['outputSchema']['properties']) ==> ['calls', 'history', 'historyTruncated', 'message', 'model', 'serverCalls', 'stopReason', 'truncated', 'type', 'usage']
+sorted(A['geminiAgent.sendMessage']['inputSchema']['properties']) ==> ['conversation', 'history', 'message', 'pageState', 'signatures', 'toolDefinitions']
+sorted(A['geminiAgent.submitToolResults']['inputSchema']['properties']) ==> ['answer', 'approval', 'conversation', 'history', 'pageState', 'results', 'signatures', 'toolDefinitions']
+A['geminiAgent.submitToolResults']['inputSchema']['required'] ==> ['history']
+results, approval or answer :: A['geminiAgent.submitToolResults']['inputSchema']['anyOf'] ==> [{'required': ['results']}, {'required': ['approval']}, {'required': ['answer']}]
+the answer's shape :: sorted(A['geminiAgent.sendMessage']['outputSchema']['properties']) ==> ['approval', 'calls', 'conversation', 'history', 'historyTruncated', 'message', 'model', 'question', 'serverCalls', 'signatures', 'stopReason', 'truncated', 'type', 'usage']
 one answer shape for both :: A['geminiAgent.sendMessage']['outputSchema'] ==> A['geminiAgent.submitToolResults']['outputSchema']
-A['geminiAgent.sendMessage']['outputSchema']['properties']['type']['enum'] ==> ['response', 'tool-calls', 'blocked']
+A['geminiAgent.sendMessage']['outputSchema']['properties']['type']['enum'] ==> ['response', 'tool-calls', 'blocked', 'approval-required', 'question']
 EOF
 
 # ... and POST on them still reaches the chat routes: the chat's own

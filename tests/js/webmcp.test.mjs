@@ -3,7 +3,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
 import { createAutomation } from '../../www/agent/automation.js';
-import { buildTools, serializeInteractions } from '../../www/agent/tools.js';
+import { buildTools, serializeInteractions, toolDefinitions, webmcpTools } from '../../www/agent/tools.js';
 import { registerWebMCP, pageGuide } from '../../www/agent/webmcp.js';
 
 const CART = `
@@ -25,8 +25,16 @@ function page(body = CART, url = 'http://127.0.0.1:8080/') {
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
-/** Long enough for a change to reach WebMCP: the automation's microtasks, then the batch's timer. */
-const settled = () => new Promise((resolve) => setTimeout(resolve, 20));
+/**
+ * Long enough for a change to reach WebMCP: the automation's microtasks, then the batch's timer
+ * (and, after a call, the timer that schedules it; the polyfill's toolchange timer). The timer
+ * hops after the wait keep it so on a loaded machine, where a 0 ms timer set after our 20 ms one
+ * can expire after it.
+ */
+const settled = async () => {
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  for (let hop = 0; hop < 8; hop++) await tick();
+};
 
 /**
  * A fake current-spec ModelContext: registerTool(tool, {signal}) resolving a
@@ -76,7 +84,8 @@ describe('document.modelContext (current spec)', () => {
     ]);
     const removal = fake.tool('click-remove-btn');
     assert.equal(removal.inputSchema.properties.coordinate.type, 'string');
-    assert.equal(removal.inputSchema.properties.coordinate.enum, undefined, 'no enum: the items are data');
+    assert.deepEqual(removal.inputSchema.properties.coordinate.enum, ['item-1/removeBtn', 'item-2/removeBtn'],
+      'WebMCP names the items (the chat declarations do not)');
     assert.equal(fake.tool('get-page-state').annotations.readOnlyHint, true);
   });
 
@@ -90,8 +99,12 @@ describe('document.modelContext (current spec)', () => {
     const result = await fake.tool('click-remove-btn').execute({ coordinate: 'item-2/removeBtn' });
     assert.equal(signal.aborted, false, 'the running tool is not unregistered under its own call');
     await settled();
-    assert.equal(signal.aborted, false, 'removing an item changes no declaration: nothing is registered again');
-    assert.equal(fake.log.length, registered);
+    assert.equal(signal.aborted, true, 'after the call, the tool is registered again with its new enum');
+    assert.deepEqual(fake.log.slice(registered), [
+      ['abort', 'tool', 'click-remove-btn'],
+      ['register', 'tool', 'click-remove-btn'],
+    ]);
+    assert.deepEqual(fake.tool('click-remove-btn').inputSchema.properties.coordinate.enum, ['item-1/removeBtn']);
     assert.equal(result.content.length, 1);
     assert.equal(result.content[0].type, 'text');
     const parsed = JSON.parse(result.content[0].text);
@@ -132,7 +145,7 @@ describe('document.modelContext (current spec)', () => {
     assert.match(messages[0].content.text, /click-remove-btn/);
   });
 
-  it('re-registers only the tools whose shape changed; removing an item changes none', async () => {
+  it('re-registers only the tools whose shape changed: an item changes its list\'s tools only', async () => {
     const { window, document, automation } = page(CART + '<select data-ref="sizeSelect"><option value="s">S</option></select>');
     const fake = specContext();
     window.document.modelContext = fake.ctx;
@@ -144,13 +157,18 @@ describe('document.modelContext (current spec)', () => {
     await settled();
     assert.deepEqual(fake.log, []);
 
-    document.querySelector('[data-id="item-1"]').remove(); // an item goes: no declaration changes
+    document.querySelector('[data-id="item-1"]').remove(); // an item goes: its list's tool, with a new enum
     await settled();
-    assert.deepEqual(fake.log, []);
-    document.querySelector('[data-id="item-2"]').remove(); // the list is empty: its tool stays
+    assert.deepEqual(fake.log, [
+      ['abort', 'tool', 'click-remove-btn'],
+      ['register', 'tool', 'click-remove-btn'],
+    ]);
+    assert.deepEqual(fake.tool('click-remove-btn').inputSchema.properties.coordinate.enum, ['item-2/removeBtn']);
+    fake.log.length = 0;
+    document.querySelector('[data-id="item-2"]').remove(); // the list is empty: no item to name, the tool goes
     await settled();
-    assert.deepEqual(fake.log, []);
-    assert.ok(fake.tool('click-remove-btn'));
+    assert.deepEqual(fake.log, [['abort', 'tool', 'click-remove-btn']]);
+    fake.log.length = 0;
 
     document.querySelector('[data-ref="sizeSelect"]').append(new window.Option('M', 'm')); // an enum changes
     await settled();
@@ -255,6 +273,104 @@ describe('document.modelContext (current spec)', () => {
   });
 });
 
+describe('what a browser agent is told about inputs', () => {
+  const FORM = `
+    <input type="checkbox" data-ref="agree">
+    <input type="radio" name="size" data-ref="small">
+    <input type="number" data-ref="qty">
+    <input data-ref="note">
+    <button data-ref="sendBtn">Send</button>`;
+
+  it('every input item carries its inputType in list-interactions, state://interactions and page-guide', async () => {
+    const { window, automation } = page(FORM);
+    const fake = specContext();
+    window.document.modelContext = fake.ctx;
+    registerWebMCP(automation, undefined, window);
+    const listed = JSON.parse((await fake.tool('list-interactions').execute({})).content[0].text).interactions;
+    const resource = JSON.parse((await fake.live.get('resource:state://interactions').read()).contents[0].text);
+    assert.deepEqual(resource, listed, 'the resource and the tool say the same');
+    const item = (ref) => listed.find((g) => g.refName === ref).items[0];
+    assert.deepEqual(
+      ['agree', 'small', 'qty', 'note'].map((ref) => [item(ref).elementType, item(ref).inputType]),
+      [
+        ['HTMLInputElement', 'checkbox'],
+        ['HTMLInputElement', 'radio'],
+        ['HTMLInputElement', 'number'],
+        ['HTMLInputElement', 'text'],
+      ],
+    );
+    assert.notDeepEqual(item('agree'), item('small'), 'the checkbox and the radio differ');
+    assert.equal('inputType' in item('sendBtn'), false, 'only inputs have one');
+
+    const text = (await fake.live.get('prompt:page-guide').get()).messages[0].content.text;
+    assert.match(text, /- agree: HTMLInputElement type=checkbox \[change\]/);
+    assert.match(text, /- small: HTMLInputElement type=radio \[change\]/);
+    assert.match(text, /- qty: HTMLInputElement type=number \[input, change\]/);
+    assert.match(text, /- sendBtn: HTMLButtonElement "Send" \[click\]/);
+  });
+});
+
+describe('semantic tools of repeated items (seed 002: an enum of the item coordinates)', () => {
+  const LIST = `
+    <ul data-foreach="items">
+      <li data-id="a"><button data-ref="removeBtn">Remove</button><input type="checkbox" data-ref="pick"></li>
+      <li data-id="b"><button data-ref="removeBtn" disabled>Remove</button><input type="checkbox" data-ref="pick"></li>
+      <li data-id="c"><button data-ref="removeBtn">Remove</button><input type="checkbox" data-ref="pick" disabled></li>
+    </ul>
+    <button data-ref="addBtn">Add</button>`;
+
+  it('WebMCP tools take the usable coordinates as an enum; the chat declarations stay plain strings', async () => {
+    const { window, automation } = page(LIST);
+    const fake = specContext({ resources: false });
+    window.document.modelContext = fake.ctx;
+    registerWebMCP(automation, undefined, window);
+    const coordinate = (name) => fake.tool(name).inputSchema.properties.coordinate;
+    assert.deepEqual(coordinate('click-remove-btn'), {
+      ...toolDefinitions(buildTools(automation)).find((d) => d.name === 'click-remove-btn').inputSchema.properties.coordinate,
+      enum: ['a/removeBtn', 'c/removeBtn'],
+    }, 'the disabled item is left out; the rest of the schema is the chat one');
+    assert.deepEqual(coordinate('toggle-pick').enum, ['a/pick', 'b/pick']);
+    assert.deepEqual(fake.tool('toggle-pick').inputSchema.properties.value.enum, ['true', 'false']);
+    assert.equal(fake.tool('click-add-btn').inputSchema.properties.coordinate, undefined, 'a single element has none');
+    for (const d of toolDefinitions(buildTools(automation))) {
+      assert.equal(d.inputSchema.properties.coordinate?.enum, undefined, `${d.name}: no enum for Gemini (prompt cache)`);
+    }
+    const ok = JSON.parse((await fake.tool('click-remove-btn').execute({ coordinate: 'c/removeBtn' })).content[0].text);
+    assert.equal(ok.ok, true, 'an enum value is a coordinate the tool takes');
+  });
+
+  it('follows the page: an item enabled joins the enum, a list with no usable item has no tool', async () => {
+    const { window, document, automation } = page(LIST);
+    const fake = specContext({ resources: false });
+    window.document.modelContext = fake.ctx;
+    registerWebMCP(automation, undefined, window);
+    fake.log.length = 0;
+    document.querySelector('[data-id="b"] [data-ref="removeBtn"]').disabled = false;
+    await settled();
+    assert.deepEqual(fake.log, [
+      ['abort', 'tool', 'click-remove-btn'],
+      ['register', 'tool', 'click-remove-btn'],
+    ]);
+    assert.deepEqual(fake.tool('click-remove-btn').inputSchema.properties.coordinate.enum, ['a/removeBtn', 'b/removeBtn', 'c/removeBtn']);
+    fake.log.length = 0;
+    for (const box of document.querySelectorAll('[data-ref="pick"]')) box.disabled = true;
+    await settled();
+    assert.deepEqual(fake.log, [['abort', 'tool', 'toggle-pick']], 'an empty enum would admit no call');
+    assert.ok(buildTools(automation).some((t) => t.name === 'toggle-pick'), 'the chat keeps it declared');
+  });
+
+  it('a list too long to name keeps the plain string', () => {
+    const items = Array.from({ length: 201 }, (_, n) => `<li data-id="i${n}"><button data-ref="removeBtn">x</button></li>`);
+    const { automation } = page(`<ul data-foreach="items">${items.join('')}</ul>`);
+    const remove = webmcpTools(buildTools(automation), automation).find((t) => t.name === 'click-remove-btn');
+    assert.equal(remove.inputSchema.properties.coordinate.type, 'string');
+    assert.equal(remove.inputSchema.properties.coordinate.enum, undefined);
+    const { automation: short } = page(`<ul data-foreach="items">${items.slice(0, 200).join('')}</ul>`);
+    const named = webmcpTools(buildTools(short), short).find((t) => t.name === 'click-remove-btn');
+    assert.equal(named.inputSchema.properties.coordinate.enum.length, 200);
+  });
+});
+
 describe('navigator.modelContext (older Chrome / MCP-B)', () => {
   it('removes tools through the returned registration handles', async () => {
     const { window, automation } = page();
@@ -278,14 +394,15 @@ describe('navigator.modelContext (older Chrome / MCP-B)', () => {
     window.document.querySelector('[data-id="item-1"]').remove();
     window.document.querySelector('[data-ref="addBtn"]').disabled = true;
     await settled();
-    assert.deepEqual(unregistered, ['click-add-btn']);
-    assert.equal(registered.length, buildTools(automation).length + 1, 'nothing registered again');
+    assert.deepEqual(unregistered, ['click-remove-btn', 'click-add-btn']);
+    assert.equal(registered.length, buildTools(automation).length + 2, 'click-remove-btn registered again, nothing else');
+    assert.equal(registered.at(-1), 'click-remove-btn');
 
     unregistered.length = 0;
     window.dispatchEvent(new window.Event('pagehide'));
     assert.deepEqual(
       unregistered.sort(),
-      [...registered.filter((n) => n !== 'click-add-btn'), 'state://interactions', 'state://viewstate'].sort(),
+      [...buildTools(automation).map((t) => t.name), 'state://interactions', 'state://viewstate'].sort(),
     );
   });
 
@@ -410,16 +527,18 @@ describe('with the @mcp-b/webmcp-polyfill runtime', () => {
     const listed = await mc.getTools();
     assert.deepEqual(listed.map((x) => x.name).sort(), buildTools(automation).map((x) => x.name).sort());
     const removeTool = listed.find((x) => x.name === 'click-remove-btn');
-    assert.equal(removeTool.inputSchema.properties.coordinate.enum, undefined);
+    assert.deepEqual(removeTool.inputSchema.properties.coordinate.enum, ['item-1/removeBtn', 'item-2/removeBtn']);
 
     changes = 0;
     const out = JSON.parse(await mc.executeTool(removeTool, JSON.stringify({ coordinate: 'item-2/removeBtn' })));
     assert.equal(JSON.parse(out.content[0].text).ok, true);
     assert.equal(document.querySelector('[data-id="item-2"]'), null);
     await settled();
-    assert.equal(changes, 0, 'removing an item fires no toolchange');
-    assert.deepEqual((await mc.getTools()).find((x) => x.name === 'click-remove-btn').inputSchema, removeTool.inputSchema);
+    assert.equal(changes, 2, 'one tool registered again: its removal and its registration, nothing else');
+    assert.deepEqual((await mc.getTools()).find((x) => x.name === 'click-remove-btn').inputSchema.properties.coordinate.enum,
+      ['item-1/removeBtn'], 'the removed item is no longer offered');
 
+    changes = 0;
     document.querySelector('[data-ref="addBtn"]').disabled = true;
     await settled();
     assert.equal(changes, 1, 'one tool gone: one toolchange');

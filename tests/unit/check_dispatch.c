@@ -10,6 +10,7 @@
 #include "core/arena.h"
 #include "core/config.h"
 #include "core/diag.h"
+#include "http/chat.h"
 #include "http/dispatch.h"
 #include "http/httpio.h"
 #include "unit_memio.h"
@@ -566,6 +567,82 @@ START_TEST(chat_schemas_describe_the_protocol)
 }
 END_TEST
 
+/* Is every name of the NULL-terminated `names` a key of `obj`, and every
+ * key of `obj` one of them? */
+static bool
+same_names(const json_t *obj, const char *const *names)
+{
+    size_t n = 0;
+
+    for (; names[n] != NULL; n++)
+        if (json_object_get(obj, names[n]) == NULL)
+            return false;
+    return json_object_size(obj) == n;
+}
+
+/*
+ * The .jay-action files are the chat route as it is (issue 24 §10): their
+ * input members are the members the route reads, their answer types the
+ * types it answers, the two answers one schema; and the route validates a
+ * body against its file, so what the file refuses and the route's own
+ * decoding would take (a signature that is no string, with history.verify
+ * off; answers that are numbers) is a 400 bad_request naming the member.
+ */
+START_TEST(chat_route_is_its_schemas)
+{
+    static const struct {
+        const char *uri, *body, *has;
+    } refused[] = {
+        {"/_jay/actions/" CHAT_ACTION_SEND,
+         "{\"message\":\"hi\",\"signatures\":[5]}",
+         "the request body: /signatures/0: "},
+        {"/_jay/actions/" CHAT_ACTION_SUBMIT,
+         "{\"answer\":{\"id\":\"c1\",\"answers\":{\"size\":5}},"
+         "\"history\":[]}",
+         "the request body: /answer/answers/size: "},
+    };
+    const struct plugin_action *send =
+        plugin_find(site->actions, CHAT_ACTION_SEND);
+    const struct plugin_action *submit =
+        plugin_find(site->actions, CHAT_ACTION_SUBMIT);
+    const json_t *types;
+    size_t i, n = 0;
+
+    ck_assert_ptr_nonnull(send);
+    ck_assert_ptr_nonnull(submit);
+    ck_assert_msg(same_names(json_object_get(send->input_schema, "properties"),
+                             chat_request_members(CHAT_SEND_MESSAGE)),
+                  "sendMessage: the schema's members are not the route's");
+    ck_assert_msg(
+        same_names(json_object_get(submit->input_schema, "properties"),
+                   chat_request_members(CHAT_SUBMIT_RESULTS)),
+        "submitToolResults: the schema's members are not the route's");
+    ck_assert(json_equal(send->output_schema, submit->output_schema));
+    types = json_object_get(
+        json_object_get(json_object_get(send->output_schema, "properties"),
+                        "type"),
+        "enum");
+    for (; chat_answer_types[n] != NULL; n++) {
+        const json_t *t;
+        bool found = false;
+        json_array_foreach(types, i, t) found |=
+            strcmp(json_string_value(t), chat_answer_types[n]) == 0;
+        ck_assert_msg(found, "answer type '%s' not in the schema",
+                      chat_answer_types[n]);
+    }
+    ck_assert_uint_eq(json_array_size(types), n);
+
+    for (i = 0; i < ARRAY_SIZE(refused); i++) {
+        struct result r = run("POST", refused[i].uri, J, NULL, refused[i].body);
+        ck_assert_int_eq(r.status, 400);
+        ck_assert_str_eq(err_code(&r), "bad_request");
+        ck_assert_msg(strstr(err_field(&r, "message"), refused[i].has) != NULL,
+                      "%zu: %s", i, err_field(&r, "message"));
+        json_decref(r.body);
+    }
+}
+END_TEST
+
 /*
  * GET /_jay/actions/geminiAgent.status: {"ready", "model"} and nothing
  * else (no path, no key), for a site without a key and one with one.
@@ -839,6 +916,7 @@ dispatch_suite(void)
     tcase_add_test(tc, status_says_ready_and_model);
     tcase_add_test(tc, chat_entries_are_not_for_the_model);
     tcase_add_test(tc, chat_schemas_describe_the_protocol);
+    tcase_add_test(tc, chat_route_is_its_schemas);
     tcase_add_test(tc, search_is_case_insensitive_and_limited);
     tcase_add_test(tc, review_is_appended);
     tcase_add_test(tc, direct_side_effects_need_a_user_the_policy_allows);

@@ -19,6 +19,10 @@
  *    item to use; a call answers with a clear error). A single element's
  *    tool comes and goes with the element.
  *
+ * WebMCP has no such cache and registers a tool again when its shape changes:
+ * its copy of the catalog (webmcpTools) gives a repeated element's tool the
+ * enum of its usable coordinates, as seed 002 asks.
+ *
  * Every execute(args) validates its arguments against the page as it is NOW,
  * never throws, and answers `{ok: true, pageState}` or `{ok: false, error}`.
  */
@@ -33,6 +37,8 @@ const VERBS = { click: 'click', text: 'fill', select: 'select', toggle: 'toggle'
 const NAME_MAX = 64;
 const LISTED_COORDINATES_MAX = 30;
 const LISTED_OPTIONS_MAX = 30;
+/** Past this many usable items WebMCP's coordinate enum is left off (a cut enum would refuse real items). */
+const ENUM_COORDINATES_MAX = 200;
 const REGISTRY_MAX = 300;
 
 /** Trailing words of a ref name that say what kind of element it is. */
@@ -163,13 +169,55 @@ export function toolDefinitions(tools) {
 }
 
 /**
- * The interactions as WebMCP gives them (list-interactions, state://interactions):
- * coordinates as "/"-joined strings and the element's DOM type name.
+ * The catalog as WebMCP registers it (webmcp.js). The chat's declarations keep
+ * `coordinate` a plain string for Gemini's cache; WebMCP has no cache to keep,
+ * so here a repeated element's tool takes the enum of the coordinates usable
+ * now (seed 002: "<id>/<ref>", disabled items left out). A repeated tool with
+ * no usable item is left out: an empty enum admits no call. Past
+ * ENUM_COORDINATES_MAX items the enum is left off and the page state names them.
+ *
+ * @param {Tool[]} tools  buildTools(automation)
+ * @param {ReturnType<import('./automation.js').createAutomation>} automation
+ * @returns {Tool[]}  the same tools, repeated ones with a fresh inputSchema
+ */
+export function webmcpTools(tools, automation) {
+  const interactions = readInteractions(automation);
+  const out = [];
+  for (const tool of tools) {
+    if (!tool.repeated || !tool.inputSchema?.properties?.coordinate) {
+      out.push(tool);
+      continue;
+    }
+    const keys = usableKeys(interactions, tool.ref, tool.kind);
+    if (!keys.length) continue;
+    if (keys.length > ENUM_COORDINATES_MAX) {
+      out.push(tool);
+      continue;
+    }
+    const inputSchema = JSON.parse(JSON.stringify(tool.inputSchema));
+    inputSchema.properties.coordinate.enum = keys;
+    out.push({ ...tool, inputSchema });
+  }
+  return out;
+}
+
+/** The coordinates of the enabled items of `ref` that a `kind` tool acts on, in page order. */
+function usableKeys(interactions, ref, kind) {
+  const group = interactions.find((g) => g.refName === ref);
+  if (!group) return [];
+  return group.items.filter((i) => kindOfItem(i) === kind).map((i) => coordinateKey(i.coordinate));
+}
+
+/**
+ * The interactions as WebMCP gives them (list-interactions, state://interactions,
+ * page-guide): coordinates as "/"-joined strings, the element's DOM type name,
+ * and for an <input> its type ("checkbox", "radio", "number", "text"…), which
+ * the DOM type name alone does not tell apart.
  *
  * @param {import('./automation.js').Interaction[]} interactions
  * @returns {{refName: string, description?: string, items: {coordinate: string, elementType: string,
- *   events: string[], label?: string, itemLabel?: string, value?: string, checked?: boolean,
- *   options?: {value: string, label: string}[]}[]}[]}
+ *   inputType?: string, events: string[], label?: string, itemLabel?: string, value?: string,
+ *   checked?: boolean, options?: {value: string, label: string}[]}[]}[]}
  */
 export function serializeInteractions(interactions) {
   return interactions.map(({ refName, description, items }) => ({
@@ -178,6 +226,7 @@ export function serializeInteractions(interactions) {
     items: items.map((i) => ({
       coordinate: coordinateKey(i.coordinate),
       elementType: i.elementType ?? 'HTMLElement',
+      ...inputTypeOf(i),
       events: [...i.events],
       ...(i.label ? { label: i.label } : {}),
       ...(i.itemLabel ? { itemLabel: i.itemLabel } : {}),
@@ -186,6 +235,12 @@ export function serializeInteractions(interactions) {
       ...(i.options ? { options: i.options.map((o) => ({ ...o })) } : {}),
     })),
   }));
+}
+
+/** {inputType} for an <input> item (the scanner's element is "input[type=<type>]"), else {}. */
+function inputTypeOf(item) {
+  const type = /^input\[type=([^\]]+)\]$/.exec(item.element ?? '')?.[1];
+  return type ? { inputType: type } : {};
 }
 
 /**
@@ -504,7 +559,7 @@ function genericTools(automation) {
       name: 'list-interactions',
       description:
         'List the interactive elements of the page, grouped by ref, with their coordinates ("<ref>" or ' +
-        '"<id>/<ref>"), DOM element types, events, labels and current values.',
+        '"<id>/<ref>"), DOM element types (and input types), events, labels and current values.',
       inputSchema: { type: 'object', properties: {} },
       category: CATEGORY,
       webmcpOnly: true,
