@@ -577,14 +577,13 @@ load_remote_user(struct config_auth *a, const struct ydoc_node *map,
     else if (server != NULL && strcmp(server, "apache") == 0)
         ws = CONFIG_SERVER_APACHE;
     if (var == NULL || server == NULL || ws == CONFIG_SERVER_NONE) {
+        bool other = server != NULL && ws == CONFIG_SERVER_NONE;
         diag_add(d, file, line,
                  "'auth.remoteUser' needs the variable the web server sets "
                  "from its own sign-in and the server, nginx or apache%s%s"
                  "%s: %s",
-                 server && ws == CONFIG_SERVER_NONE ? " (not '" : "",
-                 server && ws == CONFIG_SERVER_NONE ? server : "",
-                 server && ws == CONFIG_SERVER_NONE ? "')" : "",
-                 remote_user_forms);
+                 other ? " (not '" : "", other ? server : "",
+                 other ? "')" : "", remote_user_forms);
         return;
     }
     if ((why = remote_user_refusal(var, ws)) != NULL) {
