@@ -3,9 +3,10 @@
 # Safe to run twice: apt-get install skips what is already there.
 set -eu
 # slowhttptest: tests/http/t_slowloris.sh's attacker (slow heads and bodies).
+# apache2: tests/http/t_remote_user_apache.sh runs conf/apache-cgi.conf.
 PKGS="build-essential pkg-config clang libfcgi-dev libfcgi-bin libcurl4-openssl-dev \
 libssl-dev libyaml-dev libjansson-dev libsqlite3-dev check nginx curl python3 wrk chromium \
-slowhttptest"
+slowhttptest apache2"
 # Node.js and npm for the browser tests and www/vendor: the machine's own
 # when present, else Debian's.
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"

@@ -631,6 +631,8 @@
 #define BOUND_HOST_LEN        255
 /* The session cookie's name (sessionCookie). */
 #define BOUND_COOKIE_NAME     64
+/* The variable of auth.remoteUser: a CGI variable name, short by habit. */
+#define BOUND_ENV_NAME        64
 
 /* --- errors ------------------------------------------------------------ */
 

@@ -490,6 +490,135 @@ cookie_name_valid(const char *s)
     return true;
 }
 
+/*
+ * Variables the web server fills from the request itself (RFC 3875 §4.1,
+ * Debian's fastcgi_params, Apache's CGI variables): a client chooses
+ * their values, so none can carry a signed-in user. HTTP_* (the client's
+ * headers) and REDIRECT_* (Apache's copies of any of them after an
+ * internal redirect) are refused by prefix.
+ */
+static const char *const request_vars[] = {
+    "AUTH_TYPE", "CONTENT_LENGTH", "CONTENT_TYPE", "CONTEXT_DOCUMENT_ROOT",
+    "CONTEXT_PREFIX", "DOCUMENT_ROOT", "DOCUMENT_URI", "GATEWAY_INTERFACE",
+    "HTTPS", "PATH_INFO", "PATH_TRANSLATED", "QUERY_STRING", "REMOTE_ADDR",
+    "REMOTE_HOST", "REMOTE_IDENT", "REMOTE_PORT", "REQUEST_METHOD",
+    "REQUEST_SCHEME", "REQUEST_URI", "SCRIPT_FILENAME", "SCRIPT_NAME",
+    "SCRIPT_URI", "SCRIPT_URL", "SERVER_ADDR", "SERVER_NAME", "SERVER_PORT",
+    "SERVER_PROTOCOL", "SERVER_SOFTWARE",
+};
+
+static const char remote_user_forms[] =
+    "write auth: {remoteUser: {variable: GA_REMOTE_USER, server: nginx}} "
+    "with the fastcgi_param GA_REMOTE_USER line of nginx/gemini-agent.conf, "
+    "or {variable: REMOTE_USER, server: apache} (README \"Identity\")";
+
+/* A CGI variable name as web servers spell them: [A-Z_][A-Z0-9_]*. */
+static bool
+env_name_valid(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > BOUND_ENV_NAME || (s[0] >= '0' && s[0] <= '9'))
+        return false;
+    return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == n;
+}
+
+/* Why the variable `var` cannot name the user behind `server`, or NULL
+ * when it can. */
+static const char *
+remote_user_refusal(const char *var, enum config_web_server server)
+{
+    if (!env_name_valid(var))
+        return "is not a variable name (A-Z, 0-9 and _)";
+    if (strncmp(var, "HTTP_", 5) == 0 || strncmp(var, "REDIRECT_", 9) == 0)
+        return "is set from the client's own headers: any client can name "
+               "any user with it";
+    for (size_t i = 0; i < ARRAY_SIZE(request_vars); i++)
+        if (strcmp(var, request_vars[i]) == 0)
+            return "is filled from the request, which the client chooses";
+    if (server == CONFIG_SERVER_NGINX && strcmp(var, "REMOTE_USER") == 0)
+        return "is what nginx's fastcgi_params fills from ANY client's "
+               "'Authorization: Basic' header (checked only where "
+               "auth_basic is on): set another variable from the sign-in, "
+               "e.g. fastcgi_param GA_REMOTE_USER $remote_user";
+    if (server == CONFIG_SERVER_APACHE && strcmp(var, "REMOTE_USER") != 0)
+        return "is not one Apache's auth modules set: use REMOTE_USER";
+    return NULL;
+}
+
+/* auth.remoteUser: {variable: NAME, server: nginx | apache}. */
+static void
+load_remote_user(struct config_auth *a, const struct ydoc_node *map,
+                 const char *file, struct diag *d)
+{
+    const char *var = NULL, *server = NULL, *why;
+    enum config_web_server ws = CONFIG_SERVER_NONE;
+    int line = map->line;
+
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, line,
+                 "'auth.remoteUser' must be a mapping {variable, server}, "
+                 "not %s",
+                 ydoc_type_name(map));
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        if (strcmp(k->text, "variable") == 0)
+            var = want_string(v, file, "auth.remoteUser.variable", d);
+        else if (strcmp(k->text, "server") == 0)
+            server = want_string(v, file, "auth.remoteUser.server", d);
+        else
+            unknown_key(d, file, k, " in 'auth.remoteUser'",
+                        "variable, server");
+    }
+    if (server != NULL && strcmp(server, "nginx") == 0)
+        ws = CONFIG_SERVER_NGINX;
+    else if (server != NULL && strcmp(server, "apache") == 0)
+        ws = CONFIG_SERVER_APACHE;
+    if (var == NULL || server == NULL || ws == CONFIG_SERVER_NONE) {
+        bool other = server != NULL && ws == CONFIG_SERVER_NONE;
+        diag_add(d, file, line,
+                 "'auth.remoteUser' needs the variable the web server sets "
+                 "from its own sign-in and the server, nginx or apache%s%s"
+                 "%s: %s",
+                 other ? " (not '" : "", other ? server : "",
+                 other ? "')" : "", remote_user_forms);
+        return;
+    }
+    if ((why = remote_user_refusal(var, ws)) != NULL) {
+        diag_add(d, file, line,
+                 "'auth.remoteUser': %s behind %s %s; %s", var,
+                 server, why, remote_user_forms);
+        return;
+    }
+    set_string(&a->remote_user_var, var);
+    a->remote_user_server = ws;
+}
+
+/* auth.trustRemoteUser, the old form: true trusted REMOTE_USER behind any
+ * server, which behind nginx is any client's word. false still means what
+ * it said. */
+static void
+load_trust_remote_user(const struct ydoc_node *v, const char *file,
+                       struct diag *d)
+{
+    bool on = false;
+
+    if (!ydoc_bool(v, &on))
+        diag_add(d, file, v->line,
+                 "'auth.trustRemoteUser' must be true or false, not %s",
+                 ydoc_type_name(v));
+    else if (on)
+        diag_add(d, file, v->line,
+                 "'auth.trustRemoteUser: true' is refused: behind nginx, "
+                 "REMOTE_USER is the name in any client's 'Authorization: "
+                 "Basic' header, so anyone could sign in as anyone; name "
+                 "the variable your web server sets from its own sign-in "
+                 "instead: %s",
+                 remote_user_forms);
+}
+
 static void
 load_auth(struct config *cfg, const struct ydoc_node *map, const char *file,
           struct diag *d)
@@ -504,12 +633,10 @@ load_auth(struct config *cfg, const struct ydoc_node *map, const char *file,
     }
     for (size_t i = 0; i < map->count; i++) {
         const struct ydoc_node *k = map->keys[i], *v = map->values[i];
-        if (strcmp(k->text, "trustRemoteUser") == 0) {
-            if (!ydoc_bool(v, &a->trust_remote_user))
-                diag_add(d, file, v->line,
-                         "'auth.trustRemoteUser' must be true or false, not "
-                         "%s",
-                         ydoc_type_name(v));
+        if (strcmp(k->text, "remoteUser") == 0) {
+            load_remote_user(a, v, file, d);
+        } else if (strcmp(k->text, "trustRemoteUser") == 0) {
+            load_trust_remote_user(v, file, d);
         } else if (strcmp(k->text, "secretFile") == 0) {
             if ((s = want_string(v, file, "auth.secretFile", d)) != NULL) {
                 free(a->secret_file);
@@ -527,7 +654,7 @@ load_auth(struct config *cfg, const struct ydoc_node *map, const char *file,
                 set_string(&a->session_cookie, s);
         } else {
             unknown_key(d, file, k, " in 'auth'",
-                        "trustRemoteUser, secretFile, sessionCookie");
+                        "remoteUser, secretFile, sessionCookie");
         }
     }
 }
@@ -1199,6 +1326,7 @@ config_free(struct config *cfg)
     free(cfg->gemini.model);
     free(cfg->gemini.system_prompt);
     free(cfg->gemini.base_url);
+    free(cfg->auth.remote_user_var);
     free(cfg->auth.secret_file);
     free(cfg->auth.session_cookie);
     free(cfg->budget.trusted);

@@ -134,12 +134,24 @@ struct config_run {
     char **approval_never;
 };
 
+/* The web server in front of the responder, as auth.remoteUser.server
+ * names it: which variables it sets from its own sign-in. */
+enum config_web_server {
+    CONFIG_SERVER_NONE,   /* auth.remoteUser absent: trust no variable */
+    CONFIG_SERVER_NGINX,  /* sets what a fastcgi_param line says */
+    CONFIG_SERVER_APACHE, /* its auth modules set REMOTE_USER */
+};
+
 /* Who a request is (the `auth:` section; http/auth.h reads it). */
 struct config_auth {
-    /* trustRemoteUser: REMOTE_USER, set by the web server's own sign-in
-     * (nginx auth_request or auth_basic, Apache's auth modules), names the
-     * user. Only for a server that sets it itself: never from a client. */
-    bool trust_remote_user;
+    /* remoteUser: {variable, server}: the CGI variable (FastCGI param)
+     * that the web server sets from its own sign-in and that names the
+     * user, or NULL: none is trusted. Only names no client can set are
+     * accepted (config.c, load_remote_user): never HTTP_*, nor
+     * REMOTE_USER behind nginx, whose fastcgi_params fills it from any
+     * client's Basic header. The old trustRemoteUser: true is refused. */
+    char *remote_user_var;
+    enum config_web_server remote_user_server;
     /* secretFile: the file of the secret that signs session tokens
      * (token.h); NULL = tokens are not accepted. The site loads it. */
     char *secret_file;

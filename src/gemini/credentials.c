@@ -22,6 +22,7 @@
 #include "gemini/credentials.h"
 #include "core/arena.h"
 #include "core/bounds.h"
+#include "core/credenv.h"
 #include "core/jscan.h"
 #include "core/monotime.h"
 #include "core/status.h"
@@ -423,6 +424,7 @@ gcloud_run(const char *gcloud, long timeout_ms, struct status_error *err)
                           UNCONST("print-access-token"), NULL};
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
+    char **envp = NULL;
     sigset_t none, dfl;
     int fds[2] = {-1, -1}, status = 0, rc;
     char *out = NULL, *tok = NULL;
@@ -467,8 +469,12 @@ gcloud_run(const char *gcloud, long timeout_ms, struct status_error *err)
         rc = posix_spawnattr_setsigmask(&attr, &none);
     if (rc == 0)
         rc = posix_spawnattr_setsigdefault(&attr, &dfl);
+    /* gcloud gets its own settings, no API key (core/credenv.h) */
+    if (rc == 0 && (envp = credenv_clean(environ, CREDENV_GCLOUD)) == NULL)
+        rc = ENOMEM;
     if (rc == 0)
-        rc = posix_spawn(&pid, gcloud, &fa, &attr, argv, environ);
+        rc = posix_spawn(&pid, gcloud, &fa, &attr, argv, envp);
+    free(envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     close(fds[1]);

@@ -1,10 +1,11 @@
 /*
- * auth.c - the identity of a request: REMOTE_USER, a Bearer token or the
- * session cookie (see auth.h).
+ * auth.c - the identity of a request: the web server's signed-in user
+ * (auth.remoteUser), a Bearer token or the session cookie (see auth.h).
  *
  * Everything is read from CGI parameters, which the web server fills from
  * the request's headers (HTTP_AUTHORIZATION, HTTP_COOKIE, HTTP_ORIGIN,
- * HTTP_HOST) and from its own state (REMOTE_USER, HTTPS, REQUEST_METHOD).
+ * HTTP_HOST) and from its own state (the signed-in user's variable,
+ * HTTPS, REQUEST_METHOD).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -201,8 +202,10 @@ auth_identify(const struct config *cfg, const unsigned char *secret,
 
     if (cap > 0)
         user[0] = '\0';
-    if (cfg->auth.trust_remote_user &&
-        (ru = param(io, "REMOTE_USER")) != NULL && ru[0] != '\0')
+    /* auth.remoteUser names a variable only the web server's sign-in
+     * sets (config.c refuses the others) */
+    if (cfg->auth.remote_user_var != NULL &&
+        (ru = param(io, cfg->auth.remote_user_var)) != NULL && ru[0] != '\0')
         return from_remote_user(ru, user, cap, err);
 
     found = bearer_token(io, token);

@@ -4,9 +4,11 @@
  * A request names its user in one of two ways (README "Identity"):
  *
  *   1. the web server signed the user in (nginx auth_request or
- *      auth_basic, Apache's auth modules) and passed REMOTE_USER; trusted
- *      only when agent.yaml says auth.trustRemoteUser: true, because
- *      only the site owner knows whether the server sets it itself;
+ *      auth_basic, Apache's auth modules) and passed the user's name in
+ *      the variable auth.remoteUser names (GA_REMOTE_USER behind nginx,
+ *      REMOTE_USER behind Apache); trusted only then, because only the
+ *      site owner knows whether the server sets it itself, and only a
+ *      variable no client can set is accepted there (core/config.h);
  *   2. a session token (core/token.h) in `Authorization: Bearer <token>`
  *      or, failing that, in the session cookie (auth.sessionCookie,
  *      default ga_session). A browser sends a cookie with requests other
@@ -15,7 +17,7 @@
  *      site's own pages: its Origin must be <scheme>://<Host>. A Bearer
  *      token is only ever attached by script that holds it: no such check.
  *
- * A trusted, non-empty REMOTE_USER wins over a token. Every failure is
+ * A trusted, non-empty signed-in user wins over a token. Every failure is
  * ST_UNAUTHORIZED (401) with a short reason that helps nobody forge a
  * token; no token, cookie or secret is ever logged or echoed.
  *

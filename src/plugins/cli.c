@@ -6,8 +6,9 @@
  * section 3; /work/shared/research/cli.md 3.3).
  *
  * `/bin/sh -c <command>` starts in `root` with stdin on /dev/null, in a
- * process group of its own, with the server's environment plus the
- * config's `env` and `extraPaths` (prepended to PATH). It inherits none
+ * process group of its own, with the server's environment less the
+ * Gemini and Google credentials (core/credenv.h) plus the config's `env`
+ * and `extraPaths` (prepended to PATH). It inherits none
  * of the server's file descriptors beyond 0-2 (posix_spawn's closefrom
  * action), and every signal is back at its default. Its stdout and stderr
  * are read until both close; each keeps at most maxOutputBytes (the rest
@@ -31,6 +32,7 @@
 #include "plugins/cli.h"
 #include "plugins/answer.h"
 #include "core/bounds.h"
+#include "core/credenv.h"
 #include "core/monotime.h"
 #include "core/utf8.h"
 
@@ -515,8 +517,8 @@ cli_env_is(const char *e, const char *name)
 }
 
 /*
- * The commands' environment: the server's, with `env`'s entries in place
- * of (or beside) its own and `extra` folders in front of PATH. 0, or -1
+ * The commands' environment: the server's less the credentials, with
+ * `env`'s entries in place of (or beside) its own and `extra` folders in front of PATH. 0, or -1
  * with err set.
  */
 static int
@@ -529,13 +531,18 @@ cli_environment(struct cli *c, const json_t *env, const json_t *extra,
     char *newpath = NULL;
     FILE *f;
     size_t plen = 0;
+    /* ours less the credentials (core/credenv.h): a command's output goes
+     * to Gemini and into the saved session */
+    char **base_env = credenv_clean(environ, 0);
 
-    for (char **e = environ; *e != NULL; e++)
+    if (base_env == NULL)
+        goto oom;
+    for (char **e = base_env; *e != NULL; e++)
         n++;
     n += (env ? json_object_size(env) : 0) + 2;
     if ((c->envp = calloc(n, sizeof(*c->envp))) == NULL)
         goto oom;
-    for (char **e = environ; *e != NULL; e++) {
+    for (char **e = base_env; *e != NULL; e++) {
         bool over = cli_env_is(*e, "PATH");
         json_object_foreach(UNCONST(env), key, v)
             over = over || cli_env_is(*e, key);
@@ -552,6 +559,7 @@ cli_environment(struct cli *c, const json_t *env, const json_t *extra,
                      "env: '%.64s' must be a variable name with a string "
                      "value",
                      key);
+            free(base_env);
             return -1;
         }
         if (strcmp(key, "PATH") == 0) {
@@ -577,6 +585,7 @@ cli_environment(struct cli *c, const json_t *env, const json_t *extra,
             snprintf(err, errsize,
                      "extraPaths: each entry must be a folder name without "
                      "':'");
+            free(base_env);
             return -1;
         }
         if ((a = cli_abs(base, d)) == NULL) {
@@ -593,8 +602,10 @@ cli_environment(struct cli *c, const json_t *env, const json_t *extra,
         goto oom;
     }
     c->envp[k++] = newpath;
+    free(base_env);
     return 0;
 oom:
+    free(base_env);
     snprintf(err, errsize, "out of memory");
     return -1;
 }

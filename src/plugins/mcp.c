@@ -28,6 +28,7 @@
 #include "plugins/mcp.h"
 
 #include "core/bounds.h"
+#include "core/credenv.h"
 #include "core/jsonin.h"
 #include "core/logmsg.h"
 #include "core/utf8.h"
@@ -385,23 +386,30 @@ build_env(const json_t *env, char *err, size_t errsize, const char *name)
     size_t n = 0, extra = json_object_size(env), k = 0;
     const char *key;
     json_t *v;
-    char **out;
+    char **out = NULL;
+    /* ours less the credentials (core/credenv.h): a server's answers go to
+     * Gemini, and the server is someone else's code */
+    char **base = credenv_clean(environ, 0);
 
-    while (environ && environ[n])
+    if (base == NULL)
+        goto oom;
+    while (base[n])
         n++;
     if ((out = calloc(n + extra + 1, sizeof(*out))) == NULL)
         goto oom;
     for (size_t i = 0; i < n; i++) {
-        const char *eq = strchr(environ[i], '=');
-        size_t kl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+        const char *eq = strchr(base[i], '=');
+        size_t kl = eq ? (size_t)(eq - base[i]) : strlen(base[i]);
         bool overridden = false;
 
         json_object_foreach(UNCONST(env), key, v)
-            if (strlen(key) == kl && memcmp(key, environ[i], kl) == 0)
+            if (strlen(key) == kl && memcmp(key, base[i], kl) == 0)
                 overridden = true;
-        if (!overridden && (out[k++] = strdup(environ[i])) == NULL)
+        if (!overridden && (out[k++] = strdup(base[i])) == NULL)
             goto oom;
     }
+    free(base);
+    base = NULL;
     json_object_foreach(UNCONST(env), key, v) {
         if (!json_is_string(v) || key[0] == '\0' || strchr(key, '=')) {
             snprintf(err, errsize,
@@ -417,6 +425,7 @@ build_env(const json_t *env, char *err, size_t errsize, const char *name)
 oom:
     snprintf(err, errsize, "out of memory");
 fail:
+    free(base);
     for (size_t i = 0; out && out[i]; i++)
         free(out[i]);
     free(out);

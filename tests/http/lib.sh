@@ -16,6 +16,8 @@
 #   GA_PYTHON    the Python 3 to use (default /usr/bin/python3, else python3)
 #   GA_NGINX_SNIPPET  test another site snippet than nginx/gemini-agent.conf
 #   NGINX_BIN    the nginx binary (default: nginx from PATH)
+#   GA_NGINX_EDIT a function start_nginx calls with the nginx folder after
+#                rendering site.conf, before nginx starts
 # The mock Gemini server (tests/mock) is started with start_mock and pointed
 # at with `start_stack --mock`; assert_py checks many things in one Python.
 # Needs bash 5 (EPOCHREALTIME), curl, nginx, python3.
@@ -451,6 +453,10 @@ start_nginx() {
     if [ -n "$burst" ]; then
         grep -q 'burst=10 ' "$NGX_DIR/site.conf" || bail "the snippet has no burst=10 to replace"
         sed -i "s/burst=10 /burst=$burst /" "$NGX_DIR/site.conf"
+    fi
+    # a test's own change to the rendered site (e.g. an include uncommented)
+    if [ -n "${GA_NGINX_EDIT:-}" ]; then
+        "$GA_NGINX_EDIT" "$NGX_DIR" || bail "GA_NGINX_EDIT ($GA_NGINX_EDIT) failed"
     fi
     "$NGINX_BIN" -c "$NGX_DIR/nginx.conf" -p "$NGX_DIR/" -e "$NGX_DIR/error.log" \
         >"$NGX_DIR/stdout" 2>&1 </dev/null &

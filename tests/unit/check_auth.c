@@ -611,7 +611,8 @@ START_TEST(config_auth_defaults)
     struct config *cfg = load_text("actions: []\n", &d);
 
     ck_assert_ptr_nonnull(cfg);
-    ck_assert(!cfg->auth.trust_remote_user);
+    ck_assert_ptr_null(cfg->auth.remote_user_var);
+    ck_assert_int_eq(cfg->auth.remote_user_server, CONFIG_SERVER_NONE);
     ck_assert_ptr_null(cfg->auth.secret_file);
     ck_assert_str_eq(cfg->auth.session_cookie, "ga_session");
     config_free(cfg);
@@ -627,12 +628,14 @@ START_TEST(config_auth_keys)
 
     cfg = load_text("actions: []\n"
                     "auth:\n"
-                    "  trustRemoteUser: true\n"
+                    "  remoteUser: {variable: GA_REMOTE_USER, server: nginx}\n"
+                    "  trustRemoteUser: false\n"
                     "  secretFile: keys/.session-secret\n"
                     "  sessionCookie: __Host-sid\n",
                     &d);
     ck_assert_ptr_nonnull(cfg);
-    ck_assert(cfg->auth.trust_remote_user);
+    ck_assert_str_eq(cfg->auth.remote_user_var, "GA_REMOTE_USER");
+    ck_assert_int_eq(cfg->auth.remote_user_server, CONFIG_SERVER_NGINX);
     snprintf(want, sizeof(want), "%s/keys/.session-secret", tmpdir);
     ck_assert_str_eq(cfg->auth.secret_file, want);
     ck_assert_str_eq(cfg->auth.session_cookie, "__Host-sid");
@@ -642,6 +645,16 @@ START_TEST(config_auth_keys)
     cfg = load_text("actions: []\nauth: {secretFile: /etc/ga/secret}\n", &d);
     ck_assert_ptr_nonnull(cfg);
     ck_assert_str_eq(cfg->auth.secret_file, "/etc/ga/secret");
+    config_free(cfg);
+    diag_release(&d);
+    /* Apache's auth modules alone set REMOTE_USER */
+    d = (struct diag)DIAG_INIT;
+    cfg = load_text("actions: []\nauth:\n  remoteUser:\n"
+                    "    variable: REMOTE_USER\n    server: apache\n",
+                    &d);
+    ck_assert_ptr_nonnull(cfg);
+    ck_assert_str_eq(cfg->auth.remote_user_var, "REMOTE_USER");
+    ck_assert_int_eq(cfg->auth.remote_user_server, CONFIG_SERVER_APACHE);
     config_free(cfg);
     diag_release(&d);
 }
@@ -655,6 +668,39 @@ static const struct {
     {"auth: [a]\n", "'auth' must be a mapping"},
     {"auth:\n  trustRemoteUser: maybe\n",
      "'auth.trustRemoteUser' must be true or false"},
+    /* issue 24 item 3: the old form, and every variable a client sets */
+    {"auth:\n  trustRemoteUser: true\n",
+     "'auth.trustRemoteUser: true' is refused: behind nginx, REMOTE_USER is "
+     "the name in any client's 'Authorization: Basic' header, so anyone "
+     "could sign in as anyone; name the variable your web server sets from "
+     "its own sign-in instead: write auth: {remoteUser: {variable: "
+     "GA_REMOTE_USER, server: nginx}}"},
+    {"auth:\n  remoteUser: {variable: REMOTE_USER, server: nginx}\n",
+     "'auth.remoteUser': REMOTE_USER behind nginx is what nginx's "
+     "fastcgi_params fills from ANY client's 'Authorization: Basic' header"},
+    {"auth:\n  remoteUser: {variable: HTTP_X_USER, server: nginx}\n",
+     "HTTP_X_USER behind nginx is set from the client's own headers"},
+    {"auth:\n  remoteUser: {variable: HTTP_X_REMOTE_USER, server: apache}\n",
+     "HTTP_X_REMOTE_USER behind apache is set from the client's own headers"},
+    {"auth:\n  remoteUser: {variable: REDIRECT_REMOTE_USER, server: apache}\n",
+     "is set from the client's own headers"},
+    {"auth:\n  remoteUser: {variable: QUERY_STRING, server: nginx}\n",
+     "QUERY_STRING behind nginx is filled from the request"},
+    {"auth:\n  remoteUser: {variable: GA_REMOTE_USER, server: apache}\n",
+     "GA_REMOTE_USER behind apache is not one Apache's auth modules set"},
+    {"auth:\n  remoteUser: {variable: ga-user, server: nginx}\n",
+     "ga-user behind nginx is not a variable name"},
+    {"auth:\n  remoteUser: {variable: GA_REMOTE_USER}\n",
+     "'auth.remoteUser' needs the variable the web server sets from its own "
+     "sign-in and the server, nginx or apache: write"},
+    {"auth:\n  remoteUser: {variable: GA_REMOTE_USER, server: caddy}\n",
+     "the server, nginx or apache (not 'caddy'): write"},
+    {"auth:\n  remoteUser: {server: nginx}\n", "needs the variable"},
+    {"auth:\n  remoteUser: GA_REMOTE_USER\n",
+     "'auth.remoteUser' must be a mapping {variable, server}"},
+    {"auth:\n  remoteUser: {variable: GA_REMOTE_USER, server: nginx, x: 1}\n",
+     "unknown key 'x' in 'auth.remoteUser' (expected one of: variable, "
+     "server)"},
     {"auth:\n  secretFile: ''\n", "'auth.secretFile' must be a non-empty"},
     {"auth:\n  secretFile: [a]\n", "'auth.secretFile' must be a non-empty"},
     {"auth:\n  sessionCookie: 'a b'\n",
@@ -666,7 +712,7 @@ static const struct {
     {"auth:\n  sessionCookie: 'caf\xc3\xa9'\n",
      "'auth.sessionCookie' must be a cookie"},
     {"auth:\n  secretfile: x\n",
-     "unknown key 'secretfile' in 'auth' (expected one of: trustRemoteUser, "
+     "unknown key 'secretfile' in 'auth' (expected one of: remoteUser, "
      "secretFile, sessionCookie)"},
     {"authz:\n  secretFile: x\n", "expected one of: gemini, actions, dataDir, "
                                   "limits, store, policy, auth, "
@@ -815,21 +861,31 @@ static const struct identify_case {
     const char *user;       /* the identity, or NULL for a refusal... */
     const char *why;        /* ...with this in the message */
 } identify_cases[] = {
-    /* the web server's user */
-    {"trusted REMOTE_USER", true, false, false,
-     {"REQUEST_METHOD", "POST", "REMOTE_USER", "carol"}, "carol", NULL},
-    {"REMOTE_USER not trusted", false, false, false,
-     {"REQUEST_METHOD", "GET", "REMOTE_USER", "carol"}, NULL, "sign in first"},
+    /* the web server's user: trust names GA_REMOTE_USER (auth.remoteUser) */
+    {"trusted GA_REMOTE_USER", true, false, false,
+     {"REQUEST_METHOD", "POST", "GA_REMOTE_USER", "carol"}, "carol", NULL},
+    {"GA_REMOTE_USER not trusted", false, false, false,
+     {"REQUEST_METHOD", "GET", "GA_REMOTE_USER", "carol"}, NULL,
+     "sign in first"},
     {"REMOTE_USER not trusted, a token", false, false, false,
      {"REMOTE_USER", "carol", "HTTP_AUTHORIZATION", "Bearer @A"}, "alice",
      NULL},
-    {"trusted REMOTE_USER wins over a token", true, false, false,
-     {"REMOTE_USER", "carol", "HTTP_AUTHORIZATION", "Bearer @B"}, "carol",
+    /* issue 24 item 3: fastcgi_params passes REMOTE_USER from any
+     * client's Basic header; only the named variable counts */
+    {"REMOTE_USER from a Basic header is no one", true, false, false,
+     {"REQUEST_METHOD", "GET", "REMOTE_USER", "victim",
+      "HTTP_AUTHORIZATION", "Basic dmljdGltOng="},
+     NULL, "sign in first"},
+    {"REMOTE_USER beside a token: the token", true, false, false,
+     {"REMOTE_USER", "victim", "HTTP_AUTHORIZATION", "Bearer @A"}, "alice",
      NULL},
-    {"trusted but empty REMOTE_USER: the token", true, false, false,
-     {"REMOTE_USER", "", "HTTP_AUTHORIZATION", "Bearer @B"}, "bob", NULL},
-    {"trusted REMOTE_USER that is no user name", true, false, false,
-     {"REMOTE_USER", "bad\nname"}, NULL, "user name cannot be used"},
+    {"trusted GA_REMOTE_USER wins over a token", true, false, false,
+     {"GA_REMOTE_USER", "carol", "HTTP_AUTHORIZATION", "Bearer @B"}, "carol",
+     NULL},
+    {"trusted but empty GA_REMOTE_USER: the token", true, false, false,
+     {"GA_REMOTE_USER", "", "HTTP_AUTHORIZATION", "Bearer @B"}, "bob", NULL},
+    {"trusted GA_REMOTE_USER that is no user name", true, false, false,
+     {"GA_REMOTE_USER", "bad\nname"}, NULL, "user name cannot be used"},
     {"trusted, nothing set", true, false, false,
      {"REQUEST_METHOD", "GET"}, NULL, "sign in first"},
     /* Bearer */
@@ -994,7 +1050,7 @@ START_TEST(identify)
     int rc;
 
     make_tokens();
-    cfg.auth.trust_remote_user = c->trust;
+    cfg.auth.remote_user_var = c->trust ? UNCONST("GA_REMOTE_USER") : NULL;
     cfg.auth.session_cookie = c->custom_cookie ? cookie_custom : cookie_default;
     for (size_t i = 0; i < ARRAY_SIZE(c->params) && c->params[i]; i += 2) {
         params[i] = c->params[i];

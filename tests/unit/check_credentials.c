@@ -860,6 +860,55 @@ START_TEST(gcloud_token)
 }
 END_TEST
 
+/* The whole of file `path`, a new string. */
+static char *
+file_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *t = calloc(1, 65537);
+    size_t n;
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(t);
+    n = fread(t, 1, 65536, f);
+    t[n] = '\0';
+    fclose(f);
+    return t;
+}
+
+/* gcloud gets its own settings and no key (core/credenv.h, issue 24 item
+ * 4): the script writes the environment it was given. */
+START_TEST(gcloud_environment)
+{
+    struct env e = {0};
+    struct cred_opts o = opts_for(&e);
+    struct status_error err = {0};
+    struct cred c;
+    const char *tok;
+    char *dump = path_in("gcloud-env"), body[512], *got;
+
+    /* the real environment, which the child inherits (the suite forks) */
+    ck_assert_int_eq(setenv("GEMINI_API_KEY", "canary-gemini-key-24", 1), 0);
+    ck_assert_int_eq(setenv("GOOGLE_API_KEY", "canary-google-key-24", 1), 0);
+    ck_assert_int_eq(setenv("GOOGLE_APPLICATION_CREDENTIALS",
+                            "/canary/adc-24.json", 1), 0);
+    ck_assert_int_eq(setenv("CLOUDSDK_CONFIG", "/canary/gcloud-24", 1), 0);
+    unsetenv("GEMINI_AGENT_PASS_ENV");
+    snprintf(body, sizeof(body), "env > '%s'\necho gcloud-token-env", dump);
+    gcloud_cred(body, &e, &o, &c);
+    ck_assert_msg(cred_token(&c, false, &tok, &err) == 0, "%s", err.text);
+    ck_assert_str_eq(tok, "gcloud-token-env");
+    got = file_text(dump);
+    ck_assert_ptr_null(strstr(got, "canary-gemini-key-24"));
+    ck_assert_ptr_null(strstr(got, "canary-google-key-24"));
+    ck_assert_ptr_null(strstr(got, "/canary/adc-24.json"));
+    ck_assert_ptr_nonnull(strstr(got, "CLOUDSDK_CONFIG=/canary/gcloud-24"));
+    free(got);
+    cred_release(&c);
+    free(dump);
+}
+END_TEST
+
 START_TEST(gcloud_failures)
 {
     struct env e = {0};
@@ -1049,6 +1098,7 @@ credentials_suite(void)
 
     tcase_add_unchecked_fixture(gcloud, world_setup, world_teardown);
     tcase_add_test(gcloud, gcloud_token);
+    tcase_add_test(gcloud, gcloud_environment);
     tcase_add_test(gcloud, gcloud_failures);
     suite_add_tcase(s, gcloud);
 

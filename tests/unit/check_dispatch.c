@@ -58,7 +58,7 @@ setup(void)
             /* the shop's addReview over the direct route: for a signed-in
              * user the policy lets act (OWNER, autonomous, below) */
             "http: {directActions: authenticated}\n"
-            "auth: {trustRemoteUser: true}\n",
+            "auth: {remoteUser: {variable: REMOTE_USER, server: apache}}\n",
             getcwd((char[512]){0}, 512), tmpdir, tmpdir);
     fclose(f);
     site = site_load(path, &d);
@@ -756,7 +756,7 @@ START_TEST(direct_side_effects_need_a_user_the_policy_allows)
         f = fopen(cfg, "w");
         ck_assert_ptr_nonnull(f);
         fprintf(f, "actions: [%s/../../actions]\ndataDir: %s/var\n"
-                   "auth: {trustRemoteUser: true}\n",
+                   "auth: {remoteUser: {variable: REMOTE_USER, server: apache}}\n",
                 getcwd((char[512]){0}, 512), tmpdir);
         fclose(f);
         ro = site_load(cfg, &d);

@@ -408,6 +408,53 @@ START_TEST(paths_env_and_caps)
 }
 END_TEST
 
+/* The credentials a command must not see (issue 24 item 4), each with a
+ * value found nowhere else. */
+static const char *const canaries[][2] = {
+    {"GEMINI_API_KEY", "canary-gemini-key-24"},
+    {"GOOGLE_API_KEY", "canary-google-key-24"},
+    {"GOOGLE_APPLICATION_CREDENTIALS", "/canary/adc-24.json"},
+    {"GOOGLE_OAUTH_ACCESS_TOKEN", "canary-oauth-token-24"},
+    {"CLOUDSDK_CONFIG", "/canary/gcloud-24"},
+    {"CLOUDSDK_AUTH_ACCESS_TOKEN_FILE", "/canary/token-file-24"},
+};
+
+START_TEST(commands_get_no_credentials)
+{
+    const char *t;
+
+    /* the suite forks each test: these stay in this test's process */
+    for (size_t i = 0; i < ARRAY_SIZE(canaries); i++)
+        ck_assert_int_eq(setenv(canaries[i][0], canaries[i][1], 1), 0);
+    ck_assert_int_eq(setenv("GA_CLI_PLAIN", "plain-24", 1), 0);
+    unsetenv("GEMINI_AGENT_PASS_ENV");
+    reinit("{\"root\":\"work\"}");
+    t = run("env");
+    for (size_t i = 0; i < ARRAY_SIZE(canaries); i++) {
+        ck_assert_msg(strstr(t, canaries[i][1]) == NULL, "%s leaked: %.400s",
+                      canaries[i][0], t);
+        ck_assert_msg(strstr(t, canaries[i][0]) == NULL, "%s named: %.400s",
+                      canaries[i][0], t);
+    }
+    ck_assert_ptr_nonnull(strstr(t, "GA_CLI_PLAIN=plain-24"));
+    ck_assert_ptr_nonnull(strstr(t, "PATH="));
+    /* passed on by name (spaces or commas), and set by value in `env` */
+    ck_assert_int_eq(setenv("GEMINI_AGENT_PASS_ENV",
+                            "GOOGLE_APPLICATION_CREDENTIALS, CLOUDSDK_CONFIG",
+                            1), 0);
+    reinit("{\"root\":\"work\",\"env\":{\"GOOGLE_API_KEY\":\"set-24\"}}");
+    t = run("env");
+    ck_assert_ptr_nonnull(
+        strstr(t, "GOOGLE_APPLICATION_CREDENTIALS=/canary/adc-24.json"));
+    ck_assert_ptr_nonnull(strstr(t, "CLOUDSDK_CONFIG=/canary/gcloud-24"));
+    ck_assert_ptr_nonnull(strstr(t, "GOOGLE_API_KEY=set-24"));
+    ck_assert_ptr_null(strstr(t, "canary-gemini-key-24"));
+    ck_assert_ptr_null(strstr(t, "canary-google-key-24"));
+    ck_assert_ptr_null(strstr(t, "canary-oauth-token-24"));
+    ck_assert_ptr_null(strstr(t, "/canary/token-file-24"));
+}
+END_TEST
+
 START_TEST(bad_calls_and_config)
 {
     const char *t;
@@ -491,6 +538,7 @@ plugin_cli_suite(void)
     tcase_add_test(tc, timeout_kills_the_group);
     tcase_add_test(tc, cancel_kills_the_group);
     tcase_add_test(tc, paths_env_and_caps);
+    tcase_add_test(tc, commands_get_no_credentials);
     tcase_add_test(tc, bad_calls_and_config);
     tcase_add_test(tc, concurrent_calls);
     suite_add_tcase(s, tc);

@@ -455,6 +455,58 @@ START_TEST(fake_server_corners)
 }
 END_TEST
 
+/* A stdio server gets no Gemini or Google credential unless passed on by
+ * name (core/credenv.h, issue 24 item 4); `env` of .mcp.json still sets
+ * what it names. server-everything's get-env answers its environment. */
+START_TEST(servers_get_no_credentials)
+{
+    const struct gemini_agent_plugin *p = builtin_mcp(GEMINI_AGENT_PLUGIN_ABI);
+    static const char *const canaries[][2] = {
+        {"GEMINI_API_KEY", "canary-gemini-key-24"},
+        {"GOOGLE_API_KEY", "canary-google-key-24"},
+        {"GOOGLE_APPLICATION_CREDENTIALS", "/canary/adc-24.json"},
+        {"GOOGLE_OAUTH_ACCESS_TOKEN", "canary-oauth-token-24"},
+        {"CLOUDSDK_CONFIG", "/canary/gcloud-24"},
+    };
+    static char text[1 << 16];
+    char err[300];
+    void *self;
+    json_t *a;
+
+    if (!have_server())
+        return;
+    /* this test's own process (the suite forks): the server inherits it */
+    for (size_t i = 0; i < ARRAY_SIZE(canaries); i++)
+        ck_assert_int_eq(setenv(canaries[i][0], canaries[i][1], 1), 0);
+    unsetenv("GEMINI_AGENT_PASS_ENV");
+    write_everything();
+    ck_assert_msg(init_with("{\"timeoutMs\": 20000}", &self, err,
+                            sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(run(self, "everything_get-env", "{}", &a, text,
+                         sizeof(text)), GEMINI_AGENT_OK);
+    json_decref(a);
+    ck_assert_msg(strstr(text, "marked-by-env") != NULL, "%.300s", text);
+    ck_assert_msg(strstr(text, "\\\"PATH\\\"") != NULL, "%.300s", text);
+    for (size_t i = 0; i < ARRAY_SIZE(canaries); i++)
+        ck_assert_msg(strstr(text, canaries[i][1]) == NULL, "%s leaked",
+                      canaries[i][0]);
+    p->shutdown(self);
+    /* passed on by name */
+    ck_assert_int_eq(setenv("GEMINI_AGENT_PASS_ENV",
+                            "GOOGLE_APPLICATION_CREDENTIALS", 1), 0);
+    ck_assert_msg(init_with("{\"timeoutMs\": 20000}", &self, err,
+                            sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(run(self, "everything_get-env", "{}", &a, text,
+                         sizeof(text)), GEMINI_AGENT_OK);
+    json_decref(a);
+    ck_assert_msg(strstr(text, "/canary/adc-24.json") != NULL, "%.300s",
+                  text);
+    ck_assert_ptr_null(strstr(text, "canary-gemini-key-24"));
+    ck_assert_ptr_null(strstr(text, "/canary/gcloud-24"));
+    p->shutdown(self);
+}
+END_TEST
+
 /* initialize() refuses `config` with a reason containing `want`. */
 static void
 refused(const char *config, const char *want)
@@ -540,6 +592,7 @@ plugin_mcp_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, lists_tools_with_schemas);
     tcase_add_test(tc, executes_tools);
+    tcase_add_test(tc, servers_get_no_credentials);
     tcase_add_test(tc, reconnects_after_the_server_died);
     tcase_add_test(tc, children_inherit_no_descriptor);
     tcase_add_test(tc, bad_configurations);

@@ -1,0 +1,165 @@
+#!/bin/bash
+# t_remote_user_apache.sh - Apache's sign-in for the run API (README
+# "Identity", issue 24 item 3): conf/apache-cgi.conf as shipped, run by a
+# private Apache (a temp ServerRoot, a free loopback port, stopped by PID)
+# with the binary as its CGI program and agent.yaml saying
+# auth.remoteUser: {variable: REMOTE_USER, server: apache}.
+#
+# 1. As shipped (no sign-in): `Authorization: Basic victim:x` sets no
+#    REMOTE_USER, so it signs nobody in; nor does a `Remote-User` header.
+# 2. With the <Location>'s Include of conf/apache-signin.conf uncommented
+#    (the file as shipped, its password file's path replaced) and an
+#    htpasswd file written here: the right password signs that user in
+#    (the run's thread is theirs in the store); no header, a wrong
+#    password or a forged header gets Apache's 401; /_jay/actions stays
+#    open.
+# Only the paths of the shipped files are replaced; the main httpd.conf
+# around them (modules, port, logs) is this test's.
+source "$(dirname "${BASH_SOURCE[0]}")/runapi_lib.sh"
+
+APACHE_BIN=${APACHE_BIN:-/usr/sbin/apache2}
+MODS=/usr/lib/apache2/modules
+if [ ! -x "$APACHE_BIN" ] || [ ! -d "$MODS" ]; then
+    skip "$T_NAME" "no apache2 (scripts/install-deps.sh installs it)"
+    finish
+fi
+
+AP_PID=
+AP_DIR=$T_TMP/apache
+HTPASSWD=$AP_DIR/agent.htpasswd
+
+# stop_apache: SIGTERM the parent (it stops its children), by PID.
+stop_apache() {
+    [ -n "$AP_PID" ] || return 0
+    stop_pid "$AP_PID" 5000
+    wait "$AP_PID" 2>/dev/null
+    AP_PID=
+}
+
+# start_apache SIGNIN: the shipped conf/apache-cgi.conf, paths replaced,
+# inside a minimal httpd.conf; SIGNIN=1 uncomments its Include of the
+# shipped conf/apache-signin.conf.
+start_apache() {
+    local signin=$1 port user_lines=''
+    stop_apache
+    port=$(free_port) || bail "no free port"
+    BASE_URL=http://127.0.0.1:$port
+    mkdir -p "$AP_DIR/logs"
+    for want in 'DocumentRoot /srv/gemini-agent/www' \
+        'ScriptAlias /cgi-bin/gemini-agent /srv/gemini-agent/build/gemini-agent' \
+        '    SetEnv GEMINI_AGENT_CONFIG /srv/gemini-agent/conf/agent.yaml' \
+        '    # Include /etc/apache2/gemini-agent-signin.conf'; do
+        grep -qxF -- "$want" "$REPO/conf/apache-cgi.conf" ||
+            bail "conf/apache-cgi.conf lacks the line '$want'"
+    done
+    grep -qF 'AuthUserFile /etc/apache2/agent.htpasswd' "$REPO/conf/apache-signin.conf" ||
+        bail "conf/apache-signin.conf lacks its AuthUserFile line"
+    sed -e "s|/etc/apache2/agent.htpasswd|$HTPASSWD|" "$REPO/conf/apache-signin.conf" \
+        >"$AP_DIR/gemini-agent-signin.conf"
+    sed -e "s|/srv/gemini-agent/www|$REPO/www|" \
+        -e "s|/srv/gemini-agent/build/gemini-agent|$GA_BIN|" \
+        -e "s|/srv/gemini-agent/conf/agent.yaml|$GA_CONF|" \
+        "$REPO/conf/apache-cgi.conf" >"$AP_DIR/site.conf"
+    if [ "$signin" = 1 ]; then
+        sed -i "s|^    # Include /etc/apache2/gemini-agent-signin.conf\$|    Include $AP_DIR/gemini-agent-signin.conf|" \
+            "$AP_DIR/site.conf"
+    fi
+    # Root starts Apache; its children must not stay root (Apache refuses).
+    # They run the program, which reads the site's files: give them those.
+    if [ "$(id -u)" -eq 0 ]; then
+        user_lines=$'User www-data\nGroup www-data'
+        chmod 711 "$T_TMP"
+        chown -R www-data:www-data "$ST_DIR" "$AP_DIR"
+    fi
+    cat >"$AP_DIR/httpd.conf" <<EOF
+ServerRoot "$AP_DIR"
+ServerName 127.0.0.1
+Listen 127.0.0.1:$port
+PidFile "$AP_DIR/httpd.pid"
+DefaultRuntimeDir "$AP_DIR"
+ErrorLog "$AP_DIR/logs/error.log"
+LogLevel warn
+$user_lines
+LoadModule mpm_prefork_module $MODS/mod_mpm_prefork.so
+LoadModule authz_core_module $MODS/mod_authz_core.so
+LoadModule authz_user_module $MODS/mod_authz_user.so
+LoadModule authn_core_module $MODS/mod_authn_core.so
+LoadModule authn_file_module $MODS/mod_authn_file.so
+LoadModule auth_basic_module $MODS/mod_auth_basic.so
+LoadModule alias_module $MODS/mod_alias.so
+LoadModule cgi_module $MODS/mod_cgi.so
+LoadModule rewrite_module $MODS/mod_rewrite.so
+LoadModule env_module $MODS/mod_env.so
+LoadModule setenvif_module $MODS/mod_setenvif.so
+StartServers 2
+# the sanitizer's settings reach the program under ASan
+PassEnv PATH ${ASAN_OPTIONS:+ASAN_OPTIONS} ${UBSAN_OPTIONS:+UBSAN_OPTIONS}
+Include "$AP_DIR/site.conf"
+EOF
+    # a session of its own: prefork's shutdown signals its whole process
+    # group, which would otherwise be this test's
+    setsid env -i PATH="$PATH" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} \
+        ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} \
+        "$APACHE_BIN" -f "$AP_DIR/httpd.conf" -DFOREGROUND \
+        >"$AP_DIR/stdout" 2>&1 </dev/null &
+    AP_PID=$!
+    T_BG_PIDS+=("$AP_PID")
+    if ! wait_until 5000 eval 'curl -s -o /dev/null --max-time 1 "$BASE_URL/"'; then
+        bail "apache did not start: $(tail -c 600 "$AP_DIR/stdout" "$AP_DIR/logs/error.log" 2>/dev/null | tr '\n' ' ')"
+    fi
+}
+
+start_mock
+new_stack_dir
+write_gemini_yaml "$ST_DIR/.gemini.yaml" test-key-not-a-real-key "$MOCK_URL"
+write_secret "$ST_DIR/session.key" || bail "cannot write the secret"
+write_config "$GA_CONF" "$RUN_LIMITS" '' \
+    "auth: {secretFile: '$ST_DIR/session.key', remoteUser: {variable: REMOTE_USER, server: apache}}"
+ga_run check --config "$GA_CONF"
+check "check accepts the Apache form (exit 0)" test "$rc" -eq 0
+mkdir -p "$AP_DIR"
+{
+    printf 'alice:%s\n' "$(openssl passwd -apr1 alice-pw)"
+    printf 'bob:%s\n' "$(openssl passwd -apr1 bob-pw)"
+} >"$HTPASSWD"
+
+# 401 from the program: no identity at all
+assert_no_identity() {
+    if [ "$RES_STATUS" = 401 ] && grep -qF "sign in first" "$RES_BODY"; then
+        ok "$1"
+    else
+        not_ok "$1" "status $RES_STATUS; body: $(body_excerpt)"
+    fi
+}
+
+# --- 1. as shipped: nothing sets REMOTE_USER ----------------------------------
+start_apache 0
+req GET /_jay/actions
+assert_status 200 "apache CGI: the public chat route answers"
+req GET /api/agent/threads '' -u victim:x
+assert_no_identity "as shipped: Basic victim:x is nobody"
+req POST "$RUN" '{"prompt":"hi"}' -u victim:x -H 'Remote-User: victim'
+assert_no_identity "as shipped: Basic victim:x and a Remote-User header cannot run"
+
+# --- 2. Apache signs users in ---------------------------------------------------
+start_apache 1
+req POST "$RUN" '{"prompt":"hi"}' -u alice:alice-pw
+assert_status 200 "signed in by Apache: alice's run is answered"
+THREAD=$(json_get 'j["threadId"]')
+check "... and its thread is alice's in the store" \
+    test "$(sql 'SELECT user_id AS user FROM threads WHERE id = ?' "$THREAD")" = '[{"user": "alice"}]'
+req GET /api/agent/threads '' -u alice:alice-pw
+assert_json '[t["id"] for t in j["threads"]]' "[\"$THREAD\"]" "alice lists her thread"
+req GET /api/agent/threads '' -u bob:bob-pw -H 'Remote-User: alice'
+assert_json 'j["threads"]' '[]' "bob with a forged Remote-User header is bob"
+req GET /api/agent/threads
+assert_status 401 "no Authorization: Apache's 401"
+req GET /api/agent/threads '' -u alice:wrong
+assert_status 401 "a wrong password: 401"
+req GET /api/agent/threads '' -H 'Remote-User: alice'
+assert_status 401 "a forged Remote-User header alone: 401"
+req GET /_jay/actions
+assert_status 200 "the public chat route asks no password"
+stop_apache
+
+finish
