@@ -164,6 +164,10 @@
 /* A CGI host that announces more body than it sends and keeps stdin open
  * must not hang the process: give up after this long without a byte. */
 #define BOUND_CGI_READ_MS         10000
+/* The same for a FastCGI connection, each way: a peer that sends nothing
+ * (no head, a body that stops) or reads nothing of the answer for this
+ * long is dropped and its thread freed (worker.c, take_connection). */
+#define BOUND_FCGI_IO_MS          10000
 
 /* --- the Gemini client ------------------------------------------------- */
 

@@ -49,15 +49,20 @@
 #include "core/watch.h"
 
 #include <errno.h>
+#include <fastcgi.h> /* FCGI_RESPONDER */
 #include <fcgiapp.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -227,12 +232,40 @@ full(struct pool *p)
     return atomic_load(&p->me->busy) >= p->capacity;
 }
 
-/* Lead: wait for the next connection and accept it. 0, or -1 when the
- * pool stops. */
+/* A connection we accepted: its reads and writes give up after
+ * BOUND_FCGI_IO_MS without progress, so a peer that stalls frees its
+ * thread (libfcgi's own reads and writes block without limit). */
 static int
-next_request(struct pool *p, struct follower *me, FCGX_Request *req)
+take_connection(int listen_fd)
 {
-    int rc = -1;
+    struct timeval tv = {BOUND_FCGI_IO_MS / 1000,
+                         (BOUND_FCGI_IO_MS % 1000) * 1000};
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    int one = 1;
+    int fd = accept4(listen_fd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC);
+
+    if (fd < 0)
+        return -errno;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    if (sa.ss_family == AF_INET) /* answers are small: send at once */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
+/* Lead: wait for the next connection and accept it. The connection, or
+ * -1 when the pool stops. The request's head is read after the lead has
+ * passed on (read_head), so a peer that sends nothing holds one thread
+ * for BOUND_FCGI_IO_MS, never the socket. */
+static int
+next_connection(struct pool *p, struct follower *me)
+{
+    int fd = -1;
 
     take_lead(p, me);
     for (;;) {
@@ -249,23 +282,40 @@ next_request(struct pool *p, struct follower *me, FCGX_Request *req)
         }
         if (atomic_load(&p->stop))
             break;
-        int a = FCGX_Accept_r(req);
-        if (a == 0) {
-            rc = 0;
+        fd = take_connection(p->listen_fd);
+        if (fd >= 0)
             break;
-        }
-        if (a == -EAGAIN || a == -EWOULDBLOCK || a == -EINTR ||
-            a == -ECONNABORTED)
-            continue; /* another worker took it */
-        log_err("accepting a connection failed: %s", strerror(-a));
+        if (fd == -EAGAIN || fd == -EWOULDBLOCK || fd == -EINTR ||
+            fd == -ECONNABORTED || fd == -EPROTO)
+            continue; /* another worker took it, or its peer left */
+        log_err("accepting a connection failed: %s", strerror(-fd));
         p->failed = 1;
         pool_stop(p);
+        fd = -1;
         break;
     }
     pass_lead(p);
     /* accepted just as the pool stops: still served (a reload drops
      * nothing); the thread leaves after it */
-    return rc;
+    return fd;
+}
+
+/*
+ * Read the request's head (FCGI_BEGIN_REQUEST and the params) from the
+ * connection `fd` with libfcgi. The request was set up with no listening
+ * socket (-1), so libfcgi, which closes a connection whose head is broken
+ * or timed out and goes back to accept, finds nothing to accept there and
+ * returns. keepConnection only keeps FCGX_Accept_r's opening FCGX_Finish_r
+ * from closing the connection we hand it; the head sets it again, and
+ * finish() closes the connection after every request. 0, or -1 when
+ * libfcgi dropped the connection.
+ */
+static int
+read_head(FCGX_Request *req, int fd)
+{
+    req->ipcFd = fd;
+    req->keepConnection = 1;
+    return FCGX_Accept_r(req) == 0 ? 0 : -1;
 }
 
 /* A serving thread for this request, now or after a short wait in the
@@ -341,6 +391,19 @@ refuse(struct pool *p, struct httpio *io)
                  refused, refused == 1 ? "" : "s", p->capacity, p->queue);
 }
 
+/* An authorizer's or a filter's request (FastCGI roles nginx never uses):
+ * refused, never served as a page's request - an authorizer's 200 would
+ * grant access to whatever the web server guards with it. */
+static void
+refuse_role(struct httpio *io)
+{
+    struct status_error err = {0};
+
+    status_set(&err, ST_BAD_REQUEST,
+               "this program answers FastCGI's RESPONDER role only");
+    reply_error(io, &err, NULL);
+}
+
 /* What GET /_jay/status says of the threads: every worker's, from the
  * board they share. */
 static void
@@ -363,9 +426,11 @@ serve_thread(void *arg)
     /* the run API's and the budget's, opened on first use */
     struct store *store = NULL;
     struct dispatch_host host = {host_workers, UNCONST(p->board)};
+    int fd;
 
     watch_bind(&p->me->slots[t->index]);
-    if (FCGX_InitRequest(&req, p->listen_fd, 0) != 0 ||
+    /* no listening socket: read_head hands libfcgi each connection */
+    if (FCGX_InitRequest(&req, -1, 0) != 0 ||
         gemini_init_shared(&gemini, p->share) != 0) {
         log_err("cannot start a request thread (out of memory)");
         p->failed = 1;
@@ -375,12 +440,16 @@ serve_thread(void *arg)
     arena_init(&arena);
     gemini.gone = fcgi_gone;
     gemini.gone_ctx = &req;
-    while (next_request(p, &t->f, &req) == 0) {
+    while ((fd = next_connection(p, &t->f)) >= 0) {
         struct httpio io = {&fcgi_ops, &req, false};
 
+        if (read_head(&req, fd) != 0)
+            continue; /* libfcgi closed it: a broken or stalled head */
         watch_request_begin(site->cfg->limits.request_timeout_ms);
         memlimit_reset(BOUND_REQUEST_MEMORY);
-        if (admit(p)) {
+        if (req.role != FCGI_RESPONDER) {
+            refuse_role(&io);
+        } else if (admit(p)) {
             int status =
                 dispatch_request_ex(site, &gemini, &store, &host, &io, &arena);
             release(p);
@@ -393,6 +462,9 @@ serve_thread(void *arg)
         } else {
             refuse(p, &io);
         }
+        /* one request a connection: a kept connection would be read for
+         * the next head by whichever thread, with no lead to pass */
+        req.keepConnection = 0;
         FCGX_Finish_r(&req);
         arena_reset(&arena);
         watch_request_end();
