@@ -814,6 +814,43 @@ private_file(struct sqlite_store *s, bool existed, struct status_error *err)
                       "the store cannot be opened; see the error log");
 }
 
+/*
+ * A store file that exists (a symlink's target) must be a regular file no
+ * other user can change: one that group or others can write, or that
+ * another user owns, could have its runs, budgets or sessions rewritten
+ * under us. A symlink to nothing is refused too: SQLite would create the
+ * store wherever it points. Checked before SQLite opens it.
+ */
+static int
+safe_path(struct sqlite_store *s, const struct stat *st, bool existed,
+          struct status_error *err)
+{
+    struct stat l;
+    const char *why = NULL;
+    char buf[96];
+
+    if (!existed) {
+        if (lstat(s->path, &l) == 0 && S_ISLNK(l.st_mode))
+            why = "it is a symlink to nothing";
+    } else if (!S_ISREG(st->st_mode)) {
+        why = "it is not a regular file";
+    } else if ((st->st_mode & 022) != 0) {
+        snprintf(buf, sizeof(buf),
+                 "group or others can write it (mode %03o): run chmod 600",
+                 (unsigned)(st->st_mode & 0777));
+        why = buf;
+    } else if (st->st_uid != geteuid() && st->st_uid != 0) {
+        snprintf(buf, sizeof(buf), "it belongs to user %u: run chown %u",
+                 (unsigned)st->st_uid, (unsigned)geteuid());
+        why = buf;
+    }
+    if (why == NULL)
+        return 0;
+    log_err("store '%s': refused: %s", s->path, why);
+    return status_set(err, ST_STORE,
+                      "the store cannot be opened; see the error log");
+}
+
 /* One PRAGMA that answers one row (journal_mode), or none. */
 static int
 pragma(struct sqlite_store *s, const char *sql, const char *want,
@@ -892,6 +929,8 @@ connect_db(struct sqlite_store *s, struct status_error *err)
                      strerror(errno));
         *slash = '/';
     }
+    if (safe_path(s, &st, existed, err) != 0)
+        return -1;
     if (sqlite3_libversion_number() < 3031000) {
         log_err("store '%s': SQLite %s is too old (3.31 or later is needed)",
                 s->path, sqlite3_libversion());
