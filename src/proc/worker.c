@@ -10,7 +10,9 @@
  *
  * Threads take turns at the socket (leader/followers): one leader at a
  * time waits for a connection and accepts it, hands the lead to the
- * follower that went idle last, and serves. Last-in first-out keeps a
+ * follower that went idle last, and reads and serves the request (the
+ * head read after the lead has passed, so a silent peer holds one thread
+ * for BOUND_FCGI_IO_MS, never the socket). Last-in first-out keeps a
  * light load on a few hot threads - their stacks, arenas and caches warm -
  * while the others stay untouched: a worker's memory follows its load, not
  * its thread count. A worker has `threads` threads that may serve at once,
