@@ -5,7 +5,8 @@
 # each replaced by a symlink to a file others can write, a symlink to
 # /etc/passwd, a dangling symlink, a folder, a FIFO, a file another user
 # owns (the test runs as root to chown; skipped otherwise) and a
-# group/world-writable file. Each is refused with a message naming the
+# group/world-writable file; and a .so plugin or its folder that group or
+# others can write (with symlinks into such folders). Each is refused with a message naming the
 # file and the fix, or handled safely (a settings file that cannot be read
 # is a site without a key: the chat answers not_configured) - never a hang
 # at start, never a key or a secret read from a file others control.
@@ -178,6 +179,67 @@ if [ "$SERVE" = serving ] && ! grep -q "is not usable" "$T_TMP/serve.err"; then
     ok "the restored files serve with a usable store"
 else
     not_ok "the restored files serve with a usable store" "$(tail -c 300 "$T_TMP/serve.err" | tr '\n' ' ')"
+fi
+
+# --- .so plugins and their folders ---------------------------------------------------
+# `check` lists a plugin it loads ("plugin hello (PATH)") and names one it
+# leaves out, with the reason; anyone who can write the file or a folder
+# it is in could run code in the server.
+PLUG=$T_TMP/plug
+mkdir -p "$PLUG" "$T_TMP/elsewhere"
+make -s -C "$REPO/tests/plugins" OUT="$T_TMP/built" >"$T_TMP/plugins.build" 2>&1 ||
+    bail "cannot build the test plugins: $(tail -c 400 "$T_TMP/plugins.build" | tr '\n' ' ')"
+cp "$T_TMP/built/hello.so" "$T_TMP/hello.orig"
+chmod 755 "$PLUG" "$T_TMP/elsewhere"
+write_config "$GA_CONF" '{maxBodyBytes: 4096}' "$ST_DIR/var" "plugins: {dirs: ['$PLUG'], expose: all}"
+restore_plug() {
+    chmod 755 "$PLUG" "$T_TMP/elsewhere"
+    rm -rf "$PLUG/hello.so" "$T_TMP/elsewhere"/*
+    cp "$T_TMP/hello.orig" "$PLUG/hello.so"
+    chmod 755 "$PLUG/hello.so"
+}
+# plug_loaded LABEL: check loads hello; plug_out LABEL PATTERN: check
+# leaves it out, saying PATTERN.
+plug_loaded() {
+    ga_run check --config "$GA_CONF"
+    if grep -qF "plugin hello ($PLUG/hello.so)" <<<"$out"; then ok "$1: loaded"; else
+        not_ok "$1: loaded" "check said: $(printf '%s %s' "$out" "$err" | grep -i plugin | head -n 3 | tr '\n' '|')"
+    fi
+}
+plug_out() {
+    ga_run check --config "$GA_CONF"
+    if ! grep -qF "plugin hello (" <<<"$out" && grep -Eq -- "$PLUG/hello.so: plugin left out: .*$2" <<<"$out$err"; then
+        ok "$1: left out, saying why"
+    else
+        not_ok "$1: left out, saying why" "check said: $(printf '%s %s' "$out" "$err" | grep -i "plugin" | head -n 3 | tr '\n' '|')"
+    fi
+}
+restore_plug
+plug_loaded "plugin: hello.so 0755 in a 0755 folder"
+chmod 666 "$PLUG/hello.so"
+plug_out "plugin: a world-writable hello.so" "group or others can write it \(mode 666\)"; restore_plug
+chmod 775 "$PLUG/hello.so"
+plug_out "plugin: a group-writable hello.so" "mode 775"; restore_plug
+chmod 777 "$PLUG"
+plug_out "plugin: a world-writable plugins folder" "can write its folder \(mode 0777\)"; restore_plug
+chmod 1777 "$PLUG"
+plug_out "plugin: a sticky world-writable plugins folder (as /tmp)" "can write its folder \(mode 1777\)"; restore_plug
+cp "$T_TMP/hello.orig" "$T_TMP/elsewhere/hello.so"; chmod 666 "$T_TMP/elsewhere/hello.so"
+rm "$PLUG/hello.so"; ln -s "$T_TMP/elsewhere/hello.so" "$PLUG/hello.so"
+plug_out "plugin: a symlink to a world-writable file" "mode 666"; restore_plug
+cp "$T_TMP/hello.orig" "$T_TMP/elsewhere/hello.so"; chmod 755 "$T_TMP/elsewhere/hello.so"; chmod 777 "$T_TMP/elsewhere"
+rm "$PLUG/hello.so"; ln -s "$T_TMP/elsewhere/hello.so" "$PLUG/hello.so"
+plug_out "plugin: a symlink into a world-writable folder" "can write its folder \(mode 0777\)"; restore_plug
+cp "$T_TMP/hello.orig" "$T_TMP/elsewhere/hello.so"; chmod 755 "$T_TMP/elsewhere/hello.so"
+rm "$PLUG/hello.so"; ln -s "$T_TMP/elsewhere/hello.so" "$PLUG/hello.so"
+plug_loaded "plugin: a symlink to a 0755 file in a 0755 folder"; restore_plug
+rm "$PLUG/hello.so"; mkdir "$PLUG/hello.so"
+plug_out "plugin: a folder named hello.so" "it is not a regular file"; restore_plug
+rm "$PLUG/hello.so"; ln -s "$T_TMP/elsewhere/none.so" "$PLUG/hello.so"
+plug_out "plugin: a dangling symlink" "cannot load it"; restore_plug
+if [ "$ROOT" = 1 ]; then
+    chown nobody "$PLUG/hello.so"
+    plug_loaded "plugin: 0755, owned by another user (the deployer; not refused)"; restore_plug
 fi
 
 finish
