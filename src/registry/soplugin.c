@@ -26,8 +26,10 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <grp.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +347,34 @@ out:
     return 0;
 }
 
+/*
+ * Can someone other than its owner write what `st` describes? Others'
+ * write bit always counts; the group's does unless the group is the
+ * owner's own (the user-private group a umask of 002 is meant for: a
+ * group named as its owner, whom alone it holds by that convention).
+ */
+static bool
+open_to_others(const struct stat *st)
+{
+    char pb[1024], gb[1024];
+    struct passwd pw, *pwp = NULL;
+    struct group gr, *grp = NULL;
+
+    if ((st->st_mode & 002) != 0)
+        return true;
+    if ((st->st_mode & 020) == 0)
+        return false;
+    if (getpwuid_r(st->st_uid, &pw, pb, sizeof(pb), &pwp) != 0 ||
+        pwp == NULL ||
+        getgrgid_r(st->st_gid, &gr, gb, sizeof(gb), &grp) != 0 ||
+        grp == NULL)
+        return true;
+    return strcmp(pwp->pw_name, grp->gr_name) != 0 ||
+           (grp->gr_mem[0] != NULL &&
+            (strcmp(grp->gr_mem[0], pwp->pw_name) != 0 ||
+             grp->gr_mem[1] != NULL));
+}
+
 /* Can group or others write the folder that holds `file`? Its mode in
  * *mode. */
 static bool
@@ -362,14 +392,15 @@ folder_open(const char *file, unsigned *mode)
     if (stat(dir, &st) != 0)
         return false;
     *mode = (unsigned)(st.st_mode & 07777);
-    return (st.st_mode & 022) != 0;
+    return open_to_others(&st);
 }
 
 /*
  * Anyone who can write a plugin, or the folder it is listed in or lives
  * in (a symlink's), runs their code in the server: such a plugin is left
- * out, with the reason. Owners are not checked: a plugin readable by the
- * serving user and written by the one who deploys it is the usual case.
+ * out, with the reason (open_to_others). Owners are not checked: a plugin
+ * readable by the serving user and written by the one who deploys it is
+ * the usual case.
  * true when it may be loaded.
  */
 static bool
@@ -385,7 +416,7 @@ so_file_safe(const char *path, struct diag *d)
         diag_add(d, path, 0, "plugin left out: it is not a regular file");
         return false;
     }
-    if ((st.st_mode & 022) != 0) {
+    if (open_to_others(&st)) {
         diag_add(d, path, 0,
                  "plugin left out: group or others can write it (mode "
                  "%03o): run chmod go-w on it",

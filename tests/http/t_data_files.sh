@@ -218,8 +218,19 @@ restore_plug
 plug_loaded "plugin: hello.so 0755 in a 0755 folder"
 chmod 666 "$PLUG/hello.so"
 plug_out "plugin: a world-writable hello.so" "group or others can write it \(mode 666\)"; restore_plug
-chmod 775 "$PLUG/hello.so"
-plug_out "plugin: a group-writable hello.so" "mode 775"; restore_plug
+if [ "$ROOT" = 1 ]; then
+    # root's group is its user-private one (named as the user): a umask
+    # of 002 leaves that group writable, which lets no one else in
+    chmod 775 "$PLUG/hello.so"
+    plug_loaded "plugin: 0775, group root:root (the owner's private group)"
+    chgrp daemon "$PLUG/hello.so"
+    plug_out "plugin: 0775 with the daemon group" "mode 775"; restore_plug
+    chmod 775 "$PLUG"; chgrp daemon "$PLUG"
+    plug_out "plugin: its folder 0775 with the daemon group" "can write its folder \\(mode 0775\\)"
+    chgrp root "$PLUG"; restore_plug
+else
+    skip "plugin: group-writable with another group" "needs root to chgrp"
+fi
 chmod 777 "$PLUG"
 plug_out "plugin: a world-writable plugins folder" "can write its folder \(mode 0777\)"; restore_plug
 chmod 1777 "$PLUG"
