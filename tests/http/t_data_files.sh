@@ -1,15 +1,16 @@
 #!/bin/bash
-# t_data_files.sh - what `serve` accepts as its data files (issue 24 §6):
-# the Gemini settings file holding the API key, the session secret
-# (auth.secretFile) and the run API's SQLite store (dataDir/agent.db),
-# each replaced by a symlink to a file others can write, a symlink to
-# /etc/passwd, a dangling symlink, a folder, a FIFO, a file another user
-# owns (the test runs as root to chown; skipped otherwise) and a
-# group/world-writable file; and a .so plugin or its folder that group or
-# others can write (with symlinks into such folders). Each is refused with a message naming the
-# file and the fix, or handled safely (a settings file that cannot be read
-# is a site without a key: the chat answers not_configured) - never a hang
-# at start, never a key or a secret read from a file others control.
+# t_data_files.sh - what the program accepts as its data files (issue 24
+# §6): the Gemini settings file holding the API key, the session secret
+# (auth.secretFile), the run API's SQLite store (dataDir/agent.db), the
+# .so plugins and their folders, and the terminal client's sessions.db
+# and its folder - each replaced by a symlink to a file others can write,
+# a symlink to /etc/passwd, a dangling symlink, a folder, a FIFO, a file
+# another user owns (the test runs as root to chown; those cases are
+# skipped otherwise), a group- or world-writable file or folder. Each is
+# refused with a message naming the file and the fix, or handled safely
+# (a settings file that cannot be read is a site without a key; a refused
+# sessions.db a chat that is answered but not saved) - never a hang at
+# start, never a key, secret, store or plugin others control.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 require_binary
@@ -251,6 +252,58 @@ plug_out "plugin: a dangling symlink" "cannot load it"; restore_plug
 if [ "$ROOT" = 1 ]; then
     chown nobody "$PLUG/hello.so"
     plug_loaded "plugin: 0755, owned by another user (the deployer; not refused)"; restore_plug
+fi
+
+# --- the terminal client's sessions.db and its folder ---------------------------------
+# A refused store is no refused chat: the answer comes, and stderr says the
+# session will not be saved, and why.
+start_mock
+STATE=$T_TMP/state
+SDIR=$STATE/gemini-agent
+GA_EXTRA_ENV=("GEMINI_BASE_URL=$MOCK_URL" GEMINI_API_KEY=test-key-not-a-real-key
+    "XDG_STATE_HOME=$STATE" "GEMINI_AGENT_CONFIG=$T_TMP/no-agent.yaml")
+mkdir -p "$T_TMP/work"
+chat_hi() { pushd "$T_TMP/work" >/dev/null && ga_run chat -p hi; popd >/dev/null; }
+# chat_unsaved LABEL PATTERN: answered, not saved, stderr saying PATTERN.
+chat_unsaved() {
+    chat_hi
+    if [ "$rc" -eq 0 ] && grep -q "Hello from the mock" <<<"$out" &&
+        grep -q "will not be saved" <<<"$err" && grep -Eq -- "$2" <<<"$err"; then
+        ok "$1: answered, not saved, saying why"
+    else
+        not_ok "$1: answered, not saved, saying why" "rc $rc; out: ${out:0:100}; err: ${err:0:300}"
+    fi
+}
+chat_hi
+if [ "$rc" -eq 0 ] && [ -f "$SDIR/sessions.db" ] && [ -z "$err" ]; then
+    ok "chat: saves its session in a 0700 folder, 0600 file"
+else
+    not_ok "chat: saves its session" "rc $rc; err: ${err:0:300}"
+fi
+[ "$(stat -c %a "$SDIR")" = 700 ] && [ "$(stat -c %a "$SDIR/sessions.db")" = 600 ] &&
+    ok "chat: the folder is 0700, sessions.db 0600" ||
+    not_ok "chat: the folder is 0700, sessions.db 0600" "$(stat -c '%a %n' "$SDIR" "$SDIR/sessions.db" | tr '\n' ' ')"
+chmod 666 "$SDIR/sessions.db"
+chat_unsaved "sessions.db 0666" "group or others can write it \(mode 666\)"
+chmod 600 "$SDIR/sessions.db"; chmod 777 "$SDIR"
+chat_unsaved "the sessions' folder 0777" "sessions' folder .* is open to group or others \(mode 0777\): run chmod 700"
+chmod 700 "$SDIR"
+mv "$SDIR/sessions.db" "$T_TMP/sessions.db"; chmod 666 "$T_TMP/sessions.db"
+ln -s "$T_TMP/sessions.db" "$SDIR/sessions.db"
+chat_unsaved "sessions.db a symlink to a 0666 file" "mode 666"
+rm "$SDIR/sessions.db"; ln -s "$T_TMP/nowhere.db" "$SDIR/sessions.db"
+chat_unsaved "sessions.db a dangling symlink" "symlink to nothing"
+[ ! -e "$T_TMP/nowhere.db" ] && ok "sessions.db: nothing made where the dangling symlink points" ||
+    not_ok "sessions.db: nothing made where the dangling symlink points" "it exists"
+rm "$SDIR/sessions.db"; ln -s /etc/passwd "$SDIR/sessions.db"
+cp -p /etc/passwd "$T_TMP/passwd.before2"
+chat_unsaved "sessions.db a symlink to /etc/passwd" "mode 644|not a database"
+cmp -s /etc/passwd "$T_TMP/passwd.before2" && ok "sessions.db: /etc/passwd untouched" ||
+    not_ok "sessions.db: /etc/passwd untouched" "it changed"
+rm "$SDIR/sessions.db"
+if [ "$ROOT" = 1 ]; then
+    mv "$T_TMP/sessions.db" "$SDIR/sessions.db"; chmod 600 "$SDIR/sessions.db"; chown nobody "$SDIR/sessions.db"
+    chat_unsaved "sessions.db owned by another user" "belongs to user [0-9]+"
 fi
 
 finish
