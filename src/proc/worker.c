@@ -96,8 +96,13 @@ fcgi_write(void *ctx, const char *buf, size_t n)
 
     while (n > 0) {
         int chunk = n > (size_t)1 << 30 ? 1 << 30 : (int)n;
-        if (FCGX_PutStr(buf, chunk, r->out) != chunk)
-            return -1; /* the client or the web server went away */
+        if (FCGX_PutStr(buf, chunk, r->out) != chunk) {
+            /* the web server went away or read nothing for
+             * BOUND_FCGI_IO_MS: nothing more can reach it, so libfcgi's
+             * END_REQUEST and closing linger must not wait as long again */
+            shutdown(r->ipcFd, SHUT_RDWR);
+            return -1;
+        }
         buf += chunk;
         n -= (size_t)chunk;
     }
@@ -109,7 +114,11 @@ static int
 fcgi_flush(void *ctx)
 {
     FCGX_Request *r = ctx;
-    return FCGX_FFlush(r->out) == 0 ? 0 : -1;
+
+    if (FCGX_FFlush(r->out) == 0)
+        return 0;
+    shutdown(r->ipcFd, SHUT_RDWR); /* as in fcgi_write */
+    return -1;
 }
 
 static const struct httpio_ops fcgi_ops = {fcgi_param, fcgi_read, fcgi_write,

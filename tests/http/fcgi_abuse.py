@@ -26,6 +26,7 @@ RESPONDER, AUTHORIZER, FILTER = 1, 2, 3
 KEEP_CONN = 1
 
 SEARCH = "/_jay/actions/shop.searchProducts"
+SEND = "/_jay/actions/geminiAgent.sendMessage"
 GOOD_BODY = b'{"query":"a"}'
 PROMPT_MS = 2000  # a well-formed request is answered within this
 
@@ -232,6 +233,7 @@ def threads_freed(label, within):
         if busy == 1:
             break
         time.sleep(0.2)
+    print("# %s: threads free after %.1f s" % (label, time.monotonic() - t0))
     check("%s: no request thread stays busy" % label, busy == 1,
           "busy threads: %r after %.1f s" % (busy, time.monotonic() - t0))
 
@@ -393,14 +395,16 @@ def sc_reset_mid_stdin():
 
 
 def sc_never_reads():
-    # asks for an answer (every product, 20 times over on one connection)
-    # and never reads it
-    s = connect(rcvbuf=1024)
-    body = b'{"query":"","limit":100}'
-    send(s, b"".join(good_request(rid=1, body=body, flags=KEEP_CONN) for _ in range(20)))
+    # a chat whose answer (it carries the 6 MB message back in its
+    # history) is far more than the socket buffers hold, on a connection
+    # that never reads: the responder's write must time out and free the
+    # thread while the connection is still open
+    s = connect(rcvbuf=4096)
+    body = json.dumps({"message": "hello " + "x" * (6 << 20), "history": []}).encode()
+    send(s, good_request(uri=SEND, body=body))
     probe_open("never-reads")
-    time.sleep(HOLD)
-    threads_freed("never-reads (its connection still open)", 1)
+    time.sleep(10)  # the mock's answer takes seconds, then the write's 10 s
+    threads_freed("never-reads (its connection still open)", HOLD)
     return s, Reply(), lambda r: True
 
 

@@ -18,8 +18,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_binary
 HOLD=${FCGI_ABUSE_HOLD:-14}
 
-start_stack --listen --no-nginx --workers 1 --threads 2 --queue 0 \
-    --yaml "http: {status: {allow: [127.0.0.1]}}"
+# The mock Gemini answers the chat of never-reads, whose 6 MB message
+# needs the large body limits.
+start_mock
+start_stack --listen --no-nginx --workers 1 --threads 2 --queue 0 --mock \
+    --limits '{maxBodyBytes: 8388608, maxUpstreamBytes: 16777216}' \
+    --yaml "http: {status: {allow: [127.0.0.1]}}
+history: {verify: off}"
 read_pidfile || bail "no pid file"
 WORKERS_BEFORE=$PF_WORKERS
 
