@@ -814,12 +814,29 @@ private_file(struct sqlite_store *s, bool existed, struct status_error *err)
                       "the store cannot be opened; see the error log");
 }
 
+/* Can anyone write the folder of `path` (sticky or not: they could
+ * still make the names SQLite is about to create)? Its stat in *st. */
+static bool
+folder_public(const char *path, struct stat *st)
+{
+    char dir[BOUND_PATH_LEN];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash == NULL ? 1 : slash == path ? 1 : (size_t)(slash - path);
+
+    if (n >= sizeof(dir))
+        return false;
+    memcpy(dir, slash == NULL ? "." : path, n);
+    dir[n] = '\0';
+    return stat(dir, st) == 0 && (st->st_mode & 002) != 0;
+}
+
 /*
  * A store file that exists (a symlink's target) must be a regular file no
  * other user can change: one that group or others can write, or that
  * another user owns, could have its runs, budgets or sessions rewritten
  * under us. A symlink to nothing is refused too: SQLite would create the
- * store wherever it points. Checked before SQLite opens it.
+ * store wherever it points; and a folder anyone can write. Checked
+ * before SQLite opens it.
  */
 static int
 safe_path(struct sqlite_store *s, const struct stat *st, bool existed,
@@ -827,9 +844,15 @@ safe_path(struct sqlite_store *s, const struct stat *st, bool existed,
 {
     struct stat l;
     const char *why = NULL;
-    char buf[96];
+    char buf[160];
 
-    if (!existed) {
+    if (folder_public(s->path, &l)) {
+        snprintf(buf, sizeof(buf),
+                 "others can write its folder (mode %04o), and plant its "
+                 "-wal and -shm files: run chmod o-w on the folder",
+                 (unsigned)(l.st_mode & 07777));
+        why = buf;
+    } else if (!existed) {
         if (lstat(s->path, &l) == 0 && S_ISLNK(l.st_mode))
             why = "it is a symlink to nothing";
     } else if (!S_ISREG(st->st_mode)) {

@@ -169,6 +169,12 @@ if cmp -s /etc/passwd "$T_TMP/passwd.before"; then ok "store: /etc/passwd untouc
 restore_db
 rm "$DB"; mkdir -m 700 "$DB"
 store_refused "store: a folder" "not a regular file"; restore_db
+VARMODE=$(stat -c %a "$ST_DIR/var")
+chmod 777 "$ST_DIR/var"
+store_refused "store: dataDir 0777" "others can write its folder \(mode 0777\)"
+chmod 1777 "$ST_DIR/var"
+store_refused "store: dataDir 1777 (sticky, as /tmp)" "others can write its folder \(mode 1777\)"
+chmod "$VARMODE" "$ST_DIR/var"
 if [ "$ROOT" = 1 ]; then
     chown nobody "$DB"
     store_refused "store: 0600 but owned by another user" "belongs to user [0-9]+: run chown"; restore_db
