@@ -32,18 +32,18 @@ restore() {
     chmod 600 "$G" "$S"
 }
 
-# try_serve: start serve on the stack for up to 1.5 s. SERVE is "refused"
+# try_serve: start serve on the stack for up to 8 s. SERVE is "refused"
 # (it exited non-zero), "serving" (up, its pid file written) or "hung"
-# (neither: still starting after 1.5 s); its stderr in $T_TMP/serve.err.
+# (neither: still starting after 8 s); its stderr in $T_TMP/serve.err.
 try_serve() {
     local -a envv
     local pid
     rm -f "$GA_PIDFILE" "$ST_DIR/x.sock"
     mapfile -d '' -t envv < <(ga_env)
     "${envv[@]}" "$GA_BIN" serve --config "$GA_CONF" --socket "$ST_DIR/x.sock" \
-        --workers 1 --pid-file "$GA_PIDFILE" >/dev/null 2>"$T_TMP/serve.err" </dev/null &
+        --workers 1 --threads 2 --pid-file "$GA_PIDFILE" >/dev/null 2>"$T_TMP/serve.err" </dev/null &
     pid=$!
-    if wait_until 1500 eval "! proc_alive $pid || [ -s '$GA_PIDFILE' ]"; then
+    if wait_until 8000 eval "! proc_alive $pid || [ -s '$GA_PIDFILE' ]"; then
         if proc_alive "$pid"; then SERVE=serving; else SERVE=refused; fi
     else
         SERVE=hung
