@@ -168,6 +168,11 @@
  * (no head, a body that stops) or reads nothing of the answer for this
  * long is dropped and its thread freed (worker.c, take_connection). */
 #define BOUND_FCGI_IO_MS          10000
+/* ... and a FastCGI request's head (BEGIN_REQUEST and the params) must
+ * have arrived whole this long after the connection was taken: a head
+ * trickled in under the read timeout is cut then (nginx sends its head
+ * at once). */
+#define BOUND_FCGI_HEAD_MS        10000
 
 /* --- the Gemini client ------------------------------------------------- */
 

@@ -25,10 +25,12 @@
  * (the scoreboard says which) before it takes it itself.
  *
  * Signals: every thread blocks them all; the main thread takes SIGTERM
- * and SIGINT with sigwaitinfo, stops the pool - the leader's wait wakes
+ * and SIGINT with sigtimedwait, stops the pool - the leader's wait wakes
  * on a pipe, threads finish the request they serve - and joins it. A
  * thread that ends the pool itself (maxRequestsPerWorker reached, or
- * libfcgi failing) wakes the main thread with SIGUSR1.
+ * libfcgi failing) wakes the main thread with SIGUSR1. Between signals,
+ * every WATCH_TICK_MS, the main thread cuts request heads that are past
+ * their time (cut_heads).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -172,6 +174,11 @@ struct thread {
     int index;
     pthread_t tid;
     struct follower f;
+    /* the connection whose head it reads (a descriptor of its own, -1
+     * for none) and by when (monotonic ms): cut_heads() ends it then */
+    pthread_mutex_t head_mu;
+    int head_fd;
+    long head_until;
 };
 
 /* Stop taking requests: wake the leader, the followers and the main
@@ -313,20 +320,55 @@ next_connection(struct pool *p, struct follower *me)
 
 /*
  * Read the request's head (FCGI_BEGIN_REQUEST and the params) from the
- * connection `fd` with libfcgi. The request was set up with no listening
- * socket (-1), so libfcgi, which closes a connection whose head is broken
- * or timed out and goes back to accept, finds nothing to accept there and
- * returns. keepConnection only keeps FCGX_Accept_r's opening FCGX_Finish_r
- * from closing the connection we hand it; the head sets it again, and
- * finish() closes the connection after every request. 0, or -1 when
- * libfcgi dropped the connection.
+ * connection `fd` with libfcgi, which closes it when the head is broken or
+ * stalls. The request was set up with no listening socket (-1), so
+ * libfcgi, which goes back to accept after closing, finds nothing there
+ * and returns. keepConnection only keeps FCGX_Accept_r's opening
+ * FCGX_Finish_r from closing the connection we hand it; the head sets it
+ * again, and the thread closes the connection after every request.
+ * A head that trickles in under the read timeout is cut when
+ * BOUND_FCGI_HEAD_MS have passed in all (cut_heads, through a descriptor
+ * of our own, so the number it shuts down is never one reused meanwhile).
+ * 0, or -1 when libfcgi dropped the connection.
  */
 static int
-read_head(FCGX_Request *req, int fd)
+read_head(struct thread *t, FCGX_Request *req, int fd)
 {
+    int mine = fcntl(fd, F_DUPFD_CLOEXEC, 0), rc;
+
+    if (mine < 0) {
+        close(fd);
+        return -1;
+    }
+    pthread_mutex_lock(&t->head_mu);
+    t->head_fd = mine;
+    t->head_until = monotime_ms() + BOUND_FCGI_HEAD_MS;
+    pthread_mutex_unlock(&t->head_mu);
     req->ipcFd = fd;
     req->keepConnection = 1;
-    return FCGX_Accept_r(req) == 0 ? 0 : -1;
+    rc = FCGX_Accept_r(req);
+    pthread_mutex_lock(&t->head_mu);
+    t->head_fd = -1;
+    pthread_mutex_unlock(&t->head_mu);
+    close(mine);
+    return rc == 0 ? 0 : -1;
+}
+
+/* The main thread's tick: shut down every connection whose head is past
+ * its time; libfcgi then reads its end and lets it go. */
+static void
+cut_heads(struct thread *ts, int n)
+{
+    long now = monotime_ms();
+
+    for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&ts[i].head_mu);
+        if (ts[i].head_fd >= 0 && now >= ts[i].head_until) {
+            shutdown(ts[i].head_fd, SHUT_RDWR);
+            ts[i].head_fd = -1;
+        }
+        pthread_mutex_unlock(&ts[i].head_mu);
+    }
 }
 
 /* A serving thread for this request, now or after a short wait in the
@@ -454,7 +496,7 @@ serve_thread(void *arg)
     while ((fd = next_connection(p, &t->f)) >= 0) {
         struct httpio io = {&fcgi_ops, &req, false};
 
-        if (read_head(&req, fd) != 0)
+        if (read_head(t, &req, fd) != 0)
             continue; /* libfcgi closed it: a broken or stalled head */
         watch_request_begin(site->cfg->limits.request_timeout_ms);
         memlimit_reset(BOUND_REQUEST_MEMORY);
@@ -508,13 +550,19 @@ start_threads(struct pool *p, struct thread *ts, int n)
     for (; started < n; started++) {
         ts[started].p = p;
         ts[started].index = started;
-        if (pthread_cond_init(&ts[started].f.wake, NULL) != 0)
+        ts[started].head_fd = -1;
+        if (pthread_mutex_init(&ts[started].head_mu, NULL) != 0)
             break;
+        if (pthread_cond_init(&ts[started].f.wake, NULL) != 0) {
+            pthread_mutex_destroy(&ts[started].head_mu);
+            break;
+        }
         if (pthread_create(&ts[started].tid, &attr, serve_thread,
                            &ts[started]) != 0) {
             log_err("cannot start request thread %d of %d: %s", started + 1,
                     n, strerror(errno));
             pthread_cond_destroy(&ts[started].f.wake);
+            pthread_mutex_destroy(&ts[started].head_mu);
             break;
         }
     }
@@ -571,14 +619,18 @@ worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
     if (started < nthreads)
         pool_stop(&p);
     /* Wait for a stop: ours (SIGTERM/INT) or the pool's own (SIGUSR1). */
+    /* ... and every WATCH_TICK_MS, cut the heads past their time. */
     while (!atomic_load(&p.stop)) {
-        int sig = sigwaitinfo(&stop, NULL);
+        struct timespec tick = {0, WATCH_TICK_MS * 1000000L};
+        int sig = sigtimedwait(&stop, NULL, &tick);
         if (sig == SIGTERM || sig == SIGINT)
             pool_stop(&p);
+        cut_heads(ts, started);
     }
     for (int i = 0; i < started; i++) {
         pthread_join(ts[i].tid, NULL);
         pthread_cond_destroy(&ts[i].f.wake);
+        pthread_mutex_destroy(&ts[i].head_mu);
     }
     close(p.wake[0]);
     close(p.wake[1]);

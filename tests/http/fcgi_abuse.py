@@ -347,6 +347,31 @@ def sc_silent():
     return s, read_reply(s, HOLD), answered_or_closed
 
 
+def sc_trickled_head():
+    # the params a byte every 0.5 s: every read arrives under the read
+    # timeout, so only the head's own deadline (10 s in all) ends it
+    s = connect()
+    head = params_for()
+    send(s, begin() + struct.pack(">BBHHBB", 1, PARAMS, 1, len(head), 0, 0))
+    probe_open("trickled-head")
+    t0, r = time.monotonic(), Reply()
+    for b in head:
+        if time.monotonic() - t0 > HOLD or not send(s, bytes([b])):
+            break
+        s.settimeout(0.5)
+        try:
+            if s.recv(1) == b"":
+                break
+        except socket.timeout:
+            pass
+        except OSError:
+            break
+    r.ms = int((time.monotonic() - t0) * 1000)
+    r.closed = r.ms < HOLD * 1000
+    print("# trickled-head: the responder closed after %d ms" % r.ms)
+    return s, r, lambda r: r.closed
+
+
 def sc_stdin_never_ends():
     # CONTENT_LENGTH 100, 10 bytes of it, then the connection stays open
     body = b'{"query":"' + b"a" * 88 + b'"}'
@@ -543,6 +568,7 @@ SCENARIOS = {
     "lying-param-length-open": sc_lying_param_length_open,
     "lying-record-length": sc_lying_record_length,
     "silent": sc_silent,
+    "trickled-head": sc_trickled_head,
     "stdin-never-ends": sc_stdin_never_ends,
     "stdin-no-end-record": sc_stdin_trickle,
     "close-mid-header": sc_close_mid_header,
