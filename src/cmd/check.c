@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char cmd_check_usage[] = "[--config FILE]";
 
@@ -104,7 +105,7 @@ check(const char *config_path)
     const struct config *cfg = site ? site->cfg : NULL;
     size_t exposed = 0;
     struct stat st;
-    unsigned mode;
+    unsigned mode, uid;
     int rc;
 
     /* a day's tokens that cannot hold one request's reservation (its
@@ -126,6 +127,11 @@ check(const char *config_path)
     }
     /* serve refuses a key file others can read or write: so is it a
      * problem here (proc/serve.c, key_file_allowed) */
+    if (cfg != NULL && config_key_file_foreign(cfg, &uid))
+        diag_add(&d, cfg->gemini.path, 0,
+                 "holds the API key and belongs to user %u, who can change "
+                 "it at will; serve refuses to start: run chown %u on it",
+                 uid, (unsigned)geteuid());
     if (cfg != NULL && config_key_file_exposed(cfg, &mode) &&
         !cfg->allow_readable_key_file)
         diag_add(&d, cfg->gemini.path, 0,

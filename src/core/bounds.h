@@ -164,6 +164,15 @@
 /* A CGI host that announces more body than it sends and keeps stdin open
  * must not hang the process: give up after this long without a byte. */
 #define BOUND_CGI_READ_MS         10000
+/* The same for a FastCGI connection, each way: a peer that sends nothing
+ * (no head, a body that stops) or reads nothing of the answer for this
+ * long is dropped and its thread freed (worker.c, take_connection). */
+#define BOUND_FCGI_IO_MS          10000
+/* ... and a FastCGI request's head (BEGIN_REQUEST and the params) must
+ * have arrived whole this long after the connection was taken: a head
+ * trickled in under the read timeout is cut then (nginx sends its head
+ * at once). */
+#define BOUND_FCGI_HEAD_MS        10000
 
 /* --- the Gemini client ------------------------------------------------- */
 

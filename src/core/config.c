@@ -1164,6 +1164,18 @@ config_key_file_exposed(const struct config *cfg, unsigned *mode)
     return (st.st_mode & 066) != 0;
 }
 
+bool
+config_key_file_foreign(const struct config *cfg, unsigned *uid)
+{
+    struct stat st;
+
+    if (cfg->gemini.key_source != CONFIG_KEY_FILE ||
+        stat(cfg->gemini.path, &st) != 0)
+        return false;
+    *uid = (unsigned)st.st_uid;
+    return st.st_uid != geteuid() && st.st_uid != 0;
+}
+
 const char *
 config_default_path(void)
 {

@@ -256,6 +256,14 @@ struct config *config_load(const char *path, struct diag *d);
  */
 bool config_key_file_exposed(const struct config *cfg, unsigned *mode);
 
+/*
+ * Does the API key come from the Gemini settings file, and does that file
+ * (a symlink's target) belong to a user other than the one running and
+ * root? Its owner can change its mode and contents at will: `serve`
+ * refuses it as it refuses an exposed file. The owner's uid in *uid.
+ */
+bool config_key_file_foreign(const struct config *cfg, unsigned *uid);
+
 /* The config file to use when none is given: $GEMINI_AGENT_CONFIG, else
  * "conf/agent.yaml". Static storage or the environment's; do not free. */
 const char *config_default_path(void);

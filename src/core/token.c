@@ -410,7 +410,8 @@ token_secret_load(const char *path, unsigned char *buf, size_t cap, size_t *n,
     int fd;
 
     *n = 0;
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: a FIFO in its place is refused below, not waited on */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         explicit_bzero(buf, cap); /* whatever the caller had there */
         if (errno == ENOENT)
@@ -439,6 +440,14 @@ token_secret_load(const char *path, unsigned char *buf, size_t cap, size_t *n,
                    "the session secret '%s' is open to group or others "
                    "(mode %03o): run chmod 600 %s",
                    path, (unsigned)(st.st_mode & 0777), path);
+        goto fail;
+    }
+    /* Another user who owns it can read or replace it at will. */
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        status_set(err, ST_CONFIG,
+                   "the session secret '%s' belongs to user %u, who can "
+                   "read or replace it: run chown %u %s",
+                   path, (unsigned)st.st_uid, (unsigned)geteuid(), path);
         goto fail;
     }
     /* One byte past the limit tells a file that is too long. */

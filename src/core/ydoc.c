@@ -16,12 +16,15 @@
 #include "core/diag.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 /* --- loading -------------------------------------------------------------- */
@@ -311,10 +314,28 @@ ydoc_load_file(const char *path, struct arena *a, struct diag *d)
     struct ydoc_node *root = NULL;
     char *buf = NULL;
     size_t len;
-    FILE *f = fopen(path, "r");
+    struct stat st;
+    /* O_NONBLOCK: a FIFO put in a file's place must not hang the start
+     * waiting for a writer; it is refused below */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    FILE *f;
 
+    if (fd < 0) {
+        diag_add(d, path, 0, "cannot open file: %s", strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        diag_add(d, path, 0, "cannot read file: %s",
+                 fstat(fd, &st) != 0   ? strerror(errno)
+                 : S_ISDIR(st.st_mode) ? strerror(EISDIR)
+                                       : "not a regular file");
+        close(fd);
+        return NULL;
+    }
+    f = fdopen(fd, "r");
     if (f == NULL) {
         diag_add(d, path, 0, "cannot open file: %s", strerror(errno));
+        close(fd);
         return NULL;
     }
     /* One byte over the bound tells a file that is too large from one that

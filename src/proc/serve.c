@@ -186,8 +186,14 @@ static bool
 key_file_allowed(const struct site *s)
 {
     const struct config *cfg = s->cfg;
-    unsigned mode;
+    unsigned mode, uid;
 
+    if (config_key_file_foreign(cfg, &uid)) {
+        log_err("%s holds the Gemini API key and belongs to user %u, who "
+                "can change it at will: run chown %u %s",
+                cfg->gemini.path, uid, (unsigned)geteuid(), cfg->gemini.path);
+        return false;
+    }
     if (!config_key_file_exposed(cfg, &mode))
         return true;
     if (cfg->allow_readable_key_file) {

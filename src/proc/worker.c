@@ -10,7 +10,9 @@
  *
  * Threads take turns at the socket (leader/followers): one leader at a
  * time waits for a connection and accepts it, hands the lead to the
- * follower that went idle last, and serves. Last-in first-out keeps a
+ * follower that went idle last, and reads and serves the request (the
+ * head read after the lead has passed, so a silent peer holds one thread
+ * for BOUND_FCGI_IO_MS, never the socket). Last-in first-out keeps a
  * light load on a few hot threads - their stacks, arenas and caches warm -
  * while the others stay untouched: a worker's memory follows its load, not
  * its thread count. A worker has `threads` threads that may serve at once,
@@ -23,10 +25,12 @@
  * (the scoreboard says which) before it takes it itself.
  *
  * Signals: every thread blocks them all; the main thread takes SIGTERM
- * and SIGINT with sigwaitinfo, stops the pool - the leader's wait wakes
+ * and SIGINT with sigtimedwait, stops the pool - the leader's wait wakes
  * on a pipe, threads finish the request they serve - and joins it. A
  * thread that ends the pool itself (maxRequestsPerWorker reached, or
- * libfcgi failing) wakes the main thread with SIGUSR1.
+ * libfcgi failing) wakes the main thread with SIGUSR1. Between signals,
+ * every WATCH_TICK_MS, the main thread cuts request heads that are past
+ * their time (cut_heads).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -49,15 +53,20 @@
 #include "core/watch.h"
 
 #include <errno.h>
+#include <fastcgi.h> /* FCGI_RESPONDER */
 #include <fcgiapp.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,8 +98,13 @@ fcgi_write(void *ctx, const char *buf, size_t n)
 
     while (n > 0) {
         int chunk = n > (size_t)1 << 30 ? 1 << 30 : (int)n;
-        if (FCGX_PutStr(buf, chunk, r->out) != chunk)
-            return -1; /* the client or the web server went away */
+        if (FCGX_PutStr(buf, chunk, r->out) != chunk) {
+            /* the web server went away or read nothing for
+             * BOUND_FCGI_IO_MS: nothing more can reach it, so libfcgi's
+             * END_REQUEST and closing linger must not wait as long again */
+            shutdown(r->ipcFd, SHUT_RDWR);
+            return -1;
+        }
         buf += chunk;
         n -= (size_t)chunk;
     }
@@ -102,7 +116,11 @@ static int
 fcgi_flush(void *ctx)
 {
     FCGX_Request *r = ctx;
-    return FCGX_FFlush(r->out) == 0 ? 0 : -1;
+
+    if (FCGX_FFlush(r->out) == 0)
+        return 0;
+    shutdown(r->ipcFd, SHUT_RDWR); /* as in fcgi_write */
+    return -1;
 }
 
 static const struct httpio_ops fcgi_ops = {fcgi_param, fcgi_read, fcgi_write,
@@ -156,6 +174,11 @@ struct thread {
     int index;
     pthread_t tid;
     struct follower f;
+    /* the connection whose head it reads (a descriptor of its own, -1
+     * for none) and by when (monotonic ms): cut_heads() ends it then */
+    pthread_mutex_t head_mu;
+    int head_fd;
+    long head_until;
 };
 
 /* Stop taking requests: wake the leader, the followers and the main
@@ -227,12 +250,40 @@ full(struct pool *p)
     return atomic_load(&p->me->busy) >= p->capacity;
 }
 
-/* Lead: wait for the next connection and accept it. 0, or -1 when the
- * pool stops. */
+/* A connection we accepted: its reads and writes give up after
+ * BOUND_FCGI_IO_MS without progress, so a peer that stalls frees its
+ * thread (libfcgi's own reads and writes block without limit). */
 static int
-next_request(struct pool *p, struct follower *me, FCGX_Request *req)
+take_connection(int listen_fd)
 {
-    int rc = -1;
+    struct timeval tv = {BOUND_FCGI_IO_MS / 1000,
+                         (BOUND_FCGI_IO_MS % 1000) * 1000};
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    int one = 1;
+    int fd = accept4(listen_fd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC);
+
+    if (fd < 0)
+        return -errno;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    if (sa.ss_family == AF_INET) /* answers are small: send at once */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
+/* Lead: wait for the next connection and accept it. The connection, or
+ * -1 when the pool stops. The request's head is read after the lead has
+ * passed on (read_head), so a peer that sends nothing holds one thread
+ * for BOUND_FCGI_IO_MS, never the socket. */
+static int
+next_connection(struct pool *p, struct follower *me)
+{
+    int fd = -1;
 
     take_lead(p, me);
     for (;;) {
@@ -249,23 +300,75 @@ next_request(struct pool *p, struct follower *me, FCGX_Request *req)
         }
         if (atomic_load(&p->stop))
             break;
-        int a = FCGX_Accept_r(req);
-        if (a == 0) {
-            rc = 0;
+        fd = take_connection(p->listen_fd);
+        if (fd >= 0)
             break;
-        }
-        if (a == -EAGAIN || a == -EWOULDBLOCK || a == -EINTR ||
-            a == -ECONNABORTED)
-            continue; /* another worker took it */
-        log_err("accepting a connection failed: %s", strerror(-a));
+        if (fd == -EAGAIN || fd == -EWOULDBLOCK || fd == -EINTR ||
+            fd == -ECONNABORTED || fd == -EPROTO)
+            continue; /* another worker took it, or its peer left */
+        log_err("accepting a connection failed: %s", strerror(-fd));
         p->failed = 1;
         pool_stop(p);
+        fd = -1;
         break;
     }
     pass_lead(p);
     /* accepted just as the pool stops: still served (a reload drops
      * nothing); the thread leaves after it */
-    return rc;
+    return fd;
+}
+
+/*
+ * Read the request's head (FCGI_BEGIN_REQUEST and the params) from the
+ * connection `fd` with libfcgi, which closes it when the head is broken or
+ * stalls. The request was set up with no listening socket (-1), so
+ * libfcgi, which goes back to accept after closing, finds nothing there
+ * and returns. keepConnection only keeps FCGX_Accept_r's opening
+ * FCGX_Finish_r from closing the connection we hand it; the head sets it
+ * again, and the thread closes the connection after every request.
+ * A head that trickles in under the read timeout is cut when
+ * BOUND_FCGI_HEAD_MS have passed in all (cut_heads, through a descriptor
+ * of our own, so the number it shuts down is never one reused meanwhile).
+ * 0, or -1 when libfcgi dropped the connection.
+ */
+static int
+read_head(struct thread *t, FCGX_Request *req, int fd)
+{
+    int mine = fcntl(fd, F_DUPFD_CLOEXEC, 0), rc;
+
+    if (mine < 0) {
+        close(fd);
+        return -1;
+    }
+    pthread_mutex_lock(&t->head_mu);
+    t->head_fd = mine;
+    t->head_until = monotime_ms() + BOUND_FCGI_HEAD_MS;
+    pthread_mutex_unlock(&t->head_mu);
+    req->ipcFd = fd;
+    req->keepConnection = 1;
+    rc = FCGX_Accept_r(req);
+    pthread_mutex_lock(&t->head_mu);
+    t->head_fd = -1;
+    pthread_mutex_unlock(&t->head_mu);
+    close(mine);
+    return rc == 0 ? 0 : -1;
+}
+
+/* The main thread's tick: shut down every connection whose head is past
+ * its time; libfcgi then reads its end and lets it go. */
+static void
+cut_heads(struct thread *ts, int n)
+{
+    long now = monotime_ms();
+
+    for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&ts[i].head_mu);
+        if (ts[i].head_fd >= 0 && now >= ts[i].head_until) {
+            shutdown(ts[i].head_fd, SHUT_RDWR);
+            ts[i].head_fd = -1;
+        }
+        pthread_mutex_unlock(&ts[i].head_mu);
+    }
 }
 
 /* A serving thread for this request, now or after a short wait in the
@@ -341,6 +444,19 @@ refuse(struct pool *p, struct httpio *io)
                  refused, refused == 1 ? "" : "s", p->capacity, p->queue);
 }
 
+/* An authorizer's or a filter's request (FastCGI roles nginx never uses):
+ * refused, never served as a page's request - an authorizer's 200 would
+ * grant access to whatever the web server guards with it. */
+static void
+refuse_role(struct httpio *io)
+{
+    struct status_error err = {0};
+
+    status_set(&err, ST_BAD_REQUEST,
+               "this program answers FastCGI's RESPONDER role only");
+    reply_error(io, &err, NULL);
+}
+
 /* What GET /_jay/status says of the threads: every worker's, from the
  * board they share. */
 static void
@@ -363,9 +479,11 @@ serve_thread(void *arg)
     /* the run API's and the budget's, opened on first use */
     struct store *store = NULL;
     struct dispatch_host host = {host_workers, UNCONST(p->board)};
+    int fd;
 
     watch_bind(&p->me->slots[t->index]);
-    if (FCGX_InitRequest(&req, p->listen_fd, 0) != 0 ||
+    /* no listening socket: read_head hands libfcgi each connection */
+    if (FCGX_InitRequest(&req, -1, 0) != 0 ||
         gemini_init_shared(&gemini, p->share) != 0) {
         log_err("cannot start a request thread (out of memory)");
         p->failed = 1;
@@ -375,12 +493,16 @@ serve_thread(void *arg)
     arena_init(&arena);
     gemini.gone = fcgi_gone;
     gemini.gone_ctx = &req;
-    while (next_request(p, &t->f, &req) == 0) {
+    while ((fd = next_connection(p, &t->f)) >= 0) {
         struct httpio io = {&fcgi_ops, &req, false};
 
+        if (read_head(t, &req, fd) != 0)
+            continue; /* libfcgi closed it: a broken or stalled head */
         watch_request_begin(site->cfg->limits.request_timeout_ms);
         memlimit_reset(BOUND_REQUEST_MEMORY);
-        if (admit(p)) {
+        if (req.role != FCGI_RESPONDER) {
+            refuse_role(&io);
+        } else if (admit(p)) {
             int status =
                 dispatch_request_ex(site, &gemini, &store, &host, &io, &arena);
             release(p);
@@ -393,6 +515,9 @@ serve_thread(void *arg)
         } else {
             refuse(p, &io);
         }
+        /* one request a connection: a kept connection would be read for
+         * the next head by whichever thread, with no lead to pass */
+        req.keepConnection = 0;
         FCGX_Finish_r(&req);
         arena_reset(&arena);
         watch_request_end();
@@ -425,13 +550,19 @@ start_threads(struct pool *p, struct thread *ts, int n)
     for (; started < n; started++) {
         ts[started].p = p;
         ts[started].index = started;
-        if (pthread_cond_init(&ts[started].f.wake, NULL) != 0)
+        ts[started].head_fd = -1;
+        if (pthread_mutex_init(&ts[started].head_mu, NULL) != 0)
             break;
+        if (pthread_cond_init(&ts[started].f.wake, NULL) != 0) {
+            pthread_mutex_destroy(&ts[started].head_mu);
+            break;
+        }
         if (pthread_create(&ts[started].tid, &attr, serve_thread,
                            &ts[started]) != 0) {
             log_err("cannot start request thread %d of %d: %s", started + 1,
                     n, strerror(errno));
             pthread_cond_destroy(&ts[started].f.wake);
+            pthread_mutex_destroy(&ts[started].head_mu);
             break;
         }
     }
@@ -488,14 +619,18 @@ worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
     if (started < nthreads)
         pool_stop(&p);
     /* Wait for a stop: ours (SIGTERM/INT) or the pool's own (SIGUSR1). */
+    /* ... and every WATCH_TICK_MS, cut the heads past their time. */
     while (!atomic_load(&p.stop)) {
-        int sig = sigwaitinfo(&stop, NULL);
+        struct timespec tick = {0, WATCH_TICK_MS * 1000000L};
+        int sig = sigtimedwait(&stop, NULL, &tick);
         if (sig == SIGTERM || sig == SIGINT)
             pool_stop(&p);
+        cut_heads(ts, started);
     }
     for (int i = 0; i < started; i++) {
         pthread_join(ts[i].tid, NULL);
         pthread_cond_destroy(&ts[i].f.wake);
+        pthread_mutex_destroy(&ts[i].head_mu);
     }
     close(p.wake[0]);
     close(p.wake[1]);

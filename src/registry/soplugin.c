@@ -27,10 +27,14 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <grp.h>
 #include <jansson.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Plugin names: as plugin.yaml names (plugin.c's valid_name). */
 static bool
@@ -386,6 +390,92 @@ out:
     return 0;
 }
 
+/*
+ * Can someone other than its owner write what `st` describes? Others'
+ * write bit always counts; the group's does unless the group is the
+ * owner's own (the user-private group a umask of 002 is meant for: a
+ * group named as its owner, whom alone it holds by that convention).
+ */
+static bool
+open_to_others(const struct stat *st)
+{
+    char pb[1024], gb[1024];
+    struct passwd pw, *pwp = NULL;
+    struct group gr, *grp = NULL;
+
+    if ((st->st_mode & 002) != 0)
+        return true;
+    if ((st->st_mode & 020) == 0)
+        return false;
+    if (getpwuid_r(st->st_uid, &pw, pb, sizeof(pb), &pwp) != 0 ||
+        pwp == NULL ||
+        getgrgid_r(st->st_gid, &gr, gb, sizeof(gb), &grp) != 0 ||
+        grp == NULL)
+        return true;
+    return strcmp(pwp->pw_name, grp->gr_name) != 0 ||
+           (grp->gr_mem[0] != NULL &&
+            (strcmp(grp->gr_mem[0], pwp->pw_name) != 0 ||
+             grp->gr_mem[1] != NULL));
+}
+
+/* Can group or others write the folder that holds `file`? Its mode in
+ * *mode. */
+static bool
+folder_open(const char *file, unsigned *mode)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(file, '/');
+    size_t n = slash == NULL ? 1 : slash == file ? 1 : (size_t)(slash - file);
+    struct stat st;
+
+    if (n >= sizeof(dir))
+        return false;
+    memcpy(dir, slash == NULL ? "." : file, n);
+    dir[n] = '\0';
+    if (stat(dir, &st) != 0)
+        return false;
+    *mode = (unsigned)(st.st_mode & 07777);
+    return open_to_others(&st);
+}
+
+/*
+ * Anyone who can write a plugin, or the folder it is listed in or lives
+ * in (a symlink's), runs their code in the server: such a plugin is left
+ * out, with the reason (open_to_others). Owners are not checked: a plugin
+ * readable by the serving user and written by the one who deploys it is
+ * the usual case.
+ * true when it may be loaded.
+ */
+static bool
+so_file_safe(const char *path, struct diag *d)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    unsigned mode;
+
+    if (stat(path, &st) != 0 || realpath(path, real) == NULL)
+        return true; /* dlopen() says why it cannot load it */
+    if (!S_ISREG(st.st_mode)) {
+        diag_add(d, path, 0, "plugin left out: it is not a regular file");
+        return false;
+    }
+    if (open_to_others(&st)) {
+        diag_add(d, path, 0,
+                 "plugin left out: group or others can write it (mode "
+                 "%03o): run chmod go-w on it",
+                 (unsigned)(st.st_mode & 0777));
+        return false;
+    }
+    if (folder_open(path, &mode) || folder_open(real, &mode)) {
+        diag_add(d, path, 0,
+                 "plugin left out: group or others can write its folder "
+                 "(mode %04o): run chmod go-w on the folder",
+                 mode);
+        return false;
+    }
+    return true;
+}
+
 /* dlopen() the file at `path` and admit what its factory gives. */
 static int
 so_open(const struct config_plugins *cfg, const struct soplugin_env *env,
@@ -395,6 +485,8 @@ so_open(const struct config_plugins *cfg, const struct soplugin_env *env,
     gemini_agent_plugin_factory factory;
     void *dl, *sym;
 
+    if (!so_file_safe(path, d))
+        return 0;
     /* RTLD_NOW: an unresolved symbol is found here, not in a request;
      * RTLD_LOCAL: a plugin's symbols never satisfy another's. */
     dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -814,6 +814,66 @@ private_file(struct sqlite_store *s, bool existed, struct status_error *err)
                       "the store cannot be opened; see the error log");
 }
 
+/* Can anyone write the folder of `path` (sticky or not: they could
+ * still make the names SQLite is about to create)? Its stat in *st. */
+static bool
+folder_public(const char *path, struct stat *st)
+{
+    char dir[BOUND_PATH_LEN];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash == NULL ? 1 : slash == path ? 1 : (size_t)(slash - path);
+
+    if (n >= sizeof(dir))
+        return false;
+    memcpy(dir, slash == NULL ? "." : path, n);
+    dir[n] = '\0';
+    return stat(dir, st) == 0 && (st->st_mode & 002) != 0;
+}
+
+/*
+ * A store file that exists (a symlink's target) must be a regular file no
+ * other user can change: one that group or others can write, or that
+ * another user owns, could have its runs, budgets or sessions rewritten
+ * under us. A symlink to nothing is refused too: SQLite would create the
+ * store wherever it points; and a folder anyone can write. Checked
+ * before SQLite opens it.
+ */
+static int
+safe_path(struct sqlite_store *s, const struct stat *st, bool existed,
+          struct status_error *err)
+{
+    struct stat l;
+    const char *why = NULL;
+    char buf[160];
+
+    if (folder_public(s->path, &l)) {
+        snprintf(buf, sizeof(buf),
+                 "others can write its folder (mode %04o), and plant its "
+                 "-wal and -shm files: run chmod o-w on the folder",
+                 (unsigned)(l.st_mode & 07777));
+        why = buf;
+    } else if (!existed) {
+        if (lstat(s->path, &l) == 0 && S_ISLNK(l.st_mode))
+            why = "it is a symlink to nothing";
+    } else if (!S_ISREG(st->st_mode)) {
+        why = "it is not a regular file";
+    } else if ((st->st_mode & 022) != 0) {
+        snprintf(buf, sizeof(buf),
+                 "group or others can write it (mode %03o): run chmod 600",
+                 (unsigned)(st->st_mode & 0777));
+        why = buf;
+    } else if (st->st_uid != geteuid() && st->st_uid != 0) {
+        snprintf(buf, sizeof(buf), "it belongs to user %u: run chown %u",
+                 (unsigned)st->st_uid, (unsigned)geteuid());
+        why = buf;
+    }
+    if (why == NULL)
+        return 0;
+    log_err("store '%s': refused: %s", s->path, why);
+    return status_set(err, ST_STORE,
+                      "the store cannot be opened; see the error log");
+}
+
 /* One PRAGMA that answers one row (journal_mode), or none. */
 static int
 pragma(struct sqlite_store *s, const char *sql, const char *want,
@@ -892,6 +952,8 @@ connect_db(struct sqlite_store *s, struct status_error *err)
                      strerror(errno));
         *slash = '/';
     }
+    if (safe_path(s, &st, existed, err) != 0)
+        return -1;
     if (sqlite3_libversion_number() < 3031000) {
         log_err("store '%s': SQLite %s is too old (3.31 or later is needed)",
                 s->path, sqlite3_libversion());

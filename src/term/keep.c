@@ -37,6 +37,25 @@ make_dirs(char *path)
     }
 }
 
+/* The sessions' folder is made 0700; one that group or others can write
+ * (an existing one, or a symlink to one) would let them swap the
+ * sessions under us: refused. 0, or -1 with `err`. */
+static int
+folder_shared(const char *dir, struct status_error *err)
+{
+    struct stat st;
+
+    if (stat(dir, &st) != 0)
+        return status_set(err, ST_STORE, "cannot use '%s': %s", dir,
+                          strerror(errno));
+    if ((st.st_mode & 022) == 0)
+        return 0;
+    return status_set(err, ST_STORE,
+                      "the sessions' folder '%s' is open to group or "
+                      "others (mode %04o): run chmod 700 %s",
+                      dir, (unsigned)(st.st_mode & 07777), dir);
+}
+
 /* The store's spec ("sqlite:PATH") in spec[n], its folder made. 0, or -1
  * with `err`. */
 static int
@@ -69,6 +88,8 @@ sessions_spec(char *spec, size_t size, struct status_error *err)
     if (make_dirs(dir) != 0)
         return status_set(err, ST_STORE, "cannot make '%s': %s", dir,
                           strerror(errno));
+    if (folder_shared(dir, err) != 0)
+        return -1;
     n = snprintf(spec, size, "sqlite:%s/%s", dir, SESSIONS_FILE);
     return n >= 0 && (size_t)n < size
                ? 0
