@@ -11,9 +11,13 @@
  * the stream's error line, or the answer a run without failures gives;
  * never a crash, a half-written body, a leaked JSON value, or a lost
  * write (a run left unfinished in the store, a review answered but not
- * saved). The allocations are those of the three doors (memlimit.h):
- * arena blocks, sbuf growth, jansson outside a parse. The store connection
- * is kept from request to request, as a worker's thread keeps it.
+ * saved). The allocations are those of the doors (memlimit.h): arena
+ * blocks, sbuf growth, jansson outside a parse, memlimit_malloc(); and,
+ * one at a time, SQLite's (the store's) and OpenSSL's (the HMACs of the
+ * signed history), through allocators the suite wraps. The store
+ * connection is kept from request to request, as a worker's thread keeps
+ * it; the chat signs its turns (a site secret, history.verify strict) and
+ * submitToolResults sends back what sendMessage answered.
  *
  * Gemini is a fake transport: scripted answers in the wire format.
  *
@@ -36,10 +40,12 @@
 #include <check.h>
 #include <jansson.h>
 #include <limits.h>
+#include <openssl/crypto.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* --- Gemini answers in the wire format ------------------------------------ */
@@ -126,6 +132,9 @@ static char tmpdir[64];
 static struct store *conn;
 
 static void sqlite_count_allocations(void);
+static void *crypto_malloc(size_t n, const char *file, int line);
+static void *crypto_realloc(void *p, size_t n, const char *file, int line);
+static void crypto_free(void *p, const char *file, int line);
 
 static void
 setup(void)
@@ -140,6 +149,9 @@ setup(void)
     if (getenv("REQFAIL_VERBOSE") == NULL)
         ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
     sqlite_count_allocations();
+    ck_assert_msg(CRYPTO_set_mem_functions(crypto_malloc, crypto_realloc,
+                                           crypto_free) == 1,
+                  "OpenSSL allocated before the suite could count it");
     unsetenv("GEMINI_API_KEY");
     unsetenv("GOOGLE_API_KEY");
     unsetenv("GEMINI_BASE_URL");
@@ -156,6 +168,13 @@ setup(void)
           "baseUrl: http://127.0.0.1:9\n",
           f);
     fclose(f);
+    /* the site secret: the chat signs the turns it writes, and checks
+     * them when they come back (history.verify: strict, the default) */
+    snprintf(path, sizeof(path), "%s/secret", tmpdir);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fputs("0123456789abcdef0123456789abcdef0123456789abcdef", f);
+    fclose(f);
+    ck_assert_int_eq(chmod(path, 0600), 0);
     snprintf(path, sizeof(path), "%s/agent.yaml", tmpdir);
     ck_assert_ptr_nonnull(f = fopen(path, "w"));
     fprintf(f,
@@ -163,11 +182,9 @@ setup(void)
             "dataDir: %s\n"
             "gemini: .gemini.yaml\n"
             "limits: {maxLoopSteps: 4}\n"
-            /* the history of submitToolResults is written by hand */
-            "history: {verify: off}\n"
             /* the shop's addReview over the direct route, for OWNER */
             "http: {directActions: authenticated}\n"
-            "auth: {trustRemoteUser: true}\n",
+            "auth: {trustRemoteUser: true, secretFile: secret}\n",
             cwd, tmpdir);
     fclose(f);
     site = site_load(path, &d);
@@ -202,8 +219,10 @@ teardown(void)
  * later one fails too. */
 static long alloc_count, fail_at;
 static bool fail_rest;
-/* Did one of sqlite's allocations fail in this request? (below) */
+/* Did one of sqlite's allocations fail in this request? (below) How many
+ * of SQLite's and of OpenSSL's were made? */
 static bool sqlite_failed;
+static long sqlite_allocs, crypto_allocs;
 
 static bool
 count_and_fail(size_t n)
@@ -216,7 +235,7 @@ count_and_fail(size_t n)
 static void
 inject(long at, bool rest)
 {
-    alloc_count = 0;
+    alloc_count = sqlite_allocs = crypto_allocs = 0;
     sqlite_failed = false;
     fail_at = at;
     fail_rest = rest;
@@ -237,6 +256,7 @@ static sqlite3_mem_methods sqlite_real;
 static bool
 sqlite_fails(int n)
 {
+    sqlite_allocs += memlimit_fail_hook != NULL;
     if (fail_rest || memlimit_fail_hook == NULL ||
         !memlimit_fail_hook((size_t)n))
         return false;
@@ -269,6 +289,39 @@ sqlite_count_allocations(void)
     m.xRealloc = sqlite_realloc;
     ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_MALLOC, &m), SQLITE_OK);
     ck_assert_int_eq(sqlite3_initialize(), SQLITE_OK);
+}
+
+/*
+ * OpenSSL's allocations (the HMAC of a conversation's key and of the
+ * turns' signatures) the same way, one at a time. Set before OpenSSL
+ * allocates anything in the test's process, which CRYPTO_set_mem_functions()
+ * checks.
+ */
+static void *
+crypto_malloc(size_t n, const char *file, int line)
+{
+    (void)file, (void)line;
+    crypto_allocs += memlimit_fail_hook != NULL;
+    if (!fail_rest && memlimit_fail_hook != NULL && memlimit_fail_hook(n))
+        return NULL;
+    return malloc(n);
+}
+
+static void *
+crypto_realloc(void *p, size_t n, const char *file, int line)
+{
+    (void)file, (void)line;
+    crypto_allocs += memlimit_fail_hook != NULL;
+    if (!fail_rest && memlimit_fail_hook != NULL && memlimit_fail_hook(n))
+        return NULL;
+    return realloc(p, n);
+}
+
+static void
+crypto_free(void *p, const char *file, int line)
+{
+    (void)file, (void)line;
+    free(p);
 }
 
 /* --- one request ----------------------------------------------------------- */
@@ -624,12 +677,13 @@ baseline(const struct scenario *s)
     return v.result;
 }
 
-/* Fail each allocation in turn (SQLite's too), then each and every later
- * one (the doors'): every run clean, most of them failed. */
+/* Fail each allocation in turn (SQLite's and OpenSSL's too), then each
+ * and every later one (the doors'): every run clean, most of them
+ * failed. */
 static void
 sweep(const struct scenario *s)
 {
-    long total[2], failures[2] = {0, 0}, at;
+    long total[2], failures[2] = {0, 0}, at, sqlite_n = 0, crypto_n = 0;
     char *base = baseline(s);
     bool failed;
 
@@ -637,6 +691,10 @@ sweep(const struct scenario *s)
         /* counted without a failure: the same answer again */
         total[rest] = one_run(s, base, LONG_MAX, rest, &failed);
         ck_assert(!failed);
+        if (!rest) {
+            sqlite_n = sqlite_allocs;
+            crypto_n = crypto_allocs;
+        }
         ck_assert_int_gt(total[rest], 20);
         for (at = 1;; at++) {
             long made = one_run(s, base, at, rest, &failed);
@@ -646,9 +704,10 @@ sweep(const struct scenario *s)
                 break;
         }
     }
-    printf("reqfail: %-26s %4ld allocations (%ld SQLite's): %ld failed "
-           "alone, %ld from there on",
-           s->name, total[1], total[0] - total[1], failures[0], failures[1]);
+    printf("reqfail: %-26s %4ld allocations, and %3ld SQLite, %2ld OpenSSL:"
+           " %4ld failed alone, %4ld from there on",
+           s->name, total[1], sqlite_n, crypto_n, failures[0], failures[1]);
+    ck_assert_int_eq(total[0], total[1] + sqlite_n + crypto_n);
     if (s->writes == WRITES_REVIEW)
         printf(", %ld saved though refused", saved_refused);
     printf("\n");
@@ -677,13 +736,13 @@ static const struct scenario chat_stream = {
     ",\"pageState\":{\"cart\":[]}}",
     true, chat_answers, WRITES_NOTHING};
 
+/* Its body: the page's result for the call of a sendMessage answer, with
+ * that answer's history, signatures and conversation (submit_body()). */
+static char submit_text[1 << 14];
+
 static const struct scenario submit = {
     "submitToolResults", "/_jay/actions/geminiAgent.submitToolResults",
-    "{\"results\":[{\"callId\":\"call_1_0\",\"result\":\"{\\\"ok\\\":true}\"}],"
-    "\"history\":[{\"role\":\"user\",\"parts\":[{\"text\":\"show p004\"}]},"
-    "{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"page_show\","
-    "\"args\":{\"id\":\"p004\"}}}]}]," PAGE_TOOLS "}",
-    false, text_answers, WRITES_NOTHING};
+    submit_text, false, text_answers, WRITES_NOTHING};
 
 static const struct scenario run_api = {
     "POST /api/agent/run", "/api/agent/run", "{\"prompt\":\"find a usb hub\"}",
@@ -710,8 +769,40 @@ START_TEST(chat_stream_request)
 }
 END_TEST
 
+/* What the page sends after the answer of `chat`: run it, answer its page
+ * call, send back its signed history. */
+static void
+submit_body(void)
+{
+    const char *sep;
+    json_t *ans, *body;
+    char *text;
+
+    exchange(&chat);
+    ck_assert_ptr_nonnull(sep = strstr(out, "\r\n\r\n"));
+    ck_assert_ptr_nonnull(ans = json_loads(sep + 4, 0, NULL));
+    ck_assert_ptr_nonnull(json_object_get(ans, "signatures"));
+    body = json_pack(
+        "{s:[{s:O, s:s}], s:O, s:O, s:O, s:[{s:s, s:s, s:{s:s, s:{s:{s:s}}}}]}",
+        "results", "callId",
+        json_object_get(json_array_get(json_object_get(ans, "calls"), 0), "id"),
+        "result", "{\"ok\":true}", "history", json_object_get(ans, "history"),
+        "signatures", json_object_get(ans, "signatures"), "conversation",
+        json_object_get(ans, "conversation"), "toolDefinitions", "name",
+        "page_show", "description", "Show", "inputSchema", "type", "object",
+        "properties", "id", "type", "string");
+    ck_assert_ptr_nonnull(body);
+    ck_assert_ptr_nonnull(text = json_dumps(body, JSON_COMPACT));
+    ck_assert_uint_lt(strlen(text), sizeof(submit_text));
+    strcpy(submit_text, text);
+    free(text);
+    json_decref(body);
+    json_decref(ans);
+}
+
 START_TEST(submit_request)
 {
+    submit_body();
     sweep(&submit);
 }
 END_TEST
