@@ -326,13 +326,22 @@ crypto_free(void *p, const char *file, int line)
 
 /* --- one request ----------------------------------------------------------- */
 
-/* A request of a scenario: where, what, and what Gemini answers. */
+/* What a request may write (check_writes()). */
+enum writes {
+    WRITES_RUN = 1 << 0,    /* a run, never left unfinished */
+    WRITES_REVIEW = 1 << 1, /* a review, saved when answered */
+    LEAVES_WAITING = 1 << 2 /* a run waiting for approval may stay so */
+};
+
+/* A request of a scenario: where, what, who, and what Gemini answers. */
 struct scenario {
     const char *name, *path, *body;
     bool stream;
     const char *const *answers;
-    /* what the store or data folder must show after it (see below) */
-    enum { WRITES_NOTHING, WRITES_RUN, WRITES_REVIEW } writes;
+    unsigned writes; /* enum writes */
+    const char *user; /* REMOTE_USER; NULL: OWNER */
+    /* makes what the request works on, before each (no failures) */
+    void (*prepare)(void);
 };
 
 static char out[1 << 17];
@@ -346,7 +355,7 @@ exchange(const struct scenario *s)
                             "DOCUMENT_URI", s->path,
                             "CONTENT_TYPE", "application/json",
                             "CONTENT_LENGTH", len,
-                            "REMOTE_USER", OWNER,
+                            "REMOTE_USER", s->user ? s->user : OWNER,
                             "HTTP_ACCEPT", "application/x-ndjson",
                             NULL};
     struct fake f = {s->answers, 0};
@@ -587,10 +596,10 @@ traces_read(const struct scenario *s, struct traces *t)
     int c;
 
     memset(t, 0, sizeof(*t));
-    if (s->writes == WRITES_RUN)
+    if (s->writes & WRITES_RUN)
         count_runs(t->runs, sizeof(t->runs));
     snprintf(path, sizeof(path), "%s/shop-reviews.jsonl", tmpdir);
-    if (s->writes == WRITES_REVIEW && (f = fopen(path, "r")) != NULL) {
+    if ((s->writes & WRITES_REVIEW) && (f = fopen(path, "r")) != NULL) {
         while ((c = getc(f)) != EOF)
             t->reviews += c == '\n';
         fclose(f);
@@ -599,7 +608,8 @@ traces_read(const struct scenario *s, struct traces *t)
 
 /*
  * What the request wrote must be what it answered: no run left queued,
- * planning, executing or waiting (a run refused is failed); a review
+ * planning or executing (a run refused is failed), nor waiting unless the
+ * request was to end a wait (a decision refused leaves it waiting); a review
  * answered is saved once. A review refused is saved at most once: the
  * action makes its answer before it writes, but what follows the write
  * (the output's checks, the answer's text) may still fail, and a write
@@ -614,22 +624,23 @@ check_writes(const struct scenario *s, const struct traces *before,
     struct traces after;
 
     traces_read(s, &after);
-    if (s->writes == WRITES_REVIEW && v->answered)
+    if ((s->writes & WRITES_REVIEW) && v->answered)
         ck_assert_msg(after.reviews == before->reviews + 1,
                       "%s, allocation %ld: %ld reviews saved for a saved one",
                       s->name, at, after.reviews - before->reviews);
-    if (s->writes == WRITES_REVIEW && !v->answered) {
+    if ((s->writes & WRITES_REVIEW) && !v->answered) {
         ck_assert_msg(after.reviews <= before->reviews + 1,
                       "%s, allocation %ld: %ld reviews saved for a refused "
                       "one", s->name, at, after.reviews - before->reviews);
         saved_refused += after.reviews - before->reviews;
     }
-    if (s->writes != WRITES_RUN)
+    if (!(s->writes & WRITES_RUN))
         return;
     ck_assert_msg(strstr(after.runs, "queued") == NULL &&
                       strstr(after.runs, "planning") == NULL &&
                       strstr(after.runs, "executing") == NULL &&
-                      strstr(after.runs, "awaiting") == NULL,
+                      ((s->writes & LEAVES_WAITING) ||
+                       strstr(after.runs, "awaiting") == NULL),
                   "%s, allocation %ld: a run left unfinished: %s", s->name,
                   at, after.runs);
 }
@@ -646,6 +657,8 @@ one_run(const struct scenario *s, const char *base, long at, bool rest,
     struct verdict v;
     long live = memlimit_json_live;
 
+    if (s->prepare != NULL)
+        s->prepare();
     traces_read(s, &before);
     inject(at, rest);
     exchange(s);
@@ -671,6 +684,8 @@ baseline(const struct scenario *s)
 {
     struct verdict v;
 
+    if (s->prepare != NULL)
+        s->prepare();
     exchange(s);
     ck_assert_msg(judge(&v) && v.answered, "%s: %s\n%s", s->name, v.why, out);
     ck_assert_ptr_nonnull(v.result);
@@ -708,7 +723,7 @@ sweep(const struct scenario *s)
            " %4ld failed alone, %4ld from there on",
            s->name, total[1], sqlite_n, crypto_n, failures[0], failures[1]);
     ck_assert_int_eq(total[0], total[1] + sqlite_n + crypto_n);
-    if (s->writes == WRITES_REVIEW)
+    if (s->writes & WRITES_REVIEW)
         printf(", %ld saved though refused", saved_refused);
     printf("\n");
     /* every allocation from the first on failing leaves no answer */
@@ -728,13 +743,13 @@ static const struct scenario chat = {
     "sendMessage", "/_jay/actions/geminiAgent.sendMessage",
     "{\"message\":\"find a usb hub\",\"history\":[]," PAGE_TOOLS
     ",\"pageState\":{\"cart\":[]}}",
-    false, chat_answers, WRITES_NOTHING};
+    false, chat_answers, 0, NULL, NULL};
 
 static const struct scenario chat_stream = {
     "sendMessage streamed", "/_jay/actions/geminiAgent.sendMessage",
     "{\"message\":\"find a usb hub\",\"history\":[]," PAGE_TOOLS
     ",\"pageState\":{\"cart\":[]}}",
-    true, chat_answers, WRITES_NOTHING};
+    true, chat_answers, 0, NULL, NULL};
 
 /* Its body: the page's result for the call of a sendMessage answer, with
  * that answer's history, signatures and conversation (submit_body()). */
@@ -742,20 +757,58 @@ static char submit_text[1 << 14];
 
 static const struct scenario submit = {
     "submitToolResults", "/_jay/actions/geminiAgent.submitToolResults",
-    submit_text, false, text_answers, WRITES_NOTHING};
+    submit_text, false, text_answers, 0, NULL, NULL};
 
 static const struct scenario run_api = {
     "POST /api/agent/run", "/api/agent/run", "{\"prompt\":\"find a usb hub\"}",
-    false, run_answers, WRITES_RUN};
+    false, run_answers, WRITES_RUN, NULL, NULL};
 
 static const struct scenario run_api_stream = {
     "POST /api/agent/run/stream", "/api/agent/run/stream",
-    "{\"prompt\":\"find a usb hub\"}", true, run_answers, WRITES_RUN};
+    "{\"prompt\":\"find a usb hub\"}", true, run_answers, WRITES_RUN, NULL, NULL};
 
 static const struct scenario direct = {
     "POST shop.addReview", "/_jay/actions/shop.addReview",
     "{\"productId\":\"p001\",\"rating\":5,\"text\":\"good\"}", false, NULL,
-    WRITES_REVIEW};
+    WRITES_REVIEW, NULL, NULL};
+
+/* An approval decided: a run of a supervised user that waits for
+ * addReview's approval (made afresh before each request), approved. */
+#define STRANGER "stranger"
+#define ADD_REVIEW                                                             \
+    CALL("action_shop_addReview",                                              \
+         "{\"productId\":\"p001\",\"rating\":5,\"text\":\"good\"}")
+
+static const char *const review_answers[] = {ANSWER(ADD_REVIEW), NULL};
+static const char *const saved_answers[] = {ANSWER(TEXT("Saved.")), NULL};
+static char decide_path[128];
+
+static void waiting_run(void);
+
+static const struct scenario decide = {
+    "POST /api/agent/approvals", decide_path,
+    "{\"decision\":\"approve_once\"}", false, saved_answers,
+    WRITES_RUN | WRITES_REVIEW | LEAVES_WAITING, STRANGER, waiting_run};
+
+static const struct scenario review_run = {
+    "a run that waits", "/api/agent/run", "{\"prompt\":\"review p001\"}",
+    false, review_answers, 0, STRANGER, NULL};
+
+static void
+waiting_run(void)
+{
+    const char *sep, *id;
+    json_t *ans;
+
+    exchange(&review_run);
+    ck_assert_ptr_nonnull(sep = strstr(out, "\r\n\r\n"));
+    ck_assert_ptr_nonnull(ans = json_loads(sep + 4, 0, NULL));
+    id = json_string_value(
+        json_object_get(json_object_get(ans, "approval"), "id"));
+    ck_assert_msg(id != NULL, "the run does not wait: %s", out);
+    snprintf(decide_path, sizeof(decide_path), "/api/agent/approvals/%s", id);
+    json_decref(ans);
+}
 
 START_TEST(chat_request)
 {
@@ -819,6 +872,12 @@ START_TEST(run_stream_request)
 }
 END_TEST
 
+START_TEST(decide_request)
+{
+    sweep(&decide);
+}
+END_TEST
+
 START_TEST(direct_action_request)
 {
     sweep(&direct);
@@ -838,6 +897,7 @@ reqfail_suite(void)
     tcase_add_test(tc, submit_request);
     tcase_add_test(tc, run_request);
     tcase_add_test(tc, run_stream_request);
+    tcase_add_test(tc, decide_request);
     tcase_add_test(tc, direct_action_request);
     suite_add_tcase(s, tc);
     return s;
