@@ -208,21 +208,25 @@ add_review(const struct handler_ctx *ctx, const json_t *input,
                        "rating", json_object_get(input, "rating"), "text",
                        json_object_get(input, "text"), "createdAt", stamp);
     size_t len;
+    /* the answer too is made before the write: once the review is saved,
+     * nothing here can fail and say it was not */
     line = review ? jsonout_dumps(review, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
                                   &len)
                   : NULL;
-    if (line == NULL) {
+    *output = line ? json_pack("{s:b, s:O}", "ok", 1, "review", review) : NULL;
+    if (*output == NULL) {
         status_set(err, ST_NO_MEMORY, "out of memory");
         goto out;
     }
     line[len] = '\n'; /* over the NUL: the buffer is written, not read */
     if (append_review(ctx, line, len + 1) != 0) {
+        json_decref(*output);
+        *output = NULL;
         status_set(err, ST_ACTION_FAILED,
                    "the review could not be saved; try again later");
         goto out;
     }
-    *output = json_pack("{s:b, s:O}", "ok", 1, "review", review);
-    rc = *output ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
+    rc = 0;
 out:
     free(line);
     json_decref(review);

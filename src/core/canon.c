@@ -7,6 +7,7 @@
 #include "core/canon.h"
 #include "core/bounds.h"
 #include "core/jsonout.h"
+#include "core/memlimit.h"
 #include "core/sbuf.h"
 
 #include <jansson.h>
@@ -66,7 +67,7 @@ write_value(const json_t *v, struct sbuf *out, int depth)
 
         if (n == 0)
             return sbuf_put(out, "{}", 2);
-        if (n > CANON_SMALL && (keys = malloc(n * sizeof(*keys))) == NULL)
+        if (n > CANON_SMALL && (keys = memlimit_malloc(n * sizeof(*keys))) == NULL)
             return -1;
         json_object_foreach(UNCONST(v), key, m) {
             keys[i++] = key;

@@ -66,6 +66,12 @@ memlimit_charge(size_t n)
     return !memlimit_exceeded();
 }
 
+void *
+memlimit_malloc(size_t n)
+{
+    return memlimit_charge(n) ? malloc(n) : NULL;
+}
+
 void
 memlimit_json_arena(struct arena *a)
 {

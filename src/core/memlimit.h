@@ -4,7 +4,9 @@
  *
  * Everything a request allocates goes through three doors: the arena's
  * blocks, an sbuf's growth, and jansson (whose allocator memlimit_install
- * replaces). Each door charges the bytes to the request; past the
+ * replaces); the few plain heap blocks of the request path (a buffer
+ * freed with free()) come from memlimit_malloc(), charged the same way.
+ * Each door charges the bytes to the request; past the
  * request's budget (BOUND_REQUEST_MEMORY) the charge fails and the caller
  * sees an ordinary allocation failure, which the request path turns into
  * a 500 envelope. So a request that grows without end is stopped by our
@@ -69,6 +71,14 @@ void memlimit_reset(size_t budget);
 /* Charge `n` bytes about to be allocated; false when the request is out
  * of budget (the caller fails the allocation). */
 bool memlimit_charge(size_t n) ATTR_WUR;
+
+/*
+ * A block of `n` bytes from the heap, for the few places that want
+ * malloc()'s own (freed with free()): charged to the request as the
+ * doors' are, so a request's plain allocations stop at the same bound
+ * and a suite's hook fails them too. NULL when out of budget or memory.
+ */
+void *memlimit_malloc(size_t n) ATTR_WUR;
 
 /* Around a jansson parse (see above); they nest. */
 void memlimit_parse_begin(void);

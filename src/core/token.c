@@ -10,6 +10,7 @@
 #include "core/common.h"
 #include "core/token.h"
 #include "core/bounds.h"
+#include "core/memlimit.h"
 #include "core/status.h"
 #include "core/utf8.h"
 
@@ -340,7 +341,8 @@ struct token_macer *
 token_macer_new(const unsigned char *secret, size_t n,
                 struct status_error *err)
 {
-    struct token_macer *m = calloc(1, sizeof(*m));
+    /* one per signed request: charged to it (memlimit.h) */
+    struct token_macer *m = memlimit_malloc(sizeof(*m));
     OSSL_PARAM params[] = {
         OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
                                          UNCONST("SHA256"), 0),
@@ -351,6 +353,8 @@ token_macer_new(const unsigned char *secret, size_t n,
         free(m);
         return NULL;
     }
+    if (m != NULL)
+        *m = (struct token_macer){NULL, NULL};
     if (m == NULL || (m->mac = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL ||
         (m->ctx = EVP_MAC_CTX_new(m->mac)) == NULL ||
         EVP_MAC_init(m->ctx, secret, n, params) != 1) {

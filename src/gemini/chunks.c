@@ -7,6 +7,7 @@
 #include "gemini/chunks.h"
 #include "core/arena.h"
 #include "core/bounds.h"
+#include "core/memlimit.h"
 #include "core/sbuf.h"
 #include "core/status.h"
 
@@ -232,7 +233,7 @@ call_fold(struct chunks *c, const json_t *frag)
                      json_equal(c->call_cont, jpath);
         if (joins) {
             size_t a = json_string_length(old), b = json_string_length(sv);
-            char *buf = malloc(a + b + 1);
+            char *buf = memlimit_malloc(a + b + 1);
             if (buf == NULL)
                 return -1;
             memcpy(buf, json_string_value(old), a);

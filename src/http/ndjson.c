@@ -206,41 +206,51 @@ ndjson_usage(struct ndjson *s, const struct loop_usage *u, const char *model,
         rc |= key(s, "model") | string(s, model);
     return send_line(s, rc | sbuf_putc(&s->line, '}'), err);
 }
+
 int
 ndjson_result(struct ndjson *s, const char *answer, size_t len,
               struct status_error *err)
 {
     static const char open[] = "{\"type\":\"result\",\"result\":";
 
-    /* the answer is written in place, not copied into a line */
+    /* the answer is written in place, not copied into a line; nor is its
+     * end, which then needs no memory: once the answer's first byte is
+     * out, only a client gone can stop the line */
     if (flush_status(s, err) != 0 || put(s, open, sizeof(open) - 1, err) != 0 ||
-        put(s, answer, len, err) != 0)
+        put(s, answer, len, err) != 0 || put(s, "}\n", 2, err) != 0)
         return -1;
-    sbuf_reset(&s->line);
-    return send_line(s, sbuf_putc(&s->line, '}'), err);
+    if (s->io->ops->flush != NULL && s->io->ops->flush(s->io->ctx) != 0)
+        return gone(err);
+    s->last_ms = monotime_ms();
+    return 0;
 }
 
 int
 ndjson_error(struct ndjson *s, const struct status_error *e)
 {
+    /* When even the error line cannot be built: a fixed one, so that the
+     * stream still ends with an error, never just stops. */
+    static const char oom_line[] = "{\"type\":\"error\",\"error\":{\"code\":"
+                                   "\"internal_error\",\"message\":"
+                                   "\"out of memory\"}}\n";
     struct status_error err = {0};
     json_t *inner = status_json(e);
-    int rc;
+    int rc = inner == NULL;
 
-    if (inner == NULL)
-        return -1;
     /* the Retry-After a JSON error would have had, when a heartbeat
      * started the stream before the failure (a long retry wait) */
-    if (e->retry_after_s > 0 &&
-        json_object_set_new(inner, "retryAfter",
-                            json_integer(e->retry_after_s)) != 0) {
-        json_decref(inner);
-        return -1;
-    }
-    rc = begin(s, "error") | key(s, "error") | jsonout_write(inner, &s->line) |
-         sbuf_putc(&s->line, '}');
+    if (rc == 0 && e->retry_after_s > 0)
+        rc = json_object_set_new(inner, "retryAfter",
+                                 json_integer(e->retry_after_s));
+    if (rc == 0)
+        rc = begin(s, "error") | key(s, "error") |
+             jsonout_write(inner, &s->line) | sbuf_adds(&s->line, "}\n");
     json_decref(inner);
-    return send_line(s, rc, &err);
+    rc = rc == 0 ? put(s, s->line.buf, s->line.len, &err)
+                 : put(s, oom_line, sizeof(oom_line) - 1, &err);
+    if (rc == 0 && s->io->ops->flush != NULL)
+        rc = s->io->ops->flush(s->io->ctx);
+    return rc;
 }
 
 bool

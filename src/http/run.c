@@ -16,6 +16,7 @@
 #include "core/arena.h"
 #include "core/bounds.h"
 #include "core/config.h"
+#include "core/jsonin.h"
 #include "core/jsonout.h"
 #include "core/logmsg.h"
 #include "core/sbuf.h"
@@ -943,6 +944,8 @@ load_waiting(struct run *r, const char *want, struct run_act **found,
     const struct run_env *env = r->env;
     char *contents = NULL, owner[BOUND_STORE_USER_ID + 1];
     json_t *actions = NULL, *a, *info = NULL;
+    json_error_t jerr;
+    bool nomem = false;
     size_t i;
     int rc = -1;
 
@@ -968,9 +971,17 @@ load_waiting(struct run *r, const char *want, struct run_act **found,
         goto out;
     }
     r->prompt = json_string_value(json_object_get(info, "prompt"));
-    r->contents = arena_take_json(env->a,
-                                  json_loads(contents ? contents : "", 0,
-                                             NULL));
+    /* read as the request path reads JSON (jsonin.h): a failed
+     * allocation is said as such, never taken for a missing conversation */
+    r->contents = contents == NULL
+                      ? NULL
+                      : arena_take_json(env->a,
+                                        jsonin_parse(contents, strlen(contents),
+                                                     0, &jerr, &nomem));
+    if (nomem) {
+        oom(err);
+        goto out;
+    }
     if (r->contents == NULL || r->prompt == NULL) {
         status_set(err, ST_STORE, "run %s cannot be resumed: its "
                                   "conversation is missing",

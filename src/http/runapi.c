@@ -243,11 +243,16 @@ runapi_decide(struct runapi_req *q, struct status_error *err)
     json_error_t jerr;
     json_t *body;
     struct run_env env;
+    int rc;
 
     if (begin_with_body(q, user, sizeof(user), &env, &body, err) != 0)
         return -1;
-    if (json_unpack_ex(body, &jerr, 0, "{s:s, s?s}", "decision", &d.decision,
-                       "feedback", &d.feedback) != 0)
+    rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?s}", "decision",
+                        &d.decision, "feedback", &d.feedback);
+    /* jansson needs memory to unpack: a failure there is not the body's */
+    if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    if (rc != 0)
         return status_set(err, ST_BAD_REQUEST,
                           "the body must be {decision, feedback?}: %s",
                           jerr.text);

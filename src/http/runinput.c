@@ -8,6 +8,7 @@
 #include "core/arena.h"
 #include "core/bounds.h"
 #include "core/jsonout.h"
+#include "core/memlimit.h"
 #include "core/status.h"
 #include "core/utf8.h"
 
@@ -37,7 +38,7 @@ static json_t *
 clean(const char *s, size_t len, size_t max, bool text, struct cuts *c,
       bool *cut)
 {
-    char *buf = malloc(len + 1);
+    char *buf = memlimit_malloc(len + 1);
     size_t n = 0;
     json_t *v;
 

@@ -33,6 +33,7 @@
 #include "plugins/answer.h"
 #include "core/bounds.h"
 #include "core/credenv.h"
+#include "core/memlimit.h"
 #include "core/monotime.h"
 #include "core/utf8.h"
 
@@ -392,8 +393,8 @@ cli_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
                          BOUND_CLI_TIMEOUT_MS);
         goto out;
     }
-    so.buf = malloc(c->max_output + 1);
-    se.buf = malloc(c->max_output + 1);
+    so.buf = memlimit_malloc(c->max_output + 1);
+    se.buf = memlimit_malloc(c->max_output + 1);
     if (so.buf == NULL || se.buf == NULL) {
         rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
         goto out;

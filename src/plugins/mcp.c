@@ -31,6 +31,7 @@
 #include "core/credenv.h"
 #include "core/jsonin.h"
 #include "core/logmsg.h"
+#include "core/memlimit.h"
 #include "core/utf8.h"
 #include "plugins/mcp_int.h"
 #include "plugins/outbound.h"
@@ -115,7 +116,7 @@ static char *
 dump_text(const json_t *v, size_t *len)
 {
     size_t n = json_dumpb(v, NULL, 0, APP_JSON_FLAGS);
-    char *p = n > 0 ? malloc(n + 1) : NULL;
+    char *p = n > 0 ? memlimit_malloc(n + 1) : NULL;
 
     if (p == NULL)
         return NULL;

@@ -32,6 +32,7 @@
 #include "core/bounds.h"
 #include "core/jsonin.h"
 #include "core/jsonout.h"
+#include "core/memlimit.h"
 #include "core/sbuf.h"
 #include "core/status.h"
 #include "core/utf8.h"
@@ -350,7 +351,7 @@ TESTABLE struct json_t *websearch_clean(const char *s, size_t max);
 TESTABLE json_t *
 websearch_clean(const char *s, size_t max)
 {
-    char *buf = malloc(max + 4);
+    char *buf = memlimit_malloc(max + 4);
     size_t n = 0;
     bool space = false, cut = false;
     json_t *j;

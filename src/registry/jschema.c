@@ -246,6 +246,7 @@ struct check {
 struct validation {
     struct status_error *err; /* NULL: only the verdict is wanted */
     struct jptr path;         /* of the instance value being validated */
+    bool no_memory;           /* a pattern could not be matched for it */
 };
 
 struct keyword;
@@ -779,19 +780,24 @@ v_pattern(struct validation *v, const json_t *value,
 {
     const char *s = json_string_value(instance);
     const char *pattern = json_string_value(value);
-    bool match = false;
+    int rc = REG_NOMATCH;
     regex_t re;
 
     if (s == NULL || pattern == NULL)
         return 0;
     /* regexec() would stop at an embedded NUL and judge only a prefix */
     if (strlen(s) == json_string_length(instance) &&
-        regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) == 0) {
-        match = regexec(&re, s, 0, NULL, 0) == 0;
+        (rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB)) == 0) {
+        rc = regexec(&re, s, 0, NULL, 0);
         regfree(&re);
     }
-    if (match)
+    if (rc == 0)
         return 0;
+    /* the C library's own malloc() failed: no verdict on the value */
+    if (rc == REG_ESPACE) {
+        v->no_memory = true;
+        return -1;
+    }
     return violation(v, "pattern", "must match pattern '%s'", pattern);
 }
 
@@ -1004,8 +1010,18 @@ jschema_validate(const json_t *schema, const json_t *instance,
                  struct status_error *err)
 {
     struct validation v;
+    bool had = err != NULL && err->code != ST_OK;
+    int rc;
 
     v.err = err;
+    v.no_memory = false;
     jptr_init(&v.path);
-    return validate(&v, schema, instance, 1);
+    rc = validate(&v, schema, instance, 1);
+    /* refused because a pattern could not be matched: out of memory, not
+     * a violation the caller's input made */
+    if (rc != 0 && v.no_memory && err != NULL && !had) {
+        *err = (struct status_error){0};
+        status_set(err, ST_NO_MEMORY, "out of memory matching a pattern");
+    }
+    return rc;
 }

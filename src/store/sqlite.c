@@ -27,6 +27,7 @@
 #include "core/jsonin.h"
 #include "core/jsonout.h"
 #include "core/logmsg.h"
+#include "core/memlimit.h"
 #include "core/sbuf.h"
 #include "core/status.h"
 
@@ -1489,9 +1490,14 @@ sq_run_resume(struct store *base, const char *run_id, char **contents,
     r = step(s, Q_RUN_RESUME, st, err);
     if (r == 0)
         r = status_set(err, ST_NOT_FOUND, "run not found");
-    if (r == 1 && col_text(st, 0) != NULL &&
-        (*contents = strdup(col_text(st, 0))) == NULL)
-        r = nomem(err);
+    if (r == 1 && col_text(st, 0) != NULL) {
+        /* charged to the request: the conversation may be large */
+        size_t n = (size_t)sqlite3_column_bytes(st, 0);
+        if ((*contents = memlimit_malloc(n + 1)) == NULL)
+            r = nomem(err);
+        else
+            memcpy(*contents, col_text(st, 0), n + 1);
+    }
     if (r == 1 &&
         (col_copy(s, st, 1, user, BOUND_STORE_USER_ID + 1, err) != 0 ||
          col_copy(s, st, 2, thread, STORE_ID_LEN, err) != 0))
