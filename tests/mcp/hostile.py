@@ -39,7 +39,8 @@ is where a call mode misbehaves. Modes:
   ghost-tool     "act" is listed, but calling it: "unknown tool"
   huge-result    a 50 MB result
   endless-call   one endless line, no newline
-  deep-result    structuredContent nested 40 deep, then 100,000 deep
+  deep-result    structuredContent nested 40 deep (and "flat text")
+  nested-result  structuredContent nested 16 deep, the most passed on
   late-call      answers 3 s late
   drip-call      answers one byte a second
   stall-call     half a line, then nothing
@@ -69,7 +70,8 @@ def tools_of(modes):
                             "properties": {"text": {"type": "string"}}},
             "annotations": {"readOnlyHint": True}}
     act = {"name": "act", "description": "Acts",
-           "inputSchema": {"type": "object"}}
+           "inputSchema": {"type": "object"},
+           "annotations": {"readOnlyHint": True}}  # no approval asked
     tools = [echo, act]
     if "many-tools" in modes:
         tools = [{"name": "t%d" % i} for i in range(100000)]
@@ -226,9 +228,9 @@ class Server:
             return
         if "endless-call" in m:
             self.endless(b'{"jsonrpc":"2.0","id":%d,"result":{"content":"' % mid)
-        if "deep-result" in m:
+        if "deep-result" in m or "nested-result" in m:
             deep = {"leaf": True}
-            for _ in range(40):
+            for _ in range(40 if "deep-result" in m else 15):
                 deep = {"d": deep}
             self.send(self.answer(mid, {"content": [{"type": "text",
                                                      "text": "flat text"}],
