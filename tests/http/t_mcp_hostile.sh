@@ -37,7 +37,7 @@ cat >"$T_TMP/mcp.json" <<EOF
   "hgood":  {"url": "$U/good"},
   "garble": {"url": "$U/not-json"},
   "quit":   {"url": "$U/exit-after-init"},
-  "names":  {"url": "$U/bad-names"},
+  "names":  {"url": "$U/bad-names,bad-schemas"},
   "huge":   {"url": "$U/huge-result"},
   "herr":   {"url": "$U/huge-error"},
   "late":   {"url": "$U/late-call"},
@@ -66,6 +66,7 @@ http :: 'mcp.hgood_echo' in [a['name'] for a in r['actions']] ==> True
 not a garbling server's :: [a['name'] for a in r['actions'] if a['name'].startswith('mcp.garble_')] ==> []
 not one gone after initialize :: [a['name'] for a in r['actions'] if a['name'].startswith('mcp.quit_')] ==> []
 a lying server's names, made safe :: sorted(a['name'] for a in r['actions'] if a['name'].startswith('mcp.names_') and 'esc' in a['name']) ==> ['mcp.names_esc___31mred_']
+its schemas too deep or with $ref, any object :: [a['inputSchema'] for a in r['actions'] if a['name'] in ('mcp.names_schema-mid', 'mcp.names_schema-deep', 'mcp.names_schema-refs')] ==> [{'type': 'object'}] * 3
 EOF
 
 # call TOOL ARGS: the model calls action_mcp_TOOL with ARGS (JSON).
