@@ -6,7 +6,11 @@
  * "env"} | {"url", "headers"}}}), connects to each server, runs the MCP
  * handshake, lists its tools (following nextCursor) and closes the
  * connection again: it runs in the loading process, whose children and
- * sockets the forked workers must not use. Each process then connects
+ * sockets the forked workers must not use. A server that cannot be
+ * reached or listed is logged and left out, the others serve
+ * (mcp_server_status()); a hostile one is bounded by the MCP_* caps of
+ * core/bounds.h (docs/plugins/mcp.md, "A hostile server"). Each process
+ * then connects
  * lazily on its first execute() of a server's tool (a connection is keyed
  * by getpid()), one connection per server and process behind a mutex: one
  * call in flight per server and process. A call that finds its server
