@@ -493,6 +493,7 @@ server_from_json(struct mcp_server_cfg *s, const char *name, const json_t *v,
     const json_t *args = json_object_get(v, "args");
     const json_t *env = json_object_get(v, "env");
     const json_t *headers = json_object_get(v, "headers");
+    const json_t *tmo = json_object_get(v, "timeout");
     const char *search = NULL;
     size_t i;
     json_t *a;
@@ -505,6 +506,18 @@ server_from_json(struct mcp_server_cfg *s, const char *name, const json_t *v,
                  "server '%s' needs either \"command\" or \"url\" (a string)",
                  name);
         return -1;
+    }
+    /* this server's own timeoutMs, as Gemini CLI's mcpServers name it */
+    if (tmo != NULL) {
+        json_int_t t = json_integer_value(tmo);
+
+        if (!json_is_integer(tmo) || t < 100 || t > BOUND_MCP_TIMEOUT_MS) {
+            snprintf(err, errsize,
+                     "server '%s': timeout must be milliseconds from 100 to "
+                     "%d", name, BOUND_MCP_TIMEOUT_MS);
+            return -1;
+        }
+        s->timeout_ms = (int)t;
     }
     if (type != NULL && strcmp(type, "stdio") != 0 &&
         strcmp(type, "http") != 0 && strcmp(type, "streamable-http") != 0) {

@@ -40,14 +40,14 @@ cat >"$T_TMP/mcp.json" <<EOF
   "names":  {"url": "$U/bad-names,bad-schemas"},
   "huge":   {"url": "$U/huge-result"},
   "herr":   {"url": "$U/huge-error"},
-  "late":   {"url": "$U/late-call"},
-  "asks":   {"url": "$U/asks-client"},
+  "late":   {"url": "$U/late-call", "timeout": 2500},
+  "asks":   {"url": "$U/asks-client", "timeout": 2500},
   "deep":   {"url": "$U/deep-result"},
   "nested": {"url": "$U/nested-result"}
 }}
 EOF
 start_stack --workers 1 --mock --limits "{$CHAT_LIMITS}" \
-    --yaml "plugins: {expose: [mcp], config: {mcp: {configFile: '$T_TMP/mcp.json', timeoutMs: 1500}}}"
+    --yaml "plugins: {expose: [mcp], config: {mcp: {configFile: '$T_TMP/mcp.json', timeoutMs: 8000}}}"
 
 ga_run check --config "$GA_CONF"
 if [ "$rc" -eq 0 ] && grep -qE '^plugin mcp \(built-in\): [0-9]+ tools' <<<"$out" &&

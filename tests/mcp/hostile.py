@@ -41,7 +41,7 @@ is where a call mode misbehaves. Modes:
   endless-call   one endless line, no newline
   deep-result    structuredContent nested 40 deep (and "flat text")
   nested-result  structuredContent nested 16 deep, the most passed on
-  late-call      answers 3 s late
+  late-call      answers 10 s late
   drip-call      answers one byte a second
   stall-call     half a line, then nothing
   huge-error     a JSON-RPC error whose message is 1 MB of control chars
@@ -237,7 +237,7 @@ class Server:
                                         "structuredContent": deep}))
             return
         if "late-call" in m:
-            time.sleep(3)
+            time.sleep(10)
         if "drip-call" in m:
             self.drip((dumps(self.answer(mid, {"content": []})) + "\n").encode())
             return
