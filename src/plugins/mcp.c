@@ -10,10 +10,9 @@
  * reached or listed is logged and left out, the others serve
  * (mcp_server_status()); a hostile one is bounded by the MCP_* caps of
  * core/bounds.h (docs/plugins/mcp.md, "A hostile server"). Each process
- * then connects
- * lazily on its first execute() of a server's tool (a connection is keyed
- * by getpid()), one connection per server and process behind a mutex: one
- * call in flight per server and process. A call that finds its server
+ * then connects lazily on its first execute() of a server's tool (a
+ * connection is keyed by getpid()), one connection per server and process
+ * behind a mutex: one call in flight per server and process. A call that finds its server
  * gone (EOF, EPIPE, a curl error, an expired session) reconnects and is
  * sent once more; a timeout is not retried (the server may still be
  * working on it, and the action watchdog is ticking). shutdown() closes
