@@ -102,6 +102,13 @@ EOF
     fi
 }
 
+# The worker's peak memory (VmHWM, KiB) before and after the hostile calls.
+peak_kb() {
+    read_pidfile
+    sed -nE 's/^VmHWM:[[:space:]]+([0-9]+) kB/\1/p' "/proc/${PF_WORKERS%% *}/status"
+}
+PEAK0=$(peak_kb)
+
 hostile_call huge_act "server 'huge' sent an answer over 4194304 bytes"
 hostile_call herr_act "server 'herr': ????????"
 hostile_call late_act "server 'late' is unreachable: Operation timed out"
@@ -141,6 +148,13 @@ assert_py "after all that, the HTTP server's tool answers" <<'EOF'
 status ==> 200
 ran :: [(c['name'], c['ok']) for c in r['serverCalls']] ==> [('mcp.hgood_echo', True)]
 EOF
+
+PEAK1=$(peak_kb)
+if [ -n "$PEAK0" ] && [ -n "$PEAK1" ] && [ $((PEAK1 - PEAK0)) -lt 32768 ]; then
+    ok "the worker's peak memory grew by $((PEAK1 - PEAK0)) KiB through the hostile calls (a 50 MB answer among them)"
+else
+    not_ok "the worker's peak memory stays bounded" "VmHWM ${PEAK0:-?} -> ${PEAK1:-?} KiB"
+fi
 
 read_pidfile
 if proc_alive "$PF_MASTER" && [ -n "$PF_WORKERS" ]; then
