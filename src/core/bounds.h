@@ -358,8 +358,31 @@
 /* Non-answers (notifications, logs, requests to us) skipped while one
  * call waits for its answer; more is a server talking to itself. */
 #define MCP_MAX_SKIPPED         1000
-/* tools/list pages followed through nextCursor. */
+/* tools/list pages followed through nextCursor; a cursor longer than
+ * this, or one seen before, ends the listing (a server that pages
+ * forever). */
 #define MCP_MAX_LIST_PAGES      32
+#define MCP_CURSOR_BYTES        1024
+/* Tools of one server: one greedy server must not take every action of
+ * the site (BOUND_ACTIONS in all). */
+#define MCP_MAX_SERVER_TOOLS    256
+/* Tools left out of one server's listing that are logged one by one; the
+ * rest are counted in one line. */
+#define MCP_LOG_LEFT_OUT        8
+/* A tool's inputSchema nested deeper than this (JSON levels) is declared
+ * as any object: the declarations and the Gemini request wrap it in a
+ * few more levels, and BOUND_JSON_DEPTH applies to both. */
+#define MCP_SCHEMA_DEPTH        24
+/* A structuredContent nested deeper than this is not the answer (its
+ * text content is): the answer is kept in the conversation's history,
+ * which a later request sends back under BOUND_JSON_DEPTH. */
+#define MCP_RESULT_DEPTH        16
+/* A stdio server's stderr goes to the log line by line, each cut at
+ * this many bytes, at most MCP_STDERR_LINES lines a minute (the rest
+ * are counted and dropped: a server that writes without end must not
+ * fill the serve log). */
+#define MCP_STDERR_LINE_BYTES   200
+#define MCP_STDERR_LINES        50
 /* A tool's description as declared to the model, cut there. */
 #define MCP_DESCRIPTION_BYTES   2048
 /* The text of one tools/call result handed to the model, cut there:

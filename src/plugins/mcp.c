@@ -6,10 +6,13 @@
  * "env"} | {"url", "headers"}}}), connects to each server, runs the MCP
  * handshake, lists its tools (following nextCursor) and closes the
  * connection again: it runs in the loading process, whose children and
- * sockets the forked workers must not use. Each process then connects
- * lazily on its first execute() of a server's tool (a connection is keyed
- * by getpid()), one connection per server and process behind a mutex: one
- * call in flight per server and process. A call that finds its server
+ * sockets the forked workers must not use. A server that cannot be
+ * reached or listed is logged and left out, the others serve
+ * (mcp_server_status()); a hostile one is bounded by the MCP_* caps of
+ * core/bounds.h (docs/plugins/mcp.md, "A hostile server"). Each process
+ * then connects lazily on its first execute() of a server's tool (a
+ * connection is keyed by getpid()), one connection per server and process
+ * behind a mutex: one call in flight per server and process. A call that finds its server
  * gone (EOF, EPIPE, a curl error, an expired session) reconnects and is
  * sent once more; a timeout is not retried (the server may still be
  * working on it, and the action watchdog is ticking). shutdown() closes
@@ -32,6 +35,7 @@
 #include "core/jsonin.h"
 #include "core/logmsg.h"
 #include "core/memlimit.h"
+#include "core/monotime.h"
 #include "core/utf8.h"
 #include "plugins/mcp_int.h"
 #include "plugins/outbound.h"
@@ -70,6 +74,51 @@ mcp_err_set(struct mcp_err *e, enum mcp_fail kind, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(e->text, sizeof(e->text), fmt, ap);
     va_end(ap);
+}
+
+void
+mcp_err_note_skipped(struct mcp_err *e, unsigned not_json, unsigned others)
+{
+    size_t n = strlen(e->text);
+
+    if (e->kind == MCP_OK || (not_json == 0 && others == 0))
+        return;
+    snprintf(e->text + n, sizeof(e->text) - n,
+             " (of what it sent, %u messages were not JSON and %u not the "
+             "answer)", not_json, others);
+}
+
+char *
+mcp_clean(char *dst, size_t size, const char *src, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)src;
+    size_t o = 0, i = 0, room;
+
+    if (size == 0)
+        return dst;
+    room = size - 1;
+    /* every character but the last is written with room left for "..." */
+    while (i < len) {
+        size_t n = s[i] < 0x80 ? 1 : utf8_seq_len(s + i, len - i);
+        size_t w = n ? n : 1;
+
+        if (o + w + (i + w < len ? 3 : 0) > room) {
+            if (o + 3 <= room) {
+                memcpy(dst + o, "...", 3);
+                o += 3;
+            }
+            break;
+        }
+        if (n > 1) {
+            memcpy(dst + o, s + i, n);
+            o += n;
+        } else {
+            dst[o++] = s[i] >= 0x20 && s[i] < 0x7f ? (char)s[i] : '?';
+        }
+        i += w;
+    }
+    dst[o] = '\0';
+    return dst;
 }
 
 bool
@@ -172,9 +221,14 @@ mcp_conn_request(struct mcp_conn *c, const char *method, json_t *params,
     }
     err = json_object_get(answer, "error");
     if (err != NULL) {
-        const char *m = json_string_value(json_object_get(err, "message"));
+        const json_t *m = json_object_get(err, "message");
+        char text[160];
+
+        /* the server's words reach the log and the model: cut, cleaned */
+        mcp_clean(text, sizeof(text), json_string_value(m),
+                  json_string_length(m));
         mcp_err_set(e, MCP_RPC, "server '%s': %s", c->cfg->name,
-                    m ? m : "an error without a message");
+                    text[0] ? text : "an error without a message");
         goto out;
     }
     *result = json_incref(json_object_get(answer, "result"));
@@ -201,7 +255,7 @@ mcp_conn_open(struct mcp_conn *c, const struct mcp_server_cfg *cfg,
 
     memset(c, 0, sizeof(*c));
     c->cfg = cfg;
-    c->fd = -1;
+    c->fd = c->errfd = -1;
     c->owner = getpid();
     c->next_id = 1;
     if ((cfg->url != NULL ? mcp_http_start(c, e) : mcp_stdio_start(c, e)) != 0)
@@ -216,7 +270,11 @@ mcp_conn_open(struct mcp_conn *c, const struct mcp_server_cfg *cfg,
     if (mcp_conn_request(c, "initialize", params, &result, e) != 0)
         goto out;
     version = json_string_value(json_object_get(result, "protocolVersion"));
-    if (version == NULL || strlen(version) >= sizeof(c->protocol)) {
+    /* it goes back in a header: a short token, nothing else */
+    if (version == NULL || strlen(version) >= sizeof(c->protocol) ||
+        version[0] == '\0' ||
+        strspn(version, "0123456789-.abcdefghijklmnopqrstuvwxyz"
+                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != strlen(version)) {
         mcp_err_set(e, MCP_PROTO, "server '%s' named no protocol version",
                     cfg->name);
         goto out;
@@ -251,6 +309,7 @@ mcp_conn_close(struct mcp_conn *c)
 
 struct mcp_server {
     struct mcp_server_cfg cfg;
+    bool failed; /* not reached, or its tools not listed, at load */
     pthread_mutex_t lock; /* guards conn */
     struct mcp_conn conn;
 };
@@ -445,6 +504,7 @@ server_from_json(struct mcp_server_cfg *s, const char *name, const json_t *v,
     const json_t *args = json_object_get(v, "args");
     const json_t *env = json_object_get(v, "env");
     const json_t *headers = json_object_get(v, "headers");
+    const json_t *tmo = json_object_get(v, "timeout");
     const char *search = NULL;
     size_t i;
     json_t *a;
@@ -457,6 +517,18 @@ server_from_json(struct mcp_server_cfg *s, const char *name, const json_t *v,
                  "server '%s' needs either \"command\" or \"url\" (a string)",
                  name);
         return -1;
+    }
+    /* this server's own timeoutMs, as Gemini CLI's mcpServers name it */
+    if (tmo != NULL) {
+        json_int_t t = json_integer_value(tmo);
+
+        if (!json_is_integer(tmo) || t < 100 || t > BOUND_MCP_TIMEOUT_MS) {
+            snprintf(err, errsize,
+                     "server '%s': timeout must be milliseconds from 100 to "
+                     "%d", name, BOUND_MCP_TIMEOUT_MS);
+            return -1;
+        }
+        s->timeout_ms = (int)t;
     }
     if (type != NULL && strcmp(type, "stdio") != 0 &&
         strcmp(type, "http") != 0 && strcmp(type, "streamable-http") != 0) {
@@ -588,7 +660,7 @@ load_servers(struct mcp *m, const char *path, const char *config_dir,
             goto out;
         }
         pthread_mutex_init(&s->lock, NULL);
-        s->conn.fd = -1;
+        s->conn.fd = s->conn.errfd = -1;
         m->nservers++;
         if (server_from_json(&s->cfg, name, v, config_dir, timeout_ms, err,
                              errsize) != 0)
@@ -610,17 +682,45 @@ count_problem(void *ctx, const char *pointer, const char *msg)
     (*(int *)ctx)++;
 }
 
+/* Is `v` nested deeper than `max` levels ({} and [] are 1, a scalar 0)?
+ * The recursion stops at `max`. */
+static bool
+deeper_than(const json_t *v, int max)
+{
+    const char *key;
+    const json_t *sub;
+    size_t i;
+
+    if (!json_is_object(v) && !json_is_array(v))
+        return false;
+    if (max <= 0)
+        return true;
+    if (json_is_array(v)) {
+        json_array_foreach(UNCONST(v), i, sub)
+            if (deeper_than(sub, max - 1))
+                return true;
+        return false;
+    }
+    json_object_foreach(UNCONST(v), key, sub)
+        if (deeper_than(sub, max - 1))
+            return true;
+    return false;
+}
+
 /*
  * The parameters we declare for a server's inputSchema: a copy without
  * `$schema` (the dialect's name, no constraint). A schema our subset
- * (registry/jschema.c) cannot check becomes {"type": "object"}: the model
- * still gets the tool, its arguments are then checked by the server only,
- * and `*loose` says so for the description.
+ * (registry/jschema.c) cannot check, or one nested deeper than
+ * MCP_SCHEMA_DEPTH, becomes {"type": "object"}: the model still gets the
+ * tool, its arguments are then checked by the server only, and `*loose`
+ * says so for the description.
  */
 static json_t *
 tool_parameters(const json_t *input, bool *loose)
 {
-    json_t *p = json_is_object(input) ? json_deep_copy(input) : NULL;
+    json_t *p = json_is_object(input) && !deeper_than(input, MCP_SCHEMA_DEPTH)
+                    ? json_deep_copy(input)
+                    : NULL;
     const char *type = json_string_value(json_object_get(p, "type"));
     int problems = 0;
 
@@ -636,156 +736,292 @@ tool_parameters(const json_t *input, bool *loose)
     return json_pack("{s:s}", "type", "object");
 }
 
-/* Add the tools of one tools/list page of server `si` to m and `decls`.
- * Ones whose declared name would be too long or taken are logged and
- * left out. */
-static int
-add_tools(struct mcp *m, size_t si, const json_t *list, json_t *decls,
-          char *err, size_t errsize)
+/* One server's listing while its pages are read. */
+struct listing {
+    size_t server;
+    size_t ntools;     /* its tools kept */
+    unsigned left_out; /* its tools left out */
+    bool full;         /* no room for more of its tools */
+};
+
+/* Tool `name` (the server's JSON value) is left out `why`: logged, the
+ * first MCP_LOG_LEFT_OUT of a server one by one, the rest counted
+ * (list_server() logs how many). */
+static void
+left_out(const struct mcp *m, struct listing *l, const json_t *name,
+         const char *why)
 {
-    const struct mcp_server_cfg *cfg = &m->servers[si].cfg;
+    char clean[80];
+
+    if (l->left_out++ >= MCP_LOG_LEFT_OUT)
+        return;
+    mcp_clean(clean, sizeof(clean), json_string_value(name),
+              json_string_length(name));
+    log_warn("mcp: server '%s': tool '%s' left out: %s",
+             m->servers[l->server].cfg.name, clean, why);
+}
+
+/* The declaration of tool `t` named `declared`: a new reference, or NULL
+ * when out of memory. */
+static json_t *
+tool_declaration(const struct mcp_server_cfg *cfg, const json_t *t,
+                 const char *name, const char *declared)
+{
+    const char *desc = json_string_value(json_object_get(t, "description"));
+    const json_t *ro = json_object_get(json_object_get(t, "annotations"),
+                                       "readOnlyHint");
+    char *text = NULL, clean[80];
+    json_t *params, *d;
+    bool loose;
+
+    if (desc == NULL || desc[0] == '\0')
+        desc = json_string_value(json_object_get(t, "title"));
+    if ((params = tool_parameters(json_object_get(t, "inputSchema"),
+                                  &loose)) == NULL)
+        return NULL;
+    if (asprintf(&text, "%.*s%s",
+                 desc && desc[0]
+                     ? (int)utf8_cut(desc, strnlen(desc, MCP_DESCRIPTION_BYTES))
+                     : 0,
+                 desc && desc[0] ? desc : "",
+                 loose ? " (arguments checked by the MCP server)" : "") < 0) {
+        json_decref(params);
+        return NULL;
+    }
+    if (text[0] == '\0' || text[0] == ' ') {
+        char *t2 = NULL;
+
+        mcp_clean(clean, sizeof(clean), name, strlen(name));
+        if (asprintf(&t2, "Tool '%s' of the MCP server '%s'%s", clean,
+                     cfg->name, text) < 0) {
+            free(text);
+            json_decref(params);
+            return NULL;
+        }
+        free(text);
+        text = t2;
+    }
+    d = json_pack("{s:s, s:s, s:o, s:b}", "name", declared, "description",
+                  text, "parameters", params, "sideEffects",
+                  !json_is_true(ro));
+    free(text);
+    return d;
+}
+
+/* Keep tool `name`, declared as `declared` with `d` (taken), in m and
+ * `decls`. 0, or -1 when out of memory. */
+static int
+keep_tool(struct mcp *m, struct listing *l, const char *name,
+          const char *declared, json_t *d, json_t *decls)
+{
+    struct mcp_tool *grown = realloc(m->tools, (m->ntools + 1) *
+                                                   sizeof(*m->tools));
+
+    if (grown == NULL) {
+        json_decref(d);
+        return -1;
+    }
+    m->tools = grown;
+    if (json_array_append_new(decls, d) != 0)
+        return -1;
+    m->tools[m->ntools].server = l->server;
+    m->tools[m->ntools].declared = strdup(declared);
+    m->tools[m->ntools].name = strdup(name);
+    m->ntools++;
+    l->ntools++;
+    return m->tools[m->ntools - 1].declared != NULL &&
+                   m->tools[m->ntools - 1].name != NULL
+               ? 0
+               : -1;
+}
+
+/* Add the tools of one tools/list page to m and `decls`. Ones without a
+ * name, whose declared name would be too long or taken, or past the
+ * bounds, are logged and left out. 0, or -1 when out of memory. */
+static int
+add_tools(struct mcp *m, struct listing *l, const json_t *list, json_t *decls)
+{
+    const struct mcp_server_cfg *cfg = &m->servers[l->server].cfg;
     size_t i;
     json_t *t;
 
     json_array_foreach(list, i, t) {
-        const char *name = json_string_value(json_object_get(t, "name"));
-        const char *desc = json_string_value(json_object_get(t, "description"));
-        const json_t *ro = json_object_get(json_object_get(t, "annotations"),
-                                           "readOnlyHint");
-        char declared[2 * BOUND_NAME_LEN], *text = NULL;
-        struct mcp_tool *grown;
-        json_t *params, *d;
-        bool loose, taken = false;
+        const json_t *jname = json_object_get(t, "name");
+        const char *name = json_string_value(jname);
+        char declared[2 * BOUND_NAME_LEN], why[160];
+        bool taken = false;
+        json_t *d;
         size_t n;
 
-        if (name == NULL || name[0] == '\0')
+        if (l->ntools >= MCP_MAX_SERVER_TOOLS || m->ntools >= BOUND_ACTIONS) {
+            log_warn("mcp: server '%s': %zu tools left out: more than %d of "
+                     "one server or %d in all", cfg->name,
+                     json_array_size(list) - i, MCP_MAX_SERVER_TOOLS,
+                     BOUND_ACTIONS);
+            l->full = true;
+            return 0;
+        }
+        if (name == NULL || name[0] == '\0') {
+            left_out(m, l, jname, "it has no name");
             continue;
+        }
         n = (size_t)snprintf(declared, sizeof(declared), "%s_%s", cfg->name,
                              name);
         if (n > BOUND_NAME_LEN) {
-            log_warn("mcp: server '%s': tool '%s' left out: its name is too "
-                     "long", cfg->name, name);
+            left_out(m, l, jname, "its name is too long");
             continue;
         }
         for (char *c = declared; *c; c++)
             if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
                   (*c >= '0' && *c <= '9') || *c == '_' || *c == '-'))
                 *c = '_';
-        for (size_t k = 0; k < m->ntools; k++)
-            taken = taken || strcmp(m->tools[k].declared, declared) == 0;
+        for (size_t k = 0; k < m->ntools && !taken; k++)
+            taken = strcmp(m->tools[k].declared, declared) == 0;
         if (taken) {
-            log_warn("mcp: server '%s': tool '%s' left out: '%s' is taken",
-                     cfg->name, name, declared);
+            snprintf(why, sizeof(why), "'%s' is taken", declared);
+            left_out(m, l, jname, why);
             continue;
         }
-        if (m->ntools >= BOUND_ACTIONS) {
-            snprintf(err, errsize, "more than %d tools", BOUND_ACTIONS);
+        if ((d = tool_declaration(cfg, t, name, declared)) == NULL)
             return -1;
-        }
-        if (desc == NULL || desc[0] == '\0')
-            desc = json_string_value(json_object_get(t, "title"));
-        if ((params = tool_parameters(json_object_get(t, "inputSchema"),
-                                      &loose)) == NULL)
-            goto oom;
-        if (asprintf(&text, "%.*s%s",
-                     desc && desc[0] ? (int)utf8_cut(desc,
-                                                   strnlen(desc,
-                                                           MCP_DESCRIPTION_BYTES))
-                                     : 0,
-                     desc && desc[0] ? desc : "",
-                     loose ? " (arguments checked by the MCP server)" : "") < 0) {
-            json_decref(params);
-            goto oom;
-        }
-        if (text[0] == '\0' || text[0] == ' ') {
-            char *t2 = NULL;
-            if (asprintf(&t2, "Tool '%s' of the MCP server '%s'%s", name,
-                         cfg->name, text) < 0) {
-                free(text);
-                json_decref(params);
-                goto oom;
-            }
-            free(text);
-            text = t2;
-        }
-        d = json_pack("{s:s, s:s, s:o, s:b}", "name", declared, "description",
-                      text, "parameters", params, "sideEffects",
-                      !json_is_true(ro));
-        free(text);
-        if (d == NULL)
-            goto oom;
         /* the host takes at most BOUND_SO_TEXT_BYTES of declarations */
         n = json_dumpb(d, NULL, 0, APP_JSON_FLAGS) + 1;
         if (m->decl_bytes + n + 2 > BOUND_SO_TEXT_BYTES) {
-            log_warn("mcp: server '%s': tool '%s' left out: the tools' "
-                     "declarations would pass %u bytes",
-                     cfg->name, name, BOUND_SO_TEXT_BYTES);
+            snprintf(why, sizeof(why), "the tools' declarations would pass "
+                     "%u bytes", BOUND_SO_TEXT_BYTES);
+            left_out(m, l, jname, why);
             json_decref(d);
             continue;
         }
         m->decl_bytes += n;
-        grown = realloc(m->tools, (m->ntools + 1) * sizeof(*m->tools));
-        if (grown == NULL) {
-            json_decref(d);
-            goto oom;
-        }
-        m->tools = grown;
-        if (json_array_append_new(decls, d) != 0)
-            goto oom;
-        m->tools[m->ntools].server = si;
-        m->tools[m->ntools].declared = strdup(declared);
-        m->tools[m->ntools].name = strdup(name);
-        m->ntools++;
-        if (m->tools[m->ntools - 1].declared == NULL ||
-            m->tools[m->ntools - 1].name == NULL)
-            goto oom;
+        if (keep_tool(m, l, name, declared, d, decls) != 0)
+            return -1;
     }
     return 0;
-oom:
-    snprintf(err, errsize, "out of memory");
-    return -1;
 }
 
-/* Connect to server `si`, list its tools into m and `decls`, disconnect. */
+/* After `npages` pages, may the listing ask for the one at `cursor`? Not
+ * when the cursor is too long or was seen before, past
+ * MCP_MAX_LIST_PAGES, or when the listing has taken its time; the reason
+ * is logged. */
+static bool
+next_page(const struct mcp_server_cfg *cfg, const char *cursor,
+          char *const *seen, int npages, long start)
+{
+    const char *why = NULL;
+
+    if (strlen(cursor) > MCP_CURSOR_BYTES)
+        why = "its nextCursor is too long";
+    /* seen: the cursors of pages 2 to npages */
+    for (int k = 0; k + 1 < npages && why == NULL; k++)
+        if (strcmp(seen[k], cursor) == 0)
+            why = "its nextCursor repeats an earlier one";
+    if (why == NULL && npages >= MCP_MAX_LIST_PAGES)
+        why = "more than " MCP_STR(MCP_MAX_LIST_PAGES) " pages";
+    if (why == NULL && monotime_ms() - start > cfg->timeout_ms)
+        why = "the listing took longer than timeoutMs";
+    if (why != NULL)
+        log_warn("mcp: server '%s': tools past page %d left out: %s",
+                 cfg->name, npages, why);
+    return why == NULL;
+}
+
+/*
+ * Connect to server `si`, list its tools into m and `decls`, disconnect.
+ * 0; 1 when the server cannot be reached or its first page not read
+ * (err says why); -1 when out of memory. A later page that fails ends
+ * the listing with the tools read so far.
+ */
 static int
 list_server(struct mcp *m, size_t si, json_t *decls, char *err,
             size_t errsize)
 {
     struct mcp_server *s = &m->servers[si];
+    struct listing l = {.server = si};
     struct mcp_err e = {0};
     json_t *result = NULL, *params = NULL;
-    int rc = -1, page;
+    char *seen[MCP_MAX_LIST_PAGES] = {NULL};
+    long start = monotime_ms();
+    int rc = 1, page = 0;
 
     if (mcp_conn_open(&s->conn, &s->cfg, &e) != 0)
         goto out;
-    for (page = 0; page < MCP_MAX_LIST_PAGES; page++) {
+    for (;;) {
         const char *cursor;
 
-        if (mcp_conn_request(&s->conn, "tools/list", params, &result, &e) != 0)
-            goto out;
-        if (add_tools(m, si, json_object_get(result, "tools"), decls, err,
-                      errsize) != 0)
-            goto out;
+        if (mcp_conn_request(&s->conn, "tools/list", params, &result,
+                             &e) != 0) {
+            if (page == 0)
+                goto out;
+            log_warn("mcp: server '%s': tools past page %d left out: %s",
+                     s->cfg.name, page, e.text);
+            break;
+        }
+        rc = -1;
+        if (add_tools(m, &l, json_object_get(result, "tools"), decls) != 0)
+            goto oom;
         cursor = json_string_value(json_object_get(result, "nextCursor"));
+        if (cursor == NULL || l.full ||
+            !next_page(&s->cfg, cursor, seen, page + 1, start))
+            break;
         json_decref(params);
-        params = cursor ? json_pack("{s:s}", "cursor", cursor) : NULL;
+        params = json_pack("{s:s}", "cursor", cursor);
+        seen[page++] = strdup(cursor);
         json_decref(result);
         result = NULL;
-        if (params == NULL)
-            break;
+        if (params == NULL || seen[page - 1] == NULL)
+            goto oom;
     }
-    if (page == MCP_MAX_LIST_PAGES)
-        log_warn("mcp: server '%s': tools past %d pages left out",
-                 s->cfg.name, MCP_MAX_LIST_PAGES);
+    if (l.left_out > MCP_LOG_LEFT_OUT)
+        log_warn("mcp: server '%s': %u more of its tools left out",
+                 s->cfg.name, l.left_out - MCP_LOG_LEFT_OUT);
     rc = 0;
 out:
-    if (e.kind != MCP_OK)
+    if (rc == 1)
         snprintf(err, errsize, "%s", e.text);
     /* the loading process's connection is not for the workers */
     mcp_conn_close(&s->conn);
     json_decref(result);
     json_decref(params);
+    for (int k = 0; k < page; k++)
+        free(seen[k]);
     return rc;
+oom:
+    snprintf(err, errsize, "out of memory");
+    rc = -1;
+    goto out;
+}
+
+/* List every server's tools. A server that cannot be reached or listed
+ * is logged and left out (mcp_server_status() says "failed"), the others
+ * serve; only when none could be is the load refused, with the first
+ * one's reason. 0, or -1 with err set. */
+static int
+list_servers(struct mcp *m, json_t *decls, char *err, size_t errsize)
+{
+    char first[256] = "";
+    size_t failed = 0;
+
+    for (size_t i = 0; i < m->nservers; i++) {
+        int rc = list_server(m, i, decls, err, errsize);
+
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            continue;
+        m->servers[i].failed = true;
+        log_warn("mcp: %s; its tools are left out", err);
+        if (failed++ == 0)
+            snprintf(first, sizeof(first), "%s", err);
+    }
+    if (failed < m->nservers)
+        return 0;
+    if (m->nservers == 1)
+        snprintf(err, errsize, "%s", first);
+    else
+        snprintf(err, errsize, "none of the %zu servers could be listed; "
+                 "the first: %s", m->nservers, first);
+    return -1;
 }
 
 /* --- the plugin's operations ------------------------------------------ */
@@ -827,9 +1063,8 @@ mcp_initialize(const struct gemini_agent_init *init, void **self, char *err,
         goto out;
     for (size_t i = 0; i < m->nservers; i++)
         m->servers[i].cfg.outbound = &m->outbound;
-    for (size_t i = 0; i < m->nservers; i++)
-        if (list_server(m, i, decls, err, errsize) != 0)
-            goto out;
+    if (list_servers(m, decls, err, errsize) != 0)
+        goto out;
     if ((m->declarations = dump_text(decls, NULL)) == NULL) {
         snprintf(err, errsize, "out of memory");
         goto out;
@@ -857,6 +1092,16 @@ mcp_server_name(const void *self, size_t i)
     const struct mcp *m = self;
 
     return m != NULL && i < m->nservers ? m->servers[i].cfg.name : NULL;
+}
+
+const char *
+mcp_server_status(const void *self, size_t i)
+{
+    const struct mcp *m = self;
+
+    if (m == NULL || i >= m->nservers)
+        return NULL;
+    return m->servers[i].failed ? "failed" : "connected";
 }
 
 static const char *
@@ -942,18 +1187,24 @@ content_text(const json_t *content)
     return s;
 }
 
-/* A tools/call result as the model reads it: the structuredContent when
- * there is one (and no error), else {"content": text, "isError": bool}. */
+/* A tools/call result of server `name` as the model reads it: the
+ * structuredContent when there is one (no error, within MCP_RESULT_BYTES
+ * and MCP_RESULT_DEPTH), else {"content": text, "isError": bool}. */
 static json_t *
-call_answer(const json_t *result)
+call_answer(const char *name, const json_t *result)
 {
     const json_t *sc = json_object_get(result, "structuredContent");
     bool is_error = json_is_true(json_object_get(result, "isError"));
     json_t *text;
 
     if (json_is_object(sc) && !is_error &&
-        json_dumpb(sc, NULL, 0, APP_JSON_FLAGS) <= MCP_RESULT_BYTES)
-        return json_incref(UNCONST(sc));
+        json_dumpb(sc, NULL, 0, APP_JSON_FLAGS) <= MCP_RESULT_BYTES) {
+        if (!deeper_than(sc, MCP_RESULT_DEPTH))
+            return json_incref(UNCONST(sc));
+        log_warn("mcp: server '%s': a structuredContent nested deeper than "
+                 "%d levels: its text content is the answer", name,
+                 MCP_RESULT_DEPTH);
+    }
     text = content_text(json_object_get(result, "content"));
     if (text == NULL)
         return NULL;
@@ -1006,7 +1257,7 @@ mcp_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
         goto out;
     }
     pthread_mutex_unlock(&s->lock);
-    if ((answer = call_answer(result)) == NULL)
+    if ((answer = call_answer(s->cfg.name, result)) == NULL)
         goto out;
     n = json_dumpb(answer, NULL, 0, APP_JSON_FLAGS);
     out->text = n > 0 ? ctx->alloc(ctx, n + 1) : NULL;

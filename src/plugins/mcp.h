@@ -22,10 +22,16 @@ const struct gemini_agent_plugin *builtin_mcp(unsigned abi);
 /*
  * The name of server `i` of `self`, an instance of this plugin (the
  * `self` its initialize() set), in its .mcp.json's order; NULL past the
- * last. Borrowed from the instance. Every server of a loaded instance was
- * reached and its tools listed (one that could not be fails the load):
- * the terminal client reports them as connected (init's mcp_servers).
+ * last. Borrowed from the instance.
  */
 const char *mcp_server_name(const void *self, size_t i);
+
+/*
+ * How server `i` of `self` fared at load: "connected" (reached, its tools
+ * listed) or "failed" (left out, the log says why: an instance loads while
+ * one of its servers answers); NULL past the last. The terminal client
+ * reports it (init's mcp_servers, mcp_status).
+ */
+const char *mcp_server_status(const void *self, size_t i);
 
 #endif /* APP_MCP_H */

@@ -38,8 +38,10 @@
 struct http_rx {
     struct mcp_conn *c;
     struct sbuf body;
-    size_t pos; /* SSE: bytes of body already split into events */
+    size_t pos;  /* SSE: bytes of body already split into events */
+    size_t scan; /* SSE: bytes of body known to end no event */
     long id;
+    unsigned not_json, others; /* messages that were not the answer */
     bool sse;
     bool oom;
     json_t *answer;
@@ -85,10 +87,15 @@ take_message(struct http_rx *rx, const char *p, size_t len)
     msg = jsonin_parse(p, len, 0, &jerr, &rx->oom);
     /* a request to us on this stream would need a POST back: MCP servers
      * send them only for features we do not announce, so it is dropped */
-    if (mcp_is_answer(msg, rx->id, reply, sizeof(reply)))
+    if (mcp_is_answer(msg, rx->id, reply, sizeof(reply))) {
         rx->answer = msg;
+        return;
+    }
+    if (msg == NULL)
+        rx->not_json++;
     else
-        json_decref(msg);
+        rx->others++;
+    json_decref(msg);
 }
 
 /* Split the SSE bytes received since the last call into events. */
@@ -102,13 +109,18 @@ scan_sse(struct http_rx *rx)
         size_t evlen = 0;
         struct sbuf data;
 
-        /* an event ends at a blank line: "\n\n" or "\r\n\r\n" */
-        for (q = start; q + 1 < end; q++) {
+        /* an event ends at a blank line: "\n\n" or "\r\n\r\n"; a
+         * stream that trickles in is scanned once (from where the last
+         * scan stopped, less the 2 bytes a blank line may straddle) */
+        q = rx->scan > rx->pos + 2 ? rx->body.buf + rx->scan - 2 : start;
+        rx->scan = rx->body.len;
+        for (; q + 1 < end; q++) {
             if (q[0] == '\n' && (q[1] == '\n' ||
                                  (q[1] == '\r' && q + 2 < end && q[2] == '\n'))) {
                 ev = start;
                 evlen = (size_t)(q - start);
                 rx->pos += evlen + (q[1] == '\n' ? 2 : 3);
+                rx->scan = rx->pos;
                 break;
             }
         }
@@ -275,6 +287,7 @@ mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
         mcp_err_set(e, rc == CURLE_OPERATION_TIMEDOUT ? MCP_TIMEOUT : MCP_DEAD,
                     "server '%s' is unreachable: %s", c->cfg->name,
                     errbuf[0] ? errbuf : curl_easy_strerror(rc));
+        mcp_err_note_skipped(e, rx.not_json, rx.others);
         goto out;
     }
     /* 404 is the spec's "session expired"; some servers (the SDK's
@@ -302,19 +315,12 @@ mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
         ret = 0; /* a notification: 202 Accepted, no body */
         goto out;
     }
-    if (!rx.sse && rx.body.len > 0) {
-        json_error_t jerr;
-        json_t *msg = jsonin_parse(rx.body.buf, rx.body.len, 0, &jerr, &rx.oom);
-        char reply[256];
-
-        if (mcp_is_answer(msg, id, reply, sizeof(reply)))
-            rx.answer = msg;
-        else
-            json_decref(msg);
-    }
+    if (!rx.sse && rx.body.len > 0)
+        take_message(&rx, rx.body.buf, rx.body.len);
     if (rx.answer == NULL) {
         mcp_err_set(e, MCP_PROTO, "server '%s' sent no answer to request %ld",
                     c->cfg->name, id);
+        mcp_err_note_skipped(e, rx.not_json, rx.others);
         goto out;
     }
     *answer = rx.answer;

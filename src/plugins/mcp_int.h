@@ -21,6 +21,8 @@
 
 #include "core/common.h"
 
+#include "core/bounds.h"
+
 #include <sys/types.h>
 
 struct json_t;
@@ -46,6 +48,20 @@ struct mcp_err {
 
 void mcp_err_set(struct mcp_err *e, enum mcp_fail kind, const char *fmt, ...)
     ATTR_FMT(3, 4);
+
+/* Add what the server sent besides an answer to a failure's text ("; it
+ * sent 3 lines that are not JSON"), so the log says what was wrong
+ * without quoting the server. */
+void mcp_err_note_skipped(struct mcp_err *e, unsigned not_json,
+                          unsigned others);
+
+/*
+ * Text from a server (an error's message, a tool's name, a stderr line)
+ * made safe for the log and the model: at most size - 1 bytes of
+ * src[len], cut at a character and then ending in "...", every control
+ * character, DEL and byte that is not UTF-8 a '?'. Returns dst.
+ */
+char *mcp_clean(char *dst, size_t size, const char *src, size_t len);
 
 /* One entry of .mcp.json's mcpServers, immutable after initialize(). */
 struct mcp_server_cfg {
@@ -75,6 +91,16 @@ struct mcp_conn {
     int fd; /* our end of the socketpair that is the child's stdin/stdout */
     char *rbuf;
     size_t rlen, rcap;
+    size_t rscan; /* bytes of rbuf known to hold no newline */
+    /* the child's stderr, relayed to the log (mcp_stdio.c): the read end
+     * of its pipe (-1: none), the line being read, and this minute's
+     * count of lines logged and dropped */
+    int errfd;
+    char eline[MCP_STDERR_LINE_BYTES];
+    size_t elen;
+    bool ecut;
+    long ewindow;
+    unsigned elogged, edropped;
     /* http */
     void *curl; /* CURL * */
     char *session; /* Mcp-Session-Id */

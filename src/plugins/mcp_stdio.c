@@ -5,12 +5,19 @@
  * The child's stdin and stdout are one end of a socketpair, not pipes, so
  * that a write to a dead server fails with EPIPE through send(...,
  * MSG_NOSIGNAL) instead of raising SIGPIPE in a worker. It runs in
- * agent.yaml's folder with the environment initialize() built, its
- * stderr is ours (the serve log), and it inherits no other descriptor:
- * ours are opened close-on-exec and the child closes every one above 2
- * before exec (the FastCGI listen socket among them). An exec failure
- * comes back over a close-on-exec pipe, so "no such program" is an error
- * of mcp_stdio_start(), not a silent EOF later.
+ * agent.yaml's folder with the environment initialize() built, and it
+ * inherits no other descriptor: ours are opened close-on-exec and the
+ * child closes every one above 2 before exec (the FastCGI listen socket
+ * among them). An exec failure comes back over a close-on-exec pipe, so
+ * "no such program" is an error of mcp_stdio_start(), not a silent EOF
+ * later.
+ *
+ * Its stderr is a pipe we read while we wait for it, relayed to the log
+ * line by line: each line cut and cleaned (mcp_clean), at most
+ * MCP_STDERR_LINES a minute, so a server that writes without end neither
+ * fills the serve log nor reaches it with its raw bytes. Between calls
+ * nobody reads the pipe: a server that writes more than it holds waits
+ * until the next call.
  *
  * Every wait is a poll() against a deadline (cfg->timeout_ms), and a line
  * longer than MCP_MESSAGE_BYTES ends the connection.
@@ -22,6 +29,7 @@
 
 #include "core/bounds.h"
 #include "core/jsonin.h"
+#include "core/logmsg.h"
 #include "core/monotime.h"
 
 #include <errno.h>
@@ -36,7 +44,7 @@
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void NORETURN
-child_exec(const struct mcp_server_cfg *cfg, int fd, int errfd)
+child_exec(const struct mcp_server_cfg *cfg, int fd, int stderr_fd, int errfd)
 {
     sigset_t none;
     int e;
@@ -44,7 +52,7 @@ child_exec(const struct mcp_server_cfg *cfg, int fd, int errfd)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL); /* workers block some */
     signal(SIGPIPE, SIG_DFL);              /* and ignore this one */
-    if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0)
+    if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(stderr_fd, 2) < 0)
         goto fail;
     /* the error pipe to fd 3 (still close-on-exec), all others closed */
     if (errfd != 3 && dup3(errfd, 3, O_CLOEXEC) < 0)
@@ -67,12 +75,16 @@ fail:
 int
 mcp_stdio_start(struct mcp_conn *c, struct mcp_err *e)
 {
-    int sv[2] = {-1, -1}, ep[2] = {-1, -1}, child_errno = 0;
+    int sv[2] = {-1, -1}, ep[2] = {-1, -1}, er[2] = {-1, -1};
+    int child_errno = 0;
     ssize_t n;
     pid_t pid;
 
+    /* only our end of the stderr pipe is non-blocking: the child's
+     * writes wait when it is full */
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
-        pipe2(ep, O_CLOEXEC) != 0) {
+        pipe2(ep, O_CLOEXEC) != 0 || pipe2(er, O_CLOEXEC) != 0 ||
+        fcntl(er[0], F_SETFL, O_NONBLOCK) != 0) {
         mcp_err_set(e, MCP_START, "cannot start server '%s': %s",
                     c->cfg->name, strerror(errno));
         goto fail;
@@ -84,10 +96,11 @@ mcp_stdio_start(struct mcp_conn *c, struct mcp_err *e)
         goto fail;
     }
     if (pid == 0)
-        child_exec(c->cfg, sv[1], ep[1]);
+        child_exec(c->cfg, sv[1], er[1], ep[1]);
     close(sv[1]);
     close(ep[1]);
-    sv[1] = ep[1] = -1;
+    close(er[1]);
+    sv[1] = ep[1] = er[1] = -1;
     /* EOF: exec succeeded (the pipe closed on exec); else its errno */
     do
         n = read(ep[0], &child_errno, sizeof(child_errno));
@@ -103,7 +116,11 @@ mcp_stdio_start(struct mcp_conn *c, struct mcp_err *e)
     }
     c->child = pid;
     c->fd = sv[0];
-    c->rlen = 0;
+    c->errfd = er[0];
+    c->rlen = c->rscan = c->elen = 0;
+    c->ecut = false;
+    c->ewindow = monotime_ms();
+    c->elogged = c->edropped = 0;
     return 0;
 fail:
     for (int i = 0; i < 2; i++) {
@@ -111,6 +128,8 @@ fail:
             close(sv[i]);
         if (ep[i] >= 0)
             close(ep[i]);
+        if (er[i] >= 0)
+            close(er[i]);
     }
     return -1;
 }
@@ -121,9 +140,12 @@ mcp_stdio_stop(struct mcp_conn *c)
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
+    if (c->errfd >= 0)
+        close(c->errfd); /* a child still writing gets EPIPE */
+    c->errfd = -1;
     free(c->rbuf);
     c->rbuf = NULL;
-    c->rlen = c->rcap = 0;
+    c->rlen = c->rcap = c->rscan = 0;
     if (c->child <= 0)
         return;
     if (c->owner == getpid()) {
@@ -153,23 +175,86 @@ mcp_stdio_stop(struct mcp_conn *c)
     c->child = 0;
 }
 
-/* Wait until `fd` is ready for `events` or `deadline` passes: 1 ready,
- * 0 timed out, -1 error. */
+/* One whole line of the child's stderr (c->eline) to the log, within
+ * this minute's MCP_STDERR_LINES. */
+static void
+stderr_line(struct mcp_conn *c)
+{
+    long now = monotime_ms();
+    char clean[MCP_STDERR_LINE_BYTES + 4];
+
+    if (now - c->ewindow >= 60000) {
+        if (c->edropped > 0)
+            log_warn("mcp: server '%s': %u more lines of its stderr were "
+                     "dropped", c->cfg->name, c->edropped);
+        c->ewindow = now;
+        c->elogged = c->edropped = 0;
+    }
+    if (c->elogged < MCP_STDERR_LINES) {
+        mcp_clean(clean, sizeof(clean), c->eline, c->elen);
+        log_info("mcp: server '%s' (stderr): %s%s", c->cfg->name, clean,
+                 c->ecut ? " [cut]" : "");
+        c->elogged++;
+    } else if (c->edropped++ == 0) {
+        log_warn("mcp: server '%s' writes more than %d lines a minute to "
+                 "its stderr: the rest of this minute's are dropped",
+                 c->cfg->name, MCP_STDERR_LINES);
+    }
+    c->elen = 0;
+    c->ecut = false;
+}
+
+/* Read what the child's stderr holds (at most 64 KiB a call, so its
+ * stdout is not starved) into lines for the log. */
+static void
+drain_stderr(struct mcp_conn *c)
+{
+    char buf[4096];
+
+    for (int round = 0; round < 16 && c->errfd >= 0; round++) {
+        ssize_t n = read(c->errfd, buf, sizeof(buf));
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n <= 0) { /* closed, or broken: nothing more to relay */
+            if (c->elen > 0)
+                stderr_line(c);
+            close(c->errfd);
+            c->errfd = -1;
+            return;
+        }
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] == '\n')
+                stderr_line(c);
+            else if (c->elen < sizeof(c->eline))
+                c->eline[c->elen++] = buf[i];
+            else
+                c->ecut = true;
+        }
+    }
+}
+
+/* Wait until c->fd is ready for `events` or `deadline` passes, relaying
+ * the child's stderr meanwhile: 1 ready, 0 timed out, -1 error. */
 static int
-wait_fd(int fd, short events, long deadline)
+wait_fd(struct mcp_conn *c, short events, long deadline)
 {
     for (;;) {
         long left = deadline - monotime_ms();
-        struct pollfd p = {fd, events, 0};
+        struct pollfd p[2] = {{c->fd, events, 0}, {c->errfd, POLLIN, 0}};
         int r;
 
         if (left <= 0)
             return 0;
-        r = poll(&p, 1, (int)left);
-        if (r > 0)
-            return 1;
+        r = poll(p, c->errfd >= 0 ? 2 : 1, (int)left);
         if (r < 0 && errno != EINTR)
             return -1;
+        if (r > 0 && c->errfd >= 0 && p[1].revents != 0)
+            drain_stderr(c);
+        if (r > 0 && p[0].revents != 0)
+            return 1;
     }
 }
 
@@ -188,7 +273,7 @@ send_all(struct mcp_conn *c, const char *p, size_t len, long deadline,
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            int r = wait_fd(c->fd, POLLOUT, deadline);
+            int r = wait_fd(c, POLLOUT, deadline);
             if (r == 0) {
                 mcp_err_set(e, MCP_TIMEOUT,
                             "server '%s' does not read its input",
@@ -211,7 +296,9 @@ static int
 read_line(struct mcp_conn *c, size_t *len, long deadline, struct mcp_err *e)
 {
     for (;;) {
-        char *nl = c->rlen ? memchr(c->rbuf, '\n', c->rlen) : NULL;
+        char *nl = c->rlen > c->rscan
+                       ? memchr(c->rbuf + c->rscan, '\n', c->rlen - c->rscan)
+                       : NULL;
         ssize_t n;
         int r;
 
@@ -220,6 +307,7 @@ read_line(struct mcp_conn *c, size_t *len, long deadline, struct mcp_err *e)
             *len = (size_t)(nl - c->rbuf);
             return 0;
         }
+        c->rscan = c->rlen; /* a line that trickles in is scanned once */
         if (c->rlen >= MCP_MESSAGE_BYTES) {
             mcp_err_set(e, MCP_PROTO, "server '%s' sent a line over %u bytes",
                         c->cfg->name, MCP_MESSAGE_BYTES);
@@ -238,7 +326,7 @@ read_line(struct mcp_conn *c, size_t *len, long deadline, struct mcp_err *e)
             c->rbuf = p;
             c->rcap = cap;
         }
-        r = wait_fd(c->fd, POLLIN, deadline);
+        r = wait_fd(c, POLLIN, deadline);
         if (r == 0) {
             mcp_err_set(e, MCP_TIMEOUT, "server '%s' did not answer in time",
                         c->cfg->name);
@@ -265,6 +353,7 @@ consume_line(struct mcp_conn *c, size_t len)
 {
     memmove(c->rbuf, c->rbuf + len + 1, c->rlen - len - 1);
     c->rlen -= len + 1;
+    c->rscan = 0;
 }
 
 int
@@ -272,6 +361,7 @@ mcp_stdio_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
                    struct json_t **answer, struct mcp_err *e)
 {
     long deadline = monotime_ms() + c->cfg->timeout_ms;
+    unsigned not_json = 0, others = 0;
 
     *answer = NULL;
     if (send_all(c, text, len, deadline, e) != 0 ||
@@ -279,16 +369,19 @@ mcp_stdio_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
         return -1;
     if (id < 0)
         return 0;
-    for (int skipped = 0; skipped <= MCP_MAX_SKIPPED; skipped++) {
+    while (not_json + others <= MCP_MAX_SKIPPED) {
         char reply[256];
         json_error_t jerr;
         json_t *msg;
         size_t n;
         bool oom = false;
 
-        if (read_line(c, &n, deadline, e) != 0)
+        if (read_line(c, &n, deadline, e) != 0) {
+            mcp_err_note_skipped(e, not_json, others);
             return -1;
-        /* a line that is not JSON is a server's stray log: skipped */
+        }
+        /* a line that is not JSON is a server's stray log: skipped (and
+         * counted: a server that answers only such lines is told so) */
         msg = jsonin_parse(c->rbuf, n, 0, &jerr, &oom);
         consume_line(c, n);
         if (oom) {
@@ -299,6 +392,10 @@ mcp_stdio_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
             *answer = msg;
             return 0;
         }
+        if (msg == NULL)
+            not_json++;
+        else
+            others++;
         json_decref(msg);
         if (reply[0] != '\0' &&
             (send_all(c, reply, strlen(reply), deadline, e) != 0 ||
@@ -307,5 +404,6 @@ mcp_stdio_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
     }
     mcp_err_set(e, MCP_PROTO, "server '%s' sent too many other messages",
                 c->cfg->name);
+    mcp_err_note_skipped(e, not_json, others);
     return -1;
 }

@@ -273,7 +273,9 @@ ts_mcp_servers(const struct term_session *s)
              k++) {
             if (json_array_append_new(list,
                                       json_pack("{s:s, s:s}", "name", name,
-                                                "status", "connected")) !=
+                                                "status",
+                                                mcp_server_status(p->self,
+                                                                  k))) !=
                 0) {
                 json_decref(list);
                 return NULL;
