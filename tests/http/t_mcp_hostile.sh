@@ -47,7 +47,8 @@ cat >"$T_TMP/mcp.json" <<EOF
 }}
 EOF
 start_stack --workers 1 --mock --limits "{$CHAT_LIMITS}" \
-    --yaml "plugins: {expose: [mcp], config: {mcp: {configFile: '$T_TMP/mcp.json', timeoutMs: 8000}}}"
+    --yaml "plugins: {expose: [mcp], config: {mcp: {configFile: '$T_TMP/mcp.json', timeoutMs: 8000}}}" \
+    --yaml "outbound: {allow: [127.0.0.1]}"
 
 ga_run check --config "$GA_CONF"
 if [ "$rc" -eq 0 ] && grep -qE '^plugin mcp \(built-in\): [0-9]+ tools' <<<"$out" &&
