@@ -304,7 +304,7 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
             return -1;
     }
     if (rc == 0)
-        rc = turn_parse(resp, in->a, t, err);
+        rc = turn_parse(resp, in->bounds, in->a, t, err);
     if (rc == 0) {
         loop_usage_add(&l->usage.prompt, t->prompt_tokens);
         loop_usage_add(&l->usage.candidates, t->candidates_tokens);
@@ -358,13 +358,17 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
         struct loop_result r = {0};
         int who;
 
-        if (in->max_calls > 0 && i >= (size_t)in->max_calls) {
-            /* past the cap: not run, not handed back; the model reads why */
-            const char *msg = arena_printf(
-                in->a,
-                "not run: a turn may make at most %ld calls; ask again "
-                "for the rest",
-                in->max_calls);
+        if (t->calls[i].refused != NULL ||
+            (in->max_calls > 0 && i >= (size_t)in->max_calls)) {
+            /* refused, or past the cap: not run, not handed back; the
+             * model reads why */
+            const char *msg =
+                t->calls[i].refused != NULL
+                    ? t->calls[i].refused
+                    : arena_printf(in->a,
+                                   "not run: a turn may make at most %ld "
+                                   "calls; ask again for the rest",
+                                   in->max_calls);
             r.response = msg ? error_response(in->a, msg) : NULL;
             if (r.response == NULL)
                 return oom(err);

@@ -1317,6 +1317,8 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
                      .key = {site->auth_secret, site->auth_secret_len}};
     struct chat_input in;
     struct loop_text decls[2]; /* the site's server actions, the page's tools */
+    /* what the browser can send back of a model turn */
+    struct turn_bounds bounds = turn_bounds_of_body(lim->max_body_bytes);
     struct loop_input li = {.g = g,
                             .gemini = &site->cfg->gemini,
                             .actions = site->actions,
@@ -1326,6 +1328,7 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
                             .max_calls = lim->max_calls_per_turn,
                             .max_output_tokens = lim->max_output_tokens,
                             .max_upstream_bytes = lim->max_upstream_bytes,
+                            .bounds = &bounds,
                             .gate = gate,
                             .decide = decide_call,
                             .decide_ctx = &c};
