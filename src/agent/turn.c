@@ -341,18 +341,24 @@ refuse_call(const json_t *part, const struct measure *m, size_t room,
 }
 
 /* Part `part`'s text cut to fit `room` bytes of JSON, with "…" at the
- * cut (`*use` NULL when not even a character fits). */
+ * cut and without its signature (`*use` NULL when not even a character
+ * fits). */
 static int
-cut_text(const json_t *part, size_t room, size_t rest, struct arena *a,
+cut_text(const json_t *part, size_t room, struct arena *a,
          const json_t **use, struct status_error *err)
 {
     const json_t *text = json_object_get(part, "text");
     const char *s = json_string_value(text);
-    size_t n = 0, cost = rest + 2 + 3, len = json_string_length(text);
+    size_t n = 0, len = json_string_length(text), cost;
+    struct measure m = {0};
+    json_t *bare = part_with(part, "text", json_string(""), NULL, a);
     char *buf;
 
     *use = NULL;
-    for (; n < len; n++) {
+    if (bare == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    measure(bare, 0, &m);
+    for (cost = m.bytes + 3; n < len; n++) {
         cost += string_bytes(s + n, 1) - 2;
         if (cost > room)
             break;
@@ -361,8 +367,10 @@ cut_text(const json_t *part, size_t room, size_t rest, struct arena *a,
     if (n == 0)
         return 0;
     buf = arena_printf(a, "%.*s\xe2\x80\xa6", (int)n, s);
-    *use = buf ? part_with(part, "text", json_string(buf), NULL, a) : NULL;
-    return *use ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
+    if (buf == NULL || json_object_set_new(bare, "text", json_string(buf)))
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    *use = bare;
+    return 0;
 }
 
 /* What fit_part() keeps of a part that does not fit: a call refused, a
@@ -378,10 +386,7 @@ shrink(const json_t *part, const struct measure *m, size_t room,
     if (json_object_get(part, "functionCall") != NULL)
         return refuse_call(part, m, room, b, a, use, why, err);
     if (json_is_string(text) && !m->deep && !m->wide_int)
-        return cut_text(part, room,
-                        m->bytes - string_bytes(json_string_value(text),
-                                                json_string_length(text)),
-                        a, use, err);
+        return cut_text(part, room, a, use, err);
     return 0;
 }
 

@@ -14,6 +14,8 @@
  */
 #include "core/common.h"
 #include "agent/loop.h"
+#include "agent/history.h"
+#include "agent/turn.h"
 #include "core/arena.h"
 #include "core/config.h"
 #include "core/diag.h"
@@ -343,6 +345,7 @@ struct loop_more {
     struct loop_gate *gate;
     long max_upstream_bytes, max_output_tokens;
     long broke_retries;
+    const struct turn_bounds *bounds;
 };
 
 static void
@@ -367,6 +370,7 @@ run_loop_more(struct run *r, const char *const *answers, long max_steps,
         in.max_upstream_bytes = more->max_upstream_bytes;
         in.max_output_tokens = more->max_output_tokens;
         in.broke_retries = more->broke_retries;
+        in.bounds = more->bounds;
     }
     memset(r, 0, sizeof(*r));
     r->fake.answers = answers;
@@ -629,6 +633,48 @@ START_TEST(calls_past_the_cap_do_not_run)
                                  "\"name\":\"page_add\",\"response\":{"
                                  "\"error\":\"not run: a turn may make at "
                                  "most 2 calls; ask again for the rest\"}"));
+    run_release(&r);
+}
+END_TEST
+
+/* A call whose arguments nest past the bounds (issue 24 §2) is neither
+ * run nor handed back: the model reads why, and the conversation keeps
+ * the call with {} for its arguments, so a later request can carry it. */
+#define DEEP5 "{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":1}}}}}"
+START_TEST(calls_past_the_bounds_are_answered_not_run)
+{
+    static const char *const answers[] = {
+        ANSWER(CALL("page_add", "{\"x\":" DEEP5 "}") "," CALL(
+                   "action_shop_searchProducts", "{\"query\":" DEEP5 "}"),
+               "STOP"),
+        ANSWER(TEXT("Flatter then."), "STOP"), NULL};
+    struct turn_bounds b = {.depth = 6}; /* part, call, args: 3 levels left */
+    struct loop_more more = {.bounds = &b};
+    struct run r;
+    char *model;
+
+    run_loop_more(&r, answers, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.rec.log, "usage:12/1:gemini-test-001\n"
+                                "call:page_add:run\n"
+                                "result:-:fail\n"
+                                "call:action_shop_searchProducts:run\n"
+                                "result:-:fail\n"
+                                "usage:24/2:gemini-test-001\n"
+                                "text:Flatter then.\n"
+                                "done:answered\n");
+    ck_assert_msg(strstr(r.fake.requests[1],
+                         "\"name\":\"page_add\",\"response\":{\"error\":"
+                         "\"not run: the arguments nest deeper than 4 "
+                         "levels") != NULL,
+                  "%s", r.fake.requests[1]);
+    model = json_dumps(json_array_get(r.contents, 1), JSON_COMPACT);
+    ck_assert_str_eq(model,
+                     "{\"role\":\"model\",\"parts\":[{\"functionCall\":"
+                     "{\"name\":\"page_add\",\"args\":{}}},{\"functionCall\":"
+                     "{\"name\":\"action_shop_searchProducts\",\"args\":{}}}]}");
+    free(model);
+    ck_assert_int_eq(history_check(r.contents, 0, &r.err), 0);
     run_release(&r);
 }
 END_TEST
@@ -927,7 +973,7 @@ START_TEST(the_gate_sees_every_step)
         NULL};
     struct gate_rec g = {.refuse = -1};
     struct loop_gate gate = {gate_step, &g, {0}};
-    struct loop_more more = {&gate, 0, 0, 0};
+    struct loop_more more = {&gate, 0, 0, 0, NULL};
     struct run r;
 
     run_loop_more(&r, answers, 4, false, false, 0, &more);
@@ -957,7 +1003,7 @@ START_TEST(a_refused_step_is_not_sent)
         ANSWER(TEXT("The hub costs $29."), "STOP"), NULL};
     struct gate_rec g = {.refuse = 1};
     struct loop_gate gate = {gate_step, &g, {0}};
-    struct loop_more more = {&gate, 0, 0, 0};
+    struct loop_more more = {&gate, 0, 0, 0, NULL};
     struct run r;
 
     run_loop_more(&r, answers, 4, false, false, 0, &more);
@@ -993,7 +1039,7 @@ START_TEST(upstream_bytes_are_bounded)
     static const char *const answers[] = {
         ANSWER(SEARCH, "STOP"), ANSWER(BY_SLUG, "STOP"),
         ANSWER(TEXT("The hub costs $29."), "STOP"), NULL};
-    struct loop_more more = {NULL, 0, 0, 0};
+    struct loop_more more = {NULL, 0, 0, 0, NULL};
     struct run r;
     size_t s0, s1;
 
@@ -1027,7 +1073,7 @@ START_TEST(max_output_tokens_is_sent)
 {
     static const char *const answers[] = {
         ANSWER(SEARCH, "STOP"), ANSWER(TEXT("Done."), "STOP"), NULL};
-    struct loop_more more = {NULL, 0, 1234, 0};
+    struct loop_more more = {NULL, 0, 1234, 0, NULL};
     struct run r;
     json_t *body;
 
@@ -1496,6 +1542,7 @@ loop_suite(void)
     tcase_add_test(tc, streaming_sink_hears_every_step);
     tcase_add_test(tc, caller_answers_a_call);
     tcase_add_test(tc, calls_past_the_cap_do_not_run);
+    tcase_add_test(tc, calls_past_the_bounds_are_answered_not_run);
     tcase_add_test(tc, every_allocation_failure_in_a_stream_is_clean);
     tcase_add_test(tc, the_last_turn_stays_last);
     tcase_add_test(tc, copied_turns_are_the_bytes_written);
