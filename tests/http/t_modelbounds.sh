@@ -98,6 +98,60 @@ r['type'] ==> 'response'
 EOF
 
 # ---------------------------------------------------------------------------
+# streamed: the same bounds, and the streamed history goes on as JSON
+
+chat_body() {
+    printf '{"message":%s,"history":[],"toolDefinitions":%s,"pageState":%s}' \
+        "$(json_str "$2")" "$TOOLS" "$PAGE" >"$1"
+}
+mock_reset
+chat_body "$T_TMP/s.json" "[[mock:page-call tool=click-remove-btn args='$DEEP']] streamed"
+req POST "$SEND" "@$T_TMP/s.json" -H 'Accept: application/x-ndjson'
+# the result line, as the JSON answer it carries
+save_json sdeep "$("$PY" -c 'import json,sys; print(json.dumps(json.loads(open(sys.argv[1]).read().splitlines()[-1])["result"]))' "$RES_BODY")"
+assert_py "streamed page call 40 deep" <<EOF
+status ==> 200
+(res := json.loads(body.splitlines()[-1])['result'])['type'] ==> 'response'
+the model read why :: 'nest deeper than' in json.dumps(fresp(reqs[1])[0]['response']) ==> True
+no value as deep in the history :: $DEPTH(res['history']) + 1 <= 32 ==> True
+EOF
+mock_reset
+chat_next "go on" sdeep
+assert_py "streamed: the conversation goes on" <<'EOF'
+status ==> 200
+r['type'] ==> 'response'
+EOF
+
+# ---------------------------------------------------------------------------
+# huge counts from Gemini: taken as they are up to LONG_MAX, never wrapped
+# negative; a count past int64 (the mock's total of these) is a clear
+# error, plain and streamed
+
+mock_reset
+chat_send "[[mock:text thoughts=9223372036854770000]] count"
+assert_py "huge counts" <<'EOF'
+status ==> 200
+r['usage']['thoughtsTokens'] ==> 9223372036854770000
+no count is negative :: [k for k, v in r['usage'].items() if v < 0] ==> []
+the total as Gemini said, below LONG_MAX :: 9223372036854770000 < r['usage']['totalTokens'] <= 9223372036854775807 ==> True
+EOF
+mock_reset
+chat_body "$T_TMP/h.json" "[[mock:text thoughts=9223372036854770000]] count"
+req POST "$SEND" "@$T_TMP/h.json" -H 'Accept: application/x-ndjson'
+assert_py "huge counts, streamed" <<'EOF'
+status ==> 200
+(u := json.loads(body.splitlines()[-1])['result']['usage'])['thoughtsTokens'] ==> 9223372036854770000
+no count is negative :: [k for k, v in u.items() if v < 0] ==> []
+EOF
+mock_reset
+chat_send "[[mock:text thoughts=9223372036854770000 tooluse=9000]] count"
+assert_error 502 upstream_bad_response "a count past int64"
+mock_reset
+chat_body "$T_TMP/h.json" "[[mock:text thoughts=9223372036854770000 tooluse=9000]] count"
+req POST "$SEND" "@$T_TMP/h.json" -H 'Accept: application/x-ndjson'
+assert_error 503 upstream_unavailable "a count past int64, streamed"
+
+# ---------------------------------------------------------------------------
 # a text longer than a quarter of maxBodyBytes: cut, and the next request fits
 
 stop_stack
