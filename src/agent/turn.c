@@ -502,6 +502,15 @@ read_parts(const json_t *parts, const struct turn_bounds *b, struct arena *a,
     return join_text(kept, text_len, a, t, err);
 }
 
+bool
+turn_depth_fits(const json_t *v, int levels)
+{
+    struct measure m = {.max_depth = levels};
+
+    measure(v, 0, &m);
+    return !m.deep;
+}
+
 struct turn_bounds
 turn_bounds_of_body(long max_body_bytes)
 {

@@ -78,6 +78,9 @@ struct turn_bounds {
     size_t bytes;
 };
 
+/* Does `v` nest at most `levels` brackets, itself included? */
+bool turn_depth_fits(const struct json_t *v, int levels);
+
 /* The bounds of the chat's histories, whose requests carry at most
  * `max_body_bytes`: a part nests at most BOUND_JSON_DEPTH less
  * HISTORY_PART_LEVELS, a turn takes at most 1/BOUND_MODEL_TURN_SHARE of

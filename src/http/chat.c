@@ -54,6 +54,8 @@
 /* Everything one chat request works with. */
 struct chat {
     struct arena *a;
+    /* what a later request carries of the history (turn.h) */
+    const struct turn_bounds *bounds;
     struct toolbridge_page page; /* the page's tools, read from the body */
     json_t *contents;  /* the history being built (references) */
     size_t kept_turns; /* turns that stay when Gemini blocks the request */
@@ -272,9 +274,12 @@ find_pending(json_t *history, struct pending *p)
     p->any = true;
 }
 
-/* The browser's result for one call: {"result": v} or {"error": v}. */
+/* The browser's result for one call: {"result": v} or {"error": v}; or
+ * an error saying the result was not kept when it nests deeper than a
+ * functionResponse's `response` may in a later request (`b`). */
 static int
-browser_response(const json_t *r, json_t **resp, struct status_error *err)
+browser_response(const json_t *r, const struct turn_bounds *b, json_t **resp,
+                 struct status_error *err)
 {
     json_t *v = json_object_get(r, "result");
     json_t *parsed = NULL;
@@ -292,6 +297,14 @@ browser_response(const json_t *r, json_t **resp, struct status_error *err)
                       json_is_true(json_object_get(r, "isError")) ? "error"
                                                                   : "result",
                       parsed ? parsed : json_incref(v ? v : json_null()));
+    /* part, functionResponse, response */
+    if (*resp != NULL && b != NULL && b->depth > 2 &&
+        !turn_depth_fits(*resp, b->depth - 2)) {
+        json_decref(*resp);
+        *resp = json_pack("{s:s}", "error",
+                          "the page answered, but its result nests deeper "
+                          "than a conversation can keep; it is not shown");
+    }
     return *resp ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
 }
 
@@ -587,7 +600,7 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
                 const char *cid =
                     json_string_value(json_object_get(r, "callId"));
                 if (cid != NULL && strcmp(cid, id) == 0) {
-                    if (browser_response(r, &resp, err) != 0)
+                    if (browser_response(r, c->bounds, &resp, err) != 0)
                         return -1;
                     used++;
                     break;
@@ -1334,6 +1347,7 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
                             .decide_ctx = &c};
 
     *answer = NULL;
+    c.bounds = &bounds;
     /* 1: decode: the shape of the body */
     if (decode(kind, body, a, &in, err) != 0)
         return -1;

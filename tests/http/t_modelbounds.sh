@@ -97,6 +97,27 @@ status ==> 200
 r['type'] ==> 'response'
 EOF
 
+# a page result 30 deep (it came inside the request's 32 levels, but the
+# history holds it deeper): the model reads that it is not kept, and the
+# next request is taken
+mock_reset
+chat_send "[[mock:page-call tool=toggle-dark-mode]] dark please"
+save_res pr
+mock_reset
+chat_submit "[{'callId': c['id'], 'result': json.dumps(json.loads('{\"a\":' * 30 + '1' + '}' * 30)), 'isError': False} for c in r['calls']]" pr
+save_res pr2
+assert_py "a page result 30 deep" <<EOF
+status ==> 200
+r['type'] ==> 'response'
+the model read why :: 'nests deeper than' in json.dumps(fresp(reqs[0])[0]['response']) ==> True
+no value as deep in the history :: $DEPTH(r['history']) + 1 <= 32 ==> True
+EOF
+mock_reset
+chat_next "next" pr2
+assert_py "a page result 30 deep: the conversation goes on" <<'EOF'
+status ==> 200
+EOF
+
 # ---------------------------------------------------------------------------
 # streamed: the same bounds, and the streamed history goes on as JSON
 

@@ -316,8 +316,11 @@ page_tool(void *ctx, const struct loop_call *c, struct loop_result *r,
     if (strncmp(c->name, "own_", 4) == 0) {
         r->action = "own";
         r->ok = true;
+        /* own_deep: a result three levels deep */
         r->response = arena_take_json(
-            ctx, json_pack("{s:s}", "result", "done by the caller"));
+            ctx, strcmp(c->name, "own_deep") == 0
+                     ? json_pack("{s:{s:{s:i}}}", "result", "a", "b", 1)
+                     : json_pack("{s:s}", "result", "done by the caller"));
         if (r->response == NULL)
             return status_set(err, ST_NO_MEMORY, "out of memory");
         return LOOP_ANSWER_IT;
@@ -674,6 +677,32 @@ START_TEST(calls_past_the_bounds_are_answered_not_run)
                      "{\"name\":\"page_add\",\"args\":{}}},{\"functionCall\":"
                      "{\"name\":\"action_shop_searchProducts\",\"args\":{}}}]}");
     free(model);
+    ck_assert_int_eq(history_check(r.contents, 0, &r.err), 0);
+    run_release(&r);
+}
+END_TEST
+
+/* A result deeper than the bounds keep (a functionResponse's response in
+ * a later request) is replaced by an error saying so. */
+START_TEST(results_past_the_bounds_are_not_kept)
+{
+    static const char *const answers[] = {
+        ANSWER(CALL("own_deep", "{}") "," CALL("own_note", "{}"), "STOP"),
+        ANSWER(TEXT("Noted."), "STOP"), NULL};
+    struct turn_bounds b = {.depth = 4}; /* response: 2 levels */
+    struct loop_more more = {.bounds = &b};
+    struct run r;
+
+    run_loop_more(&r, answers, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_msg(strstr(r.fake.requests[1],
+                         "{\"functionResponse\":{\"name\":\"own_deep\","
+                         "\"response\":{\"error\":\"the call ran, but its "
+                         "result nests deeper than 1 levels") != NULL,
+                  "%s", r.fake.requests[1]);
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1],
+                                 "\"response\":{\"result\":"
+                                 "\"done by the caller\"}"));
     ck_assert_int_eq(history_check(r.contents, 0, &r.err), 0);
     run_release(&r);
 }
@@ -1543,6 +1572,7 @@ loop_suite(void)
     tcase_add_test(tc, caller_answers_a_call);
     tcase_add_test(tc, calls_past_the_cap_do_not_run);
     tcase_add_test(tc, calls_past_the_bounds_are_answered_not_run);
+    tcase_add_test(tc, results_past_the_bounds_are_not_kept);
     tcase_add_test(tc, every_allocation_failure_in_a_stream_is_clean);
     tcase_add_test(tc, the_last_turn_stays_last);
     tcase_add_test(tc, copied_turns_are_the_bytes_written);
