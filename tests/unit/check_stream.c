@@ -562,6 +562,11 @@ static const struct malformed {
                             USAGE_EV("\"promptTokenCount\":"
                                      "99999999999999999999")),
      ST_UPSTREAM_DOWN, TURN_OTHER, "", 0, 0, 0, 0},
+    /* text no later request could carry: refused as Gemini's JSON is */
+    {"a NUL in the text", TEXT("a\\u0000b", "") FINISH, ST_UPSTREAM_DOWN,
+     TURN_OTHER, "", 0, 0, 0, 0},
+    {"invalid UTF-8 in the text", TEXT("a\xff\xfe", "") FINISH,
+     ST_UPSTREAM_DOWN, TURN_OTHER, "", 0, 0, 0, 0},
     /* a chunk that brings no candidate brings no finish either */
     {"candidates not an array", EV("{\"candidates\":{}}"), ST_UPSTREAM_DOWN,
      TURN_OTHER, "", 0, 0, 0, 0},
