@@ -286,7 +286,11 @@ part_with(const json_t *p, const char *key, json_t *v, const char *sig,
     json_t *out = arena_take_json(a, json_object());
     const json_t *thought = json_object_get(p, "thought");
 
-    if (out == NULL || json_object_set_new(out, key, v) != 0 ||
+    if (out == NULL) {
+        json_decref(v);
+        return NULL;
+    }
+    if (json_object_set_new(out, key, v) != 0 ||
         (sig != NULL &&
          json_object_set_new(out, "thoughtSignature", json_string(sig)) != 0) ||
         (json_is_boolean(thought) &&

@@ -1183,19 +1183,22 @@ static const char *const oom_answers[] = {
     ANSWER(TEXT("Looking.") "," SEARCH, "STOP"),
     ANSWER(BY_SLUG "," CALL("page_show", "{\"id\":\"p004\"}"), "STOP"), NULL};
 
-START_TEST(every_allocation_failure_in_the_loop_is_clean)
+/* Every allocation of the loop over `answers` fails in turn: each run
+ * ends as if nothing failed, or with out of memory and nothing leaked. */
+static void
+oom_sweep(const char *const *answers, const struct loop_more *more)
 {
     struct run base, r;
     char *base_contents;
     long total, failures = 0;
 
     quiet();
-    run_loop(&base, oom_answers, 4);
-    ck_assert_int_eq(base.rc, 0);
+    run_loop_more(&base, answers, 4, false, false, 0, more);
+    ck_assert_msg(base.rc == 0, "%s", base.err.text);
     base_contents = json_dumps(base.contents, JSON_SORT_KEYS);
     ck_assert_ptr_nonnull(base_contents);
     inject(0);
-    run_loop(&r, oom_answers, 4);
+    run_loop_more(&r, answers, 4, false, false, 0, more);
     stop_injecting();
     total = alloc_count;
     run_release(&r);
@@ -1204,7 +1207,7 @@ START_TEST(every_allocation_failure_in_the_loop_is_clean)
     for (long at = 1; at <= total; at++) {
         long live = memlimit_json_live;
         inject(at);
-        run_loop(&r, oom_answers, 4);
+        run_loop_more(&r, answers, 4, false, false, 0, more);
         stop_injecting();
         if (r.rc == 0) {
             /* survived: then exactly as if nothing had failed */
@@ -1230,6 +1233,37 @@ START_TEST(every_allocation_failure_in_the_loop_is_clean)
     ck_assert_int_gt(failures, total / 2);
     free(base_contents);
     run_release(&base);
+}
+
+START_TEST(every_allocation_failure_in_the_loop_is_clean)
+{
+    oom_sweep(oom_answers, NULL);
+}
+END_TEST
+
+/* ... and so with bounds that refuse a call, cut a text and replace a
+ * result (issue 24 §2). */
+START_TEST(every_allocation_failure_in_bounding_is_clean)
+{
+    static const char *const answers[] = {
+        ANSWER(CALL("page_add", "{\"x\":" DEEP5 "}") "," CALL(
+                   "own_deep", "{}") "," TEXT("Looking at all of this now, "
+                                               "one thing after the other, "
+                                               "until every part is seen."),
+               "STOP"),
+        ANSWER(TEXT("Done."), "STOP"), NULL};
+    struct turn_bounds b = {.depth = 4, .bytes = 150};
+    struct loop_more more = {.bounds = &b};
+    struct run r;
+
+    /* the paths the sweep goes through */
+    run_loop_more(&r, answers, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_nonnull(strstr(r.rec.log, "\xe2\x80\xa6\n"));
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1], "not run: the arguments"));
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1], "the call ran, but"));
+    run_release(&r);
+    oom_sweep(answers, &more);
 }
 END_TEST
 
@@ -1594,6 +1628,7 @@ loop_suite(void)
     tcase_add_checked_fixture(oom, setup, teardown);
     tcase_set_timeout(oom, 120);
     tcase_add_test(oom, every_allocation_failure_in_the_loop_is_clean);
+    tcase_add_test(oom, every_allocation_failure_in_bounding_is_clean);
     tcase_add_test(oom, every_allocation_failure_in_a_request_is_a_500);
     suite_add_tcase(s, oom);
     return s;
