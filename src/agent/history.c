@@ -71,10 +71,12 @@ data_kind(const char *key, size_t len)
     return PART_NONE;
 }
 
-/* Where a problem is: "history[3]" or "history[3].parts[1]". */
+/* Where a problem is: "history[3]" or "history[3].parts[1]"; or, for a
+ * part of Gemini's answer, "gemini part 1". */
 struct where {
     size_t turn, part;
     bool in_part;
+    bool upstream;
 };
 
 static int
@@ -90,6 +92,9 @@ fail(struct status_error *err, const struct where *w, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
+    if (w->upstream)
+        return status_set(err, ST_UPSTREAM_BAD, "gemini part %zu: %s",
+                          w->part, what);
     if (w->in_part)
         return status_set(err, ST_INVALID_HISTORY,
                           "history[%zu].parts[%zu]: %s", w->turn, w->part,
@@ -221,6 +226,30 @@ check_part(const json_t *part, bool model, const struct where *w,
         return 0;
     }
     return 0;
+}
+
+bool
+history_part_known(const json_t *part)
+{
+    const char *key;
+    size_t len;
+    const json_t *v;
+
+    json_object_keylen_foreach(UNCONST(part), key, len, v) {
+        if (data_kind(key, len) != PART_NONE)
+            return true;
+    }
+    return false;
+}
+
+int
+history_check_model_part(const json_t *part, size_t index,
+                         struct status_error *err)
+{
+    struct where w = {.part = index, .in_part = true, .upstream = true};
+    enum part_kind kind;
+
+    return check_part(part, true, &w, &kind, err);
 }
 
 /* --- pairing calls with responses ----------------------------------------- */

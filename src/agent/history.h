@@ -52,6 +52,24 @@ enum history_parts {
 int history_check_user_parts(const struct json_t *history, unsigned allowed,
                              struct status_error *err);
 
+/* Does the part object `part` hold a data field of a kind above? */
+bool history_part_known(const struct json_t *part);
+
+/*
+ * Check part number `index` of a model turn Gemini answered as
+ * history_check() will check it when it comes back: 0, or -1 with
+ * ST_UPSTREAM_BAD ("gemini part N: ..."). turn_parse() keeps nothing
+ * that a later request would refuse (turn.h).
+ */
+int history_check_model_part(const struct json_t *part, size_t index,
+                             struct status_error *err);
+
+/*
+ * Brackets above a part in a chat request body: the body, `history`, the
+ * turn and its `parts`. A part may nest BOUND_JSON_DEPTH minus these.
+ */
+#define HISTORY_PART_LEVELS 4
+
 /* Check `history` (a JSON array). Returns 0, or -1 with err set. */
 int history_check(const struct json_t *history, unsigned flags,
                   struct status_error *err);

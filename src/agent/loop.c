@@ -304,7 +304,7 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
             return -1;
     }
     if (rc == 0)
-        rc = turn_parse(resp, in->a, t, err);
+        rc = turn_parse(resp, in->bounds, in->a, t, err);
     if (rc == 0) {
         loop_usage_add(&l->usage.prompt, t->prompt_tokens);
         loop_usage_add(&l->usage.candidates, t->candidates_tokens);
@@ -335,6 +335,30 @@ record(struct loop *l, const struct turn *t, size_t *index,
     return t->text[0] ? EMIT(l, text, t->text, err) : 0;
 }
 
+/*
+ * A result the conversation cannot keep (it nests past in->bounds as a
+ * functionResponse's `response`: part, functionResponse, response) is
+ * replaced by an error saying so: the action ran, but a later request
+ * would refuse the history that held its result.
+ */
+static int
+fit_result(const struct loop_input *in, struct loop_result *r,
+           struct status_error *err)
+{
+    int levels = in->bounds != NULL ? in->bounds->depth - 2 : 0;
+    const char *msg;
+
+    if (levels <= 0 || r->asks || turn_depth_fits(r->response, levels))
+        return 0;
+    msg = arena_printf(in->a,
+                       "the call ran, but its result nests deeper than %d "
+                       "levels, more than a conversation can keep; it is "
+                       "not shown",
+                       levels - 1);
+    r->response = msg ? error_response(in->a, msg) : NULL;
+    return r->response ? 0 : oom(err);
+}
+
 /* The loop's own calls run now, in call order, and their answers become
  * one user turn; the client's calls are only reported. `*handed` counts
  * those. */
@@ -358,13 +382,17 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
         struct loop_result r = {0};
         int who;
 
-        if (in->max_calls > 0 && i >= (size_t)in->max_calls) {
-            /* past the cap: not run, not handed back; the model reads why */
-            const char *msg = arena_printf(
-                in->a,
-                "not run: a turn may make at most %ld calls; ask again "
-                "for the rest",
-                in->max_calls);
+        if (t->calls[i].refused != NULL ||
+            (in->max_calls > 0 && i >= (size_t)in->max_calls)) {
+            /* refused, or past the cap: not run, not handed back; the
+             * model reads why */
+            const char *msg =
+                t->calls[i].refused != NULL
+                    ? t->calls[i].refused
+                    : arena_printf(in->a,
+                                   "not run: a turn may make at most %ld "
+                                   "calls; ask again for the rest",
+                                   in->max_calls);
             r.response = msg ? error_response(in->a, msg) : NULL;
             if (r.response == NULL)
                 return oom(err);
@@ -398,7 +426,8 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
                               "the call '%s' was answered without a response",
                               c.name);
         }
-        if (EMIT(l, tool_result, &c, &r, err) != 0)
+        if (fit_result(in, &r, err) != 0 ||
+            EMIT(l, tool_result, &c, &r, err) != 0)
             return -1;
         if (r.asks) { /* the user answers it: as a call handed back */
             (*handed)++;

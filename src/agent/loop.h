@@ -33,6 +33,7 @@ struct plugin_set;
 struct sbuf;
 struct status_error;
 struct turn;
+struct turn_bounds;
 
 /* A value's JSON text, as our writer writes it (see loop_input.texts). */
 struct loop_text {
@@ -195,6 +196,10 @@ struct loop_input {
      * ST_UPSTREAM_TOO_LARGE. The Gemini client's retries of a step count
      * too, once they are made. */
     long max_upstream_bytes;
+    /* What a later request can carry of a model turn (turn.h), or NULL:
+     * Gemini's parts are kept whatever they weigh. A call that does not
+     * fit is answered with an error the model reads, never run. */
+    const struct turn_bounds *bounds;
     /* Asked before every Gemini call (see struct loop_gate), or NULL. */
     struct loop_gate *gate;
     /* How often a step whose answer broke off mid-way (gemini.h's

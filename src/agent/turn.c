@@ -15,8 +15,11 @@
  */
 #include "core/common.h"
 #include "agent/turn.h"
+#include "agent/history.h"
 #include "core/arena.h"
+#include "core/bounds.h"
 #include "core/status.h"
+#include "core/utf8.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -209,46 +212,317 @@ join_text(const json_t *parts, size_t len, struct arena *a, struct turn *t,
     return 0;
 }
 
+/* --- what a later request can carry ------------------------------------- */
+
+/* Integers past this lose digits in a browser's JavaScript (canon.h). */
+#define EXACT_INT_MAX 9007199254740992LL /* 2^53 */
+
+/* One walk over a value: its JSON size, and whether it nests deeper than
+ * `max_depth` brackets (the walk stops descending there) or holds an
+ * integer a browser cannot keep. */
+struct measure {
+    int max_depth;
+    bool deep, wide_int;
+    size_t bytes;
+};
+
+/* A string's bytes as JSON text, at most (every control byte as \u00XX). */
+static size_t
+string_bytes(const char *s, size_t n)
+{
+    size_t out = 2;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out += c < 0x20 ? 6 : (c == '"' || c == '\\') ? 2 : 1;
+    }
+    return out;
+}
+
+static void
+measure(const json_t *v, int level, struct measure *m)
+{
+    const char *key;
+    size_t len, i;
+    json_t *child;
+
+    if (json_is_object(v) || json_is_array(v)) {
+        if (m->max_depth > 0 && level + 1 > m->max_depth) {
+            m->deep = true;
+            return;
+        }
+        m->bytes += 2;
+    }
+    if (json_is_object(v)) {
+        json_object_keylen_foreach(UNCONST(v), key, len, child) {
+            m->bytes += string_bytes(key, len) + 2; /* ':' and ',' */
+            measure(child, level + 1, m);
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, child) {
+            m->bytes += 1;
+            measure(child, level + 1, m);
+        }
+    } else if (json_is_string(v)) {
+        m->bytes += string_bytes(json_string_value(v), json_string_length(v));
+    } else if (json_is_integer(v)) {
+        json_int_t n = json_integer_value(v);
+        m->wide_int |= n > EXACT_INT_MAX || n < -EXACT_INT_MAX;
+        m->bytes += 20;
+    } else {
+        m->bytes += 24; /* a real at 17 digits, or a literal */
+    }
+}
+
 /*
- * Keep the non-empty parts of `parts` in a new content object and collect
- * calls and text length. Calls are not collected for a malformed turn:
- * nothing in it may run, and its broken calls are why it is malformed.
+ * A copy of part `p` with only its thought flag, `key`: `v` (a new
+ * reference, consumed) and `sig` as its thoughtSignature (NULL: none).
+ * Pinned to `a`; NULL when out of memory.
+ */
+static json_t *
+part_with(const json_t *p, const char *key, json_t *v, const char *sig,
+          struct arena *a)
+{
+    json_t *out = arena_take_json(a, json_object());
+    const json_t *thought = json_object_get(p, "thought");
+
+    if (out == NULL) {
+        json_decref(v);
+        return NULL;
+    }
+    if (json_object_set_new(out, key, v) != 0 ||
+        (sig != NULL &&
+         json_object_set_new(out, "thoughtSignature", json_string(sig)) != 0) ||
+        (json_is_boolean(thought) &&
+         json_object_set(out, "thought", UNCONST(thought)) != 0))
+        return NULL;
+    return out;
+}
+
+/* A signature that a changed part may not keep: Gemini answers "Corrupted
+ * thought signature" for a signed part whose name, args or text changed
+ * (tests/mock/README.md). A call that had one gets gemini-cli's sentinel
+ * instead (wire §4.6): Gemini 3 wants a signature on a step's first call. */
+#define SIGNATURE_SENTINEL "skip_thought_signature_validator"
+
+/* The call of `part`, kept with {} for its arguments (a name longer than
+ * any function's is cut), and why it may not run. */
+static int
+refuse_call(const json_t *part, const struct measure *m, size_t room,
+            const struct turn_bounds *b, struct arena *a, const json_t **use,
+            const char **why, struct status_error *err)
+{
+    const json_t *fc = json_object_get(part, "functionCall");
+    const char *name = json_string_value(json_object_get(fc, "name"));
+    const json_t *id = json_object_get(fc, "id");
+    size_t n = name ? strlen(name) : 0;
+
+    if (n > 2 * BOUND_NAME_LEN + 1)
+        n = utf8_cut(name, 2 * BOUND_NAME_LEN + 1);
+    if (m->deep)
+        *why = arena_printf(a, "not run: the arguments nest deeper than %d "
+                               "levels, more than a conversation can keep; "
+                               "call it again with flatter arguments",
+                            b->depth - 2);
+    else if (m->wide_int)
+        *why = "not run: the arguments hold an integer beyond 2^53, which "
+               "a conversation cannot keep exactly; send it as a string";
+    else
+        *why = arena_printf(a, "not run: the arguments take about %zu bytes, "
+                               "more than the %zu this conversation has "
+                               "room for; call it again with less",
+                            m->bytes, room);
+    *use = part_with(part, "functionCall",
+                     json_pack("{s:s%, s:O*, s:{}}", "name", name ? name : "",
+                               n, "id", json_is_string(id) ? id : NULL,
+                               "args"),
+                     json_object_get(part, "thoughtSignature") != NULL
+                         ? SIGNATURE_SENTINEL
+                         : NULL,
+                     a);
+    return *use != NULL && *why != NULL ? 0 : status_set(err, ST_NO_MEMORY,
+                                                         "out of memory");
+}
+
+/* Part `part`'s text cut to fit `room` bytes of JSON, with "…" at the
+ * cut and without its signature (`*use` NULL when not even a character
+ * fits). */
+static int
+cut_text(const json_t *part, size_t room, struct arena *a,
+         const json_t **use, struct status_error *err)
+{
+    const json_t *text = json_object_get(part, "text");
+    const char *s = json_string_value(text);
+    size_t n = 0, len = json_string_length(text), cost;
+    struct measure m = {0};
+    json_t *bare = part_with(part, "text", json_string(""), NULL, a);
+    char *buf;
+
+    *use = NULL;
+    if (bare == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    measure(bare, 0, &m);
+    for (cost = m.bytes + 3; n < len; n++) {
+        cost += string_bytes(s + n, 1) - 2;
+        if (cost > room)
+            break;
+    }
+    n = utf8_cut(s, n);
+    if (n == 0)
+        return 0;
+    buf = arena_printf(a, "%.*s\xe2\x80\xa6", (int)n, s);
+    if (buf == NULL || json_object_set_new(bare, "text", json_string(buf)))
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    *use = bare;
+    return 0;
+}
+
+/* What fit_part() keeps of a part that does not fit: a call refused, a
+ * text cut, or nothing. */
+static int
+shrink(const json_t *part, const struct measure *m, size_t room,
+       const struct turn_bounds *b, struct arena *a, const json_t **use,
+       const char **why, struct status_error *err)
+{
+    const json_t *text = json_object_get(part, "text");
+
+    *use = NULL;
+    if (json_object_get(part, "functionCall") != NULL)
+        return refuse_call(part, m, room, b, a, use, why, err);
+    if (json_is_string(text) && !m->deep && !m->wide_int)
+        return cut_text(part, room, a, use, err);
+    return 0;
+}
+
+/*
+ * Part `part` as the turn keeps it, within what is left of the turn's
+ * bytes (`*used` so far): itself, a copy that fits (a refused call, a cut
+ * text, an unknown kind's signature on an empty text), or NULL (left
+ * out). `*why` says why a call may not run.
  */
 static int
-read_parts(const json_t *parts, struct arena *a, struct turn *t,
-           struct status_error *err)
+fit_part(const json_t *part, const struct turn_bounds *b, size_t *used,
+         struct arena *a, const json_t **use, const char **why,
+         struct status_error *err)
 {
-    size_t i, text_len = 0, n = json_array_size(parts);
+    struct measure m = {.max_depth = b ? b->depth : 0};
+    size_t room = b && b->bytes ? b->bytes - *used : SIZE_MAX;
+    const json_t *sig = json_object_get(part, "thoughtSignature");
+
+    *use = part;
+    *why = NULL;
+    if (!history_part_known(part)) {
+        /* a kind newer than history_check: only its signature can go back */
+        if (!json_is_string(sig)) {
+            *use = NULL;
+            return 0;
+        }
+        *use = part_with(part, "text", json_string(""), json_string_value(sig),
+                         a);
+        if (*use == NULL)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
+    }
+    if (b == NULL)
+        return 0;
+    measure(*use, 0, &m);
+    if (m.deep || m.wide_int || m.bytes > room) {
+        if (shrink(*use, &m, room, b, a, use, why, err) != 0)
+            return -1;
+        if (*use == NULL)
+            return 0;
+        m = (struct measure){.max_depth = b->depth};
+        measure(*use, 0, &m);
+        if (m.bytes > room)
+            return status_set(err, ST_UPSTREAM_BAD,
+                              "gemini answer: a part of about %zu bytes does "
+                              "not fit in the %zu a conversation has room for",
+                              m.bytes, room);
+    }
+    *used += m.bytes;
+    return 0;
+}
+
+/* The parts array of the turn's new content object (t->content). */
+static json_t *
+new_content(struct arena *a, struct turn *t)
+{
+    /* Pinned first, so every later failure leaks nothing;
+     * json_object_set_new() consumes `kept` even when it fails. */
+    json_t *content = arena_take_json(a, json_object());
+    json_t *kept;
+
+    if (content == NULL ||
+        json_object_set_new(content, "role", json_string("model")))
+        return NULL;
+    kept = json_array();
+    if (json_object_set_new(content, "parts", kept) != 0)
+        return NULL;
+    t->content = content;
+    return kept;
+}
+
+/*
+ * Keep the non-empty parts of `parts` in a new content object, each as
+ * fit_part() makes it fit `b`, and collect calls and text length. A
+ * malformed turn is kept as it came, without its calls: nothing in it may
+ * run, it is never recorded, and its broken calls are why it is malformed.
+ */
+static int
+read_parts(const json_t *parts, const struct turn_bounds *b, struct arena *a,
+           struct turn *t, struct status_error *err)
+{
+    size_t i, text_len = 0, used = 0, n = json_array_size(parts);
     json_t *part, *kept = NULL;
+    bool malformed = t->end == TURN_MALFORMED;
 
     json_array_foreach(parts, i, part) {
-        const json_t *fc, *text;
+        const json_t *fc, *text, *use = part;
+        const char *why = NULL;
 
         if (part_is_empty(part))
             continue;
-        if (kept == NULL) {
-            /* Pinned first, so every later failure leaks nothing;
-             * json_object_set_new() consumes `kept` even when it fails. */
-            json_t *content = arena_take_json(a, json_object());
-            if (content == NULL ||
-                json_object_set_new(content, "role", json_string("model")))
-                return status_set(err, ST_NO_MEMORY, "out of memory");
-            kept = json_array();
-            if (json_object_set_new(content, "parts", kept) != 0)
-                return status_set(err, ST_NO_MEMORY, "out of memory");
-            t->content = content;
-        }
-        if (json_array_append(kept, part) != 0)
-            return status_set(err, ST_NO_MEMORY, "out of memory");
-        fc = json_object_get(part, "functionCall");
-        if (fc != NULL && t->end != TURN_MALFORMED &&
-            add_call(fc, json_array_size(kept) - 1, a, t, n, err) != 0)
+        if (!malformed && fit_part(part, b, &used, a, &use, &why, err) != 0)
             return -1;
-        text = visible_text(part);
+        if (use == NULL)
+            continue;
+        if (kept == NULL && (kept = new_content(a, t)) == NULL)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
+        if (json_array_append(kept, UNCONST(use)) != 0)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
+        if (malformed)
+            continue;
+        fc = json_object_get(use, "functionCall");
+        if (fc != NULL) {
+            if (add_call(fc, json_array_size(kept) - 1, a, t, n, err) != 0)
+                return -1;
+            t->calls[t->ncalls - 1].refused = why;
+        }
+        if (history_check_model_part(use, i, err) != 0)
+            return -1;
+        text = visible_text(use);
         if (text != NULL)
             text_len += json_string_length(text);
     }
     return join_text(kept, text_len, a, t, err);
+}
+
+bool
+turn_depth_fits(const json_t *v, int levels)
+{
+    struct measure m = {.max_depth = levels};
+
+    measure(v, 0, &m);
+    return !m.deep;
+}
+
+struct turn_bounds
+turn_bounds_of_body(long max_body_bytes)
+{
+    struct turn_bounds b = {BOUND_JSON_DEPTH - HISTORY_PART_LEVELS, 0};
+
+    if (max_body_bytes > 0)
+        b.bytes = (size_t)max_body_bytes / BOUND_MODEL_TURN_SHARE;
+    return b;
 }
 
 /* --- the entry point ------------------------------------------------------ */
@@ -270,8 +544,8 @@ read_finish(const json_t *cand, struct turn *t, struct status_error *err)
 }
 
 static int
-parse(const json_t *response, struct arena *a, struct turn *t,
-      struct status_error *err)
+parse(const json_t *response, const struct turn_bounds *b, struct arena *a,
+      struct turn *t, struct status_error *err)
 {
     const json_t *cands, *feedback, *block, *cand, *content, *parts;
 
@@ -325,7 +599,7 @@ parse(const json_t *response, struct arena *a, struct turn *t,
     if (parts != NULL && !json_is_null(parts) && !json_is_array(parts))
         return status_set(err, ST_UPSTREAM_BAD,
                           "gemini response: content.parts is not an array");
-    if (json_is_array(parts) && read_parts(parts, a, t, err) != 0)
+    if (json_is_array(parts) && read_parts(parts, b, a, t, err) != 0)
         return -1;
 
     /* A candidate without finishReason (a stream chunk) that brought
@@ -336,14 +610,14 @@ parse(const json_t *response, struct arena *a, struct turn *t,
 }
 
 int
-turn_parse(const json_t *response, struct arena *a, struct turn *t,
-           struct status_error *err)
+turn_parse(const json_t *response, const struct turn_bounds *b,
+           struct arena *a, struct turn *t, struct status_error *err)
 {
     memset(t, 0, sizeof(*t));
     t->text = "";
     t->reason = "";
     t->end = TURN_DONE;
-    if (parse(response, a, t, err) != 0)
+    if (parse(response, b, a, t, err) != 0)
         goto fail;
     /* The reason points into `response`, which is only borrowed. */
     if (t->reason[0] != '\0') {

@@ -75,6 +75,11 @@
 /* The site's part of the system instruction (persona, rules, the server
  * actions' names). */
 #define BOUND_PROMPT_FIXED_BYTES  (256u * 1024)
+/* A model turn the chat keeps may take at most this share of
+ * limits.maxBodyBytes as JSON text (agent/turn.h): the history that
+ * holds it must still fit in a later request beside the visitor's
+ * message, the page state and the turns before it. */
+#define BOUND_MODEL_TURN_SHARE    4
 /* Names quoted back in messages are cut here: they come from the browser. */
 #define BOUND_NAME_SHOWN          64
 /* A conversation key's token (agent/convkey.h), at most: the longest it

@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "http/httpio.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -211,8 +212,11 @@ gate_step(void *ctx, size_t request_bytes, const struct loop_usage *so_far,
           struct status_error *err)
 {
     struct budget *b = ctx;
-    long long need = (long long)loop_usage_tokens(so_far) +
-                     budget_estimate(b->cfg, request_bytes);
+    long long used = (long long)loop_usage_tokens(so_far);
+    long long est = budget_estimate(b->cfg, request_bytes);
+    /* saturating: counts from Gemini may be near LONG_MAX, and a wrapped
+     * sum would let the step through uncharged */
+    long long need = used > LLONG_MAX - est ? LLONG_MAX : used + est;
 
     if (need <= b->reserved)
         return 0;

@@ -55,6 +55,8 @@
 /* Everything one chat request works with. */
 struct chat {
     struct arena *a;
+    /* what a later request carries of the history (turn.h) */
+    const struct turn_bounds *bounds;
     struct toolbridge_page page; /* the page's tools, read from the body */
     json_t *contents;  /* the history being built (references) */
     size_t kept_turns; /* turns that stay when Gemini blocks the request */
@@ -291,9 +293,12 @@ find_pending(json_t *history, struct pending *p)
     p->any = true;
 }
 
-/* The browser's result for one call: {"result": v} or {"error": v}. */
+/* The browser's result for one call: {"result": v} or {"error": v}; or
+ * an error saying the result was not kept when it nests deeper than a
+ * functionResponse's `response` may in a later request (`b`). */
 static int
-browser_response(const json_t *r, json_t **resp, struct status_error *err)
+browser_response(const json_t *r, const struct turn_bounds *b, json_t **resp,
+                 struct status_error *err)
 {
     json_t *v = json_object_get(r, "result");
     json_t *parsed = NULL;
@@ -311,6 +316,14 @@ browser_response(const json_t *r, json_t **resp, struct status_error *err)
                       json_is_true(json_object_get(r, "isError")) ? "error"
                                                                   : "result",
                       parsed ? parsed : json_incref(v ? v : json_null()));
+    /* part, functionResponse, response */
+    if (*resp != NULL && b != NULL && b->depth > 2 &&
+        !turn_depth_fits(*resp, b->depth - 2)) {
+        json_decref(*resp);
+        *resp = json_pack("{s:s}", "error",
+                          "the page answered, but its result nests deeper "
+                          "than a conversation can keep; it is not shown");
+    }
     return *resp ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
 }
 
@@ -606,7 +619,7 @@ answer_pending(struct chat *c, const struct pending *p, json_t *results,
                 const char *cid =
                     json_string_value(json_object_get(r, "callId"));
                 if (cid != NULL && strcmp(cid, id) == 0) {
-                    if (browser_response(r, &resp, err) != 0)
+                    if (browser_response(r, c->bounds, &resp, err) != 0)
                         return -1;
                     used++;
                     break;
@@ -1374,6 +1387,8 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
                      .key = {site->auth_secret, site->auth_secret_len}};
     struct chat_input in;
     struct loop_text decls[2]; /* the site's server actions, the page's tools */
+    /* what the browser can send back of a model turn */
+    struct turn_bounds bounds = turn_bounds_of_body(lim->max_body_bytes);
     struct loop_input li = {.g = g,
                             .gemini = &site->cfg->gemini,
                             .actions = site->actions,
@@ -1383,11 +1398,13 @@ chat_handle(const struct site *site, struct gemini *g, struct store **store,
                             .max_calls = lim->max_calls_per_turn,
                             .max_output_tokens = lim->max_output_tokens,
                             .max_upstream_bytes = lim->max_upstream_bytes,
+                            .bounds = &bounds,
                             .gate = gate,
                             .decide = decide_call,
                             .decide_ctx = &c};
 
     *answer = NULL;
+    c.bounds = &bounds;
     /* 1: decode: the shape of the body */
     if (decode(kind, body, a, &in, err) != 0)
         return -1;

@@ -684,6 +684,9 @@ resume(struct run *r, const json_t *context, json_t **out,
     struct loop_sink sink = {r->env->stream ? &run_stream_sink : &run_sink, r};
     /* plugins keep per-conversation state under the thread (plugin.h) */
     struct action_who who = {.user = r->env->user, .conversation = r->thread};
+    /* the chat's bounds: a run's turns are shown and continued as one */
+    struct turn_bounds bounds =
+        turn_bounds_of_body(site->cfg->limits.max_body_bytes);
     struct loop_input li = {
         .g = r->env->g,
         .gemini = &site->cfg->gemini,
@@ -698,6 +701,7 @@ resume(struct run *r, const json_t *context, json_t **out,
         .max_calls = site->cfg->limits.max_calls_per_turn,
         .max_output_tokens = site->cfg->limits.max_output_tokens,
         .max_upstream_bytes = site->cfg->limits.max_upstream_bytes,
+        .bounds = &bounds,
         .gate = r->env->gate,
         .decide = decide,
         .decide_ctx = r,

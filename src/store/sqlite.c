@@ -1901,6 +1901,10 @@ budget_row(struct sqlite_store *s, const char *scope, int64_t minute,
             *tok = sqlite3_column_int64(st, 3);
     }
     done(st);
+    /* another writer's negative count counts as none (reserve_in_tx
+     * subtracts these from a ceiling) */
+    *req = *req < 0 ? 0 : *req;
+    *tok = *tok < 0 ? 0 : *tok;
     return r < 0 ? -1 : 0;
 }
 
@@ -1923,10 +1927,12 @@ reserve_in_tx(struct sqlite_store *s, const struct store_budget *c, size_t n,
 
         if (budget_row(s, c[i].scope, minute, day, &req, &tok, err) != 0)
             return -1;
+        /* compared as "more than what is left": a counter another
+         * writer left near INT64_MAX must not wrap the sum */
         over_req = requests > 0 && c[i].requests_per_minute > 0 &&
-                   req + requests > c[i].requests_per_minute;
+                   requests > c[i].requests_per_minute - req;
         over_tok = c[i].tokens_per_day > 0 &&
-                   tok + tokens > c[i].tokens_per_day;
+                   tokens > c[i].tokens_per_day - tok;
         if (!over_req && !over_tok)
             continue;
         if (!refused) {

@@ -116,7 +116,7 @@ ts_compact(struct term_session *s, bool manual, struct status_error *err)
     free(body);
     s->api_ms += ts_minus(monotime_ms(), t0);
     s->extra.calls += gu.calls;
-    if (rc != 0 || turn_parse(resp, &s->a, &t, err) != 0)
+    if (rc != 0 || turn_parse(resp, NULL, &s->a, &t, err) != 0)
         return -1;
     loop_usage_add(&s->extra.prompt, t.prompt_tokens);
     loop_usage_add(&s->extra.candidates, t.candidates_tokens);

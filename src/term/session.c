@@ -228,7 +228,9 @@ on_usage(void *ctx, const struct loop_usage *total, const char *model,
     s->last.thoughts = ts_minus(total->thoughts, s->total.thoughts);
     s->last.cached = ts_minus(total->cached, s->total.cached);
     s->total = *total;
-    s->context_tokens = s->last.prompt + s->last.candidates;
+    s->context_tokens = 0; /* saturating: Gemini's counts are its own */
+    loop_usage_add(&s->context_tokens, s->last.prompt);
+    loop_usage_add(&s->context_tokens, s->last.candidates);
     s->num_turns++;
     snprintf(s->msg_id, sizeof(s->msg_id), "msg_%d", ++s->msg_seq);
     if (close_block(s) != 0)

@@ -66,10 +66,14 @@ json_t *
 term_sj_usage(const struct loop_usage *u)
 {
     long input = u->prompt - u->cached;
+    long output = 0;
 
+    /* Gemini's counts may be near LONG_MAX: the sum saturates */
+    loop_usage_add(&output, u->candidates);
+    loop_usage_add(&output, u->thoughts);
     return json_pack("{s:I, s:I, s:I, s:I}", "input_tokens",
                      (json_int_t)(input > 0 ? input : 0), "output_tokens",
-                     (json_int_t)(u->candidates + u->thoughts),
+                     (json_int_t)output,
                      "cache_creation_input_tokens", (json_int_t)0,
                      "cache_read_input_tokens", (json_int_t)u->cached);
 }

@@ -17,6 +17,8 @@
 
 #include <check.h>
 #include <stdio.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -295,6 +297,49 @@ START_TEST(requests_per_minute_refused)
 }
 END_TEST
 
+/* Gemini's counts near LONG_MAX (issue 24 §6): the gate's sum saturates,
+ * so the next step is refused, never let through by a wrapped sum; the
+ * counters settle at a bounded amount and keep refusing. */
+START_TEST(huge_counts_saturate)
+{
+    const char *params[] = {"REMOTE_ADDR", "192.0.2.10", NULL};
+    struct unit_memio m = {.params = params};
+    struct httpio io = {&unit_memio_ops, &m, false};
+    struct status_error err = {0};
+    struct loop_usage so_far = {0};
+    struct loop_gate *gate;
+    struct budget b;
+
+    load("budget: {perIp: {tokensPerDay: 100000}, site: {requestsPerMinute: "
+         "1000}}\n");
+    budget_init(&b, cfg, &store, &io, NULL);
+    ck_assert_int_eq(budget_reserve(&b, 100, &err), 0);
+    gate = budget_gate(&b);
+    so_far.prompt = LONG_MAX;
+    so_far.thoughts = LONG_MAX;
+    so_far.tool_use = 9223372036854775000L;
+    ck_assert_int_eq(loop_usage_tokens(&so_far), LONG_MAX);
+    ck_assert_int_eq(gate->step(gate->ctx, SIZE_MAX / 2, &so_far, &err), -1);
+    ck_assert_int_eq(err.code, ST_BUDGET_EXHAUSTED);
+    gate->used = so_far;
+    budget_settle(&b);
+    ck_assert_int_gt(use_of("ip:192.0.2.10").tokens, 100000);
+    ck_assert_int_gt(use_of("site").tokens, 100000);
+    /* the next request of that address is refused, another's is not */
+    status_clear(&err);
+    budget_init(&b, cfg, &store, &io, NULL);
+    ck_assert_int_eq(budget_reserve(&b, 100, &err), -1);
+    ck_assert_int_eq(err.code, ST_BUDGET_EXHAUSTED);
+    /* settling a huge count again leaves the counter positive */
+    budget_init(&b, cfg, &store, &io, NULL);
+    b.held = true;
+    b.reserved_at_ms = (long long)time(NULL) * 1000;
+    b.gate.used = so_far;
+    budget_settle(&b);
+    ck_assert_int_gt(use_of("site").tokens, 100000);
+}
+END_TEST
+
 /* A store that cannot be opened: 503, nothing spent. */
 START_TEST(unavailable_store_fails_closed)
 {
@@ -328,6 +373,7 @@ budget_suite(void)
     tcase_add_test(tc, no_budget_no_store);
     tcase_add_test(tc, reserve_gate_settle);
     tcase_add_test(tc, requests_per_minute_refused);
+    tcase_add_test(tc, huge_counts_saturate);
     tcase_add_test(tc, unavailable_store_fails_closed);
     suite_add_tcase(s, tc);
     return s;

@@ -198,7 +198,7 @@ START_TEST(parsed_turns_go_back_unchanged)
     struct turn t;
 
     arena_init(&a);
-    ck_assert_int_eq(turn_parse(resp, &a, &t, &err), 0);
+    ck_assert_int_eq(turn_parse(resp, NULL, &a, &t, &err), 0);
     ck_assert_ptr_nonnull(t.content);
     ck_assert_uint_eq(t.ncalls, round_trips[_i].ncalls);
     ck_assert_int_eq(json_array_append(h, t.content), 0);

@@ -14,6 +14,8 @@
  */
 #include "core/common.h"
 #include "agent/loop.h"
+#include "agent/history.h"
+#include "agent/turn.h"
 #include "core/arena.h"
 #include "core/config.h"
 #include "core/diag.h"
@@ -314,8 +316,11 @@ page_tool(void *ctx, const struct loop_call *c, struct loop_result *r,
     if (strncmp(c->name, "own_", 4) == 0) {
         r->action = "own";
         r->ok = true;
+        /* own_deep: a result three levels deep */
         r->response = arena_take_json(
-            ctx, json_pack("{s:s}", "result", "done by the caller"));
+            ctx, strcmp(c->name, "own_deep") == 0
+                     ? json_pack("{s:{s:{s:i}}}", "result", "a", "b", 1)
+                     : json_pack("{s:s}", "result", "done by the caller"));
         if (r->response == NULL)
             return status_set(err, ST_NO_MEMORY, "out of memory");
         return LOOP_ANSWER_IT;
@@ -343,6 +348,7 @@ struct loop_more {
     struct loop_gate *gate;
     long max_upstream_bytes, max_output_tokens;
     long broke_retries;
+    const struct turn_bounds *bounds;
 };
 
 static void
@@ -367,6 +373,7 @@ run_loop_more(struct run *r, const char *const *answers, long max_steps,
         in.max_upstream_bytes = more->max_upstream_bytes;
         in.max_output_tokens = more->max_output_tokens;
         in.broke_retries = more->broke_retries;
+        in.bounds = more->bounds;
     }
     memset(r, 0, sizeof(*r));
     r->fake.answers = answers;
@@ -629,6 +636,74 @@ START_TEST(calls_past_the_cap_do_not_run)
                                  "\"name\":\"page_add\",\"response\":{"
                                  "\"error\":\"not run: a turn may make at "
                                  "most 2 calls; ask again for the rest\"}"));
+    run_release(&r);
+}
+END_TEST
+
+/* A call whose arguments nest past the bounds (issue 24 §2) is neither
+ * run nor handed back: the model reads why, and the conversation keeps
+ * the call with {} for its arguments, so a later request can carry it. */
+#define DEEP5 "{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":1}}}}}"
+START_TEST(calls_past_the_bounds_are_answered_not_run)
+{
+    static const char *const answers[] = {
+        ANSWER(CALL("page_add", "{\"x\":" DEEP5 "}") "," CALL(
+                   "action_shop_searchProducts", "{\"query\":" DEEP5 "}"),
+               "STOP"),
+        ANSWER(TEXT("Flatter then."), "STOP"), NULL};
+    struct turn_bounds b = {.depth = 6}; /* part, call, args: 3 levels left */
+    struct loop_more more = {.bounds = &b};
+    struct run r;
+    char *model;
+
+    run_loop_more(&r, answers, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.rec.log, "usage:12/1:gemini-test-001\n"
+                                "call:page_add:run\n"
+                                "result:-:fail\n"
+                                "call:action_shop_searchProducts:run\n"
+                                "result:-:fail\n"
+                                "usage:24/2:gemini-test-001\n"
+                                "text:Flatter then.\n"
+                                "done:answered\n");
+    ck_assert_msg(strstr(r.fake.requests[1],
+                         "\"name\":\"page_add\",\"response\":{\"error\":"
+                         "\"not run: the arguments nest deeper than 4 "
+                         "levels") != NULL,
+                  "%s", r.fake.requests[1]);
+    model = json_dumps(json_array_get(r.contents, 1), JSON_COMPACT);
+    ck_assert_str_eq(model,
+                     "{\"role\":\"model\",\"parts\":[{\"functionCall\":"
+                     "{\"name\":\"page_add\",\"args\":{}}},{\"functionCall\":"
+                     "{\"name\":\"action_shop_searchProducts\",\"args\":{}}}]}");
+    free(model);
+    ck_assert_int_eq(history_check(r.contents, 0, &r.err), 0);
+    run_release(&r);
+}
+END_TEST
+
+/* A result deeper than the bounds keep (a functionResponse's response in
+ * a later request) is replaced by an error saying so. */
+START_TEST(results_past_the_bounds_are_not_kept)
+{
+    static const char *const answers[] = {
+        ANSWER(CALL("own_deep", "{}") "," CALL("own_note", "{}"), "STOP"),
+        ANSWER(TEXT("Noted."), "STOP"), NULL};
+    struct turn_bounds b = {.depth = 4}; /* response: 2 levels */
+    struct loop_more more = {.bounds = &b};
+    struct run r;
+
+    run_loop_more(&r, answers, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_msg(strstr(r.fake.requests[1],
+                         "{\"functionResponse\":{\"name\":\"own_deep\","
+                         "\"response\":{\"error\":\"the call ran, but its "
+                         "result nests deeper than 1 levels") != NULL,
+                  "%s", r.fake.requests[1]);
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1],
+                                 "\"response\":{\"result\":"
+                                 "\"done by the caller\"}"));
+    ck_assert_int_eq(history_check(r.contents, 0, &r.err), 0);
     run_release(&r);
 }
 END_TEST
@@ -927,7 +1002,7 @@ START_TEST(the_gate_sees_every_step)
         NULL};
     struct gate_rec g = {.refuse = -1};
     struct loop_gate gate = {gate_step, &g, {0}};
-    struct loop_more more = {&gate, 0, 0, 0};
+    struct loop_more more = {&gate, 0, 0, 0, NULL};
     struct run r;
 
     run_loop_more(&r, answers, 4, false, false, 0, &more);
@@ -957,7 +1032,7 @@ START_TEST(a_refused_step_is_not_sent)
         ANSWER(TEXT("The hub costs $29."), "STOP"), NULL};
     struct gate_rec g = {.refuse = 1};
     struct loop_gate gate = {gate_step, &g, {0}};
-    struct loop_more more = {&gate, 0, 0, 0};
+    struct loop_more more = {&gate, 0, 0, 0, NULL};
     struct run r;
 
     run_loop_more(&r, answers, 4, false, false, 0, &more);
@@ -993,7 +1068,7 @@ START_TEST(upstream_bytes_are_bounded)
     static const char *const answers[] = {
         ANSWER(SEARCH, "STOP"), ANSWER(BY_SLUG, "STOP"),
         ANSWER(TEXT("The hub costs $29."), "STOP"), NULL};
-    struct loop_more more = {NULL, 0, 0, 0};
+    struct loop_more more = {NULL, 0, 0, 0, NULL};
     struct run r;
     size_t s0, s1;
 
@@ -1027,7 +1102,7 @@ START_TEST(max_output_tokens_is_sent)
 {
     static const char *const answers[] = {
         ANSWER(SEARCH, "STOP"), ANSWER(TEXT("Done."), "STOP"), NULL};
-    struct loop_more more = {NULL, 0, 1234, 0};
+    struct loop_more more = {NULL, 0, 1234, 0, NULL};
     struct run r;
     json_t *body;
 
@@ -1108,19 +1183,22 @@ static const char *const oom_answers[] = {
     ANSWER(TEXT("Looking.") "," SEARCH, "STOP"),
     ANSWER(BY_SLUG "," CALL("page_show", "{\"id\":\"p004\"}"), "STOP"), NULL};
 
-START_TEST(every_allocation_failure_in_the_loop_is_clean)
+/* Every allocation of the loop over `answers` fails in turn: each run
+ * ends as if nothing failed, or with out of memory and nothing leaked. */
+static void
+oom_sweep(const char *const *answers, const struct loop_more *more)
 {
     struct run base, r;
     char *base_contents;
     long total, failures = 0;
 
     quiet();
-    run_loop(&base, oom_answers, 4);
-    ck_assert_int_eq(base.rc, 0);
+    run_loop_more(&base, answers, 4, false, false, 0, more);
+    ck_assert_msg(base.rc == 0, "%s", base.err.text);
     base_contents = json_dumps(base.contents, JSON_SORT_KEYS);
     ck_assert_ptr_nonnull(base_contents);
     inject(0);
-    run_loop(&r, oom_answers, 4);
+    run_loop_more(&r, answers, 4, false, false, 0, more);
     stop_injecting();
     total = alloc_count;
     run_release(&r);
@@ -1129,7 +1207,7 @@ START_TEST(every_allocation_failure_in_the_loop_is_clean)
     for (long at = 1; at <= total; at++) {
         long live = memlimit_json_live;
         inject(at);
-        run_loop(&r, oom_answers, 4);
+        run_loop_more(&r, answers, 4, false, false, 0, more);
         stop_injecting();
         if (r.rc == 0) {
             /* survived: then exactly as if nothing had failed */
@@ -1155,6 +1233,37 @@ START_TEST(every_allocation_failure_in_the_loop_is_clean)
     ck_assert_int_gt(failures, total / 2);
     free(base_contents);
     run_release(&base);
+}
+
+START_TEST(every_allocation_failure_in_the_loop_is_clean)
+{
+    oom_sweep(oom_answers, NULL);
+}
+END_TEST
+
+/* ... and so with bounds that refuse a call, cut a text and replace a
+ * result (issue 24 §2). */
+START_TEST(every_allocation_failure_in_bounding_is_clean)
+{
+    static const char *const answers[] = {
+        ANSWER(CALL("page_add", "{\"x\":" DEEP5 "}") "," CALL(
+                   "own_deep", "{}") "," TEXT("Looking at all of this now, "
+                                               "one thing after the other, "
+                                               "until every part is seen."),
+               "STOP"),
+        ANSWER(TEXT("Done."), "STOP"), NULL};
+    struct turn_bounds b = {.depth = 4, .bytes = 150};
+    struct loop_more more = {.bounds = &b};
+    struct run r;
+
+    /* the paths the sweep goes through */
+    run_loop_more(&r, answers, 4, false, false, 0, &more);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_nonnull(strstr(r.rec.log, "\xe2\x80\xa6\n"));
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1], "not run: the arguments"));
+    ck_assert_ptr_nonnull(strstr(r.fake.requests[1], "the call ran, but"));
+    run_release(&r);
+    oom_sweep(answers, &more);
 }
 END_TEST
 
@@ -1496,6 +1605,8 @@ loop_suite(void)
     tcase_add_test(tc, streaming_sink_hears_every_step);
     tcase_add_test(tc, caller_answers_a_call);
     tcase_add_test(tc, calls_past_the_cap_do_not_run);
+    tcase_add_test(tc, calls_past_the_bounds_are_answered_not_run);
+    tcase_add_test(tc, results_past_the_bounds_are_not_kept);
     tcase_add_test(tc, every_allocation_failure_in_a_stream_is_clean);
     tcase_add_test(tc, the_last_turn_stays_last);
     tcase_add_test(tc, copied_turns_are_the_bytes_written);
@@ -1517,6 +1628,7 @@ loop_suite(void)
     tcase_add_checked_fixture(oom, setup, teardown);
     tcase_set_timeout(oom, 120);
     tcase_add_test(oom, every_allocation_failure_in_the_loop_is_clean);
+    tcase_add_test(oom, every_allocation_failure_in_bounding_is_clean);
     tcase_add_test(oom, every_allocation_failure_in_a_request_is_a_500);
     suite_add_tcase(s, oom);
     return s;

@@ -13,6 +13,7 @@
 #include "core/status.h"
 
 #include <check.h>
+#include <limits.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -1045,6 +1046,57 @@ START_TEST(budget_settle_replaces_the_reservation)
 }
 END_TEST
 
+/* Counters near overflow (issue 24 §6): a reservation or a settle of
+ * LLONG_MAX tokens is bounded, a counter already at INT64_MAX (another
+ * program's write) refuses, and nothing wraps below 0. */
+START_TEST(budget_counters_near_overflow)
+{
+    struct status_error err = {0};
+    struct store *s = open_store();
+    struct store_budget c[] = {{"site", 0, 1000000000000LL},
+                               {"ip:::2", 1000000, 0}};
+    struct store_budget_refusal why;
+    char sql[256];
+
+    /* huge reservations are refused by the counter that has a ceiling */
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 2, 1, LLONG_MAX, T0, &why,
+                                            &err),
+                     -1);
+    ck_assert_int_eq(err.code, ST_BUDGET_EXHAUSTED);
+    ck_assert(why.tokens);
+    status_clear(&err);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 2, 1, 10, T0, &why, &err),
+                     0);
+    /* settles of any size: bounded, the counter stays a count */
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(s->ops->budget_settle(s, c, 2, LLONG_MAX, T0, &err),
+                         0);
+    ck_assert_int_gt(use_of(s, "site", T0).tokens, 1000000000000LL);
+    ck_assert_int_gt(use_of(s, "ip:::2", T0).tokens, 0);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 2, 1, 1, T0, &why, &err),
+                     -1);
+    status_clear(&err);
+    ck_assert_int_eq(s->ops->budget_settle(s, c, 2, LLONG_MIN, T0, &err), 0);
+    ck_assert_int_ge(use_of(s, "site", T0).tokens, 0);
+    /* a counter at INT64_MAX: its next reservation is refused, never let
+     * through by a wrapped sum */
+    snprintf(sql, sizeof(sql),
+             "UPDATE budget SET tokens = 9223372036854775807 WHERE day = %lld",
+             (long long)(T0 / DAY_MS));
+    ck_assert_int_eq(raw_exec(sql, NULL), SQLITE_OK);
+    ck_assert_int_eq(s->ops->budget_reserve(s, c, 2, 1, 1000000000000000LL,
+                                            T0, &why, &err),
+                     -1);
+    ck_assert_int_eq(err.code, ST_BUDGET_EXHAUSTED);
+    status_clear(&err);
+    /* the counter without a token ceiling adds on, saturating in SQLite */
+    ck_assert_int_eq(s->ops->budget_settle(s, c + 1, 1, LLONG_MAX, T0, &err),
+                     0);
+    ck_assert_int_gt(use_of(s, "ip:::2", T0).tokens, 0);
+    s->ops->close(s);
+}
+END_TEST
+
 START_TEST(budget_windows_roll_over)
 {
     struct status_error err = {0};
@@ -1474,6 +1526,7 @@ store_suite(void)
     tcase_add_test(db, memories_are_searched);
     tcase_add_test(db, budget_reserve_checks_every_counter);
     tcase_add_test(db, budget_settle_replaces_the_reservation);
+    tcase_add_test(db, budget_counters_near_overflow);
     tcase_add_test(db, budget_windows_roll_over);
     tcase_add_test(db, budget_reservations_race_to_the_ceiling);
     tcase_add_test(db, budget_store_unavailable_is_an_error);

@@ -11,6 +11,7 @@
  */
 #include "core/common.h"
 #include "gemini/chunks.h"
+#include "agent/turn.h"
 #include "gemini/gemini.h"
 #include "core/arena.h"
 #include "core/config.h"
@@ -22,6 +23,7 @@
 
 #include <check.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,6 +510,102 @@ START_TEST(chunks_of_other_shapes)
 }
 END_TEST
 
+/* --- malformed streams (issue 24 §6) ------------------------------------- */
+
+#define CAND_EV(cand, usage)                                                 \
+    EV("{\"candidates\":[" cand "]" usage ",\"modelVersion\":\"m\"}")
+#define USAGE_EV(fields) ",\"usageMetadata\":{" fields "}"
+
+static const struct malformed {
+    const char *name;
+    const char *body;
+    enum status code; /* of the call, or of turn_parse after it */
+    enum turn_end end;     /* when both succeed */
+    const char *text;
+    long prompt, candidates, thoughts, total;
+} malformed_cases[] = {
+    {"no candidates, no finish", EV("{\"usageMetadata\":{\"totalTokenCount\""
+                                    ":3},\"modelVersion\":\"m\"}"),
+     ST_UPSTREAM_DOWN, TURN_OTHER, "", 0, 0, 0, 0},
+    {"empty candidates", EV("{\"candidates\":[],\"modelVersion\":\"m\"}"),
+     ST_UPSTREAM_DOWN, TURN_OTHER, "", 0, 0, 0, 0},
+    {"a candidate without content",
+     CAND_EV("{\"finishReason\":\"STOP\",\"index\":0}", ""), ST_OK, TURN_DONE,
+     "", 0, 0, 0, 0},
+    {"empty parts",
+     CAND_EV("{\"content\":{\"parts\":[],\"role\":\"model\"},"
+             "\"finishReason\":\"STOP\"}",
+             ""),
+     ST_OK, TURN_DONE, "", 0, 0, 0, 0},
+    {"a part of an unknown kind",
+     TEXT("hi", "") CAND_EV("{\"content\":{\"parts\":[{\"toolCall\":{\"x\":1}}"
+                            "],\"role\":\"model\"}}",
+                            "") FINISH,
+     ST_OK, TURN_DONE, "hi", 0, 0, 0, 9},
+    {"an unknown finishReason",
+     TEXT("hi", "") CAND_EV("{\"finishReason\":\"NEW_IN_2027\"}", ""), ST_OK,
+     TURN_OTHER, "hi", 0, 0, 0, 0},
+    {"a functionResponse from the model",
+     CAND_EV("{\"content\":{\"parts\":[{\"functionResponse\":{\"name\":\"a\","
+             "\"response\":{}}}],\"role\":\"model\"},\"finishReason\":\"STOP\"}",
+             ""),
+     ST_UPSTREAM_BAD, TURN_OTHER, "", 0, 0, 0, 0},
+    {"huge, negative, real and string counts",
+     TEXT("hi", "") CAND_EV(
+         "{\"finishReason\":\"STOP\"}",
+         USAGE_EV("\"promptTokenCount\":9223372036854775807,"
+                  "\"candidatesTokenCount\":1.5e300,\"thoughtsTokenCount\":-5,"
+                  "\"totalTokenCount\":\"7\"")),
+     ST_OK, TURN_DONE, "hi", LONG_MAX, LONG_MAX, 0, 0},
+    {"a count past int64 after text",
+     TEXT("hi", "") CAND_EV("{\"finishReason\":\"STOP\"}",
+                            USAGE_EV("\"promptTokenCount\":"
+                                     "99999999999999999999")),
+     ST_UPSTREAM_DOWN, TURN_OTHER, "", 0, 0, 0, 0},
+    /* text no later request could carry: refused as Gemini's JSON is */
+    {"a NUL in the text", TEXT("a\\u0000b", "") FINISH, ST_UPSTREAM_DOWN,
+     TURN_OTHER, "", 0, 0, 0, 0},
+    {"invalid UTF-8 in the text", TEXT("a\xff\xfe", "") FINISH,
+     ST_UPSTREAM_DOWN, TURN_OTHER, "", 0, 0, 0, 0},
+    /* a chunk that brings no candidate brings no finish either */
+    {"candidates not an array", EV("{\"candidates\":{}}"), ST_UPSTREAM_DOWN,
+     TURN_OTHER, "", 0, 0, 0, 0},
+};
+
+/* Each ends in a clear error or a sensible turn: never a crash, a hang
+ * or a wrapped count. */
+START_TEST(malformed_streams)
+{
+    const struct malformed *x = &malformed_cases[_i];
+    const struct attempt at[] = {{200, x->body, GEMINI_NET_OK},
+                                 {200, x->body, GEMINI_NET_OK}};
+    struct status_error err = {0};
+    struct turn t;
+    struct run r;
+    int rc;
+
+    run_stream(&r, at, 2, 0);
+    rc = r.rc;
+    err = r.err;
+    if (rc == 0)
+        rc = turn_parse(r.resp, NULL, &r.a, &t, &err);
+    ck_assert_msg(err.code == x->code, "%s: %s (%d)", x->name, err.text,
+                  (int)err.code);
+    if (rc == 0) {
+        ck_assert_int_eq(t.end, x->end);
+        ck_assert_str_eq(t.text, x->text);
+        ck_assert_int_eq(t.prompt_tokens, x->prompt);
+        ck_assert_int_eq(t.candidates_tokens, x->candidates);
+        ck_assert_int_eq(t.thoughts_tokens, x->thoughts);
+        ck_assert_int_eq(t.total_tokens, x->total);
+    } else {
+        ck_assert_int_eq(rc, -1);
+        ck_assert_msg(strlen(err.text) > 0, "%s: no message", x->name);
+    }
+    run_done(&r);
+}
+END_TEST
+
 /* --- Vertex AI's function calls in parts (wire §6.4, fixture 11) ------- */
 
 /* Fixture 11's chunks (a JSON array) as an SSE body. */
@@ -781,6 +879,8 @@ stream_suite(void)
     tcase_add_test(tc, error_status_is_not_a_stream);
     tcase_add_test(tc, reader_gone_stops_the_call);
     tcase_add_test(tc, chunks_of_other_shapes);
+    tcase_add_loop_test(tc, malformed_streams, 0,
+                        (int)ARRAY_SIZE(malformed_cases));
     tcase_add_test(tc, vertex_partial_args_become_one_call);
     tcase_add_test(tc, partial_args_paths_and_values);
     tcase_add_test(tc, partial_args_broken);

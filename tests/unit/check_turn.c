@@ -15,6 +15,10 @@
  */
 #include "core/common.h"
 #include "agent/turn.h"
+#include "agent/history.h"
+#include "core/bounds.h"
+#include "core/jscan.h"
+#include "core/jsonin.h"
 #include "core/arena.h"
 #include "core/status.h"
 
@@ -72,6 +76,10 @@ droppable(const json_t *part)
 
     if (!json_is_object(part) || json_object_size(part) == 0)
         return true;
+    /* a kind history_check does not know, with no signature to keep */
+    if (!history_part_known(part) &&
+        !json_is_string(json_object_get(part, "thoughtSignature")))
+        return true;
     return json_object_size(part) == 1 && json_is_string(text) &&
            json_string_length(text) == 0;
 }
@@ -115,6 +123,15 @@ assert_sound(const json_t *response, const struct turn *t)
 
         if (droppable(part))
             continue;
+        if (!history_part_known(part)) {
+            /* only its signature goes back, on an empty text */
+            const json_t *copy = json_array_get(kept, k++);
+            ck_assert_str_eq(json_string_value(json_object_get(copy, "text")),
+                             "");
+            ck_assert(json_equal(json_object_get(copy, "thoughtSignature"),
+                                 json_object_get(part, "thoughtSignature")));
+            continue;
+        }
         ck_assert_msg(json_array_get(kept, k) == part,
                       "sent part %zu is not kept part %zu by reference", i, k);
         /* One reference from the response, one from content. */
@@ -166,7 +183,7 @@ parse(const json_t *response, struct parsed *p)
 {
     arena_init(&p->a);
     memset(&p->err, 0, sizeof(p->err));
-    p->rc = turn_parse(response, &p->a, &p->t, &p->err);
+    p->rc = turn_parse(response, NULL, &p->a, &p->t, &p->err);
     if (p->rc == 0) {
         ck_assert_int_eq(p->err.code, ST_OK);
         assert_sound(response, &p->t);
@@ -477,14 +494,16 @@ static const struct odd odd_cases[] = {
            "{\"functionCall\":{\"name\":\"a\",\"args\":{}}}]",
            STOP),
       TURN_DONE, "STOP", 1, "", "a/-" },
-    { "non-string id is no id",
-      CAND("[{\"functionCall\":{\"name\":\"a\",\"id\":5}}]", STOP), TURN_DONE,
-      "STOP", 1, "", "a/-" },
     { "unknown part fields survive",
       CAND("[{\"text\":\"x\",\"futureField\":{\"a\":[1,2]},"
            "\"thoughtSignature\":\"S\"},{\"videoMetadata\":{}}]",
            STOP),
-      TURN_DONE, "STOP", 2, "x", "" },
+      TURN_DONE, "STOP", 1, "x", "" },
+    { "an unknown kind keeps only its signature, on an empty text",
+      CAND("[{\"toolCall\":{\"a\":1},\"thoughtSignature\":\"S\"},"
+           "{\"thoughtSignature\":\"T\"},{\"text\":\"y\"}]",
+           STOP),
+      TURN_DONE, "STOP", 3, "y", "" },
     { "malformed call: nothing may run",
       CAND("[{\"functionCall\":{\"name\":\"a\",\"args\":{}}}]",
            ",\"finishReason\":\"MALFORMED_FUNCTION_CALL\""),
@@ -674,6 +693,171 @@ START_TEST(tool_use_prompt_tokens_are_read)
 }
 END_TEST
 
+/* --- bounds: what a later request carries (issue 24 §2) ------------------- */
+
+/* `n` levels of {"a": ...} around 1, as a JSON text in `buf`. */
+static const char *
+nest(char *buf, size_t size, int n)
+{
+    size_t len = 0;
+
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(buf + len, size - len, "{\"a\":");
+    len += (size_t)snprintf(buf + len, size - len, "1");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(buf + len, size - len, "}");
+    ck_assert_uint_lt(len, size);
+    return buf;
+}
+
+/* The answer holding one call of `name` with `args`, signed. */
+static json_t *
+call_answer(const char *args)
+{
+    char *text = NULL;
+    json_t *resp;
+
+    ck_assert_int_gt(asprintf(&text,
+                              CAND("[{\"functionCall\":{\"name\":\"page_x\","
+                                   "\"id\":\"c1\",\"args\":%s},"
+                                   "\"thoughtSignature\":\"SIG\"}]",
+                                   STOP),
+                              args),
+                     0);
+    resp = load_str(text);
+    free(text);
+    return resp;
+}
+
+/* Does the chat request carrying `model` as its last turn pass the
+ * request parser's bounds (BOUND_JSON_DEPTH)? */
+static bool
+request_takes(const json_t *model)
+{
+    json_t *body = json_pack("{s:s, s:[{s:s, s:[{s:s}]}, O]}", "message",
+                             "next", "history", "role", "user", "parts",
+                             "text", "hi", model);
+    char *text = json_dumps(body, JSON_COMPACT);
+    struct arena a;
+    struct jscan_doc d;
+    struct status_error err = {0};
+    int rc;
+
+    arena_init(&a);
+    rc = jsonin_scan(text, strlen(text), BOUND_JSON_DEPTH, &a, &d, &err);
+    arena_release(&a);
+    free(text);
+    json_decref(body);
+    return rc == 0;
+}
+
+/* At the bound a call is kept by reference and the request that carries
+ * it back is taken; one level more and the call is refused, kept with {}
+ * and gemini-cli's signature sentinel, and that request is taken too. */
+START_TEST(call_depth_at_and_past_the_bound)
+{
+    struct turn_bounds b = turn_bounds_of_body(1 << 20);
+    char args[512];
+    struct arena a;
+    struct turn t;
+    struct status_error err = {0};
+    json_t *resp, *part;
+
+    arena_init(&a);
+    /* part, functionCall, then the arguments' own levels */
+    resp = call_answer(nest(args, sizeof(args), b.depth - 2));
+    ck_assert_int_eq(turn_parse(resp, &b, &a, &t, &err), 0);
+    ck_assert_ptr_null(t.calls[0].refused);
+    part = json_array_get(json_object_get(t.content, "parts"), 0);
+    ck_assert_ptr_eq(part, json_array_get(sent_parts(resp), 0));
+    ck_assert(request_takes(t.content));
+    json_decref(resp);
+
+    resp = call_answer(nest(args, sizeof(args), b.depth - 1));
+    /* unbounded, that one would brick the conversation */
+    ck_assert_int_eq(turn_parse(resp, NULL, &a, &t, &err), 0);
+    ck_assert(!request_takes(t.content));
+    ck_assert_int_eq(turn_parse(resp, &b, &a, &t, &err), 0);
+    ck_assert_uint_eq(t.ncalls, 1);
+    ck_assert_ptr_nonnull(t.calls[0].refused);
+    ck_assert_ptr_nonnull(strstr(t.calls[0].refused, "nest deeper than 26"));
+    ck_assert_str_eq(t.calls[0].name, "page_x");
+    ck_assert_str_eq(t.calls[0].id, "c1");
+    ck_assert_uint_eq(json_object_size(t.calls[0].args), 0);
+    part = json_array_get(json_object_get(t.content, "parts"), 0);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(part, "thoughtSignature")),
+        "skip_thought_signature_validator");
+    ck_assert(request_takes(t.content));
+    json_decref(resp);
+    arena_release(&a);
+}
+END_TEST
+
+START_TEST(wide_integers_and_large_calls_are_refused)
+{
+    struct turn_bounds b = {.depth = 28, .bytes = 200};
+    struct arena a;
+    struct turn t;
+    struct status_error err = {0};
+    json_t *resp;
+    char big[400];
+
+    arena_init(&a);
+    resp = call_answer("{\"n\":9007199254740993}");
+    ck_assert_int_eq(turn_parse(resp, &b, &a, &t, &err), 0);
+    ck_assert_ptr_nonnull(strstr(t.calls[0].refused, "2^53"));
+    json_decref(resp);
+    resp = call_answer("{\"n\":-9007199254740992}"); /* exact: kept */
+    ck_assert_int_eq(turn_parse(resp, &b, &a, &t, &err), 0);
+    ck_assert_ptr_null(t.calls[0].refused);
+    json_decref(resp);
+
+    memset(big, 'x', sizeof(big));
+    memcpy(big, "{\"s\":\"", 6);
+    memcpy(big + sizeof(big) - 3, "\"}", 3);
+    resp = call_answer(big);
+    ck_assert_int_eq(turn_parse(resp, &b, &a, &t, &err), 0);
+    ck_assert_ptr_nonnull(strstr(t.calls[0].refused, "more than the 200"));
+    ck_assert_uint_eq(json_object_size(t.calls[0].args), 0);
+    json_decref(resp);
+    arena_release(&a);
+}
+END_TEST
+
+/* A text past the turn's bytes is cut at a character, with "…", and loses
+ * its signature; a deep part of another kind is left out. */
+START_TEST(long_text_cut_deep_part_left_out)
+{
+    struct turn_bounds b = {.depth = 4, .bytes = 40};
+    struct arena a;
+    struct turn t;
+    struct status_error err = {0};
+    json_t *resp = load_str(CAND(
+        "[{\"executableCode\":{\"a\":{\"b\":{\"c\":{}}}}},"
+        "{\"text\":\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\",\"thoughtSignature\":\"S\"}]",
+        STOP));
+    const json_t *kept;
+    size_t n;
+
+    arena_init(&a);
+    ck_assert_int_eq(turn_parse(resp, &b, &a, &t, &err), 0);
+    kept = json_object_get(t.content, "parts");
+    ck_assert_uint_eq(json_array_size(kept), 1);
+    ck_assert_ptr_null(
+        json_object_get(json_array_get(kept, 0), "thoughtSignature"));
+    n = strlen(t.text);
+    ck_assert_uint_gt(n, 10);
+    ck_assert_uint_le(n + 10, 40);
+    ck_assert_str_eq(t.text + n - 3, "\xe2\x80\xa6");
+    ck_assert_int_eq((unsigned char)t.text[n - 4], 0xa9); /* whole é */
+    json_decref(resp);
+    arena_release(&a);
+}
+END_TEST
+
 /* --- bad responses -------------------------------------------------------- */
 
 static const struct {
@@ -708,6 +892,21 @@ static const struct {
       CAND("[{\"functionCall\":{\"name\":\"a\",\"args\":\"{}\"}}]", STOP) },
     { "args null",
       CAND("[{\"functionCall\":{\"name\":\"a\",\"args\":null}}]", STOP) },
+    /* what history_check() would refuse when the turn comes back */
+    { "non-string id",
+      CAND("[{\"functionCall\":{\"name\":\"a\",\"id\":5}}]", STOP) },
+    { "text not a string", CAND("[{\"text\":5}]", STOP) },
+    { "thought not a boolean",
+      CAND("[{\"text\":\"x\",\"thought\":\"yes\"}]", STOP) },
+    { "thoughtSignature not a string",
+      CAND("[{\"text\":\"x\",\"thoughtSignature\":1}]", STOP) },
+    { "two data fields",
+      CAND("[{\"text\":\"x\",\"functionCall\":{\"name\":\"a\"}}]",
+           STOP) },
+    { "functionResponse in a model turn",
+      CAND("[{\"functionResponse\":{\"name\":\"a\",\"response\":{}}}]",
+           STOP) },
+    { "inlineData not an object", CAND("[{\"inlineData\":\"x\"}]", STOP) },
     { "a bad call after a good one",
       CAND("[{\"functionCall\":{\"name\":\"a\"}},{\"text\":\"x\"},"
            "{\"functionCall\":{\"name\":null}}]",
@@ -753,6 +952,9 @@ turn_suite(void)
 
     tc = tcase_create("errors");
     tcase_add_loop_test(tc, bad_response, 0, (int)ARRAY_SIZE(bad_cases));
+    tcase_add_test(tc, call_depth_at_and_past_the_bound);
+    tcase_add_test(tc, wide_integers_and_large_calls_are_refused);
+    tcase_add_test(tc, long_text_cut_deep_part_left_out);
     suite_add_tcase(s, tc);
     return s;
 }
