@@ -21,7 +21,8 @@
 #   SOAK_ENV (variables for the responder, e.g. "MALLOC_ARENA_MAX=1"),
 #   SOAK_WRAP (a command the responder runs under, e.g.
 #   "valgrind --tool=massif --massif-out-file=/tmp/massif.%p"; workers are
-#   forked, so they stay under it), SOAK_OUT (a file that gets the table as
+#   forked, so they stay under it), SOAK_LOG (a file for the responder's
+#   log, e.g. with SOAK_ENV="GEMINI_AGENT_LOG=debug"), SOAK_OUT (a file that gets the table as
 #   tab-separated values too).
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd -P)
@@ -53,6 +54,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+log=${SOAK_LOG:-$tmp/ga.log}
 cc -O2 -o "$tmp/fastmock" "$repo/tests/bench/fastmock.c" -lpthread
 "$tmp/fastmock" "$tmp/mock.port" 0 0 & pids+=($!)
 for _ in $(seq 50); do [ -s "$tmp/mock.port" ] && break; sleep 0.05; done
@@ -74,8 +76,8 @@ chmod 600 "$tmp/gemini.yaml"
 
 # The responder, under SOAK_ENV and SOAK_WRAP (both word-split on purpose).
 # shellcheck disable=SC2086
-env ${SOAK_ENV:-} GEMINI_AGENT_LOG=warn ${SOAK_WRAP:-} "$bin" serve --config "$tmp/agent.yaml" \
-    --socket "$tmp/ga.sock" --workers "$workers" ${SOAK_FLAGS:-} --pid-file "$tmp/ga.pid" 2> "$tmp/ga.log" &
+env GEMINI_AGENT_LOG=warn ${SOAK_ENV:-} ${SOAK_WRAP:-} "$bin" serve --config "$tmp/agent.yaml" \
+    --socket "$tmp/ga.sock" --workers "$workers" ${SOAK_FLAGS:-} --pid-file "$tmp/ga.pid" 2> "$log" &
 master=$!
 workers_now() { sed -n 2p "$tmp/ga.pid" 2>/dev/null | cut -d: -f2; }
 for _ in $(seq 600); do
@@ -84,7 +86,7 @@ for _ in $(seq 600); do
     sleep 0.1
 done
 [ "$(wc -w <<<"$(workers_now)")" = "$workers" ] ||
-    { echo "soak: serve did not start:" >&2; tail -5 "$tmp/ga.log" >&2; exit 1; }
+    { echo "soak: serve did not start:" >&2; tail -5 "$log" >&2; exit 1; }
 read -r -a wpids <<<"$(workers_now)"
 
 # nginx: the site snippet with no rate or connection limits and no logs
