@@ -5,7 +5,7 @@
 # make-request.py) is POSTed through a private nginx (the real site
 # snippet, no rate limits) to `serve` with SOAK_WORKERS workers, against
 # fastmock.c answering at once on loopback, SOAK_CONC requests at a time
-# (ab, keep-alive). After every SOAK_STEP requests, with the workers idle,
+# (post-count.c: exact counts, a connection per request). After every SOAK_STEP requests, with the workers idle,
 # each worker's VmRSS (/proc/PID/status) and the anonymous memory of its
 # smaps_rollup are read: one table row. The verdict compares each worker's
 # RSS at the end with its RSS after SOAK_WARM requests (warm-up: threads,
@@ -34,7 +34,7 @@ for v in "$total" "$step" "$warm" "$bound" "$conc" "$workers" "$idle_ms"; do
     [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "soak: '$v' is not a positive number" >&2; exit 2; }
 done
 [ "$warm" -le "$total" ] || { echo "soak: SOAK_WARM ($warm) is past SOAK_REQUESTS ($total)" >&2; exit 2; }
-for c in ab nginx cc python3 curl; do
+for c in nginx cc python3 curl; do
     command -v "$c" >/dev/null || { echo "soak: $c is missing (make deps)" >&2; exit 2; }
 done
 [ -x "$bin" ] || { echo "soak: $bin is missing (make)" >&2; exit 2; }
@@ -56,6 +56,7 @@ trap cleanup EXIT
 
 log=${SOAK_LOG:-$tmp/ga.log}
 cc -O2 -o "$tmp/fastmock" "$repo/tests/bench/fastmock.c" -lpthread
+cc -O2 -o "$tmp/post-count" "$repo/tests/bench/post-count.c" -lpthread
 "$tmp/fastmock" "$tmp/mock.port" 0 0 & pids+=($!)
 for _ in $(seq 50); do [ -s "$tmp/mock.port" ] && break; sleep 0.05; done
 [ -s "$tmp/mock.port" ] || { echo "soak: fastmock did not start" >&2; exit 1; }
@@ -162,12 +163,11 @@ while [ "$done_n" -lt "$total" ]; do
     [ $((done_n + n)) -gt "$total" ] && n=$((total - done_n))
     # warm-up boundary: a row exactly there
     [ "$done_n" -lt "$warm" ] && [ $((done_n + n)) -gt "$warm" ] && n=$((warm - done_n))
-    ab -q -k -n "$n" -c "$conc" -p "$tmp/body.json" -T application/json "$url" > "$tmp/ab" 2>&1 ||
-        { echo "soak: ab failed:" >&2; tail -5 "$tmp/ab" >&2; exit 1; }
-    # not answered: non-2xx, and ab's connect/receive/exception failures (a
-    # different length is no failure: every answer's ids differ)
-    bad=$((bad + $(awk '/^Non-2xx responses:/ {s += $3}
-        /^   \(Connect:/ {gsub(/[^0-9 ]/, " "); s += $1 + $2 + $4} END {print s + 0}' "$tmp/ab")))
+    "$tmp/post-count" "$url" "$tmp/body.json" "$n" "$conc" > "$tmp/pc" 2>&1 || true
+    read -r w1 _ w3 w4 < "$tmp/pc" || true
+    [ "${w1:-}" = ok ] && [ "${w3:-}" = failed ] ||
+        { echo "soak: post-count failed: $(head -c 300 "$tmp/pc")" >&2; exit 1; }
+    bad=$((bad + w4))
     done_n=$((done_n + n))
     row "$done_n"
 done
