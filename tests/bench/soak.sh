@@ -5,25 +5,28 @@
 # make-request.py) is POSTed through a private nginx (the real site
 # snippet, no rate limits) to `serve` with SOAK_WORKERS workers, against
 # fastmock.c answering at once on loopback, SOAK_CONC requests at a time
-# (post-count.c: exact counts, a connection per request). After every SOAK_STEP requests, with the workers idle,
-# each worker's VmRSS (/proc/PID/status) and the anonymous memory of its
-# smaps_rollup are read: one table row. The verdict compares each worker's
-# RSS at the end with its RSS after SOAK_WARM requests (warm-up: threads,
-# arenas, caches and the store's pages being touched for the first time):
-# growth past SOAK_BOUND_KB in any worker is a creep, and the script exits 1.
-# A request that is not answered 2xx, or a worker replaced during the run,
-# fails it too.
+# (post-count.c: exact counts, a connection per request). After every
+# SOAK_STEP requests one table row: each worker's VmRSS (/proc/PID/status)
+# as the last request is answered ("busy"), then after SOAK_IDLE_MS with
+# nothing sent its VmRSS ("idle", past the worker's WORKER_IDLE_TRIM_MS),
+# the anonymous memory of its smaps_rollup, and how many of its threads
+# have served. The verdict compares each worker's idle RSS at the end with
+# its idle RSS after SOAK_WARM requests (warm-up: threads, malloc arenas
+# and caches touched for the first time): growth past SOAK_BOUND_KB in any
+# worker is a creep, and the script exits 1. A request not answered 2xx,
+# or a worker replaced during the run, fails it too.
 #
-#   SOAK_FLAGS (more options for serve, e.g. "--threads 2 --queue 0"),
 #   SOAK_REQUESTS (default 100000), SOAK_STEP (5000), SOAK_WARM (20000),
-#   SOAK_BOUND_KB (512), SOAK_CONC (4), SOAK_WORKERS (2), SOAK_SIZE
-#   (typical: small, typical, large), GA_BIN (default build/gemini-agent),
-#   SOAK_ENV (variables for the responder, e.g. "MALLOC_ARENA_MAX=1"),
-#   SOAK_WRAP (a command the responder runs under, e.g.
-#   "valgrind --tool=massif --massif-out-file=/tmp/massif.%p"; workers are
-#   forked, so they stay under it), SOAK_LOG (a file for the responder's
-#   log, e.g. with SOAK_ENV="GEMINI_AGENT_LOG=debug"), SOAK_OUT (a file that gets the table as
-#   tab-separated values too).
+#   SOAK_BOUND_KB (512), SOAK_IDLE_MS (1500), SOAK_CONC (4), SOAK_WORKERS
+#   (2), SOAK_FLAGS (more options for serve, e.g. "--threads 2 --queue 1"),
+#   SOAK_SIZE (typical; or small, large), GA_BIN (default
+#   build/gemini-agent), SOAK_ENV (variables for the responder, e.g.
+#   "MALLOC_ARENA_MAX=1"), SOAK_WRAP (a command the responder runs under,
+#   e.g. "valgrind --tool=massif --massif-out-file=/tmp/massif.%p": the
+#   workers are forked, so they stay under massif; heaptrack records only
+#   the master), SOAK_LOG (a file for the responder's log, e.g. with
+#   SOAK_ENV=GEMINI_AGENT_LOG=debug), SOAK_OUT (a file for the table as
+#   tab-separated values).
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd -P)
 total=${SOAK_REQUESTS:-100000} step=${SOAK_STEP:-5000} warm=${SOAK_WARM:-20000}
