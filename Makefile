@@ -9,6 +9,7 @@
 #                   default 30, of which SSE_FUZZ_SECONDS, default 10, SSE)
 #   make bench      CPU per chat request; latency, errors, RSS at 10-1000 concurrent chats;
 #                   streamed answers: CPU, and the latency of a chunk to the client
+#   make soak       RSS of each worker over 100,000 chat requests (tests/bench/soak.sh)
 #   make cost       bytes sent to Gemini over a scripted demo conversation
 #   make test       everything: deps, unit (plain and ASan/UBSan), HTTP, browser
 #   make deps       install the Debian packages the build and tests need
@@ -189,6 +190,11 @@ http: all
 bench: all
 	tests/bench/bench.sh
 
+# Does a worker's memory stay flat? 100,000 chat requests through nginx,
+# each worker's RSS every 5,000 (SOAK_* in tests/bench/soak.sh).
+soak: all
+	tests/bench/soak.sh
+
 # What a chat turn costs: a scripted conversation on the demo page, the
 # bytes sent to Gemini and how much of each request repeats the previous.
 cost: all
@@ -233,4 +239,4 @@ clean:
 	rm -rf build build-*
 
 -include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(BUILD)/src/main.d
-.PHONY: all check layers check-asan run-unit plugins-test asan fuzz fuzz-jscan fuzz-sse http bench cost test deps demo format clean install
+.PHONY: all check layers check-asan run-unit plugins-test asan fuzz fuzz-jscan fuzz-sse http bench soak cost test deps demo format clean install

@@ -158,6 +158,7 @@ struct pool {
     long refused;        /* 503s not yet logged */
     long refused_log_ms; /* when they were last logged */
     atomic_long served;
+    atomic_int trim; /* a request came since malloc was last trimmed */
     atomic_int stop;
     int failed; /* a thread could not start or libfcgi failed */
 };
@@ -250,6 +251,29 @@ full(struct pool *p)
     return atomic_load(&p->me->busy) >= p->capacity;
 }
 
+/* The worker is idle (the leader waited WORKER_IDLE_TRIM_MS for a
+ * connection): when no request is in flight either, give malloc's free
+ * memory back to the system. Only the leader calls this, and no request
+ * starts meanwhile (the leader accepts them), so the cost (a walk over
+ * the arenas' free chunks, 0.1-0.4 ms measured) is paid by nobody's
+ * request. */
+static void
+idle_trim(struct pool *p)
+{
+    struct timespec t0, t1;
+
+    if (atomic_load(&p->me->busy) > 0)
+        return; /* a request is in flight; the next wait tries again */
+    atomic_store(&p->trim, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int gave = malloc_trim(0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    log_debug("idle: malloc_trim %s in %ld us",
+              gave ? "gave memory back" : "found nothing to give back",
+              (long)(t1.tv_sec - t0.tv_sec) * 1000000L +
+                  (t1.tv_nsec - t0.tv_nsec) / 1000);
+}
+
 /* A connection we accepted: its reads and writes give up after
  * BOUND_FCGI_IO_MS without progress, so a peer that stalls frees its
  * thread (libfcgi's own reads and writes block without limit). */
@@ -295,14 +319,21 @@ next_connection(struct pool *p, struct follower *me)
             if (!wait_fds(p, &fds[1], 1, WORKER_STEP_ASIDE_MS) ||
                 !wait_fds(p, fds, 2, 0) || !(fds[0].revents & POLLIN))
                 continue;
-        } else if (!wait_fds(p, fds, 2, -1)) {
+        } else if (!wait_fds(p, fds, 2,
+                             atomic_load(&p->trim) ? WORKER_IDLE_TRIM_MS
+                                                   : -1)) {
             break;
+        } else if (fds[0].revents == 0) {
+            idle_trim(p); /* no connection for WORKER_IDLE_TRIM_MS */
+            continue;
         }
         if (atomic_load(&p->stop))
             break;
         fd = take_connection(p->listen_fd);
-        if (fd >= 0)
+        if (fd >= 0) {
+            atomic_store(&p->trim, 1); /* served: trim when next idle */
             break;
+        }
         if (fd == -EAGAIN || fd == -EWOULDBLOCK || fd == -EINTR ||
             fd == -ECONNABORTED || fd == -EPROTO)
             continue; /* another worker took it, or its peer left */
@@ -570,6 +601,17 @@ start_threads(struct pool *p, struct thread *ts, int n)
     return started;
 }
 
+/* Has the environment set glibc's arena limit? glibc reads it at start;
+ * a mallopt() after that would override it. */
+static bool
+arena_max_set_by_env(void)
+{
+    const char *t = getenv("GLIBC_TUNABLES");
+
+    return getenv("MALLOC_ARENA_MAX") != NULL ||
+           (t != NULL && strstr(t, "glibc.malloc.arena_max=") != NULL);
+}
+
 int
 worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
 {
@@ -582,8 +624,10 @@ worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
 
     signal(SIGPIPE, SIG_IGN);
     /* glibc gives threads up to 8 malloc arenas per core, each keeping
-     * what its requests freed; bounds.h says why this many. */
-    mallopt(M_ARENA_MAX, WORKER_MALLOC_ARENAS);
+     * what its requests freed; bounds.h says why this many. An operator's
+     * own limit (MALLOC_ARENA_MAX, or the tunable) wins. */
+    if (!arena_max_set_by_env())
+        mallopt(M_ARENA_MAX, WORKER_MALLOC_ARENAS);
     mallopt(M_MMAP_THRESHOLD, WORKER_MALLOC_MMAP);
     mallopt(M_TRIM_THRESHOLD, WORKER_MALLOC_TRIM);
     /* Block everything before the threads exist: they inherit the mask. */
