@@ -177,7 +177,8 @@ http_asan() {
         t_runapi.sh t_approvals.sh t_budget.sh t_seal.sh t_plugins.sh t_permission.sh t_mcp.sh t_clarify.sh \
         t_terminal_only.sh t_websearch.sh t_references.sh t_todo.sh \
         t_outbound.sh t_chat_schema.sh t_remote_user.sh t_remote_user_apache.sh \
-        t_fastcgi_abuse.sh t_cgi_attacks.sh t_data_files.sh t_mcp_hostile.sh t_modelbounds.sh t_modelbounds_run.sh 2>&1 | tee "$log"
+        t_fastcgi_abuse.sh t_cgi_attacks.sh t_data_files.sh t_mcp_hostile.sh t_modelbounds.sh t_modelbounds_run.sh \
+        t_memcreep.sh 2>&1 | tee "$log"
     count_plain "HTTP tests (asan)"
 }
 under_asan "the responder" http_asan
