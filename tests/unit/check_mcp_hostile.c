@@ -17,6 +17,7 @@
 
 #include "core/bounds.h"
 #include "core/monotime.h"
+#include "unit_proc.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -217,37 +218,18 @@ has_tool(void *self, const char *name)
     return found;
 }
 
-/* The children of this process: how many (they are the stdio servers). */
+/* The children of this process: how many (they are the stdio servers;
+ * the HTTP server is not counted). */
 static size_t
 nchildren(void)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *de;
-    size_t n = 0;
+    pid_t pids[64];
+    size_t n = unit_children(pids, ARRAY_SIZE(pids)), left = 0;
 
-    ck_assert_ptr_nonnull(d);
-    while ((de = readdir(d)) != NULL) {
-        char path[320], buf[512], *rp;
-        FILE *f;
-        long ppid;
-
-        if (de->d_name[0] < '0' || de->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-        if ((f = fopen(path, "r")) == NULL)
-            continue;
-        buf[0] = '\0';
-        if (fgets(buf, sizeof(buf), f) == NULL)
-            buf[0] = '\0';
-        fclose(f);
-        if ((rp = strrchr(buf, ')')) == NULL ||
-            sscanf(rp + 1, " %*c %ld", &ppid) != 1)
-            continue;
-        if (ppid == (long)getpid() && (pid_t)atol(de->d_name) != http_pid)
-            n++;
-    }
-    closedir(d);
-    return n;
+    ck_assert_uint_le(n, ARRAY_SIZE(pids));
+    for (size_t i = 0; i < n; i++)
+        left += pids[i] != http_pid;
+    return left;
 }
 
 static long

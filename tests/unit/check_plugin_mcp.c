@@ -13,6 +13,7 @@
 #include "plugins/mcp.h"
 
 #include "registry/jschema.h"
+#include "unit_proc.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -151,34 +152,9 @@ run(void *self, const char *tool, const char *args, json_t **answer,
 static size_t
 children(pid_t *pids, size_t max)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *de;
-    size_t n = 0;
+    size_t n = unit_children(pids, max);
 
-    ck_assert_ptr_nonnull(d);
-    while ((de = readdir(d)) != NULL) {
-        char path[320], buf[512], *rp;
-        FILE *f;
-        long ppid;
-
-        if (de->d_name[0] < '0' || de->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-        if ((f = fopen(path, "r")) == NULL)
-            continue;
-        buf[0] = '\0';
-        if (fgets(buf, sizeof(buf), f) == NULL)
-            buf[0] = '\0';
-        fclose(f);
-        /* pid (comm) state ppid: comm may hold spaces, so from its ')' */
-        if ((rp = strrchr(buf, ')')) == NULL ||
-            sscanf(rp + 1, " %*c %ld", &ppid) != 1)
-            continue;
-        if (ppid == (long)getpid() && n < max)
-            pids[n++] = (pid_t)strtol(de->d_name, NULL, 10);
-    }
-    closedir(d);
-    return n;
+    return n < max ? n : max;
 }
 
 /* --- the tests ---------------------------------------------------------- */
