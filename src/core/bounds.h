@@ -634,6 +634,10 @@
 /* Addresses in budget.trustForwardedFor and http.status.allow: proxies
  * and operators, a short list read on every request. */
 #define BOUND_ADDRESS_LIST               64
+/* Origins in http.cors.allowOrigins (compared on every request), and the
+ * length of one: a DNS name is at most 253 bytes, with scheme and port. */
+#define BOUND_CORS_ORIGINS               64
+#define BOUND_CORS_ORIGIN_BYTES          300
 /* X-Forwarded-For entries read, from the right: each trusted proxy adds
  * one, so a longer chain is a client's padding. */
 #define BOUND_FORWARDED_HOPS             16

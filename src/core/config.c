@@ -767,6 +767,97 @@ load_addresses(const struct ydoc_node *v, const char *file, const char *what,
     *list = out;
 }
 
+/*
+ * Why `o` is not an origin as a browser sends it in Origin (RFC 6454
+ * §6.2: "scheme://host[:port]", lower case, the default port left out),
+ * or NULL when it is one. Only such text is ever echoed in a header.
+ */
+static const char *
+cors_origin_problem(const char *o)
+{
+    const char *host, *end, *port;
+    size_t slen;
+
+    if (strcmp(o, "*") == 0)
+        return "'*' would let every site's pages in: list the origins";
+    if (strncmp(o, "https://", 8) == 0)
+        slen = 5;
+    else if (strncmp(o, "http://", 7) == 0)
+        slen = 4;
+    else
+        return "an origin starts with https:// or http://";
+    if (strlen(o) > BOUND_CORS_ORIGIN_BYTES)
+        return "too long for an origin";
+    host = o + slen + 3;
+    if (host[0] == '[') { /* an IPv6 literal */
+        end = host + 1 + strspn(host + 1, "0123456789abcdef:.");
+        if (*end != ']' || end == host + 1)
+            return "a bracketed IPv6 address is lower-case hex and ':'";
+        end++;
+    } else {
+        end = host + strspn(host, "abcdefghijklmnopqrstuvwxyz0123456789.-");
+        if (end == host)
+            return "an origin names a host (lower case)";
+    }
+    if (*end == '\0')
+        return NULL;
+    if (*end != ':')
+        return "an origin is scheme://host[:port]: no path, no '/' at the "
+               "end, no user, no upper case";
+    port = end + 1;
+    if (port[0] == '\0' || port[0] == '0' ||
+        port[strspn(port, "0123456789")] != '\0' || strlen(port) > 5 ||
+        atol(port) > 65535)
+        return "the port is a number from 1 to 65535";
+    if ((slen == 5 && strcmp(port, "443") == 0) ||
+        (slen == 4 && strcmp(port, "80") == 0))
+        return "browsers leave the default port out of Origin: drop it";
+    return NULL;
+}
+
+/* http.cors: {allowOrigins: [origins]} into cfg->cors (off when empty) */
+static void
+load_cors(struct config *cfg, const struct ydoc_node *v, const char *file,
+          struct diag *d)
+{
+    const struct ydoc_node *list =
+        v->kind == YDOC_MAP ? ydoc_get(v, "allowOrigins") : NULL;
+    char **out;
+
+    config_free_strings(cfg->cors.origins);
+    cfg->cors.origins = NULL;
+    cfg->cors.norigins = 0;
+    if (list == NULL || v->count != 1 || list->kind != YDOC_SEQ ||
+        list->count > BOUND_CORS_ORIGINS) {
+        diag_add(d, file, v->line,
+                 "'http.cors' must be {allowOrigins: [at most %d origins "
+                 "like https://www.example.org]}",
+                 BOUND_CORS_ORIGINS);
+        return;
+    }
+    if (list->count == 0)
+        return;
+    out = calloc(list->count + 1, sizeof(*out));
+    if (out == NULL)
+        return;
+    for (size_t i = 0; i < list->count; i++) {
+        const struct ydoc_node *e = list->values[i];
+        const char *s = ydoc_string(e);
+        const char *why = s ? cors_origin_problem(s) : "not a string";
+        if (why != NULL) {
+            diag_add(d, file, e->line,
+                     "'http.cors.allowOrigins' entry %s%s%s: %s",
+                     s ? "'" : "", s ? s : ydoc_type_name(e), s ? "'" : "",
+                     why);
+            continue;
+        }
+        if ((out[cfg->cors.norigins] = strdup(s)) == NULL)
+            break;
+        cfg->cors.norigins++;
+    }
+    cfg->cors.origins = out;
+}
+
 /* http: {directActions: readOnly | authenticated, status: {allow: [...]}} */
 static void
 load_http(struct config *cfg, const struct ydoc_node *map, const char *file,
@@ -775,7 +866,8 @@ load_http(struct config *cfg, const struct ydoc_node *map, const char *file,
     if (map->kind != YDOC_MAP) {
         diag_add(d, file, map->line,
                  "'http' must be {directActions: readOnly | authenticated, "
-                 "status: {allow: [addresses]}}");
+                 "status: {allow: [addresses]}, cors: {allowOrigins: "
+                 "[origins]}}");
         return;
     }
     for (size_t i = 0; i < map->count; i++) {
@@ -802,8 +894,11 @@ load_http(struct config *cfg, const struct ydoc_node *map, const char *file,
             load_addresses(allow, file, "http.status.allow",
                            &cfg->status.allow, &cfg->status.nallow, d);
             cfg->status.on = cfg->status.nallow > 0;
+        } else if (strcmp(k->text, "cors") == 0) {
+            load_cors(cfg, v, file, d);
         } else {
-            unknown_key(d, file, k, " in 'http'", "directActions, status");
+            unknown_key(d, file, k, " in 'http'",
+                        "directActions, status, cors");
         }
     }
 }
@@ -1344,6 +1439,7 @@ config_free(struct config *cfg)
     free(cfg->budget.trusted);
     free(cfg->status.allow);
     free(cfg->outbound.allow);
+    config_free_strings(cfg->cors.origins);
     free(cfg->run.store);
     free(cfg->run.persona);
     json_decref(cfg->run.allow);

@@ -202,6 +202,14 @@ struct config_outbound {
     size_t nallow;
 };
 
+/* http.cors: the other origins whose pages may call the responder
+ * (http/cors.h). Each is exact, as a browser sends it in Origin:
+ * lower-case "scheme://host[:port]", no default port, no path. */
+struct config_cors {
+    char **origins; /* NULL-terminated, owned; NULL: off */
+    size_t norigins;
+};
+
 /* What the chat accepts in the history a browser sends (history:). */
 struct config_history {
     unsigned allow_parts; /* allowParts, as agent/history.h's bits */
@@ -224,6 +232,7 @@ struct config {
     struct config_budget budget;
     struct config_status status;
     struct config_outbound outbound;
+    struct config_cors cors;
 
     struct config_auth auth;
     /* allowReadableKeyFile: serve even when the file holding the key is

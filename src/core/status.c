@@ -54,6 +54,7 @@ static const struct {
     [ST_UPSTREAM_TOO_LARGE] = {"upstream_too_large", 413},
     [ST_HISTORY_TAMPERED] = {"history_tampered", 400},
     [ST_APPROVAL_INVALID] = {"approval_invalid", 403},
+    [ST_ORIGIN_NOT_ALLOWED] = {"origin_not_allowed", 403},
 };
 
 /* Cut `s` so that it does not end inside a UTF-8 sequence. */

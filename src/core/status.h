@@ -68,6 +68,8 @@ enum status {
                            * not sign where its signature must be */
     ST_APPROVAL_INVALID,  /* 403 approval_invalid: a ticket that does not
                            * verify, has expired or was used */
+    ST_ORIGIN_NOT_ALLOWED, /* 403 origin_not_allowed: a CORS preflight from
+                            * an origin not in http.cors.allowOrigins */
     ST__COUNT
 };
 

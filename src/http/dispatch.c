@@ -9,6 +9,7 @@
 #include "registry/action.h"
 #include "http/budget.h"
 #include "http/chat.h"
+#include "http/cors.h"
 #include "core/config.h"
 #include "http/httpio.h"
 #include "http/ndjson.h"
@@ -389,11 +390,19 @@ dispatch_request_ex(const struct site *site, struct gemini *g,
     memlimit_json_arena(a);
     arena_init(&scanned);
 
-    /* 1: which route, and is the method right */
+    /* 1: which route, and is the method right; a listed origin is
+     * allowed on every answer from here on (cors.h) */
+    cors_decide(site->cfg, io);
     rc = request_head(io, a, &head, &err);
     if (rc != 0)
         goto out;
     r = route_find(head.method, head.path, &x.arg, &allow);
+    if (r == NULL && allow != NULL &&
+        cors_is_preflight(site->cfg, io, head.method)) {
+        rc = cors_preflight(site->cfg, io, &err);
+        x.status = rc == 0 ? 204 : 0;
+        goto out;
+    }
     if (r == NULL) {
         if (allow != NULL) {
             x.allow = allow;

@@ -32,6 +32,9 @@ struct httpio {
     const struct httpio_ops *ops;
     void *ctx;
     bool replied; /* a response (status line) was written */
+    /* The Origin every answer allows (http/cors.h decides; reply.c writes
+     * it): an entry of http.cors.allowOrigins, borrowed; NULL: none. */
+    const char *cors_origin;
 };
 
 #endif /* APP_HTTPIO_H */

@@ -6,6 +6,7 @@
 #include "core/common.h"
 #include "http/reply.h"
 #include "http/httpio.h"
+#include "core/bounds.h"
 #include "core/jsonout.h"
 #include "core/logmsg.h"
 #include "core/sbuf.h"
@@ -17,14 +18,17 @@
 
 /*
  * The head, the one way every answer starts: once per request (a second
- * answer is our bug, and must never corrupt the first). `len` < 0: no
- * Content-Length (a stream). `extra` is zero or more whole header lines.
+ * answer is our bug, and must never corrupt the first). `type` NULL: no
+ * Content-Type (a 204). `len` < 0: no Content-Length (a stream, a 204).
+ * `extra` is zero or more whole header lines. A request from an origin
+ * http.cors lists is allowed it here, on every answer (cors.h).
  */
 static int
 write_head(struct httpio *io, int status, const char *type, long long len,
            const char *extra)
 {
-    char head[1024], length[48] = "";
+    char head[1536], length[48] = "", ctype[96] = "";
+    char cors[BOUND_CORS_ORIGIN_BYTES + 64] = "";
     int n;
 
     if (io->replied) {
@@ -35,14 +39,20 @@ write_head(struct httpio *io, int status, const char *type, long long len,
     io->replied = true;
     if (len >= 0)
         snprintf(length, sizeof(length), "Content-Length: %lld\r\n", len);
+    if (type != NULL)
+        snprintf(ctype, sizeof(ctype), "Content-Type: %s\r\n", type);
+    /* config.c checked the origin: scheme://host[:port], nothing else */
+    if (io->cors_origin != NULL)
+        snprintf(cors, sizeof(cors),
+                 "Access-Control-Allow-Origin: %s\r\nVary: Origin\r\n",
+                 io->cors_origin);
     n = snprintf(head, sizeof(head),
                  "Status: %d %s\r\n"
-                 "Content-Type: %s\r\n"
-                 "%s"
+                 "%s%s%s"
                  "X-Content-Type-Options: nosniff\r\n"
                  "Cache-Control: no-store\r\n"
                  "%s\r\n",
-                 status, status_reason(status), type, length,
+                 status, status_reason(status), ctype, length, cors,
                  extra ? extra : "");
     if (n < 0 || (size_t)n >= sizeof(head))
         return -1;
@@ -63,6 +73,22 @@ int
 reply_stream_head(struct httpio *io, const char *content_type)
 {
     return write_head(io, 200, content_type, -1, "X-Accel-Buffering: no\r\n");
+}
+
+/*
+ * The methods are those of the routing table (dispatch.c); the headers
+ * those a page sends and the routes read: Content-Type (the JSON
+ * bodies), Authorization (a Bearer token, auth.c) and Accept (a stream,
+ * ndjson.c). 600 s: browsers cap the cache lower or near it anyway.
+ */
+int
+reply_preflight(struct httpio *io)
+{
+    return write_head(io, 204, NULL, -1,
+                      "Access-Control-Allow-Methods: GET, POST\r\n"
+                      "Access-Control-Allow-Headers: Content-Type, "
+                      "Authorization, Accept\r\n"
+                      "Access-Control-Max-Age: 600\r\n");
 }
 
 int

@@ -31,6 +31,9 @@ int reply_raw(struct httpio *io, int status, const char *extra_headers,
  * body follows with io->ops->write (and flush). */
 int reply_stream_head(struct httpio *io, const char *content_type);
 
+/* Answer a CORS preflight (cors.h): 204, no body, what a page may send. */
+int reply_preflight(struct httpio *io);
+
 /* Serialise `v` compactly and write it with `status`. */
 int reply_json(struct httpio *io, int status, const struct json_t *v);
 

@@ -525,7 +525,7 @@ serve_thread(void *arg)
     gemini.gone = fcgi_gone;
     gemini.gone_ctx = &req;
     while ((fd = next_connection(p, &t->f)) >= 0) {
-        struct httpio io = {&fcgi_ops, &req, false};
+        struct httpio io = {&fcgi_ops, &req, false, NULL};
 
         if (read_head(t, &req, fd) != 0)
             continue; /* libfcgi closed it: a broken or stalled head */
@@ -741,7 +741,7 @@ worker_cgi(const struct site *site)
 {
     struct arena arena;
     struct gemini gemini;
-    struct httpio io = {&cgi_ops, NULL, false};
+    struct httpio io = {&cgi_ops, NULL, false, NULL};
 
     struct status_error err = {0};
 

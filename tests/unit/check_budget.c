@@ -78,7 +78,7 @@ client_of(const char *remote, const char *xff)
     const char *params[] = {"REMOTE_ADDR", remote, "HTTP_X_FORWARDED_FOR", xff,
                             NULL};
     struct unit_memio m = {.params = remote ? params : params + 2};
-    struct httpio io = {&unit_memio_ops, &m, false};
+    struct httpio io = {&unit_memio_ops, &m, false, NULL};
     struct netaddr a;
 
     if (xff == NULL)
@@ -144,7 +144,7 @@ START_TEST(counters_of_a_request)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.7", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false};
+    struct httpio io = {&unit_memio_ops, &m, false, NULL};
     struct budget b;
 
     load("http: {directActions: readOnly}\n");
@@ -182,7 +182,7 @@ START_TEST(no_budget_no_store)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.7", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false};
+    struct httpio io = {&unit_memio_ops, &m, false, NULL};
     struct status_error err = {0};
     struct budget b;
 
@@ -217,7 +217,7 @@ START_TEST(reserve_gate_settle)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.7", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false};
+    struct httpio io = {&unit_memio_ops, &m, false, NULL};
     struct status_error err = {0};
     struct loop_usage so_far = {0};
     struct loop_gate *gate;
@@ -269,7 +269,7 @@ START_TEST(requests_per_minute_refused)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.8", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false};
+    struct httpio io = {&unit_memio_ops, &m, false, NULL};
     struct status_error err = {0};
     struct budget b;
 
@@ -304,7 +304,7 @@ START_TEST(huge_counts_saturate)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.10", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false};
+    struct httpio io = {&unit_memio_ops, &m, false, NULL};
     struct status_error err = {0};
     struct loop_usage so_far = {0};
     struct loop_gate *gate;
@@ -345,7 +345,7 @@ START_TEST(unavailable_store_fails_closed)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.9", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false};
+    struct httpio io = {&unit_memio_ops, &m, false, NULL};
     struct status_error err = {0};
     struct budget b;
 

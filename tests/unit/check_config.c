@@ -978,6 +978,104 @@ START_TEST(budget_and_status)
 }
 END_TEST
 
+/* http.cors.allowOrigins: exact origins as browsers send them, checked
+ * at load with the line of a bad one; absent or empty means off */
+START_TEST(cors_origins)
+{
+    char *dir, *file;
+    struct diag d = DIAG_INIT;
+    struct config *c;
+    static const char good[] =
+        "actions: []\n"
+        "http:\n"
+        "  cors:\n"
+        "    allowOrigins: [https://www.example.org, 'http://127.0.0.1:8080',\n"
+        "                   'https://[::1]:8443']\n";
+    static const char empty[] = "actions: []\n"
+                                "http: {cors: {allowOrigins: []}}\n";
+    static const char bad[] =
+        "actions: []\n"                                   /* 1 */
+        "http:\n"                                         /* 2 */
+        "  cors:\n"                                       /* 3 */
+        "    allowOrigins:\n"                             /* 4 */
+        "      - '*'\n"                                   /* 5 */
+        "      - https://www.example.org/\n"              /* 6 */
+        "      - www.example.org\n"                       /* 7 */
+        "      - https://WWW.example.org\n"               /* 8 */
+        "      - https://www.example.org:443\n"           /* 9 */
+        "      - 'http://localhost:99999'\n"              /* 10 */
+        "      - https://ok.example.org\n"                /* 11 */
+        "      - {a: 1}\n";                               /* 12 */
+    static const char bad_shape[] = "actions: []\n"
+                                    "http: {cors: [https://a.example]}\n";
+
+    write_temp_config("actions: []\n", 12, &dir, &file);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_uint_eq(c->cors.norigins, 0);
+    ck_assert_ptr_null(c->cors.origins);
+    config_free(c);
+    remove_temp(dir, file);
+
+    write_temp_config(empty, strlen(empty), &dir, &file);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_uint_eq(c->cors.norigins, 0);
+    config_free(c);
+    remove_temp(dir, file);
+
+    write_temp_config(good, strlen(good), &dir, &file);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_uint_eq(c->cors.norigins, 3);
+    ck_assert_str_eq(c->cors.origins[0], "https://www.example.org");
+    ck_assert_str_eq(c->cors.origins[1], "http://127.0.0.1:8080");
+    ck_assert_str_eq(c->cors.origins[2], "https://[::1]:8443");
+    ck_assert_ptr_null(c->cors.origins[3]);
+    config_free(c);
+    remove_temp(dir, file);
+
+    write_temp_config(bad, strlen(bad), &dir, &file);
+    diag_release(&d);
+    d = (struct diag)DIAG_INIT;
+    {
+        const struct want w[] = {
+            {file, 5, "'http.cors.allowOrigins' entry '*': '*' would let "
+                      "every site's pages in"},
+            {file, 6, "entry 'https://www.example.org/': an origin is "
+                      "scheme://host[:port]: no path"},
+            {file, 7, "entry 'www.example.org': an origin starts with "
+                      "https:// or http://"},
+            {file, 8, "an origin names a host (lower case)"},
+            {file, 9, "browsers leave the default port out of Origin"},
+            {file, 10, "the port is a number from 1 to 65535"},
+            {file, 12, "entry mapping: not a string"},
+            {NULL, 0, NULL},
+        };
+        c = config_load(file, &d);
+        ck_assert_ptr_null(c);
+        unit_assert_problems(&d, w);
+    }
+    diag_release(&d);
+    remove_temp(dir, file);
+
+    write_temp_config(bad_shape, strlen(bad_shape), &dir, &file);
+    d = (struct diag)DIAG_INIT;
+    {
+        const struct want w[] = {
+            {file, 2, "'http.cors' must be {allowOrigins: [at most 64 "
+                      "origins like https://www.example.org]}"},
+            {NULL, 0, NULL},
+        };
+        c = config_load(file, &d);
+        ck_assert_ptr_null(c);
+        unit_assert_problems(&d, w);
+    }
+    diag_release(&d);
+    remove_temp(dir, file);
+}
+END_TEST
+
 Suite *
 config_suite(void)
 {
@@ -1023,6 +1121,7 @@ config_suite(void)
     tcase_add_test(tc, compaction_settings);
     tcase_add_test(tc, run_api_policy_and_store);
     tcase_add_test(tc, budget_and_status);
+    tcase_add_test(tc, cors_origins);
     suite_add_tcase(s, tc);
     return s;
 }

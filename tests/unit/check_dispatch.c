@@ -103,7 +103,7 @@ run_as(const char *user, const char *method, const char *uri,
     /* At most 7 bytes a read: the reader must loop. */
     struct unit_memio m = {params, body ? body : "", body ? strlen(body) : 0, 0,
                            7, out, 0, sizeof(out)};
-    struct httpio io = {&unit_memio_ops, &m, false};
+    struct httpio io = {&unit_memio_ops, &m, false, NULL};
     struct arena a;
     struct result r = {0};
     char lenbuf[32];
@@ -364,7 +364,7 @@ reply_to_memory(const struct status_error *err, const char *allow)
     const char *none[] = {NULL};
     static char buf[1 << 16];
     struct unit_memio m = {none, "", 0, 0, 0, buf, 0, sizeof(buf)};
-    struct httpio io = {&unit_memio_ops, &m, false};
+    struct httpio io = {&unit_memio_ops, &m, false, NULL};
     char *out;
 
     buf[0] = '\0';
@@ -823,7 +823,7 @@ START_TEST(route_from_request_uri_and_script_name)
     for (size_t i = 0; i < 2; i++) {
         static char buf[1 << 20];
         struct unit_memio m = {sets[i], "", 0, 0, 0, buf, 0, sizeof(buf)};
-        struct httpio io = {&unit_memio_ops, &m, false};
+        struct httpio io = {&unit_memio_ops, &m, false, NULL};
         struct arena a;
         arena_init(&a);
         ck_assert_int_eq(dispatch_request(site, NULL, &io, &a), 200);

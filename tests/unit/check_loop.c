@@ -1301,7 +1301,7 @@ run_request_ex(char *out, size_t cap, struct fake *f, bool stream)
         p[8] = "HTTP_ACCEPT";
         p[9] = "application/x-ndjson";
     }
-    struct httpio io = {&unit_memio_ops, &m, false};
+    struct httpio io = {&unit_memio_ops, &m, false, NULL};
     struct gemini g;
     struct arena a;
 
@@ -1356,7 +1356,7 @@ run_body(const char *path, const char *body, char *out, size_t cap,
                             "CONTENT_LENGTH", len, NULL};
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, f};
     struct unit_memio m = {params, body, strlen(body), 0, 0, out, 0, cap};
-    struct httpio io = {&unit_memio_ops, &m, false};
+    struct httpio io = {&unit_memio_ops, &m, false, NULL};
     struct gemini g;
     struct arena a;
 
