@@ -341,6 +341,8 @@ START_TEST(status_first_error_wins_and_maps)
     ck_assert_str_eq(status_code(ST_BUDGET_UNAVAILABLE), "budget_unavailable");
     ck_assert_int_eq(status_http(ST_UPSTREAM_TOO_LARGE), 413);
     ck_assert_str_eq(status_code(ST_UPSTREAM_TOO_LARGE), "upstream_too_large");
+    ck_assert_int_eq(status_http(ST_ORIGIN_NOT_ALLOWED), 403);
+    ck_assert_str_eq(status_code(ST_ORIGIN_NOT_ALLOWED), "origin_not_allowed");
     /* every status has a code and a status */
     for (int s = 0; s < ST__COUNT; s++) {
         ck_assert_ptr_nonnull(status_code((enum status)s));
