@@ -82,6 +82,7 @@ preflight "$RUN" "$ALLOWED/"
 assert_error 403 origin_not_allowed "preflight from the origin with a '/'"
 preflight /api/agent/nothing "$ALLOWED"
 assert_error 404 not_found "preflight on a path no route serves"
+assert_cors "the 404 to a preflight from the listed origin"
 # an OPTIONS that is no preflight: the 405 it always was
 req OPTIONS "$SEND" '' -H "Origin: $ALLOWED"
 assert_error 405 method_not_allowed "OPTIONS without Access-Control-Request-Method"
