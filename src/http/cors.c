@@ -42,10 +42,8 @@ cors_is_preflight(const struct config *cfg, struct httpio *io,
 }
 
 int
-cors_preflight(const struct config *cfg, struct httpio *io,
-               struct status_error *err)
+cors_preflight(struct httpio *io, struct status_error *err)
 {
-    (void)cfg;
     if (io->cors_origin == NULL)
         return status_set(err, ST_ORIGIN_NOT_ALLOWED,
                           "this origin may not call the responder from its "

@@ -37,7 +37,6 @@ bool cors_is_preflight(const struct config *cfg, struct httpio *io,
 
 /* Answer a preflight for a path a route serves: 0 with the 204 written,
  * or -1 with origin_not_allowed in `err` (or a failed write). */
-int cors_preflight(const struct config *cfg, struct httpio *io,
-                   struct status_error *err);
+int cors_preflight(struct httpio *io, struct status_error *err);
 
 #endif /* APP_CORS_H */

@@ -399,7 +399,7 @@ dispatch_request_ex(const struct site *site, struct gemini *g,
     r = route_find(head.method, head.path, &x.arg, &allow);
     if (r == NULL && allow != NULL &&
         cors_is_preflight(site->cfg, io, head.method)) {
-        rc = cors_preflight(site->cfg, io, &err);
+        rc = cors_preflight(io, &err);
         x.status = rc == 0 ? 204 : 0;
         goto out;
     }
