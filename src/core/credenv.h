@@ -1,6 +1,6 @@
 /*
  * credenv.h - the Gemini and Google credentials in our environment, kept
- * from every process we start (issue 24 item 4).
+ * from every process we start.
  *
  * The terminal client runs shell commands (plugins/cli.c), MCP servers
  * (plugins/mcp.c) and gcloud (gemini/credentials.c). A child that sees

@@ -3,8 +3,8 @@
 # t_chat_errors.sh (bad methods, bad, absent and huge CONTENT_LENGTH,
 # bodies shorter or longer than announced, bad JSON, huge headers, bad
 # paths and traversal, bad query strings, wrong content types, a chunked
-# body, Gemini failing) against the binary as a plain CGI program (issue 24
-# §6): exec'd per request with the CGI environment a web server sets and
+# body, Gemini failing) against the binary as a plain CGI program:
+# exec'd per request with the CGI environment a web server sets and
 # the body on stdin, as t_cgi.sh runs it. Each is answered with its status
 # and the JSON error envelope, the process exits 0 within 2 s (no crash,
 # no hang), and stderr holds no sanitizer report. A stdin shorter than

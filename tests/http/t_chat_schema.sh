@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_chat_schema.sh - issue 24 §10: the chat routes' own .jay-action files
+# t_chat_schema.sh - the chat routes' own .jay-action files
 # (actions/geminiAgent/) describe the route as it is, through nginx + the
 # responder + the mock Gemini server.
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_cors.sh - cross-origin calls (issue 25 §2, src/http/cors.h) through
+# t_cors.sh - cross-origin calls (src/http/cors.h) through
 # nginx + the responder + the mock Gemini server, with http.cors listing
 # one origin:
 #   a. a preflight (OPTIONS + Access-Control-Request-Method) on the routes:

@@ -1,6 +1,6 @@
 #!/bin/bash
-# t_data_files.sh - what the program accepts as its data files (issue 24
-# §6): the Gemini settings file holding the API key, the session secret
+# t_data_files.sh - what the program accepts as its data files:
+# the Gemini settings file holding the API key, the session secret
 # (auth.secretFile), the run API's SQLite store (dataDir/agent.db), the
 # .so plugins and their folders, and the terminal client's sessions.db
 # and its folder - each replaced by a symlink to a file others can write,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t_fastcgi_abuse.sh - `serve` against a FastCGI client that speaks the
-# protocol badly (issue 24 §6): no nginx in front, tests/http/fcgi_abuse.py
+# protocol badly: no nginx in front, tests/http/fcgi_abuse.py
 # on the TCP port. Records out of order, unknown types and versions, huge
 # and lying params, a stdin that never ends, connections closed or reset
 # mid-record, a client that never reads, ABORT_REQUEST, multiplexed ids,

@@ -1,7 +1,7 @@
 #!/bin/bash
 # t_mcp_hostile.sh - the built-in mcp plugin against a hostile MCP server
 # (tests/mcp/hostile.py) through nginx + the responder + the mock Gemini
-# server (issue 24): the server path of check_mcp_hostile.c.
+# server: the server path of check_mcp_hostile.c.
 #
 #  - one .mcp.json names well-behaved and hostile servers, over stdio and
 #    over Streamable HTTP (hostile.py --http on a free loopback port,

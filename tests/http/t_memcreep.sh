@@ -1,6 +1,6 @@
 #!/bin/bash
-# t_memcreep.sh - a worker's memory stays flat over chat requests (issue 24
-# item 5), a short form of `make soak` (tests/bench/soak.sh): 10,000 chat
+# t_memcreep.sh - a worker's memory stays flat over chat requests,
+# a short form of `make soak` (tests/bench/soak.sh): 10,000 chat
 # requests through nginx to one worker of 2 threads (so every thread and
 # malloc arena it will use is warm after the first 2,500), 2 at a time,
 # against fastmock.c on loopback. The worker's RSS once idle may grow by

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_modelbounds.sh - issue 24 §2: what the model sends is bounded where it
+# t_modelbounds.sh - what the model sends is bounded where it
 # arrives, through nginx + the responder + the mock Gemini server. A call
 # whose arguments nest 40 deep (a page tool's, a server action's) is not
 # handed to the page nor run: the model reads an error saying why, the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_modelbounds_run.sh - issue 24 §2 on the run API: a server action's
+# t_modelbounds_run.sh - the model-bounds case on the run API: a server action's
 # call whose arguments nest 40 deep is not run; the model reads why, the
 # run answers, and the thread goes on. t_modelbounds.sh covers the chat.
 source "$(dirname "${BASH_SOURCE[0]}")/runapi_lib.sh"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t_remote_user.sh - the web server's sign-in (auth.remoteUser, README
-# "Identity"; issue 24 item 3).
+# "Identity").
 #
 # 1. `check` and `serve` refuse the unsafe forms with a message saying
 #    what to write: the old trustRemoteUser: true, REMOTE_USER behind

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t_remote_user_apache.sh - Apache's sign-in for the run API (README
-# "Identity", issue 24 item 3): conf/apache-cgi.conf as shipped, run by a
+# "Identity"): conf/apache-cgi.conf as shipped, run by a
 # private Apache (a temp ServerRoot, a free loopback port, stopped by PID)
 # with the binary as its CGI program and agent.yaml saying
 # auth.remoteUser: {variable: REMOTE_USER, server: apache}.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """hostile.py - an MCP server that misbehaves on purpose, for the tests
-of the mcp plugin against a hostile server (issue 24): check_mcp_hostile.c
+of the mcp plugin against a hostile server: check_mcp_hostile.c
 and tests/http/t_mcp_hostile.sh. Python 3, stdlib only.
 
     hostile.py MODE[,MODE...]          stdio: newline-delimited JSON-RPC

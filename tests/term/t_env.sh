@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/term/t_env.sh - Bash in `gemini-agent chat` gets no Gemini or
-# Google credential (core/credenv.h, issue 24 item 4): the red team's
+# Google credential (core/credenv.h): the red team's
 # `echo $GEMINI_API_KEY` printed the key, which went to Gemini in the tool
 # result and into the saved session. Here Bash runs `env` with the key and
 # the other credential variables set: the tool result, what the mock

@@ -668,7 +668,7 @@ static const struct {
     {"auth: [a]\n", "'auth' must be a mapping"},
     {"auth:\n  trustRemoteUser: maybe\n",
      "'auth.trustRemoteUser' must be true or false"},
-    /* issue 24 item 3: the old form, and every variable a client sets */
+    /* the old form, and every variable a client sets */
     {"auth:\n  trustRemoteUser: true\n",
      "'auth.trustRemoteUser: true' is refused: behind nginx, REMOTE_USER is "
      "the name in any client's 'Authorization: Basic' header, so anyone "
@@ -870,7 +870,7 @@ static const struct identify_case {
     {"REMOTE_USER not trusted, a token", false, false, false,
      {"REMOTE_USER", "carol", "HTTP_AUTHORIZATION", "Bearer @A"}, "alice",
      NULL},
-    /* issue 24 item 3: fastcgi_params passes REMOTE_USER from any
+    /* fastcgi_params passes REMOTE_USER from any
      * client's Basic header; only the named variable counts */
     {"REMOTE_USER from a Basic header is no one", true, false, false,
      {"REQUEST_METHOD", "GET", "REMOTE_USER", "victim",

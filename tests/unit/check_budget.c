@@ -297,7 +297,7 @@ START_TEST(requests_per_minute_refused)
 }
 END_TEST
 
-/* Gemini's counts near LONG_MAX (issue 24 §6): the gate's sum saturates,
+/* Gemini's counts near LONG_MAX: the gate's sum saturates,
  * so the next step is refused, never let through by a wrapped sum; the
  * counters settle at a bounded amount and keep refusing. */
 START_TEST(huge_counts_saturate)

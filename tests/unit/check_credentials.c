@@ -876,8 +876,8 @@ file_text(const char *path)
     return t;
 }
 
-/* gcloud gets its own settings and no key (core/credenv.h, issue 24 item
- * 4): the script writes the environment it was given. */
+/* gcloud gets its own settings and no key (core/credenv.h):
+ * the script writes the environment it was given. */
 START_TEST(gcloud_environment)
 {
     struct env e = {0};

@@ -1,6 +1,6 @@
 /*
- * check_credenv.c - the credentials kept from our children (core/credenv.h,
- * issue 24 item 4): the one list, the pass list, gcloud's own settings.
+ * check_credenv.c - the credentials kept from our children (core/credenv.h):
+ * the one list, the pass list, gcloud's own settings.
  *
  * SPDX-License-Identifier: MIT
  */

@@ -581,7 +581,7 @@ same_names(const json_t *obj, const char *const *names)
 }
 
 /*
- * The .jay-action files are the chat route as it is (issue 24 §10): their
+ * The .jay-action files are the chat route as it is: their
  * input members are the members the route reads, their answer types the
  * types it answers, the two answers one schema; and the route validates a
  * body against its file, so what the file refuses and the route's own

@@ -640,7 +640,7 @@ START_TEST(calls_past_the_cap_do_not_run)
 }
 END_TEST
 
-/* A call whose arguments nest past the bounds (issue 24 §2) is neither
+/* A call whose arguments nest past the bounds is neither
  * run nor handed back: the model reads why, and the conversation keeps
  * the call with {} for its arguments, so a later request can carry it. */
 #define DEEP5 "{\"a\":{\"a\":{\"a\":{\"a\":{\"a\":1}}}}}"
@@ -1242,7 +1242,7 @@ START_TEST(every_allocation_failure_in_the_loop_is_clean)
 END_TEST
 
 /* ... and so with bounds that refuse a call, cut a text and replace a
- * result (issue 24 §2). */
+ * result. */
 START_TEST(every_allocation_failure_in_bounding_is_clean)
 {
     static const char *const answers[] = {

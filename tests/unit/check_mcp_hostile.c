@@ -1,6 +1,6 @@
 /*
  * check_mcp_hostile.c - the built-in mcp plugin against a hostile MCP
- * server (issue 24): tests/mcp/hostile.py, over stdio (a child of this
+ * server: tests/mcp/hostile.py, over stdio (a child of this
  * test process) and over Streamable HTTP (started here on a free
  * loopback port, stopped by PID), in the modes its header lists.
  *

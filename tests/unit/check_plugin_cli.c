@@ -408,7 +408,7 @@ START_TEST(paths_env_and_caps)
 }
 END_TEST
 
-/* The credentials a command must not see (issue 24 item 4), each with a
+/* The credentials a command must not see, each with a
  * value found nowhere else. */
 static const char *const canaries[][2] = {
     {"GEMINI_API_KEY", "canary-gemini-key-24"},

@@ -432,7 +432,7 @@ START_TEST(fake_server_corners)
 END_TEST
 
 /* A stdio server gets no Gemini or Google credential unless passed on by
- * name (core/credenv.h, issue 24 item 4); `env` of .mcp.json still sets
+ * name (core/credenv.h); `env` of .mcp.json still sets
  * what it names. server-everything's get-env answers its environment. */
 START_TEST(servers_get_no_credentials)
 {

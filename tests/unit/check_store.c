@@ -1046,7 +1046,7 @@ START_TEST(budget_settle_replaces_the_reservation)
 }
 END_TEST
 
-/* Counters near overflow (issue 24 §6): a reservation or a settle of
+/* Counters near overflow: a reservation or a settle of
  * LLONG_MAX tokens is bounded, a counter already at INT64_MAX (another
  * program's write) refuses, and nothing wraps below 0. */
 START_TEST(budget_counters_near_overflow)

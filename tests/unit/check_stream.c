@@ -510,7 +510,7 @@ START_TEST(chunks_of_other_shapes)
 }
 END_TEST
 
-/* --- malformed streams (issue 24 §6) ------------------------------------- */
+/* --- malformed streams ------------------------------------- */
 
 #define CAND_EV(cand, usage)                                                 \
     EV("{\"candidates\":[" cand "]" usage ",\"modelVersion\":\"m\"}")

@@ -271,7 +271,7 @@ START_TEST(usage_and_cost)
     ck_assert_double_eq_tol(term_sj_cost("gemini-2.5-flash-lite", &u),
                             0.8 * 0.10 + 0.5 * 0.40 + 0.2 * 0.025, 1e-9);
     ck_assert(term_sj_cost("gemini-3.8-flash", &u) == 0);
-    /* counts near LONG_MAX from Gemini (issue 24 §6): saturated, never
+    /* counts near LONG_MAX from Gemini: saturated, never
      * wrapped negative */
     u = (struct loop_usage){.prompt = LONG_MAX, .candidates = LONG_MAX,
                             .thoughts = 9223372036854775000L, .cached = 0};

@@ -693,7 +693,7 @@ START_TEST(tool_use_prompt_tokens_are_read)
 }
 END_TEST
 
-/* --- bounds: what a later request carries (issue 24 §2) ------------------- */
+/* --- bounds: what a later request carries ------------------- */
 
 /* `n` levels of {"a": ...} around 1, as a JSON text in `buf`. */
 static const char *
