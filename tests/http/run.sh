@@ -9,10 +9,11 @@
 # "N passed, N failed" (assertions). A test script that exits non-zero
 # without reporting a failed assertion counts as one failure. Exits 1 if
 # anything failed. Each test is bounded by T_TIMEOUT seconds (default 300).
+# T_DIR names another folder of t_*.sh tests (tests/deploy/run.sh does).
 set -u
 
-HTTP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-REPO=$(cd "$HTTP_DIR/../.." && pwd -P)
+HTTP_DIR=$(cd "${T_DIR:-$(dirname "${BASH_SOURCE[0]}")}" && pwd -P)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 T_TIMEOUT=${T_TIMEOUT:-300}
 
 tests=()
