@@ -25,6 +25,10 @@
 #   8. the browser code's unit tests (node --test tests/js, jsdom)
 #   9. browser tests: the demo page in Debian's chromium (playwright-core)
 #      against nginx + responder + the mock Gemini server (tests/e2e)
+#  10. deployment tests (tests/deploy): an installed binary in an empty
+#      folder, the .deb, Apache's modes, shared hosting under suEXEC,
+#      the portable bundle in a bare root, each docs/deploy recipe as written
+# Steps 5-6 run in one lane and 6b-10 in another, at the same time.
 #
 # Ends with one line "N passed, N failed" over all of them; exits 1 when
 # anything failed.
@@ -120,10 +124,6 @@ step "differential fuzzer"
 run_step "fuzz jscan and jsonout against jansson" \
     make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
 
-step "HTTP tests"
-tests/http/run.sh 2>&1 | tee "$log"
-count_plain "HTTP tests"
-
 # node --test prints "# pass N" and "# fail N"; a non-zero exit without
 # a failing test (a file that crashed) counts as one failure.
 count_node() {
@@ -169,7 +169,10 @@ under_asan() {
     rm -rf "$logs"
 }
 
-step "HTTP tests against the ASan/UBSan responder"
+# The ASan/UBSan responder, built once here: both lanes below run it.
+step "ASan/UBSan build"
+run_step "the ASan/UBSan build" make -s asan
+
 # The request path end to end (chat loop, Gemini client, CGI, the run API
 # and its store, the budget, the threads of a worker) under the sanitizers.
 http_asan() {
@@ -181,7 +184,6 @@ http_asan() {
         t_memcreep.sh t_cors.sh 2>&1 | tee "$log"
     count_plain "HTTP tests (asan)"
 }
-under_asan "the responder" http_asan
 
 # Every file of the terminal client's suite: run.sh, then t_*.sh.
 term_suite() {
@@ -191,38 +193,91 @@ term_suite() {
         count_plain "terminal client: ${f##*/}$1"
     done
 }
-step "terminal client tests"
-term_suite ""
-step "terminal client tests against the ASan/UBSan binary"
-under_asan "the terminal client" term_suite " (asan)"
 
-step "Agent SDK test"
-# tests/sdk: @anthropic-ai/claude-agent-sdk's query() spawning
-# `gemini-agent chat` against the mock Gemini (a few seconds)
-count_node "Agent SDK test" node --test tests/sdk/
-step "Agent SDK test against the ASan/UBSan binary"
-under_asan "the terminal client under the Agent SDK" \
-    count_node "Agent SDK test (asan)" node --test tests/sdk/
+# Lane 1: the HTTP tests, then again against the ASan/UBSan responder.
+lane_http() {
+    step "HTTP tests"
+    tests/http/run.sh 2>&1 | tee "$log"
+    count_plain "HTTP tests"
 
-step "mock Gemini server self-test"
-# unittest prints "Ran N tests" and "OK" or "FAILED (failures=F, errors=E)"
-python3 -m unittest tests/mock/test_mock.py 2>&1 | tee "$log"
-ran=$(sed -nE 's/^Ran ([0-9]+) tests? .*/\1/p' "$log" | tail -1)
-bad=$(sed -nE 's/^FAILED \((.*)\)$/\1/p' "$log" | grep -oE '[0-9]+' |
-      awk '{ n += $1 } END { print n + 0 }')
-if [ -z "$ran" ]; then
-    echo "not ok - mock self-test: no summary"
-    failed=$((failed + 1))
-else
-    passed=$((passed + ran - ${bad:-0}))
-    failed=$((failed + ${bad:-0}))
-fi
+    step "HTTP tests against the ASan/UBSan responder"
+    under_asan "the responder" http_asan
+}
 
-step "browser code unit tests"
-count_node "browser unit tests" node --test tests/js/
+# Lane 2: everything else that starts servers of its own: the terminal
+# client, the Agent SDK, the mock's self-test, the browser code, the
+# browsers, and the deployments (tests/deploy).
+lane_rest() {
+    step "terminal client tests"
+    term_suite ""
+    step "terminal client tests against the ASan/UBSan binary"
+    under_asan "the terminal client" term_suite " (asan)"
 
-step "browser tests"
-count_node "browser tests" tests/e2e/run.sh
+    step "Agent SDK test"
+    # tests/sdk: @anthropic-ai/claude-agent-sdk's query() spawning
+    # `gemini-agent chat` against the mock Gemini (a few seconds)
+    count_node "Agent SDK test" node --test tests/sdk/
+    step "Agent SDK test against the ASan/UBSan binary"
+    under_asan "the terminal client under the Agent SDK" \
+        count_node "Agent SDK test (asan)" node --test tests/sdk/
+
+    step "mock Gemini server self-test"
+    # unittest prints "Ran N tests" and "OK" or "FAILED (failures=F, errors=E)"
+    python3 -m unittest tests/mock/test_mock.py 2>&1 | tee "$log"
+    ran=$(sed -nE 's/^Ran ([0-9]+) tests? .*/\1/p' "$log" | tail -1)
+    bad=$(sed -nE 's/^FAILED \((.*)\)$/\1/p' "$log" | grep -oE '[0-9]+' |
+          awk '{ n += $1 } END { print n + 0 }')
+    if [ -z "$ran" ]; then
+        echo "not ok - mock self-test: no summary"
+        failed=$((failed + 1))
+    else
+        passed=$((passed + ran - ${bad:-0}))
+        failed=$((failed + ${bad:-0}))
+    fi
+
+    step "browser code unit tests"
+    count_node "browser unit tests" node --test tests/js/
+
+    step "browser tests"
+    count_node "browser tests" tests/e2e/run.sh
+
+    step "deployment tests"
+    tests/deploy/run.sh 2>&1 | tee "$log"
+    count_plain "deployment tests"
+}
+
+# The two lanes share nothing but the machine (every server is on a free
+# loopback port in a temp folder of its own), so they run at once; each
+# keeps its own output and counts, printed whole in order when both end.
+lanes=$(mktemp -d "${TMPDIR:-/tmp}/ga-lanes.XXXXXX")
+trap 'rm -f "$log"; rm -rf "$lanes"' EXIT
+step "two lanes at once (their output follows when both end; meanwhile: tail -f $lanes/*.out)"
+run_lane() {
+    local name=$1
+    (
+        passed=0 failed=0
+        log=$lanes/$name.log
+        "lane_$name"
+        echo "$passed $failed" >"$lanes/$name.count"
+    ) >"$lanes/$name.out" 2>&1
+}
+run_lane http &
+lane_http_pid=$!
+run_lane rest &
+lane_rest_pid=$!
+wait "$lane_http_pid" "$lane_rest_pid"
+for name in http rest; do
+    cat "$lanes/$name.out"
+    if [ -f "$lanes/$name.count" ]; then
+        read -r p f <"$lanes/$name.count"
+        passed=$((passed + p))
+        failed=$((failed + f))
+    else
+        echo "not ok - lane $name: ended without its counts"
+        failed=$((failed + 1))
+    fi
+done
+rm -rf "$lanes"
 
 echo
 echo "$passed passed, $failed failed"
