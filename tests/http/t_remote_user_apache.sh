@@ -16,35 +16,21 @@
 # Only the paths of the shipped files are replaced; the main httpd.conf
 # around them (modules, port, logs) is this test's.
 source "$(dirname "${BASH_SOURCE[0]}")/runapi_lib.sh"
-
-APACHE_BIN=${APACHE_BIN:-/usr/sbin/apache2}
-MODS=/usr/lib/apache2/modules
-if [ ! -x "$APACHE_BIN" ] || [ ! -d "$MODS" ]; then
+source "$HTTP_DIR/../deploy/apache_lib.sh"
+if ! apache_have cgi authn_file; then
     skip "$T_NAME" "no apache2 (scripts/install-deps.sh installs it)"
     finish
 fi
 
-AP_PID=
-AP_DIR=$T_TMP/apache
 HTPASSWD=$AP_DIR/agent.htpasswd
-
-# stop_apache: SIGTERM the parent (it stops its children), by PID.
-stop_apache() {
-    [ -n "$AP_PID" ] || return 0
-    stop_pid "$AP_PID" 5000
-    wait "$AP_PID" 2>/dev/null
-    AP_PID=
-}
+stop_apache() { apache_stop; }
 
 # start_apache SIGNIN: the shipped conf/apache-cgi.conf, paths replaced,
-# inside a minimal httpd.conf; SIGNIN=1 uncomments its Include of the
+# in apache_lib.sh's main config; SIGNIN=1 uncomments its Include of the
 # shipped conf/apache-signin.conf.
 start_apache() {
-    local signin=$1 port user_lines=''
-    stop_apache
-    port=$(free_port) || bail "no free port"
-    BASE_URL=http://127.0.0.1:$port
-    mkdir -p "$AP_DIR/logs"
+    local signin=$1
+    mkdir -p "$AP_DIR"
     for want in 'DocumentRoot /srv/gemini-agent/www' \
         'ScriptAlias /cgi-bin/gemini-agent /srv/gemini-agent/build/gemini-agent' \
         '    SetEnv GEMINI_AGENT_CONFIG /srv/gemini-agent/conf/agent.yaml' \
@@ -64,49 +50,14 @@ start_apache() {
         sed -i "s|^    # Include /etc/apache2/gemini-agent-signin.conf\$|    Include $AP_DIR/gemini-agent-signin.conf|" \
             "$AP_DIR/site.conf"
     fi
-    # Root starts Apache; its children must not stay root (Apache refuses).
-    # They run the program, which reads the site's files: give them those.
+    # Root starts Apache; its children run as www-data (apache_lib.sh)
+    # and run the program, which reads the site's files: give them those.
     if [ "$(id -u)" -eq 0 ]; then
-        user_lines=$'User www-data\nGroup www-data'
         chmod 711 "$T_TMP"
         chown -R www-data:www-data "$ST_DIR" "$AP_DIR"
     fi
-    cat >"$AP_DIR/httpd.conf" <<EOF
-ServerRoot "$AP_DIR"
-ServerName 127.0.0.1
-Listen 127.0.0.1:$port
-PidFile "$AP_DIR/httpd.pid"
-DefaultRuntimeDir "$AP_DIR"
-ErrorLog "$AP_DIR/logs/error.log"
-LogLevel warn
-$user_lines
-LoadModule mpm_prefork_module $MODS/mod_mpm_prefork.so
-LoadModule authz_core_module $MODS/mod_authz_core.so
-LoadModule authz_user_module $MODS/mod_authz_user.so
-LoadModule authn_core_module $MODS/mod_authn_core.so
-LoadModule authn_file_module $MODS/mod_authn_file.so
-LoadModule auth_basic_module $MODS/mod_auth_basic.so
-LoadModule alias_module $MODS/mod_alias.so
-LoadModule cgi_module $MODS/mod_cgi.so
-LoadModule rewrite_module $MODS/mod_rewrite.so
-LoadModule env_module $MODS/mod_env.so
-LoadModule setenvif_module $MODS/mod_setenvif.so
-StartServers 2
-# the sanitizer's settings reach the program under ASan
-PassEnv PATH ${ASAN_OPTIONS:+ASAN_OPTIONS} ${UBSAN_OPTIONS:+UBSAN_OPTIONS}
-Include "$AP_DIR/site.conf"
-EOF
-    # a session of its own: prefork's shutdown signals its whole process
-    # group, which would otherwise be this test's
-    setsid env -i PATH="$PATH" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} \
-        ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} \
-        "$APACHE_BIN" -f "$AP_DIR/httpd.conf" -DFOREGROUND \
-        >"$AP_DIR/stdout" 2>&1 </dev/null &
-    AP_PID=$!
-    T_BG_PIDS+=("$AP_PID")
-    if ! wait_until 5000 eval 'curl -s -o /dev/null --max-time 1 "$BASE_URL/"'; then
-        bail "apache did not start: $(tail -c 600 "$AP_DIR/stdout" "$AP_DIR/logs/error.log" 2>/dev/null | tr '\n' ' ')"
-    fi
+    apache_start "$AP_DIR/site.conf" cgi authn_file
+    BASE_URL=$AP_URL
 }
 
 start_mock
