@@ -17,6 +17,8 @@
 
 #include "core/bounds.h"
 #include "core/monotime.h"
+#include "core/arena.h"
+#include "unit_plugin.h"
 #include "unit_proc.h"
 
 #include <check.h>
@@ -35,7 +37,6 @@
 
 /* From tests/unit, where the suites run. */
 #define HOSTILE "../mcp/hostile.py"
-/* Each exchange's timeout in these tests. */
 /* Each exchange's timeout in these tests: long, for a loaded machine's
  * slow starts, but for the servers whose point is a timeout ("timeout"
  * in .mcp.json: FAST). */
@@ -49,20 +50,7 @@ static pid_t http_pid;
 
 /* --- the host's side ---------------------------------------------------- */
 
-static void *allocs[64];
-static size_t nallocs;
-
-static void *
-test_alloc(const struct gemini_agent_ctx *ctx, size_t size)
-{
-    (void)ctx;
-    ck_assert_uint_lt(nallocs, ARRAY_SIZE(allocs));
-    return allocs[nallocs++] = malloc(size);
-}
-
-static const struct gemini_agent_ctx test_ctx = {
-    .abi = GEMINI_AGENT_PLUGIN_ABI, .data_dir = ".", .alloc = test_alloc,
-};
+static struct arena ar; /* the answers of a test */
 
 /* The log goes to tmpdir/log (stderr redirected) for log_has(). */
 static void
@@ -71,8 +59,8 @@ setup(void)
     char path[128];
     int fd;
 
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/ga-mcp-hostile.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    unit_tmpdir(tmpdir, sizeof(tmpdir), "mcp-hostile");
+    arena_init(&ar);
     ck_assert_ptr_nonnull(realpath(HOSTILE, hostile));
     snprintf(path, sizeof(path), "%s/log", tmpdir);
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -86,18 +74,14 @@ setup(void)
 static void
 teardown(void)
 {
-    char cmd[128];
-
-    while (nallocs > 0)
-        free(allocs[--nallocs]);
+    arena_release(&ar);
     if (http_pid > 0) {
         kill(http_pid, SIGKILL);
         waitpid(http_pid, NULL, 0);
     }
     dup2(saved_stderr, 2);
     close(saved_stderr);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
+    unit_rmdir(tmpdir);
 }
 
 /* The log so far (malloc'd; at most 1 MiB of it), and its size. */
@@ -167,23 +151,15 @@ write_conf(const char *servers, int port)
 static int
 init_with(const char *config, void **self, char *err, size_t errsize)
 {
-    const struct gemini_agent_plugin *p = builtin_mcp(GEMINI_AGENT_PLUGIN_ABI);
-    struct gemini_agent_init init = {config, strlen(config), tmpdir, tmpdir};
-
-    *self = NULL;
-    err[0] = '\0';
-    return p->initialize(&init, self, err, errsize);
+    return unit_plugin_init(builtin_mcp(GEMINI_AGENT_PLUGIN_ABI), tmpdir,
+                            self, err, errsize, "%s", config);
 }
 
 static int
 run(void *self, const char *tool, const char *args, char *text, size_t size)
 {
-    const struct gemini_agent_plugin *p = builtin_mcp(GEMINI_AGENT_PLUGIN_ABI);
-    struct gemini_agent_out out = {NULL, 0};
-    int rc = p->execute(self, &test_ctx, tool, args, strlen(args), &out);
-
-    snprintf(text, size, "%.*s", (int)out.len, out.text ? out.text : "");
-    return rc;
+    return unit_plugin_exec(builtin_mcp(GEMINI_AGENT_PLUGIN_ABI), self,
+                            tmpdir, &ar, tool, args, text, size);
 }
 
 /* The declared names of `self`, as one string " a b c ". */

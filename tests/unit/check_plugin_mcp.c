@@ -13,6 +13,8 @@
 #include "plugins/mcp.h"
 
 #include "registry/jschema.h"
+#include "core/arena.h"
+#include "unit_plugin.h"
 #include "unit_proc.h"
 
 #include <check.h>
@@ -38,27 +40,7 @@ static char server_js[PATH_MAX];
 
 /* --- the host's side ---------------------------------------------------- */
 
-static void *allocs[64];
-static size_t nallocs;
-
-static void *
-test_alloc(const struct gemini_agent_ctx *ctx, size_t size)
-{
-    (void)ctx;
-    ck_assert_uint_lt(nallocs, ARRAY_SIZE(allocs));
-    return allocs[nallocs++] = malloc(size);
-}
-
-static const struct gemini_agent_ctx test_ctx = {
-    .abi = GEMINI_AGENT_PLUGIN_ABI, .data_dir = ".", .alloc = test_alloc,
-};
-
-static void
-free_allocs(void)
-{
-    while (nallocs > 0)
-        free(allocs[--nallocs]);
-}
+static struct arena ar; /* the answers of a test */
 
 /* Is the server there to test against? Says why not when it is not. */
 static bool
@@ -79,18 +61,15 @@ have_server(void)
 static void
 setup(void)
 {
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/ga-mcp-unit.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    unit_tmpdir(tmpdir, sizeof(tmpdir), "mcp-unit");
+    arena_init(&ar);
 }
 
 static void
 teardown(void)
 {
-    char cmd[128];
-
-    free_allocs();
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
+    arena_release(&ar);
+    unit_rmdir(tmpdir);
 }
 
 /* Write `text` to tmpdir/name. */
@@ -125,26 +104,20 @@ write_everything(void)
 static int
 init_with(const char *config, void **self, char *err, size_t errsize)
 {
-    const struct gemini_agent_plugin *p = builtin_mcp(GEMINI_AGENT_PLUGIN_ABI);
-    struct gemini_agent_init init = {config, strlen(config), tmpdir, tmpdir};
-
-    ck_assert_ptr_nonnull(p);
-    *self = NULL;
-    err[0] = '\0';
-    return p->initialize(&init, self, err, errsize);
+    return unit_plugin_init(builtin_mcp(GEMINI_AGENT_PLUGIN_ABI), tmpdir,
+                            self, err, errsize, "%s", config);
 }
 
+/* A tool's rc, its answer's text in text[size] and, when it ran, parsed
+ * into *answer (NULL when the text was cut to fit). */
 static int
 run(void *self, const char *tool, const char *args, json_t **answer,
     char *text, size_t size)
 {
-    const struct gemini_agent_plugin *p = builtin_mcp(GEMINI_AGENT_PLUGIN_ABI);
-    struct gemini_agent_out out = {NULL, 0};
-    int rc = p->execute(self, &test_ctx, tool, args, strlen(args), &out);
+    int rc = unit_plugin_exec(builtin_mcp(GEMINI_AGENT_PLUGIN_ABI), self,
+                              tmpdir, &ar, tool, args, text, size);
 
-    snprintf(text, size, "%.*s", (int)out.len, out.text ? out.text : "");
-    *answer = rc == GEMINI_AGENT_OK ? json_loadb(out.text, out.len, 0, NULL)
-                                    : NULL;
+    *answer = rc == GEMINI_AGENT_OK ? json_loads(text, 0, NULL) : NULL;
     return rc;
 }
 

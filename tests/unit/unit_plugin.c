@@ -86,3 +86,19 @@ unit_plugin_init(const struct gemini_agent_plugin *p, const char *dir,
                                                      dir},
                          self, err, errsize);
 }
+
+int
+unit_plugin_exec(const struct gemini_agent_plugin *p, void *self,
+                 const char *dir, struct arena *ar, const char *tool,
+                 const char *args, char *text, size_t size)
+{
+    struct gemini_agent_ctx ctx = {.abi = GEMINI_AGENT_PLUGIN_ABI,
+                                   .data_dir = dir,
+                                   .alloc = unit_plugin_alloc,
+                                   .host = ar};
+    struct gemini_agent_out out = {NULL, 0};
+    int rc = p->execute(self, &ctx, tool, args, strlen(args), &out);
+
+    snprintf(text, size, "%.*s", (int)out.len, out.text ? out.text : "");
+    return rc;
+}

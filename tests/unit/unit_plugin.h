@@ -30,6 +30,14 @@ int unit_plugin_init(const struct gemini_agent_plugin *p, const char *dir,
                      void **self, char *err, size_t errsize,
                      const char *fmt, ...) ATTR_FMT(6, 7);
 
+/* p->execute(self, tool, args) as a host calls it (ctx: `dir`, answers in
+ * the arena `ar`): its rc, and the answer's text copied into text[size]
+ * (cut to fit). */
+struct arena;
+int unit_plugin_exec(const struct gemini_agent_plugin *p, void *self,
+                     const char *dir, struct arena *ar, const char *tool,
+                     const char *args, char *text, size_t size);
+
 /* unit_plugin_init() with `config` as it is, which must succeed (the
  * test fails with the plugin's reason otherwise): the instance. */
 void *unit_plugin_start(const struct gemini_agent_plugin *p, const char *dir,
