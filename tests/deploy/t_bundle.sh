@@ -22,10 +22,15 @@
 # bundle's lib/ or glibc's set, `check`, and one chat through the CGI
 # against the mock. The negative control: build/gemini-agent (linked
 # without the run path) in the same root cannot start.
+# Then the same site under a private Apache (tests/deploy/apache_lib.sh)
+# as its document root, through the bundle's .htaccess alone: the widget
+# is served, the settings, key, libraries and state are not, and a chat
+# goes through the CGI.
 #
 # Needs root (mount namespaces, bind mounts); skipped otherwise.
 # shellcheck disable=SC1091
 source "$(dirname "${BASH_SOURCE[0]}")/../http/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/apache_lib.sh"
 
 RECIPE=$REPO/docs/deploy/portable-bundle.md
 RECIPE_PY=$REPO/tests/deploy/recipe.py
@@ -210,5 +215,40 @@ r['usage']['geminiCalls'] ==> 1
 len(reqs) ==> 1
 reqs[0]['path'] ==> '/v1beta/models/gemini-2.5-flash:generateContent'
 EOF
+
+# --- the same bundle under Apache, through its .htaccess -------------------------
+# The site as a shared host serves it: the bundle's folder is the document
+# root, AllowOverride All, CGI through mod_cgi. The copy belongs to the
+# user Apache's children run as (www-data), as a suEXEC site belongs to
+# the user its CGI runs as.
+if apache_have cgi; then
+    HT=$T_TMP/htdocs
+    cp -a "$SITE" "$HT" && chown -R www-data:www-data "$HT" && chmod 0711 "$T_TMP" ||
+        bail "cannot copy the site for Apache"
+    cat >"$T_TMP/bundle-site.conf" <<CONF
+DocumentRoot "$HT"
+<Directory "$HT">
+    AllowOverride All
+    Require all granted
+</Directory>
+CONF
+    apache_start "$T_TMP/bundle-site.conf" cgi
+    BASE_URL=$AP_URL
+    req GET /agent/index.js ""
+    assert_status 200 "Apache: the widget is served (/agent/index.js)"
+    for p in /conf/.gemini.yaml /conf/agent.yaml /conf/.session-secret /lib/libcurl.so.4 \
+        /var/ /actions/geminiAgent/plugin.yaml /plugins/ /README /.htaccess; do
+        req GET "$p" ""
+        assert_status 403 "Apache: $p is not served"
+    done
+    req POST /_jay/actions/geminiAgent.sendMessage "@$T_TMP/chat.json"
+    assert_py "a chat through Apache and the bundle's .htaccess" <<'EOF'
+status ==> 200
+r['message'] ==> 'Hello from the bundle.'
+EOF
+    apache_stop
+else
+    skip "Apache with the bundle's .htaccess" "apache2 with mod_cgi is not installed"
+fi
 
 finish
