@@ -103,6 +103,7 @@ needed() {
 # a run path of its own.
 verify() {
     local d=$1 f n
+    # shellcheck disable=SC2016  # $ORIGIN is the loader's, not the shell's
     readelf -d "$d/gemini-agent" | grep -q '(RPATH).*\[\$ORIGIN/lib\]' ||
         die "the program has no RPATH \$ORIGIN/lib (was it linked with BUNDLING=1?)"
     for f in "$d/gemini-agent" "$d"/lib/*; do
@@ -169,4 +170,4 @@ chmod 0700 "$d/conf" "$d/var"
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" --owner=0 --group=0 --numeric-owner -czf "$out.tmp" "$name"
 mv "$out.tmp" "$out"
-echo "$out: $(du -k "$out" | cut -f1) KiB, $(ls "$d/lib" | wc -l) libraries, glibc $glibc or newer"
+echo "$out: $(du -k "$out" | cut -f1) KiB, $(find "$d/lib" -name '*.so*' | wc -l) libraries, glibc $glibc or newer"

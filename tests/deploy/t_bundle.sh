@@ -60,6 +60,7 @@ in_root() {
     while [ "$1" != -- ]; do vars+=("$1"); shift; done
     shift
     # The bind mounts and /proc exist in the child's mount namespace only.
+    # shellcheck disable=SC2016  # the inner bash expands them
     timeout -k 1 20 unshare --mount --pid --fork --mount-proc="$BAREROOT/proc" \
         bash -c 'r=$1; shift
                  mount --bind /dev/null "$r/dev/null" &&
@@ -84,7 +85,9 @@ mkdir -p "$BAREROOT/proc" "$BAREROOT/dev" "$BAREROOT/site" || bail "cannot make 
 : >"$BAREROOT/dev/urandom"
 libc=$(ldd build-bundle/gemini-agent | awk '$1 == "libc.so.6" { print $3 }')
 interp=$(readelf -l build-bundle/gemini-agent | sed -n 's/.*interpreter: \(.*\)\]$/\1/p')
-[ -n "$libc" ] && [ -n "$interp" ] || bail "cannot find the host's libc.so.6 and loader"
+if [ -z "$libc" ] || [ -z "$interp" ]; then
+    bail "cannot find the host's libc.so.6 and loader"
+fi
 libdir=$(dirname "$(readlink -f "$libc")")
 mkdir -p "$BAREROOT$(dirname "$libc")" "$BAREROOT$(dirname "$interp")"
 cp -L "$interp" "$BAREROOT$interp" || bail "cannot copy the loader"
@@ -100,7 +103,8 @@ GLIBC_IN_ROOT+=("$interp")
 printf '%s\n' "${GLIBC_IN_ROOT[@]}" >"$T_TMP/glibc-in-root"
 
 # The upload: the tarball alone in a folder, unpacked from there.
-mkdir -p "$T_TMP/upload" && cp "${tgz[0]}" "$T_TMP/upload/" || bail "cannot copy the tarball"
+mkdir -p "$T_TMP/upload" || bail "cannot make $T_TMP/upload"
+cp "${tgz[0]}" "$T_TMP/upload/" || bail "cannot copy the tarball"
 SITE=$BAREROOT/site
 (cd "$T_TMP/upload" && recipe_run unpack "SITE=$SITE") ||
     bail "recipe 'unpack' failed: $(tail -c 600 "$T_TMP/unpack.log")"
@@ -116,10 +120,12 @@ check "lib/ holds the libraries ($nlib)" test "$nlib" -ge 6
 for l in libjansson.so.4 libcurl.so.4 libyaml-0.so.2 libsqlite3.so.0 libcrypto.so.3 libfcgi.so.0; do
     check "lib/ holds $l" test -f "$SITE/lib/$l"
 done
-if ls "$SITE/lib" | grep -E '^(libc|libm|libpthread|libdl|librt|libresolv|ld-linux.*)\.so'; then
-    not_ok "lib/ holds no glibc library" "$(ls "$SITE/lib" | tr '\n' ' ')"
-else
+glibc_bundled=$(find "$SITE/lib" -regextype posix-extended \
+    -regex '.*/(libc|libm|libpthread|libdl|librt|libresolv|libnss_.*|ld-linux.*)\.so.*')
+if [ -z "$glibc_bundled" ]; then
     ok "lib/ holds no glibc library"
+else
+    not_ok "lib/ holds no glibc library" "$(tr '\n' ' ' <<<"$glibc_bundled")"
 fi
 if grep -rlF "$REPO" "$SITE" >"$T_TMP/repo-paths"; then
     not_ok "no file of the bundle names the checkout ($REPO)" "$(tr '\n' ' ' <"$T_TMP/repo-paths")"
@@ -206,7 +212,6 @@ in_root GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/j
     SERVER_PROTOCOL=HTTP/1.1 -- /site/gemini-agent <"$T_TMP/chat.json"
 [ "$RR_RC" -eq 0 ] || not_ok "the CGI exits 0" "exit $RR_RC: $(head -c 400 "$RR_ERR")"
 split_cgi_output "$RR_OUT"
-RES_DESC="CGI sendMessage in the bare root"
 assert_py "a chat through the bundle's CGI" <<'EOF'
 status ==> 200
 r['type'] ==> 'response'
@@ -223,7 +228,7 @@ EOF
 # the user its CGI runs as.
 if apache_have cgi; then
     HT=$T_TMP/htdocs
-    cp -a "$SITE" "$HT" && chown -R www-data:www-data "$HT" && chmod 0711 "$T_TMP" ||
+    { cp -a "$SITE" "$HT" && chown -R www-data:www-data "$HT" && chmod 0711 "$T_TMP"; } ||
         bail "cannot copy the site for Apache"
     cat >"$T_TMP/bundle-site.conf" <<CONF
 DocumentRoot "$HT"
@@ -233,6 +238,7 @@ DocumentRoot "$HT"
 </Directory>
 CONF
     apache_start "$T_TMP/bundle-site.conf" cgi
+    # shellcheck disable=SC2034  # lib.sh's req sends there
     BASE_URL=$AP_URL
     req GET /agent/index.js ""
     assert_status 200 "Apache: the widget is served (/agent/index.js)"
