@@ -236,8 +236,9 @@ install: all
 # searched for its libraries' own dependencies too (libcurl's libnghttp2
 # ...), where a RUNPATH serves only its direct ones, and LD_LIBRARY_PATH
 # on the host cannot put another libcurl in front of ours.
-# PLUGIN_DIR=plugins: the default plugins.dirs is no path of this machine
-# (the bundle's agent.yaml names its own folder anyway).
+# PLUGIN_DIR=plugins and SHARE_DIR=.: nothing the program compiles in is a
+# path of this machine (the default plugins.dirs is the bundle's plugins/
+# as seen from the CGI's folder; its agent.yaml names it anyway).
 VERSION ?= 0.25.0
 BUNDLE_ARCH = $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
 BUNDLE_TGZ  = build/gemini-agent-bundle-$(VERSION)-$(BUNDLE_ARCH).tar.gz
@@ -249,7 +250,7 @@ bundle:
 	@for f in www/vendor/dompurify.js www/vendor/marked.js; do [ -f $$f ] || \
 	    { echo "make bundle: $$f is missing: run scripts/setup-www.sh" >&2; exit 1; }; done
 	@$(MAKE) --no-print-directory BUILD=build-bundle BUNDLING=1 PLUGIN_SRC= \
-	    PLUGIN_DIR=plugins all
+	    PLUGIN_DIR=plugins SHARE_DIR=. all
 	@scripts/make-bundle.sh build-bundle/gemini-agent '$(VERSION)' '$(BUNDLE_ARCH)' \
 	    $(BUNDLE_TGZ)
 

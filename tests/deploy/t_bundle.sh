@@ -221,6 +221,27 @@ len(reqs) ==> 1
 reqs[0]['path'] ==> '/v1beta/models/gemini-2.5-flash:generateContent'
 EOF
 
+# The recipe's "When it does not start": a host without Debian's CA file
+# (this root has no /etc) answers every chat over HTTPS with a 502, and the
+# log names the file. A plain listener is enough: libcurl reads the CA file
+# before the handshake.
+"$PY" -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T_TMP/tls.port" &
+T_BG_PIDS+=($!)
+wait_until 5000 test -s "$T_TMP/tls.port" || bail "no listener for the CA check"
+cp "$SITE/conf/.gemini.yaml" "$T_TMP/gemini.yaml.mock"
+write_gemini_yaml "$SITE/conf/.gemini.yaml" "bundle-key-not-a-real-key" \
+    "https://127.0.0.1:$(cat "$T_TMP/tls.port")"
+in_root GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
+    "CONTENT_LENGTH=$len" REQUEST_URI=/_jay/actions/geminiAgent.sendMessage \
+    REMOTE_ADDR=127.0.0.1 -- /site/gemini-agent <"$T_TMP/chat.json"
+split_cgi_output "$RR_OUT"
+assert_status 502 "no CA file on the host: the chat answers 502"
+check "no CA file on the host: the log names /etc/ssl/certs/ca-certificates.crt" \
+    grep -q 'certificate file: /etc/ssl/certs/ca-certificates.crt' "$RR_ERR"
+cp "$T_TMP/gemini.yaml.mock" "$SITE/conf/.gemini.yaml"
+
 # --- the same bundle under Apache, through its .htaccess -------------------------
 # The site as a shared host serves it: the bundle's folder is the document
 # root, AllowOverride All, CGI through mod_cgi. The copy belongs to the
