@@ -193,6 +193,18 @@ else
     not_ok "every library in lib/ was loaded from lib/" "not loaded: $missing; unknown: $extra"
 fi
 
+# DT_RPATH, not RUNPATH (the Makefile's bundle block): a host's
+# LD_LIBRARY_PATH cannot put another library in front of the bundle's.
+mkdir -p "$BAREROOT/other" && : >"$BAREROOT/other/libjansson.so.4"
+in_root LD_LIBRARY_PATH=/other -- /site/gemini-agent "${ARGS[@]}"
+if [ "$RR_RC" -eq 0 ]; then
+    ok "LD_LIBRARY_PATH naming a broken libjansson.so.4 does not reach the program"
+else
+    not_ok "LD_LIBRARY_PATH naming a broken libjansson.so.4 does not reach the program" \
+        "exit $RR_RC: $(head -c 300 "$RR_ERR")"
+fi
+rm -rf "$BAREROOT/other"
+
 in_root -- /site/gemini-agent check
 if [ "$RR_RC" -eq 0 ]; then
     ok "in the bare root: gemini-agent check"
