@@ -155,8 +155,8 @@ if [ -f "$repo/conf/htaccess" ]; then
 else
     cp "$repo/conf/bundle-htaccess" "$d/.htaccess"
 fi
-# Apache must not serve what is not the widget, even with the .htaccess
-# above ignored for these folders' part.
+# Each folder that is not the widget refuses requests by itself too, whatever
+# the top .htaccess says.
 for sub in conf lib var actions plugins; do
     printf 'Require all denied\n' >"$d/$sub/.htaccess"
 done

@@ -105,6 +105,9 @@ printf '%s\n' "${GLIBC_IN_ROOT[@]}" >"$T_TMP/glibc-in-root"
 # The upload: the tarball alone in a folder, unpacked from there.
 mkdir -p "$T_TMP/upload" || bail "cannot make $T_TMP/upload"
 cp "${tgz[0]}" "$T_TMP/upload/" || bail "cannot copy the tarball"
+# SITE, the recipe's one value for the site owner, is this root's folder.
+check "the recipe names the site owner's SITE in its block 'site'" \
+    grep -q '^SITE=' <("$PY" "$RECIPE_PY" "$RECIPE" site)
 SITE=$BAREROOT/site
 (cd "$T_TMP/upload" && recipe_run unpack "SITE=$SITE") ||
     bail "recipe 'unpack' failed: $(tail -c 600 "$T_TMP/unpack.log")"
