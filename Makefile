@@ -226,6 +226,34 @@ install: all
 	rm -f $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.gemini.yaml \
 	    $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.session-secret
 
+# make bundle: one tarball for a host without our libraries (shared
+# hosting): the program built in build-bundle/ (build/ is left alone),
+# without the demo's compiled-in handlers, its run path $ORIGIN/lib, and
+# beside it lib/ with every shared library it needs but glibc's, the
+# widget, an .htaccess, the config templates and a README
+# (scripts/make-bundle.sh; docs/deploy/portable-bundle.md).
+# DT_RPATH, not DT_RUNPATH (--disable-new-dtags): the program's RPATH is
+# searched for its libraries' own dependencies too (libcurl's libnghttp2
+# ...), where a RUNPATH serves only its direct ones, and LD_LIBRARY_PATH
+# on the host cannot put another libcurl in front of ours.
+# PLUGIN_DIR=plugins and SHARE_DIR=.: nothing the program compiles in is a
+# path of this machine (the default plugins.dirs is the bundle's plugins/
+# as seen from the CGI's folder; its agent.yaml names it anyway).
+VERSION ?= 0.25.0
+BUNDLE_ARCH = $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
+BUNDLE_TGZ  = build/gemini-agent-bundle-$(VERSION)-$(BUNDLE_ARCH).tar.gz
+ifdef BUNDLING
+LDFLAGS += -Wl,-rpath,'$$ORIGIN/lib' -Wl,--disable-new-dtags
+endif
+.PHONY: bundle
+bundle:
+	@for f in www/vendor/dompurify.js www/vendor/marked.js; do [ -f $$f ] || \
+	    { echo "make bundle: $$f is missing: run scripts/setup-www.sh" >&2; exit 1; }; done
+	@$(MAKE) --no-print-directory BUILD=build-bundle BUNDLING=1 PLUGIN_SRC= \
+	    PLUGIN_DIR=plugins SHARE_DIR=. all
+	@scripts/make-bundle.sh build-bundle/gemini-agent '$(VERSION)' '$(BUNDLE_ARCH)' \
+	    $(BUNDLE_TGZ)
+
 deps:
 	scripts/install-deps.sh
 

@@ -1,0 +1,296 @@
+#!/bin/bash
+# t_bundle.sh - the portable bundle (docs/deploy/portable-bundle.md) in a
+# root that has glibc and nothing else of ours.
+#
+# The recipe's blocks run as written: `make bundle` in the checkout, the
+# tarball unpacked into SITE (the one value the recipe leaves to the site
+# owner), setup, permissions, check. SITE is a folder of a bare root in
+# T_TMP holding only:
+#   - glibc's libraries, copied from the host's folder of libc.so.6 to the
+#     same paths (the loader at its PT_INTERP path), matching
+#     `scripts/make-bundle.sh --glibc`, the one list of them;
+#   - /proc, mounted in a private mount and PID namespace: the loader finds
+#     $ORIGIN through /proc/self/exe, and every real host has /proc;
+#   - /dev/null and /dev/urandom, the host's bound onto empty files in that
+#     mount namespace (the program spawns helpers with stdin on /dev/null,
+#     SQLite seeds its randomness from /dev/urandom); nothing to remove.
+# No /etc, no /usr, no shell. The mock Gemini server listens on the host's
+# 127.0.0.1 (the root shares the network namespace).
+#
+# In the root: the program's version (or its help when it has no
+# --version), LD_DEBUG=libs proof that every library comes from the
+# bundle's lib/ or glibc's set, `check`, and one chat through the CGI
+# against the mock. The negative control: build/gemini-agent (linked
+# without the run path) in the same root cannot start.
+# Then the same site under a private Apache (tests/deploy/apache_lib.sh)
+# as its document root, through the bundle's .htaccess alone: the widget
+# is served, the settings, key, libraries and state are not, and a chat
+# goes through the CGI.
+#
+# Needs root (mount namespaces, bind mounts); skipped otherwise.
+# shellcheck disable=SC1091
+source "$(dirname "${BASH_SOURCE[0]}")/../http/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/apache_lib.sh"
+
+RECIPE=$REPO/docs/deploy/portable-bundle.md
+RECIPE_PY=$REPO/tests/deploy/recipe.py
+BAREROOT=$T_TMP/root
+
+[ "$(id -u)" -eq 0 ] || { skip "$T_NAME" "needs root (mount namespaces)"; finish; }
+unshare --mount --pid --fork true 2>/dev/null ||
+    { skip "$T_NAME" "no mount and PID namespaces here"; finish; }
+
+# recipe_run NAME [VAR=VALUE...]: the recipe's block NAME in bash -e, with
+# the variables given, from the current folder; its output in $T_TMP/NAME.log.
+recipe_run() {
+    local name=$1 script
+    shift
+    script=$("$PY" "$RECIPE_PY" "$RECIPE" "$name") || return 1
+    env "$@" bash -euc "$script" >"$T_TMP/$name.log" 2>&1
+}
+
+# in_root [VAR=VALUE...] -- PROGRAM ARGS...: PROGRAM (a path inside the
+# root) run in the bare root, in /site, with only the variables given;
+# stdin as given. Sets RR_RC; stdout in $RR_OUT, stderr in $RR_ERR.
+RR_OUT=$T_TMP/root.out
+RR_ERR=$T_TMP/root.err
+RR_RC=0
+in_root() {
+    local -a vars=()
+    while [ "$1" != -- ]; do vars+=("$1"); shift; done
+    shift
+    # The bind mounts and /proc exist in the child's mount namespace only.
+    # shellcheck disable=SC2016  # the inner bash expands them
+    timeout -k 1 20 unshare --mount --pid --fork --mount-proc="$BAREROOT/proc" \
+        bash -c 'r=$1; shift
+                 mount --bind /dev/null "$r/dev/null" &&
+                 mount --bind /dev/urandom "$r/dev/urandom" &&
+                 exec env -i "$@"' _ "$BAREROOT" "${vars[@]}" \
+        unshare --root="$BAREROOT" --wd=/site "$@" >"$RR_OUT" 2>"$RR_ERR"
+    RR_RC=$?
+}
+
+# --- build, unpack, set up: the recipe as written -----------------------------
+cd "$REPO" || bail "no checkout at $REPO"
+recipe_run build || bail "make bundle failed: $(tail -c 800 "$T_TMP/build.log")"
+ok "recipe 'build': make bundle"
+mapfile -t tgz < <(ls build/gemini-agent-bundle-*.tar.gz 2>/dev/null)
+[ ${#tgz[@]} -eq 1 ] || bail "want one build/gemini-agent-bundle-*.tar.gz, found ${#tgz[@]}"
+check "the bundle's name says its version and architecture" \
+    grep -qE '^build/gemini-agent-bundle-[0-9]+\.[0-9]+\.[0-9]+-[a-z0-9_]+\.tar\.gz$' <<<"${tgz[0]}"
+
+# The bare root: glibc's files, at the host's paths.
+mkdir -p "$BAREROOT/proc" "$BAREROOT/dev" "$BAREROOT/site" || bail "cannot make the root"
+: >"$BAREROOT/dev/null"
+: >"$BAREROOT/dev/urandom"
+libc=$(ldd build-bundle/gemini-agent | awk '$1 == "libc.so.6" { print $3 }')
+interp=$(readelf -l build-bundle/gemini-agent | sed -n 's/.*interpreter: \(.*\)\]$/\1/p')
+if [ -z "$libc" ] || [ -z "$interp" ]; then
+    bail "cannot find the host's libc.so.6 and loader"
+fi
+libdir=$(dirname "$(readlink -f "$libc")")
+mkdir -p "$BAREROOT$(dirname "$libc")" "$BAREROOT$(dirname "$interp")"
+cp -L "$interp" "$BAREROOT$interp" || bail "cannot copy the loader"
+GLIBC_IN_ROOT=()
+while IFS= read -r pat; do
+    for f in "$libdir"/$pat; do
+        [ -e "$f" ] || continue
+        cp -L "$f" "$BAREROOT$(dirname "$libc")/" || bail "cannot copy $f"
+        GLIBC_IN_ROOT+=("$(dirname "$libc")/$(basename "$f")")
+    done
+done < <(scripts/make-bundle.sh --glibc)
+GLIBC_IN_ROOT+=("$interp")
+printf '%s\n' "${GLIBC_IN_ROOT[@]}" >"$T_TMP/glibc-in-root"
+
+# The upload: the tarball alone in a folder, unpacked from there.
+mkdir -p "$T_TMP/upload" || bail "cannot make $T_TMP/upload"
+cp "${tgz[0]}" "$T_TMP/upload/" || bail "cannot copy the tarball"
+# SITE, the recipe's one value for the site owner, is this root's folder.
+check "the recipe names the site owner's SITE in its block 'site'" \
+    grep -q '^SITE=' <("$PY" "$RECIPE_PY" "$RECIPE" site)
+SITE=$BAREROOT/site
+(cd "$T_TMP/upload" && recipe_run unpack "SITE=$SITE") ||
+    bail "recipe 'unpack' failed: $(tail -c 600 "$T_TMP/unpack.log")"
+ok "recipe 'unpack'"
+for f in gemini-agent README .htaccess conf/agent.yaml conf/gemini.yaml.template \
+    actions/geminiAgent/plugin.yaml agent/index.js vendor/marked.js vendor/dompurify.js; do
+    check "the bundle holds $f" test -s "$SITE/$f"
+done
+check "the bundle's .htaccess hands the chat's routes to the CGI" \
+    grep -q '_jay/actions' "$SITE/.htaccess"
+nlib=$(find "$SITE/lib" -name '*.so*' | wc -l)
+check "lib/ holds the libraries ($nlib)" test "$nlib" -ge 6
+for l in libjansson.so.4 libcurl.so.4 libyaml-0.so.2 libsqlite3.so.0 libcrypto.so.3 libfcgi.so.0; do
+    check "lib/ holds $l" test -f "$SITE/lib/$l"
+done
+glibc_bundled=$(find "$SITE/lib" -regextype posix-extended \
+    -regex '.*/(libc|libm|libpthread|libdl|librt|libresolv|libnss_.*|ld-linux.*)\.so.*')
+if [ -z "$glibc_bundled" ]; then
+    ok "lib/ holds no glibc library"
+else
+    not_ok "lib/ holds no glibc library" "$(tr '\n' ' ' <<<"$glibc_bundled")"
+fi
+if grep -rlF "$REPO" "$SITE" >"$T_TMP/repo-paths"; then
+    not_ok "no file of the bundle names the checkout ($REPO)" "$(tr '\n' ' ' <"$T_TMP/repo-paths")"
+else
+    ok "no file of the bundle names the checkout ($REPO)"
+fi
+
+recipe_run setup "SITE=$SITE" || bail "recipe 'setup' failed: $(tail -c 600 "$T_TMP/setup.log")"
+ok "recipe 'setup'"
+check "setup wrote the session secret" test -s "$SITE/conf/.session-secret"
+check "setup wrote conf/.gemini.yaml" test -s "$SITE/conf/.gemini.yaml"
+recipe_run permissions "SITE=$SITE" ||
+    bail "recipe 'permissions' failed: $(tail -c 600 "$T_TMP/permissions.log")"
+check "recipe 'permissions': the key file is 0600" test "$(stat -c %a "$SITE/conf/.gemini.yaml")" = 600
+
+# The owner's key: the mock's, and its address.
+start_mock
+write_gemini_yaml "$SITE/conf/.gemini.yaml" "bundle-key-not-a-real-key" "$MOCK_URL"
+if recipe_run check "SITE=$SITE"; then
+    ok "recipe 'check' (on this host)"
+else
+    not_ok "recipe 'check' (on this host)" "$(tail -c 600 "$T_TMP/check.log")"
+fi
+
+# --- the bare root -------------------------------------------------------------
+# The negative control first: the root is bare if the program built
+# without the bundle's run path cannot start in it.
+mkdir -p "$BAREROOT/control"
+cp "$REPO/build/gemini-agent" "$BAREROOT/control/gemini-agent" 2>/dev/null ||
+    { make -s all >/dev/null && cp "$REPO/build/gemini-agent" "$BAREROOT/control/gemini-agent"; } ||
+    bail "cannot build build/gemini-agent for the control"
+in_root -- /control/gemini-agent help
+if [ "$RR_RC" -ne 0 ] && grep -q 'error while loading shared libraries' "$RR_ERR"; then
+    ok "control: build/gemini-agent cannot start in the bare root ($(head -c 120 "$RR_ERR"))"
+else
+    not_ok "control: build/gemini-agent cannot start in the bare root" "exit $RR_RC: $(head -c 300 "$RR_ERR")"
+fi
+rm -rf "$BAREROOT/control"
+
+# The program's version, or its usage where there is no --version yet.
+if "$SITE/gemini-agent" --version >/dev/null 2>&1; then ARGS=(--version); else ARGS=(help); fi
+in_root -- /site/gemini-agent "${ARGS[@]}"
+if [ "$RR_RC" -eq 0 ] && [ -s "$RR_OUT" ]; then
+    ok "in the bare root: gemini-agent ${ARGS[*]} ($(head -n 1 "$RR_OUT"))"
+else
+    not_ok "in the bare root: gemini-agent ${ARGS[*]}" "exit $RR_RC: $(head -c 300 "$RR_ERR")"
+fi
+
+# Where every library came from, by the loader's own account.
+in_root LD_DEBUG=libs -- /site/gemini-agent "${ARGS[@]}"
+[ "$RR_RC" -eq 0 ] || not_ok "LD_DEBUG=libs run" "exit $RR_RC"
+sed -n 's/.*calling init: //p' "$RR_ERR" | sort -u >"$T_TMP/inits"
+(cd "$SITE/lib" && ls -- *.so*) | sed 's|^|/site/lib/|' | sort >"$T_TMP/bundled"
+stray=$(grep -vxF -f "$T_TMP/glibc-in-root" "$T_TMP/inits" | grep -v '^/site/lib/')
+if [ -s "$T_TMP/inits" ] && [ -z "$stray" ]; then
+    ok "every library loaded is the bundle's or glibc's ($(wc -l <"$T_TMP/inits") in all)"
+else
+    not_ok "every library loaded is the bundle's or glibc's" "others: ${stray:-(the loader reported none)}"
+fi
+missing=$(grep '^/site/lib/' "$T_TMP/inits" | comm -13 - "$T_TMP/bundled")
+extra=$(grep '^/site/lib/' "$T_TMP/inits" | comm -23 - "$T_TMP/bundled")
+if [ -z "$missing$extra" ]; then
+    ok "every library in lib/ was loaded from lib/ (each found the others through \$ORIGIN/lib)"
+else
+    not_ok "every library in lib/ was loaded from lib/" "not loaded: $missing; unknown: $extra"
+fi
+
+# DT_RPATH, not RUNPATH (the Makefile's bundle block): a host's
+# LD_LIBRARY_PATH cannot put another library in front of the bundle's.
+mkdir -p "$BAREROOT/other" && : >"$BAREROOT/other/libjansson.so.4"
+in_root LD_LIBRARY_PATH=/other -- /site/gemini-agent "${ARGS[@]}"
+if [ "$RR_RC" -eq 0 ]; then
+    ok "LD_LIBRARY_PATH naming a broken libjansson.so.4 does not reach the program"
+else
+    not_ok "LD_LIBRARY_PATH naming a broken libjansson.so.4 does not reach the program" \
+        "exit $RR_RC: $(head -c 300 "$RR_ERR")"
+fi
+rm -rf "$BAREROOT/other"
+
+in_root -- /site/gemini-agent check
+if [ "$RR_RC" -eq 0 ]; then
+    ok "in the bare root: gemini-agent check"
+else
+    not_ok "in the bare root: gemini-agent check" "exit $RR_RC: $(head -c 400 "$RR_OUT" "$RR_ERR" | tr '\n' ' ')"
+fi
+
+# --- one chat through the CGI ---------------------------------------------------
+# As Apache starts it: in its own folder, no GEMINI_AGENT_CONFIG (the
+# program reads conf/agent.yaml from there).
+printf '%s' '{"message":"[[mock:text say=\"Hello from the bundle.\"]] hi","history":[],"toolDefinitions":[],"pageState":{}}' \
+    >"$T_TMP/chat.json"
+len=$(stat -c %s "$T_TMP/chat.json")
+in_root GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
+    "CONTENT_LENGTH=$len" REQUEST_URI=/_jay/actions/geminiAgent.sendMessage \
+    SCRIPT_NAME=/_jay/actions/geminiAgent.sendMessage REMOTE_ADDR=127.0.0.1 \
+    SERVER_PROTOCOL=HTTP/1.1 -- /site/gemini-agent <"$T_TMP/chat.json"
+[ "$RR_RC" -eq 0 ] || not_ok "the CGI exits 0" "exit $RR_RC: $(head -c 400 "$RR_ERR")"
+split_cgi_output "$RR_OUT"
+assert_py "a chat through the bundle's CGI" <<'EOF'
+status ==> 200
+r['type'] ==> 'response'
+r['message'] ==> 'Hello from the bundle.'
+r['usage']['geminiCalls'] ==> 1
+len(reqs) ==> 1
+reqs[0]['path'] ==> '/v1beta/models/gemini-2.5-flash:generateContent'
+EOF
+
+# The recipe's "When it does not start": a host without Debian's CA file
+# (this root has no /etc) answers every chat over HTTPS with a 502, and the
+# log names the file. A plain listener is enough: libcurl reads the CA file
+# before the handshake.
+"$PY" -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T_TMP/tls.port" &
+T_BG_PIDS+=($!)
+wait_until 5000 test -s "$T_TMP/tls.port" || bail "no listener for the CA check"
+cp "$SITE/conf/.gemini.yaml" "$T_TMP/gemini.yaml.mock"
+write_gemini_yaml "$SITE/conf/.gemini.yaml" "bundle-key-not-a-real-key" \
+    "https://127.0.0.1:$(cat "$T_TMP/tls.port")"
+in_root GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
+    "CONTENT_LENGTH=$len" REQUEST_URI=/_jay/actions/geminiAgent.sendMessage \
+    REMOTE_ADDR=127.0.0.1 -- /site/gemini-agent <"$T_TMP/chat.json"
+split_cgi_output "$RR_OUT"
+assert_status 502 "no CA file on the host: the chat answers 502"
+check "no CA file on the host: the log names /etc/ssl/certs/ca-certificates.crt" \
+    grep -q 'certificate file: /etc/ssl/certs/ca-certificates.crt' "$RR_ERR"
+cp "$T_TMP/gemini.yaml.mock" "$SITE/conf/.gemini.yaml"
+
+# --- the same bundle under Apache, through its .htaccess -------------------------
+# The site as a shared host serves it: the bundle's folder is the document
+# root, AllowOverride All, CGI through mod_cgi. The copy belongs to the
+# user Apache's children run as (www-data), as a suEXEC site belongs to
+# the user its CGI runs as.
+if apache_have cgi; then
+    HT=$T_TMP/htdocs
+    { cp -a "$SITE" "$HT" && chown -R www-data:www-data "$HT" && chmod 0711 "$T_TMP"; } ||
+        bail "cannot copy the site for Apache"
+    cat >"$T_TMP/bundle-site.conf" <<CONF
+DocumentRoot "$HT"
+<Directory "$HT">
+    AllowOverride All
+    Require all granted
+</Directory>
+CONF
+    apache_start "$T_TMP/bundle-site.conf" cgi
+    # shellcheck disable=SC2034  # lib.sh's req sends there
+    BASE_URL=$AP_URL
+    req GET /agent/index.js ""
+    assert_status 200 "Apache: the widget is served (/agent/index.js)"
+    for p in /conf/.gemini.yaml /conf/agent.yaml /conf/.session-secret /lib/libcurl.so.4 \
+        /var/ /actions/geminiAgent/plugin.yaml /plugins/ /README /.htaccess; do
+        req GET "$p" ""
+        assert_status 403 "Apache: $p is not served"
+    done
+    req POST /_jay/actions/geminiAgent.sendMessage "@$T_TMP/chat.json"
+    assert_py "a chat through Apache and the bundle's .htaccess" <<'EOF'
+status ==> 200
+r['message'] ==> 'Hello from the bundle.'
+EOF
+    apache_stop
+else
+    skip "Apache with the bundle's .htaccess" "apache2 with mod_cgi is not installed"
+fi
+
+finish
