@@ -161,6 +161,22 @@ describe('a request to another origin that fails', () => {
     assert.equal(chat.state.error, UNREACHABLE);
   });
 
+  test('a probe answer that does not explain the failure (a 404 here) is no diagnosis: "Could not reach the server"', async (t) => {
+    const fetch = browserFetch((url, init) => (init.method === 'POST' ? null : { res: json({ error: { code: 'not_found' } }, 404), cors: true }));
+    const chat = mount(t, fetch, { endpoint: `${AGENT}/_jay/actions` });
+    await chat.send('hello');
+    assert.equal(chat.state.errorCode, 'network');
+    assert.equal(chat.state.error, UNREACHABLE);
+  });
+
+  test('nginx\'s 429 to the preflight: the rate limit\'s words', async (t) => {
+    const busy = json({ error: { code: 'rate_limited', message: 'Too many requests.' } }, 429);
+    const fetch = browserFetch((url, init) => (init.method === 'POST' ? null : { res: busy, cors: true }));
+    const chat = mount(t, fetch, { endpoint: `${AGENT}/_jay/actions` });
+    await chat.send('hello');
+    assert.equal(chat.state.errorCode, 'rate_limited');
+  });
+
   test('a user command refused the same way', async (t) => {
     const fetch = browserFetch(() => ({ res: json({}), cors: false }));
     const chat = mount(t, fetch, { endpoint: `${AGENT}/_jay/actions` });
@@ -176,6 +192,11 @@ describe('a request to another origin that fails', () => {
       explain(e) === originRefused(AGENT, PAGE));
     const gone = createClient({ fetch: browserFetch(() => null), token: () => 't', base: `${AGENT}/`, location: loc });
     await assert.rejects(gone.threads(), (e) => e.code === 'network' && /Could not reach the server/.test(explain(e)));
+    const down = json({ error: { code: 'responder_unavailable', message: 'The agent service is not running. Try again later.' } }, 502);
+    const behind = createClient({ fetch: browserFetch((url, init) => (init.mode === 'cors' ? { res: down, cors: true } : null)),
+      token: () => 't', base: `${AGENT}/`, location: loc });
+    await assert.rejects(behind.startRun({ prompt: 'x' }), (e) => e.status === 502 && e.code === 'responder_unavailable' &&
+      /not running/.test(explain(e)));
   });
 
   test('diagnoseNetworkError without a page location or fetch: unreachable', async () => {

@@ -1380,7 +1380,7 @@ export function mountChat(container, options = {}) {
       win?.console?.warn?.(`gemini-chat: ${url} is not readable from this origin (http.cors.allowOrigins)`);
       return new ChatError('origin_not_allowed', found.message, { retry: false });
     }
-    if (found.kind === 'answer' && !found.response.ok) {
+    if (found.kind === 'answer') {
       const res = found.response;
       const data = parseBody(await res.text().catch(() => ''));
       return explainError(res.status, data, res.headers?.get?.('Retry-After') ?? null);

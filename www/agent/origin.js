@@ -67,9 +67,11 @@ export function foreignOrigin(url, location) {
  * Why a request to `url` failed as a network error (fetch threw), found by
  * asking `probeUrl` (a GET route on the same server) twice:
  *  - a plain CORS GET (no custom header, so no preflight) that resolves: the
- *    server reads this origin; the answer is returned ({kind: 'answer',
- *    response}) for the caller to explain (nginx's 502 when the responder
- *    is down carries the header, its preflight could not);
+ *    server reads this origin. When its answer says why the request failed
+ *    (a 429 or a 5xx, as nginx answers for itself when the responder is
+ *    down or busy: its preflight got the same status, which a preflight
+ *    cannot pass) it is returned ({kind: 'answer', response}) for the
+ *    caller to explain; any other answer: unreachable, as before;
  *  - else a `no-cors` GET that resolves (an opaque answer, whose status the
  *    page cannot see): the server is there but did not allow this origin
  *    ({kind: 'refused', message});
@@ -88,7 +90,8 @@ export async function diagnoseNetworkError({ fetch: fetchFn, url, probeUrl, loca
   const init = { method: 'GET', credentials: 'omit', cache: 'no-store' };
   try {
     const response = await fetchFn(probeUrl, { ...init, mode: 'cors' });
-    if (response) return { kind: 'answer', response };
+    if (response?.status === 429 || response?.status >= 500) return { kind: 'answer', response };
+    if (response) return unreachable;
   } catch {
     /* not readable from here: refused, or not there at all */
   }

@@ -162,7 +162,7 @@ export function createClient({ fetch: fetchFn, token, base = API_BASE, location 
       const found = await diagnoseNetworkError({ fetch: fetchFn, url, probeUrl: `${base}api/agent/threads`, location });
       if (signal?.aborted) throw e;
       if (found.kind === 'refused') throw new ApiError(0, 'origin_not_allowed', found.message);
-      if (found.kind === 'answer' && !found.response.ok) throw await failure(found.response);
+      if (found.kind === 'answer') throw await failure(found.response);
       throw new ApiError(0, 'network', '');
     }
   }
