@@ -17,7 +17,10 @@
  * approval of a server action. Then a page on an origin not in the list
  * (the same folder, another port): it reads no answer; with (b) the widget
  * says the server refused this origin; with (a) the widget's script itself
- * is refused.
+ * is refused. Last, the responder stopped behind nginx: the preflight gets
+ * nginx's 502, which no preflight passes, but the widget reads the same 502
+ * (the nginx map puts the origin on it) and says the service is not
+ * running, not "check your connection".
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -223,6 +226,26 @@ describe('a page on an origin not in the list', () => {
     const ok = await open(site.allowed, 'a.html');
     assert.ok(await ok.$(SEL.widget));
     await ok.close();
+    await page.close();
+  });
+});
+
+describe('the responder stopped, nginx still up', () => {
+  it('the listed origin reads nginx\'s own 502 (the map), and the widget says the service is not running', async () => {
+    const page = await open(site.allowed, 'b.html');
+    /* the responder's master (first line of its pid file); its workers follow it */
+    const master = Number(readFileSync(join(stack.dir, 'ga.pid'), 'utf8').split('\n')[0]);
+    assert.ok(master > 0);
+    process.kill(master, 'SIGTERM');
+    for (let i = 0; i < 200; i++) {
+      const res = await fetch(`${stack.url}/_jay/actions/geminiAgent.status`);
+      if (res.status === 502) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(await ask(page, 'Hello'), 'error');
+    const error = (await page.textContent(SEL.error)).trim();
+    assert.match(error, /not running/, `the widget: ${error}`);
+    assert.doesNotMatch(error, /allowOrigins|Check your connection/);
     await page.close();
   });
 });
