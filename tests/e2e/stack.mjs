@@ -170,8 +170,10 @@ function tail(file, n = 800) {
  * @param {string} [options.session]  a user to sign in as `make demo` does (the run API)
  * @param {object} [options.auth]     agent.yaml's `auth` member; default {secretFile: <the stack's secret>}
  * @param {string} [options.yaml]     more of agent.yaml, appended as it is (e.g. `plugins: {dirs: [...]}`)
+ * @param {(site: string) => string} [options.nginxEdit]  the rendered site.conf's text → the text nginx
+ *   runs (a test's own change to the snippet, as tests/http/lib.sh GA_NGINX_EDIT)
  */
-export async function startStack({ scenario, www = join(REPO, 'www'), workers = 2, model = 'gemini-3.8-flash', session, auth, yaml = '' } = {}) {
+export async function startStack({ scenario, www = join(REPO, 'www'), workers = 2, model = 'gemini-3.8-flash', session, auth, yaml = '', nginxEdit } = {}) {
   if (!existsSync(GA_BIN)) throw new Error(`${GA_BIN} is missing: run make`);
   const dir = mkdtempSync(join(tmpdir(), 'ga-e2e-'));
   dirs.add(dir);
@@ -231,6 +233,7 @@ export async function startStack({ scenario, www = join(REPO, 'www'), workers = 
     p.stderr.on('data', (d) => (err += d));
     p.once('exit', (code) => (code === 0 ? res() : rej(new Error(`render-nginx-conf.sh failed: ${err}`))));
   });
+  if (nginxEdit) writeFileSync(join(ngxDir, 'site.conf'), nginxEdit(readFileSync(join(ngxDir, 'site.conf'), 'utf8')));
   procs.nginx = start(NGINX, ['-c', join(ngxDir, 'nginx.conf'), '-p', `${ngxDir}/`, '-e', join(ngxDir, 'error.log')],
     { log: join(ngxDir, 'stdout.log') });
   const url = `http://127.0.0.1:${port}`;

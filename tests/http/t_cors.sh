@@ -12,7 +12,12 @@
 #      session cookie from another origin is still refused (auth.c);
 #   d. an origin not listed (or spelled differently) is answered as today,
 #      without CORS headers; no answer ever has `*` or Allow-Credentials;
-#   e. without http.cors nothing changes: OPTIONS is the 405 it was.
+#   e. nginx (its map $http_origin $gemini_agent_cors listing the same
+#      origins): its own error answers (413 here, 502 with the responder
+#      stopped) and the widget's files (/agent/, /vendor/) carry the origin
+#      and Vary for a listed origin, nothing for another;
+#   f. without http.cors, and the snippet's map as shipped (empty), nothing
+#      changes: OPTIONS is the 405 it was; nginx adds no header.
 source "$(dirname "${BASH_SOURCE[0]}")/runapi_lib.sh"
 
 SEND=/_jay/actions/geminiAgent.sendMessage
@@ -49,7 +54,17 @@ preflight() {
         -H 'Access-Control-Request-Headers: authorization, content-type' "$@"
 }
 
+# list_origins DIR: the rendered snippet's map lists the same origins as
+# http.cors, one line each, as docs/deploy/static-site-host.md says.
+list_origins() {
+    grep -q '^map \$http_origin \$gemini_agent_cors {$' "$1/site.conf" || return 1
+    sed -i "/^map \$http_origin \$gemini_agent_cors {\$/a\\
+    \"$ALLOWED\" \$http_origin;\\
+    \"http://127.0.0.1:8081\" \$http_origin;" "$1/site.conf"
+}
+
 start_mock
+GA_NGINX_EDIT=list_origins
 start_stack --mock --auth --limits "$RUN_LIMITS" --yaml "$CORS_YAML"
 token_for ann
 
@@ -169,9 +184,52 @@ grep -qi '^access-control-allow-origin: \*' "$RES_ALL" &&
     ok "no answer allowed '*'"
 
 # ---------------------------------------------------------------------------
-# e. without http.cors: nothing changes
+# e. nginx's own answers: its errors and the widget's files
+
+head -c 1100000 /dev/zero | tr '\0' ' ' >"$T_TMP/big"
+req POST "$SEND" "@$T_TMP/big" -H "Origin: $ALLOWED"
+assert_error 413 payload_too_large "nginx's 413 to the listed origin"
+assert_cors "nginx's 413"
+req POST "$SEND" "@$T_TMP/big" -H "Origin: $OTHER"
+assert_error 413 payload_too_large "nginx's 413 to an origin not listed"
+assert_no_cors "nginx's 413 to an origin not listed"
+assert_header_absent Vary "nginx's 413 to an origin not listed: no Vary"
+req POST "$SEND" "@$T_TMP/big" -H "Origin: http://127.0.0.1:8081"
+assert_header Access-Control-Allow-Origin "http://127.0.0.1:8081" "nginx's 413: the second origin is echoed"
+req POST "$SEND" "@$T_TMP/big" -H "Origin: https://www.example.org.evil.example"
+assert_no_cors "nginx's 413 to a longer origin"
+
+for f in /agent/index.js /agent/chat.css /vendor/marked.js; do
+    req GET "$f" '' -H "Origin: $ALLOWED"
+    assert_status 200 "GET $f from the listed origin: 200"
+    assert_cors "GET $f"
+    req GET "$f" '' -H "Origin: $OTHER"
+    assert_status 200 "GET $f from an origin not listed: 200"
+    assert_no_cors "GET $f from an origin not listed"
+    req GET "$f"
+    assert_no_cors "GET $f without Origin"
+done
+req GET /agent/index.js
+assert_header Content-Type "application/javascript" "the widget is still served as JavaScript"
+req GET /agent/nothing.js '' -H "Origin: $ALLOWED"
+assert_status 404 "a missing file under /agent/: 404"
+req GET /index.html '' -H "Origin: $ALLOWED"
+assert_status 200 "the site's pages: 200"
+assert_no_cors "the site's pages are not opened to other origins"
+
+stop_responder
+req POST "$SEND" "$CHAT" -H "Origin: $ALLOWED"
+assert_error 502 responder_unavailable "nginx's 502 (responder stopped) to the listed origin"
+assert_cors "nginx's 502"
+req GET "/_jay/actions/geminiAgent.status" '' -H "Origin: $OTHER"
+assert_error 502 responder_unavailable "nginx's 502 to an origin not listed"
+assert_no_cors "nginx's 502 to an origin not listed"
+
+# ---------------------------------------------------------------------------
+# f. without http.cors and with the snippet's map as shipped: nothing changes
 
 stop_stack
+unset GA_NGINX_EDIT
 start_stack --mock --auth --limits "$RUN_LIMITS"
 preflight "$SEND" "$ALLOWED"
 assert_error 405 method_not_allowed "without http.cors: a preflight is the 405"
@@ -181,5 +239,13 @@ mock_reset
 req POST "$SEND" "$CHAT" -H "Origin: $ALLOWED"
 assert_status 200 "without http.cors: sendMessage with an Origin: 200"
 assert_no_cors "without http.cors: sendMessage"
+req POST "$SEND" "@$T_TMP/big" -H "Origin: $ALLOWED"
+assert_error 413 payload_too_large "the shipped map: nginx's 413"
+assert_no_cors "the shipped map: nginx's 413"
+assert_header_absent Vary "the shipped map: no Vary on nginx's 413"
+req GET /agent/index.js '' -H "Origin: $ALLOWED"
+assert_status 200 "the shipped map: GET /agent/index.js"
+assert_no_cors "the shipped map: GET /agent/index.js"
+assert_header_absent Vary "the shipped map: no Vary on /agent/index.js"
 
 finish

@@ -7,6 +7,7 @@
 // decide). jsdom against a scripted fake fetch; no network.
 //
 // Run: node --test tests/js/   (needs `scripts/setup-www.sh` for www/vendor)
+import { DEFAULT_ENDPOINT } from '../../www/agent/origin.js';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
@@ -274,7 +275,7 @@ describe('the approval card', () => {
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(fetch.requests.length, 2);
     const { url, body } = fetch.requests[1];
-    assert.equal(url, '/_jay/actions/geminiAgent.submitToolResults');
+    assert.equal(url, `${DEFAULT_ENDPOINT}/geminiAgent.submitToolResults`);
     assert.deepEqual(Object.keys(body).sort(), ['approval', 'history', 'pageState', 'signatures', 'toolDefinitions']);
     assert.deepEqual(body.approval, { id: 'call-r', ticket: 'tk.opaque.1', decision: 'approve' });
     assert.deepEqual(body.history, [ASK, CALL]);
@@ -362,7 +363,7 @@ describe('the approval card', () => {
     input.dispatchEvent(new window.KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
     await new Promise((r) => setTimeout(r, 20));
     const { url, body } = fetch.requests[1];
-    assert.equal(url, '/_jay/actions/geminiAgent.sendMessage');
+    assert.equal(url, `${DEFAULT_ENDPOINT}/geminiAgent.sendMessage`);
     assert.equal(body.message, 'Actually, never mind');
     assert.equal(body.approval, undefined);
     assert.deepEqual(body.history, [ASK, CALL], 'the server answers the waiting call "not run"');

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
 
 import {
-  ApiError, createClient, demoSignIn, explain, loadSession, pageContext, saveSession, SESSION_KEY, SNIPPET_CHARS,
+  API_BASE, ApiError, createClient, demoSignIn, explain, loadSession, pageContext, saveSession, SESSION_KEY, SNIPPET_CHARS,
 } from '../../www/assistant/api.js';
 
 const NDJSON = 'application/x-ndjson';
@@ -38,7 +38,7 @@ describe('createClient', () => {
     const f = fakeFetch(() => json({ threads: [{ id: 't1' }] }));
     const api = createClient({ fetch: f, token: () => token });
     assert.deepEqual(await api.threads(), [{ id: 't1' }]);
-    assert.equal(f.calls[0].url, '/api/agent/threads');
+    assert.equal(f.calls[0].url, `${API_BASE}api/agent/threads`);
     assert.equal(f.calls[0].init.headers.Authorization, 'Bearer v1.abc.1.sig');
     assert.equal(f.calls[0].init.credentials, 'same-origin');
     token = null;
@@ -53,7 +53,7 @@ describe('createClient', () => {
     await api.run('r 1');
     await api.approvals();
     assert.deepEqual(f.calls.map((c) => c.url),
-      ['/api/agent/threads/a%2Fb', '/api/agent/runs/r%201', '/api/agent/approvals?status=pending']);
+      [`${API_BASE}api/agent/threads/a%2Fb`, `${API_BASE}api/agent/runs/r%201`, `${API_BASE}api/agent/approvals?status=pending`]);
   });
 
   test('a streamed run: every event but the last, then the result', async () => {
@@ -69,7 +69,7 @@ describe('createClient', () => {
     assert.deepEqual(result, RESULT);
     assert.deepEqual(seen, ['status', 'delta', 'delta']);
     const { init } = f.calls[0];
-    assert.equal(f.calls[0].url, '/api/agent/run/stream');
+    assert.equal(f.calls[0].url, `${API_BASE}api/agent/run/stream`);
     assert.equal(init.method, 'POST');
     assert.equal(init.headers.Accept, NDJSON);
     assert.equal(init.headers['Content-Type'], 'application/json');
@@ -80,7 +80,7 @@ describe('createClient', () => {
     const f = fakeFetch(() => ndjson(lines([{ type: 'tool-result', name: 'shop.addReview', ok: true }, { type: 'result', result: RESULT }])));
     const api = createClient({ fetch: f, token: () => 'tok' });
     assert.deepEqual(await api.decide('ap 1', 'reject', 'not now'), RESULT);
-    assert.equal(f.calls[0].url, '/api/agent/approvals/ap%201');
+    assert.equal(f.calls[0].url, `${API_BASE}api/agent/approvals/ap%201`);
     assert.deepEqual(JSON.parse(f.calls[0].init.body), { decision: 'reject', feedback: 'not now' });
     await api.decide('ap', 'approve_once', '');
     assert.deepEqual(JSON.parse(f.calls[1].init.body), { decision: 'approve_once' });
@@ -147,7 +147,8 @@ describe('the demo session', () => {
   test('demoSignIn reads the demo file; a site without one says so', async () => {
     const f = fakeFetch(() => json({ user: 'demo', token: 'v1.ZGVtbw.9.s', expiresAt: 9 }));
     assert.deepEqual(await demoSignIn(f), { user: 'demo', token: 'v1.ZGVtbw.9.s', expiresAt: 9 });
-    assert.equal(f.calls[0].url, '/assistant/demo-session.json');
+    /* next to the page's module, wherever the site put www/ */
+    assert.equal(f.calls[0].url, new URL('../../www/assistant/demo-session.json', import.meta.url).href);
     for (const status of [404, 403]) {
       await assert.rejects(demoSignIn(fakeFetch(() => new Response('no', { status }))),
         (e) => e.code === 'no_demo_sign_in' && /site's own login/.test(explain(e, 'signin')));

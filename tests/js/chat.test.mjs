@@ -4,6 +4,7 @@
 // keyboard sending, sessionStorage, and template binding. No network.
 //
 // Run: node --test tests/js/   (needs `scripts/setup-www.sh` for www/vendor)
+import { DEFAULT_ENDPOINT } from '../../www/agent/origin.js';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
@@ -214,7 +215,7 @@ describe('the tool loop', () => {
 
     const [r1, r2, r3] = fetch.requests;
     assert.equal(fetch.requests.length, 3);
-    assert.equal(r1.url, '/_jay/actions/geminiAgent.sendMessage');
+    assert.equal(r1.url, `${DEFAULT_ENDPOINT}/geminiAgent.sendMessage`);
     assert.equal(r1.init.method, 'POST');
     assert.equal(r1.init.headers['Content-Type'], 'application/json');
     assert.equal(r1.body.message, 'Remove the hub');
@@ -228,7 +229,7 @@ describe('the tool loop', () => {
     assert.deepEqual(r1.body.toolDefinitions[0].inputSchema.properties.coordinate.enum, ['item-1/removeBtn', 'item-2/removeBtn', 'item-3/removeBtn']);
     assert.equal(r1.body.pageState.viewState.items.length, 3);
 
-    assert.equal(r2.url, '/_jay/actions/geminiAgent.submitToolResults');
+    assert.equal(r2.url, `${DEFAULT_ENDPOINT}/geminiAgent.submitToolResults`);
     assert.deepEqual(r2.body.history, h1, 'the history returned with the calls goes back');
     assert.equal(r2.body.results.length, 1);
     assert.equal(r2.body.results[0].callId, 'call_1');
@@ -420,7 +421,7 @@ describe('errors', () => {
     retry.click();
     await ended;
     assert.equal(fetch.requests.length, 2);
-    assert.equal(fetch.requests[1].url, '/_jay/actions/geminiAgent.sendMessage');
+    assert.equal(fetch.requests[1].url, `${DEFAULT_ENDPOINT}/geminiAgent.sendMessage`);
     assert.equal(fetch.requests[1].body.message, 'hi');
     assert.equal(chat.state.error, '');
     assert.ok(!visible(box));
@@ -466,7 +467,7 @@ describe('errors', () => {
     await chat.retry();
     assert.equal(cart.executed.length, 1, 'the tool ran once');
     const [, failed, retried] = fetch.requests;
-    assert.equal(retried.url, '/_jay/actions/geminiAgent.submitToolResults');
+    assert.equal(retried.url, `${DEFAULT_ENDPOINT}/geminiAgent.submitToolResults`);
     assert.deepEqual(retried.body.results, failed.body.results);
     assert.deepEqual(retried.body.history, h1);
     assert.equal(chat.state.lastAssistantMessage, 'Removed.');
@@ -1152,7 +1153,7 @@ describe('the server status on start', () => {
     const { chat, root } = mount(t, { fetch });
     assert.equal(fetch.statusRequests.length, 1, 'asked at once');
     const [{ url, init }] = fetch.statusRequests;
-    assert.equal(url, '/_jay/actions/geminiAgent.status');
+    assert.equal(url, `${DEFAULT_ENDPOINT}/geminiAgent.status`);
     assert.equal(init.method, 'GET');
     assert.equal(init.credentials, 'same-origin');
     await settled();

@@ -11,6 +11,7 @@ import { JSDOM } from 'jsdom';
 
 import { readFileSync } from 'node:fs';
 import { mountChat, ERROR_WORDS, DEFAULT_TEMPLATE } from '../../www/agent/chat.js';
+import { DEFAULT_ENDPOINT } from '../../www/agent/origin.js';
 import { commandsEndpoint, matchCommands, parseCommandLine, readCommands, sharedTurn } from '../../www/agent/commands.js';
 
 const LISTING = {
@@ -116,7 +117,9 @@ describe('commands.js helpers', () => {
   test('commandsEndpoint sits next to the actions endpoint', () => {
     assert.equal(commandsEndpoint('/_jay/actions'), '/_jay/commands');
     assert.equal(commandsEndpoint('/shop/_jay/actions/'), '/shop/_jay/commands');
-    assert.equal(commandsEndpoint('/api'), '/_jay/commands');
+    assert.equal(commandsEndpoint('https://agent.example.org/_jay/actions'), 'https://agent.example.org/_jay/commands');
+    /* another shape: next to the module, as the default endpoint is */
+    assert.equal(commandsEndpoint('/api'), new URL('../../www/_jay/commands', import.meta.url).href);
   });
   test('sharedTurn is a user turn naming the command', () => {
     assert.deepEqual(sharedTurn('greeting', 'Howdy'), { role: 'user', parts: [{ text: 'Output of /greeting:\nHowdy' }] });
@@ -132,7 +135,7 @@ describe('the list `/` opens', () => {
     await type(w, 'hello');
     assert.equal(fetch.lists.length, 0, 'text without a leading / asks nothing');
     await type(w, '/');
-    assert.deepEqual(fetch.lists, ['/_jay/commands']);
+    assert.deepEqual(fetch.lists, [DEFAULT_ENDPOINT.replace(/actions$/, 'commands')]);
     const box = listbox(w);
     assert.equal(box.hidden, false);
     assert.equal(box.getAttribute('aria-label'), 'Commands');
@@ -245,7 +248,7 @@ describe('running a command', () => {
     await w.chat.send('hi');
     await w.chat.send('/greeting at noon');
     const post = fetch.requests[1];
-    assert.equal(post.url, '/_jay/commands/greeting');
+    assert.equal(post.url, DEFAULT_ENDPOINT.replace(/actions$/, 'commands/greeting'));
     assert.equal(post.init.method, 'POST');
     assert.deepEqual(post.body, { args: 'at noon' });
     const msgs = w.chat.state.messages;

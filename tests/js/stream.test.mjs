@@ -5,6 +5,7 @@
 // the test feeds line by line, byte by byte, or all at once. No network.
 //
 // Run: node --test tests/js/   (needs `scripts/setup-www.sh` for www/vendor)
+import { DEFAULT_ENDPOINT } from '../../www/agent/origin.js';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
@@ -802,8 +803,8 @@ describe('a page-tool round trip over the stream', () => {
     const finished = chat.send('Remove the hub');
     await until(() => fetch.requests.length === 2, 'submitToolResults');
     const [r1, r2] = fetch.requests;
-    assert.equal(r1.url, '/_jay/actions/geminiAgent.sendMessage');
-    assert.equal(r2.url, '/_jay/actions/geminiAgent.submitToolResults');
+    assert.equal(r1.url, `${DEFAULT_ENDPOINT}/geminiAgent.sendMessage`);
+    assert.equal(r2.url, `${DEFAULT_ENDPOINT}/geminiAgent.submitToolResults`);
     assert.equal(r2.init.headers.Accept, 'application/x-ndjson');
     assert.deepEqual(executed, ['USB-C Hub']);
     assert.deepEqual(items, ['Wireless Mouse', 'Mechanical Keyboard']);

@@ -86,6 +86,7 @@ import { renderMarkdown, closeOpenMarkdown } from './markdown.js';
 import { readNdjson, isNdjson, NDJSON_TYPE } from './ndjson.js';
 import { buildQuestionCard, describeAnswers, firstControl, readQuestion } from './question.js';
 import { commandsEndpoint, createCommandMenu, parseCommandLine, readCommands, sharedTurn } from './commands.js';
+import { DEFAULT_ENDPOINT, UNREACHABLE, diagnoseNetworkError } from './origin.js';
 
 /** Shown when the answering model is the project's offline demo model. */
 export const OFFLINE_NOTICE = 'Offline demo model — answers are scripted';
@@ -636,9 +637,6 @@ function unreadable(status) {
   return new ChatError('bad_answer', `The server sent an answer the chat cannot read (HTTP ${status}). Retry in a moment.`);
 }
 
-/** The words for a request that never reached the server. */
-const UNREACHABLE = 'Could not reach the server. Check your connection, then retry.';
-
 /**
  * An answer's body as JSON, or undefined when it is not JSON (an HTML page
  * from a proxy, say).
@@ -1022,7 +1020,8 @@ function loadSaved(storage, key) {
  * @param {(tools: object[]) => object[]} [options.toolDefinitions]  catalog → JSON for the server (tools.js)
  * @param {(name: string, args: object, automation: object) => string} [options.describeCall]
  *   one progress line per page call, e.g. "Clicked Remove on USB-C Hub" (tools.js)
- * @param {string} [options.endpoint='/_jay/actions']
+ * @param {string} [options.endpoint]  where the chat protocol is; default `<base>/_jay/actions` for
+ *   this module at `<base>/agent/chat.js` (origin.js DEFAULT_ENDPOINT), so the page may be anywhere
  * @param {string} [options.storageKey='gemini-agent:history']
  * @param {number} [options.maxRoundTrips=15]  requests per user message before the widget stops
  * @param {typeof fetch} [options.fetch=globalThis.fetch]
@@ -1050,7 +1049,7 @@ export function mountChat(container, options = {}) {
     tools = () => [],
     toolDefinitions = defaultToolDefinitions,
     describeCall = defaultDescribeCall,
-    endpoint = '/_jay/actions',
+    endpoint = DEFAULT_ENDPOINT,
     storageKey = 'gemini-agent:history',
     maxRoundTrips = 15,
     fetch: fetchFn = globalThis.fetch,
@@ -1059,6 +1058,7 @@ export function mountChat(container, options = {}) {
     checkStatus = true,
     stream = container.getAttribute('data-stream') !== 'false',
   } = options;
+  const statusUrl = `${endpoint.replace(/\/+$/, '')}/geminiAgent.status`;
   const commandsUrl = options.commands === false ? '' : String(options.commands ?? commandsEndpoint(endpoint)).replace(/\/+$/, '');
   /* launcher: 'always' (a button in the corner opens the chat as a panel),
    * 'never' (the chat sits where the container is), or 'auto': in place on
@@ -1368,6 +1368,27 @@ export function mountChat(container, options = {}) {
   }
 
   /**
+   * The error for a request to `url` that fetch could not make. On another
+   * origin, the server may be there but not accept this page's origin, or
+   * answer (nginx's 502, say) where the preflight could not (origin.js).
+   * @param {string} url
+   * @returns {Promise<ChatError>}
+   */
+  async function networkError(url) {
+    const found = await diagnoseNetworkError({ fetch: fetchFn, url, probeUrl: statusUrl, location: win?.location });
+    if (found.kind === 'refused') {
+      win?.console?.warn?.(`gemini-chat: ${url} is not readable from this origin (http.cors.allowOrigins)`);
+      return new ChatError('origin_not_allowed', found.message, { retry: false });
+    }
+    if (found.kind === 'answer') {
+      const res = found.response;
+      const data = parseBody(await res.text().catch(() => ''));
+      return explainError(res.status, data, res.headers?.get?.('Retry-After') ?? null);
+    }
+    return new ChatError('network', UNREACHABLE);
+  }
+
+  /**
    * POST one request of the chat protocol and resolve with its answer object.
    * With `stream` on, asks for NDJSON; an answer that is NDJSON is read line
    * by line (readAnswerStream), anything else as one JSON object, as without
@@ -1380,10 +1401,11 @@ export function mountChat(container, options = {}) {
    * @returns {Promise<object>}
    */
   async function post(route, body, signal, onEvent) {
+    const url = `${endpoint.replace(/\/+$/, '')}/${route}`;
     let res;
     let text;
     try {
-      res = await fetchFn(`${endpoint.replace(/\/+$/, '')}/${route}`, {
+      res = await fetchFn(url, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: stream ? NDJSON_TYPE : 'application/json' },
         body: JSON.stringify(body),
@@ -1397,7 +1419,8 @@ export function mountChat(container, options = {}) {
     } catch (e) {
       if (signal.aborted || e?.name === 'AbortError') throw abortError();
       if (e instanceof ChatError) throw e;
-      throw new ChatError('network', UNREACHABLE);
+      const err = await networkError(url);
+      throw signal.aborted ? abortError() : err;
     }
     if (signal.aborted) throw abortError();
     const data = parseBody(text);
@@ -1909,10 +1932,11 @@ export function mountChat(container, options = {}) {
     set({ isLoading: true, error: '', errorCode: '', outcome: '', statusText: `Running /${name}…` });
     let outcome = 'command';
     try {
+      const url = `${commandsUrl}/${encodeURIComponent(name)}`;
       let res;
       let text;
       try {
-        res = await fetchFn(`${commandsUrl}/${encodeURIComponent(name)}`, {
+        res = await fetchFn(url, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
           body: JSON.stringify({ args }),
@@ -1922,7 +1946,8 @@ export function mountChat(container, options = {}) {
         text = await res.text();
       } catch (e) {
         if (controller.signal.aborted || e?.name === 'AbortError') throw abortError();
-        throw new ChatError('network', UNREACHABLE);
+        const err = await networkError(url);
+        throw controller.signal.aborted ? abortError() : err;
       }
       const data = parseBody(text);
       if (!res.ok) {
@@ -2049,7 +2074,7 @@ export function mountChat(container, options = {}) {
   async function loadStatus() {
     if (!checkStatus || typeof fetchFn !== 'function') return;
     try {
-      const res = await fetchFn(`${endpoint.replace(/\/+$/, '')}/geminiAgent.status`, {
+      const res = await fetchFn(statusUrl, {
         method: 'GET',
         headers: { Accept: 'application/json' },
         credentials: 'same-origin',

@@ -15,6 +15,7 @@
  *
  * @module commands
  */
+import { routeUrl } from './origin.js';
 
 /**
  * @typedef {object} UserCommand
@@ -28,12 +29,13 @@ const NAME = /^[A-Za-z_][\w-]*$/;
 
 /**
  * Where the commands are, next to the chat protocol's endpoint:
- * `/_jay/actions` → `/_jay/commands` (any prefix kept).
+ * `/_jay/actions` → `/_jay/commands` (any prefix kept); for an endpoint of
+ * another shape, `<base>/_jay/commands` next to this module (origin.js).
  * @param {string} endpoint
  */
 export function commandsEndpoint(endpoint) {
   const e = String(endpoint ?? '').replace(/\/+$/, '');
-  return /\/actions$/.test(e) ? e.replace(/\/actions$/, '/commands') : '/_jay/commands';
+  return /\/actions$/.test(e) ? e.replace(/\/actions$/, '/commands') : routeUrl('_jay/commands', import.meta.url);
 }
 
 /**

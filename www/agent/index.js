@@ -16,7 +16,12 @@
  *   window.pageAgent = window.pageAgent || { q: [], setViewState(v) { this.q.push(['setViewState', v]) } };
  *
  * Settings, as attributes of the container:
- *   data-endpoint="/_jay/actions"        where the chat protocol is served
+ *   data-endpoint="https://agent.example.org/_jay/actions"
+ *                                        where the chat protocol is served; by
+ *                                        default `<base>/_jay/actions` for this
+ *                                        script at `<base>/agent/index.js`, so
+ *                                        only a copy of the widget on another
+ *                                        host than the responder needs it
  *   data-storage-key="gemini-agent:history"
  *   data-max-round-trips="15"
  *   data-expanded                        start in full mode (compact by default)

@@ -15,9 +15,13 @@
  * @module assistant/api
  */
 import { readNdjson, isNdjson, NDJSON_TYPE } from '../agent/ndjson.js';
+import { diagnoseNetworkError, routeUrl } from '../agent/origin.js';
 
-/** Where the demo serves its session (scripts/render-nginx-conf.sh SESSION). */
-export const DEMO_SESSION_URL = '/assistant/demo-session.json';
+/** Where the demo serves its session (scripts/render-nginx-conf.sh SESSION),
+ * next to this module like every URL here (origin.js). */
+export const DEMO_SESSION_URL = routeUrl('assistant/demo-session.json', import.meta.url);
+/** The run API's routes are `<base>/api/agent/...` for this page at `<base>/assistant/`. */
+export const API_BASE = routeUrl('', import.meta.url);
 /** The tab's stored demo session. */
 export const SESSION_KEY = 'gemini-agent:assistant-session';
 /** How much of the page's main text "Attach this page" sends. */
@@ -49,6 +53,7 @@ export function explain(err, what = 'run') {
   if (err.status === 401) return 'You are not signed in, or your session has ended. Sign in, then try again.';
   if (err.status === 409 && what === 'approval')
     return 'This approval was already decided (perhaps in another tab), so nothing more was done.';
+  if (err.status === 0 && err.code === 'origin_not_allowed') return err.message;
   if (err.status === 0)
     return err.code === 'interrupted'
       ? 'The answer broke off before it was complete. Try again.'
@@ -131,16 +136,20 @@ export function pageContext(doc) {
  * @param {object} options
  * @param {typeof fetch} options.fetch
  * @param {() => string|null} options.token  the Bearer token, or null (the site's cookie, if any)
+ * @param {string} [options.base=API_BASE]  where `api/agent/...` is, ending in '/'
+ * @param {Location} [options.location]  the page's (globalThis.location): a failed request to
+ *   another origin is checked for a refused origin (origin.js)
  */
-export function createClient({ fetch: fetchFn, token }) {
+export function createClient({ fetch: fetchFn, token, base = API_BASE, location = globalThis.location }) {
   function headers(extra = {}) {
     const t = token();
     return { ...(t ? { Authorization: `Bearer ${t}` } : {}), ...extra };
   }
 
   async function send(method, path, body, accept = 'application/json', signal) {
+    const url = `${base}${path}`;
     try {
-      return await fetchFn(path, {
+      return await fetchFn(url, {
         method,
         headers: headers({ Accept: accept, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) }),
         body: body !== undefined ? JSON.stringify(body) : undefined,
@@ -150,6 +159,10 @@ export function createClient({ fetch: fetchFn, token }) {
       });
     } catch (e) {
       if (e?.name === 'AbortError') throw e;
+      const found = await diagnoseNetworkError({ fetch: fetchFn, url, probeUrl: `${base}api/agent/threads`, location });
+      if (signal?.aborted) throw e;
+      if (found.kind === 'refused') throw new ApiError(0, 'origin_not_allowed', found.message);
+      if (found.kind === 'answer') throw await failure(found.response);
       throw new ApiError(0, 'network', '');
     }
   }
@@ -209,17 +222,17 @@ export function createClient({ fetch: fetchFn, token }) {
   const id = (s) => encodeURIComponent(String(s));
   return {
     /** @returns {Promise<object[]>} the user's threads, newest first */
-    threads: async () => (await getJson('/api/agent/threads')).threads ?? [],
+    threads: async () => (await getJson('api/agent/threads')).threads ?? [],
     /** @returns {Promise<{thread: object, messages: object[]}>} */
-    thread: (threadId) => getJson(`/api/agent/threads/${id(threadId)}`),
+    thread: (threadId) => getJson(`api/agent/threads/${id(threadId)}`),
     /** @returns {Promise<object>} the run's state and actions (threadId among them) */
-    run: (runId) => getJson(`/api/agent/runs/${id(runId)}`),
+    run: (runId) => getJson(`api/agent/runs/${id(runId)}`),
     /** @returns {Promise<object[]>} the user's pending approvals */
-    approvals: async () => (await getJson('/api/agent/approvals?status=pending')).approvals ?? [],
+    approvals: async () => (await getJson('api/agent/approvals?status=pending')).approvals ?? [],
     /** A run, streamed: {prompt, threadId?, attachedContext?} */
-    startRun: (body, onEvent, signal) => stream('/api/agent/run/stream', body, onEvent, signal),
+    startRun: (body, onEvent, signal) => stream('api/agent/run/stream', body, onEvent, signal),
     /** Decide an approval; the run's new answer, streamed. */
     decide: (approvalId, decision, feedback, onEvent, signal) =>
-      stream(`/api/agent/approvals/${id(approvalId)}`, { decision, ...(feedback ? { feedback } : {}) }, onEvent, signal),
+      stream(`api/agent/approvals/${id(approvalId)}`, { decision, ...(feedback ? { feedback } : {}) }, onEvent, signal),
   };
 }
