@@ -226,6 +226,14 @@ install: all
 	rm -f $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.gemini.yaml \
 	    $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.session-secret
 
+# make deb: the Debian package, build-deb/gemini-agent_$(VERSION)_<arch>.deb
+# (scripts/make-deb.sh; packaging files in conf/deb/; the recipe is
+# docs/deploy/debian-package.md). Needs dpkg-dev.
+VERSION ?= 0.25.0
+deb:
+	@scripts/make-deb.sh '$(VERSION)' build-deb
+.PHONY: deb
+
 deps:
 	scripts/install-deps.sh
 
