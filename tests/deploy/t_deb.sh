@@ -1,0 +1,291 @@
+#!/bin/bash
+# t_deb.sh - the Debian package, as docs/deploy/debian-package.md installs
+# it (its named blocks, run as written): make deb, dpkg -i, the unit
+# verified offline (no systemd as PID 1 here), the unit's own ExecStart
+# line run as the package's user in the folder RuntimeDirectory would make,
+# against the mock Gemini (key and URL in the installed .gemini.yaml), a
+# chat through a private nginx running the package's nginx site with its
+# workers as www-data, then dpkg --purge and nothing of it left.
+#
+# Root only (it installs a system package); the exit trap purges the
+# package even when a check fails, so a second run starts clean.
+# shellcheck shell=bash
+source "$(dirname "${BASH_SOURCE[0]}")/../http/lib.sh"
+
+RECIPE=$REPO/docs/deploy/debian-package.md
+UNIT=/usr/lib/systemd/system/gemini-agent.service
+PKG=gemini-agent
+
+if [ "$(id -u)" -ne 0 ]; then
+    skip "$T_NAME" "needs root (dpkg -i)"
+    finish
+fi
+for tool in dpkg-deb dpkg-shlibdeps systemd-analyze setpriv adduser nginx curl; do
+    command -v "$tool" >/dev/null || { skip "$T_NAME" "$tool is not installed"; finish; }
+done
+
+# recipe NAME: the recipe's block NAME, run by bash -e in the checkout.
+recipe() {
+    local body
+    body=$("$PY" "$REPO/tests/deploy/recipe.py" "$RECIPE" "$1") || bail "recipe block '$1' is missing"
+    (cd "$REPO" && bash -e -c "$body") >"$T_TMP/recipe-$1.out" 2>"$T_TMP/recipe-$1.err"
+}
+
+purge_quietly() {
+    dpkg --purge "$PKG" >/dev/null 2>&1
+    rm -rf /run/gemini-agent
+}
+
+# The package goes whatever happens; then lib.sh's own cleanup.
+deb_cleanup() {
+    local rc=$?
+    stop_responder
+    stop_nginx
+    dpkg-query -W "$PKG" >/dev/null 2>&1 && purge_quietly
+    (exit "$rc")
+    t_cleanup
+}
+trap deb_cleanup EXIT
+
+# A package left by a run that was killed: start from nothing.
+if dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null | grep -q installed; then
+    echo "# $T_NAME: purging a $PKG package left installed"
+    purge_quietly
+fi
+
+# unit_key KEY: the installed unit's value of KEY (the last one).
+unit_key() { sed -n "s/^$1=//p" "$UNIT" | tail -n 1; }
+
+# ---------------------------------------------------------------------------
+# 1. Build and install
+
+if recipe build; then ok "recipe build: make deb"; else
+    bail "make deb failed: $(tail -c 600 "$T_TMP/recipe-build.err" | tr '\n' ' ')"
+fi
+DEB=$(ls "$REPO"/build-deb/gemini-agent_*.deb 2>/dev/null | head -n 1)
+[ -f "$DEB" ] || bail "make deb made no build-deb/gemini-agent_*.deb"
+depends=$(dpkg-deb -f "$DEB" Depends)
+case $depends in
+*libcurl*libfcgi*libjansson*libsqlite3*libssl*libyaml*adduser*) ok "Depends from the linked libraries: $depends" ;;
+*) not_ok "Depends from the linked libraries" "$depends" ;;
+esac
+# the Makefile's VERSION (make print-version where it exists)
+version=$(make -s -C "$REPO" --no-print-directory print-version 2>/dev/null ||
+          sed -n 's/^VERSION *?*= *//p' "$REPO/Makefile" | head -n 1)
+[ -n "$version" ] && [ "$(dpkg-deb -f "$DEB" Version)" = "$version" ] &&
+    ok "Version is the Makefile's ($version)" ||
+    not_ok "Version is the Makefile's ($version)" "$(dpkg-deb -f "$DEB" Version)"
+if command -v lintian >/dev/null; then
+    if lintian --no-tag-display-limit "$DEB" >"$T_TMP/lintian.out" 2>&1 ||
+        ! grep -q '^E:' "$T_TMP/lintian.out"; then
+        ok "lintian: no errors"
+    else
+        not_ok "lintian: no errors" "$(grep '^E:' "$T_TMP/lintian.out" | head -5 | tr '\n' ' ')"
+    fi
+else
+    skip "lintian" "not installed"
+fi
+
+if recipe install; then ok "recipe install: dpkg -i"; else
+    bail "dpkg -i failed: $(tail -c 600 "$T_TMP/recipe-install.err" | tr '\n' ' ')"
+fi
+dpkg-query -W -f='${Status}' "$PKG" | grep -q "install ok installed" && ok "package installed" ||
+    not_ok "package installed" "$(dpkg-query -W -f='${Status}' "$PKG" 2>&1)"
+getent passwd gemini-agent >/dev/null && ok "user gemini-agent" || not_ok "user gemini-agent" "missing"
+getent group gemini-agent >/dev/null && ok "group gemini-agent" || not_ok "group gemini-agent" "missing"
+[ "$(stat -c '%U:%G %a' /etc/gemini-agent/.gemini.yaml)" = "gemini-agent:gemini-agent 600" ] &&
+    ok "key file: gemini-agent's, 0600" ||
+    not_ok "key file: gemini-agent's, 0600" "$(stat -c '%U:%G %a' /etc/gemini-agent/.gemini.yaml)"
+[ "$(stat -c '%U:%G %a %s' /var/lib/gemini-agent/session-secret)" = "gemini-agent:gemini-agent 600 32" ] &&
+    ok "session secret: 32 bytes, gemini-agent's, 0600" ||
+    not_ok "session secret" "$(stat -c '%U:%G %a %s' /var/lib/gemini-agent/session-secret)"
+[ "$(stat -c '%U %a' /var/lib/gemini-agent)" = "gemini-agent 700" ] &&
+    ok "/var/lib/gemini-agent: gemini-agent's, 0700" ||
+    not_ok "/var/lib/gemini-agent" "$(stat -c '%U %a' /var/lib/gemini-agent)"
+conffiles=$(dpkg-query -W -f='${Conffiles}' "$PKG")
+for f in /etc/gemini-agent/agent.yaml /etc/gemini-agent/nginx.conf /etc/logrotate.d/gemini-agent; do
+    case $conffiles in *" $f "*) ok "conffile $f" ;; *) not_ok "conffile $f" "not in: $conffiles" ;; esac
+done
+grep -q '/srv/gemini-agent' /etc/gemini-agent/nginx.conf &&
+    not_ok "nginx site: the package's paths" "a /srv/gemini-agent placeholder is left" ||
+    ok "nginx site: the package's paths"
+
+# ---------------------------------------------------------------------------
+# 2. The unit
+
+[ -f "$UNIT" ] || bail "no unit at $UNIT"
+if systemd-analyze verify "$UNIT" >"$T_TMP/verify.out" 2>&1 && [ ! -s "$T_TMP/verify.out" ]; then
+    ok "systemd-analyze verify: clean"
+else
+    not_ok "systemd-analyze verify" "$(head -c 600 "$T_TMP/verify.out" | tr '\n' ' ')"
+fi
+for want in NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes \
+            StateDirectory=gemini-agent RuntimeDirectory=gemini-agent Restart=on-failure \
+            'ExecStart=/usr/bin/gemini-agent serve --config /etc/gemini-agent/agent.yaml --socket /run/gemini-agent/gemini-agent.sock'; do
+    grep -qxF "$want" "$UNIT" && ok "unit: $want" || not_ok "unit: $want" "missing"
+done
+exposure=$(systemd-analyze security --offline=true "$UNIT" 2>/dev/null |
+           sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+if [ -n "$exposure" ] && awk -v e="$exposure" 'BEGIN { exit !(e <= 2.0) }'; then
+    ok "systemd-analyze security: exposure $exposure (<= 2.0)"
+else
+    not_ok "systemd-analyze security: exposure <= 2.0" "got '${exposure:-nothing}'"
+fi
+
+# ---------------------------------------------------------------------------
+# 3. The key, then the unit's ExecStart as its user
+
+start_mock
+CANARY="canary-DEB-KEY-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
+block=$("$PY" "$REPO/tests/deploy/recipe.py" "$RECIPE" key) || bail "recipe block 'key' is missing"
+"$PY" "$REPO/tests/deploy/recipe.py" "$RECIPE" your-key >/dev/null || bail "recipe block 'your-key' is missing"
+if (KEY=$CANARY bash -e -c "$block"); then ok "recipe key"; else not_ok "recipe key" "failed"; fi
+grep -qxF "apiKey: '$CANARY'" /etc/gemini-agent/.gemini.yaml && ok "key in .gemini.yaml" ||
+    not_ok "key in .gemini.yaml" "not there"
+[ "$(stat -c '%U:%G %a' /etc/gemini-agent/.gemini.yaml)" = "gemini-agent:gemini-agent 600" ] &&
+    ok "key file still gemini-agent's, 0600, after the recipe" ||
+    not_ok "key file after the recipe" "$(stat -c '%U:%G %a' /etc/gemini-agent/.gemini.yaml)"
+# The test's own change: Gemini is the mock.
+sed -i "s|^baseUrl: .*|baseUrl: $MOCK_URL|" /etc/gemini-agent/.gemini.yaml
+
+# /run/<RuntimeDirectory> as systemd makes it: the unit's user and group,
+# RuntimeDirectoryMode; then ExecStartPre ('+': as root), then ExecStart
+# as the user, with the unit's UMask, in / and a clean environment.
+user=$(unit_key User) group=$(unit_key Group)
+rundir=/run/$(unit_key RuntimeDirectory)
+rm -rf "$rundir"
+install -d -o "$user" -g "$group" -m "$(unit_key RuntimeDirectoryMode)" "$rundir"
+while IFS= read -r pre; do
+    case $pre in
+    +*) ${pre#+} || not_ok "ExecStartPre $pre" "failed" ;;
+    *) setpriv --reuid="$user" --regid="$group" --init-groups $pre || not_ok "ExecStartPre $pre" "failed" ;;
+    esac
+done < <(sed -n 's/^ExecStartPre=//p' "$UNIT")
+read -ra execstart <<<"$(unit_key ExecStart)"
+GA_BIN=${execstart[0]}
+GA_LOG=$T_TMP/service.log
+(cd / && umask "$(unit_key UMask)" &&
+    exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin setpriv --reuid="$user" --regid="$group" \
+        --init-groups --no-new-privs -- "${execstart[@]}") >"$GA_LOG" 2>&1 </dev/null &
+GA_PID=$!
+remember_pids "$GA_PID"
+GA_PIDFILE=
+sock=$(printf '%s\n' "${execstart[@]}" | grep -A1 -x -- --socket | tail -n 1)
+if wait_until 5000 test -S "$sock"; then ok "ExecStart: serving on $sock"; else
+    bail "ExecStart did not serve: $(tail -c 600 "$GA_LOG" | tr '\n' ' ')"
+fi
+# its workers too, for the cleanup (ExecStart has no --pid-file)
+wait_until 3000 pgrep -P "$GA_PID" >/dev/null
+remember_pids $(pgrep -P "$GA_PID")
+[ "$(stat -c '%U' "/proc/$GA_PID")" = gemini-agent ] && ok "runs as gemini-agent" ||
+    not_ok "runs as gemini-agent" "$(stat -c '%U' "/proc/$GA_PID")"
+[ "$(stat -c '%U:%G %a' "$sock")" = "gemini-agent:www-data 660" ] &&
+    ok "socket: gemini-agent:www-data 0660" || not_ok "socket mode" "$(stat -c '%U:%G %a' "$sock")"
+[ "$(stat -c '%G %a' "$rundir")" = "www-data 2750" ] &&
+    ok "$rundir: group www-data, 2750 (others cannot enter)" ||
+    not_ok "$rundir" "$(stat -c '%G %a' "$rundir")"
+if grep -q 'error' "$GA_LOG"; then
+    not_ok "no error at start" "$(grep error "$GA_LOG" | head -3 | tr '\n' ' ')"
+else
+    ok "no error at start"
+fi
+
+# ---------------------------------------------------------------------------
+# 4. A chat through nginx with the package's site, its workers www-data
+
+NGX_DIR=$T_TMP/nginx
+NGX_PORT=$(free_port) || bail "no free port"
+BASE_URL=http://127.0.0.1:$NGX_PORT
+mkdir -p "$NGX_DIR/tmp"
+chmod 755 "$T_TMP" "$NGX_DIR"
+chown www-data "$NGX_DIR/tmp"
+cp /etc/nginx/fastcgi_params "$NGX_DIR/fastcgi_params"
+grep -q '^    listen 127.0.0.1:8080;$' /etc/gemini-agent/nginx.conf || bail "nginx.conf has no listen line to move"
+sed "s|^    listen 127.0.0.1:8080;$|    listen 127.0.0.1:$NGX_PORT;|" /etc/gemini-agent/nginx.conf >"$NGX_DIR/site.conf"
+cat >"$NGX_DIR/nginx.conf" <<EOC
+user www-data www-data;
+worker_processes 1;
+daemon off;
+pid $NGX_DIR/nginx.pid;
+error_log $NGX_DIR/error.log info;
+events { worker_connections 256; }
+http {
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    access_log $NGX_DIR/access.log;
+    client_body_temp_path $NGX_DIR/tmp/body;
+    fastcgi_temp_path $NGX_DIR/tmp/fastcgi;
+    proxy_temp_path $NGX_DIR/tmp/proxy;
+    uwsgi_temp_path $NGX_DIR/tmp/uwsgi;
+    scgi_temp_path $NGX_DIR/tmp/scgi;
+    include $NGX_DIR/site.conf;
+}
+EOC
+"$NGINX_BIN" -c "$NGX_DIR/nginx.conf" -p "$NGX_DIR/" -e "$NGX_DIR/error.log" \
+    >"$NGX_DIR/stdout" 2>&1 </dev/null &
+NGX_PID=$!
+wait_until 5000 eval 'curl -s -o /dev/null --max-time 1 "$BASE_URL/" && [ -s "$NGX_DIR/nginx.pid" ]' ||
+    bail "nginx did not start: $(tail -c 600 "$NGX_DIR/error.log" | tr '\n' ' ')"
+
+req GET /
+assert_status 200 "demo page from /usr/share/gemini-agent/www"
+req GET /agent/chat.js
+assert_status 200 "the widget's script"
+
+site=$("$PY" "$REPO/tests/deploy/recipe.py" "$RECIPE" site) || bail "recipe block 'site' is missing"
+[[ $site == SITE=* ]] || not_ok "recipe site sets SITE" "$site"
+block=$("$PY" "$REPO/tests/deploy/recipe.py" "$RECIPE" first-answer) || bail "recipe block 'first-answer' is missing"
+(SITE=$BASE_URL bash -e -c "$block") >"$RES_BODY" 2>"$T_TMP/first.err"
+ANSWER=$(cat "$RES_BODY") "$PY" - <<'EOF' && ok "recipe first-answer: the mock's answer through nginx" ||
+import json, os, sys
+r = json.loads(os.environ['ANSWER'])
+sys.exit(0 if r.get('type') == 'response' and r.get('message') == 'Hello from the mock.' else 1)
+EOF
+    not_ok "recipe first-answer" "$(body_excerpt) $(tail -c 300 "$NGX_DIR/error.log" | tr '\n' ' ')"
+keys=$(curl -sS "$MOCK_URL/__mock/requests" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+recs = d if isinstance(d, list) else d.get("requests", [])
+print(" ".join(sorted({r.get("headers", {}).get("x-goog-api-key", "") for r in recs})))')
+[ "$keys" = "$CANARY" ] && ok "Gemini got the key from the installed .gemini.yaml" ||
+    not_ok "Gemini got the key" "keys seen: '$keys'"
+if grep -qF "$CANARY" "$GA_LOG" "$NGX_DIR/error.log" "$NGX_DIR/access.log"; then
+    not_ok "the key in no log" "found"
+else
+    ok "the key in no log"
+fi
+
+# ---------------------------------------------------------------------------
+# 5. Purge: nothing left
+
+stop_nginx
+stop_pid "$GA_PID" 5000 && ok "SIGTERM stops the service" || not_ok "SIGTERM stops the service" "still running"
+wait "$GA_PID" 2>/dev/null
+GA_PID=
+kill_leftover_workers
+# What the service and the site owner would have made meanwhile.
+systemctl enable gemini-agent.service >/dev/null 2>&1
+install -o gemini-agent -g gemini-agent -m 0640 /dev/null /var/log/gemini-agent/gemini-agent.log
+dpkg-query -L "$PKG" >"$T_TMP/files" 2>/dev/null
+if recipe purge; then ok "recipe purge: dpkg --purge"; else
+    not_ok "recipe purge" "$(tail -c 600 "$T_TMP/recipe-purge.err" | tr '\n' ' ')"
+fi
+dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null | grep -q installed &&
+    not_ok "package gone" "$(dpkg-query -W -f='${Status}' "$PKG")" || ok "package gone"
+left=()
+while IFS= read -r f; do
+    # Folders the package shares with others (/usr/bin, /etc/logrotate.d ...)
+    # stay; its own files and folders do not.
+    [ -d "$f" ] && [[ $f != *gemini-agent* ]] && continue
+    [ -e "$f" ] || [ -L "$f" ] && left+=("$f")
+done <"$T_TMP/files"
+for f in /etc/gemini-agent /var/lib/gemini-agent /var/log/gemini-agent /run/gemini-agent \
+         /etc/systemd/system/multi-user.target.wants/gemini-agent.service; do
+    [ -e "$f" ] || [ -L "$f" ] && left+=("$f")
+done
+[ ${#left[@]} -eq 0 ] && ok "purge leaves no file or folder" ||
+    not_ok "purge leaves no file or folder" "${left[*]}"
+getent passwd gemini-agent >/dev/null && not_ok "user gone" "still there" || ok "user gone"
+getent group gemini-agent >/dev/null && not_ok "group gone" "still there" || ok "group gone"
+
+finish
