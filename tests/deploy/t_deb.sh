@@ -56,13 +56,22 @@ fi
 # unit_key KEY: the installed unit's value of KEY (the last one).
 unit_key() { sed -n "s/^$1=//p" "$UNIT" | tail -n 1; }
 
+# same NAME GOT WANT: ok when GOT is WANT.
+same() {
+    if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi
+}
+
+# succeeds NAME COMMAND...: ok when COMMAND succeeds (quietly); fails: when it fails.
+succeeds() { if "${@:2}" >/dev/null 2>&1; then ok "$1"; else not_ok "$1" "failed: ${*:2}"; fi; }
+fails() { if "${@:2}" >/dev/null 2>&1; then not_ok "$1" "succeeded: ${*:2}"; else ok "$1"; fi; }
+
 # ---------------------------------------------------------------------------
 # 1. Build and install
 
 if recipe build; then ok "recipe build: make deb"; else
     bail "make deb failed: $(tail -c 600 "$T_TMP/recipe-build.err" | tr '\n' ' ')"
 fi
-DEB=$(ls "$REPO"/build-deb/gemini-agent_*.deb 2>/dev/null | head -n 1)
+DEB=$(find "$REPO/build-deb" -maxdepth 1 -name 'gemini-agent_*.deb' | head -n 1)
 [ -f "$DEB" ] || bail "make deb made no build-deb/gemini-agent_*.deb"
 depends=$(dpkg-deb -f "$DEB" Depends)
 case $depends in
@@ -72,9 +81,7 @@ esac
 # the Makefile's VERSION (make print-version where it exists)
 version=$(make -s -C "$REPO" --no-print-directory print-version 2>/dev/null ||
           sed -n 's/^VERSION *?*= *//p' "$REPO/Makefile" | head -n 1)
-[ -n "$version" ] && [ "$(dpkg-deb -f "$DEB" Version)" = "$version" ] &&
-    ok "Version is the Makefile's ($version)" ||
-    not_ok "Version is the Makefile's ($version)" "$(dpkg-deb -f "$DEB" Version)"
+same "Version is the Makefile's" "$(dpkg-deb -f "$DEB" Version)" "${version:-(none)}"
 if command -v lintian >/dev/null; then
     if lintian --no-tag-display-limit "$DEB" >"$T_TMP/lintian.out" 2>&1 ||
         ! grep -q '^E:' "$T_TMP/lintian.out"; then
@@ -89,26 +96,23 @@ fi
 if recipe install; then ok "recipe install: dpkg -i"; else
     bail "dpkg -i failed: $(tail -c 600 "$T_TMP/recipe-install.err" | tr '\n' ' ')"
 fi
-dpkg-query -W -f='${Status}' "$PKG" | grep -q "install ok installed" && ok "package installed" ||
-    not_ok "package installed" "$(dpkg-query -W -f='${Status}' "$PKG" 2>&1)"
-getent passwd gemini-agent >/dev/null && ok "user gemini-agent" || not_ok "user gemini-agent" "missing"
-getent group gemini-agent >/dev/null && ok "group gemini-agent" || not_ok "group gemini-agent" "missing"
-[ "$(stat -c '%U:%G %a' /etc/gemini-agent/.gemini.yaml)" = "gemini-agent:gemini-agent 600" ] &&
-    ok "key file: gemini-agent's, 0600" ||
-    not_ok "key file: gemini-agent's, 0600" "$(stat -c '%U:%G %a' /etc/gemini-agent/.gemini.yaml)"
-[ "$(stat -c '%U:%G %a %s' /var/lib/gemini-agent/session-secret)" = "gemini-agent:gemini-agent 600 32" ] &&
-    ok "session secret: 32 bytes, gemini-agent's, 0600" ||
-    not_ok "session secret" "$(stat -c '%U:%G %a %s' /var/lib/gemini-agent/session-secret)"
-[ "$(stat -c '%U %a' /var/lib/gemini-agent)" = "gemini-agent 700" ] &&
-    ok "/var/lib/gemini-agent: gemini-agent's, 0700" ||
-    not_ok "/var/lib/gemini-agent" "$(stat -c '%U %a' /var/lib/gemini-agent)"
+# shellcheck disable=SC2016 # ${Status} is dpkg-query's
+same "package installed" "$(dpkg-query -W -f='${Status}' "$PKG" 2>&1)" "install ok installed"
+succeeds "user gemini-agent" getent passwd gemini-agent
+succeeds "group gemini-agent" getent group gemini-agent
+same "key file: gemini-agent's, 0600" "$(stat -c '%U:%G %a' /etc/gemini-agent/.gemini.yaml)" \
+    "gemini-agent:gemini-agent 600"
+same "session secret: 32 bytes, gemini-agent's, 0600" \
+    "$(stat -c '%U:%G %a %s' /var/lib/gemini-agent/session-secret)" "gemini-agent:gemini-agent 600 32"
+same "/var/lib/gemini-agent: gemini-agent's, 0700" "$(stat -c '%U %a' /var/lib/gemini-agent)" \
+    "gemini-agent 700"
+# shellcheck disable=SC2016
 conffiles=$(dpkg-query -W -f='${Conffiles}' "$PKG")
 for f in /etc/gemini-agent/agent.yaml /etc/gemini-agent/nginx.conf /etc/logrotate.d/gemini-agent; do
     case $conffiles in *" $f "*) ok "conffile $f" ;; *) not_ok "conffile $f" "not in: $conffiles" ;; esac
 done
-grep -q '/srv/gemini-agent' /etc/gemini-agent/nginx.conf &&
-    not_ok "nginx site: the package's paths" "a /srv/gemini-agent placeholder is left" ||
-    ok "nginx site: the package's paths"
+fails "nginx site: the package's paths, no /srv/gemini-agent placeholder" \
+    grep -q /srv/gemini-agent /etc/gemini-agent/nginx.conf
 
 # ---------------------------------------------------------------------------
 # 2. The unit
@@ -122,7 +126,7 @@ fi
 for want in NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes \
             StateDirectory=gemini-agent RuntimeDirectory=gemini-agent Restart=on-failure \
             'ExecStart=/usr/bin/gemini-agent serve --config /etc/gemini-agent/agent.yaml --socket /run/gemini-agent/gemini-agent.sock'; do
-    grep -qxF "$want" "$UNIT" && ok "unit: $want" || not_ok "unit: $want" "missing"
+    succeeds "unit: $want" grep -qxF "$want" "$UNIT"
 done
 exposure=$(systemd-analyze security --offline=true "$UNIT" 2>/dev/null |
            sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
@@ -140,11 +144,17 @@ CANARY="canary-DEB-KEY-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
 block=$("$PY" "$REPO/tests/deploy/recipe.py" "$RECIPE" key) || bail "recipe block 'key' is missing"
 "$PY" "$REPO/tests/deploy/recipe.py" "$RECIPE" your-key >/dev/null || bail "recipe block 'your-key' is missing"
 if (KEY=$CANARY bash -e -c "$block"); then ok "recipe key"; else not_ok "recipe key" "failed"; fi
-grep -qxF "apiKey: '$CANARY'" /etc/gemini-agent/.gemini.yaml && ok "key in .gemini.yaml" ||
-    not_ok "key in .gemini.yaml" "not there"
-[ "$(stat -c '%U:%G %a' /etc/gemini-agent/.gemini.yaml)" = "gemini-agent:gemini-agent 600" ] &&
-    ok "key file still gemini-agent's, 0600, after the recipe" ||
-    not_ok "key file after the recipe" "$(stat -c '%U:%G %a' /etc/gemini-agent/.gemini.yaml)"
+succeeds "key in .gemini.yaml" grep -qxF "apiKey: '$CANARY'" /etc/gemini-agent/.gemini.yaml
+same "key file still gemini-agent's, 0600, after the recipe" \
+    "$(stat -c '%U:%G %a' /etc/gemini-agent/.gemini.yaml)" "gemini-agent:gemini-agent 600"
+# Installed again (an upgrade does the same): the key and the secret stay.
+secret_sum=$(md5sum </var/lib/gemini-agent/session-secret)
+if dpkg -i "$DEB" >"$T_TMP/reinstall.out" 2>&1; then ok "dpkg -i again"; else
+    not_ok "dpkg -i again" "$(tail -c 300 "$T_TMP/reinstall.out" | tr '\n' ' ')"
+fi
+succeeds "dpkg -i again: the key kept" grep -qxF "apiKey: '$CANARY'" /etc/gemini-agent/.gemini.yaml
+same "dpkg -i again: the session secret kept" "$(md5sum </var/lib/gemini-agent/session-secret)" \
+    "$secret_sum"
 # The test's own change: Gemini is the mock.
 sed -i "s|^baseUrl: .*|baseUrl: $MOCK_URL|" /etc/gemini-agent/.gemini.yaml
 
@@ -155,6 +165,7 @@ user=$(unit_key User) group=$(unit_key Group)
 rundir=/run/$(unit_key RuntimeDirectory)
 rm -rf "$rundir"
 install -d -o "$user" -g "$group" -m "$(unit_key RuntimeDirectoryMode)" "$rundir"
+# shellcheck disable=SC2086 # the unit's command lines, split as systemd does (no quotes in them)
 while IFS= read -r pre; do
     case $pre in
     +*) ${pre#+} || not_ok "ExecStartPre $pre" "failed" ;;
@@ -177,13 +188,9 @@ fi
 # its workers too, for the cleanup (ExecStart has no --pid-file)
 wait_until 3000 pgrep -P "$GA_PID" >/dev/null
 remember_pids $(pgrep -P "$GA_PID")
-[ "$(stat -c '%U' "/proc/$GA_PID")" = gemini-agent ] && ok "runs as gemini-agent" ||
-    not_ok "runs as gemini-agent" "$(stat -c '%U' "/proc/$GA_PID")"
-[ "$(stat -c '%U:%G %a' "$sock")" = "gemini-agent:www-data 660" ] &&
-    ok "socket: gemini-agent:www-data 0660" || not_ok "socket mode" "$(stat -c '%U:%G %a' "$sock")"
-[ "$(stat -c '%G %a' "$rundir")" = "www-data 2750" ] &&
-    ok "$rundir: group www-data, 2750 (others cannot enter)" ||
-    not_ok "$rundir" "$(stat -c '%G %a' "$rundir")"
+same "runs as gemini-agent" "$(stat -c '%U' "/proc/$GA_PID")" gemini-agent
+same "socket: gemini-agent:www-data 0660" "$(stat -c '%U:%G %a' "$sock")" "gemini-agent:www-data 660"
+same "$rundir: group www-data, 2750 (others cannot enter)" "$(stat -c '%G %a' "$rundir")" "www-data 2750"
 if grep -q 'error' "$GA_LOG"; then
     not_ok "no error at start" "$(grep error "$GA_LOG" | head -3 | tr '\n' ' ')"
 else
@@ -236,30 +243,29 @@ site=$("$PY" "$REPO/tests/deploy/recipe.py" "$RECIPE" site) || bail "recipe bloc
 [[ $site == SITE=* ]] || not_ok "recipe site sets SITE" "$site"
 block=$("$PY" "$REPO/tests/deploy/recipe.py" "$RECIPE" first-answer) || bail "recipe block 'first-answer' is missing"
 (SITE=$BASE_URL bash -e -c "$block") >"$RES_BODY" 2>"$T_TMP/first.err"
-ANSWER=$(cat "$RES_BODY") "$PY" - <<'EOF' && ok "recipe first-answer: the mock's answer through nginx" ||
-import json, os, sys
-r = json.loads(os.environ['ANSWER'])
-sys.exit(0 if r.get('type') == 'response' and r.get('message') == 'Hello from the mock.' else 1)
-EOF
+if "$PY" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r.get("type") == "response" and r.get("message") == "Hello from the mock." else 1)
+' "$RES_BODY" 2>/dev/null; then
+    ok "recipe first-answer: the mock's answer through nginx"
+else
     not_ok "recipe first-answer" "$(body_excerpt) $(tail -c 300 "$NGX_DIR/error.log" | tr '\n' ' ')"
+fi
 keys=$(curl -sS "$MOCK_URL/__mock/requests" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
 recs = d if isinstance(d, list) else d.get("requests", [])
 print(" ".join(sorted({r.get("headers", {}).get("x-goog-api-key", "") for r in recs})))')
-[ "$keys" = "$CANARY" ] && ok "Gemini got the key from the installed .gemini.yaml" ||
-    not_ok "Gemini got the key" "keys seen: '$keys'"
-if grep -qF "$CANARY" "$GA_LOG" "$NGX_DIR/error.log" "$NGX_DIR/access.log"; then
-    not_ok "the key in no log" "found"
-else
-    ok "the key in no log"
-fi
+same "Gemini got the key from the installed .gemini.yaml" "$keys" "$CANARY"
+fails "the key in no log" grep -qF "$CANARY" "$GA_LOG" "$NGX_DIR/error.log" "$NGX_DIR/access.log"
 
 # ---------------------------------------------------------------------------
 # 5. Purge: nothing left
 
 stop_nginx
-stop_pid "$GA_PID" 5000 && ok "SIGTERM stops the service" || not_ok "SIGTERM stops the service" "still running"
+stop_pid "$GA_PID" 5000
+fails "SIGTERM stops the service" proc_alive "$GA_PID"
 wait "$GA_PID" 2>/dev/null
 GA_PID=
 kill_leftover_workers
@@ -270,22 +276,20 @@ dpkg-query -L "$PKG" >"$T_TMP/files" 2>/dev/null
 if recipe purge; then ok "recipe purge: dpkg --purge"; else
     not_ok "recipe purge" "$(tail -c 600 "$T_TMP/recipe-purge.err" | tr '\n' ' ')"
 fi
-dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null | grep -q installed &&
-    not_ok "package gone" "$(dpkg-query -W -f='${Status}' "$PKG")" || ok "package gone"
+fails "package gone" dpkg-query -W "$PKG"
 left=()
 while IFS= read -r f; do
     # Folders the package shares with others (/usr/bin, /etc/logrotate.d ...)
     # stay; its own files and folders do not.
     [ -d "$f" ] && [[ $f != *gemini-agent* ]] && continue
-    [ -e "$f" ] || [ -L "$f" ] && left+=("$f")
+    if [ -e "$f" ] || [ -L "$f" ]; then left+=("$f"); fi
 done <"$T_TMP/files"
 for f in /etc/gemini-agent /var/lib/gemini-agent /var/log/gemini-agent /run/gemini-agent \
          /etc/systemd/system/multi-user.target.wants/gemini-agent.service; do
-    [ -e "$f" ] || [ -L "$f" ] && left+=("$f")
+    if [ -e "$f" ] || [ -L "$f" ]; then left+=("$f"); fi
 done
-[ ${#left[@]} -eq 0 ] && ok "purge leaves no file or folder" ||
-    not_ok "purge leaves no file or folder" "${left[*]}"
-getent passwd gemini-agent >/dev/null && not_ok "user gone" "still there" || ok "user gone"
-getent group gemini-agent >/dev/null && not_ok "group gone" "still there" || ok "group gone"
+same "purge leaves no file or folder" "${left[*]}" ""
+fails "user gone" getent passwd gemini-agent
+fails "group gone" getent group gemini-agent
 
 finish
