@@ -52,6 +52,12 @@ sed -e 's|root /srv/gemini-agent/www;|root /usr/share/gemini-agent/www;|' \
     -e 's|^# /etc/nginx/sites-enabled/, then `nginx -t && systemctl reload nginx`.|# it here, upgrades keep your changes.|' \
     "$repo/nginx/gemini-agent.conf" >"$stage/nginx.conf"
 install -D -m 0644 "$stage/nginx.conf" "$root/etc/gemini-agent/nginx.conf"
+# The site's first page, with the widget in it: the one `setup DIR` writes
+# (conf/site-index.html) where make install brings no index.html.
+www=$root/usr/share/gemini-agent/www
+if [ ! -f "$www/index.html" ] && [ -f "$repo/conf/site-index.html" ]; then
+    install -m 0644 "$repo/conf/site-index.html" "$www/index.html"
+fi
 chmod -R u=rwX,go=rX "$root"
 
 # Depends from the libraries the binary links (a debian/control is all

@@ -235,8 +235,8 @@ wait_until 5000 eval 'curl -s -o /dev/null --max-time 1 "$BASE_URL/" && [ -s "$N
     bail "nginx did not start: $(tail -c 600 "$NGX_DIR/error.log" | tr '\n' ' ')"
 
 req GET /
-assert_status 200 "demo page from /usr/share/gemini-agent/www"
-req GET /agent/chat.js
+assert_status 200 "a page from /usr/share/gemini-agent/www"
+req GET /agent/index.js
 assert_status 200 "the widget's script"
 
 site=$("$PY" "$REPO/tests/deploy/recipe.py" "$RECIPE" site) || bail "recipe block 'site' is missing"
