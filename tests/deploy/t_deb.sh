@@ -158,6 +158,19 @@ same "dpkg -i again: the session secret kept" "$(md5sum </var/lib/gemini-agent/s
 # The test's own change: Gemini is the mock.
 sed -i "s|^baseUrl: .*|baseUrl: $MOCK_URL|" /etc/gemini-agent/.gemini.yaml
 
+read -ra execstart <<<"$(unit_key ExecStart)"
+GA_BIN=${execstart[0]}
+# log.file where agent.yaml's comment and the logrotate file put it, when
+# the binary has log settings (those that print --version have).
+LOGFILE=
+if "$GA_BIN" --version >/dev/null 2>&1; then
+    LOGFILE=/var/log/gemini-agent/gemini-agent.log
+    sed -i -e 's/^# log: /log: /' -e 's|^#   file: /var/log/gemini-agent/|  file: /var/log/gemini-agent/|' \
+        /etc/gemini-agent/agent.yaml
+    succeeds "agent.yaml: log.file uncommented" grep -qxF "  file: $LOGFILE  # /etc/logrotate.d/gemini-agent rotates it" \
+        /etc/gemini-agent/agent.yaml
+fi
+
 # /run/<RuntimeDirectory> as systemd makes it: the unit's user and group,
 # RuntimeDirectoryMode; then ExecStartPre ('+': as root), then ExecStart
 # as the user, with the unit's UMask, in / and a clean environment.
@@ -172,8 +185,6 @@ while IFS= read -r pre; do
     *) setpriv --reuid="$user" --regid="$group" --init-groups $pre || not_ok "ExecStartPre $pre" "failed" ;;
     esac
 done < <(sed -n 's/^ExecStartPre=//p' "$UNIT")
-read -ra execstart <<<"$(unit_key ExecStart)"
-GA_BIN=${execstart[0]}
 GA_LOG=$T_TMP/service.log
 (cd / && umask "$(unit_key UMask)" &&
     exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin setpriv --reuid="$user" --regid="$group" \
@@ -191,8 +202,8 @@ remember_pids $(pgrep -P "$GA_PID")
 same "runs as gemini-agent" "$(stat -c '%U' "/proc/$GA_PID")" gemini-agent
 same "socket: gemini-agent:www-data 0660" "$(stat -c '%U:%G %a' "$sock")" "gemini-agent:www-data 660"
 same "$rundir: group www-data, 2750 (others cannot enter)" "$(stat -c '%G %a' "$rundir")" "www-data 2750"
-if grep -q 'error' "$GA_LOG"; then
-    not_ok "no error at start" "$(grep error "$GA_LOG" | head -3 | tr '\n' ' ')"
+if grep -q 'error' "$GA_LOG" ${LOGFILE:+"$LOGFILE"}; then
+    not_ok "no error at start" "$(grep -h error "$GA_LOG" ${LOGFILE:+"$LOGFILE"} | head -3 | tr '\n' ' ')"
 else
     ok "no error at start"
 fi
@@ -261,7 +272,31 @@ same "Gemini got the key from the installed .gemini.yaml" "$keys" "$CANARY"
 fails "the key in no log" grep -qF "$CANARY" "$GA_LOG" "$NGX_DIR/error.log" "$NGX_DIR/access.log"
 
 # ---------------------------------------------------------------------------
-# 5. Purge: nothing left
+# 5. logrotate's turn: the file moved, then what its postrotate sends
+#    (SIGUSR1 to the unit's main process): a new file takes the lines.
+
+if [ -n "$LOGFILE" ]; then
+    rotate=/etc/logrotate.d/gemini-agent
+    glob=$(sed -n 's/^\(\/[^ ]*\) {$/\1/p' "$rotate")
+    # shellcheck disable=SC2254 # the glob is logrotate's
+    case $LOGFILE in $glob) ok "logrotate rotates $LOGFILE ($glob)" ;; *) not_ok "logrotate rotates $LOGFILE" "its files: '$glob'" ;; esac
+    succeeds "logrotate postrotate: SIGUSR1 to the main process" \
+        grep -qF 'systemctl kill --kill-whom=main --signal=USR1 gemini-agent.service' "$rotate"
+    succeeds "log.file written" test -s "$LOGFILE"
+    mv "$LOGFILE" "$LOGFILE.1"
+    kill -USR1 "$GA_PID"
+    if wait_until 3000 test -s "$LOGFILE"; then ok "after SIGUSR1 a new $LOGFILE"; else
+        not_ok "after SIGUSR1 a new $LOGFILE" "none; stderr: $(tail -c 300 "$GA_LOG" | tr '\n' ' ')"
+    fi
+    fails "the key in no log file" grep -qF "$CANARY" "$LOGFILE" "$LOGFILE.1"
+    succeeds "the service still serves after SIGUSR1" test -S "$sock"
+    succeeds "the service still runs after SIGUSR1" proc_alive "$GA_PID"
+else
+    skip "log.file and SIGUSR1" "$GA_BIN has no log settings (no --version)"
+fi
+
+# ---------------------------------------------------------------------------
+# 6. Purge: nothing left
 
 stop_nginx
 stop_pid "$GA_PID" 5000
