@@ -47,8 +47,9 @@ deb_cleanup() {
 }
 trap deb_cleanup EXIT
 
-# A package left by a run that was killed: start from nothing.
-if dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null | grep -q installed; then
+# A package left by a run that was killed (installed, or removed with its
+# conffiles kept): start from nothing.
+if dpkg-query -W "$PKG" >/dev/null 2>&1; then
     echo "# $T_NAME: purging a $PKG package left installed"
     purge_quietly
 fi
@@ -215,7 +216,7 @@ NGX_DIR=$T_TMP/nginx
 NGX_PORT=$(free_port) || bail "no free port"
 BASE_URL=http://127.0.0.1:$NGX_PORT
 mkdir -p "$NGX_DIR/tmp"
-chmod 755 "$T_TMP" "$NGX_DIR"
+chmod 711 "$T_TMP" "$NGX_DIR"   # www-data passes through, reads nothing
 chown www-data "$NGX_DIR/tmp"
 cp /etc/nginx/fastcgi_params "$NGX_DIR/fastcgi_params"
 grep -q '^    listen 127.0.0.1:8080;$' /etc/gemini-agent/nginx.conf || bail "nginx.conf has no listen line to move"
