@@ -254,6 +254,13 @@ bundle:
 	@scripts/make-bundle.sh build-bundle/gemini-agent '$(VERSION)' '$(BUNDLE_ARCH)' \
 	    $(BUNDLE_TGZ)
 
+# make deb: the Debian package, build-deb/gemini-agent_$(VERSION)_<arch>.deb
+# (scripts/make-deb.sh; packaging files in conf/deb/; the recipe is
+# docs/deploy/debian-package.md). Needs dpkg-dev.
+deb:
+	@scripts/make-deb.sh '$(VERSION)' build-deb
+.PHONY: deb
+
 deps:
 	scripts/install-deps.sh
 
