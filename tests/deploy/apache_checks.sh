@@ -176,7 +176,7 @@ objs[-1]['result']['message'] ==> 'Hello from the mock.'
 three chunks, three deltas :: len(deltas) ==> 3
 the first line arrives >= 1 s before the end (ms) :: min(1000, round(r['end_ms'] - r['lines'][0]['ms'])) ==> 1000
 the first delta arrives >= 1 s before the end (ms) :: min(1000, round(r['end_ms'] - deltas[0]['ms'])) ==> 1000
-the deltas arrive apart (ms, at least 500) :: [min(500, round(b['ms'] - a['ms'])) for a, b in zip(deltas, deltas[1:])] ==> [500, 500]
+the deltas arrive apart (ms, at least 300) :: [min(300, round(b['ms'] - a['ms'])) for a, b in zip(deltas, deltas[1:])] ==> [300, 300]
 EOF
 
     mock_reset
