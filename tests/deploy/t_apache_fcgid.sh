@@ -26,10 +26,21 @@ chown www-data "$AP_DIR/fcgid"
 apache_start "$AP_DIR/site.conf" fcgid
 ap_checks "fcgid"
 
-# one program (a master and its worker) served every request
-pids=$(pgrep -f -x -- "$GA_BIN" | tr '\n' ' ')
-check "fcgid: the program keeps running between requests ($pids)" test -n "$pids"
+# one program (a master and its worker) served every request: Apache's
+# descendants running the binary (not another test's, by ancestry)
+descendants() {
+    ps -e -o pid=,ppid=,args= | awk -v root="$1" -v bin="$GA_BIN" '
+        { pp[$1] = $2; a = $0; sub(/^ *[0-9]+ +[0-9]+ +/, "", a); args[$1] = a }
+        END { for (p in pp) { q = p; while (q in pp && q != root && q > 1) q = pp[q]
+              if (q == root && args[p] == bin) print p } }'
+}
+pids=$(descendants "$AP_PID" | tr '\n' ' ')
+check "fcgid: the program keeps running between requests (PIDs $pids)" test -n "$pids"
 apache_stop
-check "fcgid: Apache's stop ends the program" \
-    wait_until 5000 eval '[ -z "$(pgrep -f -x -- "$GA_BIN")" ]'
+gone() {
+    local p
+    for p in $pids; do proc_alive "$p" && return 1; done
+    return 0
+}
+check "fcgid: Apache's stop ends the program" wait_until 5000 gone
 finish
