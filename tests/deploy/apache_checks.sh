@@ -65,6 +65,7 @@ ap_site_init() {
     useradd --system --no-create-home --shell /usr/sbin/nologin --user-group \
         "$SITE_USER" || bail "cannot add the user $SITE_USER"
     chmod 711 "$T_TMP"
+    ap_sanitizer_logs_open
     SITE=$T_TMP/site
     GA_CONF=$SITE/conf/agent.yaml
     STORE_DB=$SITE/var/agent.db
@@ -100,6 +101,18 @@ token_for() {
     TOKEN=${TOKENS[$key]}
 }
 AP_RUN_AS=www-data
+
+# ap_sanitizer_logs_open: under ASan with log_path=DIR/name (scripts/test.sh
+# under_asan), the program runs as www-data or the site's user: let them
+# write their reports into DIR (sticky, as /tmp), or they would be lost.
+ap_sanitizer_logs_open() {
+    local o d
+    for o in "${ASAN_OPTIONS:-}" "${UBSAN_OPTIONS:-}"; do
+        [[ $o =~ (^|:)log_path=([^:]+) ]] || continue
+        d=$(dirname "${BASH_REMATCH[2]}")
+        [ -d "$d" ] && chmod 1733 "$d"
+    done
+}
 
 # ap_run_block FILE NAME [USER]: run the recipe's block as written, with
 # SITE (and SITE_USER) set, as root or as USER.
@@ -154,6 +167,8 @@ chat_body() {
 ap_checks() {
     local l=$1 appr
     BASE_URL=$AP_URL
+    req GET /_jay/actions
+    assert_status 200 "$l: GET /_jay/actions (the action list)"
     mock_reset
     chat_body "$T_TMP/chat.json" "hello"
     req POST "$SEND" "@$T_TMP/chat.json"
@@ -201,6 +216,12 @@ r['approval']['tool'] ==> 'shop.addReview'
 EOF
     check "$l: no review before the approval" test "$(count_lines "$REVIEWS_FILE")" = 0
     appr=$(pyjson 'j["approval"]["id"]' "$SAVED_DIR/sup.json")
+    export APPR=$appr
+    api ann GET '/api/agent/approvals?status=pending'
+    assert_py "$l: the approval is listed (a route with a query string)" <<'EOF'
+status ==> 200
+[a['status'] for a in r['approvals'] if a['id'] == E['APPR']] ==> ['pending']
+EOF
     api ann POST "/api/agent/approvals/$appr" '{"decision":"approve_once"}'
     assert_py "$l: approve_once resumes the run" <<'EOF'
 status ==> 200
