@@ -6,6 +6,7 @@
 # and approval through Apache; the program runs as www-data.
 # Under ASan: GA_BIN=build-asan/gemini-agent (the sanitizer's settings
 # pass through Apache, apache_lib.sh).
+# shellcheck disable=SC2016,SC2034  # AP_*, GA_PIDFILE: read by apache_checks.sh and the libs
 source "$(dirname "${BASH_SOURCE[0]}")/apache_checks.sh"
 
 AP_MPM=event

@@ -8,6 +8,7 @@
 # and: the requests were served by one long-lived process (not a CGI per
 # request).
 # Under ASan: GA_BIN=build-asan/gemini-agent.
+# shellcheck disable=SC2016,SC2034  # AP_*, GA_PIDFILE: read by apache_checks.sh and the libs
 source "$(dirname "${BASH_SOURCE[0]}")/apache_checks.sh"
 
 AP_MPM=event

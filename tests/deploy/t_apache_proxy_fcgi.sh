@@ -6,6 +6,7 @@
 # folder made by the recipe's `socket-dir` block (as root). Then
 # apache_checks.sh's chat, stream, run API and approval through Apache.
 # Under ASan: GA_BIN=build-asan/gemini-agent.
+# shellcheck disable=SC2016,SC2034  # AP_*, GA_PIDFILE: read by apache_checks.sh and the libs
 source "$(dirname "${BASH_SOURCE[0]}")/apache_checks.sh"
 
 AP_MPM=event
