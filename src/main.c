@@ -2,9 +2,10 @@
  * main.c - process-wide set-up, then one command from the table below.
  *
  * Each command reads its own options (commands.h, cmdopt.h); main.c only
- * picks the command by name. With no arguments under a web server that set
- * GATEWAY_INTERFACE, the program answers one CGI request (config from
- * $GEMINI_AGENT_CONFIG).
+ * picks the command by name. With no arguments under a web server it
+ * answers FastCGI when its stdin is a listening socket (mod_fcgid), else
+ * one CGI request when GATEWAY_INTERFACE is set (config from
+ * $GEMINI_AGENT_CONFIG in both).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -77,8 +78,8 @@ usage(FILE *f)
           "`gemini-agent COMMAND --help` shows the usage of one command.\n"
           "\n"
           "With no arguments under a web server (GATEWAY_INTERFACE set) it\n"
-          "answers one CGI request; the config comes from "
-          "$GEMINI_AGENT_CONFIG\n"
+          "answers one CGI request, or FastCGI when its stdin is a listening\n"
+          "socket (mod_fcgid); the config comes from $GEMINI_AGENT_CONFIG\n"
           "(default conf/agent.yaml).\n",
           f);
 }
@@ -132,6 +133,8 @@ main(int argc, char **argv)
     memlimit_install(); /* jansson allocates under the request's bound */
 
     if (name == NULL) {
+        if (cmd_serve_stdin_listens())
+            return cmd_serve_stdin();
         if (getenv("GATEWAY_INTERFACE") != NULL)
             return run_cgi();
         usage(stderr);

@@ -25,6 +25,11 @@
  * [--pid-file FILE]: the FastCGI responder (serve.h). */
 int cmd_serve(int argc, char **argv);
 extern const char cmd_serve_usage[];
+/* Is stdin a socket that listens (a FastCGI application's start, as
+ * mod_fcgid does it)? Then cmd_serve_stdin serves on it, one worker, the
+ * config from config_default_path(). */
+bool cmd_serve_stdin_listens(void);
+int cmd_serve_stdin(void);
 
 /* setup [--config-dir DIR]: write DIR/.gemini.yaml (mode 0600; DIR and
  * its missing parents are made 0700) from the built-in template; never

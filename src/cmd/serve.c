@@ -1,6 +1,7 @@
 /*
  * serve.c - `gemini-agent serve`: read its options, then hand over to
- * the master process (serve.c).
+ * the master process (proc/serve.c); and the same responder started by a
+ * web server with the listening socket as its stdin (mod_fcgid).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -10,6 +11,9 @@
 #include "cmd/commands.h"
 #include "core/config.h"
 #include "proc/serve.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
 
 const char cmd_serve_usage[] =
     "[--config FILE] (--socket PATH | --listen HOST:PORT)\n"
@@ -41,5 +45,31 @@ cmd_serve(int argc, char **argv)
     if ((o.socket_path == NULL) == (o.listen == NULL))
         return cmdopt_fail(&c, "give exactly one of --socket PATH or "
                                "--listen HOST:PORT");
+    return serve_run(&o);
+}
+
+bool
+cmd_serve_stdin_listens(void)
+{
+    int on = 0;
+    socklen_t len = sizeof(on);
+
+    /* A CGI's stdin is a pipe or a connected socket (mod_cgid): only a
+     * FastCGI application is handed one that accepts connections. */
+    return getsockopt(STDIN_FILENO, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) ==
+               0 &&
+           on != 0;
+}
+
+int
+cmd_serve_stdin(void)
+{
+    /* The web server counts this process as one application instance and
+     * sends it one request at a time; it starts more instances itself. */
+    struct serve_opts o = {.config_path = config_default_path(),
+                           .listen_stdin = true,
+                           .workers = 1,
+                           .threads = DEFAULT_THREADS,
+                           .queue = DEFAULT_QUEUE};
     return serve_run(&o);
 }

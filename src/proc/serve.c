@@ -152,10 +152,20 @@ bind_tcp(const char *hostport)
     return fd;
 }
 
+static const char *
+listener_name(const struct serve_opts *o)
+{
+    if (o->listen_stdin)
+        return "the socket the web server passed (descriptor 0)";
+    return o->socket_path ? o->socket_path : o->listen;
+}
+
 static int
 open_listener(const struct serve_opts *o)
 {
-    int fd = o->socket_path ? bind_unix(o->socket_path) : bind_tcp(o->listen);
+    int fd = o->listen_stdin  ? STDIN_FILENO
+             : o->socket_path ? bind_unix(o->socket_path)
+                              : bind_tcp(o->listen);
     int fl;
 
     if (fd < 0)
@@ -181,12 +191,31 @@ open_listener(const struct serve_opts *o)
  * can point the site at their own. A site that breaks the rule is refused
  * (at start and on SIGHUP) unless agent.yaml says allowReadableKeyFile:
  * true; then it is served with a warning on every start and reload.
+ *
+ * Started by the web server (listen_stdin, mod_fcgid) the program runs as
+ * the web server's user, as a CGI does: the site's owner keeps the file
+ * and shares it with that user's group alone (chgrp + mode 0640, the
+ * recipe docs/deploy/apache-cgi.md), which is then the rule.
  */
 static bool
-key_file_allowed(const struct site *s)
+key_file_shared_with_server(const struct serve_opts *o,
+                            const struct config *cfg)
+{
+    struct stat st;
+
+    return o->listen_stdin && cfg->gemini.key_source == CONFIG_KEY_FILE &&
+           stat(cfg->gemini.path, &st) == 0 && st.st_gid == getegid() &&
+           (st.st_mode & 027) == 0;
+}
+
+static bool
+key_file_allowed(const struct serve_opts *o, const struct site *s)
 {
     const struct config *cfg = s->cfg;
     unsigned mode, uid;
+
+    if (key_file_shared_with_server(o, cfg))
+        return true;
 
     if (config_key_file_foreign(cfg, &uid)) {
         log_err("%s holds the Gemini API key and belongs to user %u, who "
@@ -406,7 +435,7 @@ reload(struct master *m)
         log_err("config reload failed; keeping the old configuration");
         return;
     }
-    if (!key_file_allowed(site) || !store_ready(site)) {
+    if (!key_file_allowed(m->opts, site) || !store_ready(site)) {
         log_err("config reload refused; keeping the old configuration");
         site_free(site);
         return;
@@ -555,7 +584,7 @@ serve_run(const struct serve_opts *o)
         log_err("cannot start: the configuration has errors");
         goto out;
     }
-    if (!key_file_allowed(m->site)) {
+    if (!key_file_allowed(o, m->site)) {
         log_err("cannot start: the API key file is not private");
         goto out;
     }
@@ -580,7 +609,7 @@ serve_run(const struct serve_opts *o)
         goto out;
     }
     log_info("serving on %s with %d worker%s of %d threads (and %d queued)",
-             o->socket_path ? o->socket_path : o->listen, o->workers,
+             listener_name(o), o->workers,
              o->workers == 1 ? "" : "s", o->threads, o->queue);
     fill_slots(m);
     for (;;) {

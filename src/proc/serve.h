@@ -12,6 +12,10 @@ struct serve_opts {
     const char *config_path;
     const char *socket_path; /* unix socket, or NULL */
     const char *listen;      /* "HOST:PORT", or NULL */
+    /* Neither: accept on descriptor 0, a socket the web server opened and
+     * listens on (FastCGI's FCGI_LISTENSOCK_FILENO; mod_fcgid starts the
+     * program so). */
+    bool listen_stdin;
     const char *pid_file;    /* or NULL */
     int workers;
     int threads; /* request threads per worker */

@@ -13,6 +13,8 @@
 #   AP_USER_LINES  "User x\nGroup y" lines; default www-data when root
 #                  (Apache's children may not run as root)
 #   AP_EXTRA       more main-config lines, placed before the Include
+#   AP_MPM         the MPM: prefork (default), event (Debian's default,
+#                  with mod_cgid for CGI) or worker
 #
 # shellcheck shell=bash
 
@@ -21,12 +23,13 @@ AP_MODS=/usr/lib/apache2/modules
 AP_PID=
 AP_DIR=$T_TMP/apache
 AP_EXTRA=${AP_EXTRA:-}
+AP_MPM=${AP_MPM:-prefork}
 
 # apache_have [MODULE...]: apache2 and those modules are installed.
 apache_have() {
     [ -x "$APACHE_BIN" ] || return 1
     local m
-    for m in mpm_prefork "$@"; do
+    for m in "mpm_$AP_MPM" "$@"; do
         [ -f "$AP_MODS/mod_$m.so" ] || return 1
     done
 }
@@ -65,7 +68,7 @@ LogFormat "%h %l %u %t \"%r\" %>s %b" common
 CustomLog "$AP_DIR/logs/access.log" common
 TypesConfig /etc/mime.types
 $user_lines
-LoadModule mpm_prefork_module $AP_MODS/mod_mpm_prefork.so
+LoadModule mpm_${AP_MPM}_module $AP_MODS/mod_mpm_$AP_MPM.so
 $mods
 StartServers 2
 # the sanitizer's settings reach the program under ASan
@@ -73,7 +76,7 @@ PassEnv PATH ${ASAN_OPTIONS:+ASAN_OPTIONS} ${UBSAN_OPTIONS:+UBSAN_OPTIONS}
 $AP_EXTRA
 Include "$site"
 CONF
-    # a session of its own: prefork's shutdown signals its whole process
+    # a session of its own: the MPM's shutdown signals its whole process
     # group, which would otherwise be this test's
     setsid env -i PATH="$PATH" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} \
         ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} \
