@@ -17,6 +17,10 @@
 #   make install    install the binary (PREFIX=/usr/local) and site files
 #   make clean      remove all build output
 
+# The product's version: `gemini-agent --version` prints it (src/main.c
+# alone is given it), `make print-version` for packaging.
+VERSION  = 0.25.0
+
 ifeq ($(origin CC),default)
 CC       = gcc
 endif
@@ -225,6 +229,15 @@ install: all
 	cp -R conf nginx www actions $(DESTDIR)$(PREFIX)/share/gemini-agent/
 	rm -f $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.gemini.yaml \
 	    $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.session-secret
+
+# The version (VERSION above) is compiled into main.o only, which is
+# rebuilt when the Makefile changes.
+$(BUILD)/src/main.o: ALL_CFLAGS += -DGEMINI_AGENT_VERSION='"$(VERSION)"'
+$(BUILD)/src/main.o: Makefile
+
+.PHONY: print-version
+print-version:
+	@echo $(VERSION)
 
 deps:
 	scripts/install-deps.sh
