@@ -214,5 +214,15 @@ check "rotation: no line split - both files are whole JSON lines" \
 for f in sys.argv[1:]:
     for l in open(f, encoding="utf-8").read().split("\n")[:-1]: json.loads(l)' "$LOGF" "$LOGF.1"
 
+# A reload (SIGHUP) applies a changed log: section to the new workers
+sed -i 's/^log: {format: json, file: agent.log}$/log: {format: text, file: agent.log}/' "$GA_CONF"
+grep -q 'format: text' "$GA_CONF" || bail "cannot edit log: in $GA_CONF"
+kill -HUP "$GA_PID"
+check "SIGHUP: the reload is logged as text" \
+    wait_until 5000 grep -q ' gemini-agent\[[0-9]*\]: info: configuration reloaded$' "$LOGF"
+req GET /api/agent/after-reload
+check "SIGHUP: the new workers write text access lines" \
+    wait_until 3000 grep -q ': info: access id=[0-9a-f]* method=GET route=/api/agent/after-reload status=404 ' "$LOGF"
+
 canary_checks
 finish
