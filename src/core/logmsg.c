@@ -130,8 +130,7 @@ put(struct out *o, const char *s, size_t n)
     o->p += n;
 }
 
-static void
-putf(struct out *o, const char *fmt, ...) ATTR_FMT(2, 3);
+static void putf(struct out *o, const char *fmt, ...) ATTR_FMT(2, 3);
 
 static void
 putf(struct out *o, const char *fmt, ...)

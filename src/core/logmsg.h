@@ -56,14 +56,14 @@ int logmsg_reopen(void);
 /* One request, as its access line says it (an `info` line). Strings are
  * borrowed; `id`, `method` and `route` hold no space or control byte. */
 struct logmsg_access {
-    const char *id;     /* the request id (X-Request-Id) */
+    const char *id; /* the request id (X-Request-Id) */
     const char *method;
-    const char *route;  /* the route's pattern, or the path: no query */
-    int status;         /* 0: the client left before the answer */
-    long ms;            /* from the head read to the last byte written */
-    int gemini_calls;   /* HTTP attempts that reached Gemini */
-    long tokens_in;     /* prompt tokens (with the tool-use prompt) */
-    long tokens_out;    /* candidates + thoughts tokens */
+    const char *route; /* the route's pattern, or the path: no query */
+    int status;        /* 0: the client left before the answer */
+    long ms;           /* from the head read to the last byte written */
+    int gemini_calls;  /* HTTP attempts that reached Gemini */
+    long tokens_in;    /* prompt tokens (with the tool-use prompt) */
+    long tokens_out;   /* candidates + thoughts tokens */
 };
 
 /* Write `a`'s access line (nothing when info lines are dropped). */
@@ -80,8 +80,7 @@ void logmsg_access(const struct logmsg_access *a);
 #define LOGMSG_RENDER_MIN 128
 size_t logmsg_render(char *buf, size_t size, enum logmsg_format fmt,
                      enum logmsg_level lvl, const struct timespec *now,
-                     long pid, const char *msg,
-                     const struct logmsg_access *a);
+                     long pid, const char *msg, const struct logmsg_access *a);
 
 #define log_err(...)   logmsg(LOG_LVL_ERROR, __VA_ARGS__)
 #define log_warn(...)  logmsg(LOG_LVL_WARN, __VA_ARGS__)

@@ -19,9 +19,9 @@
 /* 2026-11-29T08:01:02.345678901Z */
 static const struct timespec T0 = {1795939262, 345678901};
 
-static const struct logmsg_access A = {"4f2a9c", "POST",
-                                       "/_jay/actions/geminiAgent.sendMessage",
-                                       200, 12, 1, 345, 67};
+static const struct logmsg_access A = {
+    "4f2a9c", "POST", "/_jay/actions/geminiAgent.sendMessage", 200, 12, 1,
+    345,      67};
 
 static char line[16384];
 
@@ -134,8 +134,8 @@ START_TEST(access_line_json)
     json_t *v = parse(render(LOG_FMT_JSON, LOG_LVL_INFO, NULL, &A));
     json_t *want = json_pack(
         "{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i}", "time",
-        "2026-11-29T08:01:02.345Z", "level", "info", "pid", 42, "msg",
-        "access", "id", "4f2a9c", "method", "POST", "route",
+        "2026-11-29T08:01:02.345Z", "level", "info", "pid", 42, "msg", "access",
+        "id", "4f2a9c", "method", "POST", "route",
         "/_jay/actions/geminiAgent.sendMessage", "status", 200, "ms", 12,
         "gemini_calls", 1, "tokens_in", 345, "tokens_out", 67);
 
@@ -200,8 +200,7 @@ START_TEST(levels_and_the_file_reopened)
     ck_assert_ptr_nonnull(strstr(got[1], "\"msg\":\"as json\"}"));
 
     /* a file that cannot be opened leaves the output as it was */
-    ck_assert_int_eq(logmsg_set_output(LOG_FMT_TEXT, "/nonexistent/x.log"),
-                     -1);
+    ck_assert_int_eq(logmsg_set_output(LOG_FMT_TEXT, "/nonexistent/x.log"), -1);
     log_warn("still here");
     ck_assert_int_eq(read_lines(path, got), 3);
     ck_assert_ptr_nonnull(strstr(got[2], "\"msg\":\"still here\"}"));
