@@ -17,6 +17,10 @@
 #   make install    install the binary (PREFIX=/usr/local) and site files
 #   make clean      remove all build output
 
+# The product's version: `gemini-agent --version` prints it (src/main.c
+# alone is given it), `make print-version` for packaging.
+VERSION  = 0.25.0
+
 ifeq ($(origin CC),default)
 CC       = gcc
 endif
@@ -239,7 +243,6 @@ install: all
 # PLUGIN_DIR=plugins and SHARE_DIR=.: nothing the program compiles in is a
 # path of this machine (the default plugins.dirs is the bundle's plugins/
 # as seen from the CGI's folder; its agent.yaml names it anyway).
-VERSION ?= 0.25.0
 BUNDLE_ARCH = $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
 BUNDLE_TGZ  = build/gemini-agent-bundle-$(VERSION)-$(BUNDLE_ARCH).tar.gz
 ifdef BUNDLING
@@ -260,6 +263,15 @@ bundle:
 deb:
 	@scripts/make-deb.sh '$(VERSION)' build-deb
 .PHONY: deb
+
+# The version (VERSION above) is compiled into main.o only, which is
+# rebuilt when the Makefile changes.
+$(BUILD)/src/main.o: ALL_CFLAGS += -DGEMINI_AGENT_VERSION='"$(VERSION)"'
+$(BUILD)/src/main.o: Makefile
+
+.PHONY: print-version
+print-version:
+	@echo $(VERSION)
 
 deps:
 	scripts/install-deps.sh

@@ -20,12 +20,22 @@
 #include "proc/worker.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcgi_config.h> /* libfcgi's PACKAGE_VERSION: it has no call that says it */
 #include <jansson.h>
+#include <openssl/crypto.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <yaml.h>
+
+/* The Makefile's VERSION, given to this file only (make print-version). */
+#ifndef GEMINI_AGENT_VERSION
+#define GEMINI_AGENT_VERSION "unknown"
+#endif
 
 struct command {
     const char *name;
@@ -75,13 +85,54 @@ usage(FILE *f)
         fprintf(f, "%*s%s\n", USAGE_SUMMARY_COL - col, "", c->summary);
     }
     fputs("\n"
-          "`gemini-agent COMMAND --help` shows the usage of one command.\n"
+          "`gemini-agent COMMAND --help` shows the usage of one command;\n"
+          "`gemini-agent --version` the version and its libraries'.\n"
           "\n"
           "With no arguments under a web server (GATEWAY_INTERFACE set) it\n"
           "answers one CGI request, or FastCGI when its stdin is a listening\n"
           "socket (mod_fcgid); the config comes from $GEMINI_AGENT_CONFIG\n"
           "(default conf/agent.yaml).\n",
           f);
+}
+
+/*
+ * `gemini-agent --version` / `version`: ours on the first line, then each
+ * library as it runs, with the version its headers had at the build where
+ * that differs from nothing. libyaml's headers carry no version; libfcgi
+ * reports none when running.
+ */
+static void
+version(FILE *f)
+{
+    const char *ssl =
+#ifdef OPENSSL_VERSION_STRING
+        OpenSSL_version(OPENSSL_VERSION_STRING);
+#else
+        OpenSSL_version(OPENSSL_VERSION);
+#endif
+    const char *jansson =
+#if JANSSON_VERSION_HEX >= 0x020d00
+        jansson_version_str();
+#else
+        JANSSON_VERSION;
+#endif
+
+    fprintf(f, "gemini-agent %s\n", GEMINI_AGENT_VERSION);
+    fprintf(f, "libcurl %s (built with %s)\n",
+            curl_version_info(CURLVERSION_NOW)->version, LIBCURL_VERSION);
+    fprintf(f, "jansson %s (built with %s)\n", jansson, JANSSON_VERSION);
+    fprintf(f, "libyaml %s\n", yaml_get_version_string());
+    fprintf(f, "SQLite %s (built with %s)\n", sqlite3_libversion(),
+            SQLITE_VERSION);
+#ifdef OPENSSL_VERSION_STR
+    fprintf(f, "OpenSSL libcrypto %s (built with %s)\n", ssl,
+            OPENSSL_VERSION_STR);
+#else
+    fprintf(f, "OpenSSL libcrypto %s\n", ssl);
+#endif
+#ifdef PACKAGE_VERSION
+    fprintf(f, "libfcgi (built with %s)\n", PACKAGE_VERSION);
+#endif
 }
 
 static int
@@ -100,6 +151,11 @@ run_cgi(void)
     if (site == NULL)
         diag_log(&d);
     diag_release(&d);
+    /* log: in agent.yaml; a file this user cannot open leaves stderr */
+    if (site != NULL &&
+        logmsg_set_output(site->cfg->log.format, site->cfg->log.file) != 0)
+        log_err("cannot open the log file '%s': %s", site->cfg->log.file,
+                strerror(errno));
     rc = worker_cgi(site); /* with no site it answers config_error */
     site_free(site);
     return rc;
@@ -143,6 +199,10 @@ main(int argc, char **argv)
     if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 ||
         strcmp(name, "help") == 0) {
         usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        version(stdout);
         return 0;
     }
     for (size_t i = 0; i < ARRAY_SIZE(commands); i++)

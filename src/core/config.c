@@ -921,6 +921,41 @@ load_outbound(struct config *cfg, const struct ydoc_node *v, const char *file,
                    &cfg->outbound.nallow, d);
 }
 
+/* log: {format: text | json, file: PATH} */
+static void
+load_log(struct config *cfg, const struct ydoc_node *map, const char *file,
+         struct diag *d)
+{
+    static const char shape[] = "'log' must be {format: text | json, file: "
+                                "PATH}";
+
+    if (map->kind != YDOC_MAP) {
+        diag_add(d, file, map->line, shape);
+        return;
+    }
+    for (size_t i = 0; i < map->count; i++) {
+        const struct ydoc_node *k = map->keys[i], *v = map->values[i];
+        const char *s = ydoc_string(v);
+
+        if (strcmp(k->text, "format") == 0) {
+            if (s != NULL && strcmp(s, "text") == 0)
+                cfg->log.format = LOG_FMT_TEXT;
+            else if (s != NULL && strcmp(s, "json") == 0)
+                cfg->log.format = LOG_FMT_JSON;
+            else
+                diag_add(d, file, v->line,
+                         "'log.format' must be text or json");
+        } else if (strcmp(k->text, "file") == 0) {
+            if ((s = want_string(v, file, "log.file", d)) != NULL) {
+                free(cfg->log.file);
+                cfg->log.file = resolve(cfg->dir, s);
+            }
+        } else {
+            unknown_key(d, file, k, " in 'log'", "format, file");
+        }
+    }
+}
+
 /* --- budget: what a client may spend --------------------------------------- */
 
 /* budget.perIp / perUser / site: {requestsPerMinute, tokensPerDay} */
@@ -1045,6 +1080,8 @@ load_agent_yaml(struct config *cfg, struct diag *d)
             load_budget(cfg, v, file, d);
         } else if (strcmp(k->text, "plugins") == 0) {
             load_plugins(cfg, v, file, d);
+        } else if (strcmp(k->text, "log") == 0) {
+            load_log(cfg, v, file, d);
         } else if (strcmp(k->text, "allowReadableKeyFile") == 0) {
             if (!ydoc_bool(v, &cfg->allow_readable_key_file))
                 diag_add(d, file, v->line,
@@ -1055,7 +1092,7 @@ load_agent_yaml(struct config *cfg, struct diag *d)
             unknown_key(d, file, k, "",
                         "gemini, actions, dataDir, limits, store, policy, "
                         "auth, history, http, outbound, budget, plugins, "
-                        "allowReadableKeyFile");
+                        "log, allowReadableKeyFile");
         }
     }
 out:
@@ -1440,6 +1477,7 @@ config_free(struct config *cfg)
     free(cfg->status.allow);
     free(cfg->outbound.allow);
     config_free_strings(cfg->cors.origins);
+    free(cfg->log.file);
     free(cfg->run.store);
     free(cfg->run.persona);
     json_decref(cfg->run.allow);

@@ -22,6 +22,7 @@
 #define APP_CONFIG_H
 
 #include "core/common.h"
+#include "core/logmsg.h"
 
 struct diag;
 struct netaddr;
@@ -210,6 +211,14 @@ struct config_cors {
     size_t norigins;
 };
 
+/* log: how log lines look and where they go (core/logmsg.h,
+ * docs/logging.md); serve and CGI apply them, other commands do not. */
+struct config_log {
+    enum logmsg_format format; /* format: text (the default) | json */
+    char *file; /* file: PATH (relative to agent.yaml's folder), owned;
+                 * NULL: stderr, the web server's error log */
+};
+
 /* What the chat accepts in the history a browser sends (history:). */
 struct config_history {
     unsigned allow_parts; /* allowParts, as agent/history.h's bits */
@@ -233,6 +242,7 @@ struct config {
     struct config_status status;
     struct config_outbound outbound;
     struct config_cors cors;
+    struct config_log log;
 
     struct config_auth auth;
     /* allowReadableKeyFile: serve even when the file holding the key is

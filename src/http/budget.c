@@ -106,6 +106,7 @@ budget_init(struct budget *b, const struct config *cfg, struct store **slot,
     memset(b, 0, sizeof(*b));
     b->cfg = cfg;
     b->slot = slot;
+    b->io = io;
     if (!bc->on)
         return;
     if (has_ceiling(&bc->per_ip)) {
@@ -218,7 +219,7 @@ gate_step(void *ctx, size_t request_bytes, const struct loop_usage *so_far,
      * sum would let the step through uncharged */
     long long need = used > LLONG_MAX - est ? LLONG_MAX : used + est;
 
-    if (need <= b->reserved)
+    if (b->n == 0 || need <= b->reserved)
         return 0;
     return charge(b, 0, need - b->reserved, err);
 }
@@ -226,8 +227,6 @@ gate_step(void *ctx, size_t request_bytes, const struct loop_usage *so_far,
 struct loop_gate *
 budget_gate(struct budget *b)
 {
-    if (b->n == 0)
-        return NULL;
     b->gate.step = gate_step;
     b->gate.ctx = b;
     return &b->gate;
@@ -239,8 +238,20 @@ void
 budget_settle(struct budget *b)
 {
     struct status_error e = {0};
+    const struct loop_usage *u = &b->gate.used;
+    long in = 0, out = 0;
     long long delta;
 
+    if (b->io != NULL) {
+        loop_usage_add(&in, u->prompt);
+        loop_usage_add(&in, u->tool_use);
+        loop_usage_add(&out, u->candidates);
+        loop_usage_add(&out, u->thoughts);
+        loop_usage_add(&b->io->tokens_in, in);
+        loop_usage_add(&b->io->tokens_out, out);
+        if (u->calls > 0 && b->io->gemini_calls <= INT_MAX - u->calls)
+            b->io->gemini_calls += u->calls;
+    }
     if (!b->held)
         return;
     b->held = false;

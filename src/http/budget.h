@@ -52,6 +52,7 @@ struct status_error;
 struct budget {
     const struct config *cfg;
     struct store **slot; /* the thread's store connection, opened on use */
+    struct httpio *io;   /* settling adds the usage to its counters */
     struct store_budget counters[3];
     size_t n;            /* 0: no budget is configured */
     char ip_scope[sizeof("ip:") + NETADDR_TEXT_MAX];
@@ -85,12 +86,14 @@ void budget_init(struct budget *b, const struct config *cfg,
 int budget_reserve(struct budget *b, size_t prompt_bytes,
                    struct status_error *err);
 
-/* The gate for the loop's input (loop.h), or NULL when no budget is
- * configured. Its `used` is what budget_settle() settles with. */
+/* The gate for the loop's input (loop.h). Its `used` is what
+ * budget_settle() settles with, and adds to the request's counters (the
+ * access line's); with no budget configured it lets every step through. */
 struct loop_gate *budget_gate(struct budget *b);
 
-/* Replace the reservation by what the loop used (b->gate.used); nothing
- * when none is held. A store that fails now leaves the reservation
+/* Add what the loop used (b->gate.used) to the request's counters
+ * (httpio.h), and replace the reservation by it; that, only when one is
+ * held. A store that fails now leaves the reservation
  * counted (logged): the request is over, and the error is on the safe
  * side. */
 void budget_settle(struct budget *b);

@@ -17,6 +17,7 @@
 #include "core/jscan.h"
 #include "core/logmsg.h"
 #include "core/memlimit.h"
+#include "core/monotime.h"
 #include "registry/plugin.h"
 #include "http/reply.h"
 #include "http/request.h"
@@ -26,7 +27,9 @@
 #include "store/store.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
 /* What a route's work needs; lives for one request. */
 struct exchange {
@@ -355,6 +358,104 @@ route_find(const char *method, const char *path, const char **arg,
     return NULL;
 }
 
+/* --- the access line -------------------------------------------------------- */
+
+/* An id the web server gave is kept when it is 1 to DISPATCH_ID_MAX of
+ * these (nginx's $request_id is hex, Apache's UNIQUE_ID adds '@' and
+ * '-'); it is echoed in a header and the log, so nothing else is. */
+#define DISPATCH_ID_MAX   64
+#define DISPATCH_ID_CHARS                                                      \
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._@-"
+
+/* The request's id into id[DISPATCH_ID_MAX + 1]: REQUEST_ID (nginx:
+ * fastcgi_param REQUEST_ID $request_id) or UNIQUE_ID (Apache's
+ * mod_unique_id) when sound, else 32 random hex digits, as nginx's. */
+static void
+request_id(struct httpio *io, char *id)
+{
+    static const char *const params[] = {"REQUEST_ID", "UNIQUE_ID"};
+    unsigned char r[16] = {0};
+
+    for (size_t i = 0; i < ARRAY_SIZE(params); i++) {
+        const char *v = io->ops->param(io->ctx, params[i]);
+        size_t n = v ? strlen(v) : 0;
+        if (n > 0 && n <= DISPATCH_ID_MAX &&
+            strspn(v, DISPATCH_ID_CHARS) == n) {
+            memcpy(id, v, n + 1);
+            return;
+        }
+    }
+    if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+        /* no entropy yet (early boot): unique enough for a log */
+        long t = monotime_ms();
+        memcpy(r, &t, sizeof(t));
+        memcpy(r + sizeof(t), &io, sizeof(io));
+    }
+    for (size_t i = 0; i < sizeof(r); i++)
+        snprintf(id + 2 * i, 3, "%02x", r[i]);
+}
+
+/*
+ * What the access line calls the route, into out[size]: the routing
+ * table's pattern; a prefix route's action or command name with it (the
+ * names GET /_jay/actions lists), but the run API's ids are a user's
+ * runs, threads and approvals: `*` for them. With no route, the path
+ * (never a query: request.h), its bytes outside printable ASCII and
+ * '%' as %XX, cut at `size`.
+ */
+static void
+route_label(const struct route *r, const char *arg, const char *path,
+            char *out, size_t size)
+{
+    const char *tail = path;
+    size_t n = 0;
+
+    if (r != NULL && (arg == NULL || strstr(r->path, "/*/") != NULL)) {
+        snprintf(out, size, "%s", r->path);
+        return;
+    }
+    if (r != NULL) {
+        n = (size_t)snprintf(out, size, "%s", r->path);
+        tail = r->api != NULL ? "*" : arg;
+    }
+    for (const unsigned char *p = (const unsigned char *)tail;
+         *p != '\0' && n + 4 < size; p++) {
+        if (*p > 0x20 && *p < 0x7f && *p != '%')
+            out[n++] = (char)*p;
+        else
+            n += (size_t)snprintf(out + n, size - n, "%%%02X", *p);
+    }
+    out[n] = '\0';
+    if (n == 0)
+        snprintf(out, size, "-");
+}
+
+/* The request's access line (logmsg.h): what it asked, how it ended. */
+static void
+access_line(const struct httpio *io, const char *method,
+            const struct route *r, const char *arg, const char *path,
+            int status, long start_ms)
+{
+    char route[256], meth[17];
+    size_t n = strspn(method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+    struct logmsg_access a = {.id = io->request_id,
+                              .method = meth,
+                              .route = route,
+                              .status = status,
+                              .ms = monotime_ms() - start_ms,
+                              .gemini_calls = io->gemini_calls,
+                              .tokens_in = io->tokens_in,
+                              .tokens_out = io->tokens_out};
+
+    if (!logmsg_enabled(LOG_LVL_INFO))
+        return;
+    /* a method is a token of capitals (reply.c's Allow); else "-" */
+    snprintf(meth, sizeof(meth), "%s",
+             n > 0 && n < sizeof(meth) && method[n] == '\0' ? method : "-");
+    route_label(r, arg, path, route, sizeof(route));
+    logmsg_access(&a);
+}
+
 int
 dispatch_request(const struct site *site, struct gemini *g,
                  struct httpio *io, struct arena *a)
@@ -382,13 +483,17 @@ dispatch_request_ex(const struct site *site, struct gemini *g,
                          .scanned = &scanned};
     struct status_error err = {0};
     struct request_head head = {"", ""};
-    const struct route *r;
+    const struct route *r = NULL;
     const char *allow = NULL;
+    char id[DISPATCH_ID_MAX + 1];
+    long start_ms = monotime_ms();
     int rc;
 
     /* the request's jansson values live in its arena, and go with it */
     memlimit_json_arena(a);
     arena_init(&scanned);
+    request_id(io, id);
+    io->request_id = id;
 
     /* 1: which route, and is the method right; a listed origin is
      * allowed on every answer from here on (cors.h) */
@@ -430,6 +535,9 @@ out:
                     status_code(err.code), err.text);
         reply_error(io, &err, x.allow);
     }
+    access_line(io, head.method, r, x.arg, head.path,
+                io->replied ? x.status : 0, start_ms);
+    io->request_id = NULL; /* `id` goes with this frame */
     arena_release(&scanned);
     memlimit_json_arena(NULL);
     return io->replied ? x.status : 0;

@@ -35,6 +35,14 @@ struct httpio {
     /* The Origin every answer allows (http/cors.h decides; reply.c writes
      * it): an entry of http.cors.allowOrigins, borrowed; NULL: none. */
     const char *cors_origin;
+    /* The request's id (dispatch.c): reply.c sends it as X-Request-Id,
+     * the access line names it. Borrowed; NULL: none. */
+    const char *request_id;
+    /* What the request's work used of Gemini, for its access line:
+     * budget_settle() adds each agent loop's usage (saturating). */
+    int gemini_calls;
+    long tokens_in;  /* prompt + tool-use prompt tokens */
+    long tokens_out; /* candidates + thoughts tokens */
 };
 
 #endif /* APP_HTTPIO_H */

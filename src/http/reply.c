@@ -28,7 +28,7 @@ write_head(struct httpio *io, int status, const char *type, long long len,
            const char *extra)
 {
     char head[1536], length[48] = "", ctype[96] = "";
-    char cors[BOUND_CORS_ORIGIN_BYTES + 64] = "";
+    char cors[BOUND_CORS_ORIGIN_BYTES + 64] = "", id[96] = "";
     int n;
 
     if (io->replied) {
@@ -46,13 +46,16 @@ write_head(struct httpio *io, int status, const char *type, long long len,
         snprintf(cors, sizeof(cors),
                  "Access-Control-Allow-Origin: %s\r\nVary: Origin\r\n",
                  io->cors_origin);
+    /* dispatch.c made or checked it: letters, digits and ._@- */
+    if (io->request_id != NULL)
+        snprintf(id, sizeof(id), "X-Request-Id: %s\r\n", io->request_id);
     n = snprintf(head, sizeof(head),
                  "Status: %d %s\r\n"
-                 "%s%s%s"
+                 "%s%s%s%s"
                  "X-Content-Type-Options: nosniff\r\n"
                  "Cache-Control: no-store\r\n"
                  "%s\r\n",
-                 status, status_reason(status), ctype, length, cors,
+                 status, status_reason(status), ctype, length, cors, id,
                  extra ? extra : "");
     if (n < 0 || (size_t)n >= sizeof(head))
         return -1;

@@ -13,6 +13,10 @@
  *                  keep the old one (the socket stays open throughout, so
  *                  no connection is refused);
  *   SIGTERM/INT    ask every worker to finish and leave, wait, clean up;
+ *   SIGUSR1        open the log file (log.file) again, after logrotate
+ *                  moved it: the master reopens its own and passes the
+ *                  signal on to every worker, whose main thread takes it
+ *                  the same way (worker.c) and reopens theirs;
  * and every WATCH_TICK_MS it reads the scoreboard (scoreboard.h): a worker
  * whose request ran past requestTimeoutMs + WORKER_HANG_SLACK_MS, or whose
  * server action ran past actionTimeoutMs, is hung - it is killed, logged
@@ -417,6 +421,30 @@ store_ready(const struct site *site)
     return true;
 }
 
+/* log: in agent.yaml, for this process and the workers it forks. 0, or
+ * -1 (logged: where the lines were going, they still go). */
+static int
+open_log(const struct config *cfg)
+{
+    if (logmsg_set_output(cfg->log.format, cfg->log.file) == 0)
+        return 0;
+    log_err("cannot open the log file '%s': %s", cfg->log.file,
+            strerror(errno));
+    return -1;
+}
+
+/* SIGUSR1: this process's log file again, then every worker's. */
+static void
+reopen_log(const struct master *m)
+{
+    if (logmsg_reopen() != 0)
+        log_err("cannot reopen the log file: %s; writing on to the old one",
+                strerror(errno));
+    else
+        log_info("SIGUSR1: the log file is open again");
+    signal_all(m, SIGUSR1);
+}
+
 static void
 reload(struct master *m)
 {
@@ -454,6 +482,9 @@ reload(struct master *m)
         m->slots[i].block = NULL;
         m->slots[i].respawn_at = 0;
     }
+    /* before the fork: the new generation inherits the output */
+    if (open_log(site->cfg) != 0)
+        log_err("keeping the log output as it was");
     site_adopt(site, m->site); /* unchanged plugins keep their instance */
     site_free(m->site);
     m->site = site;
@@ -584,6 +615,8 @@ serve_run(const struct serve_opts *o)
         log_err("cannot start: the configuration has errors");
         goto out;
     }
+    if (open_log(m->site->cfg) != 0)
+        goto out;
     if (!key_file_allowed(o, m->site)) {
         log_err("cannot start: the API key file is not private");
         goto out;
@@ -599,6 +632,7 @@ serve_run(const struct serve_opts *o)
     sigaddset(&set, SIGHUP);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1);
     sigprocmask(SIG_BLOCK, &set, NULL);
     m->fd = open_listener(o);
     if (m->fd < 0)
@@ -626,6 +660,8 @@ serve_run(const struct serve_opts *o)
         }
         if (sig == SIGHUP)
             reload(m);
+        else if (sig == SIGUSR1)
+            reopen_log(m);
         else if (sig == SIGCHLD)
             reap(m);
         watch_all(m);

@@ -28,7 +28,9 @@
  * and SIGINT with sigtimedwait, stops the pool - the leader's wait wakes
  * on a pipe, threads finish the request they serve - and joins it. A
  * thread that ends the pool itself (maxRequestsPerWorker reached, or
- * libfcgi failing) wakes the main thread with SIGUSR1. Between signals,
+ * libfcgi failing) wakes the main thread with SIGUSR1; a SIGUSR1 while
+ * the pool runs is the master's (serve.c): the main thread opens the log
+ * file again (logmsg_reopen), in normal code, no handler. Between signals,
  * every WATCH_TICK_MS, the main thread cuts request heads that are past
  * their time (cut_heads).
  *
@@ -525,7 +527,7 @@ serve_thread(void *arg)
     gemini.gone = fcgi_gone;
     gemini.gone_ctx = &req;
     while ((fd = next_connection(p, &t->f)) >= 0) {
-        struct httpio io = {&fcgi_ops, &req, false, NULL};
+        struct httpio io = {.ops = &fcgi_ops, .ctx = &req};
 
         if (read_head(t, &req, fd) != 0)
             continue; /* libfcgi closed it: a broken or stalled head */
@@ -669,6 +671,10 @@ worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
         int sig = sigtimedwait(&stop, NULL, &tick);
         if (sig == SIGTERM || sig == SIGINT)
             pool_stop(&p);
+        else if (sig == SIGUSR1 && !atomic_load(&p.stop) &&
+                 logmsg_reopen() != 0)
+            log_err("cannot reopen the log file: %s; writing on to the old "
+                    "one", strerror(errno));
         cut_heads(ts, started);
     }
     for (int i = 0; i < started; i++) {
@@ -741,7 +747,7 @@ worker_cgi(const struct site *site)
 {
     struct arena arena;
     struct gemini gemini;
-    struct httpio io = {&cgi_ops, NULL, false, NULL};
+    struct httpio io = {.ops = &cgi_ops, .ctx = NULL};
 
     struct status_error err = {0};
 

@@ -717,7 +717,7 @@ static const struct {
     {"authz:\n  secretFile: x\n", "expected one of: gemini, actions, dataDir, "
                                   "limits, store, policy, auth, "
                                   "history, http, outbound, budget, "
-                                  "plugins, allowReadableKeyFile"},
+                                  "plugins, log, allowReadableKeyFile"},
 };
 
 START_TEST(config_auth_refusals)
@@ -1045,7 +1045,7 @@ START_TEST(identify)
     struct config cfg = {0};
     char out[64];
     struct unit_memio m = {params, "", 0, 0, 0, out, 0, sizeof(out)};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct status_error err = {0};
     int rc;
 
@@ -1082,7 +1082,7 @@ START_TEST(identify_small_buffer)
     char bearer[TOKEN_SIZE + 16], user[4], out[8];
     struct config cfg = {0};
     struct unit_memio m = {params, "", 0, 0, 0, out, 0, sizeof(out)};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct status_error err = {0};
 
     make_tokens();
@@ -1105,7 +1105,7 @@ START_TEST(identify_overlong)
     char user[TOKEN_USER_SIZE], out[8];
     struct config cfg = {0};
     struct unit_memio m = {params, "", 0, 0, 0, out, 0, sizeof(out)};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct status_error err = {0};
 
     fill_secret();
@@ -1137,7 +1137,7 @@ START_TEST(cookie_header)
     char out[512], small[40], ob[8];
     struct config cfg = {0};
     struct unit_memio m = {plain, "", 0, 0, 0, ob, 0, sizeof(ob)};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct status_error err = {0};
     char want[600];
 

@@ -78,7 +78,7 @@ client_of(const char *remote, const char *xff)
     const char *params[] = {"REMOTE_ADDR", remote, "HTTP_X_FORWARDED_FOR", xff,
                             NULL};
     struct unit_memio m = {.params = remote ? params : params + 2};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct netaddr a;
 
     if (xff == NULL)
@@ -144,13 +144,14 @@ START_TEST(counters_of_a_request)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.7", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct budget b;
 
     load("http: {directActions: readOnly}\n");
     budget_init(&b, cfg, &store, &io, "ann");
     ck_assert_uint_eq(b.n, 0);
-    ck_assert_ptr_null(budget_gate(&b));
+    /* no budget: the gate still counts the usage (the access line) */
+    ck_assert_ptr_nonnull(budget_gate(&b));
 
     load("budget:\n"
          "  perIp: {requestsPerMinute: 5, tokensPerDay: 100000}\n"
@@ -182,16 +183,30 @@ START_TEST(no_budget_no_store)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.7", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct status_error err = {0};
     struct budget b;
+
+    struct loop_gate *gate;
+    struct loop_usage none = {0};
 
     load("store: sqlite:/nonexistent/dir/agent.db\n");
     budget_init(&b, cfg, &store, &io, "ann");
     ck_assert_int_eq(budget_reserve(&b, 100000, &err), 0);
+    gate = budget_gate(&b);
+    ck_assert_int_eq(gate->step(gate->ctx, 1 << 20, &none, &err), 0);
+    /* what the loop used reaches the request's counters all the same */
+    gate->used.calls = 2;
+    gate->used.prompt = 100;
+    gate->used.tool_use = 5;
+    gate->used.candidates = 30;
+    gate->used.thoughts = 7;
     budget_settle(&b);
     ck_assert_ptr_null(store);
     ck_assert_int_eq(err.code, ST_OK);
+    ck_assert_int_eq(io.gemini_calls, 2);
+    ck_assert_int_eq(io.tokens_in, 105);
+    ck_assert_int_eq(io.tokens_out, 37);
 }
 END_TEST
 
@@ -217,7 +232,7 @@ START_TEST(reserve_gate_settle)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.7", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct status_error err = {0};
     struct loop_usage so_far = {0};
     struct loop_gate *gate;
@@ -269,7 +284,7 @@ START_TEST(requests_per_minute_refused)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.8", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct status_error err = {0};
     struct budget b;
 
@@ -304,7 +319,7 @@ START_TEST(huge_counts_saturate)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.10", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct status_error err = {0};
     struct loop_usage so_far = {0};
     struct loop_gate *gate;
@@ -345,7 +360,7 @@ START_TEST(unavailable_store_fails_closed)
 {
     const char *params[] = {"REMOTE_ADDR", "192.0.2.9", NULL};
     struct unit_memio m = {.params = params};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct status_error err = {0};
     struct budget b;
 

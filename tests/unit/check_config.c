@@ -1076,6 +1076,58 @@ START_TEST(cors_origins)
 }
 END_TEST
 
+/* log: format and file (relative to agent.yaml's folder); its mistakes. */
+START_TEST(log_section)
+{
+    char *dir, *file, *want;
+    struct diag d = DIAG_INIT;
+    struct config *c;
+    static const char good[] = "actions: []\n"
+                               "log: {format: json, file: var/agent.log}\n";
+    static const char bad[] = "actions: []\n"            /* 1 */
+                              "log:\n"                   /* 2 */
+                              "  format: yaml\n"         /* 3 */
+                              "  file: ''\n"             /* 4 */
+                              "  level: debug\n";        /* 5 */
+
+    write_temp_config("actions: []\n", 12, &dir, &file);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(c->log.format, LOG_FMT_TEXT);
+    ck_assert_ptr_null(c->log.file);
+    config_free(c);
+    remove_temp(dir, file);
+
+    write_temp_config(good, strlen(good), &dir, &file);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(c->log.format, LOG_FMT_JSON);
+    ck_assert_int_ge(asprintf(&want, "%s/var/agent.log", dir), 0);
+    ck_assert_str_eq(c->log.file, want);
+    free(want);
+    config_free(c);
+    remove_temp(dir, file);
+
+    write_temp_config(bad, strlen(bad), &dir, &file);
+    diag_release(&d);
+    d = (struct diag)DIAG_INIT;
+    {
+        const struct want w[] = {
+            {file, 3, "'log.format' must be text or json"},
+            {file, 4, "'log.file' must be a non-empty string"},
+            {file, 5, "unknown key 'level' in 'log' (expected one of: "
+                      "format, file)"},
+            {NULL, 0, NULL},
+        };
+        c = config_load(file, &d);
+        ck_assert_ptr_null(c);
+        unit_assert_problems(&d, w);
+    }
+    diag_release(&d);
+    remove_temp(dir, file);
+}
+END_TEST
+
 Suite *
 config_suite(void)
 {
@@ -1122,6 +1174,7 @@ config_suite(void)
     tcase_add_test(tc, run_api_policy_and_store);
     tcase_add_test(tc, budget_and_status);
     tcase_add_test(tc, cors_origins);
+    tcase_add_test(tc, log_section);
     suite_add_tcase(s, tc);
     return s;
 }

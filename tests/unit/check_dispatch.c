@@ -98,12 +98,13 @@ run_as(const char *user, const char *method, const char *uri,
 {
     const char *params[] = {"REQUEST_METHOD", method, "DOCUMENT_URI", uri,
                             "CONTENT_TYPE", ctype, "CONTENT_LENGTH", clen,
-                            "REMOTE_USER", user, NULL};
+                            "REMOTE_USER", user, "REQUEST_ID", "unit-1",
+                            NULL};
     static char out[1 << 20];
     /* At most 7 bytes a read: the reader must loop. */
     struct unit_memio m = {params, body ? body : "", body ? strlen(body) : 0, 0,
                            7, out, 0, sizeof(out)};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct arena a;
     struct result r = {0};
     char lenbuf[32];
@@ -113,9 +114,9 @@ run_as(const char *user, const char *method, const char *uri,
         params[7] = lenbuf;
     }
     /* NULL values end the list early; keep the list dense instead. */
-    const char *dense[12];
+    const char *dense[14];
     size_t n = 0;
-    for (size_t i = 0; i < 10; i += 2)
+    for (size_t i = 0; i < 12; i += 2)
         if (params[i + 1] != NULL) {
             dense[n++] = params[i];
             dense[n++] = params[i + 1];
@@ -345,6 +346,7 @@ START_TEST(schema_violation_answer_is_exact)
              "Status: 422 Unprocessable Content\r\n"
              "Content-Type: application/json; charset=utf-8\r\n"
              "Content-Length: %zu\r\n"
+             "X-Request-Id: unit-1\r\n"
              "X-Content-Type-Options: nosniff\r\n"
              "Cache-Control: no-store",
              sizeof(body) - 1);
@@ -364,7 +366,7 @@ reply_to_memory(const struct status_error *err, const char *allow)
     const char *none[] = {NULL};
     static char buf[1 << 16];
     struct unit_memio m = {none, "", 0, 0, 0, buf, 0, sizeof(buf)};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     char *out;
 
     buf[0] = '\0';
@@ -823,7 +825,7 @@ START_TEST(route_from_request_uri_and_script_name)
     for (size_t i = 0; i < 2; i++) {
         static char buf[1 << 20];
         struct unit_memio m = {sets[i], "", 0, 0, 0, buf, 0, sizeof(buf)};
-        struct httpio io = {&unit_memio_ops, &m, false, NULL};
+        struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
         struct arena a;
         arena_init(&a);
         ck_assert_int_eq(dispatch_request(site, NULL, &io, &a), 200);

@@ -1301,7 +1301,7 @@ run_request_ex(char *out, size_t cap, struct fake *f, bool stream)
         p[8] = "HTTP_ACCEPT";
         p[9] = "application/x-ndjson";
     }
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct gemini g;
     struct arena a;
 
@@ -1351,12 +1351,14 @@ run_body(const char *path, const char *body, char *out, size_t cap,
          struct fake *f, const char *const *answers)
 {
     char len[32];
+    /* one id: the answers are compared byte for byte (X-Request-Id) */
     const char *params[] = {"REQUEST_METHOD", "POST", "DOCUMENT_URI", path,
                             "CONTENT_TYPE", "application/json",
-                            "CONTENT_LENGTH", len, NULL};
+                            "CONTENT_LENGTH", len, "REQUEST_ID", "unit-1",
+                            NULL};
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, f};
     struct unit_memio m = {params, body, strlen(body), 0, 0, out, 0, cap};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct gemini g;
     struct arena a;
 

@@ -373,7 +373,7 @@ exchange(const struct scenario *s)
     struct gemini_transport t = {fake_post, fake_sleep, fake_now, &f};
     struct unit_memio m = {params, s->body, strlen(s->body), 0, 0,
                            out, 0, sizeof(out)};
-    struct httpio io = {&unit_memio_ops, &m, false, NULL};
+    struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
     struct gemini g;
     struct arena a;
 
