@@ -20,6 +20,7 @@
  */
 #include "core/common.h"
 #include "gemini/credentials.h"
+#include "gemini/cabundle.h"
 #include "core/arena.h"
 #include "core/bounds.h"
 #include "core/credenv.h"
@@ -833,6 +834,7 @@ token_request(struct cred *c, const char *src, const char *url,
     /* http://127.0.0.1 for tests, https:// otherwise (url_allowed); no
      * redirects (libcurl's default): a token goes where it was asked. */
     if (curl_easy_setopt(cu, CURLOPT_URL, url) != CURLE_OK ||
+        cabundle_apply(cu) != CURLE_OK ||
         curl_easy_setopt(cu, CURLOPT_PROTOCOLS_STR, "http,https") !=
             CURLE_OK ||
         curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||

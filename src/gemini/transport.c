@@ -15,6 +15,7 @@
  */
 #include "core/common.h"
 #include "gemini/transport.h"
+#include "gemini/cabundle.h"
 #include "gemini/gemini.h"
 #include "core/bounds.h"
 #include "core/logmsg.h"
@@ -476,6 +477,7 @@ transport_init(struct gemini *g, struct gemini_share *share)
      * process a SIGALRM watchdog); libcurl must not use signals. ACCEPT_ENCODING "": responses may be gzip.
      */
     if (curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+        cabundle_apply(c) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_USERAGENT, "gemini-agent") != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") !=

@@ -23,6 +23,7 @@
 #include "core/common.h"
 #include "plugins/mcp_int.h"
 #include "plugins/outbound.h"
+#include "gemini/cabundle.h"
 
 #include "core/bounds.h"
 #include "core/jsonin.h"
@@ -167,7 +168,7 @@ int
 mcp_http_start(struct mcp_conn *c, struct mcp_err *e)
 {
     c->curl = curl_easy_init();
-    if (c->curl == NULL) {
+    if (c->curl == NULL || cabundle_apply(c->curl) != CURLE_OK) {
         mcp_err_set(e, MCP_START, "cannot reach server '%s': out of memory",
                     c->cfg->name);
         return -1;

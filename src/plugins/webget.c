@@ -12,6 +12,7 @@
 #include "plugins/outbound.h"
 #include "core/bounds.h"
 #include "core/sbuf.h"
+#include "gemini/cabundle.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -136,6 +137,7 @@ webget_fetch(const struct webget_req *req, struct webget_res *res, char *msg,
     if (outbound_guard(c, &guard, req->policy) != 0 ||
         curl_easy_setopt(c, CURLOPT_URL, req->url) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+        cabundle_apply(c) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") !=
             CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") !=
