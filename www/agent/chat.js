@@ -397,7 +397,7 @@ export const NOT_SET_UP = 'The assistant is not set up yet. The site owner can f
 
 /**
  * The visitor's words for every error code the server sends: the responder's
- * codes (docs/http-api.md and "The chat protocol") and nginx's own
+ * codes (docs/http-api.md and docs/chat-protocol.md) and nginx's own
  * (nginx/gemini-agent.conf). Our own words always: the server's message text
  * may name files or carry the upstream's wording, and is only logged to the
  * console. `retry: false` hides Retry where sending the same request again
