@@ -25,7 +25,7 @@
 # mints a token for the user "demo" (`gemini-agent auth issue`) and nginx
 # serves it as /assistant/demo-session.json to 127.0.0.1 alone, which is
 # what the page's "Sign in as the demo user" reads. Demo only: a real site
-# signs users in with its own login and mints tokens server-side (README
+# signs users in with its own login and mints tokens server-side (docs/http-api.md
 # "Identity"). A new secret each start ends the old sessions; the threads
 # stay (the store is in var/).
 #

@@ -46,7 +46,7 @@ if [ -n "$session" ]; then
     # DEMO ONLY (scripts/render-nginx-conf.sh SESSION; never in a real
     # site): the demo user's session token, to this machine alone. A real
     # site signs users in with its own login and mints tokens server-side
-    # (README "Identity").
+    # (docs/http-api.md "Identity").
     location = /assistant/demo-session.json {
         allow 127.0.0.1;
         allow ::1;

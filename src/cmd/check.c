@@ -37,7 +37,7 @@ print_ceiling(const char *name, const struct config_ceiling *c)
         printf("unlimited tokens\n");
 }
 
-/* What a request may spend, as configured (README "Budget"). */
+/* What a request may spend, as configured (docs/configuration.md "Budget"). */
 static void
 print_budget(const struct config *cfg)
 {

@@ -1,5 +1,5 @@
 /*
- * commands.h - the commands of gemini-agent (README "Commands"), one file each.
+ * commands.h - the commands of gemini-agent (docs/commands.md), one file each.
  *
  * src/cmd/<name>.c defines two things:
  *

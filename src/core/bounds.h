@@ -50,7 +50,7 @@
 #define BOUND_PAGE_STATE_BYTES    (4u * 1024 * 1024)
 #define DEFAULT_PAGE_STATE_BYTES  (256u * 1024)
 /* Gemini calls per request: config and AGENT_MAX_LOOP_STEPS are clamped
- * to 1..15 (README "Configuration"). */
+ * to 1..15 (docs/configuration.md). */
 #define BOUND_LOOP_STEPS          15
 #define DEFAULT_LOOP_STEPS        8
 
@@ -625,7 +625,7 @@
 /* Words of a memory search that count; more are ignored. */
 #define BOUND_STORE_QUERY_WORDS      32
 
-/* --- budgets (http/budget.h, README "Budget") ------------------------- */
+/* --- budgets (http/budget.h, docs/configuration.md "Budget") ------ */
 
 /* budget.*.requestsPerMinute and tokensPerDay: at most these (a site's
  * whole day at Gemini's highest paid quota fits in the second). */

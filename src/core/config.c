@@ -2,9 +2,10 @@
  * config.c - load agent.yaml and the Gemini settings file.
  *
  * Keys are described by tables (name, type, range, where to store), so the
- * README's key list, the defaults and the range checks cannot drift apart
- * in code. Every problem names the file, line and key. Range ceilings come
- * from bounds.h: configuration may lower a bound, never raise it.
+ * key list of docs/configuration.md, the defaults and the range checks
+ * cannot drift apart in code. Every problem names the file, line and key.
+ * Range ceilings come from bounds.h: configuration may lower a bound, never
+ * raise it.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -510,7 +511,7 @@ static const char *const request_vars[] = {
 static const char remote_user_forms[] =
     "write auth: {remoteUser: {variable: GA_REMOTE_USER, server: nginx}} "
     "with the fastcgi_param GA_REMOTE_USER line of nginx/gemini-agent.conf, "
-    "or {variable: REMOTE_USER, server: apache} (README \"Identity\")";
+    "or {variable: REMOTE_USER, server: apache} (docs/http-api.md, \"Identity\")";
 
 /* A CGI variable name as web servers spell them: [A-Z_][A-Z0-9_]*. */
 static bool
@@ -1235,7 +1236,7 @@ load_gemini_yaml(struct config *cfg, struct diag *d)
         }
     }
 
-    /* The environment wins over the file (README "Configuration"). */
+    /* The environment wins over the file (docs/configuration.md). */
     if ((env = getenv("GEMINI_API_KEY")) != NULL && env[0] != '\0') {
         g->api_key = strdup(env);
         g->key_source = CONFIG_KEY_ENV_GEMINI;

@@ -1,7 +1,7 @@
 /*
  * config.h - the loaded configuration: agent.yaml and .gemini.yaml.
  *
- * config_load() reads conf/agent.yaml (README "Configuration") and the
+ * config_load() reads conf/agent.yaml (docs/configuration.md) and the
  * Gemini settings file it names into one immutable `struct config`. It is
  * a leaf: it loads no plugins (the site does, see site.h). Each module is
  * handed only its own part: the Gemini client `gemini` (with its
@@ -176,7 +176,7 @@ struct config_ceiling {
     long tokens_per_day;
 };
 
-/* What a client may spend (budget:, README "Budget"). */
+/* What a client may spend (budget:, docs/configuration.md "Budget"). */
 struct config_budget {
     struct config_ceiling per_ip, per_user, site;
     /* trustForwardedFor: the proxies whose X-Forwarded-For names the

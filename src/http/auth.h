@@ -1,7 +1,7 @@
 /*
  * auth.h - who is asking: the identity of a request to the run API.
  *
- * A request names its user in one of two ways (README "Identity"):
+ * A request names its user in one of two ways (docs/http-api.md "Identity"):
  *
  *   1. the web server signed the user in (nginx auth_request or
  *      auth_basic, Apache's auth modules) and passed the user's name in

@@ -1,6 +1,6 @@
 /*
  * chat.h - the chat protocol: geminiAgent.sendMessage and
- * geminiAgent.submitToolResults (README "The chat protocol"), a caller of
+ * geminiAgent.submitToolResults (docs/chat-protocol.md), a caller of
  * the agent loop.
  *
  * The browser sends the whole history with every request; the answer

@@ -1,6 +1,6 @@
 /*
  * ndjson.h - the loop's events as an NDJSON answer: one JSON object per
- * line, each passed on as it is written (README "Streaming").
+ * line, each passed on as it is written (docs/chat-protocol.md "Streaming").
  *
  *   {"type":"status","status":"thinking"}        (also "tool", "waiting")
  *   {"type":"delta","delta":"..."}

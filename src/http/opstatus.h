@@ -1,6 +1,6 @@
 /*
  * opstatus.h - GET /_jay/status: the operator's view of a running site
- * (README "Budget").
+ * (docs/configuration.md "Budget").
  *
  *   {"budget": {"perIp": {requestsPerMinute, tokensPerDay}, "perUser":
  *    {...}, "site": {...}, "used": {"site": {requests, tokens}, "top":

@@ -1,7 +1,7 @@
 /*
  * request.h - read and check an HTTP request's head and body.
  *
- * The strict part of the HTTP contract (README "HTTP API") lives here: the
+ * The strict part of the HTTP contract (docs/http-api.md) lives here: the
  * route path, the method, `Content-Type: application/json` (else 415), a
  * CONTENT_LENGTH parsed with overflow checks (garbage -> 400, over the
  * limit -> 413 before a byte of the body is read), a body that must arrive

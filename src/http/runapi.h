@@ -1,5 +1,6 @@
 /*
- * runapi.h - the run API's routes (seed 001 §1; README "The run API"):
+ * runapi.h - the run API's routes (seed 001 §1; docs/http-api.md, "The run
+ * API"):
  *
  *   POST /api/agent/run            a run; one JSON answer
  *   POST /api/agent/run/stream     the same, as NDJSON events

@@ -1,7 +1,8 @@
 /*
  * plugin.h - the server-action registry loaded from plugin folders.
  *
- * A plugin is a folder holding plugin.yaml (README "Server actions"):
+ * A plugin is a folder holding plugin.yaml (docs/plugins/README.md, "Server
+ * actions"):
  *
  *     name: shop
  *     actions:

@@ -1,6 +1,7 @@
 /*
- * args.h - the command line of `gemini-agent chat` (README "Terminal
- * client"), as Claude Code reads it, so the Claude Agent SDK can start us.
+ * args.h - the command line of `gemini-agent chat` (docs/commands.md,
+ * docs/internals/terminal.md), as Claude Code reads it, so the Claude Agent
+ * SDK can start us.
  *
  * Both `--flag value` and `--flag=value` are taken, and values may be
  * empty (the SDK passes `--setting-sources=`). Claude Code flags that mean

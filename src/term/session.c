@@ -41,7 +41,7 @@
 
 #include <openssl/crypto.h>
 
-/* The plugins the terminal exposes (README "Terminal client"). */
+/* The plugins the terminal exposes (docs/commands.md, "chat"). */
 static char plugin_cli[] = "cli", plugin_file_edit[] = "file_edit";
 static char *terminal_plugins[] = {plugin_cli, plugin_file_edit, NULL};
 

@@ -6,7 +6,7 @@
  *    cannot drift from what works);
  *  - tests/e2e/fixtures/plain.html, a page with no data-ref at all: its
  *    buttons, links, fields, select and checkbox become tools named as the
- *    README says, the model's calls act on the page, and what is under
+ *    docs/widget.md says, the model's calls act on the page, and what is under
  *    data-agent="off" never leaves it.
  * Both are served by the stack's nginx from a copy of www/ (the repo's www/
  * is not touched).

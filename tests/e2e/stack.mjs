@@ -17,7 +17,7 @@
  *
  * The site always has a secret (auth.secretFile: 32 random bytes, mode
  * 0600, as `gemini-agent setup` writes it): the chat protocol signs the
- * history and the approval tickets with it (README "The chat protocol").
+ * history and the approval tickets with it (docs/chat-protocol.md).
  * startStack({auth}) names another `auth` member instead (an object, written
  * into agent.yaml as it is; the secret file is still written, at
  * stack.secretFile, for the test to name).

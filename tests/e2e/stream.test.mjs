@@ -6,7 +6,7 @@
  * server's signature), leaves the widget idle at once and the conversation
  * usable, and a streamed answer ends in the same DOM as the single JSON one.
  *
- * Needs the responder's NDJSON streaming (README "The chat protocol"): a
+ * Needs the responder's NDJSON streaming (docs/chat-protocol.md): a
  * responder without it answers one JSON object, and the first test says so.
  */
 import { after, before, describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 # tests/http/runapi_lib.sh - shared by t_runapi.sh and t_approvals.sh: the
-# run API (/api/agent/*, README "Identity" and issue 11) through nginx + the
+# run API (/api/agent/*, docs/http-api.md "Identity" and issue 11) through nginx + the
 # responder + the mock Gemini server. Not a test itself.
 #
 # Users are named by their session tokens (`gemini-agent auth issue`, one
@@ -48,7 +48,7 @@ api() {
     req "$method" "$path" "$body" -H "Authorization: Bearer $TOKEN" "$@"
 }
 
-# mint_token USER EXPIRY [SECRET_FILE]: a token made as the README says
+# mint_token USER EXPIRY [SECRET_FILE]: a token made as docs/http-api.md ("Identity") says
 # (Python's hmac, not the program), for tests of expiry and signatures.
 mint_token() {
     "$PY" - "$1" "$2" "${3:-$GA_SECRET}" <<'PY'

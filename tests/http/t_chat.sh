@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_chat.sh - the chat protocol (README "The chat protocol") through nginx + the responder
+# t_chat.sh - the chat protocol (docs/chat-protocol.md) through nginx + the responder
 # + the mock Gemini server: text replies, page calls and submitToolResults,
 # parallel calls, server-action chains, mixed turns, invalid arguments,
 # unknown tools, the loop limit, thought signatures over several requests,

@@ -122,7 +122,7 @@ assert_json 'j' '{"model":"offline-demo","ready":true}' "offline demo: ready, mo
 run_dir=$(find "$DT" -mindepth 1 -maxdepth 1 -name 'gemini-agent-demo.*' | head -n 1)
 check "offline demo: its Gemini settings file is the owner's alone" \
     bash -c '[ "$(stat -c %a "$1/gemini.yaml")" = 600 ]' _ "$run_dir"
-# The assistant page and its demo sign-in (README "The assistant page").
+# The assistant page and its demo sign-in (docs/assistant-page.md).
 check "offline demo: the banner names the assistant page" \
     grep -qF "http://127.0.0.1:$PORT/assistant/" "$T_TMP/demo.out"
 req GET /assistant/

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t_permission.sh - issue 13 §3, the permission engine wired into the faces
-# (plugins.config.permission in agent.yaml, README "Permission policy")
+# (plugins.config.permission in agent.yaml, docs/http-api.md "Permission policy")
 # through nginx + the responder + the mock Gemini server:
 #
 #  - the chat: a deny entry by name keeps the shop's addReview from running

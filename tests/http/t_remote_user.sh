@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_remote_user.sh - the web server's sign-in (auth.remoteUser, README
+# t_remote_user.sh - the web server's sign-in (auth.remoteUser, docs/http-api.md
 # "Identity").
 #
 # 1. `check` and `serve` refuse the unsafe forms with a message saying

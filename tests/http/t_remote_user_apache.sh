@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_remote_user_apache.sh - Apache's sign-in for the run API (README
+# t_remote_user_apache.sh - Apache's sign-in for the run API (docs/http-api.md
 # "Identity"): conf/apache-cgi.conf as shipped, run by a
 # private Apache (a temp ServerRoot, a free loopback port, stopped by PID)
 # with the binary as its CGI program and agent.yaml saying

@@ -76,7 +76,7 @@ check "no request without an identity reached Gemini" test "$got" = 0
 # The expired token is refused for its expiry alone: the same user, signed
 # the same way, with an expiry a minute ahead is accepted.
 req GET /api/agent/threads '' -H "Authorization: Bearer $(mint_token ann $((NOW + 60)))"
-assert_status 200 "a token minted with Python's hmac by the README's recipe is accepted"
+assert_status 200 "a token minted with Python's hmac by the recipe of docs/http-api.md is accepted"
 
 # The cookie: GET needs no Origin; any other method needs the site's own.
 req GET /api/agent/threads '' -H "Cookie: theme=dark; ga_session=$GOOD"

@@ -1,4 +1,4 @@
-// Tests of streamed answers (README "The chat protocol", streaming): the
+// Tests of streamed answers (docs/chat-protocol.md, streaming): the
 // NDJSON reader (www/agent/ndjson.js), the live Markdown preview
 // (closeOpenMarkdown in www/agent/markdown.js) and the chat widget
 // (www/agent/chat.js) against a fake fetch whose answers are ReadableStreams

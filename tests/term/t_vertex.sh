@@ -2,7 +2,7 @@
 # tests/term/t_vertex.sh - `gemini-agent chat` with Google credentials
 # (docs/credentials.md, "In gemini-agent chat"): the API keys against the
 # Gemini API, and OAuth tokens against Vertex AI's path on the mock
-# Gemini (tests/mock/gemini_mock.py, README "Vertex AI"):
+# Gemini (tests/mock/gemini_mock.py, tests/mock/README.md "Vertex AI"):
 #
 #   a. a service-account key generated here (openssl), its RS256 JWT
 #      traded at tests/mock/token_mock.py, which verifies the signature;

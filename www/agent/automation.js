@@ -1,5 +1,5 @@
 /**
- * automation.js — the AutomationAPI for plain HTML pages (README "Adding the agent to a page").
+ * automation.js — the AutomationAPI for plain HTML pages (docs/widget.md "Adding the agent to a page").
  *
  * What the agent can use:
  *   data-ref="addBtn"          an element the agent may use, by that name (the ref)

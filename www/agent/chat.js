@@ -5,7 +5,7 @@
  *  - Holds the conversation in the browser (the server is stateless): the
  *    Gemini `history` the server returns, and the messages shown, both kept in
  *    sessionStorage so a reload of the same tab keeps the conversation.
- *  - Runs the tool loop of the chat protocol (README "The chat protocol"):
+ *  - Runs the tool loop of the chat protocol (docs/chat-protocol.md):
  *    sendMessage → run the page calls in order → fresh toolDefinitions and
  *    pageState → submitToolResults → … until a `response` or `blocked`, at most
  *    `maxRoundTrips` requests per user message; Stop aborts the loop and the
@@ -43,7 +43,7 @@
  *    shows its output as text, and adds it to the history as a user turn
  *    only when the command shares it with the model. A `/word` that is no
  *    command is sent as a message.
- *  - Keeps the conversation's key (`conversation`, README "The chat protocol"):
+ *  - Keeps the conversation's key (`conversation`, docs/chat-protocol.md):
  *    the server gives one in its first answer and plugins keep their state
  *    under it (the todo plan); sent back with every request, forgotten with
  *    the conversation.
@@ -398,7 +398,7 @@ export const NOT_SET_UP = 'The assistant is not set up yet. The site owner can f
 
 /**
  * The visitor's words for every error code the server sends: the responder's
- * codes (README "HTTP API" and "The chat protocol") and nginx's own
+ * codes (docs/http-api.md and docs/chat-protocol.md) and nginx's own
  * (nginx/gemini-agent.conf). Our own words always: the server's message text
  * may name files or carry the upstream's wording, and is only logged to the
  * console. `retry: false` hides Retry where sending the same request again
@@ -712,8 +712,7 @@ export function waitingServerCall(history) {
 
 /**
  * Complete the model turn whose function calls still wait for answers at the
- * end of `history`, the way the server does when it receives them (README
- * "The chat protocol"): one functionResponse per call, in call order, with
+ * end of `history`, the way the server does when it receives them (docs/chat-protocol.md): one functionResponse per call, in call order, with
  * the call's name and id; answers the server already gave (the user turn
  * after a mixed turn) are kept; the others come from `results` (the
  * browser's `{callId, result, isError}`, `result` JSON text sent as its
@@ -950,7 +949,7 @@ function loadSaved(storage, key) {
     return {
       messages,
       history,
-      /* saved before the server signed histories: all null (README "The chat protocol") */
+      /* saved before the server signed histories: all null (docs/chat-protocol.md) */
       signatures: alignSignatures(saved.signatures, history.length),
       conversation: typeof saved.conversation === 'string' ? saved.conversation : '',
       approval,
@@ -1550,7 +1549,7 @@ export function mountChat(container, options = {}) {
    */
 
   /**
-   * Show one streamed event (README "The chat protocol"): statuses as the
+   * Show one streamed event (docs/chat-protocol.md): statuses as the
    * status line, text deltas in the live bubble (rendered at the next frame),
    * usage and model kept. Unknown kinds and fields are ignored.
    * @param {LiveAnswer} liveAnswer
@@ -1610,7 +1609,7 @@ export function mountChat(container, options = {}) {
    * Stop ended `request` before its answer, after `partial` text was shown.
    * The server keeps nothing, so the history the browser holds is what the
    * next request sends: give it what the visitor did, in a shape the server
-   * accepts (README "The chat protocol"). The model's text stays on screen,
+   * accepts (docs/chat-protocol.md). The model's text stays on screen,
    * marked stopped, but never enters the history: a model turn needs the
    * server's signature, and the browser cannot make one (the server would
    * refuse the next request: history_tampered).

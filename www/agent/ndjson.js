@@ -1,7 +1,7 @@
 /**
  * Reading a streamed chat answer: NDJSON (one JSON object per line, each
  * line ending in "\n"), the format the chat routes answer in when asked with
- * `Accept: application/x-ndjson` (README "The chat protocol").
+ * `Accept: application/x-ndjson` (docs/chat-protocol.md).
  *
  * Bytes arrive in reads of any size: a line may come in several reads, a
  * read may hold several lines, and a UTF-8 character may be split between

@@ -1,6 +1,6 @@
 /**
  * tools.js — one tool catalog, built from the page's interactions, used by the
- * embedded chat agent and by WebMCP alike (README "Adding the agent to a page").
+ * embedded chat agent and by WebMCP alike (docs/widget.md "Adding the agent to a page").
  *
  * Semantic tools, one per ref:  click-<ref>, fill-<ref>, select-<ref>, toggle-<ref>
  * Generic tools:                trigger-interaction, fill-input
@@ -153,7 +153,7 @@ export function buildTools(automation) {
 }
 
 /**
- * The declarations the server wants (README "The chat protocol", toolDefinitions): WebMCP-only tools left out.
+ * The declarations the server wants (docs/chat-protocol.md, toolDefinitions): WebMCP-only tools left out.
  * @param {Tool[]} tools
  * @returns {{name: string, description: string, inputSchema: object, category: string}[]}
  */

@@ -1,6 +1,6 @@
 /**
  * webmcp.js — expose the page's tool catalog to browser agents through WebMCP
- * (README "Adding the agent to a page"): `document.modelContext` (current spec, tool lifetime owned
+ * (docs/widget.md "Adding the agent to a page"): `document.modelContext` (current spec, tool lifetime owned
  * by an AbortSignal) or `navigator.modelContext` (older Chrome / MCP-B, with
  * unregisterTool(name) or a returned registration's unregister()).
  *

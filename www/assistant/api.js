@@ -1,10 +1,10 @@
 /**
- * The run API for the assistant page (README "The run API", "Identity"):
+ * The run API for the assistant page (docs/http-api.md "The run API", "Identity"):
  * who the page acts for, the requests, streamed answers, and errors in
  * plain words. No DOM here; assistant.js draws.
  *
  * Sign-in. The page never makes a token: it has no secret. A site signs
- * its users in with its own login and mints the token server-side (README
+ * its users in with its own login and mints the token server-side (docs/http-api.md
  * "Identity" documents the format), usually as the HttpOnly `ga_session`
  * cookie, which the browser then sends with every request by itself. The
  * demo (`make demo`) has no login: it mints a token for the user "demo"

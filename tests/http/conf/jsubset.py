@@ -1,4 +1,4 @@
-"""jsubset.py - the JSON Schema subset of .jay-action files (README "Server
+"""jsubset.py - the JSON Schema subset of .jay-action files (docs/plugins/README.md "Server
 actions": src/registry/jschema.h lists it), as a test's second opinion:
 violations(schema, value) is the list of what `value` breaks, each as
 "<JSON pointer>: <what>" ([] when it is valid). A keyword outside the
