@@ -255,6 +255,33 @@ split_cgi_output "$RR_OUT"
 assert_status 502 "no CA file on the host: the chat answers 502"
 check "no CA file on the host: the log names /etc/ssl/certs/ca-certificates.crt" \
     grep -q 'certificate file: /etc/ssl/certs/ca-certificates.crt' "$RR_ERR"
+# The same root with its CA file where the Red Hat family keeps it
+# (gemini/cabundle.c): libcurl's own path is still missing, so the file
+# found is that one; the handshake then fails against the plain listener
+# (its first connection was never accepted: a new one closes at once).
+mkdir -p "$BAREROOT/etc/pki/tls/certs" "$BAREROOT/etc/ssl" || bail "cannot make /etc/pki"
+cp /etc/ssl/certs/ca-certificates.crt "$BAREROOT/etc/pki/tls/certs/ca-bundle.crt" ||
+    bail "no CA file on this machine to copy"
+"$PY" -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept(); c.close()' >"$T_TMP/tls2.port" &
+T_BG_PIDS+=($!)
+wait_until 5000 test -s "$T_TMP/tls2.port" || bail "no listener for the CA check"
+write_gemini_yaml "$SITE/conf/.gemini.yaml" "bundle-key-not-a-real-key" \
+    "https://127.0.0.1:$(cat "$T_TMP/tls2.port")"
+in_root GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
+    "CONTENT_LENGTH=$len" REQUEST_URI=/_jay/actions/geminiAgent.sendMessage \
+    REMOTE_ADDR=127.0.0.1 -- /site/gemini-agent <"$T_TMP/chat.json"
+split_cgi_output "$RR_OUT"
+assert_status 502 "a Red Hat style CA file: the chat still answers 502 (no TLS server)"
+if grep -q 'certificate file' "$RR_ERR"; then
+    not_ok "a Red Hat style CA file is found" "$(grep 'certificate file' "$RR_ERR" | head -c 300)"
+else
+    ok "a Red Hat style CA file is found: no CA error ($(grep -o 'cannot talk to Gemini[^"]*' "$RR_ERR" | head -1 | head -c 120))"
+fi
+rm -rf "$BAREROOT/etc"
 cp "$T_TMP/gemini.yaml.mock" "$SITE/conf/.gemini.yaml"
 
 # --- the same bundle under Apache, through its .htaccess -------------------------
