@@ -181,7 +181,7 @@ http_asan() {
         t_terminal_only.sh t_websearch.sh t_references.sh t_todo.sh \
         t_outbound.sh t_chat_schema.sh t_remote_user.sh t_remote_user_apache.sh \
         t_fastcgi_abuse.sh t_cgi_attacks.sh t_data_files.sh t_mcp_hostile.sh t_modelbounds.sh t_modelbounds_run.sh \
-        t_memcreep.sh t_cors.sh 2>&1 | tee "$log"
+        t_memcreep.sh t_cors.sh t_accesslog.sh t_version.sh 2>&1 | tee "$log"
     count_plain "HTTP tests (asan)"
 }
 
@@ -244,6 +244,19 @@ lane_rest() {
     step "deployment tests"
     tests/deploy/run.sh 2>&1 | tee "$log"
     count_plain "deployment tests"
+    # Apache's three modes run the program itself (the .deb and the bundle
+    # are release builds): again with the ASan/UBSan binary
+    step "deployment tests against the ASan/UBSan binary"
+    under_asan "the program under Apache" deploy_asan
+
+    step "documentation links"
+    T_DIR=tests/docs tests/http/run.sh 2>&1 | tee "$log"
+    count_plain "documentation links"
+}
+
+deploy_asan() {
+    tests/deploy/run.sh t_apache_cgi.sh t_apache_fcgid.sh t_apache_proxy_fcgi.sh 2>&1 | tee "$log"
+    count_plain "deployment tests (asan)"
 }
 
 # The two lanes share nothing but the machine (every server is on a free
