@@ -449,9 +449,23 @@ newsite_create(const char *dir, const char *share)
 {
     char abs[PATH_MAX], bin[PATH_MAX];
     struct newsite_paths p = {abs, own_binary(bin, sizeof(bin))};
-    const char *why;
+    const char *why = NULL;
     bool made = access(dir, F_OK) != 0;
 
+    /* a folder to make is judged before it is made */
+    if (made) {
+        char cwd[PATH_MAX];
+        if (dir[0] != '/' && getcwd(cwd, sizeof(cwd)) == NULL)
+            cwd[0] = '\0';
+        if ((size_t)snprintf(abs, sizeof(abs), "%s%s%s",
+                             dir[0] == '/' ? "" : cwd,
+                             dir[0] == '/' ? "" : "/", dir) >= sizeof(abs) ||
+            (why = newsite_path_problem(abs)) != NULL) {
+            fprintf(stderr, "error: the site cannot be in '%s': %s\n", dir,
+                    why ? why : "the path is too long");
+            return 1;
+        }
+    }
     if (made && (cmd_make_dirs(dir, 0755) != 0 || chmod(dir, 0711) != 0))
         return 1;
     if (realpath(dir, abs) == NULL) {
