@@ -5,27 +5,38 @@
 # files) in the test's temp folder. Never touches /etc/nginx.
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/nginx_lib.sh"   (after lib.sh)
-#   site_nginx_start SNIPPET     sets NGX_PID, NGX_DIR, NGX_PORT, BASE_URL
-#                                (lib.sh's req then goes through it)
+#   site_nginx_start SNIPPET [PORT]
+#       sets NGX_PID, NGX_DIR, NGX_PORT, BASE_URL (lib.sh's req then goes
+#       through it). With PORT, the snippet already listens there (a
+#       recipe moved it) and is included as it is.
+#   NGX_USER   the workers' user (default: root when root, so that they
+#              may open a root responder's 0660 socket)
 #   stop_nginx (lib.sh) stops it; lib.sh's exit trap does too.
 #
 # shellcheck shell=bash
 
 site_nginx_start() {
     local snippet=$1 user_line=''
-    grep -q '^    listen 127.0.0.1:8080;$' "$snippet" ||
-        bail "$snippet has no 'listen 127.0.0.1:8080;' line to move"
     NGX_DIR=$T_TMP/site-nginx
-    NGX_PORT=$(free_port) || bail "no free port"
-    BASE_URL=http://127.0.0.1:$NGX_PORT
     mkdir -p "$NGX_DIR/tmp"
     # the snippet's `include fastcgi_params;` is relative to the config
     cp /etc/nginx/fastcgi_params "$NGX_DIR/fastcgi_params"
-    sed "s|^    listen 127.0.0.1:8080;$|    listen 127.0.0.1:$NGX_PORT;|" \
-        "$snippet" >"$NGX_DIR/site.conf"
-    # as root, the workers run as root too, like the responder, so that
-    # they may open its 0660 socket
-    [ "$(id -u)" -eq 0 ] && user_line='user root;'
+    if [ $# -ge 2 ]; then
+        NGX_PORT=$2
+        printf 'include %s;\n' "$snippet" >"$NGX_DIR/site.conf"
+    else
+        grep -q '^    listen 127.0.0.1:8080;$' "$snippet" ||
+            bail "$snippet has no 'listen 127.0.0.1:8080;' line to move"
+        NGX_PORT=$(free_port) || bail "no free port"
+        sed "s|^    listen 127.0.0.1:8080;$|    listen 127.0.0.1:$NGX_PORT;|" \
+            "$snippet" >"$NGX_DIR/site.conf"
+    fi
+    BASE_URL=http://127.0.0.1:$NGX_PORT
+    if [ -n "${NGX_USER:-}" ]; then
+        user_line="user $NGX_USER;"
+    elif [ "$(id -u)" -eq 0 ]; then
+        user_line='user root;'
+    fi
     cat >"$NGX_DIR/nginx.conf" <<EOC
 $user_line
 worker_processes 1;
