@@ -94,7 +94,8 @@ $(BUILD)/gen/handlers.c: $(PLUGIN_SRC) Makefile
 # -std=c11) and ends in "\n". SITE_SNIPPETS are the web server snippets
 # `setup DIR` renders into DIR/server/ (src/cmd/newsite.c): adding one is
 # one line here; it is read from the share folder (the checkout, or
-# PREFIX/share/gemini-agent once installed) under the same path.
+# PREFIX/share/gemini-agent once installed) under the same path, and
+# written as DIR/server/<its file name> (so no two may share one).
 SETUP_TEMPLATES = conf/gemini.yaml.template:cmd_setup_template \
                   conf/site-agent.yaml.template:newsite_agent_template
 SITE_SNIPPETS   = nginx/gemini-agent.conf
@@ -259,6 +260,8 @@ install:
 	install -m 0644 include/gemini-agent/*.h $(DESTDIR)$(PREFIX)/include/gemini-agent/
 	for f in $(SHARE_FILES); do rm -rf $(DESTDIR)$(PREFIX)/share/gemini-agent/$$f; \
 	    cp -R $$f $(DESTDIR)$(PREFIX)/share/gemini-agent/$$f || exit 1; done
+	for f in $(SITE_SNIPPETS); do install -D -m 0644 $$f \
+	    $(DESTDIR)$(PREFIX)/share/gemini-agent/$$f || exit 1; done
 	rm -rf $(DESTDIR)$(PREFIX)/share/gemini-agent/examples/shop
 	cp -R actions/shop $(DESTDIR)$(PREFIX)/share/gemini-agent/examples/shop
 	rm -f $(DESTDIR)$(PREFIX)/share/gemini-agent/conf/.gemini.yaml \

@@ -106,6 +106,15 @@ START_TEST(shipped_snippets_render_whole)
         ck_assert_msg(strstr(got, "/home/alice/site/") != NULL, "%s", path);
         free(text);
         free(got);
+        /* each is written as DIR/server/<its file name> */
+        for (size_t j = 0; j < i; j++) {
+            const char *a = strrchr(newsite_snippets[i], '/'),
+                       *b = strrchr(newsite_snippets[j], '/');
+            ck_assert_msg(strcmp(a ? a + 1 : newsite_snippets[i],
+                                 b ? b + 1 : newsite_snippets[j]) != 0,
+                          "%s and %s share a file name", newsite_snippets[i],
+                          newsite_snippets[j]);
+        }
     }
 }
 END_TEST
@@ -200,6 +209,7 @@ START_TEST(create_without_share_fails)
     char dir[] = "/tmp/check-newsite.XXXXXX", cmd[1200];
 
     ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stdout)); /* its report */
     ck_assert_int_eq(newsite_create(dir, "/nonexistent-share"), 1);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
