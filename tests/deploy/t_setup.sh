@@ -174,6 +174,22 @@ assert_status 200 "a chat through nginx: 200"
 assert_json "j.get('type')" response "a chat: an answer"
 assert_json "j.get('message')" "Hello from your own site." "a chat: the mock's text"
 
+# --- the example plugin, made a plugin as its README says ---------------------
+stop_stack
+readme=$SITE/actions/_example/README.md
+# its four command lines (indented by 4), PREFIX replaced by the prefix
+sed -n 's/^    \(cd actions\|cp -R _example greet\|mv plugin.yaml.example\|cc \)/\1/p' "$readme" |
+    sed "s|PREFIX/include|$P/include|" >"$T_TMP/example.sh"
+check "example: its README gives the four commands" test "$(wc -l <"$T_TMP/example.sh")" -eq 4
+(cd "$SITE" && bash -e "$T_TMP/example.sh") >"$T_TMP/example.out" 2>&1
+check "example: they run ($(head -c 300 "$T_TMP/example.out" | tr '\n' ' '))" test $? -eq 0
+out=$("$BIN" actions list --config "$SITE/agent.yaml" 2>&1)
+check "example: greet.hello is listed" grep -q '^greet.hello  ' <<<"$out"
+"$BIN" check --config "$SITE/agent.yaml" >"$T_TMP/check.out" 2>&1
+check "example: check ok ($(grep -v '^note: ' "$T_TMP/check.out" | head -n 2 | tr '\n' ' '))" \
+    test "$(tail -n 1 "$T_TMP/check.out")" = ok
+check "example: the original stays unloaded" test ! -e "$SITE/actions/_example/plugin.yaml"
+
 # --- setup in the current folder (no DIR) -----------------------------------------
 mkdir -p "$T_TMP/here"
 (cd "$T_TMP/here" && "$BIN" setup >/dev/null 2>&1); rc=$?
