@@ -14,7 +14,8 @@
 #   make test       everything: deps, unit (plain and ASan/UBSan), HTTP, browser
 #   make deps       install the Debian packages the build and tests need
 #   make demo       build and serve the demo behind nginx on 127.0.0.1
-#   make install    install the binary (PREFIX=/usr/local) and site files
+#   make install    PREFIX=/usr/local [DESTDIR=]: the program rebuilt for PREFIX
+#                   (build-install/), the widget, templates, snippets, headers
 #   make clean      remove all build output
 
 ifeq ($(origin CC),default)
