@@ -31,9 +31,10 @@ extern const char cmd_serve_usage[];
 bool cmd_serve_stdin_listens(void);
 int cmd_serve_stdin(void);
 
-/* setup [--config-dir DIR]: write DIR/.gemini.yaml (mode 0600; DIR and
- * its missing parents are made 0700) from the built-in template; never
- * overwrites. DIR defaults to the folder of config_default_path(). */
+/* setup [DIR]: a complete site in DIR, default the current folder
+ * (newsite.h). setup --config-dir DIR | --config FILE: write DIR/.gemini.yaml
+ * (mode 0600; DIR and its missing parents are made 0700) from the built-in
+ * template, and the session secret; never overwrites. */
 int cmd_setup(int argc, char **argv);
 extern const char cmd_setup_usage[];
 /* conf/gemini.yaml.template, made into this string by the Makefile

@@ -1,6 +1,8 @@
 /*
- * setup.c - `gemini-agent setup`: the site owner's own .gemini.yaml,
- * readable only by them, written from the template built into the
+ * setup.c - `gemini-agent setup [DIR]`: a complete site in DIR (the
+ * current folder by default; newsite.c makes it). With --config-dir or
+ * --config, what it made before it made whole sites: the site owner's own
+ * .gemini.yaml, readable only by them, written from the template built into the
  * program, so it works from any folder, not only inside a checkout; and
  * the session secret that signs sign-in tokens (core/token.h).
  *
@@ -16,6 +18,7 @@
 #include "core/common.h"
 #include "cmd/cmdopt.h"
 #include "cmd/commands.h"
+#include "cmd/newsite.h"
 #include "core/bounds.h"
 #include "core/config.h"
 #include "core/diag.h"
@@ -29,25 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cmd_setup_usage[] = "[--config-dir DIR | --config FILE]";
-
-/* The folder of the default config file: $GEMINI_AGENT_CONFIG's, else
- * conf/ (config_default_path()), into buf[size]. */
-static const char *
-default_dir(char *buf, size_t size)
-{
-    const char *path = config_default_path(), *slash = strrchr(path, '/');
-
-    if (slash == NULL)
-        return ".";
-    if (slash == path)
-        return "/";
-    if ((size_t)(slash - path) >= size)
-        return NULL;
-    memcpy(buf, path, (size_t)(slash - path));
-    buf[slash - path] = '\0';
-    return buf;
-}
+const char cmd_setup_usage[] = "[DIR | --config-dir DIR | --config FILE]";
 
 /* Write all of text to fd; 0/-1 (errno set). */
 static int
@@ -226,21 +211,27 @@ int
 cmd_setup(int argc, char **argv)
 {
     char buf[BOUND_PATH_LEN], cfg_buf[BOUND_PATH_LEN];
-    const char *config_dir = NULL, *config_path = config_default_path();
-    const char *config_file = NULL;
+    const char *config_dir = NULL, *config_file = NULL;
     const struct cmdopt_opt opts[] = {
         CMDOPT_STR("--config-dir", &config_dir),
         /* like every command: the config, whose folder is DIR */
         CMDOPT_STR("--config", &config_file),
         CMDOPT_END,
     };
+    const char *site_dir = ".";
     struct cmdopt_cmd c = {.name = "setup", .usage = cmd_setup_usage,
-                           .opts = opts};
-    bool given;
+                           .opts = opts, .words = &site_dir, .max_words = 1};
     int rc;
 
     if (cmdopt_parse(&c, argc, argv, &rc) != 0)
         return rc;
+    if (config_file == NULL && config_dir == NULL) {
+        if (site_dir[0] == '\0')
+            return cmdopt_fail(&c, "DIR needs a folder name");
+        return newsite_create(site_dir, newsite_share_dir());
+    }
+    if (c.nwords > 0)
+        return cmdopt_fail(&c, "give DIR, --config-dir or --config, not two");
     if (config_file != NULL) {
         const char *slash = strrchr(config_file, '/');
         if (config_dir != NULL)
@@ -261,20 +252,11 @@ cmd_setup(int argc, char **argv)
         }
         return setup(config_dir, config_file);
     }
-    given = config_dir != NULL;
-    if (!given && (config_dir = default_dir(buf, sizeof(buf))) == NULL)
-        return cmdopt_fail(&c, "the config path in GEMINI_AGENT_CONFIG is too "
-                               "long");
     if (config_dir[0] == '\0')
         return cmdopt_fail(&c, "--config-dir needs a folder name");
-    /* The config that says where the secret goes: DIR's agent.yaml, or
-     * the default config when DIR is its folder. */
-    if (given) {
-        if ((size_t)snprintf(cfg_buf, sizeof(cfg_buf), "%s/agent.yaml",
-                             config_dir) >= sizeof(cfg_buf))
-            return cmdopt_fail(&c, "the folder name '%s' is too long",
-                               config_dir);
-        config_path = cfg_buf;
-    }
-    return setup(config_dir, config_path);
+    /* The config that says where the secret goes: DIR's agent.yaml. */
+    if ((size_t)snprintf(cfg_buf, sizeof(cfg_buf), "%s/agent.yaml",
+                         config_dir) >= sizeof(cfg_buf))
+        return cmdopt_fail(&c, "the folder name '%s' is too long", config_dir);
+    return setup(config_dir, cfg_buf);
 }
