@@ -3,8 +3,8 @@
  *
  * Each command reads its own options (commands.h, cmdopt.h); main.c only
  * picks the command by name. With no arguments under a web server that set
- * GATEWAY_INTERFACE, the program answers one CGI request (config from
- * $GEMINI_AGENT_CONFIG).
+ * GATEWAY_INTERFACE, the program answers one CGI request (its config:
+ * config_cgi_path).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -78,8 +78,9 @@ usage(FILE *f)
           "\n"
           "With no arguments under a web server (GATEWAY_INTERFACE set) it\n"
           "answers one CGI request; the config comes from "
-          "$GEMINI_AGENT_CONFIG\n"
-          "(default conf/agent.yaml).\n",
+          "$GEMINI_AGENT_CONFIG,\n"
+          "else agent.yaml next to the program ($SCRIPT_FILENAME), else\n"
+          "conf/agent.yaml.\n",
           f);
 }
 
@@ -87,7 +88,8 @@ static int
 run_cgi(void)
 {
     struct diag d = DIAG_INIT;
-    struct site *site = site_load(config_default_path(), &d);
+    char path[4096];
+    struct site *site = site_load(config_cgi_path(path, sizeof(path)), &d);
     int rc;
 
     /* Only fatal problems: a CGI process starts per request, and the log
