@@ -76,8 +76,8 @@ web_user_find(const char *name, bool told, struct web_user *u)
  * user. Its mode is checked already: config.c refuses a session secret
  * others can open, check() a key file. */
 static void
-check_secret_file(const char *path, const char *what,
-                  const struct web_user *u, struct diag *d)
+check_secret_file(const char *path, const char *what, const struct web_user *u,
+                  struct diag *d)
 {
     struct stat st;
 

@@ -397,9 +397,8 @@ dispatch_request_ex(const struct site *site, struct gemini *g,
     if (rc != 0)
         goto out;
     /* under any base path (request_route); the messages name it whole */
-    r = head.route != NULL
-            ? route_find(head.method, head.route, &x.arg, &allow)
-            : NULL;
+    r = head.route != NULL ? route_find(head.method, head.route, &x.arg, &allow)
+                           : NULL;
     if (r == NULL && allow != NULL &&
         cors_is_preflight(site->cfg, io, head.method)) {
         rc = cors_preflight(io, &err);

@@ -14,6 +14,7 @@ RUNUSER=$(command -v runuser) || { skip "no runuser"; finish; }
 
 # a site folder the user nobody can open (T_TMP is root's alone)
 SITE=$(mktemp -d /tmp/ga-chkhost.XXXXXX)
+# shellcheck disable=SC2154  # rc is set inside the trap
 trap 'rc=$?; rm -rf "$SITE"; (exit $rc); t_cleanup' EXIT
 chmod 755 "$SITE"
 mkdir "$SITE/var"

@@ -24,6 +24,7 @@ sh_cleanup() {
     getent group "$SH_USER" >/dev/null && groupdel "$SH_USER" 2>/dev/null
     rm -rf "$SH_HOME" "$SH_WWW"
 }
+# shellcheck disable=SC2154  # rc is set inside the trap
 trap 'rc=$?; sh_cleanup; (exit $rc); t_cleanup' EXIT
 
 useradd -U -M -d "$SH_HOME" -s /bin/bash "$SH_USER" || bail "useradd failed"
@@ -106,7 +107,8 @@ else
     not_ok "apache: suEXEC is on" "$(tail -c 400 "$AP_DIR/logs/error.log")"
 fi
 
-BASE_URL=$AP_URL
+BASE_URL=$AP_URL # req's target (lib.sh)
+export BASE_URL
 CHAT='{"message":"hello","history":[],"toolDefinitions":[],"pageState":{}}'
 for prefix in "/~$SH_USER/agent" /shop; do
     case $prefix in /shop) site=$SITE_B ;; *) site=$SITE_A ;; esac

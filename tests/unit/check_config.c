@@ -708,8 +708,8 @@ END_TEST
  * program the web server ran (SCRIPT_FILENAME), else the old default. */
 START_TEST(cgi_config_beside_the_program)
 {
-    char dir[] = "/tmp/check_config.XXXXXX", path[128], script[128],
-         buf[256], cmd[160];
+    char dir[] = "/tmp/check_config.XXXXXX", path[128], script[128], buf[256],
+         cmd[160];
 
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/agent.yaml", dir);
