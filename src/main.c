@@ -3,9 +3,9 @@
  *
  * Each command reads its own options (commands.h, cmdopt.h); main.c only
  * picks the command by name. With no arguments under a web server it
- * answers FastCGI when its stdin is a listening socket (mod_fcgid), else
- * one CGI request when GATEWAY_INTERFACE is set (config from
- * $GEMINI_AGENT_CONFIG in both).
+ * answers FastCGI when its stdin is a listening socket (mod_fcgid; config
+ * from $GEMINI_AGENT_CONFIG), else one CGI request when GATEWAY_INTERFACE
+ * is set (its config: config_cgi_path).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -90,8 +90,9 @@ usage(FILE *f)
           "\n"
           "With no arguments under a web server (GATEWAY_INTERFACE set) it\n"
           "answers one CGI request, or FastCGI when its stdin is a listening\n"
-          "socket (mod_fcgid); the config comes from $GEMINI_AGENT_CONFIG\n"
-          "(default conf/agent.yaml).\n",
+          "socket (mod_fcgid). The config comes from $GEMINI_AGENT_CONFIG,\n"
+          "else, for CGI, agent.yaml next to the program ($SCRIPT_FILENAME),\n"
+          "else conf/agent.yaml.\n",
           f);
 }
 
@@ -139,7 +140,8 @@ static int
 run_cgi(void)
 {
     struct diag d = DIAG_INIT;
-    struct site *site = site_load(config_default_path(), &d);
+    char path[4096];
+    struct site *site = site_load(config_cgi_path(path, sizeof(path)), &d);
     int rc;
 
     /* Only fatal problems: a CGI process starts per request, and the log

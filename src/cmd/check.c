@@ -15,12 +15,136 @@
 #include "registry/soplugin.h"
 #include "http/site.h"
 
+#include <grp.h>
 #include <jansson.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cmd_check_usage[] = "[--config FILE]";
+const char cmd_check_usage[] = "[--config FILE] [--web-user NAME]";
+
+/* The web server's user, as far as the files go: who a CGI program runs
+ * as when the host has no suEXEC (with it, the program runs as its
+ * owner, the site's user). */
+struct web_user {
+    const char *name;
+    uid_t uid;
+    gid_t groups[64];
+    int ngroups;
+    bool told; /* named by --web-user: the CGI runs as this user */
+};
+
+/* Could `u` open a file of this stat with `bits` (4 read, 2 write, 1
+ * search)? The file's own mode only: the folders above it are the host's
+ * to open (a home folder is 0711 on most). */
+static bool
+web_user_can(const struct web_user *u, const struct stat *st, unsigned bits)
+{
+    if (u->uid == 0)
+        return true;
+    if (st->st_uid == u->uid)
+        return (st->st_mode >> 6 & bits) == bits;
+    for (int i = 0; i < u->ngroups; i++)
+        if (st->st_gid == u->groups[i])
+            return (st->st_mode >> 3 & bits) == bits;
+    return (st->st_mode & bits) == bits;
+}
+
+/* Fill `u` for the user `name`: -1 when there is no such user. */
+static int
+web_user_find(const char *name, bool told, struct web_user *u)
+{
+    const struct passwd *pw = getpwnam(name);
+
+    if (pw == NULL)
+        return -1;
+    u->name = name;
+    u->uid = pw->pw_uid;
+    u->told = told;
+    u->ngroups = (int)ARRAY_SIZE(u->groups);
+    if (getgrouplist(name, pw->pw_gid, u->groups, &u->ngroups) < 0)
+        u->ngroups = 0; /* more groups than we hold: the primary only */
+    if (u->ngroups == 0) {
+        u->groups[0] = pw->pw_gid;
+        u->ngroups = 1;
+    }
+    return 0;
+}
+
+/* One secret file (the key, the session secret) and the web server's
+ * user. Its mode is checked already: config.c refuses a session secret
+ * others can open, check() a key file. */
+static void
+check_secret_file(const char *path, const char *what, const struct web_user *u,
+                  struct diag *d)
+{
+    struct stat st;
+
+    if (u == NULL || u->uid == geteuid() || path == NULL ||
+        stat(path, &st) != 0)
+        return;
+    if (web_user_can(u, &st, 4))
+        diag_note(d, path, 0,
+                  "holds %s and %s, the web server's user, can read it: so "
+                  "can every site on this host whose programs run as %s. "
+                  "Under suEXEC the program runs as you: make it yours "
+                  "alone (chown %u, chmod 600)",
+                  what, u->name, u->name, (unsigned)geteuid());
+    else if (u->told)
+        diag_add(d, path, 0,
+                 "%s (--web-user) cannot read it, so a CGI run as %s "
+                 "answers 500. Ask your host for suEXEC (the program then "
+                 "runs as you and reads it as it is); giving %s the file "
+                 "shares %s with every site run as %s",
+                 u->name, u->name, u->name, what, u->name);
+}
+
+/* The config and the data folder, for the user the CGI runs as. */
+static void
+check_cgi_files(const struct config *cfg, const struct web_user *u,
+                struct diag *d)
+{
+    const char *dir = cfg->actions.data_dir;
+    struct stat st;
+
+    if (dir != NULL && stat(dir, &st) == 0 && access(dir, W_OK | X_OK) != 0)
+        diag_add(d, dir, 0,
+                 "dataDir is not writable by you (uid %u); the program "
+                 "keeps its store and the plugins' data there: chown it to "
+                 "the user the program runs as, mode 700",
+                 (unsigned)geteuid());
+    if (u == NULL || !u->told || u->uid == geteuid())
+        return;
+    if (stat(cfg->path, &st) == 0 && !web_user_can(u, &st, 4))
+        diag_add(d, cfg->path, 0,
+                 "%s (--web-user) cannot read it: a CGI run as %s answers "
+                 "500 config_error (under suEXEC it runs as you, and this "
+                 "is right)",
+                 u->name, u->name);
+    if (dir != NULL && stat(dir, &st) == 0 && !web_user_can(u, &st, 3))
+        diag_add(d, dir, 0,
+                 "dataDir is not writable by %s (--web-user): a CGI run as "
+                 "%s cannot keep its store there",
+                 u->name, u->name);
+}
+
+/* Permissions as a host shared with other users sees them. */
+static void
+check_permissions(const struct config *cfg, const struct web_user *u,
+                  struct diag *d)
+{
+    check_secret_file(cfg->auth.secret_file, "the session secret", u, d);
+    check_secret_file(cfg->gemini.path, "the API key", u, d);
+    check_cgi_files(cfg, u, d);
+    if (u != NULL && u->uid == geteuid() && u->uid != 0)
+        diag_note(d, cfg->path, 0,
+                  "you run as %s, the web server's user: without suEXEC, "
+                  "every site on this host whose programs run as %s can "
+                  "read the API key and the session secret. Ask your host "
+                  "for suEXEC, then make the files yours, mode 600",
+                  u->name, u->name);
+}
 
 /* One budget's ceilings, "unlimited" for what is not set. */
 static void
@@ -98,7 +222,7 @@ print_plugins(const struct plugin_set *set)
 }
 
 static int
-check(const char *config_path)
+check(const char *config_path, const struct web_user *u)
 {
     struct diag d = DIAG_INIT;
     struct site *site = site_load(config_path, &d);
@@ -139,6 +263,8 @@ check(const char *config_path)
                  "(mode %03o); serve refuses to start: run chmod 600 on it "
                  "(or set allowReadableKeyFile: true in %s)",
                  mode, cfg->path);
+    if (cfg != NULL)
+        check_permissions(cfg, u, &d);
     if (site != NULL)
         (void)site_check_serving(site, &d); /* a problem: serve refuses */
     diag_print(&d, stdout, "");
@@ -195,16 +321,23 @@ check(const char *config_path)
 int
 cmd_check(int argc, char **argv)
 {
-    const char *config = config_default_path();
+    const char *config = config_default_path(), *web = NULL;
     const struct cmdopt_opt opts[] = {
         CMDOPT_STR("--config", &config),
+        CMDOPT_STR("--web-user", &web),
         CMDOPT_END,
     };
     struct cmdopt_cmd c = {.name = "check", .usage = cmd_check_usage,
                            .opts = opts};
+    struct web_user u;
     int rc;
 
     if (cmdopt_parse(&c, argc, argv, &rc) != 0)
         return rc;
-    return check(config);
+    if (web != NULL && web_user_find(web, true, &u) != 0)
+        return cmdopt_fail(&c, "there is no user '%s' (--web-user)", web);
+    /* no --web-user: www-data where it exists, for notes only */
+    if (web == NULL && web_user_find("www-data", false, &u) != 0)
+        return check(config, NULL);
+    return check(config, &u);
 }

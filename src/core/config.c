@@ -1316,6 +1316,25 @@ config_default_path(void)
     return env && env[0] ? env : "conf/agent.yaml";
 }
 
+const char *
+config_cgi_path(char *buf, size_t size)
+{
+    const char *env = getenv("GEMINI_AGENT_CONFIG");
+    const char *script = getenv("SCRIPT_FILENAME"), *slash;
+    struct stat st;
+    int n;
+
+    if (env != NULL && env[0] != '\0')
+        return env;
+    if (script == NULL || script[0] != '/' ||
+        (slash = strrchr(script, '/')) == NULL)
+        return config_default_path();
+    n = snprintf(buf, size, "%.*s/agent.yaml", (int)(slash - script), script);
+    if (n < 0 || (size_t)n >= size || stat(buf, &st) != 0)
+        return config_default_path();
+    return buf;
+}
+
 /* AGENT_MAX_LOOP_STEPS overrides the file, clamped to 1..BOUND_LOOP_STEPS. */
 static void
 apply_env_limits(struct config *cfg, struct diag *d)

@@ -287,6 +287,20 @@ bool config_key_file_foreign(const struct config *cfg, unsigned *uid);
  * "conf/agent.yaml". Static storage or the environment's; do not free. */
 const char *config_default_path(void);
 
+/*
+ * The config file of a CGI run (the one decision, main.c asks it):
+ * $GEMINI_AGENT_CONFIG; else `agent.yaml` in the folder of the program
+ * the web server ran, $SCRIPT_FILENAME (absolute), when that file exists;
+ * else config_default_path(). A shared host's suEXEC drops the SetEnv
+ * that would name the config but keeps SCRIPT_FILENAME, so a site that is
+ * a folder holding gemini-agent.cgi and agent.yaml needs no setting.
+ * SCRIPT_FILENAME rather than /proc/self/exe: where a host links one
+ * installed binary into each site (no suEXEC, which refuses symlinks),
+ * only the script's path names the site's folder. Writes into buf[size]
+ * when it builds the path; returns buf, the environment's or static text.
+ */
+const char *config_cgi_path(char *buf, size_t size);
+
 void config_free(struct config *cfg);
 
 #endif /* APP_CONFIG_H */

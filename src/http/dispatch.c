@@ -482,7 +482,7 @@ dispatch_request_ex(const struct site *site, struct gemini *g,
                          .arena = a,
                          .scanned = &scanned};
     struct status_error err = {0};
-    struct request_head head = {"", ""};
+    struct request_head head = {"", "", NULL};
     const struct route *r = NULL;
     const char *allow = NULL;
     char id[DISPATCH_ID_MAX + 1];
@@ -501,7 +501,9 @@ dispatch_request_ex(const struct site *site, struct gemini *g,
     rc = request_head(io, a, &head, &err);
     if (rc != 0)
         goto out;
-    r = route_find(head.method, head.path, &x.arg, &allow);
+    /* under any base path (request_route); the messages name it whole */
+    r = head.route != NULL ? route_find(head.method, head.route, &x.arg, &allow)
+                           : NULL;
     if (r == NULL && allow != NULL &&
         cors_is_preflight(site->cfg, io, head.method)) {
         rc = cors_preflight(io, &err);

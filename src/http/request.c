@@ -21,6 +21,42 @@ param(struct httpio *io, const char *name)
     return io->ops->param(io->ctx, name);
 }
 
+/* Does `path` hold a segment that is `.` or `..`? */
+static bool
+has_dot_segment(const char *path)
+{
+    const char *seg = path;
+
+    for (;;) {
+        size_t n;
+        if (*seg == '/')
+            seg++;
+        n = strcspn(seg, "/");
+        if ((n == 1 && seg[0] == '.') ||
+            (n == 2 && seg[0] == '.' && seg[1] == '.'))
+            return true;
+        if (seg[n] == '\0')
+            return false;
+        seg += n; /* the next '/' */
+    }
+}
+
+const char *
+request_route(const char *path)
+{
+    static const char *const spaces[] = {"/_jay/", "/api/agent/"};
+    const char *first = NULL;
+
+    if (has_dot_segment(path))
+        return NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(spaces); i++) {
+        const char *at = strstr(path, spaces[i]);
+        if (at != NULL && (first == NULL || at < first))
+            first = at;
+    }
+    return first != NULL ? first : path;
+}
+
 int
 request_head(struct httpio *io, struct arena *a, struct request_head *head,
              struct status_error *err)
@@ -45,6 +81,7 @@ request_head(struct httpio *io, struct arena *a, struct request_head *head,
             return status_set(err, ST_NO_MEMORY, "out of memory");
     }
     head->path = p;
+    head->route = request_route(p);
     return 0;
 }
 

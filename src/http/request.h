@@ -22,8 +22,29 @@ struct status_error;
 
 struct request_head {
     const char *method; /* "GET", "POST", ... ("" when missing) */
-    const char *path;   /* decoded route path without the query string */
+    const char *path;   /* the whole path without the query string */
+    const char *route;  /* its part the routes match (request_route), or
+                         * NULL when it can be no route */
 };
+
+/*
+ * The part of `path` that the routes match, a suffix of it, or NULL.
+ *
+ * A site may live under any base path: `/shop/_jay/actions/x` (a
+ * subfolder) and `/~alice/agent/_jay/actions/x` (Apache's userdir) are
+ * the route `/_jay/actions/x`, as `/_jay/actions/x` itself is. The route
+ * starts at the first segment that begins one of the route namespaces,
+ * `/_jay/` or `/api/agent/`; what comes before it is the base, ignored.
+ * The first one, so a namespace later in the path is only a part of the
+ * route (`/_jay/actions/x/_jay/status` is no route). No namespace: the
+ * whole path (it matches no route). A path with a `.` or `..` segment is
+ * never a route (NULL): what the web server resolved and what the
+ * responder would read could differ. Nothing is %-decoded here: nginx's
+ * DOCUMENT_URI and CGI's PATH_INFO come decoded, Apache's REQUEST_URI
+ * raw, where an escape (`%2F`, `%5F`) only ever makes a path match no
+ * route, since no route holds a '%'.
+ */
+const char *request_route(const char *path);
 
 /* Fill `head` from the CGI parameters. Borrowed strings, or arena copies. */
 int request_head(struct httpio *io, struct arena *a, struct request_head *head,

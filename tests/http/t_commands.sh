@@ -276,7 +276,7 @@ usage_error() {
 
 U_SERVE='usage: gemini-agent serve [--config FILE] (--socket PATH | --listen HOST:PORT)'
 U_SETUP='usage: gemini-agent setup [DIR | --config-dir DIR | --config FILE]'
-U_CHECK='usage: gemini-agent check [--config FILE]'
+U_CHECK='usage: gemini-agent check [--config FILE] [--web-user NAME]'
 U_ACTIONS='usage: gemini-agent actions list|show NAME|types [--out DIR] [--config FILE]'
 U_ACTIONS_LIST='usage: gemini-agent actions list [--config FILE]'
 U_ACTIONS_SHOW='usage: gemini-agent actions show NAME [--config FILE]'

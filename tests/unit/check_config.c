@@ -704,6 +704,41 @@ START_TEST(key_file_permissions)
 }
 END_TEST
 
+/* A CGI run's config: the environment's, else agent.yaml beside the
+ * program the web server ran (SCRIPT_FILENAME), else the old default. */
+START_TEST(cgi_config_beside_the_program)
+{
+    char dir[] = "/tmp/check_config.XXXXXX", path[128], script[128], buf[256],
+         cmd[160];
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/agent.yaml", dir);
+    snprintf(script, sizeof(script), "%s/gemini-agent.cgi", dir);
+    unsetenv("GEMINI_AGENT_CONFIG");
+    setenv("SCRIPT_FILENAME", script, 1);
+    /* no agent.yaml there yet: the old default */
+    ck_assert_str_eq(config_cgi_path(buf, sizeof(buf)), "conf/agent.yaml");
+    write_text(path, "actions: []\n", 0600);
+    ck_assert_str_eq(config_cgi_path(buf, sizeof(buf)), path);
+    /* the environment wins */
+    setenv("GEMINI_AGENT_CONFIG", "/elsewhere/agent.yaml", 1);
+    ck_assert_str_eq(config_cgi_path(buf, sizeof(buf)),
+                     "/elsewhere/agent.yaml");
+    unsetenv("GEMINI_AGENT_CONFIG");
+    /* a relative or missing SCRIPT_FILENAME names no folder */
+    setenv("SCRIPT_FILENAME", "gemini-agent.cgi", 1);
+    ck_assert_str_eq(config_cgi_path(buf, sizeof(buf)), "conf/agent.yaml");
+    unsetenv("SCRIPT_FILENAME");
+    ck_assert_str_eq(config_cgi_path(buf, sizeof(buf)), "conf/agent.yaml");
+    /* a path longer than the buffer is not cut short */
+    setenv("SCRIPT_FILENAME", script, 1);
+    ck_assert_str_eq(config_cgi_path(buf, 8), "conf/agent.yaml");
+    unsetenv("SCRIPT_FILENAME");
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* .gemini.yaml `compaction:` (the terminal client's): its keys read,
  * bad values reported and left at their defaults. */
 START_TEST(compaction_settings)
@@ -1175,6 +1210,7 @@ config_suite(void)
     tcase_add_test(tc, budget_and_status);
     tcase_add_test(tc, cors_origins);
     tcase_add_test(tc, log_section);
+    tcase_add_test(tc, cgi_config_beside_the_program);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -172,6 +172,17 @@ static const char *const J = "application/json";
 static const struct http_case http_cases[] = {
     {"unknown route", "GET", "/nothing", NULL, NULL, NULL, 404, "not_found",
      "/nothing"},
+    /* under a base path: the messages name the whole path */
+    {"unknown action under a base", "POST", "/shop/_jay/actions/shop.nope",
+     J, NULL, "{}", 404, "unknown_action", "shop.nope"},
+    {"dot segment under a base", "GET", "/shop/../_jay/actions", NULL, NULL,
+     NULL, 404, "not_found", "/shop/../_jay/actions"},
+    {"second namespace is not a route", "GET",
+     "/shop/_jay/actions/x/_jay/actions", NULL, NULL, NULL, 404, "not_found",
+     NULL},
+    {"GET on an action under a base", "GET",
+     "/~alice/agent/_jay/actions/shop.searchProducts", NULL, NULL, NULL, 405,
+     "method_not_allowed", "POST"},
     {"unknown api route", "POST", "/api/agent/nope", J, NULL, "{}", 404,
      "not_found", NULL},
     {"unknown action", "POST", "/_jay/actions/shop.nope", J, NULL, "{}", 404,
@@ -268,6 +279,7 @@ static const struct {
     {"POST on the list", "GET"},
     {"DELETE on the list", "GET"},
     {"POST on the status", "GET"},
+    {"GET on an action under a base", "POST"},
 };
 
 START_TEST(http_errors)
@@ -820,9 +832,16 @@ START_TEST(route_from_request_uri_and_script_name)
                         "/_jay/actions?x=/y", NULL};
     const char *p2[] = {"REQUEST_METHOD", "GET", "SCRIPT_NAME", "/_jay",
                         "PATH_INFO", "/actions", NULL};
-    const char *const *sets[] = {p1, p2};
+    /* a site under a base path: Apache's userdir (the CGI's REQUEST_URI
+     * after a rewrite), a subfolder behind nginx */
+    const char *p3[] = {"REQUEST_METHOD", "GET", "REQUEST_URI",
+                        "/~alice/agent/_jay/actions?x=1", "SCRIPT_NAME",
+                        "/~alice/agent/gemini-agent.cgi", NULL};
+    const char *p4[] = {"REQUEST_METHOD", "GET", "DOCUMENT_URI",
+                        "/shop/_jay/actions", NULL};
+    const char *const *sets[] = {p1, p2, p3, p4};
 
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
         static char buf[1 << 20];
         struct unit_memio m = {sets[i], "", 0, 0, 0, buf, 0, sizeof(buf)};
         struct httpio io = {.ops = &unit_memio_ops, .ctx = &m};
