@@ -700,7 +700,7 @@ def retry_seconds(value):
 
 
 def error_plan(state, ctx, status, params):
-    """The body a given HTTP status gets (README: 'Error bodies')."""
+    """The body a given HTTP status gets (tests/mock/README.md: 'Error bodies by status')."""
     headers = []
     fixture = params.get("fixture")
     if fixture:
@@ -2482,7 +2482,7 @@ class Renderer:
 # HTTP
 
 ROUTE_RE = re.compile(r"^/v1beta/models/([^/:]+):(generateContent|streamGenerateContent)$")
-# Vertex AI's path (README "Vertex AI"): the same bodies, an OAuth token
+# Vertex AI's path (tests/mock/README.md "Vertex AI"): the same bodies, an OAuth token
 VERTEX_ROUTE_RE = re.compile(r"^/v1/projects/([^/]+)/locations/([^/]+)/publishers/google/"
                              r"models/([^/:]+):(generateContent|streamGenerateContent)$")
 
