@@ -89,7 +89,9 @@ slurp(const char *path)
 }
 
 /* Every snippet of the Makefile's list uses the placeholders and no
- * other path of them: rendered, none is left. */
+ * other path of them: rendered, none is left. The .htaccess names no
+ * path at all (it works in whatever folder it is copied to), so it is
+ * the one that may come out as it went in. */
 START_TEST(shipped_snippets_render_whole)
 {
     ck_assert_ptr_nonnull(newsite_snippets[0]);
@@ -99,11 +101,15 @@ START_TEST(shipped_snippets_render_whole)
         snprintf(path, sizeof(path), REPO "/%s", newsite_snippets[i]);
         text = slurp(path);
         got = rendered(text);
-        ck_assert_msg(strcmp(got, text) != 0, "%s has no placeholder", path);
+        bool relative = strcmp(newsite_snippets[i], "conf/htaccess") == 0;
+
+        ck_assert_msg(relative || strcmp(got, text) != 0,
+                      "%s has no placeholder", path);
         ck_assert_msg(strstr(got, "/srv/gemini-agent") == NULL &&
                           strstr(got, "/run/gemini-agent/") == NULL,
                       "%s keeps a path that is not a placeholder", path);
-        ck_assert_msg(strstr(got, "/home/alice/site/") != NULL, "%s", path);
+        ck_assert_msg(relative || strstr(got, "/home/alice/site/") != NULL,
+                      "%s", path);
         free(text);
         free(got);
         /* each is written as DIR/server/<its file name> */
