@@ -221,97 +221,113 @@ print_plugins(const struct plugin_set *set)
     }
 }
 
+/* What `check` finds wrong (problems) or worth knowing (notes) in a site
+ * that loaded: budgets no request fits in, the key file's owner and mode,
+ * the files' permissions for the user the CGI runs as, and what serve
+ * itself would refuse. */
+static void
+check_problems(const struct site *site, const struct web_user *u,
+               struct diag *d)
+{
+    const struct config *cfg = site->cfg;
+    const struct config_ceiling *c[] = {&cfg->budget.per_ip,
+                                        &cfg->budget.per_user,
+                                        &cfg->budget.site};
+    static const char *const names[] = {"perIp", "perUser", "site"};
+    unsigned mode, uid;
+
+    /* a day's tokens that cannot hold one request's reservation (its
+     * maxOutputTokens at least): every request would be refused */
+    for (size_t i = 0; i < ARRAY_SIZE(c); i++)
+        if (c[i]->tokens_per_day > 0 &&
+            c[i]->tokens_per_day < cfg->limits.max_output_tokens)
+            diag_note(d, cfg->path, 0,
+                      "budget.%s.tokensPerDay (%ld) is less than "
+                      "limits.maxOutputTokens (%ld), which every request "
+                      "reserves: every request will be refused",
+                      names[i], c[i]->tokens_per_day,
+                      cfg->limits.max_output_tokens);
+    /* serve refuses a key file others can read or write: so is it a
+     * problem here (proc/serve.c, key_file_allowed) */
+    if (config_key_file_foreign(cfg, &uid))
+        diag_add(d, cfg->gemini.path, 0,
+                 "holds the API key and belongs to user %u, who can change "
+                 "it at will; serve refuses to start: run chown %u on it",
+                 uid, (unsigned)geteuid());
+    if (config_key_file_exposed(cfg, &mode) && !cfg->allow_readable_key_file)
+        diag_add(d, cfg->gemini.path, 0,
+                 "holds the API key and other users can read or write it "
+                 "(mode %03o); serve refuses to start: run chmod 600 on it "
+                 "(or set allowReadableKeyFile: true in %s)",
+                 mode, cfg->path);
+    check_permissions(cfg, u, d);
+    (void)site_check_serving(site, d); /* a problem: serve refuses */
+}
+
+/* Where the key comes from, and what the site loaded. */
+static void
+print_summary(const char *config_path, const struct site *site)
+{
+    const struct config *cfg = site->cfg;
+    const struct config_gemini *g = &cfg->gemini;
+    size_t exposed = 0;
+    struct stat st;
+
+    if (g->key_source == CONFIG_KEY_ENV_GEMINI ||
+        g->key_source == CONFIG_KEY_ENV_GOOGLE)
+        printf("note: the API key comes from %s (it overrides apiKey in "
+               "%s)\n",
+               g->key_source == CONFIG_KEY_ENV_GEMINI ? "GEMINI_API_KEY"
+                                                      : "GOOGLE_API_KEY",
+               g->path);
+    else if (g->key_source == CONFIG_KEY_FILE)
+        printf("note: the API key comes from %s\n", g->path);
+    if (stat(g->path, &st) == 0 && (st.st_mode & 077) != 0)
+        printf("note: %s can be read by other users; run chmod 600 on "
+               "it\n",
+               g->path);
+    for (size_t i = 0; i < site->actions->count; i++)
+        exposed += site->actions->actions[i].exposed;
+    printf("%s: %zu actions (%zu exposed to the model), model %s\n",
+           config_path, site->actions->count, exposed, g->model);
+    /* the shared-object plugins that loaded (the others are problems
+     * above): what each brought */
+    for (size_t i = 0; i < site->actions->nso; i++) {
+        const struct so_plugin *p = &site->actions->so[i];
+        size_t tools = 0, cmds = 0;
+        for (size_t k = 0; k < site->actions->count; k++)
+            tools += site->actions->actions[k].so == p;
+        for (size_t k = 0; k < site->actions->ncommands; k++)
+            cmds += site->actions->commands[k].so == p;
+        printf("plugin %s (%s): %zu tools, %zu user commands%s\n", p->name,
+               p->path, tools, cmds,
+               p->instructions ? ", system instructions" : "");
+    }
+    print_plugins(site->actions);
+    if (site->has_permission)
+        printf("plugins.config.permission: default %s, %zu allow "
+               "entries, %zu deny entries\n",
+               permission_verdict_name(site->permission.fallback),
+               json_array_size(site->permission.allow),
+               json_array_size(site->permission.deny));
+    print_budget(cfg);
+    print_outbound(cfg);
+}
+
 static int
 check(const char *config_path, const struct web_user *u)
 {
     struct diag d = DIAG_INIT;
     struct site *site = site_load(config_path, &d);
-    const struct config *cfg = site ? site->cfg : NULL;
-    size_t exposed = 0;
-    struct stat st;
-    unsigned mode, uid;
     int rc;
 
-    /* a day's tokens that cannot hold one request's reservation (its
-     * maxOutputTokens at least): every request would be refused */
-    if (cfg != NULL) {
-        const struct config_ceiling *c[] = {&cfg->budget.per_ip,
-                                            &cfg->budget.per_user,
-                                            &cfg->budget.site};
-        static const char *const names[] = {"perIp", "perUser", "site"};
-        for (size_t i = 0; i < ARRAY_SIZE(c); i++)
-            if (c[i]->tokens_per_day > 0 &&
-                c[i]->tokens_per_day < cfg->limits.max_output_tokens)
-                diag_note(&d, cfg->path, 0,
-                          "budget.%s.tokensPerDay (%ld) is less than "
-                          "limits.maxOutputTokens (%ld), which every request "
-                          "reserves: every request will be refused",
-                          names[i], c[i]->tokens_per_day,
-                          cfg->limits.max_output_tokens);
-    }
-    /* serve refuses a key file others can read or write: so is it a
-     * problem here (proc/serve.c, key_file_allowed) */
-    if (cfg != NULL && config_key_file_foreign(cfg, &uid))
-        diag_add(&d, cfg->gemini.path, 0,
-                 "holds the API key and belongs to user %u, who can change "
-                 "it at will; serve refuses to start: run chown %u on it",
-                 uid, (unsigned)geteuid());
-    if (cfg != NULL && config_key_file_exposed(cfg, &mode) &&
-        !cfg->allow_readable_key_file)
-        diag_add(&d, cfg->gemini.path, 0,
-                 "holds the API key and other users can read or write it "
-                 "(mode %03o); serve refuses to start: run chmod 600 on it "
-                 "(or set allowReadableKeyFile: true in %s)",
-                 mode, cfg->path);
-    if (cfg != NULL)
-        check_permissions(cfg, u, &d);
     if (site != NULL)
-        (void)site_check_serving(site, &d); /* a problem: serve refuses */
+        check_problems(site, u, &d);
     diag_print(&d, stdout, "");
     diag_print_notes(&d, stdout); /* worth knowing; not problems */
-    rc = d.count == 0 && cfg != NULL ? 0 : 1;
-    if (cfg != NULL) {
-        const struct config_gemini *g = &cfg->gemini;
-        if (g->key_source == CONFIG_KEY_ENV_GEMINI ||
-            g->key_source == CONFIG_KEY_ENV_GOOGLE)
-            printf("note: the API key comes from %s (it overrides apiKey in "
-                   "%s)\n",
-                   g->key_source == CONFIG_KEY_ENV_GEMINI ? "GEMINI_API_KEY"
-                                                          : "GOOGLE_API_KEY",
-                   g->path);
-        else if (g->key_source == CONFIG_KEY_FILE)
-            printf("note: the API key comes from %s\n", g->path);
-        if (stat(g->path, &st) == 0 && (st.st_mode & 077) != 0)
-            printf("note: %s can be read by other users; run chmod 600 on "
-                   "it\n",
-                   g->path);
-        for (size_t i = 0; i < site->actions->count; i++)
-            exposed += site->actions->actions[i].exposed;
-        printf("%s: %zu actions (%zu exposed to the model), model %s\n",
-               config_path, site->actions->count, exposed, g->model);
-        /* the shared-object plugins that loaded (the others are problems
-         * above): what each brought */
-        for (size_t i = 0; i < site->actions->nso; i++) {
-            const struct so_plugin *p = &site->actions->so[i];
-            size_t tools = 0, cmds = 0;
-            for (size_t k = 0; k < site->actions->count; k++)
-                tools += site->actions->actions[k].so == p;
-            for (size_t k = 0; k < site->actions->ncommands; k++)
-                cmds += site->actions->commands[k].so == p;
-            printf("plugin %s (%s): %zu tools, %zu user commands%s\n",
-                   p->name, p->path, tools, cmds,
-                   p->instructions ? ", system instructions" : "");
-        }
-        print_plugins(site->actions);
-        if (site->has_permission)
-            printf("plugins.config.permission: default %s, %zu allow "
-                   "entries, %zu deny entries\n",
-                   permission_verdict_name(site->permission.fallback),
-                   json_array_size(site->permission.allow),
-                   json_array_size(site->permission.deny));
-        print_budget(cfg);
-        print_outbound(cfg);
-    }
+    rc = d.count == 0 && site != NULL ? 0 : 1;
+    if (site != NULL)
+        print_summary(config_path, site);
     printf("%s\n", rc == 0 ? "ok" : "problems found");
     diag_release(&d);
     site_free(site);
