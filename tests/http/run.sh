@@ -43,8 +43,10 @@ trap 'rm -f "$out"' EXIT
 for t in "${tests[@]}"; do
     name=$(basename "$t" .sh)
     echo "# --- $name"
+    t0=$SECONDS
     timeout -k 10 "$T_TIMEOUT" bash "$t" 2>&1 | tee "$out"
     rc=${PIPESTATUS[0]}
+    echo "# $name took $((SECONDS - t0)) s"
     p=$(grep -c '^ok - ' "$out")
     s=$(grep -c '^ok - .*# SKIP' "$out")
     f=$(grep -c '^not ok - ' "$out")
