@@ -306,8 +306,10 @@ cp "$T_TMP/gemini.yaml.mock" "$SITE/.gemini.yaml"
 # document root (/shop/: the routes work under any URL), AllowOverride
 # what shared-hosting.md asks a host for, CGI through mod_cgi. The copy
 # belongs to the user Apache's children run as (www-data), as a suEXEC
-# site belongs to the user its CGI runs as.
-if apache_have cgi; then
+# site belongs to the user its CGI runs as. The host compresses what it
+# serves (SetOutputFilter DEFLATE), as some do: the .htaccess keeps a
+# streamed answer uncompressed.
+if apache_have cgi deflate; then
     HT=$T_TMP/htdocs
     { mkdir -p "$HT" && cp -a "$SITE" "$HT/shop" && chown -R www-data:www-data "$HT" &&
         chmod 0711 "$T_TMP"; } || bail "cannot copy the site for Apache"
@@ -316,9 +318,10 @@ DocumentRoot "$HT"
 <Directory "$HT">
     AllowOverride FileInfo AuthConfig Options=ExecCGI
     Require all granted
+    SetOutputFilter DEFLATE
 </Directory>
 CONF
-    apache_start "$T_TMP/bundle-site.conf" cgi
+    apache_start "$T_TMP/bundle-site.conf" cgi deflate
     # shellcheck disable=SC2034  # lib.sh's req sends there
     BASE_URL=$AP_URL
     req GET /shop/agent/index.js ""
@@ -333,9 +336,18 @@ CONF
 status ==> 200
 r['message'] ==> 'Hello from the bundle.'
 EOF
+    req GET /shop/agent/index.js "" -H 'Accept-Encoding: gzip'
+    check "Apache: this host compresses the widget (the control)" \
+        grep -qi '^content-encoding: gzip' "$RES_HDRS"
+    req POST /shop/_jay/actions/geminiAgent.sendMessage "@$T_TMP/chat.json" \
+        -H 'Accept: application/x-ndjson' -H 'Accept-Encoding: gzip'
+    assert_status 200 "Apache: a streamed chat"
+    check "Apache: the stream is NDJSON" grep -qi '^content-type: application/x-ndjson' "$RES_HDRS"
+    check "Apache: the stream is not compressed (.htaccess: no-gzip)" \
+        sh -c "! grep -qi '^content-encoding' '$RES_HDRS'"
     apache_stop
 else
-    skip "Apache with the bundle's .htaccess" "apache2 with mod_cgi is not installed"
+    skip "Apache with the bundle's .htaccess" "apache2 with mod_cgi and mod_deflate is not installed"
 fi
 
 finish
