@@ -283,17 +283,17 @@ FORCE:
 
 # make bundle: one tarball for a host without our libraries (shared
 # hosting): the program built in build-bundle/ (build/ is left alone),
-# without the demo's compiled-in handlers, its run path $ORIGIN/lib, and
-# beside it lib/ with every shared library it needs but glibc's, the
-# widget, an .htaccess, the config templates and a README
+# without the demo's compiled-in handlers, its run path $ORIGIN/lib, as
+# gemini-agent.cgi in the folder docs/deploy/shared-hosting.md makes: lib/
+# with every shared library it needs but glibc's, the widget, agent.yaml,
+# var/, the .htaccess and a README
 # (scripts/make-bundle.sh; docs/deploy/portable-bundle.md).
 # DT_RPATH, not DT_RUNPATH (--disable-new-dtags): the program's RPATH is
 # searched for its libraries' own dependencies too (libcurl's libnghttp2
 # ...), where a RUNPATH serves only its direct ones, and LD_LIBRARY_PATH
 # on the host cannot put another libcurl in front of ours.
 # PLUGIN_DIR=plugins and SHARE_DIR=.: nothing the program compiles in is a
-# path of this machine (the default plugins.dirs is the bundle's plugins/
-# as seen from the CGI's folder; its agent.yaml names it anyway).
+# path of this machine (the default plugins.dirs is a relative plugins/).
 BUNDLE_ARCH = $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
 BUNDLE_TGZ  = build/gemini-agent-bundle-$(VERSION)-$(BUNDLE_ARCH).tar.gz
 ifdef BUNDLING

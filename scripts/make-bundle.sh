@@ -4,16 +4,17 @@
 #
 #   make-bundle.sh BINARY VERSION ARCH OUT.tar.gz
 #       BINARY was linked with the run path $ORIGIN/lib (the Makefile's
-#       BUNDLING=1); the tarball holds gemini-agent-bundle-VERSION-ARCH/ with:
-#         gemini-agent   BINARY, stripped
-#         lib/           every shared library BINARY needs but glibc's
-#         conf/          agent.yaml, and the template `setup` writes
-#                        .gemini.yaml from
-#         actions/       the chat's own actions (geminiAgent)
-#         plugins/       for the site's shared-object plugins (empty)
-#         var/           the server's data folder (empty)
-#         agent/ vendor/ the widget (www/agent, www/vendor)
-#         .htaccess      Apache: the routes to the CGI, the rest closed
+#       BUNDLING=1); the tarball holds gemini-agent-bundle-VERSION-ARCH/,
+#       the folder docs/deploy/shared-hosting.md's section 2 makes, less
+#       the owner's key and session secret:
+#         gemini-agent.cgi  BINARY, stripped ($ORIGIN is its own folder
+#                           whatever its name)
+#         lib/              every shared library BINARY needs but glibc's
+#         agent.yaml        conf/hosting-agent.yaml
+#         var/              the server's data folder (empty)
+#         agent/ vendor/    the widget (www/agent, www/vendor)
+#         .htaccess         conf/htaccess: the routes to the CGI, the
+#                           config, key, secret and var/ refused
 #         README
 #   make-bundle.sh --glibc
 #       the libraries left to the host (shell patterns, one a line): the
@@ -104,10 +105,10 @@ needed() {
 verify() {
     local d=$1 f n
     # shellcheck disable=SC2016  # $ORIGIN is the loader's, not the shell's
-    readelf -d "$d/gemini-agent" | grep -q '(RPATH).*\[\$ORIGIN/lib\]' ||
+    readelf -d "$d/gemini-agent.cgi" | grep -q '(RPATH).*\[\$ORIGIN/lib\]' ||
         die "the program has no RPATH \$ORIGIN/lib (was it linked with BUNDLING=1?)"
-    for f in "$d/gemini-agent" "$d"/lib/*; do
-        if [ "$f" != "$d/gemini-agent" ] && readelf -d "$f" | grep -Eq '\((RPATH|RUNPATH)\)'; then
+    for f in "$d/gemini-agent.cgi" "$d"/lib/*; do
+        if [ "$f" != "$d/gemini-agent.cgi" ] && readelf -d "$f" | grep -Eq '\((RPATH|RUNPATH)\)'; then
             die "$(basename "$f") has a run path of its own: it would not find lib/"
         fi
         for n in $(needed "$f"); do
@@ -120,7 +121,7 @@ verify() {
 # glibc_min DIR: the newest GLIBC_x.y symbol version the program and its
 # libraries ask for, i.e. the oldest glibc the bundle runs on.
 glibc_min() {
-    objdump -T "$1/gemini-agent" "$1"/lib/* 2>/dev/null |
+    objdump -T "$1/gemini-agent.cgi" "$1"/lib/* 2>/dev/null |
         grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n 1
 }
 
@@ -137,36 +138,25 @@ name=gemini-agent-bundle-$version-$arch
 stage=$(mktemp -d "${TMPDIR:-/tmp}/ga-bundle.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 d=$stage/$name
-mkdir -p "$d/lib" "$d/conf" "$d/actions" "$d/plugins" "$d/var"
+mkdir -p "$d/lib" "$d/var"
 
 # Stripped: the debug information names this checkout's folders.
-strip -o "$d/gemini-agent" "$bin"
-chmod 0755 "$d/gemini-agent"
+strip -o "$d/gemini-agent.cgi" "$bin"
+chmod 0755 "$d/gemini-agent.cgi"
 collect "$bin" "$d/lib"
 verify "$d"
 
 cp -R "$repo/www/agent" "$repo/www/vendor" "$d/"
-cp -R "$repo/actions/geminiAgent" "$d/actions/"
-cp "$repo/conf/bundle-agent.yaml" "$d/conf/agent.yaml"
-cp "$repo/conf/gemini.yaml.template" "$d/conf/gemini.yaml.template"
-# The shared-hosting .htaccess when there is one, else the bundle's own.
-if [ -f "$repo/conf/htaccess" ]; then
-    cp "$repo/conf/htaccess" "$d/.htaccess"
-else
-    cp "$repo/conf/bundle-htaccess" "$d/.htaccess"
-fi
-# Each folder that is not the widget refuses requests by itself too, whatever
-# the top .htaccess says.
-for sub in conf lib var actions plugins; do
-    printf 'Require all denied\n' >"$d/$sub/.htaccess"
-done
+cp "$repo/conf/hosting-agent.yaml" "$d/agent.yaml"
+cp "$repo/conf/htaccess" "$d/.htaccess"
 glibc=$(glibc_min "$d")
 sed -e "s/@VERSION@/$version/g" -e "s/@ARCH@/$arch/g" -e "s/@GLIBC@/$glibc/g" \
     "$repo/conf/bundle-README" >"$d/README"
 
 chmod -R u=rwX,go=rX "$d"
-chmod 0755 "$d/gemini-agent"
-chmod 0700 "$d/conf" "$d/var"
+chmod 0755 "$d/gemini-agent.cgi"
+chmod 0700 "$d/var"
+chmod 0600 "$d/agent.yaml"
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" --owner=0 --group=0 --numeric-owner -czf "$out.tmp" "$name"
 mv "$out.tmp" "$out"

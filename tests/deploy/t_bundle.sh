@@ -3,9 +3,11 @@
 # root that has glibc and nothing else of ours.
 #
 # The recipe's blocks run as written: `make bundle` in the checkout, the
-# tarball unpacked into SITE (the one value the recipe leaves to the site
-# owner), setup, permissions, check. SITE is a folder of a bare root in
-# T_TMP holding only:
+# tarball unpacked into SITE, setup, key, chmod, check (SITE and KEY are
+# the values the recipe leaves to the site owner). Unpacked, the bundle is
+# docs/deploy/shared-hosting.md's folder: gemini-agent.cgi, agent.yaml
+# beside it (conf/hosting-agent.yaml), conf/htaccess as .htaccess.
+# SITE is a folder of a bare root in T_TMP holding only:
 #   - glibc's libraries, copied from the host's folder of libc.so.6 to the
 #     same paths (the loader at its PT_INTERP path), matching
 #     `scripts/make-bundle.sh --glibc`, the one list of them;
@@ -20,12 +22,13 @@
 # In the root: the program's version (or its help when it has no
 # --version), LD_DEBUG=libs proof that every library comes from the
 # bundle's lib/ or glibc's set, `check`, and one chat through the CGI
-# against the mock. The negative control: build/gemini-agent (linked
-# without the run path) in the same root cannot start.
-# Then the same site under a private Apache (tests/deploy/apache_lib.sh)
-# as its document root, through the bundle's .htaccess alone: the widget
-# is served, the settings, key, libraries and state are not, and a chat
-# goes through the CGI.
+# against the mock, the CGI finding agent.yaml beside itself. The negative
+# control: build/gemini-agent (linked without the run path) in the same
+# root cannot start.
+# Then the same folder under a private Apache (tests/deploy/apache_lib.sh)
+# as a subfolder of its document root, through the bundle's .htaccess
+# alone: the widget is served, the settings, key, secret and state are
+# not, and a chat goes through the CGI.
 #
 # Needs root (mount namespaces, bind mounts); skipped otherwise.
 # shellcheck disable=SC1091
@@ -42,6 +45,7 @@ unshare --mount --pid --fork true 2>/dev/null ||
 
 # recipe_run NAME [VAR=VALUE...]: the recipe's block NAME in bash -e, with
 # the variables given, from the current folder; its output in $T_TMP/NAME.log.
+# The site owner's values are SITE and KEY (the recipe's block 'vars').
 recipe_run() {
     local name=$1 script
     shift
@@ -105,19 +109,26 @@ printf '%s\n' "${GLIBC_IN_ROOT[@]}" >"$T_TMP/glibc-in-root"
 # The upload: the tarball alone in a folder, unpacked from there.
 mkdir -p "$T_TMP/upload" || bail "cannot make $T_TMP/upload"
 cp "${tgz[0]}" "$T_TMP/upload/" || bail "cannot copy the tarball"
-# SITE, the recipe's one value for the site owner, is this root's folder.
-check "the recipe names the site owner's SITE in its block 'site'" \
-    grep -q '^SITE=' <("$PY" "$RECIPE_PY" "$RECIPE" site)
+# SITE and KEY, the recipe's values for the site owner: this root's folder
+# and a key the mock takes.
+owner_vars=$("$PY" "$RECIPE_PY" "$RECIPE" vars | sed 's/=.*//' | tr '\n' ' ')
+check "the recipe's values are SITE and KEY" test "$owner_vars" = "SITE KEY "
 SITE=$BAREROOT/site
+KEY=bundle-key-not-a-real-key
 (cd "$T_TMP/upload" && recipe_run unpack "SITE=$SITE") ||
     bail "recipe 'unpack' failed: $(tail -c 600 "$T_TMP/unpack.log")"
 ok "recipe 'unpack'"
-for f in gemini-agent README .htaccess conf/agent.yaml conf/gemini.yaml.template \
-    actions/geminiAgent/plugin.yaml agent/index.js vendor/marked.js vendor/dompurify.js; do
+for f in gemini-agent.cgi README .htaccess agent.yaml agent/index.js vendor/marked.js \
+    vendor/dompurify.js; do
     check "the bundle holds $f" test -s "$SITE/$f"
 done
-check "the bundle's .htaccess hands the chat's routes to the CGI" \
-    grep -q '_jay/actions' "$SITE/.htaccess"
+check "the bundle holds var/, mode 0700" test "$(stat -c %a "$SITE/var" 2>&1)" = 700
+check "the bundle's agent.yaml is conf/hosting-agent.yaml" \
+    cmp "$SITE/agent.yaml" "$REPO/conf/hosting-agent.yaml"
+check "the bundle's .htaccess is conf/htaccess" cmp "$SITE/.htaccess" "$REPO/conf/htaccess"
+extra=$(find "$SITE" -mindepth 1 -maxdepth 1 -printf '%f\n' |
+    grep -vxE 'gemini-agent\.cgi|lib|agent|vendor|agent\.yaml|var|\.htaccess|README')
+check "the bundle holds nothing else (no key, no secret: ${extra:-none})" test -z "$extra"
 nlib=$(find "$SITE/lib" -name '*.so*' | wc -l)
 check "lib/ holds the libraries ($nlib)" test "$nlib" -ge 6
 for l in libjansson.so.4 libcurl.so.4 libyaml-0.so.2 libsqlite3.so.0 libcrypto.so.3 libfcgi.so.0; do
@@ -136,17 +147,22 @@ else
     ok "no file of the bundle names the checkout ($REPO)"
 fi
 
-recipe_run setup "SITE=$SITE" || bail "recipe 'setup' failed: $(tail -c 600 "$T_TMP/setup.log")"
+# setup under a umask that would let others read: the modes are setup's.
+(umask 022 && recipe_run setup "SITE=$SITE") ||
+    bail "recipe 'setup' failed: $(tail -c 600 "$T_TMP/setup.log")"
 ok "recipe 'setup'"
-check "setup wrote the session secret" test -s "$SITE/conf/.session-secret"
-check "setup wrote conf/.gemini.yaml" test -s "$SITE/conf/.gemini.yaml"
-recipe_run permissions "SITE=$SITE" ||
-    bail "recipe 'permissions' failed: $(tail -c 600 "$T_TMP/permissions.log")"
-check "recipe 'permissions': the key file is 0600" test "$(stat -c %a "$SITE/conf/.gemini.yaml")" = 600
+check "setup wrote .session-secret (as agent.yaml names it), mode 0600" \
+    test "$(stat -c %a "$SITE/.session-secret" 2>&1)" = 600
+check "setup wrote .gemini.yaml, mode 0600" test "$(stat -c %a "$SITE/.gemini.yaml" 2>&1)" = 600
+recipe_run key "SITE=$SITE" "KEY=$KEY" || bail "recipe 'key' failed: $(tail -c 600 "$T_TMP/key.log")"
+check "recipe 'key': the key is in .gemini.yaml" grep -qF "apiKey: '$KEY'" "$SITE/.gemini.yaml"
+recipe_run chmod "SITE=$SITE" || bail "recipe 'chmod' failed: $(tail -c 600 "$T_TMP/chmod.log")"
+check "recipe 'chmod': the key file is 0600" test "$(stat -c %a "$SITE/.gemini.yaml")" = 600
+check "recipe 'chmod': agent.yaml is 0600" test "$(stat -c %a "$SITE/agent.yaml")" = 600
 
-# The owner's key: the mock's, and its address.
+# The test's one addition: Gemini is the loopback mock.
 start_mock
-write_gemini_yaml "$SITE/conf/.gemini.yaml" "bundle-key-not-a-real-key" "$MOCK_URL"
+printf "baseUrl: '%s'\n" "$MOCK_URL" >>"$SITE/.gemini.yaml"
 if recipe_run check "SITE=$SITE"; then
     ok "recipe 'check' (on this host)"
 else
@@ -169,16 +185,16 @@ fi
 rm -rf "$BAREROOT/control"
 
 # The program's version, or its usage where there is no --version yet.
-if "$SITE/gemini-agent" --version >/dev/null 2>&1; then ARGS=(--version); else ARGS=(help); fi
-in_root -- /site/gemini-agent "${ARGS[@]}"
+if "$SITE/gemini-agent.cgi" --version >/dev/null 2>&1; then ARGS=(--version); else ARGS=(help); fi
+in_root -- /site/gemini-agent.cgi "${ARGS[@]}"
 if [ "$RR_RC" -eq 0 ] && [ -s "$RR_OUT" ]; then
-    ok "in the bare root: gemini-agent ${ARGS[*]} ($(head -n 1 "$RR_OUT"))"
+    ok "in the bare root: gemini-agent.cgi ${ARGS[*]} ($(head -n 1 "$RR_OUT"))"
 else
-    not_ok "in the bare root: gemini-agent ${ARGS[*]}" "exit $RR_RC: $(head -c 300 "$RR_ERR")"
+    not_ok "in the bare root: gemini-agent.cgi ${ARGS[*]}" "exit $RR_RC: $(head -c 300 "$RR_ERR")"
 fi
 
 # Where every library came from, by the loader's own account.
-in_root LD_DEBUG=libs -- /site/gemini-agent "${ARGS[@]}"
+in_root LD_DEBUG=libs -- /site/gemini-agent.cgi "${ARGS[@]}"
 [ "$RR_RC" -eq 0 ] || not_ok "LD_DEBUG=libs run" "exit $RR_RC"
 sed -n 's/.*calling init: //p' "$RR_ERR" | sort -u >"$T_TMP/inits"
 (cd "$SITE/lib" && ls -- *.so*) | sed 's|^|/site/lib/|' | sort >"$T_TMP/bundled"
@@ -199,7 +215,7 @@ fi
 # DT_RPATH, not RUNPATH (the Makefile's bundle block): a host's
 # LD_LIBRARY_PATH cannot put another library in front of the bundle's.
 mkdir -p "$BAREROOT/other" && : >"$BAREROOT/other/libjansson.so.4"
-in_root LD_LIBRARY_PATH=/other -- /site/gemini-agent "${ARGS[@]}"
+in_root LD_LIBRARY_PATH=/other -- /site/gemini-agent.cgi "${ARGS[@]}"
 if [ "$RR_RC" -eq 0 ]; then
     ok "LD_LIBRARY_PATH naming a broken libjansson.so.4 does not reach the program"
 else
@@ -208,23 +224,24 @@ else
 fi
 rm -rf "$BAREROOT/other"
 
-in_root -- /site/gemini-agent check
+in_root -- /site/gemini-agent.cgi check --config /site/agent.yaml
 if [ "$RR_RC" -eq 0 ]; then
-    ok "in the bare root: gemini-agent check"
+    ok "in the bare root: gemini-agent.cgi check"
 else
-    not_ok "in the bare root: gemini-agent check" "exit $RR_RC: $(head -c 400 "$RR_OUT" "$RR_ERR" | tr '\n' ' ')"
+    not_ok "in the bare root: gemini-agent.cgi check" "exit $RR_RC: $(head -c 400 "$RR_OUT" "$RR_ERR" | tr '\n' ' ')"
 fi
 
 # --- one chat through the CGI ---------------------------------------------------
-# As Apache starts it: in its own folder, no GEMINI_AGENT_CONFIG (the
-# program reads conf/agent.yaml from there).
+# As Apache starts it after the .htaccess's rewrite: in its own folder, no
+# GEMINI_AGENT_CONFIG (the program finds agent.yaml beside
+# SCRIPT_FILENAME), REQUEST_URI the route asked for.
 printf '%s' '{"message":"[[mock:text say=\"Hello from the bundle.\"]] hi","history":[],"toolDefinitions":[],"pageState":{}}' \
     >"$T_TMP/chat.json"
 len=$(stat -c %s "$T_TMP/chat.json")
 in_root GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
     "CONTENT_LENGTH=$len" REQUEST_URI=/_jay/actions/geminiAgent.sendMessage \
-    SCRIPT_NAME=/_jay/actions/geminiAgent.sendMessage REMOTE_ADDR=127.0.0.1 \
-    SERVER_PROTOCOL=HTTP/1.1 -- /site/gemini-agent <"$T_TMP/chat.json"
+    SCRIPT_NAME=/gemini-agent.cgi SCRIPT_FILENAME=/site/gemini-agent.cgi REMOTE_ADDR=127.0.0.1 \
+    SERVER_PROTOCOL=HTTP/1.1 -- /site/gemini-agent.cgi <"$T_TMP/chat.json"
 [ "$RR_RC" -eq 0 ] || not_ok "the CGI exits 0" "exit $RR_RC: $(head -c 400 "$RR_ERR")"
 split_cgi_output "$RR_OUT"
 assert_py "a chat through the bundle's CGI" <<'EOF'
@@ -245,12 +262,12 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
 print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T_TMP/tls.port" &
 T_BG_PIDS+=($!)
 wait_until 5000 test -s "$T_TMP/tls.port" || bail "no listener for the CA check"
-cp "$SITE/conf/.gemini.yaml" "$T_TMP/gemini.yaml.mock"
-write_gemini_yaml "$SITE/conf/.gemini.yaml" "bundle-key-not-a-real-key" \
+cp "$SITE/.gemini.yaml" "$T_TMP/gemini.yaml.mock"
+write_gemini_yaml "$SITE/.gemini.yaml" "bundle-key-not-a-real-key" \
     "https://127.0.0.1:$(cat "$T_TMP/tls.port")"
 in_root GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
     "CONTENT_LENGTH=$len" REQUEST_URI=/_jay/actions/geminiAgent.sendMessage \
-    REMOTE_ADDR=127.0.0.1 -- /site/gemini-agent <"$T_TMP/chat.json"
+    SCRIPT_FILENAME=/site/gemini-agent.cgi REMOTE_ADDR=127.0.0.1 -- /site/gemini-agent.cgi <"$T_TMP/chat.json"
 split_cgi_output "$RR_OUT"
 assert_status 502 "no CA file on the host: the chat answers 502"
 check "no CA file on the host: the log names /etc/ssl/certs/ca-certificates.crt" \
@@ -269,11 +286,11 @@ while True:
     c, _ = s.accept(); c.close()' >"$T_TMP/tls2.port" &
 T_BG_PIDS+=($!)
 wait_until 5000 test -s "$T_TMP/tls2.port" || bail "no listener for the CA check"
-write_gemini_yaml "$SITE/conf/.gemini.yaml" "bundle-key-not-a-real-key" \
+write_gemini_yaml "$SITE/.gemini.yaml" "bundle-key-not-a-real-key" \
     "https://127.0.0.1:$(cat "$T_TMP/tls2.port")"
 in_root GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
     "CONTENT_LENGTH=$len" REQUEST_URI=/_jay/actions/geminiAgent.sendMessage \
-    REMOTE_ADDR=127.0.0.1 -- /site/gemini-agent <"$T_TMP/chat.json"
+    SCRIPT_FILENAME=/site/gemini-agent.cgi REMOTE_ADDR=127.0.0.1 -- /site/gemini-agent.cgi <"$T_TMP/chat.json"
 split_cgi_output "$RR_OUT"
 assert_status 502 "a Red Hat style CA file: the chat still answers 502 (no TLS server)"
 if grep -q 'certificate file' "$RR_ERR"; then
@@ -281,43 +298,56 @@ if grep -q 'certificate file' "$RR_ERR"; then
 else
     ok "a Red Hat style CA file is found: no CA error ($(grep -o 'cannot talk to Gemini[^"]*' "$RR_ERR" | head -1 | head -c 120))"
 fi
-rm -rf "$BAREROOT/etc"
-cp "$T_TMP/gemini.yaml.mock" "$SITE/conf/.gemini.yaml"
+rm -rf "${BAREROOT:?}/etc"
+cp "$T_TMP/gemini.yaml.mock" "$SITE/.gemini.yaml"
 
 # --- the same bundle under Apache, through its .htaccess -------------------------
-# The site as a shared host serves it: the bundle's folder is the document
-# root, AllowOverride All, CGI through mod_cgi. The copy belongs to the
-# user Apache's children run as (www-data), as a suEXEC site belongs to
-# the user its CGI runs as.
-if apache_have cgi; then
+# As a shared host serves it: the bundle's folder is a subfolder of the
+# document root (/shop/: the routes work under any URL), AllowOverride
+# what shared-hosting.md asks a host for, CGI through mod_cgi. The copy
+# belongs to the user Apache's children run as (www-data), as a suEXEC
+# site belongs to the user its CGI runs as. The host compresses what it
+# serves (SetOutputFilter DEFLATE), as some do: the .htaccess keeps a
+# streamed answer uncompressed.
+if apache_have cgi deflate; then
     HT=$T_TMP/htdocs
-    { cp -a "$SITE" "$HT" && chown -R www-data:www-data "$HT" && chmod 0711 "$T_TMP"; } ||
-        bail "cannot copy the site for Apache"
+    { mkdir -p "$HT" && cp -a "$SITE" "$HT/shop" && chown -R www-data:www-data "$HT" &&
+        chmod 0711 "$T_TMP"; } || bail "cannot copy the site for Apache"
     cat >"$T_TMP/bundle-site.conf" <<CONF
 DocumentRoot "$HT"
 <Directory "$HT">
-    AllowOverride All
+    AllowOverride FileInfo AuthConfig Options=ExecCGI
     Require all granted
+    SetOutputFilter DEFLATE
 </Directory>
 CONF
-    apache_start "$T_TMP/bundle-site.conf" cgi
+    apache_start "$T_TMP/bundle-site.conf" cgi deflate
     # shellcheck disable=SC2034  # lib.sh's req sends there
     BASE_URL=$AP_URL
-    req GET /agent/index.js ""
-    assert_status 200 "Apache: the widget is served (/agent/index.js)"
-    for p in /conf/.gemini.yaml /conf/agent.yaml /conf/.session-secret /lib/libcurl.so.4 \
-        /var/ /actions/geminiAgent/plugin.yaml /plugins/ /README /.htaccess; do
+    req GET /shop/agent/index.js ""
+    assert_status 200 "Apache: the widget is served (/shop/agent/index.js)"
+    for p in /shop/agent.yaml /shop/.gemini.yaml /shop/.session-secret /shop/var/ \
+        /shop/var/x /shop/README /shop/.htaccess; do
         req GET "$p" ""
         assert_status 403 "Apache: $p is not served"
     done
-    req POST /_jay/actions/geminiAgent.sendMessage "@$T_TMP/chat.json"
+    req POST /shop/_jay/actions/geminiAgent.sendMessage "@$T_TMP/chat.json"
     assert_py "a chat through Apache and the bundle's .htaccess" <<'EOF'
 status ==> 200
 r['message'] ==> 'Hello from the bundle.'
 EOF
+    req GET /shop/agent/index.js "" -H 'Accept-Encoding: gzip'
+    check "Apache: this host compresses the widget (the control)" \
+        grep -qi '^content-encoding: gzip' "$RES_HDRS"
+    req POST /shop/_jay/actions/geminiAgent.sendMessage "@$T_TMP/chat.json" \
+        -H 'Accept: application/x-ndjson' -H 'Accept-Encoding: gzip'
+    assert_status 200 "Apache: a streamed chat"
+    check "Apache: the stream is NDJSON" grep -qi '^content-type: application/x-ndjson' "$RES_HDRS"
+    check "Apache: the stream is not compressed (.htaccess: no-gzip)" \
+        sh -c "! grep -qi '^content-encoding' '$RES_HDRS'"
     apache_stop
 else
-    skip "Apache with the bundle's .htaccess" "apache2 with mod_cgi is not installed"
+    skip "Apache with the bundle's .htaccess" "apache2 with mod_cgi and mod_deflate is not installed"
 fi
 
 finish

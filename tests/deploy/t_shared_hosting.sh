@@ -40,6 +40,7 @@ mkdir -p "$DIST/build" "$DIST/www" "$DIST/conf" "$SH_HOME/public_html"
 cp "$GA_BIN" "$DIST/build/gemini-agent"
 cp -r "$REPO/www/agent" "$REPO/www/vendor" "$DIST/www/"
 cp "$REPO/conf/htaccess" "$DIST/conf/htaccess"
+cp "$REPO/conf/hosting-agent.yaml" "$DIST/conf/hosting-agent.yaml"
 chown -R "$SH_USER:$SH_USER" "$SH_HOME"
 chmod 755 "$SH_HOME/public_html"
 
