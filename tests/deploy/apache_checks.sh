@@ -12,7 +12,7 @@
 #            approve_once resumes it and the review is written.
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/apache_checks.sh"
-#   ap_site_init           (root only: skips the test otherwise)
+#   ap_site_init RECIPE [MODULE...]  (root only: skips the test otherwise)
 #   ... the recipe's blocks, apache_start ...
 #   ap_checks "LABEL"
 #
@@ -49,12 +49,16 @@ recipe_block() {
         bail "docs/deploy/$1 has no block '$2': $(cat "$T_TMP/recipe.err")"
 }
 
-# ap_site_init: SITE_USER (a system user made here, removed on exit) owns
-# SITE=$T_TMP/site as `gemini-agent setup` leaves it: conf/agent.yaml,
-# conf/.gemini.yaml (0600, the mock's URL), conf/.session-secret (0600),
-# var/; the folders 0700 but the site's own, which Apache must enter
-# (0711). Starts the mock. GA_CONF is the site's agent.yaml.
+# ap_site_init RECIPE: SITE_USER (a system user made here, removed on exit)
+# owns SITE=$T_TMP/owner/site, made by the recipe's `setup` block run as
+# written as that user (`gemini-agent` on the PATH is GA_BIN, so the
+# snippets setup renders name it), with the mock's key. The tests' one
+# addition, as that user: the demo shop's plugin folder in agent.yaml's
+# actions: (a side-effect action, for the approval) and the mock's URL as
+# .gemini.yaml's baseUrl. GA_CONF is the site's agent.yaml.
 ap_site_init() {
+    local recipe=$1 owner
+    shift
     [ "$(id -u)" -eq 0 ] ||
         { skip "$T_NAME" "needs root (a user of its own, chgrp www-data)"; finish; }
     apache_have "$@" ||
@@ -66,26 +70,36 @@ ap_site_init() {
         "$SITE_USER" || bail "cannot add the user $SITE_USER"
     chmod 711 "$T_TMP"
     ap_sanitizer_logs_open
-    SITE=$T_TMP/site
-    GA_CONF=$SITE/conf/agent.yaml
+    # the owner's folder, which Apache's user may pass through (the
+    # recipe: "enter the folders above $SITE")
+    owner=$T_TMP/owner
+    install -d -o "$SITE_USER" -g "$SITE_USER" -m 0711 "$owner"
+    SITE=$owner/site
+    GA_CONF=$SITE/agent.yaml
     STORE_DB=$SITE/var/agent.db
     REVIEWS_FILE=$SITE/var/shop-reviews.jsonl
-    mkdir -p "$SITE/conf" "$SITE/var"
+    # `gemini-agent` on the PATH, as after `make install`
+    mkdir -p "$T_TMP/bin"
+    ln -s "$GA_BIN" "$T_TMP/bin/gemini-agent"
+    chmod 755 "$T_TMP/bin"
+    PATH=$T_TMP/bin:$PATH
     start_mock
-    ST_DIR=$SITE/conf
-    write_gemini_yaml "$SITE/conf/.gemini.yaml" test-key-not-a-real-key "$MOCK_URL"
-    write_secret "$SITE/conf/.session-secret" || bail "cannot write the secret"
-    cat >"$GA_CONF" <<EOF
-gemini: '$SITE/conf/.gemini.yaml'
-actions: ['$REPO/actions']
-dataDir: '$SITE/var'
-limits: {maxBodyBytes: 1048576}
-auth: {secretFile: '$SITE/conf/.session-secret'}
-EOF
-    chmod 600 "$GA_CONF"
-    chown -R "$SITE_USER:$SITE_USER" "$SITE"
-    chmod 700 "$SITE/conf" "$SITE/var"
-    chmod 711 "$SITE"
+    AP_KEY=test-key-not-a-real-key
+    ap_run_block "$recipe" setup "$SITE_USER"
+    check "setup: the snippets name the binary under test" \
+        grep -qF "$(readlink -f "$GA_BIN")" "$SITE/server/apache-cgi.conf"
+    check "setup: the key is in .gemini.yaml, which stays 0600" \
+        test "$(grep -c "^apiKey: '$AP_KEY'\$" "$SITE/.gemini.yaml") $(stat -c %a "$SITE/.gemini.yaml")" = "1 600"
+    setpriv --reuid="$SITE_USER" --regid="$SITE_USER" --init-groups sed -i \
+        -e "s|^actions: \[actions\]|actions: [actions, '$REPO/actions']|" "$GA_CONF" ||
+        bail "cannot add the shop to $GA_CONF"
+    setpriv --reuid="$SITE_USER" --regid="$SITE_USER" --init-groups sed -i \
+        -e "s|^baseUrl: .*|baseUrl: '$MOCK_URL'|" "$SITE/.gemini.yaml" ||
+        bail "cannot add the mock's URL to $SITE/.gemini.yaml"
+    if ! grep -qF "actions: [actions, '$REPO/actions']" "$GA_CONF" ||
+        ! grep -qxF "baseUrl: '$MOCK_URL'" "$SITE/.gemini.yaml"; then
+        bail "setup's agent.yaml or .gemini.yaml is not as the test expects"
+    fi
 }
 
 # token_for USER (replaces runapi_lib.sh's): a token by `auth issue` run as
@@ -115,31 +129,54 @@ ap_sanitizer_logs_open() {
 }
 
 # ap_run_block FILE NAME [USER]: run the recipe's block as written, with
-# SITE (and SITE_USER) set, as root or as USER.
+# SITE, SITE_USER and KEY (AP_KEY, the mock's) set, as root or as USER.
 ap_run_block() {
     local code
     code=$(recipe_block "$1" "$2")
     if [ -n "${3:-}" ]; then
-        setpriv --reuid="$3" --regid="$3" --init-groups \
-            env SITE="$SITE" SITE_USER="$SITE_USER" bash -euc "$code"
+        (cd / && setpriv --reuid="$3" --regid="$3" --init-groups \
+            env SITE="$SITE" SITE_USER="$SITE_USER" KEY="${AP_KEY:-}" bash -euc "$code")
     else
-        SITE=$SITE SITE_USER=$SITE_USER bash -euc "$code"
+        SITE=$SITE SITE_USER=$SITE_USER KEY=${AP_KEY:-} bash -euc "$code"
     fi >"$T_TMP/block.out" 2>&1 ||
         bail "docs/deploy/$1 block '$2' failed: $(tail -c 400 "$T_TMP/block.out")"
-    ok "docs/deploy/$1: block '$2' runs as written"
+    ok "docs/deploy/$1: block '$2' runs as written${3:+ (as $3)}"
 }
 
-# ap_render SNIPPET OUT: the shipped conf/SNIPPET with the placeholder
-# paths made this site's.
-ap_render() {
-    sed -e "s|/srv/gemini-agent/www|$REPO/www|g" \
-        -e "s|/srv/gemini-agent/build/gemini-agent|$GA_BIN|g" \
-        -e "s|/srv/gemini-agent/conf/agent.yaml|$GA_CONF|g" \
-        -e "s|/run/gemini-agent/gemini-agent.sock|${AP_SOCK:-/nonexistent}|g" \
-        "$REPO/conf/$1" >"$2"
-    if grep -n '/srv/gemini-agent\|/run/gemini-agent' "$2" >"$T_TMP/left.txt"; then
-        bail "conf/$1: a path left that the test does not know: $(head -1 "$T_TMP/left.txt")"
+# ap_www_data_checks: after apache-cgi.md's `permissions`, the program's
+# user (www-data) reads the site and writes var/; nobody else reads it.
+ap_www_data_checks() {
+    as_www() { setpriv --reuid=www-data --regid=www-data --init-groups "$@"; }
+    check "permissions: www-data reads agent.yaml and the key" \
+        as_www cat "$GA_CONF" "$SITE/.gemini.yaml" >/dev/null
+    check "permissions: www-data cannot change agent.yaml" \
+        bash -c '! setpriv --reuid=www-data --regid=www-data --init-groups test -w "$1"' _ "$GA_CONF"
+    check "permissions: the secret is www-data's, 0600" \
+        test "$(stat -c '%U %a' "$SITE/.session-secret")" = "www-data 600"
+    check "permissions: nobody else reads the key" \
+        bash -c '! setpriv --reuid=nobody --regid=nogroup --clear-groups cat "$1" 2>/dev/null' _ "$SITE/.gemini.yaml"
+    as_www env -i PATH="$PATH" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} \
+        ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} \
+        gemini-agent check --config "$GA_CONF" >"$T_TMP/check.out" 2>&1
+    # check judges the key file as serve would (which refuses a key its
+    # group can read; the CGI and mod_fcgid accept it): that is the one
+    # problem it may name (apache-cgi.md says so); the summary follows the
+    # problems (check.c)
+    sed -n "\|^$GA_CONF: [0-9]* actions|q;p" "$T_TMP/check.out" |
+        grep -v '^note: \|serve refuses to start' >"$T_TMP/check.problems"
+    check "permissions: check as www-data finds nothing wrong for the CGI ($(head -c 300 "$T_TMP/check.problems"))" \
+        test ! -s "$T_TMP/check.problems" -a -s "$T_TMP/check.out"
+}
+
+# ap_snippet NAME: the site's server/NAME as setup rendered it, checked to
+# hold no placeholder path; apache_start Includes it unchanged.
+ap_snippet() {
+    local f=$SITE/server/$1
+    [ -f "$f" ] || bail "setup wrote no $f"
+    if grep -nE '/srv/gemini-agent/|/run/gemini-agent/' "$f" >"$T_TMP/left.txt"; then
+        bail "$f: a placeholder path left: $(head -1 "$T_TMP/left.txt")"
     fi
+    AP_SNIPPET=$f
 }
 
 # stream_post PATH BODY_FILE NAME: POST with Accept: application/x-ndjson,

@@ -1,21 +1,22 @@
 #!/bin/bash
-# t_apache_fcgid.sh - docs/deploy/apache-cgi.md, mod_fcgid:
-# conf/apache-fcgid.conf as shipped (paths replaced) under mpm_event; Apache
-# starts the program with the listening socket as its stdin, and it serves
-# FastCGI on it. The site owned by a user of its own with the recipe's
-# `permissions` block run as written (as root); the program runs as
-# www-data. Then apache_checks.sh's chat, stream, run API and approval,
-# and: the requests were served by one long-lived process (not a CGI per
+# t_apache_fcgid.sh - docs/deploy/apache-cgi.md, mod_fcgid: the site made
+# by the recipe's `setup` block as written, run as a user of its own, its
+# `permissions` block as written (as root), and the server/apache-fcgid.conf
+# setup rendered, Included unchanged, under mpm_event; Apache starts the
+# program with the listening socket as its stdin, and it serves FastCGI on
+# it; the program runs as www-data. Then apache_checks.sh's chat, stream,
+# run API and approval, and: the requests were served by one long-lived process (not a CGI per
 # request).
 # Under ASan: GA_BIN=build-asan/gemini-agent.
 # shellcheck disable=SC2016,SC2034  # AP_*, GA_PIDFILE: read by apache_checks.sh and the libs
 source "$(dirname "${BASH_SOURCE[0]}")/apache_checks.sh"
 
 AP_MPM=event
-ap_site_init fcgid
+ap_site_init apache-cgi.md fcgid
 ap_run_block apache-cgi.md permissions
+ap_www_data_checks
+ap_snippet apache-fcgid.conf
 mkdir -p "$AP_DIR/fcgid"
-ap_render apache-fcgid.conf "$AP_DIR/site.conf"
 # this test's own Apache: mod_fcgid's runtime files in its ServerRoot, and
 # the sanitizer's settings for the program (mod_fcgid passes Apache's
 # environment on to none of it)
@@ -24,7 +25,7 @@ FcgidProcessTableFile $AP_DIR/fcgid/shm
 ${ASAN_OPTIONS:+FcgidInitialEnv ASAN_OPTIONS $ASAN_OPTIONS}
 ${UBSAN_OPTIONS:+FcgidInitialEnv UBSAN_OPTIONS $UBSAN_OPTIONS}"
 chown www-data "$AP_DIR/fcgid"
-apache_start "$AP_DIR/site.conf" fcgid
+apache_start "$AP_SNIPPET" fcgid
 ap_checks "fcgid"
 
 # one program (a master and its worker) served every request: Apache's
