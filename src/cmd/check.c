@@ -221,6 +221,29 @@ print_plugins(const struct plugin_set *set)
     }
 }
 
+/* The API key file belongs to someone else, is shared with this user's
+ * group and with nobody more (mode 0640 at most): how the web server's
+ * user reads a site owner's key (proc/serve.c, key_file_shared_with_
+ * server). */
+static bool
+key_shared_with_group(const struct config *cfg)
+{
+    struct stat st;
+
+    return cfg->gemini.key_source == CONFIG_KEY_FILE &&
+           stat(cfg->gemini.path, &st) == 0 && st.st_uid != geteuid() &&
+           st.st_gid == getegid() && (st.st_mode & 027) == 0;
+}
+
+/* The files' permissions for the user the CGI runs as, and what serve
+ * itself would refuse. */
+static void
+check_rest(const struct site *site, const struct web_user *u, struct diag *d)
+{
+    check_permissions(site->cfg, u, d);
+    (void)site_check_serving(site, d); /* a problem: serve refuses */
+}
+
 /* What `check` finds wrong (problems) or worth knowing (notes) in a site
  * that loaded: budgets no request fits in, the key file's owner and mode,
  * the files' permissions for the user the CGI runs as, and what serve
@@ -248,7 +271,18 @@ check_problems(const struct site *site, const struct web_user *u,
                       names[i], c[i]->tokens_per_day,
                       cfg->limits.max_output_tokens);
     /* serve refuses a key file others can read or write: so is it a
-     * problem here (proc/serve.c, key_file_allowed) */
+     * problem here (proc/serve.c, key_file_allowed); one shared with this
+     * user's group alone is how a CGI or mod_fcgid reads it, run as the
+     * web server's user (docs/deploy/apache-cgi.md): worth a note only */
+    if (key_shared_with_group(cfg)) {
+        diag_note(d, cfg->gemini.path, 0,
+                  "holds the API key and is shared with your group (a CGI "
+                  "or mod_fcgid run as this user reads it so); `serve "
+                  "--socket` would refuse it: it wants the file 0600 and "
+                  "its user's own");
+        check_rest(site, u, d);
+        return;
+    }
     if (config_key_file_foreign(cfg, &uid))
         diag_add(d, cfg->gemini.path, 0,
                  "holds the API key and belongs to user %u, who can change "
@@ -260,8 +294,7 @@ check_problems(const struct site *site, const struct web_user *u,
                  "(mode %03o); serve refuses to start: run chmod 600 on it "
                  "(or set allowReadableKeyFile: true in %s)",
                  mode, cfg->path);
-    check_permissions(cfg, u, d);
-    (void)site_check_serving(site, d); /* a problem: serve refuses */
+    check_rest(site, u, d);
 }
 
 /* Where the key comes from, and what the site loaded. */
