@@ -28,7 +28,7 @@
 #  10. deployment tests (tests/deploy): an installed binary in an empty
 #      folder, the .deb, Apache's modes, shared hosting under suEXEC,
 #      the portable bundle in a bare root, each docs/deploy recipe as written
-# Steps 5-6 run in one lane and 6b-10 in another, at the same time.
+# Two lanes run at once: 5 then 6b-9, and 6 then 10.
 #
 # Ends with one line "N passed, N failed" over all of them; exits 1 when
 # anything failed.
@@ -194,20 +194,18 @@ term_suite() {
     done
 }
 
-# Lane 1: the HTTP tests, then again against the ASan/UBSan responder.
+# Lane 1: the HTTP tests, then the terminal client, the Agent SDK, the
+# mock's self-test and the browser code and browsers.
 lane_http() {
     step "HTTP tests"
     tests/http/run.sh 2>&1 | tee "$log"
     count_plain "HTTP tests"
-
-    step "HTTP tests against the ASan/UBSan responder"
-    under_asan "the responder" http_asan
+    lane_clients
 }
 
-# Lane 2: everything else that starts servers of its own: the terminal
-# client, the Agent SDK, the mock's self-test, the browser code, the
-# browsers, and the deployments (tests/deploy).
-lane_rest() {
+# The clients of lane 1: the terminal client, the Agent SDK, the mock's
+# self-test, the browser code and the browsers.
+lane_clients() {
     step "terminal client tests"
     term_suite ""
     step "terminal client tests against the ASan/UBSan binary"
@@ -240,6 +238,14 @@ lane_rest() {
 
     step "browser tests"
     count_node "browser tests" tests/e2e/run.sh
+}
+
+# Lane 2: the HTTP tests against the ASan/UBSan responder, then the
+# deployments (tests/deploy) and the documentation's links. The lanes
+# take about as long as each other.
+lane_rest() {
+    step "HTTP tests against the ASan/UBSan responder"
+    under_asan "the responder" http_asan
 
     step "deployment tests"
     tests/deploy/run.sh 2>&1 | tee "$log"
