@@ -255,43 +255,36 @@ EOF
 
 # The recipe's "When it does not start": a host without Debian's CA file
 # (this root has no /etc) answers every chat over HTTPS with a 502, and the
-# log names the file. A plain listener is enough: libcurl reads the CA file
-# before the handshake.
-"$PY" -c 'import socket, sys, time
+# log names the file. A plain listener that closes each connection is
+# enough: libcurl reads the CA file before the handshake.
+"$PY" -c 'import socket
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T_TMP/tls.port" &
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept(); c.close()' >"$T_TMP/tls.port" &
 T_BG_PIDS+=($!)
 wait_until 5000 test -s "$T_TMP/tls.port" || bail "no listener for the CA check"
 cp "$SITE/.gemini.yaml" "$T_TMP/gemini.yaml.mock"
 write_gemini_yaml "$SITE/.gemini.yaml" "bundle-key-not-a-real-key" \
     "https://127.0.0.1:$(cat "$T_TMP/tls.port")"
-in_root GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
-    "CONTENT_LENGTH=$len" REQUEST_URI=/_jay/actions/geminiAgent.sendMessage \
-    SCRIPT_FILENAME=/site/gemini-agent.cgi REMOTE_ADDR=127.0.0.1 -- /site/gemini-agent.cgi <"$T_TMP/chat.json"
-split_cgi_output "$RR_OUT"
+# tls_chat: the chat, as the CGI in the root, to that listener
+tls_chat() {
+    in_root GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
+        "CONTENT_LENGTH=$len" REQUEST_URI=/_jay/actions/geminiAgent.sendMessage \
+        SCRIPT_FILENAME=/site/gemini-agent.cgi REMOTE_ADDR=127.0.0.1 -- /site/gemini-agent.cgi <"$T_TMP/chat.json"
+    split_cgi_output "$RR_OUT"
+}
+tls_chat
 assert_status 502 "no CA file on the host: the chat answers 502"
 check "no CA file on the host: the log names /etc/ssl/certs/ca-certificates.crt" \
     grep -q 'certificate file: /etc/ssl/certs/ca-certificates.crt' "$RR_ERR"
 # The same root with its CA file where the Red Hat family keeps it
 # (gemini/cabundle.c): libcurl's own path is still missing, so the file
-# found is that one; the handshake then fails against the plain listener
-# (its first connection was never accepted: a new one closes at once).
-mkdir -p "$BAREROOT/etc/pki/tls/certs" "$BAREROOT/etc/ssl" || bail "cannot make /etc/pki"
+# found is that one; the handshake then fails against the listener.
+mkdir -p "$BAREROOT/etc/pki/tls/certs" || bail "cannot make /etc/pki"
 cp /etc/ssl/certs/ca-certificates.crt "$BAREROOT/etc/pki/tls/certs/ca-bundle.crt" ||
     bail "no CA file on this machine to copy"
-"$PY" -c 'import socket, time
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-print(s.getsockname()[1], flush=True)
-while True:
-    c, _ = s.accept(); c.close()' >"$T_TMP/tls2.port" &
-T_BG_PIDS+=($!)
-wait_until 5000 test -s "$T_TMP/tls2.port" || bail "no listener for the CA check"
-write_gemini_yaml "$SITE/.gemini.yaml" "bundle-key-not-a-real-key" \
-    "https://127.0.0.1:$(cat "$T_TMP/tls2.port")"
-in_root GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST CONTENT_TYPE=application/json \
-    "CONTENT_LENGTH=$len" REQUEST_URI=/_jay/actions/geminiAgent.sendMessage \
-    SCRIPT_FILENAME=/site/gemini-agent.cgi REMOTE_ADDR=127.0.0.1 -- /site/gemini-agent.cgi <"$T_TMP/chat.json"
-split_cgi_output "$RR_OUT"
+tls_chat
 assert_status 502 "a Red Hat style CA file: the chat still answers 502 (no TLS server)"
 if grep -q 'certificate file' "$RR_ERR"; then
     not_ok "a Red Hat style CA file is found" "$(grep 'certificate file' "$RR_ERR" | head -c 300)"

@@ -11,6 +11,7 @@
 # package even when a check fails, so a second run starts clean.
 # shellcheck shell=bash
 source "$(dirname "${BASH_SOURCE[0]}")/../http/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/nginx_lib.sh"
 
 RECIPE=$REPO/docs/deploy/debian-package.md
 UNIT=/usr/lib/systemd/system/gemini-agent.service
@@ -212,39 +213,8 @@ fi
 # ---------------------------------------------------------------------------
 # 4. A chat through nginx with the package's site, its workers www-data
 
-NGX_DIR=$T_TMP/nginx
-NGX_PORT=$(free_port) || bail "no free port"
-BASE_URL=http://127.0.0.1:$NGX_PORT
-mkdir -p "$NGX_DIR/tmp"
-chmod 711 "$T_TMP" "$NGX_DIR"   # www-data passes through, reads nothing
-chown www-data "$NGX_DIR/tmp"
-cp /etc/nginx/fastcgi_params "$NGX_DIR/fastcgi_params"
-grep -q '^    listen 127.0.0.1:8080;$' /etc/gemini-agent/nginx.conf || bail "nginx.conf has no listen line to move"
-sed "s|^    listen 127.0.0.1:8080;$|    listen 127.0.0.1:$NGX_PORT;|" /etc/gemini-agent/nginx.conf >"$NGX_DIR/site.conf"
-cat >"$NGX_DIR/nginx.conf" <<EOC
-user www-data www-data;
-worker_processes 1;
-daemon off;
-pid $NGX_DIR/nginx.pid;
-error_log $NGX_DIR/error.log info;
-events { worker_connections 256; }
-http {
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    access_log $NGX_DIR/access.log;
-    client_body_temp_path $NGX_DIR/tmp/body;
-    fastcgi_temp_path $NGX_DIR/tmp/fastcgi;
-    proxy_temp_path $NGX_DIR/tmp/proxy;
-    uwsgi_temp_path $NGX_DIR/tmp/uwsgi;
-    scgi_temp_path $NGX_DIR/tmp/scgi;
-    include $NGX_DIR/site.conf;
-}
-EOC
-"$NGINX_BIN" -c "$NGX_DIR/nginx.conf" -p "$NGX_DIR/" -e "$NGX_DIR/error.log" \
-    >"$NGX_DIR/stdout" 2>&1 </dev/null &
-NGX_PID=$!
-wait_until 5000 eval 'curl -s -o /dev/null --max-time 1 "$BASE_URL/" && [ -s "$NGX_DIR/nginx.pid" ]' ||
-    bail "nginx did not start: $(tail -c 600 "$NGX_DIR/error.log" | tr '\n' ' ')"
+chmod 711 "$T_TMP"   # www-data passes through, reads nothing
+NGX_USER=www-data site_nginx_start /etc/gemini-agent/nginx.conf
 
 req GET /
 assert_status 200 "a page from /usr/share/gemini-agent/www"
