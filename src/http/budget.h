@@ -1,6 +1,6 @@
 /*
  * budget.h - what a client may spend of the site's Gemini account
- * (docs/configuration.md "Budget"; issue 12 §3, "denial of wallet").
+ * (docs/configuration.md "Budget": against "denial of wallet").
  *
  * A request that may call Gemini is charged to up to three counters in
  * the store (shared by every worker and process): its client's address,

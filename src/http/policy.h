@@ -1,6 +1,6 @@
 /*
  * policy.h - may this server action run now, wait for the user's
- * approval, or not run at all? (seed 001 §8; docs/http-api.md "The run API").
+ * approval, or not run at all? (docs/http-api.md "The run API").
  *
  * Only actions with side effects (`sideEffects: true` in their
  * .jay-action) are judged; the others always run. In order:

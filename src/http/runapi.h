@@ -1,5 +1,5 @@
 /*
- * runapi.h - the run API's routes (seed 001 §1; docs/http-api.md, "The run
+ * runapi.h - the run API's routes (docs/http-api.md, "The run
  * API"):
  *
  *   POST /api/agent/run            a run; one JSON answer

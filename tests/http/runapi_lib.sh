@@ -1,5 +1,5 @@
 # tests/http/runapi_lib.sh - shared by t_runapi.sh and t_approvals.sh: the
-# run API (/api/agent/*, docs/http-api.md "Identity" and issue 11) through nginx + the
+# run API (/api/agent/*, docs/http-api.md "Identity") through nginx + the
 # responder + the mock Gemini server. Not a test itself.
 #
 # Users are named by their session tokens (`gemini-agent auth issue`, one

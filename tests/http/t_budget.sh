@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_budget.sh - the budget (issue 12 §3, docs/configuration.md "Budget") through nginx +
+# t_budget.sh - the budget (docs/configuration.md "Budget") through nginx +
 # the responder + the mock Gemini server: exhaustion by client address
 # (the third request is 429 with Retry-After and never reaches Gemini, a
 # stream too), X-Forwarded-For believed only from a trusted proxy, by user

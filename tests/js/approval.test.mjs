@@ -1,4 +1,4 @@
-// Tests of the widget's side of issue 12 (docs/widget.md "The chat widget",
+// Tests of the widget's side of approvals (docs/widget.md "The chat widget",
 // "Approvals"): the signed history (`signatures` kept aligned with `history`
 // through answers, sessionStorage and Stop, and sent back with every
 // request), and the approval card of an `approval-required` answer (what it

@@ -1,5 +1,5 @@
 /**
- * User commands in the chat widget (docs/widget.md "The chat widget", issue 13 §2):
+ * User commands in the chat widget (docs/widget.md "The chat widget"):
  * the plugins' commands the server lists at GET /_jay/commands, offered when
  * the visitor types `/` at the start of the input, and run by POST
  * /_jay/commands/<name> without the model.
