@@ -45,12 +45,6 @@ struct loop {
     size_t upstream; /* bytes sent to Gemini so far, retries included */
 };
 
-static int
-oom(struct status_error *err)
-{
-    return status_set(err, ST_NO_MEMORY, "out of memory");
-}
-
 /* Call a sink op that may be absent. */
 #define EMIT(l, op, ...)                                                       \
     ((l)->sink->ops->op == NULL                                                \
@@ -115,7 +109,7 @@ loop_run_action(const struct config_actions *env,
                                        "the functions you were given",
                                        c->name);
         r->response = msg ? error_response(a, msg) : NULL;
-        return r->response ? 0 : oom(err);
+        return r->response ? 0 : status_oom(err);
     }
     r->action = act->name;
     rc = action_run(env, act, who, c->args, a, &out, &failed);
@@ -134,7 +128,7 @@ loop_run_action(const struct config_actions *env,
                             failed.text));
     else
         r->response = error_response(a, failed.text);
-    return r->response ? 0 : oom(err);
+    return r->response ? 0 : status_oom(err);
 }
 
 json_t *
@@ -176,8 +170,8 @@ keep_last(const struct loop_input *in, struct status_error *err)
         return 0; /* not there (a caller's choice), or already last */
     /* append first: removing drops the array's reference to it */
     if (json_array_append(in->contents, in->last_turn) != 0)
-        return oom(err);
-    return json_array_remove(in->contents, i - 1) == 0 ? 0 : oom(err);
+        return status_oom(err);
+    return json_array_remove(in->contents, i - 1) == 0 ? 0 : status_oom(err);
 }
 
 /* The rest of the request, after the first `head` bytes of `sb` (its
@@ -272,7 +266,7 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
     if (keep_last(in, err) != 0)
         return -1;
     if (write_contents(in, &l->request, l->head) != 0)
-        return oom(err);
+        return status_oom(err);
     if (may_send(l, err) != 0)
         return -1;
     if (EMIT(l, status, LOOP_THINKING, NULL, err) != 0)
@@ -331,7 +325,7 @@ record(struct loop *l, const struct turn *t, size_t *index,
     *index = json_array_size(l->in->contents);
     if (t->content != NULL &&
         json_array_append(l->in->contents, t->content) != 0)
-        return oom(err);
+        return status_oom(err);
     return t->text[0] ? EMIT(l, text, t->text, err) : 0;
 }
 
@@ -356,7 +350,7 @@ fit_result(const struct loop_input *in, struct loop_result *r,
                        "not shown",
                        levels - 1);
     r->response = msg ? error_response(in->a, msg) : NULL;
-    return r->response ? 0 : oom(err);
+    return r->response ? 0 : status_oom(err);
 }
 
 /* The loop's own calls run now, in call order, and their answers become
@@ -372,7 +366,7 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
 
     *handed = 0;
     if (answers == NULL)
-        return oom(err);
+        return status_oom(err);
     for (size_t i = 0; i < t->ncalls; i++) {
         struct loop_call c = {
             t->calls[i].name, t->calls[i].args,
@@ -395,13 +389,13 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
                                    in->max_calls);
             r.response = msg ? error_response(in->a, msg) : NULL;
             if (r.response == NULL)
-                return oom(err);
+                return status_oom(err);
             if (EMIT(l, tool_call, &c, false, err) != 0 ||
                 EMIT(l, tool_result, &c, &r, err) != 0)
                 return -1;
             if (json_array_append_new(answers,
                                       loop_answer_part(c.call, r.response)))
-                return oom(err);
+                return status_oom(err);
             continue;
         }
         who = in->decide(in->decide_ctx, &c, &r, err);
@@ -435,13 +429,13 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
         }
         if (json_array_append_new(answers,
                                   loop_answer_part(c.call, r.response)))
-            return oom(err);
+            return status_oom(err);
     }
     if (json_array_size(answers) > 0 &&
         json_array_append_new(
             in->contents,
             json_pack("{s:s, s:O}", "role", "user", "parts", answers)) != 0)
-        return oom(err);
+        return status_oom(err);
     return 0;
 }
 
@@ -534,7 +528,7 @@ run(struct loop *l, struct status_error *err)
         room += l->in->texts[i].n + 1;
     if (write_head(l->in, &l->request) != 0 ||
         sbuf_reserve(&l->request, room) != 0) {
-        oom(err);
+        status_oom(err);
         return fail(l, err);
     }
     l->head = l->request.len;

@@ -16,12 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-oom(struct status_error *err)
-{
-    return status_set(err, ST_NO_MEMORY, "out of memory");
-}
-
 static bool
 is_model(const json_t *turn)
 {
@@ -96,7 +90,7 @@ turn_mac(struct token_macer *m, const json_t *turns, size_t gap,
     rc = token_macer_mac(m, sb.buf, sb.len, out, err);
     goto out;
 nomem:
-    oom(err);
+    status_oom(err);
 out:
     sbuf_release(&sb);
     json_decref(mine);
@@ -152,7 +146,7 @@ seal_sign(const struct seal_key *k, const json_t *turns, const json_t *known,
     size_t i, gap = 0;
 
     if (out == NULL) {
-        oom(err);
+        status_oom(err);
         return NULL;
     }
     json_array_foreach(turns, i, turn) {
@@ -178,7 +172,7 @@ seal_sign(const struct seal_key *k, const json_t *turns, const json_t *known,
     token_macer_free(m);
     return out;
 nomem:
-    oom(err);
+    status_oom(err);
 fail:
     token_macer_free(m);
     json_decref(out);
@@ -219,7 +213,7 @@ ticket_mac(const struct seal_key *k, const json_t *history,
     rc = token_mac(k->secret, k->len, sb.buf, sb.len, out, err);
     goto out;
 nomem:
-    oom(err);
+    status_oom(err);
 out:
     sbuf_release(&sb);
     json_decref(upto);

@@ -94,6 +94,18 @@ sbuf_addf(struct sbuf *sb, const char *fmt, ...)
 }
 
 int
+sbuf_add_spaces(struct sbuf *sb, int n)
+{
+    static const char spaces[] = "                                ";
+    const int chunk = (int)sizeof(spaces) - 1;
+
+    for (; n > 0; n -= chunk)
+        if (sbuf_add(sb, spaces, (size_t)(n < chunk ? n : chunk)) != 0)
+            return -1;
+    return 0;
+}
+
+int
 sbuf_add_real(struct sbuf *sb, double d)
 {
     char buf[40];

@@ -35,6 +35,10 @@ int sbuf_adds(struct sbuf *sb, const char *s) ATTR_WUR;
 /* Append printf output. */
 int sbuf_addf(struct sbuf *sb, const char *fmt, ...) ATTR_FMT(2, 3) ATTR_WUR;
 
+/* Append `n` spaces (none when n <= 0): the indentation of YAML and
+ * TypeScript writers. */
+int sbuf_add_spaces(struct sbuf *sb, int n) ATTR_WUR;
+
 /* Append the shortest of %.15g..%.17g that reads back as exactly `d`
  * (0.1 stays "0.1", not "0.10000000000000001"). */
 int sbuf_add_real(struct sbuf *sb, double d) ATTR_WUR;

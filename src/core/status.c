@@ -123,6 +123,12 @@ status_set_schema(struct status_error *e, const char *path, const char *rule,
 }
 
 int
+status_oom(struct status_error *e)
+{
+    return status_set(e, ST_NO_MEMORY, "out of memory");
+}
+
+int
 status_set_retry(struct status_error *e, enum status code, long retry_after_s,
                  const char *fmt, ...)
 {

@@ -117,6 +117,10 @@ int status_set_schema(struct status_error *e, const char *path,
 int status_set_retry(struct status_error *e, enum status code,
                      long retry_after_s, const char *fmt, ...) ATTR_FMT(4, 5);
 
+/* status_set(e, ST_NO_MEMORY, "out of memory"): the one way every module
+ * reports a failed allocation. Always returns -1. */
+int status_oom(struct status_error *e);
+
 /* Forget a recorded error and its detail (used where a failure is expected
  * and handled). */
 void status_clear(struct status_error *e);

@@ -45,18 +45,6 @@ static const char *const yo_reserved[] = {
     "off",  "y", "n",    "<<",    "=",   ".inf", ".nan",
 };
 
-static int
-put_indent(struct sbuf *out, int n)
-{
-    static const char spaces[] = "                                ";
-    const int chunk = (int)sizeof(spaces) - 1;
-
-    for (; n > 0; n -= chunk)
-        if (sbuf_add(out, spaces, (size_t)(n < chunk ? n : chunk)) != 0)
-            return -1;
-    return 0;
-}
-
 /* ---- strings ------------------------------------------------------------ */
 
 /*
@@ -221,7 +209,7 @@ put_member(struct sbuf *out, int indent, const char *key, const json_t *v)
         if (put_string(out, key, len) || sbuf_adds(out, ":"))
             return -1;
     } else if (sbuf_adds(out, "? ") || put_string(out, key, len) ||
-               sbuf_adds(out, "\n") || put_indent(out, indent) ||
+               sbuf_adds(out, "\n") || sbuf_add_spaces(out, indent) ||
                sbuf_adds(out, ":"))
         return -1;
     if (!is_block(v)) {
@@ -251,7 +239,7 @@ put_block(struct sbuf *out, int indent, const json_t *v, bool inline_first)
         return -1;
     if (json_is_object(v)) {
         json_object_foreach(UNCONST(v), key, m) {
-            if ((!inline_first && put_indent(out, indent)) ||
+            if ((!inline_first && sbuf_add_spaces(out, indent)) ||
                 put_member(out, indent, key, m))
                 return -1;
             inline_first = false;
@@ -259,7 +247,7 @@ put_block(struct sbuf *out, int indent, const json_t *v, bool inline_first)
         return 0;
     }
     json_array_foreach(v, i, m) {
-        if (((!inline_first || i > 0) && put_indent(out, indent)) ||
+        if (((!inline_first || i > 0) && sbuf_add_spaces(out, indent)) ||
             sbuf_adds(out, "- "))
             return -1;
         if (is_block(m) ? put_block(out, indent + YO_INDENT, m, true)
@@ -276,7 +264,7 @@ yamlout_entry(struct sbuf *out, int indent, const char *key, const json_t *v)
 {
     if (key == NULL || indent < 0 || indent / YO_INDENT + 1 > BOUND_YAML_DEPTH)
         return -1;
-    if (put_indent(out, indent) || put_member(out, indent, key, v))
+    if (sbuf_add_spaces(out, indent) || put_member(out, indent, key, v))
         return -1;
     return 0;
 }

@@ -15,13 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-oom(struct status_error *err)
-{
-    return status_set(err, ST_NO_MEMORY,
-                      "out of memory reading Gemini's answer");
-}
-
 void
 chunks_init(struct chunks *c, struct arena *a)
 {
@@ -427,26 +420,26 @@ add_candidate(struct chunks *c, json_t *cand,
         json_t *list = member(c->response, "candidates", true);
         c->candidate = json_object();
         if (list == NULL || json_array_append_new(list, c->candidate) != 0)
-            return oom(err);
+            return status_oom(err);
     }
     json_object_foreach(cand, key, v) {
         if (strcmp(key, "content") != 0 || !json_is_object(v)) {
             if (json_object_set(c->candidate, key, v) != 0)
-                return oom(err);
+                return status_oom(err);
             continue;
         }
         json_t *content = member(c->candidate, "content", false);
         if (content == NULL)
-            return oom(err);
+            return status_oom(err);
         json_object_foreach(v, ckey, cv) {
             if (strcmp(ckey, "parts") != 0 || !json_is_array(cv)) {
                 if (json_object_set(content, ckey, cv) != 0)
-                    return oom(err);
+                    return status_oom(err);
                 continue;
             }
             if (c->parts == NULL &&
                 (c->parts = member(content, "parts", true)) == NULL)
-                return oom(err);
+                return status_oom(err);
             size_t i;
             json_t *part;
             json_array_foreach(cv, i, part) {
@@ -456,7 +449,7 @@ add_candidate(struct chunks *c, json_t *cand,
                     /* not ours to judge here: turn.c reads it */
                     if (close_open(c) != 0 ||
                         json_array_append(c->parts, part) != 0)
-                        return oom(err);
+                        return status_oom(err);
                     continue;
                 }
                 json_t *fc = json_object_get(part, "functionCall");
@@ -468,11 +461,11 @@ add_candidate(struct chunks *c, json_t *cand,
                                           "arguments in a form we cannot "
                                           "read");
                     if (rc < 0)
-                        return oom(err);
+                        return status_oom(err);
                     continue;
                 }
                 if (add_part(c, part) != 0)
-                    return oom(err);
+                    return status_oom(err);
             }
         }
     }
@@ -492,7 +485,7 @@ chunks_add(struct chunks *c, json_t *chunk,
 
     if (c->response == NULL &&
         (c->response = arena_take_json(c->a, json_object())) == NULL)
-        return oom(err);
+        return status_oom(err);
     json_object_foreach(chunk, key, v) {
         if (strcmp(key, "candidates") == 0 && json_is_array(v)) {
             json_t *cand = json_array_get(v, 0);
@@ -503,7 +496,7 @@ chunks_add(struct chunks *c, json_t *chunk,
         }
         /* usage is cumulative: the last chunk's is the answer's */
         if (json_object_set(c->response, key, v) != 0)
-            return oom(err);
+            return status_oom(err);
     }
     /* a refused prompt has no candidate to finish */
     if (json_object_get(json_object_get(chunk, "promptFeedback"),
@@ -517,11 +510,11 @@ chunks_end(struct chunks *c, struct status_error *err)
 {
     if (c->response == NULL &&
         (c->response = arena_take_json(c->a, json_object())) == NULL) {
-        oom(err);
+        status_oom(err);
         return NULL;
     }
     if (close_open(c) != 0) {
-        oom(err);
+        status_oom(err);
         return NULL;
     }
     if (c->call != NULL) {

@@ -43,12 +43,6 @@ gone(struct status_error *err)
                       "the visitor hung up; the stream was dropped");
 }
 
-static int
-oom(struct status_error *err)
-{
-    return status_set(err, ST_NO_MEMORY, "out of memory writing the stream");
-}
-
 /* Write bytes of the answer; the head first if it is not out yet. */
 static int
 put(struct ndjson *s, const char *p, size_t n, struct status_error *err)
@@ -66,7 +60,7 @@ static int
 send_line(struct ndjson *s, int rc, struct status_error *err)
 {
     if (rc != 0 || sbuf_putc(&s->line, '\n') != 0)
-        return oom(err);
+        return status_oom(err);
     if (put(s, s->line.buf, s->line.len, err) != 0)
         return -1;
     if (s->io->ops->flush != NULL && s->io->ops->flush(s->io->ctx) != 0)
@@ -199,7 +193,7 @@ ndjson_usage(struct ndjson *s, const struct loop_usage *u, const char *model,
     if (flush_status(s, err) != 0)
         return -1;
     if ((usage = loop_usage_json(u)) == NULL)
-        return oom(err);
+        return status_oom(err);
     rc = begin(s, "usage") | key(s, "usage") | jsonout_write(usage, &s->line);
     json_decref(usage);
     if (model != NULL)

@@ -23,12 +23,6 @@ struct cuts {
     long ctx_dropped, ctx_cut, meta_dropped;
 };
 
-static int
-oom(struct status_error *err)
-{
-    return status_set(err, ST_NO_MEMORY, "out of memory");
-}
-
 /*
  * `s` without control characters (newlines and tabs kept when `text`),
  * cut to `max` bytes at a character. A new string value, or NULL when
@@ -78,7 +72,7 @@ member_string(const json_t *obj, const char *key, size_t max, bool text,
         return status_set(err, ST_BAD_REQUEST, "%s must be a string", key);
     *out = clean(json_string_value(v), json_string_length(v), max, text, c,
                  cut);
-    return *out ? 0 : oom(err);
+    return *out ? 0 : status_oom(err);
 }
 
 /* The depth of `v`: 0 for a scalar. */
@@ -118,7 +112,7 @@ read_conversation(const json_t *list, struct arena *a, struct run_input *in,
                           "conversation must be an array");
     in->conversation = arena_take_json(a, json_array());
     if (in->conversation == NULL)
-        return oom(err);
+        return status_oom(err);
     /* the newest turns are the ones that matter */
     first = n > RUN_CONVERSATION_MAX ? n - RUN_CONVERSATION_MAX : 0;
     c->conv_dropped += (long)first;
@@ -142,7 +136,7 @@ read_conversation(const json_t *list, struct arena *a, struct run_input *in,
         if (json_array_append_new(in->conversation,
                                   json_pack("{s:s, s:o}", "role", role,
                                             "text", text)) != 0)
-            return oom(err);
+            return status_oom(err);
     }
     return 0;
 }
@@ -172,7 +166,7 @@ read_entry(const json_t *e, const char *const *types, struct cuts *c,
         return 0;
     entry = json_pack("{s:O}", "type", json_object_get(e, "type"));
     if (entry == NULL)
-        return oom(err);
+        return status_oom(err);
     for (size_t i = 0; i < ARRAY_SIZE(strings); i++) {
         if (!json_is_string(json_object_get(e, strings[i])))
             continue; /* absent, or not text: left out */
@@ -180,7 +174,7 @@ read_entry(const json_t *e, const char *const *types, struct cuts *c,
                           &cut, &v, err) != 0 ||
             json_object_set_new(entry, strings[i], v) != 0) {
             json_decref(entry);
-            return err->code ? -1 : oom(err);
+            return err->code ? -1 : status_oom(err);
         }
         any_cut |= cut;
     }
@@ -194,7 +188,7 @@ read_entry(const json_t *e, const char *const *types, struct cuts *c,
         else if (json_object_set(entry, "meta", UNCONST(meta)) != 0) {
             free(text);
             json_decref(entry);
-            return oom(err);
+            return status_oom(err);
         }
         free(text);
     }
@@ -215,7 +209,7 @@ read_context(const json_t *list, const char *const *types, struct arena *a,
                           "attachedContext must be an array");
     in->context = arena_take_json(a, json_array());
     if (in->context == NULL)
-        return oom(err);
+        return status_oom(err);
     json_array_foreach(list, i, e) {
         json_t *entry;
         if (json_array_size(in->context) == RUN_CONTEXT_MAX) {
@@ -229,7 +223,7 @@ read_context(const json_t *list, const char *const *types, struct arena *a,
             continue;
         }
         if (json_array_append_new(in->context, entry) != 0)
-            return oom(err);
+            return status_oom(err);
     }
     return 0;
 }
@@ -291,14 +285,14 @@ runinput_read(const json_t *body, const char *const *types, struct arena *a,
         return status_set(err, ST_BAD_REQUEST,
                           "the request body must be a JSON object");
     if ((c.fields = arena_take_json(a, json_array())) == NULL)
-        return oom(err);
+        return status_oom(err);
     json_object_foreach(UNCONST(body), key, v) {
         size_t i = 0;
         while (i < ARRAY_SIZE(known) && strcmp(key, known[i]) != 0)
             i++;
         if (i == ARRAY_SIZE(known) &&
             json_array_append_new(c.fields, json_string(key)) != 0)
-            return oom(err);
+            return status_oom(err);
     }
     if (!json_is_string(json_object_get(body, "prompt")))
         return status_set(err, ST_BAD_REQUEST,
@@ -326,5 +320,5 @@ runinput_read(const json_t *body, const char *const *types, struct arena *a,
         read_context(json_object_get(body, "attachedContext"), types, a, in,
                      &c, err) != 0)
         return -1;
-    return write_report(&c, a, in) == 0 ? 0 : oom(err);
+    return write_report(&c, a, in) == 0 ? 0 : status_oom(err);
 }

@@ -25,12 +25,6 @@ kind_of(const char *s)
     return strcmp(s, "text") == 0 ? Q_TEXT : Q_BAD;
 }
 
-static int
-oom(struct status_error *err)
-{
-    return status_set(err, ST_NO_MEMORY, "out of memory");
-}
-
 /* Is the string `v` one of `options`? */
 static bool
 among(const json_t *options, const json_t *v)
@@ -231,7 +225,7 @@ one_question(size_t i, const json_t *q, const json_t *earlier,
         out = NULL;
     }
     if (out == NULL)
-        oom(err);
+        status_oom(err);
     return out;
 }
 
@@ -244,7 +238,7 @@ question_normalize(const json_t *q, struct status_error *err)
     size_t i;
 
     if (out == NULL) {
-        oom(err);
+        status_oom(err);
         return NULL;
     }
     if (!json_is_object(q) || json_object_size(q) != 1 ||
@@ -261,7 +255,7 @@ question_normalize(const json_t *q, struct status_error *err)
         if ((one = one_question(i, v, out, err)) == NULL ||
             json_array_append_new(out, one) != 0) {
             if (one != NULL)
-                oom(err);
+                status_oom(err);
             json_decref(out);
             return NULL;
         }
@@ -358,7 +352,7 @@ question_answers(const json_t *q, const json_t *answers,
         }
     }
     if ((out = json_object()) == NULL) {
-        oom(err);
+        status_oom(err);
         return NULL;
     }
     json_array_foreach(list, i, one) {
@@ -372,7 +366,7 @@ question_answers(const json_t *q, const json_t *answers,
         }
         if (rc > 0 && json_object_set(out, id, UNCONST(v)) != 0) {
             json_decref(out);
-            oom(err);
+            status_oom(err);
             return NULL;
         }
     }

@@ -76,18 +76,6 @@ is_digit(int c)
     return c >= '0' && c <= '9';
 }
 
-static int
-put_indent(struct sbuf *out, int n)
-{
-    static const char spaces[] = "                                ";
-    const int chunk = (int)sizeof(spaces) - 1;
-
-    for (; n > 0; n -= chunk)
-        if (sbuf_add(out, spaces, (size_t)(n < chunk ? n : chunk)) != 0)
-            return -1;
-    return 0;
-}
-
 /* A double-quoted TS string literal. U+2028/U+2029 are escaped because
  * older JavaScript parsers end the line there, even inside a string. */
 static int
@@ -207,7 +195,7 @@ put_comment_text(struct sbuf *out, int indent, const char *s, size_t len)
         } else if (s[i] == '\n' || s[i] == '\r') {
             if (s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')
                 i++;
-            rc = sbuf_adds(out, "\n") || put_indent(out, indent) ||
+            rc = sbuf_adds(out, "\n") || sbuf_add_spaces(out, indent) ||
                  sbuf_adds(out, " *");
             /* no trailing blank on an empty line */
             if (rc == 0 && i + 1 < len && s[i + 1] != '\n' && s[i + 1] != '\r')
@@ -257,21 +245,21 @@ put_jsdoc(struct sbuf *out, int indent, const char *a, const char *b)
         return 0;
     if (n == 1 && memchr(text[0], '\n', len[0]) == NULL &&
         memchr(text[0], '\r', len[0]) == NULL) {
-        if (put_indent(out, indent) || sbuf_adds(out, "/** ") ||
+        if (sbuf_add_spaces(out, indent) || sbuf_adds(out, "/** ") ||
             put_comment_text(out, indent, text[0], len[0]) ||
             sbuf_adds(out, " */\n"))
             return -1;
         return 0;
     }
-    if (put_indent(out, indent) || sbuf_adds(out, "/**\n"))
+    if (sbuf_add_spaces(out, indent) || sbuf_adds(out, "/**\n"))
         return -1;
     for (size_t i = 0; i < n; i++)
-        if ((i > 0 && (put_indent(out, indent) || sbuf_adds(out, " *\n"))) ||
-            put_indent(out, indent) || sbuf_adds(out, " * ") ||
+        if ((i > 0 && (sbuf_add_spaces(out, indent) || sbuf_adds(out, " *\n"))) ||
+            sbuf_add_spaces(out, indent) || sbuf_adds(out, " * ") ||
             put_comment_text(out, indent, text[i], len[i]) ||
             sbuf_adds(out, "\n"))
             return -1;
-    if (put_indent(out, indent) || sbuf_adds(out, " */\n"))
+    if (sbuf_add_spaces(out, indent) || sbuf_adds(out, " */\n"))
         return -1;
     return 0;
 }
@@ -405,13 +393,13 @@ put_members(struct sbuf *out, const json_t *s, int indent, int depth)
 
     json_object_foreach(props, name, p) {
         if (put_jsdoc(out, in, schema_description(p), NULL) ||
-            put_indent(out, in) || put_key(out, name) ||
+            sbuf_add_spaces(out, in) || put_key(out, name) ||
             sbuf_adds(out, is_required(req, name) ? ": " : "?: ") ||
             put_type(out, p, in, depth + 1) || sbuf_adds(out, ";\n"))
             return -1;
     }
     if (json_object_size(props) == 0) {
-        if (put_indent(out, in) || sbuf_adds(out, "[key: string]: ") ||
+        if (sbuf_add_spaces(out, in) || sbuf_adds(out, "[key: string]: ") ||
             put_extra(out, s, in, depth) || sbuf_adds(out, ";\n"))
             return -1;
         return 0;
@@ -423,7 +411,7 @@ put_members(struct sbuf *out, const json_t *s, int indent, int depth)
      * `unknown`, which is always true.
      */
     if (json_is_object(json_object_get(s, "additionalProperties")) &&
-        (put_indent(out, in) || sbuf_adds(out, "[key: string]: unknown;\n")))
+        (sbuf_add_spaces(out, in) || sbuf_adds(out, "[key: string]: unknown;\n")))
         return -1;
     return 0;
 }
@@ -438,7 +426,7 @@ put_object(struct sbuf *out, const json_t *s, int indent, int depth)
         return 0;
     }
     if (sbuf_adds(out, "{\n") || put_members(out, s, indent, depth) ||
-        put_indent(out, indent) || sbuf_adds(out, "}"))
+        sbuf_add_spaces(out, indent) || sbuf_adds(out, "}"))
         return -1;
     return 0;
 }
