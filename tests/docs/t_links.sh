@@ -86,4 +86,38 @@ else
     not_ok "the README's two commands hold .ci/run's" "'$ci' not at a line start in README.md"
 fi
 
+# 5. every repository path the README and docs/ name exists
+if out=$("$PY" "$REPO/tests/docs/paths.py" "$REPO" 2>&1); then
+    ok "README.md and docs/**/*.md: every repository path they name exists (${out##*$'\n'})"
+else
+    not_ok "README.md and docs/**/*.md: every repository path they name exists" \
+        "$(printf '%s' "$out" | tr '\n' ';')"
+fi
+
+# 6. ...and the checker finds a missing one, and only that
+fake=$T_TMP/fakepaths
+mkdir -p "$fake/docs" "$fake/src/gemini" "$fake/src/http"
+touch "$fake/src/gemini/credentials.c" "$fake/src/http/chat.c"
+cat >"$fake/README.md" <<'MD'
+`src/http/chat.c` `http/chat.c` `gemini/credentials` `src/gemini/*.c`
+`gemini/auth` `src/gemini/client.c` `/_jay/actions` `build/gemini-agent`
+`docs/<page>.md` `https://example.org/src/x.c`
+
+```sh
+cat src/http/nope.h
+```
+MD
+out=$("$PY" "$REPO/tests/docs/paths.py" "$fake" 2>&1)
+rc=$?
+want='README.md:2: gemini/auth: no such file in the repository
+README.md:2: src/gemini/client.c: no such file in the repository
+README.md:6: src/http/nope.h: no such file in the repository
+1 files, 3 missing'
+if [ "$rc" -eq 1 ] && [ "$out" = "$want" ]; then
+    ok "paths.py reports missing repository paths (spans and blocks), skips globs, placeholders, URLs and build output"
+else
+    not_ok "paths.py reports missing repository paths, and only those" \
+        "exit $rc: $(printf '%s' "$out" | tr '\n' ';')"
+fi
+
 finish
