@@ -46,7 +46,7 @@ struct ndjson {
     char tool[128];     /* ... and its tool, or "" */
     bool pending;       /* that status is not written yet */
     const char *thread; /* a run's thread, said in every status line, or
-                         * NULL (the run API's stream, seed 001 §4) */
+                         * NULL (the run API's stream) */
     bool started;       /* the head is out */
     struct sbuf line;   /* the line being written */
 };

@@ -1,5 +1,5 @@
 /*
- * runinput.h - the run API's request, normalised (seed 001 §2).
+ * runinput.h - the run API's request, normalised (docs/http-api.md).
  *
  *   {prompt, threadId?, conversation?: [{role: user|assistant, text}],
  *    attachedContext?: [{type, id, title?, snippet?, meta?}]}

@@ -1,9 +1,9 @@
 /*
  * store.h - what the run API keeps: users' settings, threads and their
  * messages, runs and their actions, approvals, the audit trail and
- * memories (seed 001 §5, §9); and what every worker shares of a request's
+ * memories (docs/http-api.md); and what every worker shares of a request's
  * cost: the budget counters (http/budget.h) and the single-use tickets
- * (issue 12).
+ * (agent/seal.h).
  *
  * Callers see this interface only: an ops table behind `struct store`, so a
  * PostgreSQL backend (sites on several hosts) can be added without touching

@@ -4,7 +4,7 @@
  * + the responder + the offline demo model, and the requests Gemini was
  * sent, measured.
  *
- * Two figures (issue 8):
+ * Two figures:
  *   - bytes: the request bodies sent to Gemini, summed;
  *   - prefix: for each follow-up call, the share of the previous call's
  *     request that the new one repeats byte for byte from its start, read

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t_approvals.sh - the run API's policy step, approvals and audit trail
-# (issue 11 §3, seed 001 §8-9) through nginx + the responder + the mock
+# (docs/http-api.md) through nginx + the responder + the mock
 # Gemini server: each trust level (supervised, delegated with the site's
 # allow rules, autonomous), the kill switch (policy.sideEffects and
 # AGENT_SIDE_EFFECTS_ENABLED), invalid arguments failing fast, approve_once

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_permission.sh - issue 13 §3, the permission engine wired into the faces
+# t_permission.sh - the permission engine wired into the faces
 # (plugins.config.permission in agent.yaml, docs/http-api.md "Permission policy")
 # through nginx + the responder + the mock Gemini server:
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_plugins.sh - issue 13 §1 and §4: a plugin built outside the tree, as a
+# t_plugins.sh - a plugin built outside the tree, as a
 # shared object against include/gemini-agent/plugin.h alone
 # (tests/plugins/Makefile gives only -I<repo>/include), loaded from
 # agent.yaml's plugins.dirs into the one registry, through nginx + the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_runapi.sh - the run API (issue 11, seed 001) through nginx + the
+# t_runapi.sh - the run API (docs/http-api.md) through nginx + the
 # responder + the mock Gemini server: identity (401s, tokens, the cookie's
 # Origin check), POST /api/agent/run and its contract, normalisation and
 # what reaches Gemini, threads, the NDJSON stream (and an upstream error in
@@ -136,7 +136,7 @@ the memory plugin's tools are declared :: [n for n in ('action_memory_save', 'ac
 the server actions are declared :: [n for n in ('action_shop_addReview', 'action_shop_searchProducts') if n not in decls] ==> []
 EOF
 
-# Seed 001 §3: every run answers an actionId, a text-only one its own
+# Every run answers an actionId, a text-only one its own
 # "reply" action (the run's bootstrap state), which GET of the run lists.
 api ann GET "/api/agent/runs/$(pyjson 'j["runId"]' "$SAVED_DIR/text1.json")"
 assert_py "text run: GET shows its actionId" <<'EOF'
@@ -580,7 +580,7 @@ the run is in the store for other processes :: S['after_op'] ==> [{'id': E['OP_R
 EOF
 
 # A store written by a newer program: user_version 99. serve refuses to
-# start (issue 11 §5), at once, saying why.
+# start, at once, saying why.
 NEWER_DIR=$T_TMP/newer
 mkdir -p "$NEWER_DIR"
 "$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("PRAGMA user_version = 99"); c.execute("CREATE TABLE future (x)"); c.commit()' "$NEWER_DIR/agent.db"

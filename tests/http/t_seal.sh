@@ -1,5 +1,5 @@
 #!/bin/bash
-# t_seal.sh - issue 12 §1 and §2, the public widget's chat protocol through
+# t_seal.sh - signed history and approval tickets: the public widget's chat protocol through
 # nginx + the responder + the mock Gemini server:
 #
 #  - a side-effect action (the shop's addReview) the model calls is not run:

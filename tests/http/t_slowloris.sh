@@ -1,6 +1,6 @@
 #!/bin/bash
-# t_slowloris.sh - the shipped nginx snippet survives slow clients (issue 12
-# §4). slowhttptest holds 1,000 connections against the private nginx
+# t_slowloris.sh - the shipped nginx snippet survives slow clients.
+# slowhttptest holds 1,000 connections against the private nginx
 # (scripts/render-nginx-conf.sh: the real snippet, and worker_connections as
 # the snippet's header asks of a real nginx.conf) while a visitor loads a
 # static page and sends a chat message (the mock answers) about once a

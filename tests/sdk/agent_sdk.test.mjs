@@ -1,4 +1,4 @@
-// The real client (issue 14 §6): `gemini-agent chat` driven through the
+// The real client: `gemini-agent chat` driven through the
 // Claude Agent SDK itself (@anthropic-ai/claude-agent-sdk, pinned in
 // package.json), the way an SDK user would point it at Claude Code:
 //

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/term/t_session.sh - the terminal client's saved sessions and
-# compaction (issue 14 §5; term/keep.h, term/compact.h): --session-id,
+# compaction (term/keep.h, term/compact.h): --session-id,
 # --resume, --continue, --fork-session, --no-session-persistence, the
 # history carried whole (thought signatures the mock checks), the store's
 # file modes, automatic compaction configured in .gemini.yaml, /compact.

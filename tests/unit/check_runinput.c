@@ -1,6 +1,6 @@
 /*
  * check_runinput.c - the run API's request is normalised, and every cut
- * is reported (seed 001 §2).
+ * is reported (docs/http-api.md).
  *
  * SPDX-License-Identifier: MIT
  */
