@@ -338,11 +338,19 @@ deps:
 demo:
 	scripts/demo.sh
 
+FORMAT_FILES = src/*.c src/*/*.c src/*/*.h include/*/*.h actions/*/*.c tests/unit/*.c
+
 format:
-	clang-format -i src/*.c src/*/*.c src/*/*.h include/*/*.h actions/*/*.c tests/unit/*.c
+	clang-format -i $(FORMAT_FILES)
+
+# Fails, naming each line, when `make format` would change anything (CI).
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_FILES) 2>&1 | head -40; \
+	 clang-format --dry-run --Werror $(FORMAT_FILES) >/dev/null 2>&1 && \
+	 echo "format-check: $$(ls $(FORMAT_FILES) | wc -l) files: ok"
 
 clean:
 	rm -rf build build-*
 
 -include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(BUILD)/src/main.d
-.PHONY: FORCE all check layers shape shape-report check-asan run-unit plugins-test asan fuzz fuzz-jscan fuzz-sse http bench soak cost test deps demo format clean install
+.PHONY: FORCE all check layers shape shape-report check-asan run-unit plugins-test asan fuzz fuzz-jscan fuzz-sse http bench soak cost test deps demo format format-check clean install
