@@ -87,16 +87,16 @@ partial_event(struct term_out *o, json_t *event)
 
 /* A streamed message's start and its text block's. 0 or -1. */
 static int
-open_block(struct term_out *o, const char *id, const char *model,
-           const struct loop_usage *last)
+open_block(struct term_out *o, const struct term_out_msg *m)
 {
     if (partial_event(
             o, json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:[], s:n, s:n, "
                          "s:o}}",
-                         "type", "message_start", "message", "id", id,
+                         "type", "message_start", "message", "id", m->id,
                          "type", "message", "role", "assistant", "model",
-                         model, "content", "stop_reason", "stop_sequence",
-                         "usage", term_sj_usage(last))) != 0 ||
+                         m->model, "content", "stop_reason",
+                         "stop_sequence", "usage",
+                         term_sj_usage(m->usage))) != 0 ||
         partial_event(o, json_pack("{s:s, s:i, s:{s:s, s:s}}", "type",
                                    "content_block_start", "index", 0,
                                    "content_block", "type", "text", "text",
@@ -107,11 +107,10 @@ open_block(struct term_out *o, const char *id, const char *model,
 }
 
 int
-term_out_delta(struct term_out *o, const char *id, const char *model,
-               const struct loop_usage *last, const char *text, size_t len,
-               struct status_error *err)
+term_out_delta(struct term_out *o, const struct term_out_msg *m,
+               const char *text, size_t len, struct status_error *err)
 {
-    if ((!o->block_open && open_block(o, id, model, last) != 0) ||
+    if ((!o->block_open && open_block(o, m) != 0) ||
         partial_event(o, json_pack("{s:s, s:i, s:{s:s, s:s%}}", "type",
                                    "content_block_delta", "index", 0,
                                    "delta", "type", "text_delta", "text",

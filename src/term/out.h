@@ -54,12 +54,17 @@ void term_out_system_error(enum term_format fmt, FILE *f,
 /* A new prompt: no streamed block or message is open. */
 void term_out_reset(struct term_out *o);
 
-/* Stream `text` (len bytes) of the answer: a message_start and a text
- * block first when none is open (`id` and `model` name the message, `last`
- * is its usage so far). 0, or -1 with `err`. */
-int term_out_delta(struct term_out *o, const char *id, const char *model,
-                   const struct loop_usage *last, const char *text,
-                   size_t len, struct status_error *err);
+/* The assistant message being streamed (all borrowed). */
+struct term_out_msg {
+    const char *id;
+    const char *model;
+    const struct loop_usage *usage; /* so far */
+};
+
+/* Stream `text` (len bytes) of the answer: message `m`'s message_start
+ * and a text block first when none is open. 0, or -1 with `err`. */
+int term_out_delta(struct term_out *o, const struct term_out_msg *m,
+                   const char *text, size_t len, struct status_error *err);
 
 /* Close the streamed text block (its message stays open). 0 or -1. */
 int term_out_close_block(struct term_out *o);

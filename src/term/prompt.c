@@ -42,10 +42,10 @@ on_delta(void *ctx, const char *text, size_t len, struct status_error *err)
 {
     struct term_session *s = ((struct run *)ctx)->s;
     char id[32];
+    const struct term_out_msg m = {id, s->conv.model, &s->conv.last};
 
     snprintf(id, sizeof(id), "msg_%d", s->conv.msg_seq + 1);
-    return term_out_delta(&s->out, id, s->conv.model, &s->conv.last, text,
-                          len, err);
+    return term_out_delta(&s->out, &m, text, len, err);
 }
 
 static int
