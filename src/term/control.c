@@ -127,7 +127,7 @@ on_set_permission_mode(struct term_control *c, const struct request *r)
                  m ? m : "(none)");
         return control_reply(c, r->id, NULL, buf);
     }
-    c->tools->mode = mode;
+    term_tools_set_mode(c->tools, mode);
     return control_reply(c, r->id, json_pack("{s:s}", "mode", m), NULL);
 }
 

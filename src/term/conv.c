@@ -171,6 +171,13 @@ term_conv_reset_prompt(struct term_conv *conv)
     conv->api_ms = 0;
     conv->api_open = false;
     memset(&conv->extra, 0, sizeof(conv->extra));
+    conv->gemini.model = conv->model; /* the prompt's, whatever comes */
+}
+
+void
+term_conv_said(struct term_conv *conv, const char *text)
+{
+    conv->last_text = text;
 }
 
 void

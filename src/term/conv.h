@@ -78,8 +78,13 @@ void term_conv_release(struct term_conv *conv);
 int term_conv_set_model(struct term_conv *conv, const char *model,
                         bool in_turn);
 
-/* A new prompt: the model set meanwhile, the prompt's counts zeroed. */
+/* A new prompt: the model set meanwhile (the client's for the prompt),
+ * the prompt's counts zeroed. */
 void term_conv_reset_prompt(struct term_conv *conv);
+
+/* The answer's last text so far (borrowed: the prompt's arena, or
+ * static). */
+void term_conv_said(struct term_conv *conv, const char *text);
 
 /* A Gemini call starts. */
 void term_conv_thinking(struct term_conv *conv);

@@ -78,10 +78,11 @@ static int
 on_text(void *ctx, const char *text, struct status_error *err)
 {
     struct term_session *s = ((struct run *)ctx)->s;
+    const char *copy = arena_strdup(&s->a, text);
 
-    s->conv.last_text = arena_strdup(&s->a, text);
-    if (s->conv.last_text == NULL)
+    if (copy == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
+    term_conv_said(&s->conv, copy);
     return term_out_emit_err(
         &s->out,
         term_sj_assistant(s->conv.msg_id, s->conv.model,
@@ -348,8 +349,8 @@ compact_command(struct term_session *s, long t0)
         o = (struct outcome){"error_during_execution", true, NULL, NULL};
         o.error = failure(s, &err);
     } else {
-        s->conv.last_text = rc > 0 ? "Compacted the conversation."
-                                   : "Nothing to compact yet.";
+        term_conv_said(&s->conv, rc > 0 ? "Compacted the conversation."
+                                        : "Nothing to compact yet.");
         term_saved_save(&s->saved, &s->conv);
     }
     if (write_result(s, &o, t0) != 0)
@@ -439,7 +440,6 @@ run_loop(struct term_session *s, struct run *run, long *max_steps,
         .decide = ts_decide,
         .decide_ctx = &s->calls,
     };
-    s->conv.gemini.model = s->conv.model;
     return loop_run(&in, &sink, err);
 }
 

@@ -293,6 +293,12 @@ term_tools_update(struct term_tools *t, const json_t *updates,
 }
 
 void
+term_tools_set_mode(struct term_tools *t, enum term_mode mode)
+{
+    t->mode = mode;
+}
+
+void
 term_tools_allow(struct term_tools *t, const char *name)
 {
     if (t->rules.nallow < BOUND_TERM_RULES)

@@ -83,6 +83,9 @@ char *term_tools_system(const struct term_tools *t,
 int term_tools_update(struct term_tools *t, const struct json_t *updates,
                       struct arena *life, struct status_error *err);
 
+/* set_permission_mode. */
+void term_tools_set_mode(struct term_tools *t, enum term_mode mode);
+
 /* "Always" at the terminal: the tool's next calls are allowed (while the
  * rules have room). */
 void term_tools_allow(struct term_tools *t, const char *name);
