@@ -126,35 +126,13 @@ bad(FILE *err, const char *fmt, ...)
     return USAGE_EXIT;
 }
 
-/* Apply flag `f` with value `v` (NULL for a flag without one). */
+/* A flag without a value: 1 when `f` is one (applied), else 0. */
 static int
-apply(const struct flag *f, const char *v, struct term_args *a, FILE *err)
+apply_switch(const struct flag *f, struct term_args *a)
 {
-    char *end;
-
     switch (f->id) {
     case F_PRINT:
         a->print = true;
-        break;
-    case F_OUT:
-        if (strcmp(v, "text") == 0)
-            a->out = TERM_FMT_TEXT;
-        else if (strcmp(v, "json") == 0)
-            a->out = TERM_FMT_JSON;
-        else if (strcmp(v, "stream-json") == 0)
-            a->out = TERM_FMT_STREAM;
-        else
-            return bad(err, "%s must be text, json or stream-json, not '%s'",
-                       f->name, v);
-        break;
-    case F_IN:
-        if (strcmp(v, "text") == 0)
-            a->in_stream = false;
-        else if (strcmp(v, "stream-json") == 0)
-            a->in_stream = true;
-        else
-            return bad(err, "%s must be text or stream-json, not '%s'",
-                       f->name, v);
         break;
     case F_VERBOSE:
         a->verbose = true;
@@ -162,60 +140,8 @@ apply(const struct flag *f, const char *v, struct term_args *a, FILE *err)
     case F_PARTIAL:
         a->partial = true;
         break;
-    case F_MODEL:
-        a->model = v[0] ? v : NULL; /* empty: the default */
-        break;
-    case F_CWD:
-        a->cwd = v[0] ? v : NULL;
-        break;
-    case F_SESSION:
-        a->session_id = v[0] ? v : NULL;
-        break;
-    case F_RESUME:
-        a->resume = v[0] ? v : NULL;
-        break;
     case F_CONTINUE:
         a->cont = true;
-        break;
-    case F_MAX_TURNS:
-        errno = 0;
-        a->max_turns = strtol(v, &end, 10);
-        if (errno != 0 || end == v || *end != '\0' || a->max_turns < 1)
-            return bad(err, "%s must be a whole number >= 1, not '%s'",
-                       f->name, v);
-        if (a->max_turns > BOUND_TERM_TURNS)
-            a->max_turns = BOUND_TERM_TURNS;
-        break;
-    case F_MODE:
-        if (v[0] != '\0' && term_mode_parse(v, &a->mode) != 0)
-            return bad(err,
-                       "%s must be default, acceptEdits, bypassPermissions, "
-                       "plan or dontAsk, not '%s'",
-                       f->name, v);
-        break;
-    case F_ALLOWED:
-    case F_DENIED: {
-        const char **list = f->id == F_ALLOWED ? a->allowed : a->denied;
-        size_t *n = f->id == F_ALLOWED ? &a->nallowed : &a->ndenied;
-        if (*n == BOUND_TERM_RULE_FLAGS) {
-            fprintf(err, "gemini-agent chat: %s given more than %d times\n",
-                    f->name, BOUND_TERM_RULE_FLAGS);
-            return USAGE_EXIT;
-        }
-        list[(*n)++] = v;
-        break;
-    }
-    case F_SYSTEM:
-        a->system_prompt = v;
-        break;
-    case F_APPEND:
-        a->append_system = v;
-        break;
-    case F_PROMPT_TOOL:
-        if (strcmp(v, "stdio") != 0)
-            return bad(err, "%s: only 'stdio' is served, not '%s'", f->name,
-                       v);
-        a->prompt_stdio = true;
         break;
     case F_VERSION:
         a->version = true;
@@ -232,25 +158,146 @@ apply(const struct flag *f, const char *v, struct term_args *a, FILE *err)
     case F_NO_PERSIST:
         a->no_persist = true;
         break;
-    case F_ADD_DIR:
+    case F_VERTEX:
+        a->vertex = true;
+        break;
+    default:
+        return 0;
+    }
+    return 1;
+}
+
+/* A flag whose value is kept as it is (an empty one meaning the default
+ * where it says so): 1 when `f` is one (applied), else 0. */
+static int
+apply_text(const struct flag *f, const char *v, struct term_args *a)
+{
+    const char *or_null = v != NULL && v[0] ? v : NULL;
+
+    switch (f->id) {
+    case F_MODEL:
+        a->model = or_null; /* empty: the default */
+        break;
+    case F_CWD:
+        a->cwd = or_null;
+        break;
+    case F_SESSION:
+        a->session_id = or_null;
+        break;
+    case F_RESUME:
+        a->resume = or_null;
+        break;
+    case F_PROJECT:
+        a->project = or_null;
+        break;
+    case F_LOCATION:
+        a->location = or_null;
+        break;
+    case F_SYSTEM:
+        a->system_prompt = v;
+        break;
+    case F_APPEND:
+        a->append_system = v;
+        break;
+    default:
+        return 0;
+    }
+    return 1;
+}
+
+/* --output-format and --input-format. */
+static int
+apply_format(const struct flag *f, const char *v, struct term_args *a,
+             FILE *err)
+{
+    if (f->id == F_IN) {
+        if (strcmp(v, "text") == 0)
+            a->in_stream = false;
+        else if (strcmp(v, "stream-json") == 0)
+            a->in_stream = true;
+        else
+            return bad(err, "%s must be text or stream-json, not '%s'",
+                       f->name, v);
+        return 0;
+    }
+    if (strcmp(v, "text") == 0)
+        a->out = TERM_FMT_TEXT;
+    else if (strcmp(v, "json") == 0)
+        a->out = TERM_FMT_JSON;
+    else if (strcmp(v, "stream-json") == 0)
+        a->out = TERM_FMT_STREAM;
+    else
+        return bad(err, "%s must be text, json or stream-json, not '%s'",
+                   f->name, v);
+    return 0;
+}
+
+/* --allowedTools, --disallowedTools and --add-dir: a value more. */
+static int
+apply_list(const struct flag *f, const char *v, struct term_args *a,
+           FILE *err)
+{
+    if (f->id == F_ADD_DIR) {
         if (v[0] == '\0') /* the SDK passes --add-dir= for none */
-            break;
+            return 0;
         if (a->nadd_dirs == BOUND_TERM_ADD_DIRS)
             return bad(err, "%s given more than %d times", f->name,
                        BOUND_TERM_ADD_DIRS);
         a->add_dirs[a->nadd_dirs++] = v;
-        break;
-    case F_VERTEX:
-        a->vertex = true;
-        break;
-    case F_PROJECT:
-        a->project = v[0] ? v : NULL;
-        break;
-    case F_LOCATION:
-        a->location = v[0] ? v : NULL;
-        break;
+        return 0;
     }
+    const char **list = f->id == F_ALLOWED ? a->allowed : a->denied;
+    size_t *n = f->id == F_ALLOWED ? &a->nallowed : &a->ndenied;
+    if (*n == BOUND_TERM_RULE_FLAGS) {
+        fprintf(err, "gemini-agent chat: %s given more than %d times\n",
+                f->name, BOUND_TERM_RULE_FLAGS);
+        return USAGE_EXIT;
+    }
+    list[(*n)++] = v;
     return 0;
+}
+
+/* Apply flag `f` with value `v` (NULL for a flag without one). */
+static int
+apply(const struct flag *f, const char *v, struct term_args *a, FILE *err)
+{
+    char *end;
+
+    if (apply_switch(f, a) || apply_text(f, v, a))
+        return 0;
+    switch (f->id) {
+    case F_OUT:
+    case F_IN:
+        return apply_format(f, v, a, err);
+    case F_ALLOWED:
+    case F_DENIED:
+    case F_ADD_DIR:
+        return apply_list(f, v, a, err);
+    case F_MAX_TURNS:
+        errno = 0;
+        a->max_turns = strtol(v, &end, 10);
+        if (errno != 0 || end == v || *end != '\0' || a->max_turns < 1)
+            return bad(err, "%s must be a whole number >= 1, not '%s'",
+                       f->name, v);
+        if (a->max_turns > BOUND_TERM_TURNS)
+            a->max_turns = BOUND_TERM_TURNS;
+        return 0;
+    case F_MODE:
+        if (v[0] != '\0' && term_mode_parse(v, &a->mode) != 0)
+            return bad(err,
+                       "%s must be default, acceptEdits, bypassPermissions, "
+                       "plan or dontAsk, not '%s'",
+                       f->name, v);
+        return 0;
+    case F_PROMPT_TOOL:
+        if (strcmp(v, "stdio") != 0)
+            return bad(err, "%s: only 'stdio' is served, not '%s'", f->name,
+                       v);
+        a->prompt_stdio = true;
+        return 0;
+    default: /* the switches and texts above */
+        return 0;
+    }
 }
 
 static const struct flag *

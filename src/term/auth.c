@@ -147,7 +147,7 @@ term_auth_attach(struct term_auth *t, struct gemini *g,
                    : status_set(err, ST_NO_MEMORY, "out of memory");
     }
     /* the first token now: a credential that cannot give one ends the
-     * session before it starts (the seed's auth-failure rule) */
+     * session before it starts, not its first prompt */
     if (cred_token(&t->cred, false, &key, err) != 0)
         return -1;
     g->auth = GEMINI_AUTH_BEARER;

@@ -1,32 +1,120 @@
 /*
- * calls.c - who answers a call of the model (session_int.h): its tool_use
+ * calls.c - who answers a call of the model (calls.h): its tool_use
  * blocks, the permission check (perm.h) and the question (over stdin or
  * at the terminal), the run, and its tool_result.
  *
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
-#include "term/session_int.h"
+#include "term/calls.h"
+#include "core/arena.h"
+#include "core/bounds.h"
+#include "core/jsonout.h"
 #include "core/monotime.h"
+#include "core/sbuf.h"
 #include "core/status.h"
 #include "registry/plugin.h"
+#include "term/args.h"
+#include "term/control.h"
+#include "term/conv.h"
+#include "term/out.h"
+#include "term/perm.h"
 #include "term/streamjson.h"
+#include "term/tools.h"
 #include "term/tty.h"
 
+#include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int run_tool(struct term_session *s, const struct term_tool *t,
+static int run_tool(struct term_calls *s, const struct term_tool *t,
                     const json_t *input, struct loop_result *r,
                     struct status_error *err);
+
+void
+term_calls_init(struct term_calls *k, const struct term_calls_env *env)
+{
+    *k = (struct term_calls){
+        .args = env->args,
+        .a = env->a,
+        .out = env->out,
+        .conv = env->conv,
+        .tools = env->tools,
+        .ctl = env->ctl,
+    };
+    k->who.cancelled = term_control_gone;
+    k->who.cancelled_ctx = env->ctl;
+}
+
+void
+term_calls_release(struct term_calls *k)
+{
+    json_decref(k->denials);
+    k->denials = NULL;
+}
+
+int
+term_calls_reset(struct term_calls *k)
+{
+    k->a_valid = k->stashed = false;
+    json_decref(k->denials);
+    k->denials = json_array();
+    return k->denials ? 0 : -1;
+}
+
+/* The JSON text of `v` in the arena (NULL when out of memory). */
+static const char *
+json_text(struct arena *a, const json_t *v)
+{
+    struct sbuf sb;
+    const char *s = NULL;
+
+    sbuf_init(&sb, BOUND_ACTION_OUTPUT_BYTES * 2);
+    if (jsonout_write(v, &sb) == 0)
+        s = arena_strndup(a, sb.buf, sb.len);
+    sbuf_release(&sb);
+    return s;
+}
+
+/* The tool declared as `name`, or NULL. */
+static const struct term_tool *
+ts_find_tool(const struct term_calls *s, const char *name)
+{
+    return term_tools_find(s->tools, name);
+}
+
+/* Has the user interrupted the prompt? */
+static bool
+ts_interrupted(struct term_calls *s)
+{
+    return term_control_interrupted(s->ctl);
+}
+
+/* Ask the host over stdin (can_use_tool) about the call being answered. */
+static int
+ts_ask_stdio(struct term_calls *s, const struct term_tool *t,
+             const json_t **input, const char **why,
+             struct status_error *err)
+{
+    return term_control_ask(s->ctl, t, s->tool_id, input, why, err);
+}
+
+/* An assistant message of the turn being answered with `block` (taken). */
+static json_t *
+assistant(const struct term_calls *s, json_t *block)
+{
+    return term_sj_assistant(s->conv->msg_id, s->conv->model, block,
+                             term_conv_last_usage(s->conv));
+}
 
 /* The order of call `c` among its turn's calls (its functionCall
  * parts before it). */
 static size_t
-call_order(const struct term_session *s, const struct loop_call *c)
+call_order(const struct term_calls *s, const struct loop_call *c)
 {
     const json_t *parts = json_object_get(
-        json_array_get(s->contents, c->turn), "parts");
+        json_array_get(s->conv->contents, c->turn), "parts");
     size_t n = 0;
 
     for (size_t i = 0; i < c->part && i < json_array_size(parts); i++)
@@ -42,11 +130,11 @@ call_order(const struct term_session *s, const struct loop_call *c)
  * Then s->tool_id is `c`'s id.
  */
 static int
-announce(struct term_session *s, const struct loop_call *c, bool all,
+announce(struct term_calls *s, const struct loop_call *c, bool all,
          struct status_error *err)
 {
     const json_t *parts = json_object_get(
-        json_array_get(s->contents, c->turn), "parts");
+        json_array_get(s->conv->contents, c->turn), "parts");
     size_t order = call_order(s, c), k = 0, i;
     const json_t *p;
 
@@ -71,44 +159,38 @@ announce(struct term_session *s, const struct loop_call *c, bool all,
         s->a_done = k;
         if (s->a_first + (int)k > s->tool_seq)
             s->tool_seq = s->a_first + (int)k;
-        if (ts_emit_err(s,
-                     term_sj_assistant(
-                         s->msg_id, s->model,
-                         json_pack("{s:s, s:s, s:s, s:o}", "type",
-                                   "tool_use", "id", id, "name",
-                                   json_string_value(
-                                       json_object_get(fc, "name")),
-                                   "input",
-                                   json_is_object(args)
-                                       ? json_incref(UNCONST(args))
-                                       : json_object()),
-                         ts_last_usage(s)),
-                     err) != 0)
+        if (term_out_emit_err(
+                s->out,
+                assistant(s, json_pack("{s:s, s:s, s:s, s:o}", "type",
+                                       "tool_use", "id", id, "name",
+                                       json_string_value(
+                                           json_object_get(fc, "name")),
+                                       "input",
+                                       json_is_object(args)
+                                           ? json_incref(UNCONST(args))
+                                           : json_object())),
+                err) != 0)
             return -1;
     }
     s->a_cur = order;
     snprintf(s->tool_id, sizeof(s->tool_id), "toolu_%d",
              s->a_first + (int)order + 1);
-    if (ts_end_message(s, "tool_use") != 0)
+    if (term_out_end_message(s->out, "tool_use", &s->conv->last) != 0)
         return status_set(err, ST_INTERNAL, "cannot write the output");
     return 0;
 }
 
 int
-ts_on_tool_call(void *ctx, const struct loop_call *c, bool handed_back,
-             struct status_error *err)
+term_calls_on_call(struct term_calls *s, const struct loop_call *c,
+                   struct status_error *err)
 {
-    struct term_session *s = ctx;
-
-    (void)handed_back;
     return announce(s, c, s->tty == NULL, err);
 }
 
 int
-ts_on_tool_result(void *ctx, const struct loop_call *c,
-               const struct loop_result *r, struct status_error *err)
+term_calls_on_result(struct term_calls *s, const struct loop_call *c,
+                     const struct loop_result *r, struct status_error *err)
 {
-    struct term_session *s = ctx;
     const char *content;
     bool is_error;
 
@@ -120,34 +202,26 @@ ts_on_tool_result(void *ctx, const struct loop_call *c,
     } else { /* answered by the loop itself (past the calls' cap) */
         const json_t *e = json_object_get(r->response, "error");
         content = json_is_string(e) ? json_string_value(e)
-                                    : ts_json_text(&s->a, r->response);
+                                    : json_text(s->a, r->response);
         is_error = !r->ok;
         if (content == NULL)
             return status_set(err, ST_NO_MEMORY, "out of memory");
     }
     s->stashed = false;
-    return ts_emit_err(s,
-                    term_sj_tool_result(s->tool_id, content, is_error,
-                                        is_error ? NULL : s->st_structured),
-                    err);
-}
-
-const struct term_tool *
-ts_find_tool(const struct term_session *s, const char *name)
-{
-    for (size_t i = 0; i < s->ntools; i++)
-        if (strcmp(s->tools[i].name, name) == 0)
-            return &s->tools[i];
-    return NULL;
+    return term_out_emit_err(
+        s->out,
+        term_sj_tool_result(s->tool_id, content, is_error,
+                            is_error ? NULL : s->st_structured),
+        err);
 }
 
 /* Answer call `c` with an error the model reads and the transcript shows. */
 static int
-refuse(struct term_session *s, const char *shown, const char *to_model,
+refuse(struct term_calls *s, const char *shown, const char *to_model,
        struct loop_result *r, struct status_error *err)
 {
     r->response = arena_take_json(
-        &s->a, json_pack("{s:s}", "error", to_model ? to_model : shown));
+        s->a, json_pack("{s:s}", "error", to_model ? to_model : shown));
     if (r->response == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     r->ok = false;
@@ -159,7 +233,7 @@ refuse(struct term_session *s, const char *shown, const char *to_model,
 }
 
 static int
-deny(struct term_session *s, const struct loop_call *c, const char *why,
+deny(struct term_calls *s, const struct loop_call *c, const char *why,
      struct loop_result *r, struct status_error *err)
 {
     if (json_array_append_new(
@@ -172,11 +246,11 @@ deny(struct term_session *s, const struct loop_call *c, const char *why,
 
 /* Did a --disallowedTools rule deny this call (not the mode)? */
 static bool
-denied_by_rule(const struct term_session *s, const char *tool,
+denied_by_rule(const struct term_calls *s, const char *tool,
                const json_t *input)
 {
-    for (size_t i = 0; i < s->rules.ndeny; i++)
-        if (term_rule_matches(&s->rules.deny[i], tool, input))
+    for (size_t i = 0; i < s->tools->rules.ndeny; i++)
+        if (term_rule_matches(&s->tools->rules.deny[i], tool, input))
             return true;
     return false;
 }
@@ -188,36 +262,36 @@ denied_by_rule(const struct term_session *s, const char *tool,
  * it was not asked). NULL when out of memory.
  */
 static const char *
-denial_text(struct term_session *s, const char *tool, const json_t *input)
+denial_text(struct term_calls *s, const char *tool, const json_t *input)
 {
     bool rule = denied_by_rule(s, tool, input);
     const char *why;
 
     if (rule)
-        why = arena_printf(&s->a,
+        why = arena_printf(s->a,
                            "Permission to use %s denied: --disallowedTools "
                            "forbids this call.",
                            tool);
-    else if (s->mode == TERM_MODE_PLAN)
-        why = arena_printf(&s->a,
+    else if (s->tools->mode == TERM_MODE_PLAN)
+        why = arena_printf(s->a,
                            "Permission to use %s denied: plan mode runs "
                            "nothing with side effects.",
                            tool);
     else
-        why = arena_printf(&s->a,
+        why = arena_printf(s->a,
                            "Permission to use %s denied: it has side effects "
                            "and the permission mode %s does not allow it "
                            "without asking (allow it with --allowedTools or "
                            "--permission-mode).",
-                           tool, term_mode_name(s->mode));
+                           tool, term_mode_name(s->tools->mode));
     if (why != NULL &&
-        ts_emit(s, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type",
+        term_out_emit(s->out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type",
                           "system", "subtype", "permission_denied",
                           "tool_name", tool, "tool_use_id", s->tool_id,
                           "message", why, "decision_reason_type",
                           rule ? "rule" : "mode", "decision_reason",
                           rule ? "--disallowedTools"
-                               : term_mode_name(s->mode))) != 0)
+                               : term_mode_name(s->tools->mode))) != 0)
         return NULL;
     return why;
 }
@@ -231,14 +305,12 @@ denial_text(struct term_session *s, const char *tool, const json_t *input)
 /* Ask the person at the terminal; "always" adds the tool to the session's
  * allow rules, so its next calls are not asked again. */
 static int
-ask_tty(struct term_session *s, const struct term_tool *t,
+ask_tty(struct term_calls *s, const struct term_tool *t,
         const json_t *input, const char **why)
 {
     switch (tty_ask(s->tty, t->name, input)) {
     case TTY_ALWAYS:
-        if (s->rules.nallow < BOUND_TERM_RULES)
-            s->rules.allow[s->rules.nallow++] =
-                (struct term_rule){t->name, NULL, false};
+        term_tools_allow(s->tools, t->name);
         return TERM_ALLOW;
     case TTY_YES:
         return TERM_ALLOW;
@@ -247,7 +319,7 @@ ask_tty(struct term_session *s, const struct term_tool *t,
     }
     /* Ctrl-C at the question: no, and the prompt ends */
     *why = ts_interrupted(s) ? "interrupted by the user"
-                          : arena_printf(&s->a, TTY_DENIED, t->name);
+                          : arena_printf(s->a, TTY_DENIED, t->name);
     return TERM_DENY;
 }
 
@@ -257,12 +329,14 @@ ask_tty(struct term_session *s, const struct term_tool *t,
  * prompt with an error result: term_session_prompt()).
  */
 static int
-stop_turn(struct term_session *s, struct status_error *err)
+stop_turn(struct term_calls *s, struct status_error *err)
 {
-    if (ts_emit_err(s,
-                 term_sj_tool_result(s->tool_id, s->st_content, s->st_error,
-                                     s->st_error ? NULL : s->st_structured),
-                 err) != 0)
+    if (term_out_emit_err(s->out,
+                          term_sj_tool_result(s->tool_id, s->st_content,
+                                              s->st_error,
+                                              s->st_error ? NULL
+                                                          : s->st_structured),
+                          err) != 0)
         return -1;
     s->stashed = false;
     /* the turn's later calls were announced (all the blocks of a message
@@ -270,10 +344,11 @@ stop_turn(struct term_session *s, struct status_error *err)
     for (size_t k = s->a_cur + 2; k <= s->a_done; k++) {
         char id[32];
         snprintf(id, sizeof(id), "toolu_%d", s->a_first + (int)k);
-        if (ts_emit_err(s,
-                     term_sj_tool_result(id, "interrupted by the user", true,
-                                         NULL),
-                     err) != 0)
+        if (term_out_emit_err(s->out,
+                              term_sj_tool_result(id,
+                                                  "interrupted by the user",
+                                                  true, NULL),
+                              err) != 0)
             return -1;
     }
     return status_set(err, ST_CLIENT_GONE, "interrupted by the user");
@@ -283,7 +358,7 @@ int
 ts_decide(void *ctx, const struct loop_call *c, struct loop_result *r,
        struct status_error *err)
 {
-    struct term_session *s = ctx;
+    struct term_calls *s = ctx;
     const struct term_tool *t = ts_find_tool(s, c->name);
     const json_t *input = c->args;
     const char *why = NULL;
@@ -294,10 +369,10 @@ ts_decide(void *ctx, const struct loop_call *c, struct loop_result *r,
     s->st_part = c->part;
     if (t == NULL)
         return refuse(s,
-                      arena_printf(&s->a, "Error: No such tool available: %s",
+                      arena_printf(s->a, "Error: No such tool available: %s",
                                    c->name),
                       NULL, r, err);
-    v = term_perm_decide(s->mode, &s->rules, t->name, input,
+    v = term_perm_decide(s->tools->mode, &s->tools->rules, t->name, input,
                          t->act->side_effects, t->edit);
     if (v == TERM_ASK && s->args->prompt_stdio && s->args->in_stream)
         v = ts_ask_stdio(s, t, &input, &why, err);
@@ -309,7 +384,7 @@ ts_decide(void *ctx, const struct loop_call *c, struct loop_result *r,
         return -1;
     if (v != TERM_ALLOW && why == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
-    if (v != TERM_ALLOW && s->interrupted) {
+    if (v != TERM_ALLOW && s->ctl->interrupted) {
         /* the call is denied and the prompt ends here: no more steps */
         if (deny(s, c, why, r, err) < 0)
             return -1;
@@ -323,14 +398,14 @@ ts_decide(void *ctx, const struct loop_call *c, struct loop_result *r,
         return stop_turn(s, err);
     }
     rc = run_tool(s, t, input, r, err);
-    if (rc >= 0 && s->interrupted) /* while it ran: it stopped, or ended */
+    if (rc >= 0 && s->ctl->interrupted) /* while it ran: it stopped, or ended */
         return stop_turn(s, err);
     return rc;
 }
 
 /* Run tool `t` on `input` (permitted): its answer in `r` and stashed. */
 static int
-run_tool(struct term_session *s, const struct term_tool *t,
+run_tool(struct term_calls *s, const struct term_tool *t,
          const json_t *input, struct loop_result *r, struct status_error *err)
 {
     struct status_error failed = {0};
@@ -339,7 +414,7 @@ run_tool(struct term_session *s, const struct term_tool *t,
 
     r->action = t->act->name;
     long t0 = monotime_ms();
-    rc = action_run(&s->actions_env, t->act, &s->who, input, &s->a, &out,
+    rc = action_run(&s->tools->actions_env, t->act, &s->who, input, s->a, &out,
                     &failed);
     r->ms = monotime_ms() - t0;
     if (failed.code == ST_NO_MEMORY)
@@ -347,13 +422,13 @@ run_tool(struct term_session *s, const struct term_tool *t,
     if (rc == 0) {
         const json_t *text = json_object_get(out, "text");
         r->ok = true;
-        r->response = arena_take_json(&s->a,
+        r->response = arena_take_json(s->a,
                                       json_pack("{s:O}", "result", out));
         s->stashed = true;
         s->st_error = false;
         s->st_structured = out;
         s->st_content = json_is_string(text) ? json_string_value(text)
-                                             : ts_json_text(&s->a, out);
+                                             : json_text(s->a, out);
         if (r->response == NULL || s->st_content == NULL)
             return status_set(err, ST_NO_MEMORY, "out of memory");
         return LOOP_ANSWER_IT;
@@ -369,13 +444,13 @@ run_tool(struct term_session *s, const struct term_tool *t,
         fprintf(stderr, "gemini-agent chat: %s: %s\n", t->name, line);
         return refuse(
             s,
-            arena_printf(&s->a,
+            arena_printf(s->a,
                          "InputValidationError: %s failed: the arguments do "
                          "not match its input schema",
                          t->name),
-            arena_printf(&s->a, "invalid arguments: %s; the tool did not run",
+            arena_printf(s->a, "invalid arguments: %s; the tool did not run",
                          line),
             r, err);
     }
-    return refuse(s, arena_strdup(&s->a, failed.text), NULL, r, err);
+    return refuse(s, arena_strdup(s->a, failed.text), NULL, r, err);
 }

@@ -1,6 +1,6 @@
 /*
  * compact.h - automatic compaction of a terminal session's conversation
- * (issue 14 §5): when a prompt nears the model's context window, the
+ * (docs/internals/terminal.md §5): when a prompt nears the model's context window, the
  * oldest turns are replaced by a summary Gemini writes of them, and the
  * last few user turns are kept whole (their calls, results and thought
  * signatures untouched).
@@ -10,7 +10,7 @@
  * call loses its response. The summary then stands as one user content
  * and the model's short acknowledgement, so the conversation still
  * alternates. These functions are pure; the Gemini call is the
- * session's (term/session.c).
+ * conversation's (term/conv.c).
  *
  * SPDX-License-Identifier: MIT
  */

@@ -1,6 +1,7 @@
 /*
- * keep.h - where the terminal client keeps its sessions (issue 14 §5),
- * so `--resume ID` and `--continue` carry on where a session stopped.
+ * keep.h - where the terminal client keeps its sessions
+ * (docs/internals/terminal.md §5), so `--resume ID` and `--continue`
+ * carry on where a session stopped.
  *
  * The sessions are the user's own, never a site's: a SQLite store
  * (store.h, its `chats` table) at $GEMINI_AGENT_SESSIONS, else

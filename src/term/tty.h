@@ -5,10 +5,10 @@
  * the permission question ("Allow Bash(ls)? [y]es, [n]o, [a]lways: ")
  * and the REPL's prompt (docs/internals/terminal.md "Interactive mode").
  *
- * It is not the session: session.c hands it each message it would have
- * written as stream-json, and asks it when a call needs the user's word;
- * cmd/chat.c reads the prompts with it. Colours only when asked for
- * (tty_color_wanted()). One thread.
+ * It is not the session: out.c hands it each message it would have
+ * written as stream-json, and calls.c asks it when a call needs the
+ * user's word; cmd/chat.c reads the prompts with it. Colours only when
+ * asked for (tty_color_wanted()). One thread.
  *
  * SPDX-License-Identifier: MIT
  */

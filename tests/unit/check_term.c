@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "term/args.h"
 #include "term/compact.h"
+#include "term/conv.h"
 #include "term/keep.h"
 #include "term/input.h"
 #include "term/perm.h"
@@ -558,6 +559,97 @@ START_TEST(permission_updates)
 }
 END_TEST
 
+/* Every flag the table reads lands in its field (args.c's apply and the
+ * helpers it hands each kind of flag to). */
+START_TEST(every_flag)
+{
+    struct term_args a;
+    char err[512];
+
+    ck_assert_int_eq(
+        parse(&a, err, sizeof(err), "-p", "--verbose",
+              "--include-partial-messages", "--continue", "--fork-session",
+              "--no-session-persistence", "--vertex", "--help", "-v",
+              "--cwd=/tmp", "--session-id", "s1", "--resume=r1",
+              "--project", "p", "--location=l", "--system-prompt=S",
+              "--append-system-prompt", "A", "--add-dir=/a", "--add-dir=",
+              "--add-dir", "/b", "--allowed-tools", "Read",
+              "--disallowed-tools=Bash", "--permission-mode=plan",
+              "--output-format=json", "--input-format=text", NULL),
+        0);
+    ck_assert(a.print && a.verbose && a.partial && a.cont && a.fork &&
+              a.no_persist && a.vertex && a.help && a.version);
+    ck_assert_str_eq(a.cwd, "/tmp");
+    ck_assert_str_eq(a.session_id, "s1");
+    ck_assert_str_eq(a.resume, "r1");
+    ck_assert_str_eq(a.project, "p");
+    ck_assert_str_eq(a.location, "l");
+    ck_assert_str_eq(a.system_prompt, "S");
+    ck_assert_str_eq(a.append_system, "A");
+    ck_assert_uint_eq(a.nadd_dirs, 2); /* --add-dir= adds none */
+    ck_assert_str_eq(a.add_dirs[1], "/b");
+    ck_assert_str_eq(a.allowed[0], "Read");
+    ck_assert_str_eq(a.denied[0], "Bash");
+    ck_assert_int_eq(a.mode, TERM_MODE_PLAN);
+    ck_assert_int_eq(a.out, TERM_FMT_JSON);
+    ck_assert(!a.in_stream);
+    ck_assert_ptr_null(a.prompt);
+    /* empty values: the default; --dangerously-skip-permissions */
+    ck_assert_int_eq(parse(&a, err, sizeof(err), "--model=", "--cwd=",
+                           "--resume=", "--project=",
+                           "--dangerously-skip-permissions", NULL),
+                     0);
+    ck_assert(a.model == NULL && a.cwd == NULL && a.resume == NULL &&
+              a.project == NULL);
+    ck_assert_int_eq(a.mode, TERM_MODE_BYPASS);
+}
+END_TEST
+
+/* The conversation's counts: the last answer's share of the loop's
+ * totals, the message ids, a model set during a prompt, the usage
+ * saved. */
+START_TEST(conv_counts)
+{
+    struct term_conv c = {0};
+    struct loop_usage t1 = {.prompt = 100, .candidates = 20, .calls = 1};
+    struct loop_usage t2 = {.prompt = 250, .candidates = 50, .calls = 2};
+    struct loop_usage all;
+    double cost;
+    json_t *u;
+
+    ck_assert_int_eq(term_conv_set_model(&c, "default", false), 0);
+    ck_assert_str_eq(c.model, CONFIG_DEFAULT_MODEL);
+    term_conv_reset_prompt(&c);
+    ck_assert_str_eq(c.msg_id, "msg_1");
+    term_conv_thinking(&c);
+    term_conv_answered(&c, &t1);
+    term_conv_answered(&c, &t2);
+    ck_assert_int_eq(c.last.prompt, 150);
+    ck_assert_int_eq(c.last.candidates, 30);
+    ck_assert_int_eq(c.context_tokens, 180);
+    ck_assert_int_eq(c.num_turns, 2);
+    ck_assert_str_eq(c.msg_id, "msg_2");
+    /* during a prompt the model is for the next one */
+    ck_assert_int_eq(term_conv_set_model(&c, "m2", true), 0);
+    ck_assert_str_eq(c.model, CONFIG_DEFAULT_MODEL);
+    c.used.prompt = 1000;
+    u = term_conv_session_usage(&c, &all, &cost);
+    ck_assert_ptr_nonnull(u);
+    ck_assert_int_eq(all.prompt, 1250);
+    ck_assert_int_eq(all.calls, 2);
+    ck_assert_int_eq(c.used.prompt, 1000); /* kept only once saved */
+    term_conv_kept(&c, &all, cost);
+    ck_assert_int_eq(c.used.prompt, 1250);
+    json_decref(u);
+    term_conv_reset_prompt(&c);
+    ck_assert_str_eq(c.model, "m2");
+    ck_assert_ptr_null(c.next_model);
+    ck_assert_str_eq(c.msg_id, "msg_3");
+    ck_assert_int_eq(c.num_turns, 0);
+    term_conv_release(&c);
+}
+END_TEST
+
 Suite *
 term_suite(void)
 {
@@ -578,6 +670,8 @@ term_suite(void)
     tcase_add_test(tc, session_ids);
     tcase_add_test(tc, permission_updates);
     tcase_add_test(tc, input_lines);
+    tcase_add_test(tc, every_flag);
+    tcase_add_test(tc, conv_counts);
     suite_add_tcase(s, tc);
     return s;
 }
