@@ -928,24 +928,35 @@ fe_tool_read(struct fileedit *fe, struct fe_txn *t,
     return fe_answer(ctx, out, text, res);
 }
 
-/* The file's old content for a change: 0 with *existed; or -1 after
- * answering why it may not change. */
+/* A file a write tool changes: where it is, what it held, and what it
+ * is to hold. */
+struct fe_change {
+    char abs[PATH_MAX];
+    bool existed;     /* false: the change creates it */
+    char *old;        /* its content before (heap; NULL when !existed) */
+    size_t old_len;
+    unsigned mode;    /* kept by the new content */
+    const char *data; /* the new content (borrowed) */
+    size_t len;
+};
+
+/* The file's old content for a change into c (c->abs set): 0; or -1
+ * after answering why it may not change (*rc). */
 static int
 fe_old(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
-       struct gemini_agent_out *out, const char *abs, char **data,
-       size_t *len, unsigned *mode, bool *existed, int *rc)
+       struct gemini_agent_out *out, struct fe_change *c, int *rc)
 {
-    *existed = true;
-    if (fe_read(abs, fe->max_bytes, data, len, mode) == 0)
+    c->existed = true;
+    if (fe_read(c->abs, fe->max_bytes, &c->old, &c->old_len, &c->mode) == 0)
         return 0;
     if (errno == ENOENT) {
-        *existed = false;
-        *data = NULL;
-        *len = 0;
-        *mode = 0644;
+        c->existed = false;
+        c->old = NULL;
+        c->old_len = 0;
+        c->mode = 0644;
         return 0;
     }
-    *rc = fe_read_fail(fe, ctx, out, abs, errno);
+    *rc = fe_read_fail(fe, ctx, out, c->abs, errno);
     return -1;
 }
 
@@ -954,49 +965,49 @@ fe_old(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
  * answering (*rc). */
 static int
 fe_old_copy(struct fileedit *fe, const struct gemini_agent_ctx *ctx,
-            struct gemini_agent_out *out, const char *abs, char **data,
-            size_t *len, unsigned *mode, bool *existed, char **copy, int *rc)
+            struct gemini_agent_out *out, struct fe_change *c, char **copy,
+            int *rc)
 {
     *copy = NULL;
-    if (fe_old(fe, ctx, out, abs, data, len, mode, existed, rc) != 0)
+    if (fe_old(fe, ctx, out, c, rc) != 0)
         return -1;
-    if (!*existed)
+    if (!c->existed)
         return 0;
-    if ((*copy = malloc(*len + 1)) == NULL) {
-        free(*data);
-        *data = NULL;
+    if ((*copy = malloc(c->old_len + 1)) == NULL) {
+        free(c->old);
+        c->old = NULL;
         *rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
         return -1;
     }
-    memcpy(*copy, *data, *len + 1);
+    memcpy(*copy, c->old, c->old_len + 1);
     return 0;
 }
 
 /*
  * The change every write tool makes, with the journal `t` held: note the
- * old state in it, then put data[len] in place of `abs`. 0, or -1 after
+ * old state in it, then put c->data in place of c->abs. 0, or -1 after
  * answering the error (*rc).
  */
 static int
 fe_apply(struct fileedit *fe, struct fe_txn *t,
          const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
-         const char *abs, bool existed, const char *old, size_t old_len,
-         unsigned mode, const char *data, size_t len, int *rc)
+         const struct fe_change *c, int *rc)
 {
     int e;
 
-    if (fe_note(fe, t, abs, existed, old, old_len, mode) != 0) {
+    if (fe_note(fe, t, c->abs, c->existed, c->old, c->old_len, c->mode) !=
+        0) {
         e = errno;
         *rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED,
-                          "cannot back up %s: %s", abs, fe_errno_text(e));
+                          "cannot back up %s: %s", c->abs, fe_errno_text(e));
         return -1;
     }
-    if (fe_mkdirs(abs, false) != 0 ||
-        fe_write_atomic(abs, data, len, mode) != 0) {
+    if (fe_mkdirs(c->abs, false) != 0 ||
+        fe_write_atomic(c->abs, c->data, c->len, c->mode) != 0) {
         e = errno;
         fe_unnote(fe, t);
         *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                          "Cannot write %s: %s", abs, fe_errno_text(e));
+                          "Cannot write %s: %s", c->abs, fe_errno_text(e));
         return -1;
     }
     if (fe_save(fe, t) != 0) {
@@ -1004,7 +1015,7 @@ fe_apply(struct fileedit *fe, struct fe_txn *t,
         *rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                           "%s changed, but the undo journal could not be "
                           "written",
-                          abs);
+                          c->abs);
         return -1;
     }
     return 0;
@@ -1015,143 +1026,201 @@ fe_tool_write(struct fileedit *fe, struct fe_txn *t,
               const struct gemini_agent_ctx *ctx, json_t *a,
               struct gemini_agent_out *out)
 {
-    char abs[PATH_MAX], msg[STATUS_TEXT_MAX];
-    const char *path, *content;
-    size_t plen, clen, old_len;
+    char msg[STATUS_TEXT_MAX];
+    const char *path;
+    size_t plen;
+    struct fe_change c;
     json_error_t jerr;
-    char *old = NULL, *text;
-    unsigned mode;
-    bool existed;
+    char *text;
     int rc;
 
     if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s:s%}", "file_path",
-                       &path, &plen, "content", &content, &clen) != 0)
+                       &path, &plen, "content", &c.data, &c.len) != 0)
         return fe_bad_args(ctx, out, &jerr);
-    if (fe_resolve(fe, path, plen, true, abs, msg, sizeof(msg)) != 0)
+    if (fe_resolve(fe, path, plen, true, c.abs, msg, sizeof(msg)) != 0)
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
-    if (clen > fe->max_bytes)
+    if (c.len > fe->max_bytes)
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                            "The content is %zu bytes, more than maxFileBytes "
                            "(%zu).",
-                           clen, fe->max_bytes);
-    if (fe_old(fe, ctx, out, abs, &old, &old_len, &mode, &existed, &rc) != 0)
+                           c.len, fe->max_bytes);
+    if (fe_old(fe, ctx, out, &c, &rc) != 0)
         return rc;
-    if (fe_apply(fe, t, ctx, out, abs, existed, old, old_len, mode, content,
-                 clen, &rc) != 0) {
-        free(old);
+    if (fe_apply(fe, t, ctx, out, &c, &rc) != 0) {
+        free(c.old);
         return rc;
     }
-    free(old);
-    if (!existed) {
-        if (asprintf(&text, "File created successfully at: %s", abs) < 0)
+    free(c.old);
+    if (!c.existed) {
+        if (asprintf(&text, "File created successfully at: %s", c.abs) < 0)
             text = NULL;
     } else {
-        text = fe_snippet(abs, content, clen, 0, FILEEDIT_READ_LINES);
+        text = fe_snippet(c.abs, c.data, c.len, 0, FILEEDIT_READ_LINES);
     }
     return fe_answer(ctx, out, text,
                      json_pack("{s:s, s:s}", "type",
-                               existed ? "update" : "create", "filePath",
-                               abs));
+                               c.existed ? "update" : "create", "filePath",
+                               c.abs));
 }
 
-/*
- * One edit of buf[*len] (heap, replaced; NULL and `exists` false for a
- * file that does not exist): `from` -> `to`, every occurrence when `all`.
- * *first: where the first replacement starts. 0, or -1 with Claude Code's
- * message in msg.
- */
-static int
-fe_edit_buf(char **buf, size_t *len, bool exists, const char *from,
-            size_t flen, const char *to, size_t tlen, bool all, size_t max,
-            size_t *first, char *msg, size_t size)
-{
-    size_t count = 0, newlen;
-    const char *p, *end;
-    char *neu, *w;
+/* One replacement of Edit or MultiEdit: `from` -> `to`, every
+ * occurrence when `all`. */
+struct fe_edit {
+    const char *from;
+    size_t flen;
+    const char *to;
+    size_t tlen;
+    bool all;
+};
 
-    *first = 0;
-    if (flen == tlen && memcmp(from, to, flen) == 0) {
-        snprintf(msg, size, "No changes to make: old_string and new_string "
-                            "are exactly the same.");
+/* The text the edits change: s[len] (heap, replaced by each edit; NULL
+ * and `exists` false for a file that does not exist yet), which may grow
+ * to `max` bytes. */
+struct fe_buf {
+    char *s;
+    size_t len;
+    bool exists;
+    size_t max;
+};
+
+/* Put the heap text neu[len] in place of b's. */
+static void
+fe_buf_take(struct fe_buf *b, char *neu, size_t len)
+{
+    free(b->s);
+    b->s = neu;
+    b->len = len;
+}
+
+static int
+fe_edit_big(const struct fe_buf *b, char *msg, size_t size)
+{
+    snprintf(msg, size, "The result would be larger than maxFileBytes "
+                        "(%zu bytes).",
+             b->max);
+    return -1;
+}
+
+/* An empty old_string: it creates the file (or fills an empty one). */
+static int
+fe_edit_create(struct fe_buf *b, const struct fe_edit *ed, char *msg,
+               size_t size)
+{
+    char *neu;
+
+    if (b->exists && b->len > 0) {
+        snprintf(msg, size, "Cannot create new file - file already exists.");
         return -1;
     }
-    if (flen == 0) {
-        /* an empty old_string creates the file (or fills an empty one) */
-        if (exists && *len > 0) {
-            snprintf(msg, size,
-                     "Cannot create new file - file already exists.");
-            return -1;
-        }
-        if (tlen > max)
-            goto big;
-        if ((neu = malloc(tlen + 1)) == NULL)
-            goto oom;
-        memcpy(neu, to, tlen);
-        neu[tlen] = '\0';
-        free(*buf);
-        *buf = neu;
-        *len = tlen;
-        return 0;
-    }
-    if (!exists) {
-        snprintf(msg, size, "File does not exist.");
+    if (ed->tlen > b->max)
+        return fe_edit_big(b, msg, size);
+    if ((neu = malloc(ed->tlen + 1)) == NULL) {
+        snprintf(msg, size, "out of memory");
         return -1;
     }
-    end = *buf + *len;
-    for (p = *buf; (p = memmem(p, (size_t)(end - p), from, flen)) != NULL;
-         p += flen) {
+    memcpy(neu, ed->to, ed->tlen);
+    neu[ed->tlen] = '\0';
+    fe_buf_take(b, neu, ed->tlen);
+    return 0;
+}
+
+/* How many times ed->from occurs in b (*first: where the first starts):
+ * at least 1, or 0 with Claude Code's message in msg (none, or several
+ * when not all are to be replaced). */
+static size_t
+fe_edit_count(const struct fe_buf *b, const struct fe_edit *ed,
+              size_t *first, char *msg, size_t size)
+{
+    const char *p, *end = b->s + b->len;
+    size_t count = 0;
+
+    for (p = b->s; (p = memmem(p, (size_t)(end - p), ed->from, ed->flen)) !=
+                   NULL;
+         p += ed->flen) {
         if (count++ == 0)
-            *first = (size_t)(p - *buf);
+            *first = (size_t)(p - b->s);
     }
     if (count == 0) {
         snprintf(msg, size, "String to replace not found in file.\nString: %.*s",
-                 (int)flen, from);
-        return -1;
+                 (int)ed->flen, ed->from);
+        return 0;
     }
-    if (count > 1 && !all) {
+    if (count > 1 && !ed->all) {
         snprintf(msg, size,
                  "Found %zu matches of the string to replace, but "
                  "replace_all is false. To replace all occurrences, set "
                  "replace_all to true. To replace only one occurrence, "
                  "please provide more context to uniquely identify the "
                  "instance.\nString: %.*s",
-                 count, (int)flen, from);
+                 count, (int)ed->flen, ed->from);
+        return 0;
+    }
+    return count;
+}
+
+/* Replace the `count` occurrences of ed->from in b. 0, or -1 with msg. */
+static int
+fe_edit_replace(struct fe_buf *b, const struct fe_edit *ed, size_t count,
+                char *msg, size_t size)
+{
+    const char *p, *end = b->s + b->len;
+    size_t newlen, max = b->max;
+    char *neu, *w;
+
+    /* count <= len / flen, so this cannot overflow */
+    newlen = b->len - count * ed->flen;
+    if (ed->tlen > 0 &&
+        count > (max - (newlen < max ? newlen : max)) / ed->tlen)
+        return fe_edit_big(b, msg, size);
+    newlen += count * ed->tlen;
+    if (newlen > max)
+        return fe_edit_big(b, msg, size);
+    if ((neu = malloc(newlen + 1)) == NULL) {
+        snprintf(msg, size, "out of memory");
         return -1;
     }
-    /* count <= len / flen, so this cannot overflow */
-    newlen = *len - count * flen;
-    if (tlen > 0 && count > (max - (newlen < max ? newlen : max)) / tlen)
-        goto big;
-    newlen += count * tlen;
-    if (newlen > max)
-        goto big;
-    if ((neu = malloc(newlen + 1)) == NULL)
-        goto oom;
     w = neu;
-    for (p = *buf;;) {
-        const char *m = memmem(p, (size_t)(end - p), from, flen);
+    for (p = b->s;;) {
+        const char *m = memmem(p, (size_t)(end - p), ed->from, ed->flen);
         if (m == NULL)
             break;
         memcpy(w, p, (size_t)(m - p));
         w += m - p;
-        memcpy(w, to, tlen);
-        w += tlen;
-        p = m + flen;
+        memcpy(w, ed->to, ed->tlen);
+        w += ed->tlen;
+        p = m + ed->flen;
     }
     memcpy(w, p, (size_t)(end - p));
     neu[newlen] = '\0';
-    free(*buf);
-    *buf = neu;
-    *len = newlen;
+    fe_buf_take(b, neu, newlen);
     return 0;
-big:
-    snprintf(msg, size, "The result would be larger than maxFileBytes "
-                        "(%zu bytes).",
-             max);
-    return -1;
-oom:
-    snprintf(msg, size, "out of memory");
-    return -1;
+}
+
+/*
+ * One edit of b. *first: where the first replacement starts. 0, or -1
+ * with Claude Code's message in msg.
+ */
+static int
+fe_edit_buf(struct fe_buf *b, const struct fe_edit *ed, size_t *first,
+            char *msg, size_t size)
+{
+    size_t count;
+
+    *first = 0;
+    if (ed->flen == ed->tlen && memcmp(ed->from, ed->to, ed->flen) == 0) {
+        snprintf(msg, size, "No changes to make: old_string and new_string "
+                            "are exactly the same.");
+        return -1;
+    }
+    if (ed->flen == 0)
+        return fe_edit_create(b, ed, msg, size);
+    if (!b->exists) {
+        snprintf(msg, size, "File does not exist.");
+        return -1;
+    }
+    if ((count = fe_edit_count(b, ed, first, msg, size)) == 0)
+        return -1;
+    return fe_edit_replace(b, ed, count, msg, size);
 }
 
 /* The \n in s[len]. */
@@ -1165,65 +1234,80 @@ fe_newlines(const char *s, size_t len)
     return n;
 }
 
+/* Edit's answer text after the edit `ed` of c->old into c->data, its
+ * first replacement at `first` (a new string, or NULL). */
+static char *
+fe_edit_text(const struct fe_change *c, const struct fe_edit *ed,
+             size_t first)
+{
+    char *text;
+    size_t line;
+
+    if (ed->all) {
+        if (asprintf(&text,
+                     "The file %s has been updated. All occurrences of "
+                     "'%s' were successfully replaced with '%s'.",
+                     c->abs, ed->from, ed->to) < 0)
+            text = NULL;
+        return text;
+    }
+    /* Claude Code's snippet: from FILEEDIT_SNIPPET_LINES lines above the
+     * replacement to as many below its new text */
+    line = c->old != NULL ? fe_newlines(c->old, first) : 0;
+    return fe_snippet(c->abs, c->data, c->len,
+                      line > FILEEDIT_SNIPPET_LINES
+                          ? line - FILEEDIT_SNIPPET_LINES
+                          : 0,
+                      line + fe_newlines(ed->to, ed->tlen) + 1 +
+                          FILEEDIT_SNIPPET_LINES);
+}
+
 static int
 fe_tool_edit(struct fileedit *fe, struct fe_txn *t,
              const struct gemini_agent_ctx *ctx, json_t *a,
              struct gemini_agent_out *out)
 {
-    char abs[PATH_MAX], msg[STATUS_TEXT_MAX];
-    const char *path, *from, *to;
-    size_t plen, flen, tlen, old_len, len, first, line;
+    char msg[STATUS_TEXT_MAX];
+    const char *path;
+    size_t plen, first;
+    struct fe_change c;
+    struct fe_edit ed;
+    struct fe_buf b;
     json_error_t jerr;
     int all = 0, rc;
-    char *old = NULL, *buf = NULL, *text;
-    unsigned mode;
-    bool existed;
+    char *text;
 
     if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s:s%, s:s%, s?b}",
-                       "file_path", &path, &plen, "old_string", &from, &flen,
-                       "new_string", &to, &tlen, "replace_all", &all) != 0)
+                       "file_path", &path, &plen, "old_string", &ed.from,
+                       &ed.flen, "new_string", &ed.to, &ed.tlen,
+                       "replace_all", &all) != 0)
         return fe_bad_args(ctx, out, &jerr);
-    if (fe_resolve(fe, path, plen, true, abs, msg, sizeof(msg)) != 0)
+    ed.all = all != 0;
+    if (fe_resolve(fe, path, plen, true, c.abs, msg, sizeof(msg)) != 0)
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
-    if (fe_old_copy(fe, ctx, out, abs, &old, &old_len, &mode, &existed, &buf,
-                    &rc) != 0)
+    if (fe_old_copy(fe, ctx, out, &c, &b.s, &rc) != 0)
         return rc;
-    len = old_len;
-    if (fe_edit_buf(&buf, &len, existed, from, flen, to, tlen, all != 0,
-                    fe->max_bytes, &first, msg, sizeof(msg)) != 0) {
-        free(old);
-        free(buf);
-        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
+    b.len = c.old_len;
+    b.exists = c.existed;
+    b.max = fe->max_bytes;
+    if (fe_edit_buf(&b, &ed, &first, msg, sizeof(msg)) != 0) {
+        rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
+        goto out;
     }
-    if (fe_apply(fe, t, ctx, out, abs, existed, old, old_len, mode, buf, len,
-                 &rc) != 0) {
-        free(old);
-        free(buf);
-        return rc;
-    }
-    if (all) {
-        if (asprintf(&text,
-                     "The file %s has been updated. All occurrences of "
-                     "'%s' were successfully replaced with '%s'.",
-                     abs, from, to) < 0)
-            text = NULL;
-    } else {
-        /* Claude Code's snippet: from FILEEDIT_SNIPPET_LINES lines above
-         * the replacement to as many below its new text */
-        line = old != NULL ? fe_newlines(old, first) : 0;
-        text = fe_snippet(abs, buf, len,
-                          line > FILEEDIT_SNIPPET_LINES
-                              ? line - FILEEDIT_SNIPPET_LINES
-                              : 0,
-                          line + fe_newlines(to, tlen) + 1 +
-                              FILEEDIT_SNIPPET_LINES);
-    }
-    free(old);
-    free(buf);
-    return fe_answer(ctx, out, text,
-                     json_pack("{s:s, s:s%, s:s%, s:b, s:b}", "filePath", abs,
-                               "oldString", from, flen, "newString", to, tlen,
-                               "userModified", 0, "replaceAll", all));
+    c.data = b.s;
+    c.len = b.len;
+    if (fe_apply(fe, t, ctx, out, &c, &rc) != 0)
+        goto out;
+    text = fe_edit_text(&c, &ed, first);
+    rc = fe_answer(ctx, out, text,
+                   json_pack("{s:s, s:s%, s:s%, s:b, s:b}", "filePath", c.abs,
+                             "oldString", ed.from, ed.flen, "newString",
+                             ed.to, ed.tlen, "userModified", 0, "replaceAll",
+                             all));
+out:
+    free(c.old);
+    free(b.s);
+    return rc;
 }
 
 /* The first 50 characters of s[len], and "..." when there were more. */
@@ -1237,69 +1321,68 @@ fe_put50(FILE *f, const char *s, size_t len)
         fputs("...", f);
 }
 
+/* Are MultiEdit's `edits` 1 to BOUND_FILEEDIT_EDITS edits of the right
+ * shape? 0, or -1 after answering (*rc). */
 static int
-fe_tool_multiedit(struct fileedit *fe, struct fe_txn *t,
-                  const struct gemini_agent_ctx *ctx, json_t *a,
-                  struct gemini_agent_out *out)
+fe_multi_check(const struct gemini_agent_ctx *ctx,
+               struct gemini_agent_out *out, json_t *edits, int *rc)
 {
-    char abs[PATH_MAX], msg[STATUS_TEXT_MAX];
-    const char *path;
-    size_t plen, old_len, len, first, n, i;
-    json_error_t jerr;
+    size_t n = json_array_size(edits), i;
     const char *f1, *f2;
-    json_t *edits, *e;
-    char *old = NULL, *buf = NULL;
-    unsigned mode;
-    bool existed, exists;
-    struct fe_text txt;
-    int rc;
+    json_error_t jerr;
+    json_t *e;
+    int all;
 
-    if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s:o}", "file_path",
-                       &path, &plen, "edits", &edits) != 0)
-        return fe_bad_args(ctx, out, &jerr);
-    n = json_array_size(edits);
-    if (!json_is_array(edits) || n == 0 || n > BOUND_FILEEDIT_EDITS)
-        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                           "edits must be a list of 1 to %d edits",
-                           BOUND_FILEEDIT_EDITS);
+    if (!json_is_array(edits) || n == 0 || n > BOUND_FILEEDIT_EDITS) {
+        *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                          "edits must be a list of 1 to %d edits",
+                          BOUND_FILEEDIT_EDITS);
+        return -1;
+    }
     json_array_foreach(edits, i, e) {
         if (json_unpack_ex(e, &jerr, JSON_STRICT, "{s:s, s:s, s?b}",
                            "old_string", &f1, "new_string", &f2,
-                           "replace_all", &rc) != 0)
-            return fe_bad_args(ctx, out, &jerr);
-    }
-    if (fe_resolve(fe, path, plen, true, abs, msg, sizeof(msg)) != 0)
-        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
-    if (fe_old_copy(fe, ctx, out, abs, &old, &old_len, &mode, &existed, &buf,
-                    &rc) != 0)
-        return rc;
-    len = old_len;
-    exists = existed;
-    /* in order, each on the result of the ones before; all or nothing */
-    json_array_foreach(edits, i, e) {
-        const char *from, *to;
-        size_t flen, tlen;
-        int all = 0;
-        (void)json_unpack(e, "{s:s%, s:s%, s?b}", "old_string", &from, &flen,
-                          "new_string", &to, &tlen, "replace_all", &all);
-        if (fe_edit_buf(&buf, &len, exists, from, flen, to, tlen, all != 0,
-                        fe->max_bytes, &first, msg, sizeof(msg)) != 0) {
-            free(old);
-            free(buf);
-            return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
+                           "replace_all", &all) != 0) {
+            *rc = fe_bad_args(ctx, out, &jerr);
+            return -1;
         }
-        exists = true;
     }
-    if (fe_apply(fe, t, ctx, out, abs, existed, old, old_len, mode, buf, len,
-                 &rc) != 0) {
-        free(old);
-        free(buf);
-        return rc;
+    return 0;
+}
+
+/* The edits (checked) in order on b, each on the result of the ones
+ * before. 0, or -1 with the first failure's message in msg. */
+static int
+fe_multi_apply(struct fe_buf *b, json_t *edits, char *msg, size_t size)
+{
+    size_t i, first;
+    json_t *e;
+
+    json_array_foreach(edits, i, e) {
+        struct fe_edit ed;
+        int all = 0;
+        (void)json_unpack(e, "{s:s%, s:s%, s?b}", "old_string", &ed.from,
+                          &ed.flen, "new_string", &ed.to, &ed.tlen,
+                          "replace_all", &all);
+        ed.all = all != 0;
+        if (fe_edit_buf(b, &ed, &first, msg, size) != 0)
+            return -1;
+        b->exists = true;
     }
-    free(old);
-    free(buf);
+    return 0;
+}
+
+/* MultiEdit's answer text: each edit's first 50 characters (a new
+ * string, or NULL). */
+static char *
+fe_multi_text(const char *abs, json_t *edits)
+{
+    size_t n = json_array_size(edits), i;
+    struct fe_text txt;
+    json_t *e;
+
     if (fe_text_open(&txt) != 0)
-        return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
+        return NULL;
     fprintf(txt.f, "Applied %zu edit%s to %s:\n", n, n == 1 ? "" : "s", abs);
     json_array_foreach(edits, i, e) {
         const json_t *f = json_object_get(e, "old_string"),
@@ -1312,8 +1395,54 @@ fe_tool_multiedit(struct fileedit *fe, struct fe_txn *t,
         fe_put50(txt.f, json_string_value(g), json_string_length(g));
         fputc('"', txt.f);
     }
-    return fe_answer(ctx, out, fe_text_close(&txt),
-                     json_pack("{s:s, s:O, s:b}", "filePath", abs, "edits",
+    return fe_text_close(&txt);
+}
+
+static int
+fe_tool_multiedit(struct fileedit *fe, struct fe_txn *t,
+                  const struct gemini_agent_ctx *ctx, json_t *a,
+                  struct gemini_agent_out *out)
+{
+    char msg[STATUS_TEXT_MAX], *text;
+    const char *path;
+    size_t plen;
+    struct fe_change c;
+    struct fe_buf b;
+    json_error_t jerr;
+    json_t *edits;
+    int rc;
+
+    if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s:o}", "file_path",
+                       &path, &plen, "edits", &edits) != 0)
+        return fe_bad_args(ctx, out, &jerr);
+    if (fe_multi_check(ctx, out, edits, &rc) != 0)
+        return rc;
+    if (fe_resolve(fe, path, plen, true, c.abs, msg, sizeof(msg)) != 0)
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
+    if (fe_old_copy(fe, ctx, out, &c, &b.s, &rc) != 0)
+        return rc;
+    b.len = c.old_len;
+    b.exists = c.existed;
+    b.max = fe->max_bytes;
+    /* in order, each on the result of the ones before; all or nothing */
+    if (fe_multi_apply(&b, edits, msg, sizeof(msg)) != 0) {
+        free(c.old);
+        free(b.s);
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
+    }
+    c.data = b.s;
+    c.len = b.len;
+    if (fe_apply(fe, t, ctx, out, &c, &rc) != 0) {
+        free(c.old);
+        free(b.s);
+        return rc;
+    }
+    free(c.old);
+    free(b.s);
+    if ((text = fe_multi_text(c.abs, edits)) == NULL)
+        return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
+    return fe_answer(ctx, out, text,
+                     json_pack("{s:s, s:O, s:b}", "filePath", c.abs, "edits",
                                edits, "userModified", 0));
 }
 
@@ -1533,31 +1662,41 @@ fe_hit_cmp(const void *x, const void *y)
     return strcmp(a->path, b->path);
 }
 
-/* Resolve a folder argument (default root) for Glob, Grep and LS into
- * abs; `file_ok`: a file will do too. 0, or -1 after answering. */
+/* A folder argument of Glob, Grep and LS (path NULL: root); `file_ok`:
+ * a file will do too. fe_folder() fills abs and st. */
+struct fe_where {
+    const char *path;
+    size_t plen;
+    bool file_ok;
+    char abs[PATH_MAX];
+    struct stat st;
+};
+
+/* Resolve w's folder argument. 0, or -1 after answering (*rc). */
 static int
 fe_folder(const struct fileedit *fe, const struct gemini_agent_ctx *ctx,
-          struct gemini_agent_out *out, const char *path, size_t plen,
-          bool file_ok, char *abs, struct stat *st, int *rc)
+          struct gemini_agent_out *out, struct fe_where *w, int *rc)
 {
     char msg[STATUS_TEXT_MAX];
+    const char *path = w->path;
+    size_t plen = w->plen;
 
     if (path == NULL) {
         path = fe->root;
         plen = strlen(path);
     }
-    if (fe_resolve(fe, path, plen, false, abs, msg, sizeof(msg)) != 0) {
+    if (fe_resolve(fe, path, plen, false, w->abs, msg, sizeof(msg)) != 0) {
         *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
         return -1;
     }
-    if (stat(abs, st) != 0) {
+    if (stat(w->abs, &w->st) != 0) {
         *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                          file_ok ? "Path does not exist: %.200s"
-                                  : "Directory does not exist: %.200s",
+                          w->file_ok ? "Path does not exist: %.200s"
+                                     : "Directory does not exist: %.200s",
                           path);
         return -1;
     }
-    if (!file_ok && !S_ISDIR(st->st_mode)) {
+    if (!w->file_ok && !S_ISDIR(w->st.st_mode)) {
         *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                           "Path is not a directory: %.200s", path);
         return -1;
@@ -1591,23 +1730,23 @@ fe_tool_glob(struct fileedit *fe, struct fe_txn *t,
              const struct gemini_agent_ctx *ctx, json_t *a,
              struct gemini_agent_out *out)
 {
-    char abs[PATH_MAX], pat[PATH_MAX], dir[PATH_MAX];
+    char pat[PATH_MAX], dir[PATH_MAX];
     char *seg[BOUND_FILEEDIT_WALK_DEPTH + 1];
-    const char *pattern, *path = NULL;
-    size_t plen = 0, patlen, shown = 0;
+    const char *pattern;
+    size_t patlen, shown = 0;
     long started = monotime_ms();
     struct fe_glob g = {seg, 0, {NULL, 0, false}};
     struct fe_walk w = {fe, 0, false, &g, fe_glob_entry};
     json_error_t jerr;
     struct fe_text txt;
-    struct stat st;
+    struct fe_where wh = {.file_ok = false};
     json_t *names;
     bool cut;
     int rc;
 
     (void)t;
     if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?s%}", "pattern",
-                       &pattern, &patlen, "path", &path, &plen) != 0)
+                       &pattern, &patlen, "path", &wh.path, &wh.plen) != 0)
         return fe_bad_args(ctx, out, &jerr);
     if (patlen == 0 || patlen >= sizeof(pat))
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
@@ -1621,18 +1760,18 @@ fe_tool_glob(struct fileedit *fe, struct fe_txn *t,
                 cutat = i;
         memcpy(dir, pattern, cutat == 0 ? 1 : cutat);
         dir[cutat == 0 ? 1 : cutat] = '\0';
-        path = dir;
-        plen = strlen(dir);
+        wh.path = dir;
+        wh.plen = strlen(dir);
         pattern += cutat + 1;
     }
     snprintf(pat, sizeof(pat), "%s", pattern);
-    if (fe_folder(fe, ctx, out, path, plen, false, abs, &st, &rc) != 0)
+    if (fe_folder(fe, ctx, out, &wh, &rc) != 0)
         return rc;
     if ((g.n = fe_split(pat, seg, ARRAY_SIZE(seg))) == 0)
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                            "pattern must have 1 to %d parts",
                            BOUND_FILEEDIT_WALK_DEPTH + 1);
-    fe_walk(&w, abs);
+    fe_walk(&w, wh.abs);
     if (g.hits.oom || fe_text_open(&txt) != 0 ||
         (names = json_array()) == NULL) {
         fe_hits_free(&g.hits);
@@ -1704,14 +1843,52 @@ fe_grep_line(struct fe_grep *g)
     return true;
 }
 
+/* The lines of one file in content mode, as rg prints them:
+ * "path:n:line" for a match, "path-n-line" around it, "--" between
+ * groups that do not touch. The file's lines start at start[nlines];
+ * hit[l]: line l matches. */
+static void
+fe_grep_content(struct fe_grep *g, const char *abs, const char *data,
+                const size_t *start, const bool *hit, size_t nlines)
+{
+    size_t last = 0;
+    bool any_out = false;
+
+    for (size_t l = 0; l < nlines; l++) {
+        /* shown: a match at most `after` lines above, or `before` lines
+         * below */
+        size_t from = l > g->after ? l - g->after : 0;
+        bool show = hit[l];
+        for (size_t k = from; !show && k <= l + g->before && k < nlines; k++)
+            show = hit[k];
+        if (!show)
+            continue;
+        if ((g->before > 0 || g->after > 0) && g->lines > 0 &&
+            (!any_out || l > last + 1)) {
+            if (!fe_grep_line(g))
+                break;
+            fputs("--", g->txt.f);
+        }
+        if (!fe_grep_line(g))
+            break;
+        if (!g->single)
+            fprintf(g->txt.f, "%s%c", abs, hit[l] ? ':' : '-');
+        if (g->num)
+            fprintf(g->txt.f, "%zu%c", l + 1, hit[l] ? ':' : '-');
+        fputs(data + start[l], g->txt.f);
+        any_out = true;
+        last = l;
+    }
+}
+
 /* Search the file `abs` (its data[len], NUL-terminated, changed). */
 static void
 fe_grep_data(struct fe_grep *g, const char *abs, char *data, size_t len,
              const struct stat *st)
 {
-    size_t nlines = 0, count = 0, last = 0;
+    size_t nlines = 0, count = 0;
     size_t *start;
-    bool *hit, any_out = false;
+    bool *hit;
 
     for (size_t i = 0; i < len; i++)
         nlines += data[i] == '\n';
@@ -1744,34 +1921,7 @@ fe_grep_data(struct fe_grep *g, const char *abs, char *data, size_t len,
             fprintf(g->txt.f, "%zu", count);
         }
     } else {
-        /* rg's output: "path:n:line" for a match, "path-n-line" around
-         * it, "--" between groups that do not touch */
-        for (size_t l = 0; l < nlines; l++) {
-            /* shown: a match at most `after` lines above, or `before`
-             * lines below */
-            size_t from = l > g->after ? l - g->after : 0;
-            bool show = hit[l];
-            for (size_t k = from; !show && k <= l + g->before && k < nlines;
-                 k++)
-                show = hit[k];
-            if (!show)
-                continue;
-            if ((g->before > 0 || g->after > 0) && g->lines > 0 &&
-                (!any_out || l > last + 1)) {
-                if (!fe_grep_line(g))
-                    break;
-                fputs("--", g->txt.f);
-            }
-            if (!fe_grep_line(g))
-                break;
-            if (!g->single)
-                fprintf(g->txt.f, "%s%c", abs, hit[l] ? ':' : '-');
-            if (g->num)
-                fprintf(g->txt.f, "%zu%c", l + 1, hit[l] ? ':' : '-');
-            fputs(data + start[l], g->txt.f);
-            any_out = true;
-            last = l;
-        }
+        fe_grep_content(g, abs, data, start, hit, nlines);
     }
 out:
     free(start);
@@ -1811,83 +1961,237 @@ fe_grep_entry(struct fe_walk *w, const char *abs, const char *rel,
     return g->hits.oom || g->limited || g->cut ? FE_STOP : FE_GO;
 }
 
+/* What Grep was asked besides the options fe_grep keeps, and the
+ * storage of its glob filter. */
+struct fe_grep_ask {
+    const char *pattern;
+    const char *glob;
+    bool icase;
+    struct fe_where where;
+    char globbuf[PATH_MAX];
+    char *seg[BOUND_FILEEDIT_WALK_DEPTH + 1];
+};
+
+/* Grep's arguments into g and ask. 0, or -1 after answering (*rc). */
+static int
+fe_grep_options(const struct gemini_agent_ctx *ctx,
+                struct gemini_agent_out *out, json_t *a, struct fe_grep *g,
+                struct fe_grep_ask *ask, int *rc)
+{
+    const char *mode = NULL;
+    json_int_t b = -1, af = -1, c = -1, ctxl = -1, head = FILEEDIT_GREP_HEAD;
+    int num = 1, icase = 0;
+    json_error_t jerr;
+
+    if (json_unpack_ex(a, &jerr, JSON_STRICT,
+                       "{s:s, s?s%, s?s, s?s, s?I, s?I, s?I, s?I, s?b, s?b, "
+                       "s?I}",
+                       "pattern", &ask->pattern, "path", &ask->where.path,
+                       &ask->where.plen, "glob", &ask->glob, "output_mode",
+                       &mode, "-B", &b, "-A", &af, "-C", &c, "context", &ctxl,
+                       "-n", &num, "-i", &icase, "head_limit", &head) != 0) {
+        *rc = fe_bad_args(ctx, out, &jerr);
+        return -1;
+    }
+    if (mode == NULL || strcmp(mode, "files_with_matches") == 0)
+        g->mode = FE_FILES;
+    else if (strcmp(mode, "content") == 0)
+        g->mode = FE_CONTENT;
+    else if (strcmp(mode, "count") == 0)
+        g->mode = FE_COUNT;
+    else {
+        *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                          "output_mode must be content, files_with_matches "
+                          "or count");
+        return -1;
+    }
+    if (head < 0 || b > INT_MAX || af > INT_MAX || c > INT_MAX ||
+        ctxl > INT_MAX) {
+        *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                          "head_limit and the context lines must be >= 0");
+        return -1;
+    }
+    /* context (or -C) for both sides; -B and -A for one each */
+    if (ctxl < 0)
+        ctxl = c;
+    g->before = (size_t)(b >= 0 ? b : ctxl > 0 ? ctxl : 0);
+    g->after = (size_t)(af >= 0 ? af : ctxl > 0 ? ctxl : 0);
+    g->num = num != 0;
+    g->limit = (size_t)head;
+    ask->icase = icase != 0;
+    return 0;
+}
+
+/* The glob filter, the regular expression and the output text of g.
+ * 0, or -1 after answering (*rc), with nothing of g left to free. */
+static int
+fe_grep_setup(const struct gemini_agent_ctx *ctx,
+              struct gemini_agent_out *out, struct fe_grep *g,
+              struct fe_grep_ask *ask, int *rc)
+{
+    char err[256];
+    int e;
+
+    if (ask->glob != NULL) {
+        snprintf(ask->globbuf, sizeof(ask->globbuf), "%s", ask->glob);
+        g->slash = strchr(ask->globbuf, '/') != NULL;
+        g->seg = ask->seg;
+        if ((g->n = fe_split(ask->globbuf, ask->seg,
+                             ARRAY_SIZE(ask->seg))) == 0) {
+            *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                              "glob must have 1 to %d parts",
+                              BOUND_FILEEDIT_WALK_DEPTH + 1);
+            return -1;
+        }
+    }
+    if ((e = regcomp(&g->re, ask->pattern,
+                     REG_EXTENDED | REG_NOSUB | (ask->icase ? REG_ICASE : 0))) !=
+        0) {
+        regerror(e, &g->re, err, sizeof(err));
+        *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                          "Invalid regular expression: %s", err);
+        return -1;
+    }
+    if (fe_text_open(&g->txt) != 0) {
+        regfree(&g->re);
+        *rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* files_with_matches: the files, newest first, into names and *text
+ * (NULL: no memory); returns the result object (NULL: no memory). */
+static json_t *
+fe_grep_files_result(struct fe_grep *g, json_t *names, char **text)
+{
+    size_t shown = 0;
+    char *list, *all = NULL;
+
+    if (g->hits.n > 0) /* qsort(NULL, 0) is undefined */
+        qsort(g->hits.v, g->hits.n, sizeof(*g->hits.v), fe_hit_cmp);
+    for (; shown < g->hits.n; shown++) {
+        if (g->limit > 0 && shown == g->limit) {
+            g->limited = true;
+            break;
+        }
+        if (g->txt.len + strlen(g->hits.v[shown].path) >
+            BOUND_FILEEDIT_LIST_BYTES) {
+            g->cut = true;
+            break;
+        }
+        fprintf(g->txt.f, "\n%s", g->hits.v[shown].path);
+        fflush(g->txt.f);
+        json_array_append_new(names, json_string(g->hits.v[shown].path));
+    }
+    list = fe_text_close(&g->txt);
+    if (list != NULL) {
+        if (shown == 0)
+            all = strdup("No files found");
+        else if (asprintf(&all, "Found %zu file%s%s", shown,
+                          shown == 1 ? "" : "s", list) < 0)
+            all = NULL;
+        free(list);
+    }
+    *text = all;
+    return json_pack("{s:s, s:I, s:o}", "mode", "files_with_matches",
+                     "numFiles", (json_int_t)shown, "filenames", names);
+}
+
+/* count's text (freed) with rg's summary after it: a new string, or
+ * NULL. */
+static char *
+fe_grep_count_total(const struct fe_grep *g, char *text)
+{
+    char *all = NULL;
+
+    if (asprintf(&all, "%s\n\nFound %zu total %s across %zu %s.", text,
+                 g->matches, g->matches == 1 ? "occurrence" : "occurrences",
+                 g->files, g->files == 1 ? "file" : "files") < 0)
+        all = NULL;
+    free(text);
+    return all;
+}
+
+/* content and count: the lines into *text (NULL: no memory); returns
+ * the result object (NULL: no memory). */
+static json_t *
+fe_grep_lines_result(struct fe_grep *g, json_t *names, char **text)
+{
+    size_t lines = g->lines;
+    char *t = fe_text_close(&g->txt);
+    json_t *res;
+
+    if (t != NULL && lines == 0) {
+        free(t);
+        t = strdup(g->mode == FE_COUNT && g->files > 0 ? ""
+                                                       : "No matches found");
+    }
+    res = json_pack("{s:s, s:I, s:o}", "mode",
+                    g->mode == FE_COUNT ? "count" : "content", "numFiles",
+                    (json_int_t)g->files, "filenames", names);
+    if (res != NULL && g->mode == FE_CONTENT)
+        json_object_set_new(res, "numLines", json_integer((json_int_t)lines));
+    if (res != NULL && g->mode == FE_COUNT)
+        json_object_set_new(res, "numMatches",
+                            json_integer((json_int_t)g->matches));
+    if (res != NULL && t != NULL && g->mode == FE_CONTENT) {
+        fe_sanitize(t, strlen(t));
+        json_object_set_new(res, "content", json_string(t));
+    }
+    if (t != NULL && g->mode == FE_COUNT && g->files > 0)
+        t = fe_grep_count_total(g, t);
+    *text = t;
+    return res;
+}
+
+/* What a limit cut: appliedLimit and truncated in res, and the
+ * pagination note after the text (*text replaced). */
+static void
+fe_grep_note_limits(const struct fe_grep *g, bool walk_cut, json_t *res,
+                    char **text)
+{
+    char *all = NULL;
+
+    if (res != NULL && g->limited)
+        json_object_set_new(res, "appliedLimit",
+                            json_integer((json_int_t)g->limit));
+    if (res != NULL && (g->cut || walk_cut))
+        json_object_set_new(res, "truncated", json_true());
+    if (*text == NULL || !g->limited)
+        return;
+    if (asprintf(&all, "%s\n\n[Showing results with pagination = limit: "
+                       "%zu]",
+                 *text, g->limit) < 0)
+        all = NULL;
+    free(*text);
+    *text = all;
+}
+
 static int
 fe_tool_grep(struct fileedit *fe, struct fe_txn *t,
              const struct gemini_agent_ctx *ctx, json_t *a,
              struct gemini_agent_out *out)
 {
-    char abs[PATH_MAX], globbuf[PATH_MAX], err[256];
-    char *seg[BOUND_FILEEDIT_WALK_DEPTH + 1];
-    const char *pattern, *path = NULL, *glob = NULL, *mode = NULL;
-    size_t plen = 0;
-    json_int_t b = -1, af = -1, c = -1, ctxl = -1, head = FILEEDIT_GREP_HEAD;
-    int num = 1, icase = 0, rc;
     struct fe_grep g;
+    struct fe_grep_ask ask = {.glob = NULL, .where = {.file_ok = true}};
     struct fe_walk w = {fe, 0, false, &g, fe_grep_entry};
-    json_error_t jerr;
-    struct stat st;
     json_t *res, *names;
     char *text;
+    int rc;
 
     (void)t;
     memset(&g, 0, sizeof(g));
-    if (json_unpack_ex(a, &jerr, JSON_STRICT,
-                       "{s:s, s?s%, s?s, s?s, s?I, s?I, s?I, s?I, s?b, s?b, "
-                       "s?I}",
-                       "pattern", &pattern, "path", &path, &plen, "glob",
-                       &glob, "output_mode", &mode, "-B", &b, "-A", &af, "-C",
-                       &c, "context", &ctxl, "-n", &num, "-i", &icase,
-                       "head_limit", &head) != 0)
-        return fe_bad_args(ctx, out, &jerr);
-    if (mode == NULL || strcmp(mode, "files_with_matches") == 0)
-        g.mode = FE_FILES;
-    else if (strcmp(mode, "content") == 0)
-        g.mode = FE_CONTENT;
-    else if (strcmp(mode, "count") == 0)
-        g.mode = FE_COUNT;
-    else
-        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                           "output_mode must be content, files_with_matches "
-                           "or count");
-    if (head < 0 || b > INT_MAX || af > INT_MAX || c > INT_MAX ||
-        ctxl > INT_MAX)
-        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                           "head_limit and the context lines must be >= 0");
-    /* context (or -C) for both sides; -B and -A for one each */
-    if (ctxl < 0)
-        ctxl = c;
-    g.before = (size_t)(b >= 0 ? b : ctxl > 0 ? ctxl : 0);
-    g.after = (size_t)(af >= 0 ? af : ctxl > 0 ? ctxl : 0);
-    g.num = num != 0;
-    g.limit = (size_t)head;
     g.fe = fe;
-    if (fe_folder(fe, ctx, out, path, plen, true, abs, &st, &rc) != 0)
+    if (fe_grep_options(ctx, out, a, &g, &ask, &rc) != 0 ||
+        fe_folder(fe, ctx, out, &ask.where, &rc) != 0 ||
+        fe_grep_setup(ctx, out, &g, &ask, &rc) != 0)
         return rc;
-    if (glob != NULL) {
-        snprintf(globbuf, sizeof(globbuf), "%s", glob);
-        g.slash = strchr(globbuf, '/') != NULL;
-        g.seg = seg;
-        if ((g.n = fe_split(globbuf, seg, ARRAY_SIZE(seg))) == 0)
-            return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                               "glob must have 1 to %d parts",
-                               BOUND_FILEEDIT_WALK_DEPTH + 1);
-    }
-    if ((rc = regcomp(&g.re, pattern,
-                      REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0))) !=
-        0) {
-        regerror(rc, &g.re, err, sizeof(err));
-        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                           "Invalid regular expression: %s", err);
-    }
-    if (fe_text_open(&g.txt) != 0) {
-        regfree(&g.re);
-        return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
-    }
-    if (S_ISDIR(st.st_mode)) {
-        fe_walk(&w, abs);
+    if (S_ISDIR(ask.where.st.st_mode)) {
+        fe_walk(&w, ask.where.abs);
     } else {
         g.single = true;
-        fe_grep_file(&g, abs, &st);
+        fe_grep_file(&g, ask.where.abs, &ask.where.st);
     }
     regfree(&g.re);
     if (g.hits.oom || (names = json_array()) == NULL) {
@@ -1895,83 +2199,11 @@ fe_tool_grep(struct fileedit *fe, struct fe_txn *t,
         fe_hits_free(&g.hits);
         return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
     }
-    if (g.mode == FE_FILES) {
-        size_t shown = 0;
-        if (g.hits.n > 0) /* qsort(NULL, 0) is undefined */
-            qsort(g.hits.v, g.hits.n, sizeof(*g.hits.v), fe_hit_cmp);
-        for (; shown < g.hits.n; shown++) {
-            if (g.limit > 0 && shown == g.limit) {
-                g.limited = true;
-                break;
-            }
-            if (g.txt.len + strlen(g.hits.v[shown].path) >
-                BOUND_FILEEDIT_LIST_BYTES) {
-                g.cut = true;
-                break;
-            }
-            fprintf(g.txt.f, "\n%s", g.hits.v[shown].path);
-            fflush(g.txt.f);
-            json_array_append_new(names, json_string(g.hits.v[shown].path));
-        }
-        text = fe_text_close(&g.txt);
-        if (text != NULL) {
-            char *all = NULL;
-            if (shown == 0)
-                all = strdup("No files found");
-            else if (asprintf(&all, "Found %zu file%s%s", shown,
-                              shown == 1 ? "" : "s", text) < 0)
-                all = NULL;
-            free(text);
-            text = all;
-        }
-        res = json_pack("{s:s, s:I, s:o}", "mode", "files_with_matches",
-                        "numFiles", (json_int_t)shown, "filenames", names);
-    } else {
-        size_t lines = g.lines;
-        text = fe_text_close(&g.txt);
-        if (text != NULL && lines == 0) {
-            free(text);
-            text = strdup(g.mode == FE_COUNT && g.files > 0 ? ""
-                                                            : "No matches found");
-        }
-        res = json_pack("{s:s, s:I, s:o}", "mode",
-                        g.mode == FE_COUNT ? "count" : "content", "numFiles",
-                        (json_int_t)g.files, "filenames", names);
-        if (res != NULL && g.mode == FE_CONTENT)
-            json_object_set_new(res, "numLines", json_integer((json_int_t)lines));
-        if (res != NULL && g.mode == FE_COUNT)
-            json_object_set_new(res, "numMatches",
-                                json_integer((json_int_t)g.matches));
-        if (res != NULL && text != NULL && g.mode == FE_CONTENT) {
-            fe_sanitize(text, strlen(text));
-            json_object_set_new(res, "content", json_string(text));
-        }
-        if (text != NULL && g.mode == FE_COUNT && g.files > 0) {
-            char *all = NULL;
-            if (asprintf(&all,
-                         "%s\n\nFound %zu total %s across %zu %s.", text,
-                         g.matches, g.matches == 1 ? "occurrence"
-                                                   : "occurrences",
-                         g.files, g.files == 1 ? "file" : "files") < 0)
-                all = NULL;
-            free(text);
-            text = all;
-        }
-    }
-    if (res != NULL && g.limited)
-        json_object_set_new(res, "appliedLimit",
-                            json_integer((json_int_t)g.limit));
-    if (res != NULL && (g.cut || w.cut))
-        json_object_set_new(res, "truncated", json_true());
-    if (text != NULL && g.limited) {
-        char *all = NULL;
-        if (asprintf(&all, "%s\n\n[Showing results with pagination = limit: "
-                           "%zu]",
-                     text, g.limit) < 0)
-            all = NULL;
-        free(text);
-        text = all;
-    }
+    if (g.mode == FE_FILES)
+        res = fe_grep_files_result(&g, names, &text);
+    else
+        res = fe_grep_lines_result(&g, names, &text);
+    fe_grep_note_limits(&g, w.cut, res, &text);
     fe_hits_free(&g.hits);
     return fe_answer(ctx, out, text, res);
 }
@@ -2018,32 +2250,30 @@ fe_tool_ls(struct fileedit *fe, struct fe_txn *t,
            const struct gemini_agent_ctx *ctx, json_t *a,
            struct gemini_agent_out *out)
 {
-    char abs[PATH_MAX];
-    const char *path;
-    size_t plen, keep;
+    size_t keep;
     json_t *ignore = NULL;
     struct fe_ls l = {NULL, {NULL, NULL, 0}, 0, false};
     struct fe_walk w = {fe, 0, false, &l, fe_ls_entry};
     json_error_t jerr;
     struct fe_text txt;
-    struct stat st;
+    struct fe_where wh = {.file_ok = false};
     char *tree;
     int rc;
 
     (void)t;
-    if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?o}", "path", &path,
-                       &plen, "ignore", &ignore) != 0)
+    if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?o}", "path",
+                       &wh.path, &wh.plen, "ignore", &ignore) != 0)
         return fe_bad_args(ctx, out, &jerr);
     if (ignore != NULL && !json_is_array(ignore))
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                            "ignore must be a list of glob patterns");
     l.ignore = ignore;
-    if (fe_folder(fe, ctx, out, path, plen, false, abs, &st, &rc) != 0)
+    if (fe_folder(fe, ctx, out, &wh, &rc) != 0)
         return rc;
     if (fe_text_open(&l.txt) != 0)
         return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
-    fprintf(l.txt.f, "- %s%s\n", abs, strcmp(abs, "/") == 0 ? "" : "/");
-    fe_walk(&w, abs);
+    fprintf(l.txt.f, "- %s%s\n", wh.abs, strcmp(wh.abs, "/") == 0 ? "" : "/");
+    fe_walk(&w, wh.abs);
     if ((tree = fe_text_close(&l.txt)) == NULL || fe_text_open(&txt) != 0) {
         free(tree);
         return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
