@@ -492,6 +492,144 @@ fail:
     return NULL;
 }
 
+/* The entry v's own "timeout" (as Gemini CLI's mcpServers name it)
+ * into s->timeout_ms when it has one. 0, or -1 with err set. */
+static int
+server_timeout(struct mcp_server_cfg *s, const json_t *v, char *err,
+               size_t errsize)
+{
+    const json_t *tmo = json_object_get(v, "timeout");
+    json_int_t t = json_integer_value(tmo);
+
+    if (tmo == NULL)
+        return 0;
+    if (!json_is_integer(tmo) || t < 100 || t > BOUND_MCP_TIMEOUT_MS) {
+        snprintf(err, errsize,
+                 "server '%s': timeout must be milliseconds from 100 to "
+                 "%d", s->name, BOUND_MCP_TIMEOUT_MS);
+        return -1;
+    }
+    s->timeout_ms = (int)t;
+    return 0;
+}
+
+/* A Streamable HTTP server: its url and headers into s. 0, or -1 with
+ * err set. */
+static int
+server_http(struct mcp_server_cfg *s, const char *url, const json_t *headers,
+            char *err, size_t errsize)
+{
+    const char *k;
+    json_t *hv;
+    struct curl_slist *t;
+
+    if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
+        snprintf(err, errsize, "server '%s': url must be http(s)://",
+                 s->name);
+        return -1;
+    }
+    if ((s->url = strdup(url)) == NULL)
+        goto oom;
+    if (headers != NULL && (!json_is_object(headers) ||
+                            json_object_size(headers) > MCP_MAX_HEADERS)) {
+        snprintf(err, errsize,
+                 "server '%s': headers must be an object of at most %d "
+                 "strings", s->name, MCP_MAX_HEADERS);
+        return -1;
+    }
+    json_object_foreach(UNCONST(headers), k, hv) {
+        char *line = NULL;
+        const char *hs = json_string_value(hv);
+
+        if (hs == NULL || k[0] == '\0' || strpbrk(k, ":\r\n ") ||
+            strpbrk(hs, "\r\n")) {
+            snprintf(err, errsize,
+                     "server '%s': header '%s' must be a one-line string",
+                     s->name, k);
+            return -1;
+        }
+        if (asprintf(&line, "%s: %s", k, hs) < 0)
+            goto oom;
+        t = curl_slist_append(s->headers, line);
+        free(line);
+        if (t == NULL)
+            goto oom;
+        s->headers = t;
+    }
+    return 0;
+oom:
+    snprintf(err, errsize, "out of memory");
+    return -1;
+}
+
+/* s->argv: `command` then the entry's args. 0, or -1 with err set. */
+static int
+server_argv(struct mcp_server_cfg *s, const char *command,
+            const json_t *args, char *err, size_t errsize)
+{
+    size_t i;
+    json_t *a;
+
+    if ((s->argv = calloc(json_array_size(args) + 2, sizeof(char *))) ==
+            NULL ||
+        (s->argv[0] = strdup(command)) == NULL)
+        goto oom;
+    json_array_foreach(args, i, a) {
+        if (!json_is_string(a)) {
+            snprintf(err, errsize, "server '%s': args must be strings",
+                     s->name);
+            return -1;
+        }
+        if ((s->argv[i + 1] = strdup(json_string_value(a))) == NULL)
+            goto oom;
+    }
+    return 0;
+oom:
+    snprintf(err, errsize, "out of memory");
+    return -1;
+}
+
+/* A server run as a child: its program, argv, environment and folder
+ * into s, from the entry v. 0, or -1 with err set. */
+static int
+server_stdio(struct mcp_server_cfg *s, const char *command, const json_t *v,
+             const char *config_dir, char *err, size_t errsize)
+{
+    const json_t *args = json_object_get(v, "args");
+    const json_t *env = json_object_get(v, "env");
+    const char *search = NULL;
+
+    if ((args != NULL && (!json_is_array(args) ||
+                          json_array_size(args) > MCP_MAX_ARGS)) ||
+        (env != NULL && (!json_is_object(env) ||
+                         json_object_size(env) > MCP_MAX_ENV))) {
+        snprintf(err, errsize,
+                 "server '%s': args must be an array of at most %d strings, "
+                 "env an object of at most %d", s->name, MCP_MAX_ARGS,
+                 MCP_MAX_ENV);
+        return -1;
+    }
+    if (server_argv(s, command, args, err, errsize) != 0)
+        return -1;
+    if ((s->envp = build_env(env, err, errsize, s->name)) == NULL)
+        return -1;
+    for (size_t i = 0; s->envp[i]; i++)
+        if (strncmp(s->envp[i], "PATH=", 5) == 0)
+            search = s->envp[i] + 5;
+    if ((s->program = resolve_program(command, config_dir, search)) == NULL) {
+        snprintf(err, errsize, "server '%s': cannot run '%s': %s", s->name,
+                 command,
+                 strchr(command, '/') ? "no such program"
+                                      : "not found in PATH");
+        return -1;
+    }
+    if ((s->cwd = strdup(config_dir ? config_dir : ".")) == NULL) {
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 /* One mcpServers entry into `s`. 0, or -1 with err set. */
 static int
 server_from_json(struct mcp_server_cfg *s, const char *name, const json_t *v,
@@ -501,35 +639,20 @@ server_from_json(struct mcp_server_cfg *s, const char *name, const json_t *v,
     const char *command = json_string_value(json_object_get(v, "command"));
     const char *url = json_string_value(json_object_get(v, "url"));
     const char *type = json_string_value(json_object_get(v, "type"));
-    const json_t *args = json_object_get(v, "args");
-    const json_t *env = json_object_get(v, "env");
-    const json_t *headers = json_object_get(v, "headers");
-    const json_t *tmo = json_object_get(v, "timeout");
-    const char *search = NULL;
-    size_t i;
-    json_t *a;
 
     s->timeout_ms = timeout_ms;
-    if ((s->name = strdup(name)) == NULL)
-        goto oom;
+    if ((s->name = strdup(name)) == NULL) {
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
     if (!json_is_object(v) || (command == NULL) == (url == NULL)) {
         snprintf(err, errsize,
                  "server '%s' needs either \"command\" or \"url\" (a string)",
                  name);
         return -1;
     }
-    /* this server's own timeoutMs, as Gemini CLI's mcpServers name it */
-    if (tmo != NULL) {
-        json_int_t t = json_integer_value(tmo);
-
-        if (!json_is_integer(tmo) || t < 100 || t > BOUND_MCP_TIMEOUT_MS) {
-            snprintf(err, errsize,
-                     "server '%s': timeout must be milliseconds from 100 to "
-                     "%d", name, BOUND_MCP_TIMEOUT_MS);
-            return -1;
-        }
-        s->timeout_ms = (int)t;
-    }
+    if (server_timeout(s, v, err, errsize) != 0)
+        return -1;
     if (type != NULL && strcmp(type, "stdio") != 0 &&
         strcmp(type, "http") != 0 && strcmp(type, "streamable-http") != 0) {
         snprintf(err, errsize,
@@ -537,86 +660,10 @@ server_from_json(struct mcp_server_cfg *s, const char *name, const json_t *v,
                  name, type);
         return -1;
     }
-    if (url != NULL) {
-        const char *k;
-        json_t *hv;
-        struct curl_slist *t;
-
-        if (strncmp(url, "http://", 7) != 0 &&
-            strncmp(url, "https://", 8) != 0) {
-            snprintf(err, errsize, "server '%s': url must be http(s)://",
-                     name);
-            return -1;
-        }
-        if ((s->url = strdup(url)) == NULL)
-            goto oom;
-        if (headers != NULL && (!json_is_object(headers) ||
-                                json_object_size(headers) > MCP_MAX_HEADERS)) {
-            snprintf(err, errsize,
-                     "server '%s': headers must be an object of at most %d "
-                     "strings", name, MCP_MAX_HEADERS);
-            return -1;
-        }
-        json_object_foreach(UNCONST(headers), k, hv) {
-            char *line = NULL;
-            const char *hs = json_string_value(hv);
-
-            if (hs == NULL || k[0] == '\0' || strpbrk(k, ":\r\n ") ||
-                strpbrk(hs, "\r\n")) {
-                snprintf(err, errsize,
-                         "server '%s': header '%s' must be a one-line string",
-                         name, k);
-                return -1;
-            }
-            if (asprintf(&line, "%s: %s", k, hs) < 0)
-                goto oom;
-            t = curl_slist_append(s->headers, line);
-            free(line);
-            if (t == NULL)
-                goto oom;
-            s->headers = t;
-        }
-        return 0;
-    }
-    if ((args != NULL && (!json_is_array(args) ||
-                          json_array_size(args) > MCP_MAX_ARGS)) ||
-        (env != NULL && (!json_is_object(env) ||
-                         json_object_size(env) > MCP_MAX_ENV))) {
-        snprintf(err, errsize,
-                 "server '%s': args must be an array of at most %d strings, "
-                 "env an object of at most %d", name, MCP_MAX_ARGS,
-                 MCP_MAX_ENV);
-        return -1;
-    }
-    if ((s->argv = calloc(json_array_size(args) + 2, sizeof(char *))) == NULL ||
-        (s->argv[0] = strdup(command)) == NULL)
-        goto oom;
-    json_array_foreach(args, i, a) {
-        if (!json_is_string(a)) {
-            snprintf(err, errsize, "server '%s': args must be strings", name);
-            return -1;
-        }
-        if ((s->argv[i + 1] = strdup(json_string_value(a))) == NULL)
-            goto oom;
-    }
-    if ((s->envp = build_env(env, err, errsize, name)) == NULL)
-        return -1;
-    for (i = 0; s->envp[i]; i++)
-        if (strncmp(s->envp[i], "PATH=", 5) == 0)
-            search = s->envp[i] + 5;
-    if ((s->program = resolve_program(command, config_dir, search)) == NULL) {
-        snprintf(err, errsize, "server '%s': cannot run '%s': %s", name,
-                 command,
-                 strchr(command, '/') ? "no such program"
-                                      : "not found in PATH");
-        return -1;
-    }
-    if ((s->cwd = strdup(config_dir ? config_dir : ".")) == NULL)
-        goto oom;
-    return 0;
-oom:
-    snprintf(err, errsize, "out of memory");
-    return -1;
+    if (url != NULL)
+        return server_http(s, url, json_object_get(v, "headers"), err,
+                           errsize);
+    return server_stdio(s, command, v, config_dir, err, errsize);
 }
 
 /* Read the servers of `path` into m->servers. 0, or -1 with err set. */
