@@ -510,6 +510,62 @@ answer(const struct gemini_agent_ctx *ctx, const json_t *plan,
                                  json_object_get(plan, "steps")));
 }
 
+/* The tool named `name`: 0 with *tool, or -1 when it is none of ours. */
+static int
+tool_of(const char *name, enum todo_tool *tool)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(tool_names); i++) {
+        if (strcmp(name, tool_names[i]) == 0) {
+            *tool = (enum todo_tool)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A tool that changes the plan (all but show), under the plan's lock:
+ * returns the plan after it (a new reference) with c's outcome, or NULL
+ * with c's failure. */
+static json_t *
+change_plan(const struct todo *t, enum todo_tool tool, const json_t *args,
+            const char *hex, const struct todo_paths *p, struct todo_call *c)
+{
+    json_t *plan;
+    bool existed;
+    int fd;
+
+    if (mkdir(t->dir, 0700) != 0 && errno != EEXIST) {
+        bad(c, GEMINI_AGENT_FAILED, "cannot keep the plan");
+        return NULL;
+    }
+    fd = lock_file(p->lock, true);
+    if (fd < 0) {
+        bad(c, GEMINI_AGENT_FAILED, "cannot lock the plan");
+        return NULL;
+    }
+    existed = access(p->plan, F_OK) == 0;
+    /* `plan` replaces whatever was there, also a file it cannot read */
+    plan = tool == T_PLAN ? json_pack("{s:i, s:[]}", "next", 1, "steps")
+                          : plan_read(p->plan);
+    if (plan == NULL) {
+        bad(c, GEMINI_AGENT_FAILED, "the stored plan is unreadable");
+    } else if (apply(t, tool, args, plan, c) == 0) {
+        if (!existed)
+            evict(t, hex);
+        if (plan_write(t, p, plan) != 0) {
+            bad(c, GEMINI_AGENT_FAILED, "cannot keep the plan");
+            existed = access(p->plan, F_OK) == 0;
+        } else {
+            existed = true;
+        }
+    }
+    /* a lock file lives only beside a plan */
+    if (!existed)
+        unlink(p->lock);
+    close(fd);
+    return plan;
+}
+
 static int
 todo_execute(void *self, const struct gemini_agent_ctx *ctx,
              const char *tool_name, const char *args_text, size_t args_len,
@@ -522,16 +578,9 @@ todo_execute(void *self, const struct gemini_agent_ctx *ctx,
     json_t *args = NULL, *plan = NULL;
     json_error_t jerr;
     enum todo_tool tool = T_SHOW;
-    bool found = false, existed;
-    int fd = -1, rc;
+    int rc;
 
-    for (size_t i = 0; i < ARRAY_SIZE(tool_names); i++) {
-        if (strcmp(tool_name, tool_names[i]) == 0) {
-            tool = (enum todo_tool)i;
-            found = true;
-        }
-    }
-    if (!found)
+    if (tool_of(tool_name, &tool) != 0)
         return gemini_agent_reply(ctx, out, "no such tool", 12) ==
                        GEMINI_AGENT_OK
                    ? GEMINI_AGENT_BAD_INPUT
@@ -554,37 +603,9 @@ todo_execute(void *self, const struct gemini_agent_ctx *ctx,
         plan = plan_read(p.plan);
         if (plan == NULL)
             bad(&c, GEMINI_AGENT_FAILED, "the stored plan is unreadable");
-        goto out;
+    } else {
+        plan = change_plan(t, tool, args, hex, &p, &c);
     }
-    if (mkdir(t->dir, 0700) != 0 && errno != EEXIST) {
-        bad(&c, GEMINI_AGENT_FAILED, "cannot keep the plan");
-        goto out;
-    }
-    fd = lock_file(p.lock, true);
-    if (fd < 0) {
-        bad(&c, GEMINI_AGENT_FAILED, "cannot lock the plan");
-        goto out;
-    }
-    existed = access(p.plan, F_OK) == 0;
-    /* `plan` replaces whatever was there, also a file it cannot read */
-    plan = tool == T_PLAN ? json_pack("{s:i, s:[]}", "next", 1, "steps")
-                          : plan_read(p.plan);
-    if (plan == NULL) {
-        bad(&c, GEMINI_AGENT_FAILED, "the stored plan is unreadable");
-    } else if (apply(t, tool, args, plan, &c) == 0) {
-        if (!existed)
-            evict(t, hex);
-        if (plan_write(t, &p, plan) != 0) {
-            bad(&c, GEMINI_AGENT_FAILED, "cannot keep the plan");
-            existed = access(p.plan, F_OK) == 0;
-        } else {
-            existed = true;
-        }
-    }
-    /* a lock file lives only beside a plan */
-    if (!existed)
-        unlink(p.lock);
-    close(fd);
 out:
     if (c.rc == GEMINI_AGENT_OK)
         rc = answer(ctx, plan, out);
