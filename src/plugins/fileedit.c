@@ -834,6 +834,63 @@ fe_read_fail(const struct fileedit *fe, const struct gemini_agent_ctx *ctx,
                        path, fe_errno_text(e));
 }
 
+/* Read's answer for a file without the line `start`: an empty one, or
+ * one of `total` lines, fewer than the offset. */
+static int
+fe_read_none(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
+             const char *abs, json_int_t start, size_t total, bool empty)
+{
+    char *text;
+
+    if (empty)
+        text = strdup("<system-reminder>Warning: the file exists but "
+                      "the contents are empty.</system-reminder>");
+    else if (asprintf(&text,
+                      "<system-reminder>Warning: the file exists but is "
+                      "shorter than the provided offset (%lld). The "
+                      "file has %zu lines.</system-reminder>",
+                      (long long)start, total) < 0)
+        text = NULL;
+    return fe_answer(ctx, out, text,
+                     json_pack("{s:s, s:{s:s, s:s, s:i, s:I, s:I}}", "type",
+                               "text", "file", "filePath", abs, "content", "",
+                               "numLines", 0, "startLine", start,
+                               "totalLines", (json_int_t)total));
+}
+
+/* The lines of data[len] from byte i: at most `limit`, each cut to
+ * FILEEDIT_LINE_CHARS characters, whole lines within
+ * BOUND_FILEEDIT_READ_BYTES (one line at least). A new string with
+ * *shown lines, or NULL. */
+static char *
+fe_read_lines(const char *data, size_t len, size_t i, size_t limit,
+              size_t *shown)
+{
+    struct fe_text c;
+
+    *shown = 0;
+    if (fe_text_open(&c) != 0)
+        return NULL;
+    for (;;) {
+        const char *nl = memchr(data + i, '\n', len - i);
+        size_t e = nl != NULL ? (size_t)(nl - data) : len, le = e, cut;
+        if (nl != NULL && le > i && data[le - 1] == '\r')
+            le--;
+        cut = fe_chars(data + i, le - i, FILEEDIT_LINE_CHARS);
+        if (*shown > 0 && c.len + 1 + cut > BOUND_FILEEDIT_READ_BYTES)
+            break;
+        if (*shown > 0)
+            fputc('\n', c.f);
+        fwrite(data + i, 1, cut, c.f);
+        fflush(c.f);
+        (*shown)++;
+        if (nl == NULL || *shown == limit)
+            break;
+        i = e + 1;
+    }
+    return fe_text_close(&c);
+}
+
 static int
 fe_tool_read(struct fileedit *fe, struct fe_txn *t,
              const struct gemini_agent_ctx *ctx, json_t *a,
@@ -841,13 +898,12 @@ fe_tool_read(struct fileedit *fe, struct fe_txn *t,
 {
     char abs[PATH_MAX], msg[STATUS_TEXT_MAX];
     const char *path;
-    size_t plen, len, total = 0, first, i = 0, shown = 0;
+    size_t plen, len, total = 0, first, i = 0, shown;
     json_int_t offset = 0, limit = FILEEDIT_READ_LINES, start;
     json_error_t jerr;
-    char *data = NULL;
+    char *data = NULL, *content, *text;
     unsigned mode;
-    struct fe_text c, txt;
-    char *content, *text;
+    struct fe_text txt;
     json_t *res;
 
     (void)t; /* reads take no lock */
@@ -871,49 +927,14 @@ fe_tool_read(struct fileedit *fe, struct fe_txn *t,
     total += len > 0; /* split(): n newlines make n + 1 lines */
     if (len == 0 || first >= total) {
         free(data);
-        if (len == 0)
-            text = strdup("<system-reminder>Warning: the file exists but "
-                          "the contents are empty.</system-reminder>");
-        else if (asprintf(&text,
-                          "<system-reminder>Warning: the file exists but is "
-                          "shorter than the provided offset (%lld). The "
-                          "file has %zu lines.</system-reminder>",
-                          (long long)start, total) < 0)
-            text = NULL;
-        return fe_answer(ctx, out, text,
-                         json_pack("{s:s, s:{s:s, s:s, s:i, s:I, s:I}}",
-                                   "type", "text", "file", "filePath", abs,
-                                   "content", "", "numLines", 0, "startLine",
-                                   start, "totalLines", (json_int_t)total));
+        return fe_read_none(ctx, out, abs, start, total, len == 0);
     }
     /* to the first line asked for */
     for (size_t l = 0; l < first; l++)
         i = (size_t)((char *)memchr(data + i, '\n', len - i) - data) + 1;
-    if (fe_text_open(&c) != 0) {
-        free(data);
-        return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
-    }
-    /* lines from there: at most `limit`, each cut to FILEEDIT_LINE_CHARS
-     * characters, whole lines within BOUND_FILEEDIT_READ_BYTES */
-    for (;;) {
-        const char *nl = memchr(data + i, '\n', len - i);
-        size_t e = nl != NULL ? (size_t)(nl - data) : len, le = e, cut;
-        if (nl != NULL && le > i && data[le - 1] == '\r')
-            le--;
-        cut = fe_chars(data + i, le - i, FILEEDIT_LINE_CHARS);
-        if (shown > 0 && c.len + 1 + cut > BOUND_FILEEDIT_READ_BYTES)
-            break;
-        if (shown > 0)
-            fputc('\n', c.f);
-        fwrite(data + i, 1, cut, c.f);
-        fflush(c.f);
-        shown++;
-        if (nl == NULL || shown == (size_t)limit)
-            break;
-        i = e + 1;
-    }
+    content = fe_read_lines(data, len, i, (size_t)limit, &shown);
     free(data);
-    if ((content = fe_text_close(&c)) == NULL || fe_text_open(&txt) != 0) {
+    if (content == NULL || fe_text_open(&txt) != 0) {
         free(content);
         return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
     }
@@ -2297,6 +2318,66 @@ fe_tool_ls(struct fileedit *fe, struct fe_txn *t,
 
 /* --- Undo --------------------------------------------------------------- */
 
+/*
+ * The journal entry Undo is to undo: the last one, or the last change of
+ * the file `abs` when `path` (the argument) is given; its path resolved
+ * again into eabs. Its index + 1, or 0 with the message in msg.
+ */
+static size_t
+fe_undo_find(const struct fileedit *fe, const struct fe_txn *t,
+             const char *path, const char *abs, char *eabs, char *msg,
+             size_t size)
+{
+    size_t i;
+
+    for (i = t->n; i > 0; i--) {
+        /* the journal's path goes through the sandbox again: what lies
+         * on the way may have changed since */
+        if (fe_resolve(fe, t->e[i - 1].rel, strlen(t->e[i - 1].rel), true,
+                       eabs, msg, size) != 0) {
+            if (path == NULL)
+                return 0;
+            continue;
+        }
+        if (path == NULL || strcmp(eabs, abs) == 0)
+            return i;
+    }
+    if (path != NULL)
+        snprintf(msg, size, "There is no change of %.200s to undo.", path);
+    else
+        snprintf(msg, size, "There is no change to undo.");
+    return 0;
+}
+
+/* Put eabs back as it was before the change `e`: its old content from
+ * `backup`, or no file. 0, or -1 with *err an errno value. */
+static int
+fe_undo_restore(const struct fe_entry *e, const char *eabs,
+                const char *backup, int *err)
+{
+    char *data = NULL;
+    size_t len = 0;
+    unsigned mode;
+
+    if (!e->existed) {
+        if (unlink(eabs) != 0 && errno != ENOENT) {
+            *err = errno;
+            return -1;
+        }
+        return 0;
+    }
+    if (backup[0] == '\0' ||
+        fe_read(backup, BOUND_FILEEDIT_FILE_BYTES, &data, &len, &mode) != 0 ||
+        fe_mkdirs(eabs, false) != 0 ||
+        fe_write_atomic(eabs, data, len, e->mode) != 0) {
+        *err = errno;
+        free(data);
+        return -1;
+    }
+    free(data);
+    return 0;
+}
+
 static int
 fe_tool_undo(struct fileedit *fe, struct fe_txn *t,
              const struct gemini_agent_ctx *ctx, json_t *a,
@@ -2305,13 +2386,12 @@ fe_tool_undo(struct fileedit *fe, struct fe_txn *t,
     char abs[PATH_MAX], eabs[PATH_MAX], backup[PATH_MAX],
         msg[STATUS_TEXT_MAX];
     const char *path = NULL;
-    size_t plen = 0, i, len = 0;
+    size_t plen = 0, i;
     json_error_t jerr;
     struct fe_entry *e;
-    char *data = NULL, *text = NULL;
-    unsigned mode;
+    char *text = NULL;
     json_t *res;
-    int rc;
+    int rc, err;
 
     if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s?s%}", "file_path", &path,
                        &plen) != 0)
@@ -2319,43 +2399,15 @@ fe_tool_undo(struct fileedit *fe, struct fe_txn *t,
     if (path != NULL &&
         fe_resolve(fe, path, plen, true, abs, msg, sizeof(msg)) != 0)
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
-    for (i = t->n; i > 0; i--) {
-        /* the journal's path goes through the sandbox again: what lies
-         * on the way may have changed since */
-        if (fe_resolve(fe, t->e[i - 1].rel, strlen(t->e[i - 1].rel), true,
-                       eabs, msg, sizeof(msg)) != 0) {
-            if (path == NULL)
-                return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s",
-                                   msg);
-            continue;
-        }
-        if (path == NULL || strcmp(eabs, abs) == 0)
-            break;
-    }
-    if (i == 0) {
-        if (path != NULL)
-            return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                               "There is no change of %.200s to undo.", path);
-        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                           "There is no change to undo.");
-    }
+    if ((i = fe_undo_find(fe, t, path, abs, eabs, msg, sizeof(msg))) == 0)
+        return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
     e = &t->e[i - 1];
     fe_backup_name(backup, fe, e->id);
-    if (e->existed) {
-        if (backup[0] == '\0' ||
-            fe_read(backup, BOUND_FILEEDIT_FILE_BYTES, &data, &len, &mode) !=
-                0 ||
-            fe_mkdirs(eabs, false) != 0 ||
-            fe_write_atomic(eabs, data, len, e->mode) != 0) {
-            int err = errno;
-            free(data);
+    if (fe_undo_restore(e, eabs, backup, &err) != 0) {
+        if (e->existed)
             return answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                                "cannot restore %s: %s", eabs,
                                fe_errno_text(err));
-        }
-        free(data);
-    } else if (unlink(eabs) != 0 && errno != ENOENT) {
-        int err = errno;
         return answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                            "cannot remove %s: %s", eabs, fe_errno_text(err));
     }
@@ -2581,18 +2633,80 @@ oom:
     return -1;
 }
 
+/* fe->root: `root` against `base` (the cwd when not given), canonical.
+ * 0, or -1 with err. */
+static int
+fe_set_root(struct fileedit *fe, const char *root, const char *base,
+            const char *cwd, char *err, size_t errsize)
+{
+    char buf[PATH_MAX];
+    struct stat st;
+
+    fe->root = root == NULL ? strdup(cwd) : fe_join(base, root);
+    if (fe->root == NULL)
+        goto oom;
+    if (realpath(fe->root, buf) == NULL || stat(buf, &st) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+        snprintf(err, errsize, "root '%.200s' is not a folder", fe->root);
+        return -1;
+    }
+    free(fe->root);
+    if ((fe->root = strdup(buf)) == NULL)
+        goto oom;
+    return 0;
+oom:
+    snprintf(err, errsize, "out of memory");
+    return -1;
+}
+
+/* fe->backups: `backups` against `base` (root's .gemini-agent/backups
+ * when not given), canonical, neither root nor above it. 0, or -1 with
+ * err. */
+static int
+fe_set_backups(struct fileedit *fe, const char *backups, const char *base,
+               char *err, size_t errsize)
+{
+    char buf[PATH_MAX];
+    const char *why = NULL;
+
+    if (backups == NULL) {
+        if (asprintf(&fe->backups, "%s/.gemini-agent/backups", fe->root) < 0)
+            fe->backups = NULL;
+    } else {
+        fe->backups = fe_join(base, backups);
+    }
+    if (fe->backups == NULL)
+        goto oom;
+    if (fe_canonical(fe->backups, buf, &why) != 0) {
+        snprintf(err, errsize, "backupDir '%.200s': %s", fe->backups, why);
+        return -1;
+    }
+    free(fe->backups);
+    if ((fe->backups = strdup(buf)) == NULL)
+        goto oom;
+    if (strcmp(fe->backups, fe->root) == 0 ||
+        fe_inside(fe->backups, fe->root)) {
+        snprintf(err, errsize, "backupDir may not be root or a folder above "
+                               "it");
+        return -1;
+    }
+    return 0;
+oom:
+    snprintf(err, errsize, "out of memory");
+    return -1;
+}
+
 static int
 fe_initialize(const struct gemini_agent_init *init, void **self, char *err,
               size_t errsize)
 {
-    const char *root = NULL, *backups = NULL, *why = NULL;
+    const char *root = NULL, *backups = NULL;
     json_int_t max = DEFAULT_FILEEDIT_FILE_BYTES;
-    char buf[PATH_MAX], cwd[PATH_MAX];
+    char cwd[PATH_MAX];
     const char *base = init->config_dir ? init->config_dir : ".";
     json_error_t jerr;
     struct fileedit *fe = NULL;
     char *p = NULL;
-    struct stat st;
     json_t *c, *dirs = NULL;
 
     c = json_loadb(init->config, init->config_len, JSON_REJECT_DUPLICATES,
@@ -2620,48 +2734,14 @@ fe_initialize(const struct gemini_agent_init *init, void **self, char *err,
         goto fail;
     }
     if (base[0] != '/') {
-        p = fe_join(cwd, base);
-        if (p == NULL)
+        if ((p = fe_join(cwd, base)) == NULL)
             goto oom;
         base = p;
     }
-    if (root == NULL)
-        fe->root = strdup(cwd);
-    else
-        fe->root = fe_join(base, root);
-    if (fe->root == NULL)
-        goto oom;
-    if (realpath(fe->root, buf) == NULL || stat(buf, &st) != 0 ||
-        !S_ISDIR(st.st_mode)) {
-        snprintf(err, errsize, "root '%.200s' is not a folder", fe->root);
+    if (fe_set_root(fe, root, base, cwd, err, errsize) != 0 ||
+        fe_add_dirs(fe, dirs, base, err, errsize) != 0 ||
+        fe_set_backups(fe, backups, base, err, errsize) != 0)
         goto fail;
-    }
-    free(fe->root);
-    if ((fe->root = strdup(buf)) == NULL)
-        goto oom;
-    if (fe_add_dirs(fe, dirs, base, err, errsize) != 0)
-        goto fail;
-    if (backups == NULL) {
-        if (asprintf(&fe->backups, "%s/.gemini-agent/backups", fe->root) < 0)
-            fe->backups = NULL;
-    } else {
-        fe->backups = fe_join(base, backups);
-    }
-    if (fe->backups == NULL)
-        goto oom;
-    if (fe_canonical(fe->backups, buf, &why) != 0) {
-        snprintf(err, errsize, "backupDir '%.200s': %s", fe->backups, why);
-        goto fail;
-    }
-    free(fe->backups);
-    if ((fe->backups = strdup(buf)) == NULL)
-        goto oom;
-    if (strcmp(fe->backups, fe->root) == 0 ||
-        fe_inside(fe->backups, fe->root)) {
-        snprintf(err, errsize, "backupDir may not be root or a folder above "
-                               "it");
-        goto fail;
-    }
     json_decref(c);
     free(p);
     *self = fe;
