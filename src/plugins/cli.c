@@ -2,8 +2,8 @@
  * cli.c - the built-in plugin `cli`: one tool, Claude Code's `Bash`
  * {command, timeout?, description?}, that runs a shell command for the
  * coding agent and answers what it did as Claude Code does: {"text": the
- * tool_result content, "stdout", "stderr", "interrupted", ...} (issue 14
- * section 3; /work/shared/research/cli.md 3.3).
+ * tool_result content, "stdout", "stderr", "interrupted", ...}; its tool
+ * and config are in docs/plugins/cli.md.
  *
  * `/bin/sh -c <command>` starts in `root` with stdin on /dev/null, in a
  * process group of its own, with the server's environment less the
