@@ -686,6 +686,56 @@ oom:
     return -1;
 }
 
+/* Are the config's timeoutMs, maxOutputBytes, extraPaths and env within
+ * their bounds? 0, or -1 with err set. */
+static int
+cli_check_config(json_int_t timeout, json_int_t max, const json_t *extra,
+                 const json_t *env, char *err, size_t errsize)
+{
+    if (timeout < 1 || timeout > BOUND_CLI_TIMEOUT_MS ||
+        max < 1 || max > BOUND_CLI_OUTPUT_BYTES) {
+        snprintf(err, errsize,
+                 "timeoutMs must be 1 to %d and maxOutputBytes 1 to %u",
+                 BOUND_CLI_TIMEOUT_MS, BOUND_CLI_OUTPUT_BYTES);
+        return -1;
+    }
+    if ((extra != NULL && (!json_is_array(extra) ||
+                           json_array_size(extra) > BOUND_CLI_CONFIG_ENTRIES)) ||
+        (env != NULL && (!json_is_object(env) ||
+                         json_object_size(env) > BOUND_CLI_CONFIG_ENTRIES))) {
+        snprintf(err, errsize,
+                 "extraPaths must be a list and env a map, of at most %d "
+                 "entries",
+                 BOUND_CLI_CONFIG_ENTRIES);
+        return -1;
+    }
+    return 0;
+}
+
+/* c->root: `root` against `base` (the cwd when not given), canonical.
+ * 0, or -1 with err set. */
+static int
+cli_set_root(struct cli *c, const char *root, const char *base,
+             const char *cwd, char *err, size_t errsize)
+{
+    char buf[PATH_MAX];
+    struct stat st;
+    char *r = root ? cli_abs(base, root) : strdup(cwd);
+    int rc = -1;
+
+    if (r == NULL)
+        snprintf(err, errsize, "out of memory");
+    else if (realpath(r, buf) == NULL || stat(buf, &st) != 0 ||
+             !S_ISDIR(st.st_mode))
+        snprintf(err, errsize, "root '%.200s' is not a folder", r);
+    else if ((c->root = strdup(buf)) == NULL)
+        snprintf(err, errsize, "out of memory");
+    else
+        rc = 0;
+    free(r);
+    return rc;
+}
+
 static int
 cli_initialize(const struct gemini_agent_init *init, void **self, char *err,
                size_t errsize)
@@ -695,11 +745,10 @@ cli_initialize(const struct gemini_agent_init *init, void **self, char *err,
     json_int_t timeout = DEFAULT_CLI_TIMEOUT_MS,
                max = DEFAULT_CLI_OUTPUT_BYTES;
     json_t *c = NULL, *env = NULL, *extra = NULL;
-    char cwd[PATH_MAX], buf[PATH_MAX];
-    char *b = NULL, *r = NULL;
+    char cwd[PATH_MAX];
+    char *b = NULL;
     struct cli *cl = NULL;
     json_error_t jerr;
-    struct stat st;
 
     c = json_loadb(init->config, init->config_len, JSON_REJECT_DUPLICATES,
                    &jerr);
@@ -710,23 +759,8 @@ cli_initialize(const struct gemini_agent_init *init, void **self, char *err,
         snprintf(err, errsize, "bad config: %s", jerr.text);
         goto fail;
     }
-    if (timeout < 1 || timeout > BOUND_CLI_TIMEOUT_MS ||
-        max < 1 || max > BOUND_CLI_OUTPUT_BYTES) {
-        snprintf(err, errsize,
-                 "timeoutMs must be 1 to %d and maxOutputBytes 1 to %u",
-                 BOUND_CLI_TIMEOUT_MS, BOUND_CLI_OUTPUT_BYTES);
+    if (cli_check_config(timeout, max, extra, env, err, errsize) != 0)
         goto fail;
-    }
-    if ((extra != NULL && (!json_is_array(extra) ||
-                           json_array_size(extra) > BOUND_CLI_CONFIG_ENTRIES)) ||
-        (env != NULL && (!json_is_object(env) ||
-                         json_object_size(env) > BOUND_CLI_CONFIG_ENTRIES))) {
-        snprintf(err, errsize,
-                 "extraPaths must be a list and env a map, of at most %d "
-                 "entries",
-                 BOUND_CLI_CONFIG_ENTRIES);
-        goto fail;
-    }
     if (getcwd(cwd, sizeof(cwd)) == NULL) {
         snprintf(err, errsize, "cannot read the working folder: %s",
                  strerror(errno));
@@ -734,33 +768,23 @@ cli_initialize(const struct gemini_agent_init *init, void **self, char *err,
     }
     /* relative paths of the config: against agent.yaml's folder */
     if ((b = cli_abs(cwd, base)) == NULL ||
-        (r = root ? cli_abs(b, root) : strdup(cwd)) == NULL ||
         (cl = calloc(1, sizeof(*cl))) == NULL) {
         snprintf(err, errsize, "out of memory");
         goto fail;
     }
-    if (realpath(r, buf) == NULL || stat(buf, &st) != 0 ||
-        !S_ISDIR(st.st_mode)) {
-        snprintf(err, errsize, "root '%.200s' is not a folder", r);
+    if (cli_set_root(cl, root, b, cwd, err, errsize) != 0)
         goto fail;
-    }
-    if ((cl->root = strdup(buf)) == NULL) {
-        snprintf(err, errsize, "out of memory");
-        goto fail;
-    }
     cl->timeout_ms = (long)timeout;
     cl->max_output = (size_t)max;
     if (cli_environment(cl, env, extra, b, err, errsize) != 0)
         goto fail;
     json_decref(c);
     free(b);
-    free(r);
     *self = cl;
     return 0;
 fail:
     json_decref(c);
     free(b);
-    free(r);
     cli_free(cl);
     return -1;
 }

@@ -251,6 +251,51 @@ fe_glob_entry(struct fe_walk *w, const char *abs, const char *rel,
     return g->hits.oom ? FE_STOP : FE_GO;
 }
 
+/* An absolute pattern: its folders up to the first wildcard are the
+ * folder to search (into dir[PATH_MAX], wh->path); returns the rest. */
+static const char *
+fe_glob_base(const char *pattern, char *dir, struct fe_where *wh)
+{
+    size_t wild = strcspn(pattern, "*?[{"), cutat = 0;
+
+    if (pattern[0] != '/')
+        return pattern;
+    for (size_t i = 0; i < wild; i++)
+        if (pattern[i] == '/')
+            cutat = i;
+    memcpy(dir, pattern, cutat == 0 ? 1 : cutat);
+    dir[cutat == 0 ? 1 : cutat] = '\0';
+    wh->path = dir;
+    wh->plen = strlen(dir);
+    return pattern + cutat + 1;
+}
+
+/* The files Glob found, newest first, into txt and names: at most
+ * FILEEDIT_GLOB_FILES within BOUND_FILEEDIT_LIST_BYTES. Their number. */
+static size_t
+fe_glob_list(struct fe_hits *hits, struct fe_text *txt, json_t *names)
+{
+    size_t shown = 0;
+
+    if (hits->n > 0) /* qsort(NULL, 0) is undefined */
+        qsort(hits->v, hits->n, sizeof(*hits->v), fe_hit_cmp);
+    for (; shown < hits->n && shown < FILEEDIT_GLOB_FILES; shown++) {
+        const char *p = hits->v[shown].path;
+        if (txt->len + strlen(p) + 1 > BOUND_FILEEDIT_LIST_BYTES)
+            break;
+        fprintf(txt->f, "%s%s", shown > 0 ? "\n" : "", p);
+        fflush(txt->f);
+        json_array_append_new(names, json_string(p));
+    }
+    if (shown == 0)
+        fputs("No files found", txt->f);
+    else if (shown < hits->n)
+        fputs("\n(Results are truncated. Consider using a more specific "
+              "path or pattern.)",
+              txt->f);
+    return shown;
+}
+
 int
 fe_tool_glob(struct fileedit *fe, struct fe_txn *t,
              const struct gemini_agent_ctx *ctx, json_t *a,
@@ -259,7 +304,7 @@ fe_tool_glob(struct fileedit *fe, struct fe_txn *t,
     char pat[PATH_MAX], dir[PATH_MAX];
     char *seg[BOUND_FILEEDIT_WALK_DEPTH + 1];
     const char *pattern;
-    size_t patlen, shown = 0;
+    size_t patlen, shown;
     long started = monotime_ms();
     struct fe_glob g = {seg, 0, {NULL, 0, false}};
     struct fe_walk w = {fe, 0, false, &g, fe_glob_entry};
@@ -277,20 +322,7 @@ fe_tool_glob(struct fileedit *fe, struct fe_txn *t,
     if (patlen == 0 || patlen >= sizeof(pat))
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                            "pattern must be 1 to %d bytes", PATH_MAX - 1);
-    /* an absolute pattern: its folders up to the first wildcard are the
-     * path to search */
-    if (pattern[0] == '/') {
-        size_t wild = strcspn(pattern, "*?[{"), cutat = 0;
-        for (size_t i = 0; i < wild; i++)
-            if (pattern[i] == '/')
-                cutat = i;
-        memcpy(dir, pattern, cutat == 0 ? 1 : cutat);
-        dir[cutat == 0 ? 1 : cutat] = '\0';
-        wh.path = dir;
-        wh.plen = strlen(dir);
-        pattern += cutat + 1;
-    }
-    snprintf(pat, sizeof(pat), "%s", pattern);
+    snprintf(pat, sizeof(pat), "%s", fe_glob_base(pattern, dir, &wh));
     if (fe_folder(fe, ctx, out, &wh, &rc) != 0)
         return rc;
     if ((g.n = fe_split(pat, seg, ARRAY_SIZE(seg))) == 0)
@@ -303,23 +335,8 @@ fe_tool_glob(struct fileedit *fe, struct fe_txn *t,
         fe_hits_free(&g.hits);
         return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
     }
-    if (g.hits.n > 0) /* qsort(NULL, 0) is undefined */
-        qsort(g.hits.v, g.hits.n, sizeof(*g.hits.v), fe_hit_cmp);
-    for (; shown < g.hits.n && shown < FILEEDIT_GLOB_FILES; shown++) {
-        const char *p = g.hits.v[shown].path;
-        if (txt.len + strlen(p) + 1 > BOUND_FILEEDIT_LIST_BYTES)
-            break;
-        fprintf(txt.f, "%s%s", shown > 0 ? "\n" : "", p);
-        fflush(txt.f);
-        json_array_append_new(names, json_string(p));
-    }
+    shown = fe_glob_list(&g.hits, &txt, names);
     cut = shown < g.hits.n;
-    if (shown == 0)
-        fputs("No files found", txt.f);
-    else if (cut)
-        fputs("\n(Results are truncated. Consider using a more specific "
-              "path or pattern.)",
-              txt.f);
     fe_hits_free(&g.hits);
     return fe_answer(ctx, out, fe_text_close(&txt),
                      json_pack("{s:I, s:I, s:o, s:b}", "durationMs",
