@@ -30,23 +30,15 @@ fe_join(const char *base, const char *p)
     return s;
 }
 
-int
-fe_canonical(const char *path, char *out, const char **why)
+/* realpath() of the longest existing prefix of the absolute path in buf
+ * (cut to that prefix) into out[PATH_MAX]. 0, or -1 with *why set. */
+static int
+fe_real_prefix(char *buf, char *out, const char **why)
 {
-    char buf[PATH_MAX];
-    size_t n = strlen(path), keep, olen;
-    const char *tail, *c;
-    bool first = true;
-
-    if (n == 0 || path[0] != '/' || n >= sizeof(buf)) {
-        *why = "the path is too long";
-        return -1;
-    }
-    memcpy(buf, path, n + 1);
     for (;;) {
         char *slash;
         if (realpath(buf, out) != NULL)
-            break;
+            return 0;
         if (errno != ENOENT) {
             *why = errno == ENOTDIR  ? "a part of the path is not a folder"
                    : errno == ELOOP  ? "too many symbolic links"
@@ -64,6 +56,23 @@ fe_canonical(const char *path, char *out, const char **why)
         }
         *slash = '\0';
     }
+}
+
+int
+fe_canonical(const char *path, char *out, const char **why)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path), keep, olen;
+    const char *tail, *c;
+    bool first = true;
+
+    if (n == 0 || path[0] != '/' || n >= sizeof(buf)) {
+        *why = "the path is too long";
+        return -1;
+    }
+    memcpy(buf, path, n + 1);
+    if (fe_real_prefix(buf, out, why) != 0)
+        return -1;
     keep = strlen(buf);
     tail = path + keep;
     olen = strlen(out);

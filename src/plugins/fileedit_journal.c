@@ -49,6 +49,43 @@ fe_backup_name(char *buf, const struct fileedit *fe, long id)
         buf[0] = '\0';
 }
 
+/* The journal's lines (text, changed) into t's entries. 0, or -1 (out
+ * of memory). */
+static int
+fe_journal_parse(struct fe_txn *t, char *text)
+{
+    for (char *line = text; *line != '\0';) {
+        char *nl = strchr(line, '\n');
+        json_t *j;
+        const char *rel;
+        json_int_t id, m;
+        int existed;
+        if (nl != NULL)
+            *nl = '\0';
+        j = json_loads(line, 0, NULL);
+        /* a line that is not ours is skipped: undo reaches less far */
+        if (j != NULL &&
+            json_unpack(j, "{s:I, s:s, s:b, s:I}", "id", &id, "path", &rel,
+                        "existed", &existed, "mode", &m) == 0) {
+            struct fe_entry *q = realloc(t->e, (t->n + 1) * sizeof(*q));
+            char *r = NULL;
+            if (q != NULL)
+                t->e = q;
+            if (q == NULL || (r = strdup(rel)) == NULL) {
+                json_decref(j);
+                return -1;
+            }
+            t->e[t->n++] = (struct fe_entry){(long)id, r, existed != 0,
+                                             (unsigned)m & 07777};
+        }
+        json_decref(j);
+        if (nl == NULL)
+            break;
+        line = nl + 1;
+    }
+    return 0;
+}
+
 int
 fe_begin(struct fileedit *fe, struct fe_txn *t)
 {
@@ -76,35 +113,8 @@ fe_begin(struct fileedit *fe, struct fe_txn *t)
             return 0;
         goto fail;
     }
-    for (char *line = text; *line != '\0';) {
-        char *nl = strchr(line, '\n');
-        json_t *j;
-        const char *rel;
-        json_int_t id, m;
-        int existed;
-        if (nl != NULL)
-            *nl = '\0';
-        j = json_loads(line, 0, NULL);
-        /* a line that is not ours is skipped: undo reaches less far */
-        if (j != NULL &&
-            json_unpack(j, "{s:I, s:s, s:b, s:I}", "id", &id, "path", &rel,
-                        "existed", &existed, "mode", &m) == 0) {
-            struct fe_entry *q = realloc(t->e, (t->n + 1) * sizeof(*q));
-            char *r = NULL;
-            if (q != NULL)
-                t->e = q;
-            if (q == NULL || (r = strdup(rel)) == NULL) {
-                json_decref(j);
-                goto fail;
-            }
-            t->e[t->n++] = (struct fe_entry){(long)id, r, existed != 0,
-                                             (unsigned)m & 07777};
-        }
-        json_decref(j);
-        if (nl == NULL)
-            break;
-        line = nl + 1;
-    }
+    if (fe_journal_parse(t, text) != 0)
+        goto fail;
     free(text);
     return 0;
 fail:
