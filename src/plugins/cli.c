@@ -2,8 +2,8 @@
  * cli.c - the built-in plugin `cli`: one tool, Claude Code's `Bash`
  * {command, timeout?, description?}, that runs a shell command for the
  * coding agent and answers what it did as Claude Code does: {"text": the
- * tool_result content, "stdout", "stderr", "interrupted", ...} (issue 14
- * section 3; /work/shared/research/cli.md 3.3).
+ * tool_result content, "stdout", "stderr", "interrupted", ...}; its tool
+ * and config are in docs/plugins/cli.md.
  *
  * `/bin/sh -c <command>` starts in `root` with stdin on /dev/null, in a
  * process group of its own, with the server's environment less the
@@ -269,40 +269,66 @@ cli_cancelled(const struct gemini_agent_ctx *ctx)
     return ctx != NULL && ctx->cancelled != NULL && ctx->cancelled(ctx) != 0;
 }
 
+/* What one command did. */
+struct cli_outcome {
+    struct cli_stream so, se; /* its stdout and stderr */
+    int status;               /* as waitpid() gave it */
+    bool timed_out;           /* killed at its timeout */
+    bool interrupted;         /* the caller cancelled the call */
+};
+
+/* Wait at most `wait` ms for output on r's open streams and read it. */
+static void
+cli_read_some(const struct cli *c, struct cli_outcome *r, long wait)
+{
+    struct pollfd pf[2];
+    struct cli_stream *of[2];
+    nfds_t n = 0;
+
+    if (r->so.fd >= 0) {
+        pf[n] = (struct pollfd){.fd = r->so.fd, .events = POLLIN};
+        of[n++] = &r->so;
+    }
+    if (r->se.fd >= 0) {
+        pf[n] = (struct pollfd){.fd = r->se.fd, .events = POLLIN};
+        of[n++] = &r->se;
+    }
+    if (poll(pf, n, (int)wait) < 0)
+        return; /* EINTR */
+    for (nfds_t i = 0; i < n; i++)
+        if (pf[i].revents != 0)
+            cli_drain(of[i], c->max_output);
+}
+
 /*
- * Run `command` for at most timeout_ms: its output in so/se, *status as
- * waitpid() gave it, *timed_out. When the caller cancels the call
- * (asked every CLI_CANCEL_CHECK_MS), the process group gets SIGTERM,
- * then SIGKILL after CLI_KILL_GRACE_MS at most, and *interrupted is set.
- * 0, or an errno value when it could not start.
+ * Run `command` for at most timeout_ms: its output, status and why it
+ * stopped in r (whose streams' buffers are set). When the caller cancels
+ * the call (asked every CLI_CANCEL_CHECK_MS), the process group gets
+ * SIGTERM, then SIGKILL after CLI_KILL_GRACE_MS at most, and
+ * r->interrupted is set. 0, or an errno value when it could not start.
  */
 static int
 cli_run(const struct cli *c, const struct gemini_agent_ctx *ctx,
-        const char *command, long timeout_ms, struct cli_stream *so,
-        struct cli_stream *se, int *status, bool *timed_out,
-        bool *interrupted)
+        const char *command, long timeout_ms, struct cli_outcome *r)
 {
     long deadline, exited_at = -1, asked_at, term_at = -1;
     pid_t pid;
     int rc;
 
-    *timed_out = *interrupted = false;
-    if ((rc = cli_spawn(c, command, &pid, &so->fd, &se->fd)) != 0)
+    r->timed_out = r->interrupted = false;
+    if ((rc = cli_spawn(c, command, &pid, &r->so.fd, &r->se.fd)) != 0)
         return rc;
     deadline = monotime_ms() + timeout_ms;
     asked_at = monotime_ms();
     for (;;) {
-        struct pollfd pf[2];
-        struct cli_stream *of[2];
-        nfds_t n = 0;
-        long now = monotime_ms(), wait;
+        long now = monotime_ms();
 
         if (exited_at < 0 && cli_exited(pid))
             exited_at = now;
-        if (exited_at >= 0 && so->fd < 0 && se->fd < 0)
+        if (exited_at >= 0 && r->so.fd < 0 && r->se.fd < 0)
             break; /* done */
         if (now >= deadline && term_at < 0) {
-            *timed_out = true;
+            r->timed_out = true;
             break;
         }
         if (exited_at >= 0 && now - exited_at >= CLI_DRAIN_MS)
@@ -314,34 +340,19 @@ cli_run(const struct cli *c, const struct gemini_agent_ctx *ctx,
             if (cli_cancelled(ctx)) {
                 /* a chance to clean up, as a shell's Ctrl-C gives one;
                  * the group: the shell and whatever it started */
-                *interrupted = true;
+                r->interrupted = true;
                 (void)kill(-pid, SIGTERM);
                 term_at = now;
                 continue;
             }
         }
         /* wake up now and then to notice the shell's exit */
-        wait = deadline - now;
-        if (wait > 20)
-            wait = 20;
-        if (so->fd >= 0) {
-            pf[n] = (struct pollfd){.fd = so->fd, .events = POLLIN};
-            of[n++] = so;
-        }
-        if (se->fd >= 0) {
-            pf[n] = (struct pollfd){.fd = se->fd, .events = POLLIN};
-            of[n++] = se;
-        }
-        if (poll(pf, n, (int)wait) < 0)
-            continue; /* EINTR */
-        for (nfds_t i = 0; i < n; i++)
-            if (pf[i].revents != 0)
-                cli_drain(of[i], c->max_output);
+        cli_read_some(c, r, deadline - now > 20 ? 20 : deadline - now);
     }
     /* the whole group, whether it is still running or not: the leader is
      * at most a zombie, so the group id is still ours */
     (void)kill(-pid, SIGKILL);
-    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+    while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR)
         ;
     return 0;
 }
@@ -349,126 +360,174 @@ cli_run(const struct cli *c, const struct gemini_agent_ctx *ctx,
 /* Claude Code's words for a command stopped before its end. */
 #define CLI_ABORTED "<error>Command was aborted before completion</error>"
 
+/* One Bash call. */
+struct cli_call {
+    json_t *args;        /* the decoded arguments, which command borrows */
+    const char *command;
+    json_int_t timeout;  /* ms */
+    struct cli_outcome r;
+};
+
+/* Bash's arguments args[len] into call->command and call->timeout (the
+ * config's when not given). 0, or -1 with the model's message in msg. */
+static int
+cli_args(const struct cli *c, const char *args, size_t len,
+         struct cli_call *call, char *msg, size_t size)
+{
+    const char *description = NULL;
+    json_error_t jerr;
+    size_t clen;
+
+    call->timeout = c->timeout_ms;
+    call->args = json_loadb(args, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (call->args == NULL ||
+        json_unpack_ex(call->args, &jerr, JSON_STRICT, "{s:s%, s?I, s?s}",
+                       "command", &call->command, &clen, "timeout",
+                       &call->timeout, "description", &description) != 0) {
+        snprintf(msg, size, "InputValidationError: %s", jerr.text);
+        return -1;
+    }
+    if (clen == 0 || strlen(call->command) != clen) {
+        snprintf(msg, size, "command must be a non-empty string without NUL");
+        return -1;
+    }
+    if (call->timeout < 1 || call->timeout > BOUND_CLI_TIMEOUT_MS) {
+        snprintf(msg, size, "timeout must be 1 to %d milliseconds",
+                 BOUND_CLI_TIMEOUT_MS);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * Claude Code's tool_result: a failed command's exit code first, then
+ * stdout and stderr, the empty ones left out, joined by \n; one killed at
+ * its timeout ends with its <error>. A new string, or NULL.
+ */
+static char *
+cli_result_text(const struct cli_outcome *r, int code, const char *sout,
+                const char *serr)
+{
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f = open_memstream(&text, &tlen);
+
+    if (f == NULL)
+        return NULL;
+    if (code != 0 && !r->timed_out && !r->interrupted)
+        fprintf(f, "Exit code %d", code);
+    if (sout[0] != '\0')
+        fprintf(f, "%s%s", ftell(f) > 0 ? "\n" : "", sout);
+    if (serr[0] != '\0')
+        fprintf(f, "%s%s", ftell(f) > 0 ? "\n" : "", serr);
+    if (r->timed_out)
+        fprintf(f, "%s" CLI_ABORTED, ftell(f) > 0 ? "\n" : "");
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Claude Code's interrupted Bash is an error (is_error): the output so
+ * far (text), as much as the host keeps of a plugin's error message,
+ * then the <error>. */
+static int
+cli_answer_interrupted(const struct gemini_agent_ctx *ctx,
+                       struct gemini_agent_out *out, const char *text)
+{
+    size_t n = strlen(text), room = BOUND_SO_MESSAGE - sizeof(CLI_ABORTED);
+
+    if (n > room)
+        n = utf8_cut(text, room);
+    return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "%.*s%s" CLI_ABORTED,
+                       (int)n, text, n > 0 ? "\n" : "");
+}
+
+/* The answer to a command that ran: r's streams are made UTF-8. */
+static int
+cli_answer(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
+           struct cli_outcome *r)
+{
+    /* the shell's convention: a signal N is exit code 128 + N */
+    int code = WIFEXITED(r->status)     ? WEXITSTATUS(r->status)
+               : WIFSIGNALED(r->status) ? 128 + WTERMSIG(r->status)
+                                        : -1;
+    char *sout, *serr, *text = NULL;
+    json_t *res;
+    int rc;
+
+    cli_sanitize(&r->so);
+    cli_sanitize(&r->se);
+    sout = cli_stream_text(&r->so, true);
+    serr = cli_stream_text(&r->se, false);
+    if (sout == NULL || serr == NULL ||
+        (text = cli_result_text(r, code, sout, serr)) == NULL) {
+        rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
+    } else if (r->interrupted) {
+        rc = cli_answer_interrupted(ctx, out, text);
+    } else {
+        res = json_pack("{s:s, s:s, s:s, s:b, s:b, s:i, s:b, s:b}", "text",
+                        text, "stdout", sout, "stderr", serr, "interrupted",
+                        r->timed_out, "isImage", 0, "exitCode", code,
+                        "timedOut", r->timed_out, "truncated",
+                        r->so.cut || r->se.cut);
+        rc = answer_json(ctx, out, res);
+    }
+    free(sout);
+    free(serr);
+    free(text);
+    return rc;
+}
+
+static void
+cli_call_release(struct cli_call *call)
+{
+    if (call->r.so.fd >= 0)
+        close(call->r.so.fd);
+    if (call->r.se.fd >= 0)
+        close(call->r.se.fd);
+    free(call->r.so.buf);
+    free(call->r.se.buf);
+    json_decref(call->args);
+}
+
 static int
 cli_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
             const char *args, size_t args_len, struct gemini_agent_out *out)
 {
     const struct cli *c = self;
-    struct cli_stream so = {-1, NULL, 0, false, 0},
-                      se = {-1, NULL, 0, false, 0};
-    json_int_t timeout;
-    const char *command, *description = NULL;
-    size_t clen;
-    json_error_t jerr;
-    json_t *a = NULL, *res = NULL;
-    int status = 0, rc, code;
-    bool timed_out, interrupted;
-    char *sout = NULL, *serr = NULL, *text = NULL;
-    size_t tlen = 0;
-    FILE *f;
+    struct cli_call call = {.r = {.so = {.fd = -1}, .se = {.fd = -1}}};
+    char msg[STATUS_TEXT_MAX];
+    int rc;
 
     if (c == NULL)
         return answer_fail(ctx, out, GEMINI_AGENT_FAILED, "not initialised");
     if (strcmp(tool, "Bash") != 0)
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                            "Error: No such tool available: %.64s", tool);
-    timeout = c->timeout_ms;
-    a = json_loadb(args, args_len, JSON_REJECT_DUPLICATES, &jerr);
-    if (a == NULL ||
-        json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?I, s?s}", "command",
-                       &command, &clen, "timeout", &timeout, "description",
-                       &description) != 0) {
-        rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                         "InputValidationError: %s", jerr.text);
+    if (cli_args(c, args, args_len, &call, msg, sizeof(msg)) != 0) {
+        rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "%s", msg);
         goto out;
     }
-    if (clen == 0 || strlen(command) != clen) {
-        rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                         "command must be a non-empty string without NUL");
-        goto out;
-    }
-    if (timeout < 1 || timeout > BOUND_CLI_TIMEOUT_MS) {
-        rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
-                         "timeout must be 1 to %d milliseconds",
-                         BOUND_CLI_TIMEOUT_MS);
-        goto out;
-    }
-    so.buf = memlimit_malloc(c->max_output + 1);
-    se.buf = memlimit_malloc(c->max_output + 1);
-    if (so.buf == NULL || se.buf == NULL) {
+    call.r.so.buf = memlimit_malloc(c->max_output + 1);
+    call.r.se.buf = memlimit_malloc(c->max_output + 1);
+    if (call.r.so.buf == NULL || call.r.se.buf == NULL) {
         rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
         goto out;
     }
-    if ((rc = cli_run(c, ctx, command, (long)timeout, &so, &se, &status,
-                      &timed_out, &interrupted)) != 0) {
+    if ((rc = cli_run(c, ctx, call.command, (long)call.timeout, &call.r)) !=
+        0) {
         rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                          "cannot run the command: %s", strerror(rc));
         goto out;
     }
-    /* the shell's convention: a signal N is exit code 128 + N */
-    code = WIFEXITED(status)     ? WEXITSTATUS(status)
-           : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                 : -1;
-    cli_sanitize(&so);
-    cli_sanitize(&se);
-    sout = cli_stream_text(&so, true);
-    serr = cli_stream_text(&se, false);
-    if (sout == NULL || serr == NULL ||
-        (f = open_memstream(&text, &tlen)) == NULL) {
-        rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "out of memory");
-        goto out;
-    }
-    /* Claude Code's tool_result: a failed command's exit code first,
-     * then stdout and stderr, the empty ones left out, joined by \n; an
-     * aborted one (killed at its timeout, or interrupted) ends with its
-     * <error> */
-    if (code != 0 && !timed_out && !interrupted)
-        fprintf(f, "Exit code %d", code);
-    if (sout[0] != '\0')
-        fprintf(f, "%s%s", ftell(f) > 0 ? "\n" : "", sout);
-    if (serr[0] != '\0')
-        fprintf(f, "%s%s", ftell(f) > 0 ? "\n" : "", serr);
-    if (timed_out)
-        fprintf(f, "%s" CLI_ABORTED, ftell(f) > 0 ? "\n" : "");
-    if (fclose(f) != 0) {
-        free(text);
-        text = NULL;
-    }
-    if (interrupted && text != NULL) {
-        /* Claude Code's interrupted Bash is an error (is_error): the
-         * output so far, as much as the host keeps of a plugin's error
-         * message, then the <error> */
-        size_t n = strlen(text), room = BOUND_SO_MESSAGE - sizeof(CLI_ABORTED);
-        if (n > room)
-            n = utf8_cut(text, room);
-        rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED, "%.*s%s" CLI_ABORTED,
-                         (int)n, text, n > 0 ? "\n" : "");
-        goto out;
-    }
-    res = json_pack("{s:s?, s:s, s:s, s:b, s:b, s:i, s:b, s:b}", "text", text,
-                    "stdout", sout, "stderr", serr, "interrupted", timed_out,
-                    "isImage", 0, "exitCode", code, "timedOut", timed_out,
-                    "truncated", so.cut || se.cut);
-    if (text == NULL) {
-        json_decref(res);
-        res = NULL;
-    }
-    rc = answer_json(ctx, out, res);
-    res = NULL;
+    rc = cli_answer(ctx, out, &call.r);
 out:
-    if (so.fd >= 0)
-        close(so.fd);
-    if (se.fd >= 0)
-        close(se.fd);
-    free(so.buf);
-    free(se.buf);
-    free(sout);
-    free(serr);
-    free(text);
-    json_decref(res);
-    json_decref(a);
+    cli_call_release(&call);
     return rc;
 }
+
 
 /* --- configuration --------------------------------------------------------- */
 
@@ -517,21 +576,63 @@ cli_env_is(const char *e, const char *name)
     return strncmp(e, name, n) == 0 && e[n] == '=';
 }
 
+/* "PATH=<extra 1>:<extra 2>:...:<path>" into *entry (heap), the `extra`
+ * folders made absolute against `base`. 0, or -1 with err set. */
+static int
+cli_path_entry(const json_t *extra, const char *base, const char *path,
+               char **entry, char *err, size_t errsize)
+{
+    char *newpath = NULL;
+    size_t plen = 0, i;
+    const json_t *v;
+    FILE *f;
+
+    if ((f = open_memstream(&newpath, &plen)) == NULL)
+        goto oom;
+    fputs("PATH=", f);
+    json_array_foreach(extra, i, v) {
+        const char *d = json_string_value(v);
+        char *a;
+        if (d == NULL || d[0] == '\0' || strchr(d, ':') != NULL) {
+            fclose(f);
+            free(newpath);
+            snprintf(err, errsize,
+                     "extraPaths: each entry must be a folder name without "
+                     "':'");
+            return -1;
+        }
+        if ((a = cli_abs(base, d)) == NULL) {
+            fclose(f);
+            free(newpath);
+            goto oom;
+        }
+        fprintf(f, "%s:", a);
+        free(a);
+    }
+    fputs(path, f);
+    if (fclose(f) != 0) {
+        free(newpath);
+        goto oom;
+    }
+    *entry = newpath;
+    return 0;
+oom:
+    snprintf(err, errsize, "out of memory");
+    return -1;
+}
+
 /*
  * The commands' environment: the server's less the credentials, with
- * `env`'s entries in place of (or beside) its own and `extra` folders in front of PATH. 0, or -1
- * with err set.
+ * `env`'s entries in place of (or beside) its own and `extra` folders in
+ * front of PATH. 0, or -1 with err set.
  */
 static int
 cli_environment(struct cli *c, const json_t *env, const json_t *extra,
                 const char *base, char *err, size_t errsize)
 {
-    size_t n = 0, k = 0, i;
+    size_t n = 0, k = 0;
     const char *key, *path = "/usr/local/bin:/usr/bin:/bin";
     const json_t *v;
-    char *newpath = NULL;
-    FILE *f;
-    size_t plen = 0;
     /* ours less the credentials (core/credenv.h): a command's output goes
      * to Gemini and into the saved session */
     char **base_env = credenv_clean(environ, 0);
@@ -573,42 +674,66 @@ cli_environment(struct cli *c, const json_t *env, const json_t *extra,
         }
         k++;
     }
-    /* PATH=<extra 1>:<extra 2>:...:<PATH> */
-    if ((f = open_memstream(&newpath, &plen)) == NULL)
-        goto oom;
-    fputs("PATH=", f);
-    json_array_foreach(extra, i, v) {
-        const char *d = json_string_value(v);
-        char *a;
-        if (d == NULL || d[0] == '\0' || strchr(d, ':') != NULL) {
-            fclose(f);
-            free(newpath);
-            snprintf(err, errsize,
-                     "extraPaths: each entry must be a folder name without "
-                     "':'");
-            free(base_env);
-            return -1;
-        }
-        if ((a = cli_abs(base, d)) == NULL) {
-            fclose(f);
-            free(newpath);
-            goto oom;
-        }
-        fprintf(f, "%s:", a);
-        free(a);
+    if (cli_path_entry(extra, base, path, &c->envp[k], err, errsize) != 0) {
+        free(base_env);
+        return -1;
     }
-    fputs(path, f);
-    if (fclose(f) != 0) {
-        free(newpath);
-        goto oom;
-    }
-    c->envp[k++] = newpath;
     free(base_env);
     return 0;
 oom:
     free(base_env);
     snprintf(err, errsize, "out of memory");
     return -1;
+}
+
+/* Are the config's timeoutMs, maxOutputBytes, extraPaths and env within
+ * their bounds? 0, or -1 with err set. */
+static int
+cli_check_config(json_int_t timeout, json_int_t max, const json_t *extra,
+                 const json_t *env, char *err, size_t errsize)
+{
+    if (timeout < 1 || timeout > BOUND_CLI_TIMEOUT_MS ||
+        max < 1 || max > BOUND_CLI_OUTPUT_BYTES) {
+        snprintf(err, errsize,
+                 "timeoutMs must be 1 to %d and maxOutputBytes 1 to %u",
+                 BOUND_CLI_TIMEOUT_MS, BOUND_CLI_OUTPUT_BYTES);
+        return -1;
+    }
+    if ((extra != NULL && (!json_is_array(extra) ||
+                           json_array_size(extra) > BOUND_CLI_CONFIG_ENTRIES)) ||
+        (env != NULL && (!json_is_object(env) ||
+                         json_object_size(env) > BOUND_CLI_CONFIG_ENTRIES))) {
+        snprintf(err, errsize,
+                 "extraPaths must be a list and env a map, of at most %d "
+                 "entries",
+                 BOUND_CLI_CONFIG_ENTRIES);
+        return -1;
+    }
+    return 0;
+}
+
+/* c->root: `root` against `base` (the cwd when not given), canonical.
+ * 0, or -1 with err set. */
+static int
+cli_set_root(struct cli *c, const char *root, const char *base,
+             const char *cwd, char *err, size_t errsize)
+{
+    char buf[PATH_MAX];
+    struct stat st;
+    char *r = root ? cli_abs(base, root) : strdup(cwd);
+    int rc = -1;
+
+    if (r == NULL)
+        snprintf(err, errsize, "out of memory");
+    else if (realpath(r, buf) == NULL || stat(buf, &st) != 0 ||
+             !S_ISDIR(st.st_mode))
+        snprintf(err, errsize, "root '%.200s' is not a folder", r);
+    else if ((c->root = strdup(buf)) == NULL)
+        snprintf(err, errsize, "out of memory");
+    else
+        rc = 0;
+    free(r);
+    return rc;
 }
 
 static int
@@ -620,11 +745,10 @@ cli_initialize(const struct gemini_agent_init *init, void **self, char *err,
     json_int_t timeout = DEFAULT_CLI_TIMEOUT_MS,
                max = DEFAULT_CLI_OUTPUT_BYTES;
     json_t *c = NULL, *env = NULL, *extra = NULL;
-    char cwd[PATH_MAX], buf[PATH_MAX];
-    char *b = NULL, *r = NULL;
+    char cwd[PATH_MAX];
+    char *b = NULL;
     struct cli *cl = NULL;
     json_error_t jerr;
-    struct stat st;
 
     c = json_loadb(init->config, init->config_len, JSON_REJECT_DUPLICATES,
                    &jerr);
@@ -635,23 +759,8 @@ cli_initialize(const struct gemini_agent_init *init, void **self, char *err,
         snprintf(err, errsize, "bad config: %s", jerr.text);
         goto fail;
     }
-    if (timeout < 1 || timeout > BOUND_CLI_TIMEOUT_MS ||
-        max < 1 || max > BOUND_CLI_OUTPUT_BYTES) {
-        snprintf(err, errsize,
-                 "timeoutMs must be 1 to %d and maxOutputBytes 1 to %u",
-                 BOUND_CLI_TIMEOUT_MS, BOUND_CLI_OUTPUT_BYTES);
+    if (cli_check_config(timeout, max, extra, env, err, errsize) != 0)
         goto fail;
-    }
-    if ((extra != NULL && (!json_is_array(extra) ||
-                           json_array_size(extra) > BOUND_CLI_CONFIG_ENTRIES)) ||
-        (env != NULL && (!json_is_object(env) ||
-                         json_object_size(env) > BOUND_CLI_CONFIG_ENTRIES))) {
-        snprintf(err, errsize,
-                 "extraPaths must be a list and env a map, of at most %d "
-                 "entries",
-                 BOUND_CLI_CONFIG_ENTRIES);
-        goto fail;
-    }
     if (getcwd(cwd, sizeof(cwd)) == NULL) {
         snprintf(err, errsize, "cannot read the working folder: %s",
                  strerror(errno));
@@ -659,33 +768,23 @@ cli_initialize(const struct gemini_agent_init *init, void **self, char *err,
     }
     /* relative paths of the config: against agent.yaml's folder */
     if ((b = cli_abs(cwd, base)) == NULL ||
-        (r = root ? cli_abs(b, root) : strdup(cwd)) == NULL ||
         (cl = calloc(1, sizeof(*cl))) == NULL) {
         snprintf(err, errsize, "out of memory");
         goto fail;
     }
-    if (realpath(r, buf) == NULL || stat(buf, &st) != 0 ||
-        !S_ISDIR(st.st_mode)) {
-        snprintf(err, errsize, "root '%.200s' is not a folder", r);
+    if (cli_set_root(cl, root, b, cwd, err, errsize) != 0)
         goto fail;
-    }
-    if ((cl->root = strdup(buf)) == NULL) {
-        snprintf(err, errsize, "out of memory");
-        goto fail;
-    }
     cl->timeout_ms = (long)timeout;
     cl->max_output = (size_t)max;
     if (cli_environment(cl, env, extra, b, err, errsize) != 0)
         goto fail;
     json_decref(c);
     free(b);
-    free(r);
     *self = cl;
     return 0;
 fail:
     json_decref(c);
     free(b);
-    free(r);
     cli_free(cl);
     return -1;
 }

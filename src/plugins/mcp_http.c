@@ -235,13 +235,84 @@ common_options(CURL *curl, const struct mcp_server_cfg *cfg, char *errbuf,
     return 0;
 }
 
+/* Did the POST fail before an HTTP answer (rc, errbuf: curl's word)?
+ * Then -1 with `e` set. */
+static int
+transfer_failed(const struct mcp_conn *c, const struct http_rx *rx,
+                CURLcode rc, const char *errbuf, struct outbound_guard *guard,
+                struct mcp_err *e)
+{
+    char why[160];
+
+    if (rx->oom) {
+        mcp_err_set(e, MCP_PROTO, "out of memory");
+        return -1;
+    }
+    if (rx->answer == NULL && rc == CURLE_WRITE_ERROR) {
+        mcp_err_set(e, MCP_PROTO, "server '%s' sent an answer over %u bytes",
+                    c->cfg->name, MCP_MESSAGE_BYTES);
+        return -1;
+    }
+    if (rx->answer == NULL && rc == CURLE_COULDNT_CONNECT &&
+        outbound_refusal(c->curl, guard, why, sizeof(why))) {
+        /* MCP_START: no reconnect would be let through either */
+        mcp_err_set(e, MCP_START, "server '%s' is unreachable: %s",
+                    c->cfg->name, why);
+        return -1;
+    }
+    if (rx->answer == NULL && rc != CURLE_OK) {
+        mcp_err_set(e, rc == CURLE_OPERATION_TIMEDOUT ? MCP_TIMEOUT : MCP_DEAD,
+                    "server '%s' is unreachable: %s", c->cfg->name,
+                    errbuf[0] ? errbuf : curl_easy_strerror(rc));
+        mcp_err_note_skipped(e, rx->not_json, rx->others);
+        return -1;
+    }
+    return 0;
+}
+
+/* Is the HTTP status a failure? Then -1 with `e` set. */
+static int
+status_failed(const struct mcp_conn *c, long status, struct mcp_err *e)
+{
+    /* 404 is the spec's "session expired"; some servers (the SDK's
+     * examples among them) say 400 to a session they do not know, as
+     * after a restart. With a fresh session neither comes back. */
+    if ((status == 404 || status == 400) && c->session != NULL) {
+        mcp_err_set(e, MCP_DEAD, "server '%s' ended the session (HTTP %ld)",
+                    c->cfg->name, status);
+        return -1;
+    }
+    if (status < 200 || status > 299) {
+        mcp_err_set(e, MCP_PROTO, "server '%s' answered HTTP %ld",
+                    c->cfg->name, status);
+        return -1;
+    }
+    return 0;
+}
+
+/* The Mcp-Session-Id the answer gave, kept for the next requests. 0, or
+ * -1 with `e` set. */
+static int
+keep_session(struct mcp_conn *c, const struct http_rx *rx, struct mcp_err *e)
+{
+    if (rx->session[0] == '\0' ||
+        (c->session != NULL && strcmp(c->session, rx->session) == 0))
+        return 0;
+    free(c->session);
+    if ((c->session = strdup(rx->session)) == NULL) {
+        mcp_err_set(e, MCP_PROTO, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 int
 mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
                   struct json_t **answer, struct mcp_err *e)
 {
     struct http_rx rx = {.c = c, .id = id};
     struct outbound_guard guard;
-    char errbuf[CURL_ERROR_SIZE], why[160];
+    char errbuf[CURL_ERROR_SIZE];
     struct curl_slist *h = request_headers(c, true);
     CURLcode rc;
     long status = 0;
@@ -249,12 +320,8 @@ mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
 
     *answer = NULL;
     sbuf_init(&rx.body, MCP_MESSAGE_BYTES);
-    if (h == NULL) {
-        mcp_err_set(e, MCP_PROTO, "out of memory");
-        goto out;
-    }
-    if (common_options(c->curl, c->cfg, errbuf, c->cfg->timeout_ms,
-                       &guard) != 0) {
+    if (h == NULL || common_options(c->curl, c->cfg, errbuf,
+                                    c->cfg->timeout_ms, &guard) != 0) {
         mcp_err_set(e, MCP_PROTO, "out of memory");
         goto out;
     }
@@ -268,50 +335,9 @@ mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
     curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &rx);
     rc = curl_easy_perform(c->curl);
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
-    if (rx.oom) {
-        mcp_err_set(e, MCP_PROTO, "out of memory");
+    if (transfer_failed(c, &rx, rc, errbuf, &guard, e) != 0 ||
+        status_failed(c, status, e) != 0 || keep_session(c, &rx, e) != 0)
         goto out;
-    }
-    if (rx.answer == NULL && rc == CURLE_WRITE_ERROR) {
-        mcp_err_set(e, MCP_PROTO, "server '%s' sent an answer over %u bytes",
-                    c->cfg->name, MCP_MESSAGE_BYTES);
-        goto out;
-    }
-    if (rx.answer == NULL && rc == CURLE_COULDNT_CONNECT &&
-        outbound_refusal(c->curl, &guard, why, sizeof(why))) {
-        /* MCP_START: no reconnect would be let through either */
-        mcp_err_set(e, MCP_START, "server '%s' is unreachable: %s",
-                    c->cfg->name, why);
-        goto out;
-    }
-    if (rx.answer == NULL && rc != CURLE_OK) {
-        mcp_err_set(e, rc == CURLE_OPERATION_TIMEDOUT ? MCP_TIMEOUT : MCP_DEAD,
-                    "server '%s' is unreachable: %s", c->cfg->name,
-                    errbuf[0] ? errbuf : curl_easy_strerror(rc));
-        mcp_err_note_skipped(e, rx.not_json, rx.others);
-        goto out;
-    }
-    /* 404 is the spec's "session expired"; some servers (the SDK's
-     * examples among them) say 400 to a session they do not know, as
-     * after a restart. With a fresh session neither comes back. */
-    if ((status == 404 || status == 400) && c->session != NULL) {
-        mcp_err_set(e, MCP_DEAD, "server '%s' ended the session (HTTP %ld)",
-                    c->cfg->name, status);
-        goto out;
-    }
-    if (status < 200 || status > 299) {
-        mcp_err_set(e, MCP_PROTO, "server '%s' answered HTTP %ld",
-                    c->cfg->name, status);
-        goto out;
-    }
-    if (rx.session[0] != '\0' &&
-        (c->session == NULL || strcmp(c->session, rx.session) != 0)) {
-        free(c->session);
-        if ((c->session = strdup(rx.session)) == NULL) {
-            mcp_err_set(e, MCP_PROTO, "out of memory");
-            goto out;
-        }
-    }
     if (id < 0) {
         ret = 0; /* a notification: 202 Accepted, no body */
         goto out;

@@ -2,10 +2,11 @@
  * mcp_int.h - what the mcp plugin's files share: one MCP server's
  * configuration, one connection to it, and the two transports.
  *
- * mcp.c reads .mcp.json, lists the tools and runs the calls; it speaks
- * JSON-RPC 2.0 through mcp_conn_request(), which hands the message to the
- * connection's transport: mcp_stdio.c (a child process, newline-delimited
- * JSON on its stdin/stdout) or mcp_http.c (Streamable HTTP over libcurl).
+ * mcp.c reads .mcp.json (each entry: mcp_config.c), lists the tools and
+ * runs the calls; it speaks JSON-RPC 2.0 through mcp_conn_request(),
+ * which hands the message to the connection's transport: mcp_stdio.c (a
+ * child process, newline-delimited JSON on its stdin/stdout) or
+ * mcp_http.c (Streamable HTTP over libcurl).
  * Not an API of the project: only src/plugins/mcp*.c include it.
  *
  * A connection belongs to the process that opened it (`owner`): a worker
@@ -79,6 +80,29 @@ struct mcp_server_cfg {
     const struct outbound *outbound;
     int timeout_ms;
 };
+
+/* --- .mcp.json's entries: mcp_config.c ------------------------------ */
+
+/* Server names become part of tool names: identifiers with '-', at most
+ * BOUND_NAME_LEN / 2. */
+bool mcp_cfg_name_ok(const char *s);
+
+/* `path` relative to `dir` unless absolute (or dir NULL or ""): a new
+ * string, or NULL. */
+char *mcp_cfg_path(const char *dir, const char *path);
+
+/*
+ * The mcpServers entry `v` named `name` into `s` (zeroed; `timeout_ms`:
+ * the plugin's, unless the entry has its own; `config_dir`: where
+ * relative paths start, and the child's folder). 0, or -1 with err set;
+ * either way mcp_cfg_release() frees what s holds.
+ */
+int mcp_cfg_from_json(struct mcp_server_cfg *s, const char *name,
+                      const struct json_t *v, const char *config_dir,
+                      int timeout_ms, char *err, size_t errsize);
+
+/* Free what `s` holds. */
+void mcp_cfg_release(struct mcp_server_cfg *s);
 
 /* One live connection (see above); zeroed = closed. */
 struct mcp_conn {

@@ -1,7 +1,7 @@
 /*
  * memory.c - the built-in plugin `memory`: what the assistant remembers
- * about the signed-in user, across conversations (seed 001's
- * save_memory / search_memory, once the run API's own code).
+ * about the signed-in user, across conversations (once the run API's own
+ * save_memory / search_memory).
  *
  * Two tools, `save` {text, tags?} and `search` {query, limit?}, on the
  * store's memories of ctx->user. The plugin says

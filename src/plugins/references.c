@@ -348,6 +348,45 @@ fail:
     return -1;
 }
 
+/* maxBytes, cacheSeconds and timeoutMs of the config into r, when given.
+ * 0, or -1 with err set. */
+static int
+refs_limits(struct references *r, const json_t *cfg, char *err,
+            size_t errsize)
+{
+    const json_t *v;
+
+    /* the host checked the schema; the ranges again for a bare call */
+    if ((v = json_object_get(cfg, "maxBytes")) != NULL) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+            json_integer_value(v) > BOUND_REFERENCES_MAX_BYTES) {
+            snprintf(err, errsize, "maxBytes must be 1 to %d",
+                     BOUND_REFERENCES_MAX_BYTES);
+            return -1;
+        }
+        r->max_bytes = (size_t)json_integer_value(v);
+    }
+    if ((v = json_object_get(cfg, "cacheSeconds")) != NULL) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) > BOUND_REFERENCES_CACHE_SECONDS) {
+            snprintf(err, errsize, "cacheSeconds must be 0 to %d",
+                     BOUND_REFERENCES_CACHE_SECONDS);
+            return -1;
+        }
+        r->cache_ms = (long)json_integer_value(v) * 1000L;
+    }
+    if ((v = json_object_get(cfg, "timeoutMs")) != NULL) {
+        if (!json_is_integer(v) || json_integer_value(v) < 100 ||
+            json_integer_value(v) > BOUND_WEB_TIMEOUT_MS_MAX) {
+            snprintf(err, errsize, "timeoutMs must be 100 to %d",
+                     BOUND_WEB_TIMEOUT_MS_MAX);
+            return -1;
+        }
+        r->timeout_ms = (long)json_integer_value(v);
+    }
+    return 0;
+}
+
 static int
 refs_initialize(const struct gemini_agent_init *init, void **self, char *err,
                 size_t errsize)
@@ -355,7 +394,7 @@ refs_initialize(const struct gemini_agent_init *init, void **self, char *err,
     struct references *r = calloc(1, sizeof(*r));
     json_error_t jerr;
     json_t *cfg;
-    const json_t *sources, *v, *spec;
+    const json_t *sources, *spec;
     const char *name;
 
     if (r == NULL) {
@@ -375,34 +414,8 @@ refs_initialize(const struct gemini_agent_init *init, void **self, char *err,
         snprintf(err, errsize, "at most %d sources", BOUND_REFERENCES_SOURCES);
         goto fail;
     }
-    /* the host checked the schema; the ranges again for a bare call */
-    if ((v = json_object_get(cfg, "maxBytes")) != NULL) {
-        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-            json_integer_value(v) > BOUND_REFERENCES_MAX_BYTES) {
-            snprintf(err, errsize, "maxBytes must be 1 to %d",
-                     BOUND_REFERENCES_MAX_BYTES);
-            goto fail;
-        }
-        r->max_bytes = (size_t)json_integer_value(v);
-    }
-    if ((v = json_object_get(cfg, "cacheSeconds")) != NULL) {
-        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-            json_integer_value(v) > BOUND_REFERENCES_CACHE_SECONDS) {
-            snprintf(err, errsize, "cacheSeconds must be 0 to %d",
-                     BOUND_REFERENCES_CACHE_SECONDS);
-            goto fail;
-        }
-        r->cache_ms = (long)json_integer_value(v) * 1000L;
-    }
-    if ((v = json_object_get(cfg, "timeoutMs")) != NULL) {
-        if (!json_is_integer(v) || json_integer_value(v) < 100 ||
-            json_integer_value(v) > BOUND_WEB_TIMEOUT_MS_MAX) {
-            snprintf(err, errsize, "timeoutMs must be 100 to %d",
-                     BOUND_WEB_TIMEOUT_MS_MAX);
-            goto fail;
-        }
-        r->timeout_ms = (long)json_integer_value(v);
-    }
+    if (refs_limits(r, cfg, err, errsize) != 0)
+        goto fail;
     if (outbound_from_config(cfg, &r->outbound, err, errsize) != 0)
         goto fail;
     r->src = calloc(json_object_size(sources), sizeof(*r->src));

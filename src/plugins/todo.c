@@ -418,17 +418,104 @@ new_step(json_int_t id, const char *title)
                      "pending");
 }
 
+/* The answer to a change that would make the plan longer than
+ * maxSteps: -1 with `c`. */
+static int
+too_many(const struct todo *t, struct todo_call *c)
+{
+    snprintf(c->msg, sizeof(c->msg), "a plan holds at most %ld steps",
+             t->max_steps);
+    c->rc = GEMINI_AGENT_BAD_INPUT;
+    return -1;
+}
+
+/* plan: the steps replaced by args' titles, numbered from 1. */
+static int
+apply_plan(const struct todo *t, const json_t *args, json_t *plan,
+           struct todo_call *c)
+{
+    json_t *steps = json_object_get(plan, "steps");
+    json_t *v = json_object_get(args, "steps");
+    json_int_t next = 1;
+
+    if ((long)json_array_size(v) > t->max_steps)
+        return too_many(t, c);
+    json_array_clear(steps);
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const char *s = json_string_value(json_array_get(v, i));
+        if (s == NULL || s[0] == '\0' || strlen(s) > BOUND_TODO_TITLE)
+            return bad(c, GEMINI_AGENT_BAD_INPUT,
+                       "each step must be a non-empty title");
+        if (json_array_append_new(steps, new_step(next++, s)) != 0)
+            return bad(c, GEMINI_AGENT_FAILED, "out of memory");
+    }
+    return json_object_set_new(plan, "next", json_integer(next)) == 0
+               ? 0
+               : bad(c, GEMINI_AGENT_FAILED, "out of memory");
+}
+
+/* add: a step `title` at the end, or after the step `after` (0: first). */
+static int
+apply_add(const struct todo *t, const json_t *args, json_t *plan,
+          struct todo_call *c)
+{
+    json_t *steps = json_object_get(plan, "steps"), *v;
+    json_int_t next = json_integer_value(json_object_get(plan, "next"));
+    const char *title = json_string_value(json_object_get(args, "title"));
+    long at;
+
+    if (title == NULL || title[0] == '\0')
+        return bad(c, GEMINI_AGENT_BAD_INPUT, "a step needs a title");
+    if ((long)json_array_size(steps) >= t->max_steps)
+        return too_many(t, c);
+    at = (long)json_array_size(steps);
+    if ((v = json_object_get(args, "after")) != NULL) {
+        json_int_t after = json_integer_value(v);
+        at = after == 0 ? 0 : step_index(steps, after);
+        if (at < 0)
+            return bad(c, GEMINI_AGENT_BAD_INPUT,
+                       "there is no step with that id to add after");
+        at += after != 0;
+    }
+    if (json_array_insert_new(steps, (size_t)at, new_step(next, title)) !=
+            0 ||
+        json_object_set_new(plan, "next", json_integer(next + 1)) != 0)
+        return bad(c, GEMINI_AGENT_FAILED, "out of memory");
+    return 0;
+}
+
+/* update, complete: the step `id`'s title and status (complete: done). */
+static int
+apply_update(enum todo_tool tool, const json_t *args, json_t *plan,
+             struct todo_call *c)
+{
+    json_t *steps = json_object_get(plan, "steps"), *s;
+    const char *title = json_string_value(json_object_get(args, "title"));
+    json_int_t id = json_integer_value(json_object_get(args, "id"));
+    const char *status =
+        tool == T_COMPLETE ? "done"
+                           : json_string_value(json_object_get(args, "status"));
+    long at = step_index(steps, id);
+
+    if (at < 0)
+        return bad(c, GEMINI_AGENT_BAD_INPUT,
+                   "there is no step with that id: call "
+                   "action_todo_show for the plan");
+    s = json_array_get(steps, (size_t)at);
+    if ((title != NULL &&
+         json_object_set_new(s, "title", json_string(title)) != 0) ||
+        (status != NULL &&
+         json_object_set_new(s, "status", json_string(status)) != 0))
+        return bad(c, GEMINI_AGENT_FAILED, "out of memory");
+    return 0;
+}
+
 /* Apply `tool` with `args` to `plan` ({next, steps}). 0, or -1 with `c`. */
 static int
 apply(const struct todo *t, enum todo_tool tool, const json_t *args,
       json_t *plan, struct todo_call *c)
 {
-    json_t *steps = json_object_get(plan, "steps"), *v;
-    json_int_t next = json_integer_value(json_object_get(plan, "next"));
     const char *title = json_string_value(json_object_get(args, "title"));
-    json_int_t id = json_integer_value(json_object_get(args, "id"));
-    long at;
-    size_t i;
 
     /* the host validated the arguments against the declarations; the
      * configured bounds and the ids are the plugin's to check */
@@ -436,68 +523,16 @@ apply(const struct todo *t, enum todo_tool tool, const json_t *args,
         return bad(c, GEMINI_AGENT_BAD_INPUT, "a step's title is too long");
     switch (tool) {
     case T_PLAN:
-        v = json_object_get(args, "steps");
-        if ((long)json_array_size(v) > t->max_steps)
-            break;
-        json_array_clear(steps);
-        next = 1;
-        for (i = 0; i < json_array_size(v); i++) {
-            const char *s = json_string_value(json_array_get(v, i));
-            if (s == NULL || s[0] == '\0' || strlen(s) > BOUND_TODO_TITLE)
-                return bad(c, GEMINI_AGENT_BAD_INPUT,
-                           "each step must be a non-empty title");
-            if (json_array_append_new(steps, new_step(next++, s)) != 0)
-                return bad(c, GEMINI_AGENT_FAILED, "out of memory");
-        }
-        return json_object_set_new(plan, "next", json_integer(next)) == 0
-                   ? 0
-                   : bad(c, GEMINI_AGENT_FAILED, "out of memory");
+        return apply_plan(t, args, plan, c);
     case T_ADD:
-        if (title == NULL || title[0] == '\0')
-            return bad(c, GEMINI_AGENT_BAD_INPUT, "a step needs a title");
-        if ((long)json_array_size(steps) >= t->max_steps)
-            break;
-        at = (long)json_array_size(steps);
-        if ((v = json_object_get(args, "after")) != NULL) {
-            json_int_t after = json_integer_value(v);
-            at = after == 0 ? 0 : step_index(steps, after);
-            if (at < 0)
-                return bad(c, GEMINI_AGENT_BAD_INPUT,
-                           "there is no step with that id to add after");
-            at += after != 0;
-        }
-        if (json_array_insert_new(steps, (size_t)at, new_step(next, title)) !=
-                0 ||
-            json_object_set_new(plan, "next", json_integer(next + 1)) != 0)
-            return bad(c, GEMINI_AGENT_FAILED, "out of memory");
-        return 0;
+        return apply_add(t, args, plan, c);
     case T_UPDATE:
-    case T_COMPLETE: {
-        const char *status = tool == T_COMPLETE
-                                 ? "done"
-                                 : json_string_value(
-                                       json_object_get(args, "status"));
-        json_t *s;
-        at = step_index(steps, id);
-        if (at < 0)
-            return bad(c, GEMINI_AGENT_BAD_INPUT,
-                       "there is no step with that id: call "
-                       "action_todo_show for the plan");
-        s = json_array_get(steps, (size_t)at);
-        if ((title != NULL &&
-             json_object_set_new(s, "title", json_string(title)) != 0) ||
-            (status != NULL &&
-             json_object_set_new(s, "status", json_string(status)) != 0))
-            return bad(c, GEMINI_AGENT_FAILED, "out of memory");
-        return 0;
-    }
+    case T_COMPLETE:
+        return apply_update(tool, args, plan, c);
     case T_SHOW:
-        return 0;
+        break;
     }
-    snprintf(c->msg, sizeof(c->msg), "a plan holds at most %ld steps",
-             t->max_steps);
-    c->rc = GEMINI_AGENT_BAD_INPUT;
-    return -1;
+    return 0;
 }
 
 /* {"todo": {"steps": [...]}} as text in host memory. */
@@ -508,6 +543,62 @@ answer(const struct gemini_agent_ctx *ctx, const json_t *plan,
     return answer_json(ctx, out,
                        json_pack("{s:{s:O}}", "todo", "steps",
                                  json_object_get(plan, "steps")));
+}
+
+/* The tool named `name`: 0 with *tool, or -1 when it is none of ours. */
+static int
+tool_of(const char *name, enum todo_tool *tool)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(tool_names); i++) {
+        if (strcmp(name, tool_names[i]) == 0) {
+            *tool = (enum todo_tool)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A tool that changes the plan (all but show), under the plan's lock:
+ * returns the plan after it (a new reference) with c's outcome, or NULL
+ * with c's failure. */
+static json_t *
+change_plan(const struct todo *t, enum todo_tool tool, const json_t *args,
+            const char *hex, const struct todo_paths *p, struct todo_call *c)
+{
+    json_t *plan;
+    bool existed;
+    int fd;
+
+    if (mkdir(t->dir, 0700) != 0 && errno != EEXIST) {
+        bad(c, GEMINI_AGENT_FAILED, "cannot keep the plan");
+        return NULL;
+    }
+    fd = lock_file(p->lock, true);
+    if (fd < 0) {
+        bad(c, GEMINI_AGENT_FAILED, "cannot lock the plan");
+        return NULL;
+    }
+    existed = access(p->plan, F_OK) == 0;
+    /* `plan` replaces whatever was there, also a file it cannot read */
+    plan = tool == T_PLAN ? json_pack("{s:i, s:[]}", "next", 1, "steps")
+                          : plan_read(p->plan);
+    if (plan == NULL) {
+        bad(c, GEMINI_AGENT_FAILED, "the stored plan is unreadable");
+    } else if (apply(t, tool, args, plan, c) == 0) {
+        if (!existed)
+            evict(t, hex);
+        if (plan_write(t, p, plan) != 0) {
+            bad(c, GEMINI_AGENT_FAILED, "cannot keep the plan");
+            existed = access(p->plan, F_OK) == 0;
+        } else {
+            existed = true;
+        }
+    }
+    /* a lock file lives only beside a plan */
+    if (!existed)
+        unlink(p->lock);
+    close(fd);
+    return plan;
 }
 
 static int
@@ -522,16 +613,9 @@ todo_execute(void *self, const struct gemini_agent_ctx *ctx,
     json_t *args = NULL, *plan = NULL;
     json_error_t jerr;
     enum todo_tool tool = T_SHOW;
-    bool found = false, existed;
-    int fd = -1, rc;
+    int rc;
 
-    for (size_t i = 0; i < ARRAY_SIZE(tool_names); i++) {
-        if (strcmp(tool_name, tool_names[i]) == 0) {
-            tool = (enum todo_tool)i;
-            found = true;
-        }
-    }
-    if (!found)
+    if (tool_of(tool_name, &tool) != 0)
         return gemini_agent_reply(ctx, out, "no such tool", 12) ==
                        GEMINI_AGENT_OK
                    ? GEMINI_AGENT_BAD_INPUT
@@ -554,37 +638,9 @@ todo_execute(void *self, const struct gemini_agent_ctx *ctx,
         plan = plan_read(p.plan);
         if (plan == NULL)
             bad(&c, GEMINI_AGENT_FAILED, "the stored plan is unreadable");
-        goto out;
+    } else {
+        plan = change_plan(t, tool, args, hex, &p, &c);
     }
-    if (mkdir(t->dir, 0700) != 0 && errno != EEXIST) {
-        bad(&c, GEMINI_AGENT_FAILED, "cannot keep the plan");
-        goto out;
-    }
-    fd = lock_file(p.lock, true);
-    if (fd < 0) {
-        bad(&c, GEMINI_AGENT_FAILED, "cannot lock the plan");
-        goto out;
-    }
-    existed = access(p.plan, F_OK) == 0;
-    /* `plan` replaces whatever was there, also a file it cannot read */
-    plan = tool == T_PLAN ? json_pack("{s:i, s:[]}", "next", 1, "steps")
-                          : plan_read(p.plan);
-    if (plan == NULL) {
-        bad(&c, GEMINI_AGENT_FAILED, "the stored plan is unreadable");
-    } else if (apply(t, tool, args, plan, &c) == 0) {
-        if (!existed)
-            evict(t, hex);
-        if (plan_write(t, &p, plan) != 0) {
-            bad(&c, GEMINI_AGENT_FAILED, "cannot keep the plan");
-            existed = access(p.plan, F_OK) == 0;
-        } else {
-            existed = true;
-        }
-    }
-    /* a lock file lives only beside a plan */
-    if (!existed)
-        unlink(p.lock);
-    close(fd);
 out:
     if (c.rc == GEMINI_AGENT_OK)
         rc = answer(ctx, plan, out);

@@ -101,40 +101,30 @@ describe(CURLcode rc, const struct webget_req *req, const struct sink *s,
     }
 }
 
-int
-webget_fetch(const struct webget_req *req, struct webget_res *res, char *msg,
-             size_t msgsize)
+/* req's extra headers as a list for curl: 0, or -1 (out of memory;
+ * *hdrs is what was made so far, the caller frees it). */
+static int
+header_list(const struct webget_req *req, struct curl_slist **hdrs)
 {
-    struct sink s = {.too_big = false, .keep_start = req->keep_start};
-    struct outbound_guard guard;
-    struct curl_slist *hdrs = NULL;
-    CURL *c;
-    CURLcode rc;
-    int ret = -1;
-
-    *res = (struct webget_res){0, NULL, 0, false};
-    if (!webget_is_http_url(req->url)) {
-        snprintf(msg, msgsize, "only http and https URLs are allowed");
-        return -1;
-    }
-    sbuf_init(&s.body, req->max_bytes);
-    c = curl_easy_init();
-    if (c == NULL) {
-        snprintf(msg, msgsize, "out of memory");
-        return -1;
-    }
     for (size_t i = 0; req->headers != NULL && req->headers[i] != NULL;
          i++) {
-        struct curl_slist *h = curl_slist_append(hdrs, req->headers[i]);
-        if (h == NULL) {
-            snprintf(msg, msgsize, "out of memory");
-            goto out;
-        }
-        hdrs = h;
+        struct curl_slist *h = curl_slist_append(*hdrs, req->headers[i]);
+        if (h == NULL)
+            return -1;
+        *hdrs = h;
     }
+    return 0;
+}
+
+/* The handle set up for req: the outbound policy's guard, the bounds,
+ * the headers, the body into s. 0, or -1. */
+static int
+set_options(CURL *c, const struct webget_req *req, struct curl_slist *hdrs,
+            struct sink *s, struct outbound_guard *guard)
+{
     /* NOSIGNAL: request threads must not take SIGALRM (a resolver
      * timeout would otherwise use it). */
-    if (outbound_guard(c, &guard, req->policy) != 0 ||
+    if (outbound_guard(c, guard, req->policy) != 0 ||
         curl_easy_setopt(c, CURLOPT_URL, req->url) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
         cabundle_apply(c) != CURLE_OK ||
@@ -157,7 +147,38 @@ webget_fetch(const struct webget_req *req, struct webget_res *res, char *msg,
         curl_easy_setopt(c, CURLOPT_USERAGENT, "gemini-agent") != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &s) != CURLE_OK) {
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, s) != CURLE_OK)
+        return -1;
+    return 0;
+}
+
+int
+webget_fetch(const struct webget_req *req, struct webget_res *res, char *msg,
+             size_t msgsize)
+{
+    struct sink s = {.too_big = false, .keep_start = req->keep_start};
+    struct outbound_guard guard;
+    struct curl_slist *hdrs = NULL;
+    CURL *c;
+    CURLcode rc;
+    int ret = -1;
+
+    *res = (struct webget_res){0, NULL, 0, false};
+    if (!webget_is_http_url(req->url)) {
+        snprintf(msg, msgsize, "only http and https URLs are allowed");
+        return -1;
+    }
+    sbuf_init(&s.body, req->max_bytes);
+    c = curl_easy_init();
+    if (c == NULL) {
+        snprintf(msg, msgsize, "out of memory");
+        return -1;
+    }
+    if (header_list(req, &hdrs) != 0) {
+        snprintf(msg, msgsize, "out of memory");
+        goto out;
+    }
+    if (set_options(c, req, hdrs, &s, &guard) != 0) {
         snprintf(msg, msgsize, "cannot set up the request");
         goto out;
     }

@@ -223,6 +223,30 @@ int_member(const json_t *cfg, const char *key, long lo, long hi, long def,
     return 0;
 }
 
+/* The config's region into w->region, when given. 0, or -1 with err. */
+static int
+ws_region(struct websearch *w, const json_t *cfg, char *err, size_t errsize)
+{
+    const char *region = json_string_value(json_object_get(cfg, "region"));
+
+    if (json_object_get(cfg, "region") == NULL)
+        return 0;
+    if (region == NULL || *region == '\0' ||
+        strlen(region) > BOUND_WEBSEARCH_REGION ||
+        strspn(region, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                       "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+            strlen(region)) {
+        snprintf(err, errsize,
+                 "region must be a language code such as en or de-CH");
+        return -1;
+    }
+    if ((w->region = strdup(region)) == NULL) {
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 static int
 ws_initialize(const struct gemini_agent_init *init, void **self, char *err,
               size_t errsize)
@@ -230,7 +254,7 @@ ws_initialize(const struct gemini_agent_init *init, void **self, char *err,
     struct websearch *w = calloc(1, sizeof(*w));
     json_error_t jerr;
     json_t *cfg = NULL;
-    const char *endpoint, *region;
+    const char *endpoint;
     long n;
 
     if (w == NULL) {
@@ -269,21 +293,8 @@ ws_initialize(const struct gemini_agent_init *init, void **self, char *err,
                    WEBSEARCH_TIMEOUT_MS_DEFAULT, &w->timeout_ms, err,
                    errsize) != 0)
         goto fail;
-    region = json_string_value(json_object_get(cfg, "region"));
-    if (json_object_get(cfg, "region") != NULL) {
-        if (region == NULL || *region == '\0' ||
-            strlen(region) > BOUND_WEBSEARCH_REGION ||
-            strspn(region, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                           "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
-                strlen(region)) {
-            snprintf(err, errsize,
-                     "region must be a language code such as en or de-CH");
-            goto fail;
-        }
-        w->region = strdup(region);
-        if (w->region == NULL)
-            goto oom;
-    }
+    if (ws_region(w, cfg, err, errsize) != 0)
+        goto fail;
     if (load_headers(w, json_object_get(cfg, "headers"), err, errsize) != 0)
         goto fail;
     json_decref(cfg);
@@ -439,17 +450,66 @@ oom:
     return NULL;
 }
 
+/* Ask the search endpoint for `query`: its first `max` results as JSON
+ * text (a new string), or NULL with the model's message in msg. */
+static char *
+ws_search(const struct websearch *w, const char *query, int max, char *msg,
+          size_t size)
+{
+    struct webget_res res;
+    char why[160];
+    json_t *found;
+    char *url, *text;
+
+    url = websearch_url(w, query, strlen(query));
+    if (url == NULL) {
+        snprintf(msg, size, "web search failed: out of memory");
+        return NULL;
+    }
+    if (webget_fetch(&(struct webget_req){url,
+                                          (const char *const *)w->headers,
+                                          w->timeout_ms,
+                                          BOUND_WEBSEARCH_RESPONSE_BYTES,
+                                          false, false, &w->outbound},
+                     &res, why, sizeof(why)) != 0) {
+        snprintf(msg, size, "web search failed: %s", why);
+        free(url);
+        return NULL;
+    }
+    free(url);
+    if (res.status != 200) {
+        snprintf(msg, size,
+                 "web search failed: the search endpoint answered HTTP %ld",
+                 res.status);
+        webget_free(&res);
+        return NULL;
+    }
+    found = websearch_results(res.body, res.len, max, why, sizeof(why));
+    webget_free(&res);
+    if (found == NULL) {
+        snprintf(msg, size, "web search failed: %s", why);
+        return NULL;
+    }
+    /* jsonout_dumps(), not json_dumps(): the text is free()d, and the
+     * server's jansson allocator (memlimit.c) is not malloc */
+    text = jsonout_dumps(found, APP_JSON_FLAGS, BOUND_ACTION_OUTPUT_BYTES,
+                         NULL);
+    json_decref(found);
+    if (text == NULL)
+        snprintf(msg, size, "web search failed: out of memory");
+    return text;
+}
+
 static int
 ws_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
            const char *args, size_t args_len, struct gemini_agent_out *out)
 {
     const struct websearch *w = self;
     struct status_error jerr = {0};
-    struct webget_res res;
-    char msg[256], why[160];
-    json_t *in = NULL, *found = NULL;
+    char msg[256];
+    json_t *in = NULL;
     const char *query;
-    char *url = NULL, *text = NULL;
+    char *text = NULL;
     int max, rc = GEMINI_AGENT_FAILED;
 
     if (strcmp(tool, "search") != 0)
@@ -467,49 +527,12 @@ ws_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
         if (m >= 1 && m < max)
             max = (int)m; /* the model may ask for fewer, never for more */
     }
-    url = websearch_url(w, query, strlen(query));
-    if (url == NULL) {
-        snprintf(msg, sizeof(msg), "web search failed: out of memory");
-        goto out;
-    }
-    if (webget_fetch(&(struct webget_req){url,
-                                          (const char *const *)w->headers,
-                                          w->timeout_ms,
-                                          BOUND_WEBSEARCH_RESPONSE_BYTES,
-                                          false, false, &w->outbound},
-                     &res, why, sizeof(why)) != 0) {
-        snprintf(msg, sizeof(msg), "web search failed: %s", why);
-        goto out;
-    }
-    if (res.status != 200) {
-        snprintf(msg, sizeof(msg),
-                 "web search failed: the search endpoint answered HTTP %ld",
-                 res.status);
-        webget_free(&res);
-        goto out;
-    }
-    found = websearch_results(res.body, res.len, max, why, sizeof(why));
-    webget_free(&res);
-    if (found == NULL) {
-        snprintf(msg, sizeof(msg), "web search failed: %s", why);
-        goto out;
-    }
-    /* jsonout_dumps(), not json_dumps(): the text is free()d, and the
-     * server's jansson allocator (memlimit.c) is not malloc */
-    text = jsonout_dumps(found, APP_JSON_FLAGS, BOUND_ACTION_OUTPUT_BYTES,
-                         NULL);
-    if (text == NULL) {
-        snprintf(msg, sizeof(msg), "web search failed: out of memory");
-        goto out;
-    }
-    rc = gemini_agent_reply(ctx, out, text, strlen(text));
-    msg[0] = '\0';
-out:
-    if (rc != GEMINI_AGENT_OK && msg[0] != '\0')
+    text = ws_search(w, query, max, msg, sizeof(msg));
+    if (text == NULL)
         answer_fail(ctx, out, rc, "%s", msg);
+    else
+        rc = gemini_agent_reply(ctx, out, text, strlen(text));
     free(text);
-    free(url);
-    json_decref(found);
     json_decref(in);
     return rc;
 }
