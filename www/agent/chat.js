@@ -83,12 +83,12 @@
  * @module chat
  */
 import { renderMarkdown, closeOpenMarkdown } from './markdown.js';
-import { readNdjson, isNdjson, NDJSON_TYPE } from './ndjson.js';
 import { buildQuestionCard, describeAnswers, firstControl, readQuestion } from './question.js';
 import { commandsEndpoint, createCommandMenu, parseCommandLine, readCommands, sharedTurn } from './commands.js';
-import { DEFAULT_ENDPOINT, UNREACHABLE, diagnoseNetworkError } from './origin.js';
+import { DEFAULT_ENDPOINT } from './origin.js';
+import { createChatClient } from './client.js';
 import { bindTemplate } from './template.js';
-import { ChatError, NOT_SET_UP, explainError, streamError, INTERRUPTED, unreadable, parseBody, abortError } from './errors.js';
+import { ChatError, NOT_SET_UP, explainError, unreadable, parseBody, abortError } from './errors.js';
 import { describeServerAction, describeServerCall, describeUsage } from './describe.js';
 import { toJSONSafe, resultForModel, waitingServerCall, answerPendingSigned, alignSignatures, latestPlan } from './history.js';
 import { readApproval } from './decision.js';
@@ -377,7 +377,6 @@ export function mountChat(container, options = {}) {
     checkStatus = true,
     stream = container.getAttribute('data-stream') !== 'false',
   } = options;
-  const statusUrl = `${endpoint.replace(/\/+$/, '')}/geminiAgent.status`;
   const commandsUrl = options.commands === false ? '' : String(options.commands ?? commandsEndpoint(endpoint)).replace(/\/+$/, '');
   /* launcher: 'always' (a button in the corner opens the chat as a panel),
    * 'never' (the chat sits where the container is), or 'auto': in place on
@@ -387,6 +386,9 @@ export function mountChat(container, options = {}) {
   const launcherBelow = Number(options.launcherBelow ?? container.getAttribute('data-launcher-below')) || LAUNCHER_BELOW;
   const doc = container.ownerDocument;
   const win = doc.defaultView;
+  /* the window's console when a problem is logged (a test may swap it) */
+  const log = { warn: (...a) => win?.console?.warn?.(...a), error: (...a) => win?.console?.error?.(...a) };
+  const client = createChatClient({ endpoint, fetch: fetchFn, stream, console: log, location: win?.location });
   let storage = options.storage;
   if (storage === undefined) {
     try {
@@ -686,120 +688,6 @@ export function mountChat(container, options = {}) {
     }
   }
 
-  /**
-   * The error for a request to `url` that fetch could not make. On another
-   * origin, the server may be there but not accept this page's origin, or
-   * answer (nginx's 502, say) where the preflight could not (origin.js).
-   * @param {string} url
-   * @returns {Promise<ChatError>}
-   */
-  async function networkError(url) {
-    const found = await diagnoseNetworkError({ fetch: fetchFn, url, probeUrl: statusUrl, location: win?.location });
-    if (found.kind === 'refused') {
-      win?.console?.warn?.(`gemini-chat: ${url} is not readable from this origin (http.cors.allowOrigins)`);
-      return new ChatError('origin_not_allowed', found.message, { retry: false });
-    }
-    if (found.kind === 'answer') {
-      const res = found.response;
-      const data = parseBody(await res.text().catch(() => ''));
-      return explainError(res.status, data, res.headers?.get?.('Retry-After') ?? null);
-    }
-    return new ChatError('network', UNREACHABLE);
-  }
-
-  /**
-   * POST one request of the chat protocol and resolve with its answer object.
-   * With `stream` on, asks for NDJSON; an answer that is NDJSON is read line
-   * by line (readAnswerStream), anything else as one JSON object, as without
-   * streaming (a server or proxy that does not stream, and every error the
-   * server finds before it starts a stream).
-   * @param {string} route
-   * @param {object} body
-   * @param {AbortSignal} signal
-   * @param {(event: object) => void} [onEvent]  each streamed event but the last
-   * @returns {Promise<object>}
-   */
-  async function post(route, body, signal, onEvent) {
-    const url = `${endpoint.replace(/\/+$/, '')}/${route}`;
-    let res;
-    let text;
-    try {
-      res = await fetchFn(url, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: stream ? NDJSON_TYPE : 'application/json' },
-        body: JSON.stringify(body),
-        credentials: 'same-origin',
-        signal,
-      });
-      if (signal.aborted) throw abortError();
-      if (res.ok && res.body && isNdjson(res.headers?.get?.('Content-Type')))
-        return await readAnswerStream(route, res, signal, onEvent);
-      text = await res.text();
-    } catch (e) {
-      if (signal.aborted || e?.name === 'AbortError') throw abortError();
-      if (e instanceof ChatError) throw e;
-      const err = await networkError(url);
-      throw signal.aborted ? abortError() : err;
-    }
-    if (signal.aborted) throw abortError();
-    const data = parseBody(text);
-    if (!res.ok) {
-      const emptyHistory = !Array.isArray(body.history) || body.history.length === 0;
-      const err = explainError(res.status, data, res.headers?.get?.('Retry-After') ?? null, Date.now(), { emptyHistory });
-      const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
-      win?.console?.warn?.(`gemini-chat: ${route} answered HTTP ${res.status} (${err.code})${said}`);
-      throw err;
-    }
-    if (!data || typeof data !== 'object' || Array.isArray(data))
-      throw unreadable(res.status);
-    return data;
-  }
-
-  /**
-   * Read a streamed answer: every event goes to `onEvent` until the `result`
-   * line, whose object is the answer (exactly what the route answers without
-   * streaming), or the `error` line, thrown in the visitor's words. A stream
-   * that ends, or breaks, before either is an "interrupted" error.
-   * @returns {Promise<object>}
-   */
-  async function readAnswerStream(route, res, signal, onEvent) {
-    let last = null;
-    try {
-      await readNdjson(
-        res.body,
-        (event) => {
-          if (event.type === 'result' || event.type === 'error') {
-            last = event;
-            return true;
-          }
-          try {
-            onEvent?.(event);
-          } catch (e) {
-            win?.console?.error?.('gemini-chat: a streamed event could not be shown', e);
-          }
-          return false;
-        },
-        signal,
-      );
-    } catch (e) {
-      if (signal.aborted || e?.name === 'AbortError') throw abortError();
-      win?.console?.warn?.(`gemini-chat: ${route}: the stream broke: ${e?.message || e}`);
-    }
-    if (last?.type === 'result') {
-      const data = last.result;
-      if (!data || typeof data !== 'object' || Array.isArray(data))
-        throw new ChatError('bad_answer', 'The server sent an answer the chat cannot read. Retry in a moment.');
-      return data;
-    }
-    if (last?.type === 'error') {
-      const err = streamError(last.error);
-      const said = typeof last.error?.message === 'string' ? `: ${last.error.message}` : '';
-      win?.console?.warn?.(`gemini-chat: ${route} failed while streaming (${err.code})${said}`);
-      throw err;
-    }
-    throw new ChatError('interrupted', INTERRUPTED);
-  }
-
   function absorb(answer) {
     if (Array.isArray(answer.history)) {
       s.history = answer.history;
@@ -1060,7 +948,7 @@ export function mountChat(container, options = {}) {
         inFlight = request;
         const streamed = { text: '', stale: false, msg: null };
         liveAnswer = streamed;
-        const answer = await post(
+        const answer = await client.post(
           request.route,
           {
             ...request.payload,
@@ -1265,7 +1153,7 @@ export function mountChat(container, options = {}) {
         text = await res.text();
       } catch (e) {
         if (controller.signal.aborted || e?.name === 'AbortError') throw abortError();
-        const err = await networkError(url);
+        const err = await client.networkError(url);
         throw controller.signal.aborted ? abortError() : err;
       }
       const data = parseBody(text);
@@ -1391,25 +1279,11 @@ export function mountChat(container, options = {}) {
    * {ready, model}); any failure is silent, the chat works without it. */
   const statusController = typeof AbortController === 'function' ? new AbortController() : null;
   async function loadStatus() {
-    if (!checkStatus || typeof fetchFn !== 'function') return;
-    try {
-      const res = await fetchFn(statusUrl, {
-        method: 'GET',
-        headers: { Accept: 'application/json' },
-        credentials: 'same-origin',
-        signal: statusController?.signal,
-      });
-      if (!res?.ok) return;
-      const data = JSON.parse(await res.text());
-      if (destroyed || !data || typeof data !== 'object' || Array.isArray(data)) return;
-      s.server = {
-        ready: typeof data.ready === 'boolean' ? data.ready : null,
-        model: typeof data.model === 'string' ? data.model : '',
-      };
-      render();
-    } catch {
-      /* no status route, offline, not JSON: say nothing */
-    }
+    if (!checkStatus) return;
+    const found = await client.status(statusController?.signal);
+    if (!found || destroyed) return;
+    s.server = found;
+    render();
   }
 
   /** Visible, enabled elements of the panel that take focus, in order. */
