@@ -124,10 +124,11 @@ function isOfflineModel(model) {
  * waits, and what was decided after. No autofocus on Approve: chat.js focuses
  * the card itself, so a key pressed by habit approves nothing.
  */
-const APPROVAL_HEAD = `<p class="gemini-chat__approval-title" data-if="role==approval"><span data-if="status==pending">Needs your approval</span><span data-if="status!=pending">Asked for your approval</span></p>`;
+const APPROVAL_HEAD = `<p class="gemini-chat__approval-title" data-if="role==approval"><span data-if="status==pending">Needs your approval</span><span data-if="status!=pending">Asked for your approval</span></p>
+      <p class="gemini-chat__approval-action" data-if="role==approval" data-bind="actionTitle"></p>`;
 const APPROVAL_BODY = `<div class="gemini-chat__approval" data-if="role==approval">
         <p class="gemini-chat__approval-reason" data-if="reason" data-bind="reason"></p>
-        <dl class="gemini-chat__args" data-if="args" data-foreach="args" aria-label="Details"><div class="gemini-chat__arg"><dt data-bind="name"></dt><dd data-bind="value"></dd></div></dl>
+        <dl class="gemini-chat__args" data-if="args" data-foreach="args" aria-label="Details"><div class="gemini-chat__arg"><dt data-bind="label"></dt><dd data-bind="value"></dd></div></dl>
         <div class="gemini-chat__approval-actions" data-if="status==pending">
           <button type="button" class="gemini-chat__btn gemini-chat__btn--approve" data-ref="approveAction">Approve</button>
           <button type="button" class="gemini-chat__btn gemini-chat__btn--reject" data-ref="rejectAction">Reject</button>
@@ -865,6 +866,7 @@ export function mountChat(container, options = {}) {
       timestamp: new Date().toISOString(),
       status: 'pending',
       tool: a.tool,
+      actionTitle: a.title,
       reason: a.reason,
       args: a.args,
       expires: a.expires,
