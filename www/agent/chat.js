@@ -191,6 +191,7 @@ export const DEFAULT_TEMPLATE = `
     <ul class="gemini-chat__activity" data-foreach="activity"><li class="gemini-chat__message"><span class="gemini-chat__command-title" data-if="role==command" data-bind="commandTitle"></span><span class="gemini-chat__content" data-bind="content"></span></li></ul>
     ${TODO_CHECKLIST}
     <div class="gemini-chat__message" data-role="assistant" data-if="lastAssistantMessage"><span class="gemini-chat__sr">Assistant: </span><div class="gemini-chat__content" data-bind="lastAssistantMessage" data-format="markdown"></div><span class="gemini-chat__mark" data-if="lastAssistantStatus==stopped">(stopped)</span><span class="gemini-chat__mark" data-if="lastAssistantStatus==incomplete">(incomplete)</span></div>
+    <ul class="gemini-chat__activity gemini-chat__activity--after" data-foreach="notesAfter"><li class="gemini-chat__message"><span class="gemini-chat__content" data-bind="content"></span></li></ul>
     <div class="gemini-chat__approvals" data-if="awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
   </div>
   <div class="gemini-chat__todo-full" data-if="isExpanded">${TODO_CHECKLIST}</div>
@@ -482,6 +483,11 @@ export function mountChat(container, options = {}) {
     const turn = msgs.slice(u + 1);
     const answers = turn.filter((m) => m.role === 'assistant');
     const lastAnswer = answers.length ? answers[answers.length - 1] : null;
+    /* notes after the last answer (Stopped., a limit) show after it */
+    const cut = lastAnswer ? turn.indexOf(lastAnswer) : turn.length;
+    const isNote = (m) => m.role === 'action' || m.role === 'system' || m.role === 'command';
+    /* a failed or stopped turn's cost is not shown: Usage is a succeeded turn's */
+    const succeeded = !s.isLoading && !s.error && s.outcome !== 'stopped' && s.outcome !== 'error';
     const offline = isOfflineModel(s.model) || isOfflineModel(s.server.model);
     const plan = latestPlan(s.history) ?? [];
     const done = plan.filter((st) => st.status === 'done').length;
@@ -497,8 +503,9 @@ export function mountChat(container, options = {}) {
       lastAssistantMessage: lastAnswer ? lastAnswer.content : '',
       lastAssistantStatus: lastAnswer?.status ?? '',
       isStreaming: msgs.some((m) => m.status === 'streaming'),
-      usageText: describeUsage(s.usage, s.model),
-      activity: turn.filter((m) => m.role === 'action' || m.role === 'system' || m.role === 'command'),
+      usageText: succeeded ? describeUsage(s.usage, s.model) : '',
+      activity: turn.slice(0, cut).filter(isNote),
+      notesAfter: turn.slice(cut).filter(isNote),
       approvals: turn.filter((m) => m.role === 'approval'),
       awaitingApproval: approval !== null && !s.isLoading,
     };
