@@ -92,6 +92,7 @@ import { ChatError, NOT_SET_UP, explainError, unreadable, parseBody, abortError 
 import { describeServerAction, describeServerCall, describeUsage } from './describe.js';
 import { toJSONSafe, resultForModel, waitingServerCall, answerPendingSigned, alignSignatures, latestPlan } from './history.js';
 import { readApproval } from './decision.js';
+import { markChanged, watchChanges } from './changes.js';
 
 /** Shown when the answering model is the project's offline demo model. */
 export const OFFLINE_NOTICE = 'Offline demo model — answers are scripted';
@@ -417,6 +418,7 @@ export function mountChat(container, options = {}) {
     outcome: '',
     isOpen: saved?.isOpen ?? false, /* the panel, in launcher mode */
     unread: false, /* an answer arrived while the panel was closed */
+    isPeek: false, /* the phone's sheet is half height: a page action showed the page */
     server: { ready: null, model: '' }, /* GET geminiAgent.status, when the server has it */
   };
   let seq = 0;
@@ -587,6 +589,7 @@ export function mountChat(container, options = {}) {
     root.setAttribute('data-expanded', String(state.isExpanded));
     root.setAttribute('data-launcher', String(launcherMode));
     root.setAttribute('data-open', String(state.isOpen));
+    root.setAttribute('data-peek', String(launcherMode && state.isOpen && s.isPeek));
     root.setAttribute('data-unread', String(launcherMode && !state.isOpen && s.unread));
     launcher.hidden = !launcherMode;
     launcher.setAttribute('aria-expanded', String(launcherMode && state.isOpen));
@@ -711,6 +714,26 @@ export function mountChat(container, options = {}) {
     else render();
   }
 
+  /**
+   * On a phone the open panel is a full-screen sheet that hides the page: a
+   * page action makes it a half-height sheet (data-peek, chat.css), so the
+   * visitor sees the page change, until the panel is opened again.
+   */
+  function peekIfSheet() {
+    if (!launcherMode || !s.isOpen || !sheet?.matches || s.isPeek) return;
+    set({ isPeek: true });
+  }
+
+  /** Mark what a page action changed; when peeking, bring it into view above the sheet. */
+  function showChanged(changed) {
+    if (changed.length === 0) return;
+    markChanged(changed, { setTimeout: (f, ms) => (win?.setTimeout ?? setTimeout)(f, ms) });
+    if (!s.isPeek) return;
+    const top = frame.getBoundingClientRect?.().top ?? 0;
+    const box = changed[0].getBoundingClientRect?.();
+    if (box && (box.top < 0 || box.bottom > top)) changed[0].scrollIntoView?.({ block: 'start' });
+  }
+
   async function runCalls(calls, signal, live) {
     /* Every call must carry the id its result answers; one without is a
      * server bug: run nothing, send nothing, say so. */
@@ -735,6 +758,8 @@ export function mountChat(container, options = {}) {
         line = defaultDescribeCall(name, args);
       }
       set({ statusText: `${line}…` });
+      peekIfSheet();
+      const watch = watchChanges(doc, root);
       let result;
       if (!tool) {
         result = { ok: false, error: `There is no page tool named "${name}" on this page now.` };
@@ -747,7 +772,9 @@ export function mountChat(container, options = {}) {
         }
       }
       await settle(win);
+      const changed = watch.stop();
       if (!live()) throw abortError();
+      showChanged(changed);
       const ok = result.ok !== false;
       addMessage('action', ok ? line : `${line} — failed: ${result.error ?? 'unknown error'}`, { status: ok ? 'ok' : 'failed' });
       results.push({ callId: call.id, result: resultForModel(result), isError: !ok });
@@ -1269,6 +1296,7 @@ export function mountChat(container, options = {}) {
   function open() {
     if (destroyed) return;
     s.isOpen = true;
+    s.isPeek = false;
     s.unread = false;
     persist();
     render();
