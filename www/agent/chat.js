@@ -84,21 +84,20 @@
  */
 import { renderMarkdown, closeOpenMarkdown } from './markdown.js';
 import { buildQuestionCard, describeAnswers, firstControl, readQuestion } from './question.js';
-import { commandsEndpoint, createCommandMenu, parseCommandLine, readCommands, sharedTurn } from './commands.js';
+import { commandsEndpoint, createCommandMenu, parseCommandLine, readCommands } from './commands.js';
 import { DEFAULT_ENDPOINT } from './origin.js';
 import { createChatClient } from './client.js';
 import { bindTemplate } from './template.js';
-import { ChatError, NOT_SET_UP, explainError, unreadable, parseBody, abortError } from './errors.js';
-import { describeServerAction, describeServerCall, describeUsage } from './describe.js';
-import { toJSONSafe, resultForModel, waitingServerCall, answerPendingSigned, alignSignatures, latestPlan } from './history.js';
+import { ChatError, explainError, unreadable, parseBody, abortError } from './errors.js';
+import { describeServerAction } from './describe.js';
+import { toJSONSafe, resultForModel, alignSignatures } from './history.js';
 import { readApproval } from './decision.js';
 import { markChanged, watchChanges } from './changes.js';
+import { loadSaved, saveConversation, tabStorage } from './storage.js';
+import { absorbAnswer, createState, deriveView, rememberStopped as rememberStoppedIn, shareOutput as shareOutputIn } from './state.js';
 
-/** Shown when the answering model is the project's offline demo model. */
-export const OFFLINE_NOTICE = 'Offline demo model — answers are scripted';
+export { OFFLINE_NOTICE } from './state.js';
 
-const STORAGE_VERSION = 1;
-const MAX_STORED_MESSAGES = 300;
 
 /** launcher: 'auto' turns the widget into a launcher below this window width (px). */
 export const LAUNCHER_BELOW = 860;
@@ -113,10 +112,6 @@ const LAUNCHER_MARKUP =
 
 let mounted = 0; /* ids for the panels of several widgets on one page */
 
-/** @param {unknown} model */
-function isOfflineModel(model) {
-  return typeof model === 'string' && model.startsWith('offline-demo');
-}
 
 /**
  * The approval card's parts (role approval), used by the full history and by
@@ -243,48 +238,6 @@ function settle(win) {
   return new Promise((resolve) => (win?.setTimeout ?? setTimeout)(resolve, 0));
 }
 
-/* --- persistence ----------------------------------------------------------------- */
-
-function loadSaved(storage, key) {
-  try {
-    const raw = storage?.getItem(key);
-    if (!raw) return null;
-    const saved = JSON.parse(raw);
-    if (saved?.v !== STORAGE_VERSION) return null;
-    const messages = Array.isArray(saved.messages)
-      ? saved.messages
-          .filter((m) => m && typeof m.id === 'string' && typeof m.role === 'string' && typeof m.content === 'string')
-          /* saved while its answer was streaming: that request is gone */
-          .map((m) => (m.status === 'streaming' ? { ...m, status: 'incomplete' } : m))
-      : [];
-    const history = Array.isArray(saved.history) ? saved.history : [];
-    /* the approval the visitor has not decided yet: its card must be there too */
-    const a = saved.approval;
-    const card = a && typeof a === 'object' ? messages.find((m) => m.id === a.msgId && m.role === 'approval') : null;
-    const approval =
-      card && card.status === 'pending' && typeof a.id === 'string' && typeof a.ticket === 'string' && Array.isArray(a.results)
-        ? { msgId: a.msgId, id: a.id, ticket: a.ticket, results: a.results }
-        : null;
-    for (const m of messages) {
-      if (m.role === 'approval' && m.status === 'pending' && m !== card) m.status = 'undecided';
-    }
-    if (card && !approval) card.status = 'undecided';
-    return {
-      messages,
-      history,
-      /* saved before the server signed histories: all null (docs/chat-protocol.md) */
-      signatures: alignSignatures(saved.signatures, history.length),
-      conversation: typeof saved.conversation === 'string' ? saved.conversation : '',
-      approval,
-      isExpanded: saved.isExpanded === true,
-      isOpen: saved.isOpen === true,
-      model: typeof saved.model === 'string' ? saved.model : '',
-    };
-  } catch {
-    return null;
-  }
-}
-
 /* --- the component ----------------------------------------------------------------- */
 
 /**
@@ -392,35 +345,12 @@ export function mountChat(container, options = {}) {
   /* the window's console when a problem is logged (a test may swap it) */
   const log = { warn: (...a) => win?.console?.warn?.(...a), error: (...a) => win?.console?.error?.(...a) };
   const client = createChatClient({ endpoint, fetch: fetchFn, stream, console: log, location: win?.location });
-  let storage = options.storage;
-  if (storage === undefined) {
-    try {
-      storage = win?.sessionStorage ?? null;
-    } catch {
-      storage = null; /* storage disabled: the chat still works, without reload memory */
-    }
-  }
+  const storage = options.storage === undefined ? tabStorage(win) : options.storage;
 
   /* state */
   const saved = loadSaved(storage, storageKey);
-  const s = {
-    messages: saved?.messages ?? [],
-    history: saved?.history ?? [],
-    signatures: saved?.signatures ?? [], /* the server's, one per history turn (null: none needed) */
-    conversation: saved?.conversation ?? '', /* the server's key of this conversation ('' until it gives one) */
-    isExpanded: saved ? saved.isExpanded : Boolean(expanded),
-    model: saved?.model ?? '',
-    isLoading: false,
-    error: '',
-    errorCode: '',
-    statusText: '',
-    usage: null,
-    outcome: '',
-    isOpen: saved?.isOpen ?? false, /* the panel, in launcher mode */
-    unread: false, /* an answer arrived while the panel was closed */
-    isPeek: false, /* the phone's sheet is half height: a page action showed the page */
-    server: { ready: null, model: '' }, /* GET geminiAgent.status, when the server has it */
-  };
+  const s = createState(saved, expanded);
+
   let seq = 0;
   let run = null; /* {controller} while a loop runs */
   let failed = null; /* {route, payload, card?} of the request that failed, for Retry */
@@ -479,38 +409,7 @@ export function mountChat(container, options = {}) {
   }
 
   function derived() {
-    const msgs = s.messages;
-    let u = msgs.length - 1;
-    while (u >= 0 && msgs[u].role !== 'user') u--;
-    const turn = msgs.slice(u + 1);
-    const answers = turn.filter((m) => m.role === 'assistant');
-    const lastAnswer = answers.length ? answers[answers.length - 1] : null;
-    /* notes after the last answer (Stopped., a limit) show after it */
-    const cut = lastAnswer ? turn.indexOf(lastAnswer) : turn.length;
-    const isNote = (m) => m.role === 'action' || m.role === 'system' || m.role === 'command';
-    /* a failed or stopped turn's cost is not shown: Usage is a succeeded turn's */
-    const succeeded = !s.isLoading && !s.error && s.outcome !== 'stopped' && s.outcome !== 'error';
-    const offline = isOfflineModel(s.model) || isOfflineModel(s.server.model);
-    const plan = latestPlan(s.history) ?? [];
-    const done = plan.filter((st) => st.status === 'done').length;
-    return {
-      todoSteps: plan,
-      todoSummary: plan.length ? `Plan: ${done} of ${plan.length} done` : '',
-      notice: s.server.ready === false ? NOT_SET_UP : offline ? OFFLINE_NOTICE : '',
-      hasMessages: msgs.length > 0,
-      canRetry: failed !== null && !s.isLoading,
-      isLauncher: launcherMode,
-      isOpen: !launcherMode || s.isOpen,
-      lastUserMessage: u >= 0 ? msgs[u].content : '',
-      lastAssistantMessage: lastAnswer ? lastAnswer.content : '',
-      lastAssistantStatus: lastAnswer?.status ?? '',
-      isStreaming: msgs.some((m) => m.status === 'streaming'),
-      usageText: succeeded ? describeUsage(s.usage, s.model) : '',
-      activity: turn.slice(0, cut).filter(isNote),
-      notesAfter: turn.slice(cut).filter(isNote),
-      approvals: turn.filter((m) => m.role === 'approval'),
-      awaitingApproval: approval !== null && !s.isLoading,
-    };
+    return deriveView(s, { failed, approval, launcherMode });
   }
 
   function snapshot() {
@@ -621,25 +520,7 @@ export function mountChat(container, options = {}) {
   }
 
   function persist() {
-    if (!storage) return;
-    try {
-      storage.setItem(
-        storageKey,
-        JSON.stringify({
-          v: STORAGE_VERSION,
-          messages: s.messages.slice(-MAX_STORED_MESSAGES),
-          history: s.history,
-          signatures: s.signatures,
-          conversation: s.conversation,
-          approval,
-          isExpanded: s.isExpanded,
-          isOpen: s.isOpen,
-          model: s.model,
-        }),
-      );
-    } catch {
-      /* quota or privacy mode: keep going without reload memory */
-    }
+    saveConversation(storage, storageKey, s, approval);
   }
 
   function newId() {
@@ -700,17 +581,9 @@ export function mountChat(container, options = {}) {
   }
 
   function absorb(answer) {
-    if (Array.isArray(answer.history)) {
-      s.history = answer.history;
-      s.signatures = alignSignatures(answer.signatures, answer.history.length);
-    }
-    if (typeof answer.conversation === 'string') s.conversation = answer.conversation;
-    if (typeof answer.model === 'string') s.model = answer.model;
-    if (answer.usage && typeof answer.usage === 'object') s.usage = answer.usage;
+    const lines = absorbAnswer(s, answer);
     persist();
-    if (s.server.ready === false) s.server = { ...s.server, ready: true }; /* it answered: set up after all */
-    if (Array.isArray(answer.serverCalls))
-      for (const c of answer.serverCalls) addMessage('action', describeServerCall(c), { status: c?.ok === false ? 'failed' : 'ok' });
+    if (lines) for (const l of lines) addMessage('action', l.content, { status: l.status });
     else render();
   }
 
@@ -869,21 +742,9 @@ export function mountChat(container, options = {}) {
    * @param {string} partial
    */
   function rememberStopped(request, partial) {
-    if (request.payload?.approval) return;
-    if (request.route === 'geminiAgent.submitToolResults') {
-      const done = answerPendingSigned(s.history, s.signatures, request.payload?.results ?? []);
-      if (done) {
-        s.history = done.history;
-        s.signatures = done.signatures;
-      }
-      return;
-    }
-    if (!partial.trim() || waitingServerCall(s.history)) return;
-    const done = answerPendingSigned(s.history, s.signatures) ?? { history: s.history, signatures: alignSignatures(s.signatures, s.history.length) };
-    const message = { role: 'user', parts: [{ text: String(request.payload?.message ?? '') }] };
-    s.history = [...done.history, message];
-    s.signatures = [...done.signatures, null];
+    rememberStoppedIn(s, request, partial);
   }
+
 
   /**
    * Show the approval card of an approval-required answer and wait for the
@@ -1151,12 +1012,9 @@ export function mountChat(container, options = {}) {
    * call's answer is the server's to give. Returns whether it was added.
    */
   function shareOutput(name, output) {
-    if (waitingServerCall(s.history)) return false;
-    const done = answerPendingSigned(s.history, s.signatures) ?? { history: s.history, signatures: alignSignatures(s.signatures, s.history.length) };
-    s.history = [...done.history, sharedTurn(name, output)];
-    s.signatures = [...done.signatures, null];
-    return true;
+    return shareOutputIn(s, name, output);
   }
+
 
   /**
    * Run a user command without the model (POST <commands>/<name> {args}):
