@@ -82,12 +82,12 @@
  *
  * @module chat
  */
-import { renderMarkdown, closeOpenMarkdown } from './markdown.js';
+import { closeOpenMarkdown } from './markdown.js';
 import { buildQuestionCard, describeAnswers, firstControl, readQuestion } from './question.js';
 import { commandsEndpoint, createCommandMenu, parseCommandLine, readCommands } from './commands.js';
 import { DEFAULT_ENDPOINT } from './origin.js';
 import { createChatClient } from './client.js';
-import { bindTemplate } from './template.js';
+import { createView, LAUNCHER_BELOW, SHEET_BELOW } from './view.js';
 import { ChatError, explainError, unreadable, parseBody, abortError } from './errors.js';
 import { describeServerAction } from './describe.js';
 import { toJSONSafe, resultForModel, alignSignatures } from './history.js';
@@ -97,116 +97,7 @@ import { loadSaved, saveConversation, tabStorage } from './storage.js';
 import { absorbAnswer, createState, deriveView, rememberStopped as rememberStoppedIn, shareOutput as shareOutputIn } from './state.js';
 
 export { OFFLINE_NOTICE } from './state.js';
-
-
-/** launcher: 'auto' turns the widget into a launcher below this window width (px). */
-export const LAUNCHER_BELOW = 860;
-/** Below this window width (px) the launcher's panel is a full-screen sheet (chat.css says the same). */
-export const SHEET_BELOW = 600;
-
-/** The launcher's content: a speech bubble drawn by chat.css, a label, an unread marker. */
-const LAUNCHER_MARKUP =
-  '<span class="gemini-chat__launcher-icon" aria-hidden="true"></span>' +
-  '<span class="gemini-chat__launcher-label">Assistant</span>' +
-  '<span class="gemini-chat__sr gemini-chat__launcher-unread"> (new answer)</span>';
-
-let mounted = 0; /* ids for the panels of several widgets on one page */
-
-
-/**
- * The approval card's parts (role approval), used by the full history and by
- * compact mode: a heading, then the preview (the item's content, bound by
- * the caller), then APPROVAL_BODY: why, the arguments, the buttons while it
- * waits, and what was decided after. No autofocus on Approve: chat.js focuses
- * the card itself, so a key pressed by habit approves nothing.
- */
-const APPROVAL_HEAD = `<p class="gemini-chat__approval-title" data-if="role==approval"><span data-if="status==pending">Needs your approval</span><span data-if="status!=pending">Asked for your approval</span></p>
-      <p class="gemini-chat__approval-action" data-if="role==approval" data-bind="actionTitle"></p>`;
-const APPROVAL_BODY = `<div class="gemini-chat__approval" data-if="role==approval">
-        <p class="gemini-chat__approval-reason" data-if="reason" data-bind="reason"></p>
-        <dl class="gemini-chat__args" data-if="args" data-foreach="args" aria-label="Details"><div class="gemini-chat__arg"><dt data-bind="label"></dt><dd data-bind="value"></dd></div></dl>
-        <div class="gemini-chat__approval-actions" data-if="status==pending">
-          <button type="button" class="gemini-chat__btn gemini-chat__btn--approve" data-ref="approveAction">Approve</button>
-          <button type="button" class="gemini-chat__btn gemini-chat__btn--reject" data-ref="rejectAction">Reject</button>
-        </div>
-        <p class="gemini-chat__approval-hint" data-if="status==pending">Nothing is done until you approve. A new message instead leaves it undone.</p>
-        <p class="gemini-chat__decision" data-if="status==approved">Approved</p>
-        <p class="gemini-chat__decision" data-if="status==declined">Declined</p>
-        <p class="gemini-chat__decision" data-if="status==undecided">Not decided, so not done</p>
-        <p class="gemini-chat__decision" data-if="status==invalid">Not done: this approval had expired or was already used</p>
-      </div>`;
-/* compact mode's card: last while it waits (after the model's words, next to
- * the input), first once decided (before what was done and the answer) */
-/* The plan the model keeps (todo plugin): a list of read-only checkboxes;
- * data-checked puts the step's `checked` into aria-checked. */
-const TODO_CHECKLIST = `<section class="gemini-chat__todo" data-if="todoSteps" aria-label="Plan">
-      <p class="gemini-chat__todo-title" data-bind="todoSummary"></p>
-      <ul class="gemini-chat__todo-list" data-foreach="todoSteps">
-        <li class="gemini-chat__todo-step"><span class="gemini-chat__todo-check" role="checkbox" aria-readonly="true" data-checked="checked"><span class="gemini-chat__todo-mark" aria-hidden="true" data-bind="mark"></span><span class="gemini-chat__todo-text" data-bind="title"></span><span class="gemini-chat__sr" data-if="status==in_progress"> (in progress)</span></span></li>
-      </ul>
-    </section>`;
-
-const APPROVAL_CARD = `<div class="gemini-chat__message">
-      ${APPROVAL_HEAD}
-      <div class="gemini-chat__content" data-bind="content"></div>
-      ${APPROVAL_BODY}
-    </div>`;
-
-/**
- * The default template. Every element that matters names a contract tag;
- * classes are only for chat.css.
- */
-export const DEFAULT_TEMPLATE = `
-<section class="gemini-chat__panel" aria-label="Chat with the page assistant">
-  <header class="gemini-chat__header">
-    <h2 class="gemini-chat__title">Assistant</h2>
-    <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost" data-ref="clearChat" data-if="hasMessages" title="Forget this conversation and start a new one">New chat</button>
-    <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost" data-ref="toggleExpand">
-      <span data-if="!isExpanded">Show all</span><span data-if="isExpanded">Compact</span>
-    </button>
-    <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost gemini-chat__close" data-ref="closeChat" data-if="isLauncher" aria-label="Close the assistant" title="Close (Esc)">&#x2715;</button>
-  </header>
-  <p class="gemini-chat__notice" data-if="notice" data-bind="notice"></p>
-  <ol class="gemini-chat__messages" data-if="isExpanded" data-foreach="messages" aria-live="polite" aria-label="Conversation" tabindex="0">
-    <li class="gemini-chat__message">
-      <span class="gemini-chat__sr" data-if="role==user">You said: </span>
-      <span class="gemini-chat__sr" data-if="role==assistant">Assistant: </span>
-      ${APPROVAL_HEAD}
-      <p class="gemini-chat__command-title" data-if="role==command" data-bind="commandTitle"></p>
-      <div class="gemini-chat__content" data-if="role==assistant" data-bind="content" data-format="markdown"></div>
-      <div class="gemini-chat__content" data-if="role!=assistant" data-bind="content"></div>
-      ${APPROVAL_BODY}
-      <span class="gemini-chat__mark" data-if="status==stopped">(stopped)</span>
-      <span class="gemini-chat__mark" data-if="status==incomplete">(incomplete)</span>
-      <time class="gemini-chat__time" data-bind="timestamp"></time>
-    </li>
-  </ol>
-  <div class="gemini-chat__compact" data-if="!isExpanded" aria-live="polite">
-    <p class="gemini-chat__message" data-role="user" data-if="lastUserMessage"><span class="gemini-chat__sr">You said: </span><span data-bind="lastUserMessage"></span></p>
-    <div class="gemini-chat__approvals" data-if="!awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
-    <ul class="gemini-chat__activity" data-foreach="activity"><li class="gemini-chat__message"><span class="gemini-chat__command-title" data-if="role==command" data-bind="commandTitle"></span><span class="gemini-chat__content" data-bind="content"></span></li></ul>
-    ${TODO_CHECKLIST}
-    <div class="gemini-chat__message" data-role="assistant" data-if="lastAssistantMessage"><span class="gemini-chat__sr">Assistant: </span><div class="gemini-chat__content" data-bind="lastAssistantMessage" data-format="markdown"></div><span class="gemini-chat__mark" data-if="lastAssistantStatus==stopped">(stopped)</span><span class="gemini-chat__mark" data-if="lastAssistantStatus==incomplete">(incomplete)</span></div>
-    <ul class="gemini-chat__activity gemini-chat__activity--after" data-foreach="notesAfter"><li class="gemini-chat__message"><span class="gemini-chat__content" data-bind="content"></span></li></ul>
-    <div class="gemini-chat__approvals" data-if="awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
-  </div>
-  <div class="gemini-chat__todo-full" data-if="isExpanded">${TODO_CHECKLIST}</div>
-  <details class="gemini-chat__usage" data-if="usageText"><summary>Usage</summary><span data-bind="usageText"></span></details>
-  <p class="gemini-chat__empty" data-if="!hasMessages">Ask a question about this page, or ask me to do something on it.</p>
-  <div class="gemini-chat__status" data-if="isLoading" role="status">
-    <span class="gemini-chat__spinner" aria-hidden="true"></span>
-    <span class="gemini-chat__status-text" data-bind="statusText"></span>
-    <button type="button" class="gemini-chat__btn gemini-chat__btn--stop" data-ref="stopLoop">Stop</button>
-  </div>
-  <div class="gemini-chat__error" data-if="error" role="alert">
-    <span data-bind="error"></span>
-    <button type="button" class="gemini-chat__btn" data-ref="retry" data-if="canRetry">Retry</button>
-  </div>
-  <form class="gemini-chat__form" autocomplete="off">
-    <textarea class="gemini-chat__input" data-ref="messageInput" rows="1" aria-label="Message to the assistant" placeholder="Ask the assistant…" title="Enter sends; Shift+Enter adds a line"></textarea>
-    <button type="submit" class="gemini-chat__btn gemini-chat__btn--send" data-ref="sendMessage">Send</button>
-  </form>
-</section>`;
+export { DEFAULT_TEMPLATE, LAUNCHER_BELOW, SHEET_BELOW } from './view.js';
 
 /* what chat.js exported before its parts had modules of their own */
 export { bindTemplate } from './template.js';
@@ -361,27 +252,8 @@ export function mountChat(container, options = {}) {
   let generation = 0; /* bumped by clear() and destroy(): a running loop's late results are dropped */
   let frameQueued = false; /* a render is scheduled for the next animation frame */
 
-  /* DOM: root > [frame (the template's content), launcher button] */
-  const root = doc.createElement('div');
-  root.className = floating ? 'gemini-chat gemini-chat--floating' : 'gemini-chat';
-  root.setAttribute('data-agent', 'off');
-  const frame = doc.createElement('div');
-  frame.className = 'gemini-chat__frame';
-  frame.id = `gemini-chat-panel-${++mounted}`;
-  frame.append(templateContent());
-  const launcher = doc.createElement('button');
-  launcher.type = 'button';
-  launcher.className = 'gemini-chat__launcher';
-  launcher.setAttribute('data-ref', 'openChat');
-  launcher.setAttribute('aria-controls', frame.id);
-  launcher.innerHTML = LAUNCHER_MARKUP; /* ours, constant */
-  root.append(frame, launcher);
-  const kept = [...container.children].filter((c) => c.localName === 'template');
-  container.replaceChildren(...kept, root);
-  /* a page's own template may have no approval card: then no action that
-   * needs the visitor's approval can be approved here (drive says so) */
-  const canApprove = Boolean(frame.querySelector('[data-ref="approveAction"]') && frame.querySelector('[data-ref="rejectAction"]'));
-  const view = bindTemplate(root);
+  const ui = createView(container, { template: options.template, floating });
+  const { root, frame, launcher, canApprove, questionHost } = ui;
 
   /* launcher mode follows the window's width ('auto') through matchMedia */
   const media = (q) => (typeof win?.matchMedia === 'function' ? win.matchMedia(q) : null);
@@ -397,16 +269,6 @@ export function mountChat(container, options = {}) {
     if (launcherMode && !s.isOpen && hadFocus) launcher.focus();
   };
   narrow?.addEventListener?.('change', onWidth);
-
-  function templateContent() {
-    let t = options.template ?? container.querySelector(':scope > template') ?? doc.querySelector('template#gemini-chat');
-    if (typeof t === 'string' || !t) {
-      const el = doc.createElement('template');
-      el.innerHTML = typeof t === 'string' ? t : DEFAULT_TEMPLATE; /* page-authored or ours, never the model's */
-      t = el;
-    }
-    return t.content.cloneNode(true);
-  }
 
   function derived() {
     return deriveView(s, { failed, approval, launcherMode });
@@ -428,13 +290,6 @@ export function mountChat(container, options = {}) {
    * null; its card sits in questionHost, above the input, outside the
    * template (built by question.js, never re-rendered) */
   let question = null;
-  const questionHost = doc.createElement('div');
-  questionHost.className = 'gemini-chat__questions';
-  {
-    const form = frame.querySelector('form.gemini-chat__form');
-    if (form) form.before(questionHost);
-    else frame.append(questionHost);
-  }
 
   /** Show the card of a question answer; `results` are the page calls' of the same turn. */
   function askQuestion(q, results) {
@@ -476,48 +331,14 @@ export function mountChat(container, options = {}) {
   }
 
   function inputEl() {
-    return root.querySelector('[data-ref="messageInput"]');
+    return ui.inputEl();
   }
 
-  let shownCount = -1;
   function render() {
     if (destroyed) return;
-    const state = snapshot();
-    view.update(state);
-    root.setAttribute('data-loading', String(state.isLoading));
-    root.setAttribute('data-expanded', String(state.isExpanded));
-    root.setAttribute('data-launcher', String(launcherMode));
-    root.setAttribute('data-open', String(state.isOpen));
-    root.setAttribute('data-peek', String(launcherMode && state.isOpen && s.isPeek));
-    root.setAttribute('data-unread', String(launcherMode && !state.isOpen && s.unread));
-    launcher.hidden = !launcherMode;
-    launcher.setAttribute('aria-expanded', String(launcherMode && state.isOpen));
-    if (frame.hidden === state.isOpen) frame.hidden = !state.isOpen;
-    if (launcherMode) {
-      frame.setAttribute('role', 'dialog');
-      frame.setAttribute('aria-label', 'Chat with the page assistant');
-    } else {
-      frame.removeAttribute('role');
-      frame.removeAttribute('aria-label');
-    }
-    root.setAttribute('aria-busy', String(state.isLoading));
-    /* text arriving in a live region is announced once, when it is complete */
-    for (const el of frame.querySelectorAll('[aria-live]')) {
-      if (state.isStreaming) el.setAttribute('aria-busy', 'true');
-      else el.removeAttribute('aria-busy');
-    }
-    if (state.outcome) root.setAttribute('data-outcome', state.outcome);
-    else root.removeAttribute('data-outcome');
-    for (const el of root.querySelectorAll('[data-ref="toggleExpand"]'))
-      el.setAttribute('aria-expanded', String(state.isExpanded));
-    const input = inputEl();
-    const blank = !input || !String(input.value ?? '').trim();
-    for (const el of root.querySelectorAll('[data-ref="sendMessage"]')) el.disabled = state.isLoading || blank;
-    if (state.isExpanded && state.messages.length !== shownCount) {
-      for (const list of view.lists('messages')) list.scrollTop = list.scrollHeight;
-    }
-    shownCount = state.isExpanded ? state.messages.length : -1;
+    ui.render(snapshot(), { launcherMode, unread: s.unread, isPeek: s.isPeek });
   }
+
 
   function persist() {
     saveConversation(storage, storageKey, s, approval);
@@ -1181,12 +1002,6 @@ export function mountChat(container, options = {}) {
     render();
   }
 
-  /** Visible, enabled elements of the panel that take focus, in order. */
-  function focusables() {
-    const sel = 'button, [href], input, textarea, select, [tabindex]:not([tabindex="-1"])';
-    return [...frame.querySelectorAll(sel)].filter((el) => !el.disabled && !el.closest('[hidden]') && el.getClientRects().length > 0);
-  }
-
   function sendFromInput() {
     const input = inputEl();
     if (!input || s.isLoading || !String(input.value).trim()) return;
@@ -1248,7 +1063,7 @@ export function mountChat(container, options = {}) {
     }
     /* the full-screen sheet covers the page: Tab stays inside it */
     if (ev.key === 'Tab' && launcherMode && s.isOpen && sheet?.matches && frame.contains(ev.target)) {
-      const list = focusables();
+      const list = ui.focusables();
       if (list.length === 0) return;
       const first = list[0];
       const last = list[list.length - 1];
