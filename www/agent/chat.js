@@ -639,6 +639,160 @@ export function mountChat(container, options = {}) {
   }
 
   /**
+   * @typedef {object} Loop  one run of drive(): what its parts share
+   * @property {AbortController} controller
+   * @property {() => boolean} live  false after clear() or destroy()
+   * @property {{route: string, payload: object, card?: string}} request  the request to send next
+   * @property {object|null} inFlight  the request while it waits for its answer
+   * @property {LiveAnswer|null} liveAnswer
+   * @property {number} trips  requests answered
+   */
+
+  /** What every request carries besides its payload: the conversation and the page now. */
+  function requestBody(payload) {
+    return {
+      ...payload,
+      history: s.history,
+      signatures: alignSignatures(s.signatures, s.history.length),
+      ...(s.conversation ? { conversation: s.conversation } : {}),
+      toolDefinitions: toolDefinitions(currentTools()),
+      pageState: currentPageState(),
+    };
+  }
+
+  /** Send the loop's request; its streamed events show as they come. Resolves with the answer, taken in. */
+  async function postRequest(loop) {
+    const { controller, live, request } = loop;
+    failed = request;
+    loop.inFlight = request;
+    const streamed = { text: '', stale: false, msg: null };
+    loop.liveAnswer = streamed;
+    const answer = await client.post(request.route, requestBody(request.payload), controller.signal, (event) => {
+      if (live() && !controller.signal.aborted) showEvent(streamed, event);
+    });
+    loop.inFlight = null;
+    loop.trips++;
+    failed = null;
+    if (!live()) throw abortError();
+    dropLive(loop.liveAnswer);
+    loop.liveAnswer = null;
+    absorb(answer);
+    return answer;
+  }
+
+  const BAD_ANSWER = 'The server sent an answer the chat cannot use. Try sending your message again.';
+
+  /** The model's words that come with calls, when it has some. */
+  function sayAlong(answer) {
+    if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
+  }
+
+  /** Run the page calls of an answer (none: none); a Stop meanwhile ends the loop. */
+  async function runAnswerCalls(loop, calls) {
+    const results = calls?.length ? await runCalls(calls, loop.controller.signal, loop.live) : [];
+    if (loop.controller.signal.aborted || !loop.live()) throw abortError();
+    return results;
+  }
+
+  /**
+   * An answer that waits for the visitor (approval-required or question):
+   * the page calls of the same turn run first, then the card asks.
+   * @returns {Promise<string>} the loop's outcome
+   */
+  async function askVisitor(loop, answer) {
+    const approvalAsked = answer.type === 'approval-required';
+    const wanted = approvalAsked ? readApproval(answer.approval) : readQuestion(answer.question);
+    if (!wanted || (answer.calls !== undefined && !Array.isArray(answer.calls))) throw new ChatError('bad_answer', BAD_ANSWER);
+    sayAlong(answer);
+    const results = await runAnswerCalls(loop, answer.calls);
+    if (!approvalAsked) {
+      askQuestion(wanted, results);
+      return 'question';
+    }
+    if (!canApprove) {
+      addMessage(
+        'system',
+        `The assistant wants to do something that needs your approval (${wanted.preview}), but this page's chat cannot ask for it, so it was not done.`,
+      );
+      return 'approval-unavailable';
+    }
+    askApproval(wanted, results);
+    return 'approval';
+  }
+
+  /**
+   * Act on one answer: the loop's outcome when it ends here, or null when
+   * the page calls ran and their results are the next request.
+   * @returns {Promise<string|null>}
+   */
+  async function handleAnswer(loop, answer) {
+    if (answer.type === 'response') {
+      addMessage('assistant', answer.message ?? '');
+      return 'response';
+    }
+    if (answer.type === 'blocked') {
+      addMessage('system', answer.message || 'The model declined to answer this. Try rephrasing your request.');
+      return 'blocked';
+    }
+    if (answer.type === 'approval-required' || answer.type === 'question') return askVisitor(loop, answer);
+    if (answer.type !== 'tool-calls' || !Array.isArray(answer.calls) || answer.calls.length === 0)
+      throw new ChatError('bad_answer', BAD_ANSWER);
+    sayAlong(answer);
+    if (loop.trips >= maxRoundTrips) {
+      addMessage('system', `Stopped after ${maxRoundTrips} round trips without a final answer. Ask me to continue if you want me to go on.`);
+      return 'limit';
+    }
+    const results = await runAnswerCalls(loop, answer.calls);
+    set({ statusText: 'Thinking…' });
+    loop.request = { route: 'geminiAgent.submitToolResults', payload: { results } };
+    return null;
+  }
+
+  /**
+   * The loop ended by Stop or a failure: the partial answer is marked, the
+   * history gets what it may (rememberStopped), the error is shown.
+   * @returns {string} the outcome
+   */
+  function endEarly(loop, e) {
+    const bubble = loop.liveAnswer?.msg;
+    if (loop.controller.signal.aborted || e?.name === 'AbortError') {
+      failed = null;
+      if (!loop.live()) return 'stopped';
+      if (bubble) bubble.status = 'stopped';
+      if (loop.inFlight) rememberStopped(loop.inFlight, loop.liveAnswer?.text ?? '');
+      addMessage('system', 'Stopped.');
+      return 'stopped';
+    }
+    if (!loop.live()) return 'error';
+    if (bubble) bubble.status = 'incomplete';
+    const err = e instanceof ChatError ? e : new ChatError('client', `Something went wrong in the chat: ${e?.message || e}`);
+    /* the ticket was refused: the card must not say the decision was carried out */
+    if (err.code === 'approval_invalid' && loop.request.card) {
+      const decided = s.messages.find((m) => m.id === loop.request.card);
+      if (decided) decided.status = 'invalid';
+    }
+    if (!(e instanceof ChatError)) win?.console?.error?.('gemini-chat:', e);
+    s.error = err.message;
+    s.errorCode = err.code;
+    if (err.retry === false) failed = null; /* the same request again cannot help */
+    return 'error';
+  }
+
+  /** The loop is over: idle again, saved, focus to what waits, and the page told. */
+  function finishLoop(loop, outcome) {
+    if (run?.controller === loop.controller) run = null;
+    if (loop.live()) {
+      persist();
+      set({ isLoading: false, statusText: '', outcome });
+      if (outcome === 'approval') focusCard();
+      if (outcome === 'question') focusQuestion();
+      container.dispatchEvent(new win.CustomEvent('gemini-chat:done', { bubbles: true, detail: { outcome } }));
+    } else if (!destroyed && !run) {
+      set({ isLoading: false, statusText: '' });
+    }
+  }
+
+  /**
    * The loop: post `payload` to `route`, run page calls, submit their results,
    * until the server answers with text (or blocked), asks for the visitor's
    * approval, the round-trip budget is spent, Stop is pressed, or a request
@@ -648,138 +802,26 @@ export function mountChat(container, options = {}) {
    * @param {string} [card]  an approval decision: the id of its card
    */
   async function drive(route, payload, card) {
-    const controller = new AbortController();
     const gen = generation;
-    const live = () => gen === generation && !destroyed; /* false after clear() or destroy() */
-    run = { controller };
+    /** @type {Loop} */
+    const loop = {
+      controller: new AbortController(),
+      live: () => gen === generation && !destroyed,
+      request: { route, payload, card },
+      inFlight: null,
+      liveAnswer: null,
+      trips: 0,
+    };
+    run = { controller: loop.controller };
     failed = null;
     set({ isLoading: true, error: '', errorCode: '', outcome: '', statusText: 'Thinking…' });
-    let request = { route, payload, card };
-    let inFlight = null; /* the request while it waits for its answer */
-    /** @type {LiveAnswer|null} */
-    let liveAnswer = null;
-    let trips = 0;
-    let outcome = 'response';
+    let outcome = null;
     try {
-      for (;;) {
-        failed = request;
-        inFlight = request;
-        const streamed = { text: '', stale: false, msg: null };
-        liveAnswer = streamed;
-        const answer = await client.post(
-          request.route,
-          {
-            ...request.payload,
-            history: s.history,
-            signatures: alignSignatures(s.signatures, s.history.length),
-            ...(s.conversation ? { conversation: s.conversation } : {}),
-            toolDefinitions: toolDefinitions(currentTools()),
-            pageState: currentPageState(),
-          },
-          controller.signal,
-          (event) => {
-            if (live() && !controller.signal.aborted) showEvent(streamed, event);
-          },
-        );
-        inFlight = null;
-        trips++;
-        failed = null;
-        if (!live()) throw abortError();
-        dropLive(liveAnswer);
-        liveAnswer = null;
-        absorb(answer);
-        if (answer.type === 'response') {
-          addMessage('assistant', answer.message ?? '');
-          break;
-        }
-        if (answer.type === 'blocked') {
-          addMessage('system', answer.message || 'The model declined to answer this. Try rephrasing your request.');
-          outcome = 'blocked';
-          break;
-        }
-        if (answer.type === 'approval-required') {
-          const wanted = readApproval(answer.approval);
-          if (!wanted || (answer.calls !== undefined && !Array.isArray(answer.calls)))
-            throw new ChatError('bad_answer', 'The server sent an answer the chat cannot use. Try sending your message again.');
-          if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
-          /* the page calls of the same turn run first, as for tool-calls */
-          const results = answer.calls?.length ? await runCalls(answer.calls, controller.signal, live) : [];
-          if (controller.signal.aborted || !live()) throw abortError();
-          if (!canApprove) {
-            addMessage(
-              'system',
-              `The assistant wants to do something that needs your approval (${wanted.preview}), but this page's chat cannot ask for it, so it was not done.`,
-            );
-            outcome = 'approval-unavailable';
-            break;
-          }
-          askApproval(wanted, results);
-          outcome = 'approval';
-          break;
-        }
-        if (answer.type === 'question') {
-          const wanted = readQuestion(answer.question);
-          if (!wanted || (answer.calls !== undefined && !Array.isArray(answer.calls)))
-            throw new ChatError('bad_answer', 'The server sent an answer the chat cannot use. Try sending your message again.');
-          if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
-          /* the page calls of the same turn run first; their results go with the answer */
-          const results = answer.calls?.length ? await runCalls(answer.calls, controller.signal, live) : [];
-          if (controller.signal.aborted || !live()) throw abortError();
-          askQuestion(wanted, results);
-          outcome = 'question';
-          break;
-        }
-        if (answer.type !== 'tool-calls' || !Array.isArray(answer.calls) || answer.calls.length === 0)
-          throw new ChatError('bad_answer', 'The server sent an answer the chat cannot use. Try sending your message again.');
-        if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
-        if (trips >= maxRoundTrips) {
-          addMessage(
-            'system',
-            `Stopped after ${maxRoundTrips} round trips without a final answer. Ask me to continue if you want me to go on.`,
-          );
-          outcome = 'limit';
-          break;
-        }
-        const results = await runCalls(answer.calls, controller.signal, live);
-        if (controller.signal.aborted || !live()) throw abortError();
-        set({ statusText: 'Thinking…' });
-        request = { route: 'geminiAgent.submitToolResults', payload: { results } };
-      }
+      while (outcome === null) outcome = await handleAnswer(loop, await postRequest(loop));
     } catch (e) {
-      const bubble = liveAnswer?.msg;
-      if (controller.signal.aborted || e?.name === 'AbortError') {
-        failed = null;
-        outcome = 'stopped';
-        if (live()) {
-          if (bubble) bubble.status = 'stopped';
-          if (inFlight) rememberStopped(inFlight, liveAnswer?.text ?? '');
-          addMessage('system', 'Stopped.');
-        }
-      } else if (live()) {
-        outcome = 'error';
-        if (bubble) bubble.status = 'incomplete';
-        const err = e instanceof ChatError ? e : new ChatError('client', `Something went wrong in the chat: ${e?.message || e}`);
-        /* the ticket was refused: the card must not say the decision was carried out */
-        if (err.code === 'approval_invalid' && request.card) {
-          const decided = s.messages.find((m) => m.id === request.card);
-          if (decided) decided.status = 'invalid';
-        }
-        if (!(e instanceof ChatError)) win?.console?.error?.('gemini-chat:', e);
-        s.error = err.message;
-        s.errorCode = err.code;
-        if (err.retry === false) failed = null; /* the same request again cannot help */
-      }
+      outcome = endEarly(loop, e);
     } finally {
-      if (run?.controller === controller) run = null;
-      if (live()) {
-        persist();
-        set({ isLoading: false, statusText: '', outcome });
-        if (outcome === 'approval') focusCard();
-        if (outcome === 'question') focusQuestion();
-        container.dispatchEvent(new win.CustomEvent('gemini-chat:done', { bubbles: true, detail: { outcome } }));
-      } else if (!destroyed && !run) {
-        set({ isLoading: false, statusText: '' });
-      }
+      finishLoop(loop, outcome ?? 'error');
     }
   }
 
