@@ -880,6 +880,58 @@ export function mountChat(container, options = {}) {
 
 
   /**
+   * POST <commands>/<name> {args}: the command's answer ({output,
+   * shareWithModel}), or a ChatError in the visitor's words.
+   */
+  async function postCommand(name, args, signal) {
+    const url = `${commandsUrl}/${encodeURIComponent(name)}`;
+    let res;
+    let text;
+    try {
+      res = await fetchFn(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify({ args }),
+        credentials: 'same-origin',
+        signal,
+      });
+      text = await res.text();
+    } catch (e) {
+      if (signal.aborted || e?.name === 'AbortError') throw abortError();
+      const err = await client.networkError(url);
+      throw signal.aborted ? abortError() : err;
+    }
+    const data = parseBody(text);
+    if (!res.ok) {
+      const err = commandError(name, res.status, data, res.headers?.get?.('Retry-After') ?? null);
+      const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
+      win?.console?.warn?.(`gemini-chat: command ${name} answered HTTP ${res.status} (${err.code})${said}`);
+      throw err;
+    }
+    if (typeof data?.output !== 'string') throw unreadable(res.status);
+    return data;
+  }
+
+  /** A command's output in the conversation, shared with the model when it says so and may be. */
+  function showCommandOutput(name, data) {
+    const shared = data.shareWithModel === true && shareOutput(name, data.output);
+    const note = shared
+      ? ' (the assistant sees it with your next message)'
+      : data.shareWithModel === true
+        ? ' (not given to the assistant: an action waits for your approval)'
+        : '';
+    s.messages.push({
+      id: newId(),
+      role: 'command',
+      content: data.output,
+      timestamp: new Date().toISOString(),
+      command: `/${name}`,
+      shared,
+      commandTitle: `Output of /${name}${note}`,
+    });
+  }
+
+  /**
    * Run a user command without the model (POST <commands>/<name> {args}):
    * the visitor's line, then the output as plain text, marked as a command's.
    * @param {string} name
@@ -896,46 +948,10 @@ export function mountChat(container, options = {}) {
     set({ isLoading: true, error: '', errorCode: '', outcome: '', statusText: `Running /${name}…` });
     let outcome = 'command';
     try {
-      const url = `${commandsUrl}/${encodeURIComponent(name)}`;
-      let res;
-      let text;
-      try {
-        res = await fetchFn(url, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-          body: JSON.stringify({ args }),
-          credentials: 'same-origin',
-          signal: controller.signal,
-        });
-        text = await res.text();
-      } catch (e) {
-        if (controller.signal.aborted || e?.name === 'AbortError') throw abortError();
-        const err = await client.networkError(url);
-        throw controller.signal.aborted ? abortError() : err;
-      }
-      const data = parseBody(text);
-      if (!res.ok) {
-        const err = commandError(name, res.status, data, res.headers?.get?.('Retry-After') ?? null);
-        const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
-        win?.console?.warn?.(`gemini-chat: command ${name} answered HTTP ${res.status} (${err.code})${said}`);
-        throw err;
-      }
-      if (typeof data?.output !== 'string')
-        throw unreadable(res.status);
+      const data = await postCommand(name, args, controller.signal);
       failed = null;
       if (!live()) return;
-      const shared = data.shareWithModel === true && shareOutput(name, data.output);
-      s.messages.push({
-        id: newId(),
-        role: 'command',
-        content: data.output,
-        timestamp: new Date().toISOString(),
-        command: `/${name}`,
-        shared,
-        commandTitle: `Output of /${name}${
-          shared ? ' (the assistant sees it with your next message)' : data.shareWithModel === true ? ' (not given to the assistant: an action waits for your approval)' : ''
-        }`,
-      });
+      showCommandOutput(name, data);
     } catch (e) {
       if (!live()) return;
       if (controller.signal.aborted || e?.name === 'AbortError') {
