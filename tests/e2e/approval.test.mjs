@@ -1,6 +1,6 @@
 /**
- * Approvals in chromium (issue 12 §1 and §2, "approve and reject in the
- * widget"): through nginx + responder + the mock Gemini's `server-call`
+ * Approvals in chromium ("approve and reject in the widget",
+ * docs/widget.md "Approvals"): through nginx + responder + the mock Gemini's `server-call`
  * scenario, whose model calls action_shop_addReview {"productId":"p004",
  * "rating":5,"text":"great"} and then answers "Done: <responses>". The
  * server runs that action (sideEffects: true) only with the visitor's

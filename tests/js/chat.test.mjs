@@ -912,7 +912,7 @@ describe('error words', () => {
     ['upstream_rate_limited', 503], ['upstream_unavailable', 503], ['upstream_timeout', 504],
     ['upstream_bad_response', 502], ['internal_error', 500], ['overloaded', 503],
     ['rate_limited', 429], ['responder_unavailable', 502], ['service_unavailable', 503], ['responder_timeout', 504],
-    /* signed history, approvals and the budget (issue 12) */
+    /* signed history, approvals and the budget */
     ['history_tampered', 400], ['approval_invalid', 403], ['budget_exhausted', 429], ['budget_unavailable', 503],
   ];
   const SERVER_SAID = 'SERVER-TEXT /etc/gemini-agent/.gemini.yaml Gemini said 503 UNAVAILABLE';

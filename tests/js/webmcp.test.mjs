@@ -310,7 +310,7 @@ describe('what a browser agent is told about inputs', () => {
   });
 });
 
-describe('semantic tools of repeated items (seed 002: an enum of the item coordinates)', () => {
+describe('semantic tools of repeated items (an enum of the item coordinates)', () => {
   const LIST = `
     <ul data-foreach="items">
       <li data-id="a"><button data-ref="removeBtn">Remove</button><input type="checkbox" data-ref="pick"></li>
