@@ -84,7 +84,7 @@
  */
 import { closeOpenMarkdown } from './markdown.js';
 import { buildQuestionCard, describeAnswers, firstControl, readQuestion } from './question.js';
-import { commandsEndpoint, createCommandMenu, parseCommandLine, readCommands } from './commands.js';
+import { commandsEndpoint, createCommandMenu, parseCommandLine } from './commands.js';
 import { DEFAULT_ENDPOINT } from './origin.js';
 import { createChatClient } from './client.js';
 import { createView, LAUNCHER_BELOW, SHEET_BELOW } from './view.js';
@@ -838,33 +838,12 @@ export function mountChat(container, options = {}) {
   function loadCommands() {
     if (!commandsUrl || typeof fetchFn !== 'function') return Promise.resolve([]);
     if (commandsLoad) return commandsLoad;
-    const asked = (async () => {
-      let res;
-      try {
-        res = await fetchFn(commandsUrl, { method: 'GET', headers: { Accept: 'application/json' }, credentials: 'same-origin' });
-      } catch {
-        return null; /* not reached: ask again next time */
-      }
-      try {
-        return res?.ok ? readCommands(JSON.parse(await res.text())) : [];
-      } catch {
-        return [];
-      }
-    })();
+    const asked = client.commands(commandsUrl); /* null: not reached, ask again next time */
     commandsLoad = asked.then((list) => {
       if (list === null) commandsLoad = null;
       return list ?? [];
     });
     return commandsLoad;
-  }
-
-  /** The words for a command that failed: the envelope's code, as other errors. */
-  function commandError(name, status, data, retryAfter) {
-    const code = data?.error?.code;
-    if (code === 'unknown_action')
-      return new ChatError(code, `This site has no command /${name} now.`, { retry: false });
-    if (code === 'action_failed') return new ChatError(code, `The command /${name} failed. Retry in a moment.`);
-    return explainError(status, data, retryAfter);
   }
 
   /**
@@ -878,39 +857,6 @@ export function mountChat(container, options = {}) {
     return shareOutputIn(s, name, output);
   }
 
-
-  /**
-   * POST <commands>/<name> {args}: the command's answer ({output,
-   * shareWithModel}), or a ChatError in the visitor's words.
-   */
-  async function postCommand(name, args, signal) {
-    const url = `${commandsUrl}/${encodeURIComponent(name)}`;
-    let res;
-    let text;
-    try {
-      res = await fetchFn(url, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-        body: JSON.stringify({ args }),
-        credentials: 'same-origin',
-        signal,
-      });
-      text = await res.text();
-    } catch (e) {
-      if (signal.aborted || e?.name === 'AbortError') throw abortError();
-      const err = await client.networkError(url);
-      throw signal.aborted ? abortError() : err;
-    }
-    const data = parseBody(text);
-    if (!res.ok) {
-      const err = commandError(name, res.status, data, res.headers?.get?.('Retry-After') ?? null);
-      const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
-      win?.console?.warn?.(`gemini-chat: command ${name} answered HTTP ${res.status} (${err.code})${said}`);
-      throw err;
-    }
-    if (typeof data?.output !== 'string') throw unreadable(res.status);
-    return data;
-  }
 
   /** A command's output in the conversation, shared with the model when it says so and may be. */
   function showCommandOutput(name, data) {
@@ -948,7 +894,7 @@ export function mountChat(container, options = {}) {
     set({ isLoading: true, error: '', errorCode: '', outcome: '', statusText: `Running /${name}…` });
     let outcome = 'command';
     try {
-      const data = await postCommand(name, args, controller.signal);
+      const data = await client.command(commandsUrl, name, args, controller.signal);
       failed = null;
       if (!live()) return;
       showCommandOutput(name, data);

@@ -14,6 +14,7 @@
 import { readNdjson, isNdjson, NDJSON_TYPE } from './ndjson.js';
 import { UNREACHABLE, diagnoseNetworkError } from './origin.js';
 import { ChatError, explainError, streamError, INTERRUPTED, unreadable, parseBody, abortError } from './errors.js';
+import { readCommands } from './commands.js';
 
 /**
  * @typedef {object} ChatClient
@@ -21,6 +22,8 @@ import { ChatError, explainError, streamError, INTERRUPTED, unreadable, parseBod
  * @property {(route: string, body: object, signal: AbortSignal, onEvent?: (event: object) => void) => Promise<object>} post
  * @property {(url: string) => Promise<ChatError>} networkError
  * @property {(signal?: AbortSignal) => Promise<{ready: boolean|null, model: string}|null>} status
+ * @property {(url: string) => Promise<object[]|null>} commands  the user commands (null: not reached)
+ * @property {(url: string, name: string, args: string, signal: AbortSignal) => Promise<{output: string, shareWithModel?: boolean}>} command
  */
 
 /**
@@ -171,6 +174,79 @@ async function status(cfg, signal) {
 }
 
 /**
+ * The words for a command that failed: the envelope's code, as other errors.
+ * @param {string} name
+ * @param {number} status
+ * @param {any} data
+ * @param {string|null} retryAfter
+ */
+export function commandError(name, status, data, retryAfter) {
+  const code = data?.error?.code;
+  if (code === 'unknown_action') return new ChatError(code, `This site has no command /${name} now.`, { retry: false });
+  if (code === 'action_failed') return new ChatError(code, `The command /${name} failed. Retry in a moment.`);
+  return explainError(status, data, retryAfter);
+}
+
+/**
+ * GET <url>: the site's user commands (commands.js readCommands); a 404, an
+ * empty list or an answer that is not the listing is none ([]); null when
+ * the server was not reached (worth asking again).
+ * @param {ClientConfig} cfg
+ * @param {string} url
+ */
+async function listCommands(cfg, url) {
+  let res;
+  try {
+    res = await cfg.fetch(url, { method: 'GET', headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+  } catch {
+    return null;
+  }
+  try {
+    return res?.ok ? readCommands(JSON.parse(await res.text())) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * POST <url>/<name> {args}: the command's answer ({output, shareWithModel}),
+ * or a ChatError in the visitor's words.
+ * @param {ClientConfig} cfg
+ * @param {string} url  where the commands are
+ * @param {string} name
+ * @param {string} args
+ * @param {AbortSignal} signal
+ */
+async function runCommand(cfg, url, name, args, signal) {
+  const to = `${url}/${encodeURIComponent(name)}`;
+  let res;
+  let text;
+  try {
+    res = await cfg.fetch(to, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ args }),
+      credentials: 'same-origin',
+      signal,
+    });
+    text = await res.text();
+  } catch (e) {
+    if (signal.aborted || e?.name === 'AbortError') throw abortError();
+    const err = await networkError(cfg, to);
+    throw signal.aborted ? abortError() : err;
+  }
+  const data = parseBody(text);
+  if (!res.ok) {
+    const err = commandError(name, res.status, data, res.headers?.get?.('Retry-After') ?? null);
+    const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
+    cfg.log?.warn?.(`gemini-chat: command ${name} answered HTTP ${res.status} (${err.code})${said}`);
+    throw err;
+  }
+  if (typeof data?.output !== 'string') throw unreadable(res.status);
+  return data;
+}
+
+/**
  * @param {object} options
  * @param {string} options.endpoint  where the chat routes are (`<base>/_jay/actions`)
  * @param {typeof fetch} options.fetch
@@ -190,5 +266,7 @@ export function createChatClient({ endpoint, fetch: fetchFn, stream = true, cons
     post: (route, body, signal, onEvent) => post(cfg, route, body, signal, onEvent),
     networkError: (url) => networkError(cfg, url),
     status: (signal) => status(cfg, signal),
+    commands: (url) => listCommands(cfg, url),
+    command: (url, name, args, signal) => runCommand(cfg, url, name, args, signal),
   };
 }
