@@ -1,5 +1,5 @@
 /**
- * User commands in the widget, in chromium: a stack whose
+ * User commands in the widget, in chromium (docs/widget.md "Commands"): a stack whose
  * agent.yaml loads the out-of-tree example plugin (tests/plugins/hello,
  * built here into a temp folder as t_plugins.sh does), with its command
  * `greeting [ARG]` shared with the model and greeting "Howdy".

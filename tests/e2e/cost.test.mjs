@@ -1,5 +1,5 @@
 /**
- * What a chat turn costs, over the scripted
+ * What a chat turn costs (the targets below), over the scripted
  * conversation of tests/cost/conversation.mjs: the bytes sent to Gemini
  * stay within 0.6 of what the same conversation cost before the request
  * was made cache-friendly, and every follow-up call's request begins with
@@ -13,7 +13,7 @@ import { MESSAGES, runConversation } from '../cost/conversation.mjs';
 /* The same conversation before (commit 9ddbce3): 18 Gemini calls. */
 const BYTES_BEFORE = 310130;
 /* Added since, on purpose, to every call: the bound on what it may write
- * (`,"generationConfig":{"maxOutputTokens":8192}`, the budget's bound). It
+ * (`,"generationConfig":{"maxOutputTokens":8192}`, the budget's bound on the answer). It
  * is allowed on top of the target, call by call, and nothing else is. */
 const OUTPUT_BOUND_BYTES = ',"generationConfig":{"maxOutputTokens":8192}'.length;
 

@@ -2,7 +2,7 @@
  * WebMCP: with @mcp-b/webmcp-polyfill (npm) loaded before the agent's
  * scripts, the page registers the same tools with document.modelContext;
  * a browser agent lists them, with an enum of the usable item coordinates
- * on the tools of repeated items, and calls click-remove-btn;
+ * on the tools of repeated items ("<id>/<ref>"), and calls click-remove-btn;
  * the page changes and only the tools of that list are registered again
  * (list-interactions gives each input its type). Emptying the cart takes
  * the cart's item tools and checkout away. Without WebMCP the page logs
