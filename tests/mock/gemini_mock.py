@@ -1548,18 +1548,20 @@ def demo_qty(item):
     return q if isinstance(q, (int, float)) and not isinstance(q, bool) else 1
 
 
-def demo_cart_line(state):
+def demo_cart_line(state, still=False):
+    """What the page state shows of the cart; still: nothing changed."""
     items = demo_items(state)
     view = demo_view(state)
     total = view.get("total")
     if not isinstance(total, (int, float)) or isinstance(total, bool):
         total = sum(float(i.get("price") or 0) * demo_qty(i) for i in items)
     if not items:
-        return "Your cart is now empty."
+        return "Your cart is %s empty." % ("still" if still else "now")
     units = sum(demo_qty(i) for i in items)
     n = len(items)
-    return "Your cart now has %d item%s (%d unit%s), total %s." % (
-        n, "" if n == 1 else "s", units, "" if units == 1 else "s", demo_money(total))
+    return "Your cart %s %d item%s (%d unit%s), total %s." % (
+        "still has" if still else "now has", n, "" if n == 1 else "s", units,
+        "" if units == 1 else "s", demo_money(total))
 
 
 def demo_cart_text(state):
@@ -1682,6 +1684,24 @@ def demo_fill_args(decl, value):
         if isinstance(ps, dict) and str(ps.get("type", "string")).upper() == "STRING":
             return {pname: value}
     return {next(iter(props)): value}
+
+
+def demo_call_item_id(args):
+    """The item id a call's coordinate names ("item-2/removeBtn" -> "item-2"),
+    or None for a call that names no item."""
+    for v in (args or {}).values():
+        if isinstance(v, str) and v:
+            return v.split("/")[0]
+    return None
+
+
+def demo_shown(items, iid, name):
+    """The row of the page state that is the item a call acted on (by id,
+    else by name), or None when the page no longer shows it."""
+    for it in items:
+        if (str(it.get("id")) == iid) if iid else (str(it.get("name")) == name):
+            return it
+    return None
 
 
 def demo_done(ctx):
@@ -1850,11 +1870,13 @@ class DemoModel:
             return self.remove()
         if re.search(r"\badd\b", low):
             return self.add()
-        if re.search(r"\b(cart|total|basket|what.*\b(have|in)\b)", low):
+        if re.search(r"\b(cart|total|basket)\b|\bwhat\b.*\b(do|have)\s+i\s+(got|have)\b"
+                     r"|\bwhat(?:'s|\s+is)?\s+in\s+(?:it|there)\b", low):
             return self.say(demo_cart_text(self.state))
         if re.search(r"\bhelp\b|\bwhat (else )?can you do\b", low):
             return self.help("Here is what I can do.")
-        return self.help("Sorry, I did not understand “%s”." % self.text)
+        return self.help("Sorry, I cannot help with “%s”: I can only help with this shop's %s."
+                         % (self.text, "cart" if self.page_tools() else "catalog and reviews"))
 
     def amount(self):
         m = re.search(r"\bby\s+%s\b" % NUM, self.low) or \
@@ -1888,9 +1910,7 @@ class DemoModel:
     def remove(self):
         tool = self.tool("remove")
         if self.did("remove"):
-            names = self.said("Removing ") or ["the item"]
-            return self.say("Removed %s from the cart. %s" % (
-                self.join(["**%s**" % n for n in names]), demo_cart_line(self.state)))
+            return self.removed()
         if not tool:
             return self.help("This page does not offer a remove button I can use.")
         if not self.items:
@@ -1913,10 +1933,28 @@ class DemoModel:
                             % self.join(str(it.get("name")) for it in targets))
         return self.call(*calls, lead="Removing %s." % self.join(names))
 
-    def said(self, prefix):
-        """Names in bold in this model's own texts since the user's message
-        that start with prefix (the removed item is gone from the fresh page
-        state; the call turn said what it was removing)."""
+    def removed(self):
+        """The answer after the remove calls, from what the fresh page state
+        shows: a page whose buttons do nothing still shows the item."""
+        names = self.said("Removing ")
+        gone, kept = [], []
+        for i, d in enumerate(self.did("remove")):
+            name = names[i] if i < len(names) else None
+            row = demo_shown(self.items, demo_call_item_id(d["args"]), name)
+            if row is None:
+                gone.append("**%s**" % (name or "the item"))
+            else:
+                kept.append("**%s**" % (name or row.get("name")))
+        out = []
+        if gone:
+            out.append("Removed %s from the cart." % self.join(gone))
+        if kept:
+            out.append("I tried to remove %s, but the page still shows %s." % (
+                self.join(kept), "it" if len(kept) == 1 else "them"))
+        return self.say(" ".join(out + [demo_cart_line(self.state, still=not gone)]))
+
+    def own_lines(self):
+        """The lines of this model's own texts since the user's message."""
         # A streamed text may come back split over parts, or over consecutive
         # model contents (one per chunk): join each model turn's text.
         turns, buf = [], ""
@@ -1927,12 +1965,28 @@ class DemoModel:
             else:
                 turns.append(buf)
                 buf = ""
-        lines = [line for turn in turns for line in turn.split("\n")]
+        return [line for turn in turns for line in turn.split("\n")]
+
+    def said(self, prefix):
+        """Names in bold in this model's own texts since the user's message
+        that start with prefix (the removed item is gone from the fresh page
+        state; the call turn said what it was removing)."""
         names = []
-        for line in lines:
+        for line in self.own_lines():
             if line.startswith(prefix):
                 names += re.findall(r"\*\*(.+?)\*\*", line)
         return names
+
+    def quantity_before(self, name):
+        """The quantity of item `name` the page showed before the last click
+        on it, as the click's turn said it ("Increasing **X** (quantity 1)."),
+        or None: the fresh page state is compared with it."""
+        found = None
+        for line in self.own_lines():
+            m = re.match(r"(?:In|De)creasing \*\*(.+?)\*\* \(quantity (\d+)\)", line)
+            if m and m.group(1) == name:
+                found = int(m.group(2))
+        return found
 
     @staticmethod
     def join(names):
@@ -1943,9 +1997,7 @@ class DemoModel:
 
     def quantity(self, target=None, delta=None):
         if target == 0 and self.did("remove"):
-            return self.say("Removed %s from the cart. %s" % (
-                self.join(["**%s**" % n for n in self.said("Removing ")]) or "the item",
-                demo_cart_line(self.state)))
+            return self.removed()
         item, reply = self.one_item()
         if item is None:
             if self.done:     # e.g. the page dropped the row at quantity 0
@@ -1957,6 +2009,12 @@ class DemoModel:
         q = int(demo_qty(item))
         inc, dec = self.tool("increase"), self.tool("decrease")
         clicks = self.did("increase", "decrease")
+        if clicks and self.quantity_before(name) == q:
+            return self.say("I clicked %s for **%s**, but the page still shows quantity %d. %s"
+                            % ("increase" if demo_find_tool([clicks[-1]["name"]],
+                                                            *self.TOOL_PATTERNS["increase"])
+                               else "decrease",
+                               name, q, demo_cart_line(self.state, still=len(clicks) == 1)))
         if target is not None:
             if target == 0 and self.tool("remove"):
                 return self.remove_one(item)
@@ -1982,7 +2040,8 @@ class DemoModel:
         if args is None:
             return self.say("I cannot change **%s** any further: that button is not available "
                             "right now (quantity %d). %s" % (name, q, demo_cart_line(self.state)))
-        return self.call((tool, args))
+        return self.call((tool, args), lead="%s **%s** (quantity %d)." % (
+            "Increasing" if tool == inc else "Decreasing", name, q))
 
     def remove_one(self, item):
         tool = self.tool("remove")
