@@ -221,6 +221,16 @@ export function createClient({ fetch: fetchFn, token, base = API_BASE, location 
 
   const id = (s) => encodeURIComponent(String(s));
   return {
+    /**
+     * Signed in or not, always a 200 (no 401 logged on every load).
+     * @returns {Promise<{signedIn: boolean, user?: string, reason?: string}>}
+     */
+    session: async () => {
+      const data = await getJson('api/agent/session');
+      return { signedIn: data.signedIn === true,
+        ...(typeof data.user === 'string' ? { user: data.user } : {}),
+        ...(typeof data.reason === 'string' ? { reason: data.reason } : {}) };
+    },
     /** @returns {Promise<object[]>} the user's threads, newest first */
     threads: async () => (await getJson('api/agent/threads')).threads ?? [],
     /** @returns {Promise<{thread: object, messages: object[]}>} */
