@@ -244,7 +244,9 @@ describe('the assistant page (run API)', () => {
     await card.waitFor();
     assert.match(await turn.locator('.steps').textContent(), /shop\.searchProducts.*done/s);
     assert.match(await turn.locator('.steps').first().textContent(), /shop\.addReview \{.*\} waits for your approval/);
-    assert.deepEqual(await card.locator('dl.preview dd').allTextContents(), ['p004', '4', 'solid and small']);
+    /* the product the search found is named beside its id */
+    await card.locator('dl.preview dd', { hasText: 'USB-C Hub (p004)' }).waitFor();
+    assert.deepEqual(await card.locator('dl.preview dd').allTextContents(), ['USB-C Hub (p004)', '4', 'solid and small']);
     await card.getByRole('button', { name: 'Approve always' }).click();
     await page.waitForFunction(() => [...document.querySelectorAll('.approval')].at(-1)?.dataset.state === 'approved');
     assert.equal(await card.locator('.outcome').textContent(), 'Approved, and always allowed from now on: “Add review” ran.');

@@ -15,7 +15,7 @@ import {
   API_BASE, ApiError, createClient, demoSignIn, explain, loadSession, pageContext, saveSession, SESSION_KEY, SNIPPET_CHARS,
 } from '../../www/assistant/api.js';
 import {
-  actionTitle, approvalArgs, approvalCardParts, approvalSummary, argLabel, DECISIONS, plainText,
+  actionTitle, approvalArgs, approvalCardParts, approvalSummary, argLabel, DECISIONS, nameIds, namesFromRun, plainText,
 } from '../../www/assistant/card.js';
 
 const NDJSON = 'application/x-ndjson';
@@ -233,6 +233,21 @@ describe('card: what the page shows of an action', () => {
     assert.deepEqual(decided, ['approve_and_always_allow']);
     assert.equal(outcome.hidden, true);
     assert.deepEqual(DECISIONS.map((d) => d.decision), ['approve_once', 'approve_and_always_allow', 'reject']);
+  });
+
+  test('an id a run found shows with its name', () => {
+    const run = { actions: [
+      { tool: 'reply' },
+      { tool: 'shop.searchProducts', output: { products: [{ _id: 'p004', name: 'USB-C Hub' }, { _id: 'p005' }], total: 2 } },
+      { tool: 'x.y', output: { result: { items: [{ id: 'i1', name: 'Lamp' }] } } },
+    ] };
+    const names = namesFromRun(run);
+    assert.deepEqual([...names], [['p004', 'USB-C Hub'], ['i1', 'Lamp']]);
+    assert.deepEqual([...namesFromRun(null)], []);
+    const { card } = approvalCardParts(doc, REVIEW, { onDecide() {} });
+    nameIds(card, names);
+    nameIds(card, names); /* once only */
+    assert.deepEqual([...card.querySelectorAll('dd')].map((e) => e.textContent), ['USB-C Hub (p004)', '5', 'Great']);
   });
 
   test('a preview that is not JSON shows as written', () => {

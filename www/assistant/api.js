@@ -118,10 +118,11 @@ export async function demoSignIn(fetchFn) {
 /**
  * "Attach this page": what the run's attachedContext says of it.
  * @param {Document} doc
+ * @param {Element|null} [root]  where the main text is: the page's <main> unless given
  * @returns {{type: 'page', id: string, title: string, snippet: string}}
  */
-export function pageContext(doc) {
-  const main = doc.querySelector('main') ?? doc.body;
+export function pageContext(doc, root = null) {
+  const main = root ?? doc.querySelector('main') ?? doc.body;
   const text = String(main?.innerText ?? main?.textContent ?? '').replace(/\s+/g, ' ').trim();
   return {
     type: 'page',

@@ -13,7 +13,7 @@ import { renderMarkdown, closeOpenMarkdown } from '../agent/markdown.js';
 import {
   ApiError, createClient, demoSignIn, explain, loadSession, pageContext, saveSession,
 } from './api.js';
-import { actionTitle, approvalCardParts, approvalSummary, plainText } from './card.js';
+import { actionTitle, approvalCardParts, approvalSummary, nameIds, namesFromRun, plainText } from './card.js';
 
 const $ = (id) => document.getElementById(id);
 const storage = (() => {
@@ -214,7 +214,7 @@ async function openThread(id, { focusApproval = null } = {}) {
     const seg = segment(turn);
     seg.text('This needs your approval before it runs.', true);
     seg.done();
-    turn.append(approvalCard(a, turn));
+    turn.append(approvalCard(a, turn, a.runId));
     const after = lastOfRun.get(a.runId);
     if (after) after.after(turn);
     else box.append(turn);
@@ -395,7 +395,7 @@ function finishAnswer(result, turn, seg) {
   seg.done(result);
   if (result.runId) state.runThreads.set(result.runId, result.threadId);
   if (result.mode === 'approval_required' && result.approval) {
-    const card = approvalCard(result.approval, turn);
+    const card = approvalCard(result.approval, turn, result.runId);
     turn.append(card);
     announce(`Approval needed: ${actionTitle(result.approval.tool)}. ${result.approval.reason ?? ''}`);
   } else {
@@ -412,7 +412,8 @@ function setBusy(busy) {
 }
 
 async function send(prompt) {
-  const context = $('attach').checked ? pageContext(document) : null;
+  /* the conversation is this page's main text (<main> holds the threads too) */
+  const context = $('attach').checked ? pageContext(document, $('chat')) : null;
   const box = $('conversation');
   const mine = userMessage(prompt, context);
   const turn = assistantTurn();
@@ -492,12 +493,18 @@ function decideSteps(turn, tool, outcome) {
 }
 
 /**
- * A card for the approval `a` ({id, tool, reason, preview}); its decision
- * resumes the run, whose new answer goes into `turn` after the card.
+ * A card for the approval `a` ({id, tool, reason, preview}) of run `runId`;
+ * its decision resumes the run, whose new answer goes into `turn` after
+ * the card.
  */
-function approvalCard(a, turn) {
+function approvalCard(a, turn, runId) {
   const parts = approvalCardParts(document, a, { busy: state.busy, onDecide: (d) => decide(d) });
   const { card, buttons, feedback, form, outcome, error } = parts;
+  /* an id the run found (a product's _id) shows with its name */
+  if (runId)
+    api.run(runId).then((run) => nameIds(card, namesFromRun(run)), () => {
+      /* unreadable: the ids stay as they are */
+    });
   const title = `“${actionTitle(a.tool)}”`;
 
   /* the card's end: decided here, or elsewhere (409) */

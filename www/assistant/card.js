@@ -103,6 +103,48 @@ export function plainText(markdown, doc = globalThis.document) {
   return box.textContent.replace(/\s+/g, ' ').trim();
 }
 
+/**
+ * The names of the things a run's actions answered with: {id → name} for
+ * every object in their outputs with a string `_id` or `id` and a string
+ * `name` (e.g. the products a search found), so that an argument that is
+ * such an id can be shown with its name.
+ * @param {{actions?: {output?: unknown}[]}} run  GET /api/agent/runs/{id}
+ * @returns {Map<string, string>}
+ */
+export function namesFromRun(run) {
+  const names = new Map();
+  const seen = new Set();
+  const walk = (v, depth) => {
+    if (!v || typeof v !== 'object' || depth > 8 || seen.has(v)) return;
+    seen.add(v);
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x, depth + 1);
+      return;
+    }
+    const id = typeof v._id === 'string' ? v._id : typeof v.id === 'string' ? v.id : null;
+    if (id && typeof v.name === 'string' && v.name) names.set(id, v.name);
+    for (const x of Object.values(v)) walk(x, depth + 1);
+  };
+  for (const a of Array.isArray(run?.actions) ? run.actions : []) walk(a?.output, 0);
+  return names;
+}
+
+/**
+ * Show the name beside every argument value of `card` that is a known id:
+ * "p004" → "USB-C Hub (p004)".
+ * @param {HTMLElement} card  from approvalCardParts
+ * @param {Map<string, string>} names  from namesFromRun
+ */
+export function nameIds(card, names) {
+  for (const dd of card.querySelectorAll('dl.preview dd')) {
+    const name = names.get(dd.textContent);
+    if (name && !dd.dataset.id) {
+      dd.dataset.id = dd.textContent;
+      dd.textContent = `${name} (${dd.dataset.id})`;
+    }
+  }
+}
+
 /** The decisions, in the order the card shows them; "Approve always" is the secondary one. */
 export const DECISIONS = [
   { decision: 'approve_once', label: 'Approve', kind: 'primary', title: 'Run it this once' },
