@@ -188,7 +188,7 @@ export function createClient({ fetch: fetchFn, token, base = API_BASE, location 
    * POST asking for NDJSON; every event but the last goes to onEvent; the
    * result line's answer is returned, an error line thrown. A plain JSON
    * answer (a server or proxy that does not stream) is the answer itself.
-   * @returns {Promise<object>} the answer (seed §3)
+   * @returns {Promise<object>} the answer (docs/http-api.md, "The answer")
    */
   async function stream(path, body, onEvent, signal) {
     const res = await send('POST', path, body, NDJSON_TYPE, signal);
