@@ -1704,6 +1704,36 @@ def demo_shown(items, iid, name):
     return None
 
 
+# A click's call id remembers the quantity the page showed when the model
+# clicked: the model is stateless, the fresh page state is all it sees after
+# the click, and a text saying the quantity would add to every later request
+# (tests/e2e/cost.test.mjs bounds those bytes). Ids are opaque to the
+# responder and the browser, which send them back as they came.
+DEMO_MEMO = "q"
+DEMO_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def demo_memo_id(plan, quantity):
+    """End the id of the plan's call with "q" and the quantity in two base-36
+    digits (the id keeps its length); a call without an id stays as it is."""
+    q = max(0, min(int(quantity), len(DEMO_DIGITS) ** 2 - 1))
+    memo = DEMO_MEMO + DEMO_DIGITS[q // len(DEMO_DIGITS)] + DEMO_DIGITS[q % len(DEMO_DIGITS)]
+    for part in plan.parts if isinstance(getattr(plan, "parts", None), list) else []:
+        fc = part.get("functionCall") if isinstance(part, dict) else None
+        if isinstance(fc, dict) and isinstance(fc.get("id"), str) and len(fc["id"]) > len(memo):
+            fc["id"] = fc["id"][:-len(memo)] + memo
+
+
+def demo_memo(call_id):
+    """The quantity demo_memo_id put in call_id, or None."""
+    if not isinstance(call_id, str) or len(call_id) < 4 or call_id[-3] != DEMO_MEMO:
+        return None
+    hi, lo = call_id[-2], call_id[-1]
+    if hi not in DEMO_DIGITS or lo not in DEMO_DIGITS:
+        return None
+    return DEMO_DIGITS.index(hi) * len(DEMO_DIGITS) + DEMO_DIGITS.index(lo)
+
+
 def demo_done(ctx):
     """The calls made since the user's message, with their responses:
     [{"name", "args", "response"}] in order."""
@@ -1715,7 +1745,7 @@ def demo_done(ctx):
         resps = function_responses(c)
         for fc, r in zip(pending, resps):
             out.append({"name": fc.get("name"), "args": fc.get("args") or {},
-                        "response": r.get("response")})
+                        "id": fc.get("id"), "response": r.get("response")})
         pending = pending[len(resps):]
     return out
 
@@ -1977,16 +2007,11 @@ class DemoModel:
                 names += re.findall(r"\*\*(.+?)\*\*", line)
         return names
 
-    def quantity_before(self, name):
-        """The quantity of item `name` the page showed before the last click
-        on it, as the click's turn said it ("Increasing **X** (quantity 1)."),
-        or None: the fresh page state is compared with it."""
-        found = None
-        for line in self.own_lines():
-            m = re.match(r"(?:In|De)creasing \*\*(.+?)\*\* \(quantity (\d+)\)", line)
-            if m and m.group(1) == name:
-                found = int(m.group(2))
-        return found
+    def quantity_before(self, clicks):
+        """The quantity the page showed before the last of these clicks, as
+        its call id remembers it (demo_memo_id), or None: the fresh page
+        state is compared with it."""
+        return demo_memo(clicks[-1].get("id")) if clicks else None
 
     @staticmethod
     def join(names):
@@ -2009,7 +2034,7 @@ class DemoModel:
         q = int(demo_qty(item))
         inc, dec = self.tool("increase"), self.tool("decrease")
         clicks = self.did("increase", "decrease")
-        if clicks and self.quantity_before(name) == q:
+        if clicks and self.quantity_before(clicks) == q:
             return self.say("I clicked %s for **%s**, but the page still shows quantity %d. %s"
                             % ("increase" if demo_find_tool([clicks[-1]["name"]],
                                                             *self.TOOL_PATTERNS["increase"])
@@ -2040,8 +2065,9 @@ class DemoModel:
         if args is None:
             return self.say("I cannot change **%s** any further: that button is not available "
                             "right now (quantity %d). %s" % (name, q, demo_cart_line(self.state)))
-        return self.call((tool, args), lead="%s **%s** (quantity %d)." % (
-            "Increasing" if tool == inc else "Decreasing", name, q))
+        turn = self.call((tool, args))
+        demo_memo_id(turn, q)
+        return turn
 
     def remove_one(self, item):
         tool = self.tool("remove")

@@ -1348,7 +1348,10 @@ class TestDemoModel(MockTestCase):
         page = self.page(inert={"item-1", "item-3"})
         text, turns, _ = self.converse(page, "increase the mouse")
         self.assertEqual(len(self.calls(turns)), 1)
-        self.assertIn("Increasing **Wireless Mouse** (quantity 1).", self.text_of_turn(turns[0]))
+        self.assertEqual(self.text_of_turn(turns[0]), "", "no text added to the history")
+        # the quantity it clicked at (1) is in the call's id: "q" and two base-36 digits
+        call_id = [p for p in turns[0]["parts"] if "functionCall" in p][0]["functionCall"]["id"]
+        self.assertRegex(call_id, r"^[a-z0-9]{5}q01$")
         self.assertIn("I clicked increase for **Wireless Mouse**, but the page still shows "
                       "quantity 1.", text)
         self.assertNotIn("quantity is now", text)
