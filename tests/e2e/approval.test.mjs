@@ -52,15 +52,16 @@ function reviews() {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
-/** What the card shows: its status, the preview, the arguments, the visible buttons and decision. */
+/** What the card shows: its status, the action's title, the preview, the arguments (labelled), the visible buttons and decision. */
 const card = (page, sel = CARD) =>
   page.$eval(sel, (el) => {
     const seen = (e) => e && !e.closest('[hidden]');
     return {
       status: el.dataset.status,
+      title: el.querySelector('[data-bind="actionTitle"]').textContent.trim(),
       preview: el.querySelector('[data-bind="content"]').textContent.trim(),
       args: [...el.querySelectorAll('[data-foreach="args"] > *')].map((a) => [
-        a.querySelector('[data-bind="name"]').textContent,
+        a.querySelector('[data-bind="label"]').textContent,
         a.querySelector('[data-bind="value"]').textContent,
       ]),
       buttons: [...el.querySelectorAll('button')].filter(seen).map((b) => b.textContent.trim()),
@@ -87,7 +88,8 @@ describe('approvals in the widget', () => {
     const shown = await card(page);
     assert.equal(shown.status, 'pending');
     assert.ok(shown.preview.length > 10, `preview: ${shown.preview}`);
-    assert.deepEqual(shown.args, Object.entries(ARGS).map(([k, v]) => [k, String(v)]));
+    assert.equal(shown.title, 'Add review', 'the action in words, not shop.addReview');
+    assert.deepEqual(shown.args, [['Product', 'p004'], ['Rating', '5'], ['Text', 'great']], 'labels, not productId');
     assert.deepEqual(shown.buttons, ['Approve', 'Reject']);
     assert.equal(await page.getAttribute(SEL.widget, 'data-loading'), 'false', 'no spinner while the visitor decides');
     assert.equal(await page.isEnabled(SEL.input), true, 'the input stays usable');

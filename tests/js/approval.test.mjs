@@ -211,11 +211,12 @@ describe('the approval card', () => {
     assert.deepEqual(shown(card, '.gemini-chat__approval-title > *').map((e) => e.textContent), ['Needs your approval']);
     assert.equal(card.querySelector('[data-bind="content"]').textContent, APPROVAL.preview);
     assert.equal(card.querySelector('[data-bind="reason"]').textContent, APPROVAL.reason);
+    assert.equal(card.querySelector('[data-bind="actionTitle"]').textContent, 'Add review', 'the action in words');
     const args = [...card.querySelectorAll('[data-foreach="args"] > *')].map((a) => [
-      a.querySelector('[data-bind="name"]').textContent,
+      a.querySelector('[data-bind="label"]').textContent,
       a.querySelector('[data-bind="value"]').textContent,
     ]);
-    assert.deepEqual(args, [['productId', 'p1'], ['rating', '5'], ['text', 'great']]);
+    assert.deepEqual(args, [['Product', 'p1'], ['Rating', '5'], ['Text', 'great']], 'labels, not the raw ids');
     const approve = card.querySelector('[data-ref="approveAction"]');
     const reject = card.querySelector('[data-ref="rejectAction"]');
     assert.ok(visible(approve) && visible(reject));
@@ -513,11 +514,12 @@ describe('the approval card', () => {
   test('readApproval: what the card shows', () => {
     const a = readApproval({ ...APPROVAL, args: { productId: 'p1', tags: ['a', 'b'], note: null, nested: { x: 1 } } });
     assert.deepEqual(a.args, [
-      { id: 'productId', name: 'productId', value: 'p1' },
-      { id: 'tags', name: 'tags', value: '["a","b"]' },
-      { id: 'note', name: 'note', value: 'null' },
-      { id: 'nested', name: 'nested', value: '{"x":1}' },
+      { id: 'productId', name: 'productId', label: 'Product', value: 'p1' },
+      { id: 'tags', name: 'tags', label: 'Tags', value: '["a","b"]' },
+      { id: 'note', name: 'note', label: 'Note', value: 'null' },
+      { id: 'nested', name: 'nested', label: 'Nested', value: '{"x":1}' },
     ]);
+    assert.equal(a.title, 'Add review');
     assert.equal(a.expires, '2030-01-01T10:10:00.000Z');
     assert.equal(readApproval({ ...APPROVAL, expiresAt: 1e300 }).expires, '', 'a date past what Date holds is no date');
     /* no preview from the server: the action in words */

@@ -82,814 +82,29 @@
  *
  * @module chat
  */
-import { renderMarkdown, closeOpenMarkdown } from './markdown.js';
-import { readNdjson, isNdjson, NDJSON_TYPE } from './ndjson.js';
+import { closeOpenMarkdown } from './markdown.js';
 import { buildQuestionCard, describeAnswers, firstControl, readQuestion } from './question.js';
-import { commandsEndpoint, createCommandMenu, parseCommandLine, readCommands, sharedTurn } from './commands.js';
-import { DEFAULT_ENDPOINT, UNREACHABLE, diagnoseNetworkError } from './origin.js';
+import { commandsEndpoint, createCommandMenu, parseCommandLine, readCommands } from './commands.js';
+import { DEFAULT_ENDPOINT } from './origin.js';
+import { createChatClient } from './client.js';
+import { createView, LAUNCHER_BELOW, SHEET_BELOW } from './view.js';
+import { ChatError, explainError, unreadable, parseBody, abortError } from './errors.js';
+import { describeServerAction } from './describe.js';
+import { toJSONSafe, resultForModel, alignSignatures } from './history.js';
+import { readApproval } from './decision.js';
+import { markChanged, watchChanges } from './changes.js';
+import { loadSaved, saveConversation, tabStorage } from './storage.js';
+import { absorbAnswer, createState, deriveView, rememberStopped as rememberStoppedIn, shareOutput as shareOutputIn } from './state.js';
 
-/** Shown when the answering model is the project's offline demo model. */
-export const OFFLINE_NOTICE = 'Offline demo model — answers are scripted';
+export { OFFLINE_NOTICE } from './state.js';
+export { DEFAULT_TEMPLATE, LAUNCHER_BELOW, SHEET_BELOW } from './view.js';
 
-const STORAGE_VERSION = 1;
-const MAX_STORED_MESSAGES = 300;
-
-/** launcher: 'auto' turns the widget into a launcher below this window width (px). */
-export const LAUNCHER_BELOW = 860;
-/** Below this window width (px) the launcher's panel is a full-screen sheet (chat.css says the same). */
-export const SHEET_BELOW = 600;
-
-/** The launcher's content: a speech bubble drawn by chat.css, a label, an unread marker. */
-const LAUNCHER_MARKUP =
-  '<span class="gemini-chat__launcher-icon" aria-hidden="true"></span>' +
-  '<span class="gemini-chat__launcher-label">Assistant</span>' +
-  '<span class="gemini-chat__sr gemini-chat__launcher-unread"> (new answer)</span>';
-
-let mounted = 0; /* ids for the panels of several widgets on one page */
-
-/** @param {unknown} model */
-function isOfflineModel(model) {
-  return typeof model === 'string' && model.startsWith('offline-demo');
-}
-
-/**
- * The approval card's parts (role approval), used by the full history and by
- * compact mode: a heading, then the preview (the item's content, bound by
- * the caller), then APPROVAL_BODY: why, the arguments, the buttons while it
- * waits, and what was decided after. No autofocus on Approve: chat.js focuses
- * the card itself, so a key pressed by habit approves nothing.
- */
-const APPROVAL_HEAD = `<p class="gemini-chat__approval-title" data-if="role==approval"><span data-if="status==pending">Needs your approval</span><span data-if="status!=pending">Asked for your approval</span></p>`;
-const APPROVAL_BODY = `<div class="gemini-chat__approval" data-if="role==approval">
-        <p class="gemini-chat__approval-reason" data-if="reason" data-bind="reason"></p>
-        <dl class="gemini-chat__args" data-if="args" data-foreach="args" aria-label="Details"><div class="gemini-chat__arg"><dt data-bind="name"></dt><dd data-bind="value"></dd></div></dl>
-        <div class="gemini-chat__approval-actions" data-if="status==pending">
-          <button type="button" class="gemini-chat__btn gemini-chat__btn--approve" data-ref="approveAction">Approve</button>
-          <button type="button" class="gemini-chat__btn gemini-chat__btn--reject" data-ref="rejectAction">Reject</button>
-        </div>
-        <p class="gemini-chat__approval-hint" data-if="status==pending">Nothing is done until you approve. A new message instead leaves it undone.</p>
-        <p class="gemini-chat__decision" data-if="status==approved">Approved</p>
-        <p class="gemini-chat__decision" data-if="status==declined">Declined</p>
-        <p class="gemini-chat__decision" data-if="status==undecided">Not decided, so not done</p>
-        <p class="gemini-chat__decision" data-if="status==invalid">Not done: this approval had expired or was already used</p>
-      </div>`;
-/* compact mode's card: last while it waits (after the model's words, next to
- * the input), first once decided (before what was done and the answer) */
-/* The plan the model keeps (todo plugin): a list of read-only checkboxes;
- * data-checked puts the step's `checked` into aria-checked. */
-const TODO_CHECKLIST = `<section class="gemini-chat__todo" data-if="todoSteps" aria-label="Plan">
-      <p class="gemini-chat__todo-title" data-bind="todoSummary"></p>
-      <ul class="gemini-chat__todo-list" data-foreach="todoSteps">
-        <li class="gemini-chat__todo-step"><span class="gemini-chat__todo-check" role="checkbox" aria-readonly="true" data-checked="checked"><span class="gemini-chat__todo-mark" aria-hidden="true" data-bind="mark"></span><span class="gemini-chat__todo-text" data-bind="title"></span><span class="gemini-chat__sr" data-if="status==in_progress"> (in progress)</span></span></li>
-      </ul>
-    </section>`;
-
-const APPROVAL_CARD = `<div class="gemini-chat__message">
-      ${APPROVAL_HEAD}
-      <div class="gemini-chat__content" data-bind="content"></div>
-      ${APPROVAL_BODY}
-    </div>`;
-
-/**
- * The default template. Every element that matters names a contract tag;
- * classes are only for chat.css.
- */
-export const DEFAULT_TEMPLATE = `
-<section class="gemini-chat__panel" aria-label="Chat with the page assistant">
-  <header class="gemini-chat__header">
-    <h2 class="gemini-chat__title">Assistant</h2>
-    <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost" data-ref="clearChat" data-if="hasMessages" title="Forget this conversation and start a new one">New chat</button>
-    <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost" data-ref="toggleExpand">
-      <span data-if="!isExpanded">Show all</span><span data-if="isExpanded">Compact</span>
-    </button>
-    <button type="button" class="gemini-chat__btn gemini-chat__btn--ghost gemini-chat__close" data-ref="closeChat" data-if="isLauncher" aria-label="Close the assistant" title="Close (Esc)">&#x2715;</button>
-  </header>
-  <p class="gemini-chat__notice" data-if="notice" data-bind="notice"></p>
-  <ol class="gemini-chat__messages" data-if="isExpanded" data-foreach="messages" aria-live="polite" aria-label="Conversation" tabindex="0">
-    <li class="gemini-chat__message">
-      <span class="gemini-chat__sr" data-if="role==user">You said: </span>
-      <span class="gemini-chat__sr" data-if="role==assistant">Assistant: </span>
-      ${APPROVAL_HEAD}
-      <p class="gemini-chat__command-title" data-if="role==command" data-bind="commandTitle"></p>
-      <div class="gemini-chat__content" data-if="role==assistant" data-bind="content" data-format="markdown"></div>
-      <div class="gemini-chat__content" data-if="role!=assistant" data-bind="content"></div>
-      ${APPROVAL_BODY}
-      <span class="gemini-chat__mark" data-if="status==stopped">(stopped)</span>
-      <span class="gemini-chat__mark" data-if="status==incomplete">(incomplete)</span>
-      <time class="gemini-chat__time" data-bind="timestamp"></time>
-    </li>
-  </ol>
-  <div class="gemini-chat__compact" data-if="!isExpanded" aria-live="polite">
-    <p class="gemini-chat__message" data-role="user" data-if="lastUserMessage"><span class="gemini-chat__sr">You said: </span><span data-bind="lastUserMessage"></span></p>
-    <div class="gemini-chat__approvals" data-if="!awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
-    <ul class="gemini-chat__activity" data-foreach="activity"><li class="gemini-chat__message"><span class="gemini-chat__command-title" data-if="role==command" data-bind="commandTitle"></span><span class="gemini-chat__content" data-bind="content"></span></li></ul>
-    ${TODO_CHECKLIST}
-    <div class="gemini-chat__message" data-role="assistant" data-if="lastAssistantMessage"><span class="gemini-chat__sr">Assistant: </span><div class="gemini-chat__content" data-bind="lastAssistantMessage" data-format="markdown"></div><span class="gemini-chat__mark" data-if="lastAssistantStatus==stopped">(stopped)</span><span class="gemini-chat__mark" data-if="lastAssistantStatus==incomplete">(incomplete)</span></div>
-    <div class="gemini-chat__approvals" data-if="awaitingApproval" data-foreach="approvals">${APPROVAL_CARD}</div>
-  </div>
-  <div class="gemini-chat__todo-full" data-if="isExpanded">${TODO_CHECKLIST}</div>
-  <details class="gemini-chat__usage" data-if="usageText"><summary>Usage</summary><span data-bind="usageText"></span></details>
-  <p class="gemini-chat__empty" data-if="!hasMessages">Ask a question about this page, or ask me to do something on it.</p>
-  <div class="gemini-chat__status" data-if="isLoading" role="status">
-    <span class="gemini-chat__spinner" aria-hidden="true"></span>
-    <span class="gemini-chat__status-text" data-bind="statusText"></span>
-    <button type="button" class="gemini-chat__btn gemini-chat__btn--stop" data-ref="stopLoop">Stop</button>
-  </div>
-  <div class="gemini-chat__error" data-if="error" role="alert">
-    <span data-bind="error"></span>
-    <button type="button" class="gemini-chat__btn" data-ref="retry" data-if="canRetry">Retry</button>
-  </div>
-  <form class="gemini-chat__form" autocomplete="off">
-    <textarea class="gemini-chat__input" data-ref="messageInput" rows="1" aria-label="Message to the assistant" placeholder="Ask the assistant…" title="Enter sends; Shift+Enter adds a line"></textarea>
-    <button type="submit" class="gemini-chat__btn gemini-chat__btn--send" data-ref="sendMessage">Send</button>
-  </form>
-</section>`;
-
-/* --- template binding --------------------------------------------------------- */
-
-/** @param {unknown} v */
-function truthy(v) {
-  return Array.isArray(v) ? v.length > 0 : Boolean(v);
-}
-
-/**
- * Compile a data-if expression into a predicate over a lookup function.
- * @param {string} expr
- * @returns {(look: (key: string) => unknown) => boolean}
- */
-function parseCondition(expr) {
-  const e = expr.trim();
-  const m = /^([\w.-]+)\s*(==|!=)\s*(.*)$/.exec(e);
-  if (m) {
-    const [, key, op, raw] = m;
-    const want = raw.trim().replace(/^(['"])(.*)\1$/, '$2');
-    return (look) => (String(look(key) ?? '') === want) === (op === '==');
-  }
-  if (e.startsWith('!')) {
-    const inner = parseCondition(e.slice(1));
-    return (look) => !inner(look);
-  }
-  return (look) => truthy(look(e));
-}
-
-/**
- * @typedef {object} Scope  bindings found in one subtree (the root, or one
- *   repeated item), not descending into nested data-foreach containers
- * @property {{el: HTMLElement, test: Function}[]} ifs
- * @property {{el: HTMLElement, key: string, format: string, last?: string}[]} binds
- * @property {{el: HTMLElement, key: string}[]} checks  data-checked: aria-checked from a tag
- * @property {{el: HTMLElement, key: string, template: Element, entries: Map<string, {node: Element, scope: Scope}>}[]} lists
- */
-
-/**
- * @param {ParentNode} node   the subtree root
- * @param {boolean} self      also read the root element's own attributes
- * @returns {Scope}
- */
-function compileScope(node, self) {
-  /** @type {Scope} */
-  const scope = { ifs: [], binds: [], lists: [], checks: [] };
-  const visit = (el) => {
-    if (el.hasAttribute('data-if'))
-      scope.ifs.push({ el, test: parseCondition(el.getAttribute('data-if')) });
-    if (el.hasAttribute('data-foreach')) {
-      const template = el.firstElementChild;
-      el.replaceChildren();
-      if (template)
-        scope.lists.push({ el, key: el.getAttribute('data-foreach').trim(), template, entries: new Map() });
-      return; /* the item template is compiled per copy */
-    }
-    if (el.hasAttribute('data-checked')) scope.checks.push({ el, key: el.getAttribute('data-checked').trim() });
-    if (el.hasAttribute('data-bind')) {
-      scope.binds.push({
-        el,
-        key: el.getAttribute('data-bind').trim(),
-        format: (el.getAttribute('data-format') || 'text').trim(),
-      });
-    }
-    for (const child of [...el.children]) visit(child);
-  };
-  if (self) visit(/** @type {Element} */ (node));
-  else for (const child of [...node.children]) visit(child);
-  return scope;
-}
-
-/** @param {string} iso */
-function formatTime(iso) {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return '';
-  return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-}
-
-/**
- * @param {Scope} scope
- * @param {(key: string) => unknown} look
- * @param {{doc: Document, markdown: typeof renderMarkdown}} ctx
- */
-function updateScope(scope, look, ctx) {
-  for (const b of scope.ifs) {
-    const show = b.test(look);
-    if (b.el.hidden === show) b.el.hidden = !show;
-  }
-  for (const b of scope.binds) {
-    const v = look(b.key);
-    const text = v == null ? '' : String(v);
-    if (b.format === 'markdown') {
-      if (b.last !== text) {
-        b.last = text;
-        b.el.replaceChildren(ctx.markdown(text, ctx.doc));
-      }
-    } else if (b.el.localName === 'time') {
-      if (b.last !== text) {
-        b.last = text;
-        b.el.setAttribute('datetime', text);
-        b.el.textContent = formatTime(text);
-      }
-    } else if (b.el.textContent !== text) {
-      b.el.textContent = text;
-    }
-  }
-  for (const c of scope.checks) {
-    const v = String(look(c.key) ?? 'false');
-    if (c.el.getAttribute('aria-checked') !== v) c.el.setAttribute('aria-checked', v);
-  }
-  for (const list of scope.lists) updateList(list, look, ctx);
-}
-
-/** Keyed update of one data-foreach container: keeps nodes, moves, removes. */
-function updateList(list, look, ctx) {
-  const value = look(list.key);
-  const items = Array.isArray(value) ? value : [];
-  const seen = new Set();
-  let cursor = list.el.firstChild;
-  items.forEach((item, i) => {
-    const id = String(item?.id ?? i);
-    if (seen.has(id)) return;
-    seen.add(id);
-    let entry = list.entries.get(id);
-    if (!entry) {
-      const node = list.template.cloneNode(true);
-      node.setAttribute('data-id', id);
-      entry = { node, scope: compileScope(node, true) };
-      list.entries.set(id, entry);
-    }
-    if (item && typeof item.role === 'string' && entry.node.getAttribute('data-role') !== item.role)
-      entry.node.setAttribute('data-role', item.role);
-    if (item && typeof item.status === 'string') {
-      if (entry.node.getAttribute('data-status') !== item.status) entry.node.setAttribute('data-status', item.status);
-    } else if (entry.node.hasAttribute('data-status')) {
-      entry.node.removeAttribute('data-status');
-    }
-    if (entry.node === cursor) cursor = cursor.nextSibling;
-    else list.el.insertBefore(entry.node, cursor);
-    const itemLook = (key) => (item && typeof item === 'object' && key in item ? item[key] : look(key));
-    updateScope(entry.scope, itemLook, ctx);
-  });
-  for (const [id, entry] of list.entries) {
-    if (!seen.has(id)) {
-      entry.node.remove();
-      list.entries.delete(id);
-    }
-  }
-}
-
-/**
- * Bind a template's content to view-state objects. Exported for tests and
- * for pages that want the binding without the chat behaviour.
- *
- * @param {Element} root   an element holding the (already cloned) template content
- * @param {{markdown?: typeof renderMarkdown}} [options]
- * @returns {{update(state: object): void, lists(key: string): Element[]}}
- *   `update` applies a state object; `lists(key)` returns the data-foreach
- *   containers bound to `key` (the widget scrolls them).
- */
-export function bindTemplate(root, { markdown = renderMarkdown } = {}) {
-  const scope = compileScope(root, false);
-  const ctx = { doc: root.ownerDocument, markdown };
-  return {
-    update(state) {
-      updateScope(scope, (key) => state[key], ctx);
-    },
-    lists(key) {
-      return scope.lists.filter((l) => l.key === key).map((l) => l.el);
-    },
-  };
-}
-
-/* --- protocol helpers ------------------------------------------------------------ */
-
-/** An error to show in the widget: `message` is written for the visitor. */
-export class ChatError extends Error {
-  /**
-   * @param {string} code     the server's error code, or network / bad_answer / protocol_error / http_<status>
-   * @param {string} message  plain words for the visitor
-   * @param {{retry?: boolean}} [options]  retry: false when sending the same request again cannot help
-   */
-  constructor(code, message, { retry = true } = {}) {
-    super(message);
-    this.name = 'ChatError';
-    this.code = code;
-    this.retry = retry;
-  }
-}
-
-/** Shown when the server has no Gemini API key (the `not_configured` error, or the status route's ready: false). */
-export const NOT_SET_UP = 'The assistant is not set up yet. The site owner can fix this.';
-
-/**
- * The visitor's words for every error code the server sends: the responder's
- * codes (docs/http-api.md and docs/chat-protocol.md) and nginx's own
- * (nginx/gemini-agent.conf). Our own words always: the server's message text
- * may name files or carry the upstream's wording, and is only logged to the
- * console. `retry: false` hides Retry where sending the same request again
- * cannot help; `wait: true` adds "Try again in N s." when Retry-After is known.
- * @type {Record<string, {text: string, retry?: boolean, wait?: boolean}>}
- */
-export const ERROR_WORDS = {
-  /* the request the widget sent */
-  invalid_json: { text: "The server could not read the chat's last request. Reload the page, then try again.", retry: false },
-  bad_request: { text: "The server did not accept the chat's last request. Reload the page, then try again.", retry: false },
-  schema_violation: { text: "The chat's last request did not match what the server expects. Reload the page, then try again.", retry: false },
-  bad_content_length: { text: "The chat's last request reached the server with a wrong length. Retry in a moment." },
-  incomplete_body: { text: "The chat's last request did not reach the server whole. Check your connection, then retry." },
-  unsupported_media_type: { text: "The server did not accept the format of the chat's requests. The site owner can fix this.", retry: false },
-  payload_too_large: { text: 'This conversation has grown too large to send. Start a new chat to go on.', retry: false },
-  page_state_too_large: { text: 'This page sends more state than the server accepts, so the assistant cannot work on it. The site owner can fix this.', retry: false },
-  invalid_history: { text: 'This conversation can no longer be continued. Start a new chat to go on.', retry: false },
-  history_tampered: {
-    text: 'The server could not verify this conversation, so it cannot be continued. Start a new chat to go on.',
-    retry: false,
-  },
-  approval_invalid: {
-    text: 'This approval has expired or was already used, so the server did not act on it now. Ask again if you still want it done.',
-    retry: false,
-  },
-  tool_name_conflict: { text: 'This page offers the assistant a tool name the server reserves, so the assistant cannot work on it. The site owner can fix this.', retry: false },
-  /* where the widget sent it */
-  not_found: { text: 'The assistant is not available at this address. The site owner can fix this.', retry: false },
-  unknown_action: { text: "This server does not offer the assistant's chat. The site owner can fix this.", retry: false },
-  method_not_allowed: { text: "The server does not accept the chat's requests this way. The site owner can fix this.", retry: false },
-  /* the server and its configuration */
-  not_configured: { text: NOT_SET_UP, retry: false },
-  config_error: { text: 'The assistant is not configured correctly. The site owner can fix this.', retry: false },
-  action_failed: { text: 'A server action failed while answering. Retry in a moment.' },
-  overloaded: { text: 'The assistant is answering many visitors right now.', wait: true },
-  budget_exhausted: { text: 'The assistant has reached its usage limit for now.', wait: true },
-  budget_unavailable: { text: 'The assistant cannot check its usage limits right now, so it is not answering. Retry in a moment.' },
-  internal_error: { text: 'The server ran into a problem. Retry in a moment.' },
-  /* the model service (Gemini) */
-  upstream_auth: { text: "The AI service refused this site's access key. The site owner can fix this.", retry: false },
-  upstream_rejected: { text: 'The AI service could not answer this request. Retry, or start a new chat if it happens again.' },
-  upstream_rate_limited: { text: 'The AI service is busy right now.', wait: true },
-  upstream_unavailable: { text: 'The AI service is not available right now. Retry in a moment.' },
-  upstream_timeout: { text: 'The AI service took too long to answer. Retry, or ask for something smaller.' },
-  upstream_bad_response: { text: 'The AI service sent an answer the assistant could not use. Retry, or rephrase your request.' },
-  /* nginx in front of the server */
-  rate_limited: { text: 'Too many requests from here right now.', wait: true },
-  responder_unavailable: { text: 'The assistant service is not running right now. Try again later.' },
-  service_unavailable: { text: 'The assistant service is overloaded right now. Try again later.' },
-  responder_timeout: { text: 'The assistant service did not answer in time. Retry in a moment.' },
-};
-
-/**
- * Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), or null.
- * @param {string|null|undefined} value
- * @param {number} [now=Date.now()]
- */
-export function retryAfterSeconds(value, now = Date.now()) {
-  const v = String(value ?? '').trim();
-  if (!v) return null;
-  if (/^\d+$/.test(v)) return Number(v);
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return null;
-  return Math.max(1, Math.ceil((at - now) / 1000));
-}
-
-/** @param {number|null} seconds */
-function waitWords(seconds) {
-  if (seconds === null) return ' Wait a moment, then retry.';
-  if (seconds < 120) return ` Try again in ${Math.max(1, seconds)} s.`;
-  if (seconds < 2 * 3600) return ` Try again in ${Math.ceil(seconds / 60)} min.`;
-  /* a daily budget can be hours away */
-  return ` Try again in ${Math.ceil(seconds / 3600)} h.`;
-}
-
-/**
- * Turn a failed answer (the JSON error envelope, or none) into a ChatError
- * in plain words. Exported for tests.
- * @param {number} status
- * @param {any} body        parsed JSON or undefined
- * @param {string|null} [retryAfter]  the Retry-After header
- * @param {number} [now]
- * @param {{emptyHistory?: boolean}} [request]  what was sent: with no history
- *   yet, a request that is too large is the page's doing, and a new chat cannot help
- * @returns {ChatError}
- */
-export function explainError(status, body, retryAfter = null, now = Date.now(), request = {}) {
-  const sent = typeof body?.error?.code === 'string' ? body.error.code : '';
-  const code = sent || `http_${status}`;
-  let entry = Object.hasOwn(ERROR_WORDS, code) ? ERROR_WORDS[code] : null;
-  if (!entry && status === 413) entry = ERROR_WORDS.payload_too_large;
-  if (entry === ERROR_WORDS.payload_too_large && request.emptyHistory) entry = ERROR_WORDS.page_state_too_large;
-  if (!entry && status === 429) entry = ERROR_WORDS.rate_limited;
-  if (entry) {
-    const text = entry.wait ? entry.text + waitWords(retryAfterSeconds(retryAfter, now)) : entry.text;
-    return new ChatError(code, text, { retry: entry.retry !== false });
-  }
-  if (status >= 400 && status < 500)
-    return new ChatError(code, `The server did not accept the chat's request (HTTP ${status}). Reload the page, then try again.`);
-  return new ChatError(code, `The server could not answer (HTTP ${status}). Retry in a moment.`);
-}
-
-/**
- * A JSON-safe copy: DOM nodes, functions and undefined are dropped (the
- * automation's page state holds elements; they must not be serialised).
- * @param {unknown} value
- */
-export function toJSONSafe(value) {
-  if (value === undefined) return undefined;
-  const text = JSON.stringify(value, (key, v) => {
-    if (typeof v === 'function') return undefined;
-    if (v && typeof v === 'object' && typeof v.nodeType === 'number' && typeof v.nodeName === 'string') return undefined;
-    return v;
-  });
-  return text === undefined ? undefined : JSON.parse(text);
-}
-
-/**
- * The result text sent back to the model for one page call: what happened,
- * not the page again. `{ok: true}` plus whatever else the tool reported
- * (e.g. `changed`), or `{ok: false, error}`. The tool's `pageState` is left
- * out: the fresh page state travels with the same request as `pageState`,
- * and a result stays in the history for the rest of the conversation.
- * Exported for tests.
- * @param {any} result  what the tool's execute() resolved to
- * @returns {string}    JSON text
- */
-export function resultForModel(result) {
-  if (result?.ok === false) return JSON.stringify({ ok: false, error: String(result.error ?? 'unknown error') });
-  const { ok, pageState, viewState, interactions, ...reported } = result && typeof result === 'object' ? result : {};
-  return JSON.stringify({ ok: true, ...(toJSONSafe(reported) ?? {}) });
-}
-
-const PAST = {
-  get: 'Got', find: 'Found', send: 'Sent', make: 'Made', run: 'Ran', set: 'Set', put: 'Put',
-  read: 'Read', write: 'Wrote', buy: 'Bought', pay: 'Paid', build: 'Built', submit: 'Submitted',
-  stop: 'Stopped', ship: 'Shipped', drop: 'Dropped', plan: 'Planned', ask: 'Asked',
-};
-const REGULAR = new Set([
-  'search', 'list', 'add', 'create', 'update', 'delete', 'remove', 'fetch', 'check', 'load',
-  'save', 'look', 'query', 'compute', 'calculate', 'count', 'validate', 'book', 'cancel',
-  'place', 'rate', 'apply', 'estimate', 'reserve', 'track', 'convert', 'lookup',
-]);
-
-/** @param {string} verb  lower case */
-function pastTense(verb) {
-  if (PAST[verb]) return PAST[verb];
-  const cap = verb[0].toUpperCase() + verb.slice(1);
-  if (verb.endsWith('e')) return `${cap}d`;
-  if (/[^aeiou]y$/.test(verb)) return `${cap.slice(0, -1)}ied`;
-  return `${cap}ed`;
-}
-
-/** Present participles the rule in presentParticiple() gets wrong. */
-const ING = {
-  get: 'Getting', set: 'Setting', put: 'Putting', run: 'Running', stop: 'Stopping', ship: 'Shipping',
-  drop: 'Dropping', plan: 'Planning', submit: 'Submitting', lookup: 'Looking up',
-};
-
-/** @param {string} verb  lower case */
-function presentParticiple(verb) {
-  if (ING[verb]) return ING[verb];
-  const cap = verb[0].toUpperCase() + verb.slice(1);
-  if (/[^e]e$/.test(verb)) return `${cap.slice(0, -1)}ing`;
-  return `${cap}ing`;
-}
-
-/**
- * The words of an action's name without its plugin: "shop.searchProducts"
- * → ["search", "products"].
- * @param {string} name
- */
-function actionWords(name) {
-  const local = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1) : name;
-  return local
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/[_-]+/g, ' ')
-    .trim()
-    .toLowerCase()
-    .split(/\s+/)
-    .filter(Boolean);
-}
-
-/**
- * What the server is doing while one of its actions runs (a streamed
- * `status: tool` event), e.g. "Searching products (shop.searchProducts)";
- * the widget adds "…". Exported for tests.
- * @param {string} name  the action's registered name, `plugin.name`
- */
-export function describeServerAction(name) {
-  const full = String(name ?? '') || 'action';
-  const words = actionWords(full);
-  const text =
-    words.length && (PAST[words[0]] || REGULAR.has(words[0]))
-      ? [presentParticiple(words[0]), ...words.slice(1)].join(' ')
-      : `Running ${words.join(' ') || 'an action'}`;
-  return `${text} (${full})`;
-}
-
-/**
- * One progress line for a server action the server ran during the request,
- * e.g. "Searched products (shop.searchProducts)".
- * @param {{name: string, args?: object, ok?: boolean}} call  an entry of `serverCalls`
- */
-export function describeServerCall(call) {
-  const name = String(call?.name ?? 'action');
-  const words = actionWords(name);
-  let text;
-  if (words.length && (PAST[words[0]] || REGULAR.has(words[0])))
-    text = [pastTense(words[0]), ...words.slice(1)].join(' ');
-  else text = `Ran ${words.join(' ')}`;
-  text += ` (${name})`;
-  return call?.ok === false ? `${text} — failed` : text;
-}
-
-/**
- * The error of a stream's `error` line (the inner object of the HTTP error
- * envelope) in the visitor's words: the code's own words when we know it.
- * A stream has no Retry-After header: a budget spent at a later step says
- * when in `retryAfter` (seconds).
- * @param {any} error  `{code, message, retryAfter?}`
- * @returns {ChatError}
- */
-function streamError(error) {
-  const code = typeof error?.code === 'string' ? error.code : '';
-  const after = Number.isFinite(error?.retryAfter) && error.retryAfter >= 0 ? String(Math.ceil(error.retryAfter)) : null;
-  if (code && Object.hasOwn(ERROR_WORDS, code)) return explainError(502, { error }, after);
-  return new ChatError(code || 'stream_error', 'The answer was cut off by a problem on the server. Retry in a moment.');
-}
-
-/** The words for a stream that ended without its `result` or `error` line. */
-const INTERRUPTED = 'The connection was interrupted before the answer was complete. Retry in a moment.';
-
-/** @param {number} status  an answer that is not what the chat reads */
-function unreadable(status) {
-  return new ChatError('bad_answer', `The server sent an answer the chat cannot read (HTTP ${status}). Retry in a moment.`);
-}
-
-/**
- * An answer's body as JSON, or undefined when it is not JSON (an HTML page
- * from a proxy, say).
- * @param {string} text
- */
-function parseBody(text) {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** What the server tells the model about a page call the visitor moved on from (src/http/chat.c says the same). */
-const NOT_RUN = 'not run: the visitor sent a new message instead';
-
-/**
- * A server action's call, as the model makes it: `action_<plugin>_<name>`
- * (the server refuses page tools named so: tool_name_conflict). Its answer is
- * the server's to give, and to sign; the browser never writes one.
- * @param {unknown} name
- */
-function isServerCall(name) {
-  return typeof name === 'string' && name.startsWith('action_');
-}
-
-/**
- * The model turn whose calls still wait for answers at the end of `history`:
- * {at, given, calls}, or null when nothing waits. `given` is the server's
- * answers so far (the partial user turn after a mixed turn), or null.
- * @param {object[]} history
- */
-function waitingTurn(history) {
-  if (!Array.isArray(history) || history.length === 0) return null;
-  const isAnswers = (turn) =>
-    turn?.role === 'user' && Array.isArray(turn.parts) && turn.parts.length > 0 && turn.parts.every((p) => p?.functionResponse);
-  let at = history.length - 1;
-  let given = null;
-  if (history[at]?.role === 'user') {
-    if (!isAnswers(history[at])) return null;
-    given = history[at].parts;
-    at--;
-  }
-  const model = history[at];
-  if (model?.role !== 'model' || !Array.isArray(model.parts)) return null;
-  const calls = [];
-  model.parts.forEach((part, k) => {
-    if (part?.functionCall) calls.push({ call: part.functionCall, k });
-  });
-  if (calls.length === 0 || (given && given.length >= calls.length)) return null;
-  /* which calls the given answers answer, in call order */
-  let next = 0;
-  for (const c of calls) {
-    const answer = given?.[next]?.functionResponse;
-    const hasId = typeof c.call.id === 'string';
-    c.answered = Boolean(answer && answer.name === c.call.name && (!hasId || answer.id === c.call.id));
-    if (c.answered) c.answer = given[next++];
-  }
-  return { at, given, calls };
-}
-
-/**
- * The name of a server action's call at the end of `history` that still
- * waits for the server's answer (one waiting for the visitor's approval), or
- * ''. Exported for tests.
- * @param {object[]} history
- */
-export function waitingServerCall(history) {
-  const turn = waitingTurn(history);
-  const c = turn?.calls.find((x) => !x.answered && isServerCall(x.call.name));
-  return c ? String(c.call.name) : '';
-}
-
-/**
- * Complete the model turn whose function calls still wait for answers at the
- * end of `history`, the way the server does when it receives them (docs/chat-protocol.md): one functionResponse per call, in call order, with
- * the call's name and id; answers the server already gave (the user turn
- * after a mixed turn) are kept; the others come from `results` (the
- * browser's `{callId, result, isError}`, `result` JSON text sent as its
- * value), and a page call without a result is answered "not run".
- * A server action's call the server has not answered (one waiting for the
- * visitor's approval) is never answered here: that answer is the server's
- * to give and sign, so the turn cannot be completed and the result is null.
- * Used when Stop ends a request before the server could do it. Exported for tests.
- *
- * @param {object[]} history  Gemini `contents`
- * @param {{callId: string, result: unknown, isError?: boolean}[]} [results]
- * @returns {object[]|null}   a new history, or null when nothing waits (or
- *   the browser may not complete what waits: see waitingServerCall)
- */
-export function answerPendingCalls(history, results = []) {
-  const turn = waitingTurn(history);
-  if (!turn || turn.calls.some((c) => !c.answered && isServerCall(c.call.name))) return null;
-  const { at, given } = turn;
-  const parts = [];
-  for (const { call, k, answered, answer } of turn.calls) {
-    if (answered) {
-      parts.push(answer);
-      continue;
-    }
-    const hasId = typeof call.id === 'string';
-    const id = hasId ? call.id : `call_${at}_${k}`;
-    const r = results.find((x) => x?.callId === id);
-    let response;
-    if (!r) {
-      response = { error: NOT_RUN };
-    } else {
-      let value = r.result ?? null;
-      if (typeof value === 'string') {
-        try {
-          value = JSON.parse(value);
-        } catch {
-          /* text that is not JSON goes as it is */
-        }
-      }
-      response = { [r.isError ? 'error' : 'result']: value };
-    }
-    parts.push({ functionResponse: { name: call.name, ...(hasId ? { id: call.id } : {}), response } });
-  }
-  return [...history.slice(0, given ? history.length - 1 : history.length), { role: 'user', parts }];
-}
-
-/** The server actions of the todo plugin, as the model calls them. */
-const TODO_PREFIX = 'action_todo_';
-const TODO_STATES = { pending: ['false', '\u25CB'], in_progress: ['mixed', '\u25D0'], done: ['true', '\u2713'] };
-
-/**
- * The plan the model keeps (the todo plugin): the steps of the latest
- * `{"todo": {"steps": [...]}}` that one of its actions returned in the
- * history (functionResponse parts of user turns, newest first), as the
- * checklist shows them; null when there is none. Each step:
- * {id, title, status, checked: 'true'|'false'|'mixed', mark}. Steps with an
- * unknown status count as pending; malformed ones are left out.
- *
- * @param {unknown} history  the Gemini history the server returned
- * @returns {{id: string, title: string, status: string, checked: string, mark: string}[]|null}
- */
-export function latestPlan(history) {
-  const turns = Array.isArray(history) ? history : [];
-  for (let t = turns.length - 1; t >= 0; t--) {
-    const parts = Array.isArray(turns[t]?.parts) ? turns[t].parts : [];
-    for (let p = parts.length - 1; p >= 0; p--) {
-      const fr = parts[p]?.functionResponse;
-      if (!fr || typeof fr.name !== 'string' || !fr.name.startsWith(TODO_PREFIX)) continue;
-      const steps = fr.response?.result?.todo?.steps;
-      if (!Array.isArray(steps)) continue; /* an error answer: the plan before it holds */
-      return steps
-        .filter((st) => st && (typeof st.id === 'number' || typeof st.id === 'string') && typeof st.title === 'string')
-        .map((st) => {
-          const status = Object.hasOwn(TODO_STATES, st.status) ? st.status : 'pending';
-          const [checked, mark] = TODO_STATES[status];
-          return { id: String(st.id), title: st.title, status, checked, mark };
-        });
-    }
-  }
-  return null;
-}
-
-/**
- * `signatures` as long as a history of `n` turns: entry i the server's
- * signature string for turn i, else null (a turn that needs none, or an old
- * saved conversation without them: the server then decides). Exported for tests.
- * @param {unknown} signatures
- * @param {number} n
- * @returns {(string|null)[]}
- */
-export function alignSignatures(signatures, n) {
-  const list = Array.isArray(signatures) ? signatures : [];
-  return Array.from({ length: n }, (_, i) => (typeof list[i] === 'string' ? list[i] : null));
-}
-
-/**
- * answerPendingCalls with the signatures kept aligned: the turns kept keep
- * theirs; the completed answer turn keeps the partial turn's (the server
- * signs only its own answers in it, in order, so the page's results added
- * between them leave it valid), or is null when it is new. Exported for tests.
- * @param {object[]} history
- * @param {(string|null)[]} signatures  aligned with history
- * @param {{callId: string, result: unknown, isError?: boolean}[]} [results]
- * @returns {{history: object[], signatures: (string|null)[]}|null}  null as answerPendingCalls
- */
-export function answerPendingSigned(history, signatures, results = []) {
-  const done = answerPendingCalls(history, results);
-  if (!done) return null;
-  const sigs = alignSignatures(signatures, history.length);
-  const replaced = done.length === history.length; /* the partial turn was completed in place */
-  return { history: done, signatures: [...sigs.slice(0, done.length - 1), replaced ? sigs[history.length - 1] : null] };
-}
-
-/**
- * One argument of an approval, as the card lists it: its name and its value
- * in words (text as it is, anything else as JSON).
- * @param {string} name
- * @param {unknown} value
- */
-function argLine(name, value) {
-  let text;
-  if (typeof value === 'string') text = value;
-  else {
-    try {
-      text = JSON.stringify(value) ?? String(value);
-    } catch {
-      text = String(value);
-    }
-  }
-  return { id: name, name, value: text };
-}
-
-/**
- * The `approval` of an approval-required answer, checked: what the card
- * shows and what the decision must carry back. Null when the server sent
- * something the widget cannot use (no id or no ticket). Exported for tests.
- * @param {any} approval  {id, tool, args, reason, preview, ticket, expiresAt}
- */
-export function readApproval(approval) {
-  if (!approval || typeof approval !== 'object') return null;
-  const { id, ticket } = approval;
-  if (typeof id !== 'string' || id === '' || typeof ticket !== 'string' || ticket === '') return null;
-  const tool = typeof approval.tool === 'string' ? approval.tool : '';
-  const args = approval.args && typeof approval.args === 'object' && !Array.isArray(approval.args) ? approval.args : {};
-  const expiry = Number.isFinite(approval.expiresAt) ? new Date(approval.expiresAt) : null;
-  const words = tool ? actionWords(tool).join(' ') : 'an action';
-  return {
-    id,
-    ticket,
-    tool,
-    preview: typeof approval.preview === 'string' && approval.preview.trim() ? approval.preview : `Run ${words} (${tool || 'server action'}).`,
-    reason: typeof approval.reason === 'string' ? approval.reason : '',
-    args: Object.entries(args).map(([k, v]) => argLine(k, v)),
-    expires: expiry && !Number.isNaN(expiry.getTime()) ? expiry.toISOString() : '',
-  };
-}
-
-/**
- * What a request cost, in words, from the answer's (or the stream's last)
- * `usage`: "1,234 tokens: 1,000 in (800 cached), 200 out, 34 thinking;
- * 2 Gemini calls; gemini-3.8-flash". Empty without usage. Exported for tests.
- * @param {any} usage  {promptTokens, candidatesTokens, thoughtsTokens, cachedTokens, totalTokens, geminiCalls}
- * @param {string} [model]
- */
-export function describeUsage(usage, model) {
-  if (!usage || typeof usage !== 'object') return '';
-  const n = (k) => (Number.isFinite(usage[k]) ? usage[k] : 0);
-  const f = (v) => v.toLocaleString('en-US');
-  let text = `${f(n('totalTokens'))} tokens: ${f(n('promptTokens'))} in`;
-  if (n('cachedTokens') > 0) text += ` (${f(n('cachedTokens'))} cached)`;
-  text += `, ${f(n('candidatesTokens'))} out`;
-  if (n('thoughtsTokens') > 0) text += `, ${f(n('thoughtsTokens'))} thinking`;
-  const calls = n('geminiCalls');
-  text += `; ${calls} Gemini call${calls === 1 ? '' : 's'}`;
-  if (typeof model === 'string' && model) text += `; ${model}`;
-  return text;
-}
+/* what chat.js exported before its parts had modules of their own */
+export { bindTemplate } from './template.js';
+export { ChatError, NOT_SET_UP, ERROR_WORDS, retryAfterSeconds, explainError } from './errors.js';
+export { describeServerAction, describeServerCall, describeUsage } from './describe.js';
+export { toJSONSafe, resultForModel, waitingServerCall, answerPendingCalls, latestPlan, alignSignatures, answerPendingSigned } from './history.js';
+export { readApproval } from './decision.js';
 
 /** Fallback description of a page call when none is injected. */
 function defaultDescribeCall(name, args) {
@@ -909,57 +124,9 @@ function defaultToolDefinitions(tools) {
     }));
 }
 
-function abortError() {
-  const e = new Error('The chat was stopped');
-  e.name = 'AbortError';
-  return e;
-}
-
 /** Let the page react (re-render, observers) before the next call runs. */
 function settle(win) {
   return new Promise((resolve) => (win?.setTimeout ?? setTimeout)(resolve, 0));
-}
-
-/* --- persistence ----------------------------------------------------------------- */
-
-function loadSaved(storage, key) {
-  try {
-    const raw = storage?.getItem(key);
-    if (!raw) return null;
-    const saved = JSON.parse(raw);
-    if (saved?.v !== STORAGE_VERSION) return null;
-    const messages = Array.isArray(saved.messages)
-      ? saved.messages
-          .filter((m) => m && typeof m.id === 'string' && typeof m.role === 'string' && typeof m.content === 'string')
-          /* saved while its answer was streaming: that request is gone */
-          .map((m) => (m.status === 'streaming' ? { ...m, status: 'incomplete' } : m))
-      : [];
-    const history = Array.isArray(saved.history) ? saved.history : [];
-    /* the approval the visitor has not decided yet: its card must be there too */
-    const a = saved.approval;
-    const card = a && typeof a === 'object' ? messages.find((m) => m.id === a.msgId && m.role === 'approval') : null;
-    const approval =
-      card && card.status === 'pending' && typeof a.id === 'string' && typeof a.ticket === 'string' && Array.isArray(a.results)
-        ? { msgId: a.msgId, id: a.id, ticket: a.ticket, results: a.results }
-        : null;
-    for (const m of messages) {
-      if (m.role === 'approval' && m.status === 'pending' && m !== card) m.status = 'undecided';
-    }
-    if (card && !approval) card.status = 'undecided';
-    return {
-      messages,
-      history,
-      /* saved before the server signed histories: all null (docs/chat-protocol.md) */
-      signatures: alignSignatures(saved.signatures, history.length),
-      conversation: typeof saved.conversation === 'string' ? saved.conversation : '',
-      approval,
-      isExpanded: saved.isExpanded === true,
-      isOpen: saved.isOpen === true,
-      model: typeof saved.model === 'string' ? saved.model : '',
-    };
-  } catch {
-    return null;
-  }
 }
 
 /* --- the component ----------------------------------------------------------------- */
@@ -1057,7 +224,6 @@ export function mountChat(container, options = {}) {
     checkStatus = true,
     stream = container.getAttribute('data-stream') !== 'false',
   } = options;
-  const statusUrl = `${endpoint.replace(/\/+$/, '')}/geminiAgent.status`;
   const commandsUrl = options.commands === false ? '' : String(options.commands ?? commandsEndpoint(endpoint)).replace(/\/+$/, '');
   /* launcher: 'always' (a button in the corner opens the chat as a panel),
    * 'never' (the chat sits where the container is), or 'auto': in place on
@@ -1067,34 +233,15 @@ export function mountChat(container, options = {}) {
   const launcherBelow = Number(options.launcherBelow ?? container.getAttribute('data-launcher-below')) || LAUNCHER_BELOW;
   const doc = container.ownerDocument;
   const win = doc.defaultView;
-  let storage = options.storage;
-  if (storage === undefined) {
-    try {
-      storage = win?.sessionStorage ?? null;
-    } catch {
-      storage = null; /* storage disabled: the chat still works, without reload memory */
-    }
-  }
+  /* the window's console when a problem is logged (a test may swap it) */
+  const log = { warn: (...a) => win?.console?.warn?.(...a), error: (...a) => win?.console?.error?.(...a) };
+  const client = createChatClient({ endpoint, fetch: fetchFn, stream, console: log, location: win?.location });
+  const storage = options.storage === undefined ? tabStorage(win) : options.storage;
 
   /* state */
   const saved = loadSaved(storage, storageKey);
-  const s = {
-    messages: saved?.messages ?? [],
-    history: saved?.history ?? [],
-    signatures: saved?.signatures ?? [], /* the server's, one per history turn (null: none needed) */
-    conversation: saved?.conversation ?? '', /* the server's key of this conversation ('' until it gives one) */
-    isExpanded: saved ? saved.isExpanded : Boolean(expanded),
-    model: saved?.model ?? '',
-    isLoading: false,
-    error: '',
-    errorCode: '',
-    statusText: '',
-    usage: null,
-    outcome: '',
-    isOpen: saved?.isOpen ?? false, /* the panel, in launcher mode */
-    unread: false, /* an answer arrived while the panel was closed */
-    server: { ready: null, model: '' }, /* GET geminiAgent.status, when the server has it */
-  };
+  const s = createState(saved, expanded);
+
   let seq = 0;
   let run = null; /* {controller} while a loop runs */
   let failed = null; /* {route, payload, card?} of the request that failed, for Retry */
@@ -1105,27 +252,8 @@ export function mountChat(container, options = {}) {
   let generation = 0; /* bumped by clear() and destroy(): a running loop's late results are dropped */
   let frameQueued = false; /* a render is scheduled for the next animation frame */
 
-  /* DOM: root > [frame (the template's content), launcher button] */
-  const root = doc.createElement('div');
-  root.className = floating ? 'gemini-chat gemini-chat--floating' : 'gemini-chat';
-  root.setAttribute('data-agent', 'off');
-  const frame = doc.createElement('div');
-  frame.className = 'gemini-chat__frame';
-  frame.id = `gemini-chat-panel-${++mounted}`;
-  frame.append(templateContent());
-  const launcher = doc.createElement('button');
-  launcher.type = 'button';
-  launcher.className = 'gemini-chat__launcher';
-  launcher.setAttribute('data-ref', 'openChat');
-  launcher.setAttribute('aria-controls', frame.id);
-  launcher.innerHTML = LAUNCHER_MARKUP; /* ours, constant */
-  root.append(frame, launcher);
-  const kept = [...container.children].filter((c) => c.localName === 'template');
-  container.replaceChildren(...kept, root);
-  /* a page's own template may have no approval card: then no action that
-   * needs the visitor's approval can be approved here (drive says so) */
-  const canApprove = Boolean(frame.querySelector('[data-ref="approveAction"]') && frame.querySelector('[data-ref="rejectAction"]'));
-  const view = bindTemplate(root);
+  const ui = createView(container, { template: options.template, floating });
+  const { root, frame, launcher, canApprove, questionHost } = ui;
 
   /* launcher mode follows the window's width ('auto') through matchMedia */
   const media = (q) => (typeof win?.matchMedia === 'function' ? win.matchMedia(q) : null);
@@ -1142,43 +270,8 @@ export function mountChat(container, options = {}) {
   };
   narrow?.addEventListener?.('change', onWidth);
 
-  function templateContent() {
-    let t = options.template ?? container.querySelector(':scope > template') ?? doc.querySelector('template#gemini-chat');
-    if (typeof t === 'string' || !t) {
-      const el = doc.createElement('template');
-      el.innerHTML = typeof t === 'string' ? t : DEFAULT_TEMPLATE; /* page-authored or ours, never the model's */
-      t = el;
-    }
-    return t.content.cloneNode(true);
-  }
-
   function derived() {
-    const msgs = s.messages;
-    let u = msgs.length - 1;
-    while (u >= 0 && msgs[u].role !== 'user') u--;
-    const turn = msgs.slice(u + 1);
-    const answers = turn.filter((m) => m.role === 'assistant');
-    const lastAnswer = answers.length ? answers[answers.length - 1] : null;
-    const offline = isOfflineModel(s.model) || isOfflineModel(s.server.model);
-    const plan = latestPlan(s.history) ?? [];
-    const done = plan.filter((st) => st.status === 'done').length;
-    return {
-      todoSteps: plan,
-      todoSummary: plan.length ? `Plan: ${done} of ${plan.length} done` : '',
-      notice: s.server.ready === false ? NOT_SET_UP : offline ? OFFLINE_NOTICE : '',
-      hasMessages: msgs.length > 0,
-      canRetry: failed !== null && !s.isLoading,
-      isLauncher: launcherMode,
-      isOpen: !launcherMode || s.isOpen,
-      lastUserMessage: u >= 0 ? msgs[u].content : '',
-      lastAssistantMessage: lastAnswer ? lastAnswer.content : '',
-      lastAssistantStatus: lastAnswer?.status ?? '',
-      isStreaming: msgs.some((m) => m.status === 'streaming'),
-      usageText: describeUsage(s.usage, s.model),
-      activity: turn.filter((m) => m.role === 'action' || m.role === 'system' || m.role === 'command'),
-      approvals: turn.filter((m) => m.role === 'approval'),
-      awaitingApproval: approval !== null && !s.isLoading,
-    };
+    return deriveView(s, { failed, approval, launcherMode });
   }
 
   function snapshot() {
@@ -1197,13 +290,6 @@ export function mountChat(container, options = {}) {
    * null; its card sits in questionHost, above the input, outside the
    * template (built by question.js, never re-rendered) */
   let question = null;
-  const questionHost = doc.createElement('div');
-  questionHost.className = 'gemini-chat__questions';
-  {
-    const form = frame.querySelector('form.gemini-chat__form');
-    if (form) form.before(questionHost);
-    else frame.append(questionHost);
-  }
 
   /** Show the card of a question answer; `results` are the page calls' of the same turn. */
   function askQuestion(q, results) {
@@ -1245,68 +331,17 @@ export function mountChat(container, options = {}) {
   }
 
   function inputEl() {
-    return root.querySelector('[data-ref="messageInput"]');
+    return ui.inputEl();
   }
 
-  let shownCount = -1;
   function render() {
     if (destroyed) return;
-    const state = snapshot();
-    view.update(state);
-    root.setAttribute('data-loading', String(state.isLoading));
-    root.setAttribute('data-expanded', String(state.isExpanded));
-    root.setAttribute('data-launcher', String(launcherMode));
-    root.setAttribute('data-open', String(state.isOpen));
-    root.setAttribute('data-unread', String(launcherMode && !state.isOpen && s.unread));
-    launcher.hidden = !launcherMode;
-    launcher.setAttribute('aria-expanded', String(launcherMode && state.isOpen));
-    if (frame.hidden === state.isOpen) frame.hidden = !state.isOpen;
-    if (launcherMode) {
-      frame.setAttribute('role', 'dialog');
-      frame.setAttribute('aria-label', 'Chat with the page assistant');
-    } else {
-      frame.removeAttribute('role');
-      frame.removeAttribute('aria-label');
-    }
-    root.setAttribute('aria-busy', String(state.isLoading));
-    /* text arriving in a live region is announced once, when it is complete */
-    for (const el of frame.querySelectorAll('[aria-live]')) {
-      if (state.isStreaming) el.setAttribute('aria-busy', 'true');
-      else el.removeAttribute('aria-busy');
-    }
-    if (state.outcome) root.setAttribute('data-outcome', state.outcome);
-    else root.removeAttribute('data-outcome');
-    for (const el of root.querySelectorAll('[data-ref="toggleExpand"]'))
-      el.setAttribute('aria-expanded', String(state.isExpanded));
-    const input = inputEl();
-    const blank = !input || !String(input.value ?? '').trim();
-    for (const el of root.querySelectorAll('[data-ref="sendMessage"]')) el.disabled = state.isLoading || blank;
-    if (state.isExpanded && state.messages.length !== shownCount) {
-      for (const list of view.lists('messages')) list.scrollTop = list.scrollHeight;
-    }
-    shownCount = state.isExpanded ? state.messages.length : -1;
+    ui.render(snapshot(), { launcherMode, unread: s.unread, isPeek: s.isPeek });
   }
 
+
   function persist() {
-    if (!storage) return;
-    try {
-      storage.setItem(
-        storageKey,
-        JSON.stringify({
-          v: STORAGE_VERSION,
-          messages: s.messages.slice(-MAX_STORED_MESSAGES),
-          history: s.history,
-          signatures: s.signatures,
-          conversation: s.conversation,
-          approval,
-          isExpanded: s.isExpanded,
-          isOpen: s.isOpen,
-          model: s.model,
-        }),
-      );
-    } catch {
-      /* quota or privacy mode: keep going without reload memory */
-    }
+    saveConversation(storage, storageKey, s, approval);
   }
 
   function newId() {
@@ -1366,133 +401,31 @@ export function mountChat(container, options = {}) {
     }
   }
 
-  /**
-   * The error for a request to `url` that fetch could not make. On another
-   * origin, the server may be there but not accept this page's origin, or
-   * answer (nginx's 502, say) where the preflight could not (origin.js).
-   * @param {string} url
-   * @returns {Promise<ChatError>}
-   */
-  async function networkError(url) {
-    const found = await diagnoseNetworkError({ fetch: fetchFn, url, probeUrl: statusUrl, location: win?.location });
-    if (found.kind === 'refused') {
-      win?.console?.warn?.(`gemini-chat: ${url} is not readable from this origin (http.cors.allowOrigins)`);
-      return new ChatError('origin_not_allowed', found.message, { retry: false });
-    }
-    if (found.kind === 'answer') {
-      const res = found.response;
-      const data = parseBody(await res.text().catch(() => ''));
-      return explainError(res.status, data, res.headers?.get?.('Retry-After') ?? null);
-    }
-    return new ChatError('network', UNREACHABLE);
-  }
-
-  /**
-   * POST one request of the chat protocol and resolve with its answer object.
-   * With `stream` on, asks for NDJSON; an answer that is NDJSON is read line
-   * by line (readAnswerStream), anything else as one JSON object, as without
-   * streaming (a server or proxy that does not stream, and every error the
-   * server finds before it starts a stream).
-   * @param {string} route
-   * @param {object} body
-   * @param {AbortSignal} signal
-   * @param {(event: object) => void} [onEvent]  each streamed event but the last
-   * @returns {Promise<object>}
-   */
-  async function post(route, body, signal, onEvent) {
-    const url = `${endpoint.replace(/\/+$/, '')}/${route}`;
-    let res;
-    let text;
-    try {
-      res = await fetchFn(url, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: stream ? NDJSON_TYPE : 'application/json' },
-        body: JSON.stringify(body),
-        credentials: 'same-origin',
-        signal,
-      });
-      if (signal.aborted) throw abortError();
-      if (res.ok && res.body && isNdjson(res.headers?.get?.('Content-Type')))
-        return await readAnswerStream(route, res, signal, onEvent);
-      text = await res.text();
-    } catch (e) {
-      if (signal.aborted || e?.name === 'AbortError') throw abortError();
-      if (e instanceof ChatError) throw e;
-      const err = await networkError(url);
-      throw signal.aborted ? abortError() : err;
-    }
-    if (signal.aborted) throw abortError();
-    const data = parseBody(text);
-    if (!res.ok) {
-      const emptyHistory = !Array.isArray(body.history) || body.history.length === 0;
-      const err = explainError(res.status, data, res.headers?.get?.('Retry-After') ?? null, Date.now(), { emptyHistory });
-      const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
-      win?.console?.warn?.(`gemini-chat: ${route} answered HTTP ${res.status} (${err.code})${said}`);
-      throw err;
-    }
-    if (!data || typeof data !== 'object' || Array.isArray(data))
-      throw unreadable(res.status);
-    return data;
-  }
-
-  /**
-   * Read a streamed answer: every event goes to `onEvent` until the `result`
-   * line, whose object is the answer (exactly what the route answers without
-   * streaming), or the `error` line, thrown in the visitor's words. A stream
-   * that ends, or breaks, before either is an "interrupted" error.
-   * @returns {Promise<object>}
-   */
-  async function readAnswerStream(route, res, signal, onEvent) {
-    let last = null;
-    try {
-      await readNdjson(
-        res.body,
-        (event) => {
-          if (event.type === 'result' || event.type === 'error') {
-            last = event;
-            return true;
-          }
-          try {
-            onEvent?.(event);
-          } catch (e) {
-            win?.console?.error?.('gemini-chat: a streamed event could not be shown', e);
-          }
-          return false;
-        },
-        signal,
-      );
-    } catch (e) {
-      if (signal.aborted || e?.name === 'AbortError') throw abortError();
-      win?.console?.warn?.(`gemini-chat: ${route}: the stream broke: ${e?.message || e}`);
-    }
-    if (last?.type === 'result') {
-      const data = last.result;
-      if (!data || typeof data !== 'object' || Array.isArray(data))
-        throw new ChatError('bad_answer', 'The server sent an answer the chat cannot read. Retry in a moment.');
-      return data;
-    }
-    if (last?.type === 'error') {
-      const err = streamError(last.error);
-      const said = typeof last.error?.message === 'string' ? `: ${last.error.message}` : '';
-      win?.console?.warn?.(`gemini-chat: ${route} failed while streaming (${err.code})${said}`);
-      throw err;
-    }
-    throw new ChatError('interrupted', INTERRUPTED);
-  }
-
   function absorb(answer) {
-    if (Array.isArray(answer.history)) {
-      s.history = answer.history;
-      s.signatures = alignSignatures(answer.signatures, answer.history.length);
-    }
-    if (typeof answer.conversation === 'string') s.conversation = answer.conversation;
-    if (typeof answer.model === 'string') s.model = answer.model;
-    if (answer.usage && typeof answer.usage === 'object') s.usage = answer.usage;
+    const lines = absorbAnswer(s, answer);
     persist();
-    if (s.server.ready === false) s.server = { ...s.server, ready: true }; /* it answered: set up after all */
-    if (Array.isArray(answer.serverCalls))
-      for (const c of answer.serverCalls) addMessage('action', describeServerCall(c), { status: c?.ok === false ? 'failed' : 'ok' });
+    if (lines) for (const l of lines) addMessage('action', l.content, { status: l.status });
     else render();
+  }
+
+  /**
+   * On a phone the open panel is a full-screen sheet that hides the page: a
+   * page action makes it a half-height sheet (data-peek, chat.css), so the
+   * visitor sees the page change, until the panel is opened again.
+   */
+  function peekIfSheet() {
+    if (!launcherMode || !s.isOpen || !sheet?.matches || s.isPeek) return;
+    set({ isPeek: true });
+  }
+
+  /** Mark what a page action changed; when peeking, bring it into view above the sheet. */
+  function showChanged(changed) {
+    if (changed.length === 0) return;
+    markChanged(changed, { setTimeout: (f, ms) => (win?.setTimeout ?? setTimeout)(f, ms) });
+    if (!s.isPeek) return;
+    const top = frame.getBoundingClientRect?.().top ?? 0;
+    const box = changed[0].getBoundingClientRect?.();
+    if (box && (box.top < 0 || box.bottom > top)) changed[0].scrollIntoView?.({ block: 'start' });
   }
 
   async function runCalls(calls, signal, live) {
@@ -1519,6 +452,8 @@ export function mountChat(container, options = {}) {
         line = defaultDescribeCall(name, args);
       }
       set({ statusText: `${line}…` });
+      peekIfSheet();
+      const watch = watchChanges(doc, root);
       let result;
       if (!tool) {
         result = { ok: false, error: `There is no page tool named "${name}" on this page now.` };
@@ -1531,7 +466,9 @@ export function mountChat(container, options = {}) {
         }
       }
       await settle(win);
+      const changed = watch.stop();
       if (!live()) throw abortError();
+      showChanged(changed);
       const ok = result.ok !== false;
       addMessage('action', ok ? line : `${line} — failed: ${result.error ?? 'unknown error'}`, { status: ok ? 'ok' : 'failed' });
       results.push({ callId: call.id, result: resultForModel(result), isError: !ok });
@@ -1626,21 +563,9 @@ export function mountChat(container, options = {}) {
    * @param {string} partial
    */
   function rememberStopped(request, partial) {
-    if (request.payload?.approval) return;
-    if (request.route === 'geminiAgent.submitToolResults') {
-      const done = answerPendingSigned(s.history, s.signatures, request.payload?.results ?? []);
-      if (done) {
-        s.history = done.history;
-        s.signatures = done.signatures;
-      }
-      return;
-    }
-    if (!partial.trim() || waitingServerCall(s.history)) return;
-    const done = answerPendingSigned(s.history, s.signatures) ?? { history: s.history, signatures: alignSignatures(s.signatures, s.history.length) };
-    const message = { role: 'user', parts: [{ text: String(request.payload?.message ?? '') }] };
-    s.history = [...done.history, message];
-    s.signatures = [...done.signatures, null];
+    rememberStoppedIn(s, request, partial);
   }
+
 
   /**
    * Show the approval card of an approval-required answer and wait for the
@@ -1657,6 +582,7 @@ export function mountChat(container, options = {}) {
       timestamp: new Date().toISOString(),
       status: 'pending',
       tool: a.tool,
+      actionTitle: a.title,
       reason: a.reason,
       args: a.args,
       expires: a.expires,
@@ -1713,6 +639,160 @@ export function mountChat(container, options = {}) {
   }
 
   /**
+   * @typedef {object} Loop  one run of drive(): what its parts share
+   * @property {AbortController} controller
+   * @property {() => boolean} live  false after clear() or destroy()
+   * @property {{route: string, payload: object, card?: string}} request  the request to send next
+   * @property {object|null} inFlight  the request while it waits for its answer
+   * @property {LiveAnswer|null} liveAnswer
+   * @property {number} trips  requests answered
+   */
+
+  /** What every request carries besides its payload: the conversation and the page now. */
+  function requestBody(payload) {
+    return {
+      ...payload,
+      history: s.history,
+      signatures: alignSignatures(s.signatures, s.history.length),
+      ...(s.conversation ? { conversation: s.conversation } : {}),
+      toolDefinitions: toolDefinitions(currentTools()),
+      pageState: currentPageState(),
+    };
+  }
+
+  /** Send the loop's request; its streamed events show as they come. Resolves with the answer, taken in. */
+  async function postRequest(loop) {
+    const { controller, live, request } = loop;
+    failed = request;
+    loop.inFlight = request;
+    const streamed = { text: '', stale: false, msg: null };
+    loop.liveAnswer = streamed;
+    const answer = await client.post(request.route, requestBody(request.payload), controller.signal, (event) => {
+      if (live() && !controller.signal.aborted) showEvent(streamed, event);
+    });
+    loop.inFlight = null;
+    loop.trips++;
+    failed = null;
+    if (!live()) throw abortError();
+    dropLive(loop.liveAnswer);
+    loop.liveAnswer = null;
+    absorb(answer);
+    return answer;
+  }
+
+  const BAD_ANSWER = 'The server sent an answer the chat cannot use. Try sending your message again.';
+
+  /** The model's words that come with calls, when it has some. */
+  function sayAlong(answer) {
+    if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
+  }
+
+  /** Run the page calls of an answer (none: none); a Stop meanwhile ends the loop. */
+  async function runAnswerCalls(loop, calls) {
+    const results = calls?.length ? await runCalls(calls, loop.controller.signal, loop.live) : [];
+    if (loop.controller.signal.aborted || !loop.live()) throw abortError();
+    return results;
+  }
+
+  /**
+   * An answer that waits for the visitor (approval-required or question):
+   * the page calls of the same turn run first, then the card asks.
+   * @returns {Promise<string>} the loop's outcome
+   */
+  async function askVisitor(loop, answer) {
+    const approvalAsked = answer.type === 'approval-required';
+    const wanted = approvalAsked ? readApproval(answer.approval) : readQuestion(answer.question);
+    if (!wanted || (answer.calls !== undefined && !Array.isArray(answer.calls))) throw new ChatError('bad_answer', BAD_ANSWER);
+    sayAlong(answer);
+    const results = await runAnswerCalls(loop, answer.calls);
+    if (!approvalAsked) {
+      askQuestion(wanted, results);
+      return 'question';
+    }
+    if (!canApprove) {
+      addMessage(
+        'system',
+        `The assistant wants to do something that needs your approval (${wanted.preview}), but this page's chat cannot ask for it, so it was not done.`,
+      );
+      return 'approval-unavailable';
+    }
+    askApproval(wanted, results);
+    return 'approval';
+  }
+
+  /**
+   * Act on one answer: the loop's outcome when it ends here, or null when
+   * the page calls ran and their results are the next request.
+   * @returns {Promise<string|null>}
+   */
+  async function handleAnswer(loop, answer) {
+    if (answer.type === 'response') {
+      addMessage('assistant', answer.message ?? '');
+      return 'response';
+    }
+    if (answer.type === 'blocked') {
+      addMessage('system', answer.message || 'The model declined to answer this. Try rephrasing your request.');
+      return 'blocked';
+    }
+    if (answer.type === 'approval-required' || answer.type === 'question') return askVisitor(loop, answer);
+    if (answer.type !== 'tool-calls' || !Array.isArray(answer.calls) || answer.calls.length === 0)
+      throw new ChatError('bad_answer', BAD_ANSWER);
+    sayAlong(answer);
+    if (loop.trips >= maxRoundTrips) {
+      addMessage('system', `Stopped after ${maxRoundTrips} round trips without a final answer. Ask me to continue if you want me to go on.`);
+      return 'limit';
+    }
+    const results = await runAnswerCalls(loop, answer.calls);
+    set({ statusText: 'Thinking…' });
+    loop.request = { route: 'geminiAgent.submitToolResults', payload: { results } };
+    return null;
+  }
+
+  /**
+   * The loop ended by Stop or a failure: the partial answer is marked, the
+   * history gets what it may (rememberStopped), the error is shown.
+   * @returns {string} the outcome
+   */
+  function endEarly(loop, e) {
+    const bubble = loop.liveAnswer?.msg;
+    if (loop.controller.signal.aborted || e?.name === 'AbortError') {
+      failed = null;
+      if (!loop.live()) return 'stopped';
+      if (bubble) bubble.status = 'stopped';
+      if (loop.inFlight) rememberStopped(loop.inFlight, loop.liveAnswer?.text ?? '');
+      addMessage('system', 'Stopped.');
+      return 'stopped';
+    }
+    if (!loop.live()) return 'error';
+    if (bubble) bubble.status = 'incomplete';
+    const err = e instanceof ChatError ? e : new ChatError('client', `Something went wrong in the chat: ${e?.message || e}`);
+    /* the ticket was refused: the card must not say the decision was carried out */
+    if (err.code === 'approval_invalid' && loop.request.card) {
+      const decided = s.messages.find((m) => m.id === loop.request.card);
+      if (decided) decided.status = 'invalid';
+    }
+    if (!(e instanceof ChatError)) win?.console?.error?.('gemini-chat:', e);
+    s.error = err.message;
+    s.errorCode = err.code;
+    if (err.retry === false) failed = null; /* the same request again cannot help */
+    return 'error';
+  }
+
+  /** The loop is over: idle again, saved, focus to what waits, and the page told. */
+  function finishLoop(loop, outcome) {
+    if (run?.controller === loop.controller) run = null;
+    if (loop.live()) {
+      persist();
+      set({ isLoading: false, statusText: '', outcome });
+      if (outcome === 'approval') focusCard();
+      if (outcome === 'question') focusQuestion();
+      container.dispatchEvent(new win.CustomEvent('gemini-chat:done', { bubbles: true, detail: { outcome } }));
+    } else if (!destroyed && !run) {
+      set({ isLoading: false, statusText: '' });
+    }
+  }
+
+  /**
    * The loop: post `payload` to `route`, run page calls, submit their results,
    * until the server answers with text (or blocked), asks for the visitor's
    * approval, the round-trip budget is spent, Stop is pressed, or a request
@@ -1722,138 +802,26 @@ export function mountChat(container, options = {}) {
    * @param {string} [card]  an approval decision: the id of its card
    */
   async function drive(route, payload, card) {
-    const controller = new AbortController();
     const gen = generation;
-    const live = () => gen === generation && !destroyed; /* false after clear() or destroy() */
-    run = { controller };
+    /** @type {Loop} */
+    const loop = {
+      controller: new AbortController(),
+      live: () => gen === generation && !destroyed,
+      request: { route, payload, card },
+      inFlight: null,
+      liveAnswer: null,
+      trips: 0,
+    };
+    run = { controller: loop.controller };
     failed = null;
     set({ isLoading: true, error: '', errorCode: '', outcome: '', statusText: 'Thinking…' });
-    let request = { route, payload, card };
-    let inFlight = null; /* the request while it waits for its answer */
-    /** @type {LiveAnswer|null} */
-    let liveAnswer = null;
-    let trips = 0;
-    let outcome = 'response';
+    let outcome = null;
     try {
-      for (;;) {
-        failed = request;
-        inFlight = request;
-        const streamed = { text: '', stale: false, msg: null };
-        liveAnswer = streamed;
-        const answer = await post(
-          request.route,
-          {
-            ...request.payload,
-            history: s.history,
-            signatures: alignSignatures(s.signatures, s.history.length),
-            ...(s.conversation ? { conversation: s.conversation } : {}),
-            toolDefinitions: toolDefinitions(currentTools()),
-            pageState: currentPageState(),
-          },
-          controller.signal,
-          (event) => {
-            if (live() && !controller.signal.aborted) showEvent(streamed, event);
-          },
-        );
-        inFlight = null;
-        trips++;
-        failed = null;
-        if (!live()) throw abortError();
-        dropLive(liveAnswer);
-        liveAnswer = null;
-        absorb(answer);
-        if (answer.type === 'response') {
-          addMessage('assistant', answer.message ?? '');
-          break;
-        }
-        if (answer.type === 'blocked') {
-          addMessage('system', answer.message || 'The model declined to answer this. Try rephrasing your request.');
-          outcome = 'blocked';
-          break;
-        }
-        if (answer.type === 'approval-required') {
-          const wanted = readApproval(answer.approval);
-          if (!wanted || (answer.calls !== undefined && !Array.isArray(answer.calls)))
-            throw new ChatError('bad_answer', 'The server sent an answer the chat cannot use. Try sending your message again.');
-          if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
-          /* the page calls of the same turn run first, as for tool-calls */
-          const results = answer.calls?.length ? await runCalls(answer.calls, controller.signal, live) : [];
-          if (controller.signal.aborted || !live()) throw abortError();
-          if (!canApprove) {
-            addMessage(
-              'system',
-              `The assistant wants to do something that needs your approval (${wanted.preview}), but this page's chat cannot ask for it, so it was not done.`,
-            );
-            outcome = 'approval-unavailable';
-            break;
-          }
-          askApproval(wanted, results);
-          outcome = 'approval';
-          break;
-        }
-        if (answer.type === 'question') {
-          const wanted = readQuestion(answer.question);
-          if (!wanted || (answer.calls !== undefined && !Array.isArray(answer.calls)))
-            throw new ChatError('bad_answer', 'The server sent an answer the chat cannot use. Try sending your message again.');
-          if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
-          /* the page calls of the same turn run first; their results go with the answer */
-          const results = answer.calls?.length ? await runCalls(answer.calls, controller.signal, live) : [];
-          if (controller.signal.aborted || !live()) throw abortError();
-          askQuestion(wanted, results);
-          outcome = 'question';
-          break;
-        }
-        if (answer.type !== 'tool-calls' || !Array.isArray(answer.calls) || answer.calls.length === 0)
-          throw new ChatError('bad_answer', 'The server sent an answer the chat cannot use. Try sending your message again.');
-        if (typeof answer.message === 'string' && answer.message.trim()) addMessage('assistant', answer.message);
-        if (trips >= maxRoundTrips) {
-          addMessage(
-            'system',
-            `Stopped after ${maxRoundTrips} round trips without a final answer. Ask me to continue if you want me to go on.`,
-          );
-          outcome = 'limit';
-          break;
-        }
-        const results = await runCalls(answer.calls, controller.signal, live);
-        if (controller.signal.aborted || !live()) throw abortError();
-        set({ statusText: 'Thinking…' });
-        request = { route: 'geminiAgent.submitToolResults', payload: { results } };
-      }
+      while (outcome === null) outcome = await handleAnswer(loop, await postRequest(loop));
     } catch (e) {
-      const bubble = liveAnswer?.msg;
-      if (controller.signal.aborted || e?.name === 'AbortError') {
-        failed = null;
-        outcome = 'stopped';
-        if (live()) {
-          if (bubble) bubble.status = 'stopped';
-          if (inFlight) rememberStopped(inFlight, liveAnswer?.text ?? '');
-          addMessage('system', 'Stopped.');
-        }
-      } else if (live()) {
-        outcome = 'error';
-        if (bubble) bubble.status = 'incomplete';
-        const err = e instanceof ChatError ? e : new ChatError('client', `Something went wrong in the chat: ${e?.message || e}`);
-        /* the ticket was refused: the card must not say the decision was carried out */
-        if (err.code === 'approval_invalid' && request.card) {
-          const decided = s.messages.find((m) => m.id === request.card);
-          if (decided) decided.status = 'invalid';
-        }
-        if (!(e instanceof ChatError)) win?.console?.error?.('gemini-chat:', e);
-        s.error = err.message;
-        s.errorCode = err.code;
-        if (err.retry === false) failed = null; /* the same request again cannot help */
-      }
+      outcome = endEarly(loop, e);
     } finally {
-      if (run?.controller === controller) run = null;
-      if (live()) {
-        persist();
-        set({ isLoading: false, statusText: '', outcome });
-        if (outcome === 'approval') focusCard();
-        if (outcome === 'question') focusQuestion();
-        container.dispatchEvent(new win.CustomEvent('gemini-chat:done', { bubbles: true, detail: { outcome } }));
-      } else if (!destroyed && !run) {
-        set({ isLoading: false, statusText: '' });
-      }
+      finishLoop(loop, outcome ?? 'error');
     }
   }
 
@@ -1907,11 +875,60 @@ export function mountChat(container, options = {}) {
    * call's answer is the server's to give. Returns whether it was added.
    */
   function shareOutput(name, output) {
-    if (waitingServerCall(s.history)) return false;
-    const done = answerPendingSigned(s.history, s.signatures) ?? { history: s.history, signatures: alignSignatures(s.signatures, s.history.length) };
-    s.history = [...done.history, sharedTurn(name, output)];
-    s.signatures = [...done.signatures, null];
-    return true;
+    return shareOutputIn(s, name, output);
+  }
+
+
+  /**
+   * POST <commands>/<name> {args}: the command's answer ({output,
+   * shareWithModel}), or a ChatError in the visitor's words.
+   */
+  async function postCommand(name, args, signal) {
+    const url = `${commandsUrl}/${encodeURIComponent(name)}`;
+    let res;
+    let text;
+    try {
+      res = await fetchFn(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify({ args }),
+        credentials: 'same-origin',
+        signal,
+      });
+      text = await res.text();
+    } catch (e) {
+      if (signal.aborted || e?.name === 'AbortError') throw abortError();
+      const err = await client.networkError(url);
+      throw signal.aborted ? abortError() : err;
+    }
+    const data = parseBody(text);
+    if (!res.ok) {
+      const err = commandError(name, res.status, data, res.headers?.get?.('Retry-After') ?? null);
+      const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
+      win?.console?.warn?.(`gemini-chat: command ${name} answered HTTP ${res.status} (${err.code})${said}`);
+      throw err;
+    }
+    if (typeof data?.output !== 'string') throw unreadable(res.status);
+    return data;
+  }
+
+  /** A command's output in the conversation, shared with the model when it says so and may be. */
+  function showCommandOutput(name, data) {
+    const shared = data.shareWithModel === true && shareOutput(name, data.output);
+    const note = shared
+      ? ' (the assistant sees it with your next message)'
+      : data.shareWithModel === true
+        ? ' (not given to the assistant: an action waits for your approval)'
+        : '';
+    s.messages.push({
+      id: newId(),
+      role: 'command',
+      content: data.output,
+      timestamp: new Date().toISOString(),
+      command: `/${name}`,
+      shared,
+      commandTitle: `Output of /${name}${note}`,
+    });
   }
 
   /**
@@ -1931,46 +948,10 @@ export function mountChat(container, options = {}) {
     set({ isLoading: true, error: '', errorCode: '', outcome: '', statusText: `Running /${name}…` });
     let outcome = 'command';
     try {
-      const url = `${commandsUrl}/${encodeURIComponent(name)}`;
-      let res;
-      let text;
-      try {
-        res = await fetchFn(url, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-          body: JSON.stringify({ args }),
-          credentials: 'same-origin',
-          signal: controller.signal,
-        });
-        text = await res.text();
-      } catch (e) {
-        if (controller.signal.aborted || e?.name === 'AbortError') throw abortError();
-        const err = await networkError(url);
-        throw controller.signal.aborted ? abortError() : err;
-      }
-      const data = parseBody(text);
-      if (!res.ok) {
-        const err = commandError(name, res.status, data, res.headers?.get?.('Retry-After') ?? null);
-        const said = typeof data?.error?.message === 'string' ? `: ${data.error.message}` : '';
-        win?.console?.warn?.(`gemini-chat: command ${name} answered HTTP ${res.status} (${err.code})${said}`);
-        throw err;
-      }
-      if (typeof data?.output !== 'string')
-        throw unreadable(res.status);
+      const data = await postCommand(name, args, controller.signal);
       failed = null;
       if (!live()) return;
-      const shared = data.shareWithModel === true && shareOutput(name, data.output);
-      s.messages.push({
-        id: newId(),
-        role: 'command',
-        content: data.output,
-        timestamp: new Date().toISOString(),
-        command: `/${name}`,
-        shared,
-        commandTitle: `Output of /${name}${
-          shared ? ' (the assistant sees it with your next message)' : data.shareWithModel === true ? ' (not given to the assistant: an action waits for your approval)' : ''
-        }`,
-      });
+      showCommandOutput(name, data);
     } catch (e) {
       if (!live()) return;
       if (controller.signal.aborted || e?.name === 'AbortError') {
@@ -2052,6 +1033,7 @@ export function mountChat(container, options = {}) {
   function open() {
     if (destroyed) return;
     s.isOpen = true;
+    s.isPeek = false;
     s.unread = false;
     persist();
     render();
@@ -2071,31 +1053,11 @@ export function mountChat(container, options = {}) {
    * {ready, model}); any failure is silent, the chat works without it. */
   const statusController = typeof AbortController === 'function' ? new AbortController() : null;
   async function loadStatus() {
-    if (!checkStatus || typeof fetchFn !== 'function') return;
-    try {
-      const res = await fetchFn(statusUrl, {
-        method: 'GET',
-        headers: { Accept: 'application/json' },
-        credentials: 'same-origin',
-        signal: statusController?.signal,
-      });
-      if (!res?.ok) return;
-      const data = JSON.parse(await res.text());
-      if (destroyed || !data || typeof data !== 'object' || Array.isArray(data)) return;
-      s.server = {
-        ready: typeof data.ready === 'boolean' ? data.ready : null,
-        model: typeof data.model === 'string' ? data.model : '',
-      };
-      render();
-    } catch {
-      /* no status route, offline, not JSON: say nothing */
-    }
-  }
-
-  /** Visible, enabled elements of the panel that take focus, in order. */
-  function focusables() {
-    const sel = 'button, [href], input, textarea, select, [tabindex]:not([tabindex="-1"])';
-    return [...frame.querySelectorAll(sel)].filter((el) => !el.disabled && !el.closest('[hidden]') && el.getClientRects().length > 0);
+    if (!checkStatus) return;
+    const found = await client.status(statusController?.signal);
+    if (!found || destroyed) return;
+    s.server = found;
+    render();
   }
 
   function sendFromInput() {
@@ -2159,7 +1121,7 @@ export function mountChat(container, options = {}) {
     }
     /* the full-screen sheet covers the page: Tab stays inside it */
     if (ev.key === 'Tab' && launcherMode && s.isOpen && sheet?.matches && frame.contains(ev.target)) {
-      const list = focusables();
+      const list = ui.focusables();
       if (list.length === 0) return;
       const first = list[0];
       const last = list[list.length - 1];
