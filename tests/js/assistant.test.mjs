@@ -208,7 +208,6 @@ describe('card: what the page shows of an action', () => {
     assert.equal(argLabel('rating'), 'Rating');
     assert.equal(argLabel('max_price'), 'Max price');
     assert.equal(argLabel('id'), 'Id');
-    assert.equal(argLabel('HTTPStatus'), 'Http status');
   });
 
   test('the arguments of a preview, and one line for a list', () => {
@@ -225,14 +224,19 @@ describe('card: what the page shows of an action', () => {
     assert.equal(card.getAttribute('aria-labelledby'), card.querySelector('h3').id);
     assert.deepEqual([...card.querySelectorAll('dt')].map((e) => e.textContent), ['Product', 'Rating', 'Text']);
     assert.deepEqual([...card.querySelectorAll('dd')].map((e) => e.textContent), ['p004', '5', 'Great']);
-    assert.equal(card.textContent.includes('shop.addReview'), false, 'no raw id');
+    assert.equal(card.textContent.includes('shop.addReview'), false, 'no raw id in the text');
     assert.equal(card.textContent.includes('productId'), false, 'no raw argument name');
-    assert.deepEqual(buttons.map((b) => [b.textContent, b.className]),
-      [['Approve', 'primary'], ['Approve always', 'secondary'], ['Reject', '']]);
+    assert.deepEqual(buttons.map((b) => [b.textContent, b.className.replace('ga-decision__btn ga-decision__btn--', '')]),
+      [['Approve', 'primary'], ['Approve always', 'secondary'], ['Reject', 'plain']]);
+    /* decision.js's card, with the run API's parts */
+    assert.ok(card.classList.contains('ga-decision') && card.classList.contains('approval'));
+    assert.equal(card.querySelector('h3').title, 'shop.addReview', 'the raw id one hover away');
+    assert.equal(card.querySelector('.reason').textContent, 'Why: it changes data');
+    assert.ok(card.querySelector('.decide input[name="feedback"]'));
     buttons[1].click();
     assert.deepEqual(decided, ['approve_and_always_allow']);
     assert.equal(outcome.hidden, true);
-    assert.deepEqual(DECISIONS.map((d) => d.decision), ['approve_once', 'approve_and_always_allow', 'reject']);
+    assert.deepEqual(DECISIONS.map((d) => d[0]), ['approve_once', 'approve_and_always_allow', 'reject']);
   });
 
   test('an id a run found shows with its name', () => {
@@ -252,7 +256,7 @@ describe('card: what the page shows of an action', () => {
 
   test('a preview that is not JSON shows as written', () => {
     const { card } = approvalCardParts(doc, { id: 'a', tool: 'x.y', preview: 'x.y {"a":"cut…' }, { onDecide() {} });
-    assert.equal(card.querySelector('pre.preview').textContent, '{"a":"cut…');
+    assert.equal(card.querySelector('p.preview').textContent, '{"a":"cut…');
   });
 
   test('Markdown as plain text (thread previews)', () => {

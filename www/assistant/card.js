@@ -1,58 +1,24 @@
 /**
  * What the assistant page shows of an action and of an answer, in words a
- * person reads: an action's title ("shop.addReview" → "Add review"), its
- * arguments with labels ("productId" → "Product"), the approval card built
- * from them, and an answer's Markdown as plain text (thread previews, the
- * live region). DOM only through the `doc` it is given; no network.
- *
- * The card is the page's own until the widget's shared approval card
- * (www/agent/decision.js) can take its place: approvalCardParts() returns
- * the parts assistant.js wires, so the swap is one import.
+ * person reads: an approval as the shared approval card of
+ * www/agent/decision.js (the widget's too: the action's title, "shop.addReview"
+ * → "Add review", its arguments with labels, "productId" → "Product", "Approve
+ * always" secondary) with the run API's parts added (feedback, the outcome);
+ * an id the run found shown with its name; an answer's Markdown as plain
+ * text (thread previews, the live region). DOM only through the `doc` it is
+ * given; no network.
  *
  * @module assistant/card
  */
+import { actionTitle, argLines, argSummary, buildDecisionCard } from '../agent/decision.js';
 import { renderMarkdown } from '../agent/markdown.js';
 
-/** The words of a name: "shop.addReview" → ["add", "review"], "product_id" → ["product", "id"]. */
-function words(name) {
-  const s = String(name ?? '');
-  const local = s.includes('.') ? s.slice(s.lastIndexOf('.') + 1) : s;
-  return local
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .replace(/[_\-\s]+/g, ' ')
-    .trim()
-    .toLowerCase()
-    .split(' ')
-    .filter(Boolean);
-}
+export { actionTitle, argLabel } from '../agent/decision.js';
 
-const sentence = (list) => (list.length ? list[0][0].toUpperCase() + list.join(' ').slice(1) : '');
-
-/**
- * An action's title from its registered name (`plugin.name`):
- * "shop.addReview" → "Add review". The name itself when it has no words.
- * @param {string} tool
- */
-export function actionTitle(tool) {
-  return sentence(words(tool)) || String(tool ?? '') || 'An action';
-}
-
-/**
- * An argument's label from its name: "productId" → "Product", "rating" →
- * "Rating", "max_price" → "Max price". A trailing "id" goes when other
- * words are left (the value is the id).
- * @param {string} name
- */
-export function argLabel(name) {
-  const w = words(name);
-  if (w.length > 1 && w.at(-1) === 'id') w.pop();
-  return sentence(w) || String(name ?? '');
-}
-
-/** A value as the card shows it: strings as they are, the rest as JSON. */
-export function argValue(v) {
-  return typeof v === 'string' ? v : JSON.stringify(v);
+/** The preview without the tool's name in front ("shop.addReview {…}" → "{…}"). */
+function previewRest(a) {
+  const p = String(a?.preview ?? '');
+  return a?.tool && p.startsWith(`${a.tool} `) ? p.slice(a.tool.length + 1) : p;
 }
 
 /**
@@ -62,10 +28,8 @@ export function argValue(v) {
  * @returns {object|null}
  */
 export function approvalArgs(a) {
-  const p = String(a?.preview ?? '');
-  const rest = a?.tool && p.startsWith(`${a.tool} `) ? p.slice(a.tool.length + 1) : p;
   try {
-    const args = JSON.parse(rest);
+    const args = JSON.parse(previewRest(a));
     return args && typeof args === 'object' && !Array.isArray(args) ? args : null;
   } catch {
     return null;
@@ -78,14 +42,8 @@ export function approvalArgs(a) {
  */
 export function approvalSummary(a) {
   const args = approvalArgs(a);
-  const title = actionTitle(a?.tool);
-  if (!args) {
-    const p = String(a?.preview ?? '');
-    const rest = a?.tool && p.startsWith(`${a.tool} `) ? p.slice(a.tool.length + 1) : p;
-    return rest ? `${title} — ${rest}` : title;
-  }
-  const parts = Object.entries(args).map(([k, v]) => `${argLabel(k)}: ${argValue(v)}`);
-  return parts.length ? `${title} — ${parts.join(', ')}` : title;
+  const rest = args ? argSummary(argLines(args)) : previewRest(a);
+  return rest ? `${actionTitle(a?.tool)} — ${rest}` : actionTitle(a?.tool);
 }
 
 const BLOCKS = 'p, li, h1, h2, h3, h4, h5, h6, pre, blockquote, tr, td, th, br, hr';
@@ -145,65 +103,58 @@ export function nameIds(card, names) {
   }
 }
 
-/** The decisions, in the order the card shows them; "Approve always" is the secondary one. */
+/**
+ * The decisions of the run API, in the card's order: [value, label, hint,
+ * kind] as decision.js takes them; "Approve always" is the secondary one.
+ */
 export const DECISIONS = [
-  { decision: 'approve_once', label: 'Approve', kind: 'primary', title: 'Run it this once' },
-  { decision: 'approve_and_always_allow', label: 'Approve always', kind: 'secondary',
-    title: 'Run it, and let the assistant do this without asking from now on (for users whose trust level is delegated)' },
-  { decision: 'reject', label: 'Reject', kind: '', title: 'Do not run it; the assistant is told you declined' },
+  ['approve_once', 'Approve', 'Run it this once', 'primary'],
+  ['approve_and_always_allow', 'Approve always',
+    'Run it, and let the assistant do this without asking from now on (for users whose trust level is delegated)', 'secondary'],
+  ['reject', 'Reject', 'Do not run it; the assistant is told you declined', 'plain'],
 ];
 
 /**
- * The approval card's parts for `a` ({id, tool, reason, preview}): the card
- * (a labelled section: the title, why, the labelled arguments, the
- * feedback field and the buttons), its buttons, the feedback input, the
- * decision form, and the outcome and error lines. `onDecide(decision)`
- * runs on a click.
+ * The approval card's parts for `a` ({id, tool, reason, preview} of the run
+ * API): the card (decision.js's, labelled by its title: the action's title,
+ * why, the labelled arguments; then the feedback field and the buttons),
+ * its buttons, the feedback input, the decision form, and the outcome and
+ * error lines. `onDecide(decision)` runs on a click.
  * @param {Document} doc
  * @param {{id: string, tool: string, reason?: string, preview?: string}} a
  * @param {{busy?: boolean, onDecide: (decision: string) => void}} options
  */
 export function approvalCardParts(doc, a, { busy = false, onDecide }) {
-  const el = (tag, props = {}, ...children) => {
-    const e = doc.createElement(tag);
-    Object.assign(e, props);
-    e.append(...children.filter((c) => c !== null && c !== undefined && c !== ''));
-    return e;
-  };
-  const titleId = `approval-${a.id}`;
-  const feedbackId = `feedback-${a.id}`;
-  const feedback = el('input', { type: 'text', id: feedbackId, name: 'feedback', autocomplete: 'off' });
-  const buttons = DECISIONS.map((d) => {
-    const b = el('button', { type: 'button', className: d.kind, title: d.title, disabled: busy,
-      onclick: () => onDecide(d.decision) }, d.label);
-    b.dataset.decision = d.decision;
-    return b;
-  });
-  const form = el('div', { className: 'decide' },
-    el('label', { htmlFor: feedbackId }, 'Feedback for the assistant (optional)'), feedback,
-    el('div', { className: 'buttons' }, ...buttons));
+  const args = approvalArgs(a);
+  const card = buildDecisionCard(doc, {
+    tool: a.tool,
+    title: `Approval needed: ${actionTitle(a.tool)}`,
+    preview: args ? '' : previewRest(a), /* cut short: as written */
+    reason: a.reason ? `Why: ${a.reason}` : '',
+    args: args ? argLines(args) : [],
+  }, { decisions: DECISIONS, onDecide });
+  const el = (tag, props = {}) => Object.assign(doc.createElement(tag), props);
+  const title = card.querySelector('.ga-decision__title');
+  title.id = `approval-${a.id}`;
+  const preview = card.querySelector('.ga-decision__preview');
+  if (args) preview.remove();
+  else preview.classList.add('preview');
+  card.querySelector('.ga-decision__reason')?.classList.add('reason');
+  card.querySelector('.ga-decision__args')?.classList.add('preview');
+  const row = card.querySelector('.ga-decision__buttons');
+  const buttons = [...row.querySelectorAll('button')];
+  for (const b of buttons) b.disabled = busy;
+  const feedback = el('input', { type: 'text', id: `feedback-${a.id}`, name: 'feedback', autocomplete: 'off' });
+  const form = el('div', { className: 'decide' });
+  form.append(el('label', { htmlFor: feedback.id, textContent: 'Feedback for the assistant (optional)' }),
+    feedback, row);
   const outcome = el('p', { className: 'outcome', tabIndex: -1, hidden: true });
   const error = el('p', { className: 'error' });
   error.setAttribute('role', 'alert');
-  const card = el('section', { className: 'approval' },
-    el('h3', { id: titleId }, `Approval needed: ${actionTitle(a.tool)}`),
-    a.reason ? el('p', { className: 'reason' }, `Why: ${a.reason}`) : null,
-    argsBlock(el, a),
-    form, outcome, error);
+  card.append(form, outcome, error);
+  card.classList.add('approval');
   card.dataset.approvalId = a.id;
   card.dataset.state = 'pending';
-  card.dataset.tool = a.tool;
-  card.setAttribute('aria-labelledby', titleId);
+  card.setAttribute('aria-labelledby', title.id);
   return { card, buttons, feedback, form, outcome, error };
-}
-
-/** The arguments as a labelled list, or the preview as written. */
-function argsBlock(el, a) {
-  const args = approvalArgs(a);
-  if (!args) {
-    const p = String(a.preview ?? '');
-    return el('pre', { className: 'preview' }, a.tool && p.startsWith(`${a.tool} `) ? p.slice(a.tool.length + 1) : p);
-  }
-  return el('dl', { className: 'preview' }, ...Object.entries(args).flatMap(([k, v]) =>
-    [el('dt', {}, argLabel(k)), el('dd', {}, argValue(v))]));
 }
