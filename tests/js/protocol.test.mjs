@@ -48,6 +48,16 @@ describe('the protocol client', () => {
     assert.deepEqual(r.body, { message: 'hello' });
   });
 
+  test('fetch is called as a plain function, as the browser\'s fetch must be', async () => {
+    const fetch = function (url) {
+      if (this !== undefined && this !== globalThis) throw new TypeError('Illegal invocation');
+      return Promise.resolve(json({ type: 'response', message: url.endsWith('status') ? '' : 'ok' }));
+    };
+    const client = createChatClient({ endpoint: ENDPOINT, fetch });
+    assert.equal((await client.post('r', {}, signal())).message, 'ok');
+    assert.notEqual(await client.status(), null);
+  });
+
   test('without streaming it asks for one JSON answer', async () => {
     const fetch = fakeFetch([json({ type: 'response', message: 'hi' })]);
     await createChatClient({ endpoint: ENDPOINT, fetch, stream: false }).post('r', {}, signal());

@@ -182,7 +182,9 @@ async function status(cfg, signal) {
 export function createChatClient({ endpoint, fetch: fetchFn, stream = true, console: log = null, location }) {
   const base = String(endpoint).replace(/\/+$/, '');
   /** @type {ClientConfig} */
-  const cfg = { base, statusUrl: `${base}/geminiAgent.status`, fetch: fetchFn, stream, log, location };
+  /* called as a plain function: the browser's fetch refuses another `this` (Illegal invocation) */
+  const call = typeof fetchFn === 'function' ? (url, init) => fetchFn(url, init) : null;
+  const cfg = { base, statusUrl: `${base}/geminiAgent.status`, fetch: call, stream, log, location };
   return {
     statusUrl: cfg.statusUrl,
     post: (route, body, signal, onEvent) => post(cfg, route, body, signal, onEvent),
