@@ -284,6 +284,7 @@ static const struct route routes[] = {
     {"/_jay/commands/", "POST", true, route_run_command, NULL},
     {"/api/agent/run", "POST", true, NULL, runapi_run},
     {"/api/agent/run/stream", "POST", true, NULL, runapi_run_stream},
+    {"/api/agent/session", "GET", false, NULL, runapi_session},
     {"/api/agent/threads", "GET", false, NULL, runapi_threads},
     {"/api/agent/threads/", "GET", false, NULL, runapi_thread},
     {"/api/agent/threads/*/todo", "GET", false, NULL, runapi_thread_todo},

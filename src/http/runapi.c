@@ -297,6 +297,28 @@ runapi_answer(struct runapi_req *q, struct status_error *err)
 /* --- the reads ------------------------------------------------------------- */
 
 int
+runapi_session(struct runapi_req *q, struct status_error *err)
+{
+    char user[BOUND_USER_NAME + 1];
+    struct status_error why = {0};
+
+    /* Signed out is an answer here, not an error: a page asks this on
+     * every load, and a 401 would be logged as a failure each time. */
+    if (auth_identify(q->site->cfg, q->site->auth_secret,
+                      q->site->auth_secret_len, q->io, user, sizeof(user),
+                      &why) == 0)
+        return answer(q, json_pack("{s:b,s:s}", "signedIn", 1, "user", user),
+                      err);
+    if (why.code != ST_UNAUTHORIZED) {
+        *err = why;
+        return -1;
+    }
+    return answer(q,
+                  json_pack("{s:b,s:s}", "signedIn", 0, "reason", why.text),
+                  err);
+}
+
+int
 runapi_threads(struct runapi_req *q, struct status_error *err)
 {
     char user[BOUND_USER_NAME + 1];

@@ -4,6 +4,7 @@
  *
  *   POST /api/agent/run            a run; one JSON answer
  *   POST /api/agent/run/stream     the same, as NDJSON events
+ *   GET  /api/agent/session        signed in or not, and as whom
  *   GET  /api/agent/threads        the user's threads, newest first
  *   GET  /api/agent/threads/{id}   {"thread": {...}, "messages": [...]}
  *   GET  /api/agent/runs/{id}      the run's state and actions
@@ -11,7 +12,8 @@
  *   POST /api/agent/approvals/{id} {decision, feedback?}: the run resumes;
  *                                  NDJSON when asked with Accept
  *
- * Every route needs an identity (auth.h): without one, 401. Another
+ * Every route but the session needs an identity (auth.h): without one,
+ * 401. Another
  * user's thread, run or approval is "not found".
  *
  * SPDX-License-Identifier: MIT
@@ -56,6 +58,10 @@ int runapi_direct_allowed(const struct site *site, struct store **store,
 
 int runapi_run(struct runapi_req *q, struct status_error *err);
 int runapi_run_stream(struct runapi_req *q, struct status_error *err);
+/* GET /api/agent/session: who the request's identity is, always 200:
+ * {"signedIn": true, "user"} or {"signedIn": false, "reason"} (the 401's
+ * words: none given, expired, ...). Any other failure is an error. */
+int runapi_session(struct runapi_req *q, struct status_error *err);
 int runapi_threads(struct runapi_req *q, struct status_error *err);
 int runapi_thread(struct runapi_req *q, struct status_error *err);
 /* GET /api/agent/threads/:id/todo: the thread's plan as the todo plugin's

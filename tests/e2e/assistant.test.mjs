@@ -8,7 +8,11 @@
  * approval approved in the page resuming the run in place, one rejected,
  * the offline demo model's own review request, pending approvals after a
  * reload, an approval already decided elsewhere (409), a lost session
- * (401), and the threads after a reload.
+ * (401), and the threads after a reload. What a visitor sees: no failed
+ * request on load (the session check answers 200), one main landmark and
+ * headings in order, cards with the action's title and labelled
+ * arguments, "Approve always" secondary, steps that say how a decision
+ * went, thread previews in plain text.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -29,12 +33,14 @@ before(async () => {
   page = await browser.newPage();
   page.problems = [];
   page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
+  page.failedLoads = [];
   page.on('console', (m) => {
-    if (m.type() === 'error' && !/^Failed to load resource/.test(m.text())) page.problems.push(`console.error: ${m.text()}`);
+    if (m.type() !== 'error') return;
+    if (/^Failed to load resource/.test(m.text())) page.failedLoads.push(m.text());
+    else page.problems.push(`console.error: ${m.text()}`);
   });
-  /* expected: the page's look for a site session before sign-in (401),
-   * and the tests' own 401 and 409 below (allowed there) */
-  page.allowed = new Set(['401 /api/agent/threads']);
+  /* expected: the tests' own 401 and 409 below (allowed there) */
+  page.allowed = new Set();
   page.on('response', (r) => {
     const path = new URL(r.url()).pathname;
     if (r.status() === 401 && page.expect401 && path.startsWith('/api/agent/')) return;
@@ -81,11 +87,28 @@ async function newThread() {
   assert.equal(await page.locator('#conversation').textContent(), '');
 }
 
+/** The levels of the visible headings, in document order. */
+const headingLevels = () => page.$$eval('h1, h2, h3, h4, h5, h6', (hs) =>
+  hs.filter((e) => e.offsetParent !== null).map((e) => Number(e.tagName[1])));
+
+/** One main landmark; the first heading an h1, and no level skipped on the way down. */
+async function assertLandmarksAndHeadings(when) {
+  assert.equal(await page.locator('main, [role="main"]').count(), 1, `${when}: one main landmark`);
+  assert.equal(await page.locator('main').isVisible(), true, `${when}: the main landmark shows`);
+  const levels = await headingLevels();
+  assert.equal(levels[0], 1, `${when}: the first heading is an h1: ${levels}`);
+  levels.forEach((l, i) => assert.ok(i === 0 || l <= levels[i - 1] + 1, `${when}: heading order ${levels}`));
+}
+
 describe('the assistant page (run API)', () => {
   it('signs in as the demo user', async () => {
     await page.goto(`${stack.url}/assistant/`);
     const signIn = page.getByRole('button', { name: 'Sign in as the demo user' });
     await signIn.waitFor();
+    /* signed out, found without a failed request: no 401 in the console */
+    assert.deepEqual(page.failedLoads, [], 'no failed request on load');
+    assert.deepEqual(page.problems, []);
+    await assertLandmarksAndHeadings('signed out');
     assert.match(await page.locator('#signin').textContent(), /real site signs you in\s+with its own login/);
     assert.equal(await page.locator('#app').isVisible(), false);
     await signIn.click();
@@ -93,6 +116,7 @@ describe('the assistant page (run API)', () => {
     assert.equal(await page.locator('#who-text').textContent(), 'Signed in as demo');
     await page.waitForFunction(() => document.activeElement === document.getElementById('prompt'));
     assert.equal(await page.locator('#threads-empty').isVisible(), true);
+    await assertLandmarksAndHeadings('signed in');
   });
 
   it('streams an answer: the text shows before the end, then the summary', async () => {
@@ -154,20 +178,33 @@ describe('the assistant page (run API)', () => {
     const card = turn.locator('.approval');
     await card.waitFor();
     assert.equal(await card.getAttribute('data-state'), 'pending');
-    assert.match(await card.locator('h3').textContent(), /Approval needed: shop\.addReview/);
+    /* the action's title and labelled arguments, not its ids */
+    assert.equal(await card.locator('h3').textContent(), 'Approval needed: Add review');
     assert.match(await card.locator('.reason').textContent(), /side effects needs the user's approval/);
+    assert.deepEqual(await card.locator('dl.preview dt').allTextContents(), ['Product', 'Rating', 'Text']);
     assert.deepEqual(await card.locator('dl.preview dd').allTextContents(), ['p004', '5', 'Great']);
     assert.match(await turn.locator('.answer .text').first().textContent(), /needs your approval/);
-    await page.waitForFunction(() => /^Approval needed: shop\.addReview/.test(document.getElementById('announce').textContent));
+    await assertLandmarksAndHeadings('a card');
+    await page.waitForFunction(() => /^Approval needed: Add review/.test(document.getElementById('announce').textContent));
+    /* "Approve always" is the lesser button: not filled like "Approve" */
+    const look = (name) => card.getByRole('button', { name, exact: true }).evaluate((b) => {
+      const cs = getComputedStyle(b);
+      return { bg: cs.backgroundColor, weight: cs.fontWeight };
+    });
+    const [approve, always] = [await look('Approve'), await look('Approve always')];
+    assert.notEqual(approve.bg, 'rgba(0, 0, 0, 0)');
+    assert.equal(always.bg, 'rgba(0, 0, 0, 0)', `Approve always: ${JSON.stringify(always)}`);
+    assert.ok(Number(always.weight) < Number(approve.weight), `${JSON.stringify([approve, always])}`);
     /* listed as waiting, too */
     await page.locator('#pending').waitFor();
     assert.equal(await page.locator('#pending-list li').count(), 1);
+    assert.equal(await page.locator('#pending-list .tool').textContent(), 'Add review');
     assert.equal(reviews().includes('Great'), false, 'nothing ran before the approval');
     await screenshot(page, 'assistant-approval.png');
 
     await card.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.waitForFunction(() => document.querySelector('.approval')?.dataset.state === 'approved');
-    assert.equal(await card.locator('.outcome').textContent(), 'Approved: shop.addReview ran.');
+    assert.equal(await card.locator('.outcome').textContent(), 'Approved: “Add review” ran.');
     assert.equal(await card.getByRole('button').count(), 0, 'the decision is made: no buttons left');
     /* the resumed answer, in the same turn, after the card */
     const resumed = turn.locator('.approval + .answer');
@@ -190,10 +227,13 @@ describe('the assistant page (run API)', () => {
     await card.getByLabel('Feedback for the assistant (optional)').fill('not now');
     await card.getByRole('button', { name: 'Reject' }).click();
     await page.waitForFunction(() => [...document.querySelectorAll('.approval')].at(-1)?.dataset.state === 'rejected');
-    assert.equal(await card.locator('.outcome').textContent(), 'Rejected: shop.addReview did not run. Your note: “not now”.');
+    assert.equal(await card.locator('.outcome').textContent(), 'Rejected: “Add review” did not run. Your note: “not now”.');
     const resumed = turn.locator('.approval + .answer');
     await resumed.locator('xpath=self::*[@data-state="done"]').waitFor();
     assert.match(await resumed.locator('.text').textContent(), /the user declined this action: not now/);
+    assert.equal(await turn.locator('.steps li[data-tool="shop.addReview"][data-state="rejected"] .outcome').first().textContent(),
+      'rejected: did not run');
+    assert.doesNotMatch(await turn.textContent(), /waits for your approval/);
     assert.equal(reviews().includes('Meh'), false, 'the rejected review was never written');
   });
 
@@ -203,12 +243,20 @@ describe('the assistant page (run API)', () => {
     const card = turn.locator('.approval');
     await card.waitFor();
     assert.match(await turn.locator('.steps').textContent(), /shop\.searchProducts.*done/s);
-    assert.deepEqual(await card.locator('dl.preview dd').allTextContents(), ['p004', '4', 'solid and small']);
+    assert.match(await turn.locator('.steps').first().textContent(), /shop\.addReview \{.*\} waits for your approval/);
+    /* the product the search found is named beside its id */
+    await card.locator('dl.preview dd', { hasText: 'USB-C Hub (p004)' }).waitFor();
+    assert.deepEqual(await card.locator('dl.preview dd').allTextContents(), ['USB-C Hub (p004)', '4', 'solid and small']);
     await card.getByRole('button', { name: 'Approve always' }).click();
     await page.waitForFunction(() => [...document.querySelectorAll('.approval')].at(-1)?.dataset.state === 'approved');
-    assert.equal(await card.locator('.outcome').textContent(), 'Approved, and always allowed from now on: shop.addReview ran.');
+    assert.equal(await card.locator('.outcome').textContent(), 'Approved, and always allowed from now on: “Add review” ran.');
     const resumed = turn.locator('.approval + .answer');
     await resumed.locator('xpath=self::*[@data-state="done"]').waitFor();
+    /* the step that waited says how the decision went */
+    const waited = turn.locator('.steps').first().locator('li[data-tool="shop.addReview"]');
+    assert.equal(await waited.getAttribute('data-state'), 'ok');
+    assert.equal(await waited.locator('.outcome').textContent(), 'approved, done');
+    assert.doesNotMatch(await turn.textContent(), /waits for your approval/);
     assert.equal((await resumed.locator('.text').textContent()).trim(),
       'Done: your 4-star review of USB-C Hub is posted: “solid and small”.');
     assert.equal(await resumed.locator('.text strong').textContent(), 'USB-C Hub', 'Markdown rendered');
@@ -222,7 +270,7 @@ describe('the assistant page (run API)', () => {
     /* still signed in (this tab), the same thread open with its card */
     await page.waitForFunction(() => /review it later/.test(document.getElementById('chat-title').textContent));
     await page.locator('#pending').waitFor();
-    assert.match(await page.locator('#pending-list').textContent(), /shop\.addReview.*"Later"/s);
+    assert.match(await page.locator('#pending-list').textContent(), /Add review.*Text: Later/s);
     const card = page.locator('.approval[data-state="pending"]');
     await card.waitFor();
     assert.equal(await card.count(), 1);
@@ -263,6 +311,10 @@ describe('the assistant page (run API)', () => {
     assert.equal(titles.length, 6, JSON.stringify(titles));
     assert.match(titles[0], /review it twice/);
     assert.match(titles.at(-1), /say hello/);
+    /* previews are plain text: the demo model's "**USB-C Hub**" shows as "USB-C Hub" */
+    const previews = await page.locator('#thread-list .preview').allTextContents();
+    assert.ok(previews.some((p) => /review of USB-C Hub is posted/.test(p)), JSON.stringify(previews));
+    assert.ok(previews.every((p) => !/\*\*|`|^#/.test(p)), JSON.stringify(previews));
     const listed = await api('GET', '/api/agent/threads');
     assert.deepEqual(titles, listed.body.threads.map((t) => t.title));
     await page.locator('#thread-list .title', { hasText: 'say hello' }).click();

@@ -2,7 +2,9 @@
 // against a fake fetch: the Bearer header, streamed answers (events, the
 // result line, the error line, a stream that breaks off, a plain JSON
 // answer), error envelopes, errors in plain words, the stored demo
-// session, the demo sign-in and "Attach this page". No network.
+// session, the demo sign-in and "Attach this page"; what the page shows of
+// an action (www/assistant/card.js): titles, labelled arguments, the
+// approval card, Markdown as plain text. No network.
 //
 // Run: node --test tests/js/   (needs `scripts/setup-www.sh` for www/vendor)
 import { test, describe } from 'node:test';
@@ -12,6 +14,9 @@ import { JSDOM } from 'jsdom';
 import {
   API_BASE, ApiError, createClient, demoSignIn, explain, loadSession, pageContext, saveSession, SESSION_KEY, SNIPPET_CHARS,
 } from '../../www/assistant/api.js';
+import {
+  actionTitle, approvalArgs, approvalCardParts, approvalSummary, argLabel, DECISIONS, nameIds, namesFromRun, plainText,
+} from '../../www/assistant/card.js';
 
 const NDJSON = 'application/x-ndjson';
 const lines = (events) => events.map((e) => `${JSON.stringify(e)}\n`).join('');
@@ -169,5 +174,96 @@ describe('pageContext', () => {
     assert.ok(ctx.snippet.startsWith('Hello some text here word word'), ctx.snippet);
     assert.equal([...ctx.snippet].length, SNIPPET_CHARS);
     assert.equal(ctx.snippet.includes('skip me'), false);
+  });
+});
+
+describe('session', () => {
+  test('GET api/agent/session: signed in or not, from a 200 answer', async () => {
+    const f = fakeFetch((url, init) => json(init.headers.Authorization
+      ? { signedIn: true, user: 'demo' } : { signedIn: false, reason: 'sign in first' }));
+    let token = 'v1.abc.1.sig';
+    const api = createClient({ fetch: f, token: () => token });
+    assert.deepEqual(await api.session(), { signedIn: true, user: 'demo' });
+    assert.equal(f.calls[0].url, `${API_BASE}api/agent/session`);
+    token = null;
+    assert.deepEqual(await api.session(), { signedIn: false, reason: 'sign in first' });
+    /* anything but signedIn: true is signed out */
+    const odd = createClient({ fetch: fakeFetch(() => json({ signedIn: 'yes' })), token: () => null });
+    assert.deepEqual(await odd.session(), { signedIn: false });
+  });
+});
+
+describe('card: what the page shows of an action', () => {
+  const { window } = new JSDOM('<!doctype html><body></body>');
+  const doc = window.document;
+  const REVIEW = { id: 'ap1', tool: 'shop.addReview', reason: 'it changes data',
+    preview: 'shop.addReview {"productId":"p004","rating":5,"text":"Great"}' };
+
+  test('titles and labels, not raw ids', () => {
+    assert.equal(actionTitle('shop.addReview'), 'Add review');
+    assert.equal(actionTitle('shop.searchProducts'), 'Search products');
+    assert.equal(actionTitle('todo.set_step'), 'Set step');
+    assert.equal(actionTitle(''), 'An action');
+    assert.equal(argLabel('productId'), 'Product');
+    assert.equal(argLabel('rating'), 'Rating');
+    assert.equal(argLabel('max_price'), 'Max price');
+    assert.equal(argLabel('id'), 'Id');
+  });
+
+  test('the arguments of a preview, and one line for a list', () => {
+    assert.deepEqual(approvalArgs(REVIEW), { productId: 'p004', rating: 5, text: 'Great' });
+    assert.equal(approvalArgs({ tool: 'x.y', preview: 'x.y {"a":"cut sho…' }), null);
+    assert.equal(approvalSummary(REVIEW), 'Add review — Product: p004, Rating: 5, Text: Great');
+    assert.equal(approvalSummary({ tool: 'x.doIt', preview: 'x.doIt {"a":"cut…' }), 'Do it — {"a":"cut…');
+  });
+
+  test('the card: title, labelled arguments, "Approve always" secondary', () => {
+    const decided = [];
+    const { card, buttons, outcome } = approvalCardParts(doc, REVIEW, { onDecide: (d) => decided.push(d) });
+    assert.equal(card.querySelector('h3').textContent, 'Approval needed: Add review');
+    assert.equal(card.getAttribute('aria-labelledby'), card.querySelector('h3').id);
+    assert.deepEqual([...card.querySelectorAll('dt')].map((e) => e.textContent), ['Product', 'Rating', 'Text']);
+    assert.deepEqual([...card.querySelectorAll('dd')].map((e) => e.textContent), ['p004', '5', 'Great']);
+    assert.equal(card.textContent.includes('shop.addReview'), false, 'no raw id in the text');
+    assert.equal(card.textContent.includes('productId'), false, 'no raw argument name');
+    assert.deepEqual(buttons.map((b) => [b.textContent, b.className.replace('ga-decision__btn ga-decision__btn--', '')]),
+      [['Approve', 'primary'], ['Approve always', 'secondary'], ['Reject', 'plain']]);
+    /* decision.js's card, with the run API's parts */
+    assert.ok(card.classList.contains('ga-decision') && card.classList.contains('approval'));
+    assert.equal(card.querySelector('h3').title, 'shop.addReview', 'the raw id one hover away');
+    assert.equal(card.querySelector('.reason').textContent, 'Why: it changes data');
+    assert.ok(card.querySelector('.decide input[name="feedback"]'));
+    buttons[1].click();
+    assert.deepEqual(decided, ['approve_and_always_allow']);
+    assert.equal(outcome.hidden, true);
+    assert.deepEqual(DECISIONS.map((d) => d[0]), ['approve_once', 'approve_and_always_allow', 'reject']);
+  });
+
+  test('an id a run found shows with its name', () => {
+    const run = { actions: [
+      { tool: 'reply' },
+      { tool: 'shop.searchProducts', output: { products: [{ _id: 'p004', name: 'USB-C Hub' }, { _id: 'p005' }], total: 2 } },
+      { tool: 'x.y', output: { result: { items: [{ id: 'i1', name: 'Lamp' }] } } },
+    ] };
+    const names = namesFromRun(run);
+    assert.deepEqual([...names], [['p004', 'USB-C Hub'], ['i1', 'Lamp']]);
+    assert.deepEqual([...namesFromRun(null)], []);
+    const { card } = approvalCardParts(doc, REVIEW, { onDecide() {} });
+    nameIds(card, names);
+    nameIds(card, names); /* once only */
+    assert.deepEqual([...card.querySelectorAll('dd')].map((e) => e.textContent), ['USB-C Hub (p004)', '5', 'Great']);
+  });
+
+  test('a preview that is not JSON shows as written', () => {
+    const { card } = approvalCardParts(doc, { id: 'a', tool: 'x.y', preview: 'x.y {"a":"cut…' }, { onDecide() {} });
+    assert.equal(card.querySelector('p.preview').textContent, '{"a":"cut…');
+  });
+
+  test('Markdown as plain text (thread previews)', () => {
+    assert.equal(plainText('Done: your **5-star** review of *USB-C Hub* is `posted`.', doc),
+      'Done: your 5-star review of USB-C Hub is posted.');
+    assert.equal(plainText('In your cart:\n- Mouse — $29.99\n- Hub\n\n# Total', doc), 'In your cart: Mouse — $29.99 Hub Total');
+    assert.equal(plainText('[a link](https://example.org) and <b>raw</b>', doc), 'a link and <b>raw</b>');
+    assert.equal(plainText('', doc), '');
   });
 });

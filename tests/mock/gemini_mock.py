@@ -1548,18 +1548,20 @@ def demo_qty(item):
     return q if isinstance(q, (int, float)) and not isinstance(q, bool) else 1
 
 
-def demo_cart_line(state):
+def demo_cart_line(state, still=False):
+    """What the page state shows of the cart; still: nothing changed."""
     items = demo_items(state)
     view = demo_view(state)
     total = view.get("total")
     if not isinstance(total, (int, float)) or isinstance(total, bool):
         total = sum(float(i.get("price") or 0) * demo_qty(i) for i in items)
     if not items:
-        return "Your cart is now empty."
+        return "Your cart is %s empty." % ("still" if still else "now")
     units = sum(demo_qty(i) for i in items)
     n = len(items)
-    return "Your cart now has %d item%s (%d unit%s), total %s." % (
-        n, "" if n == 1 else "s", units, "" if units == 1 else "s", demo_money(total))
+    return "Your cart %s %d item%s (%d unit%s), total %s." % (
+        "still has" if still else "now has", n, "" if n == 1 else "s", units,
+        "" if units == 1 else "s", demo_money(total))
 
 
 def demo_cart_text(state):
@@ -1684,6 +1686,54 @@ def demo_fill_args(decl, value):
     return {next(iter(props)): value}
 
 
+def demo_call_item_id(args):
+    """The item id a call's coordinate names ("item-2/removeBtn" -> "item-2"),
+    or None for a call that names no item."""
+    for v in (args or {}).values():
+        if isinstance(v, str) and v:
+            return v.split("/")[0]
+    return None
+
+
+def demo_shown(items, iid, name):
+    """The row of the page state that is the item a call acted on (by id,
+    else by name), or None when the page no longer shows it."""
+    for it in items:
+        if (str(it.get("id")) == iid) if iid else (str(it.get("name")) == name):
+            return it
+    return None
+
+
+# A click's call id remembers the quantity the page showed when the model
+# clicked: the model is stateless, the fresh page state is all it sees after
+# the click, and a text saying the quantity would add to every later request
+# (tests/e2e/cost.test.mjs bounds those bytes). Ids are opaque to the
+# responder and the browser, which send them back as they came.
+DEMO_MEMO = "q"
+DEMO_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def demo_memo_id(plan, quantity):
+    """End the id of the plan's call with "q" and the quantity in two base-36
+    digits (the id keeps its length); a call without an id stays as it is."""
+    q = max(0, min(int(quantity), len(DEMO_DIGITS) ** 2 - 1))
+    memo = DEMO_MEMO + DEMO_DIGITS[q // len(DEMO_DIGITS)] + DEMO_DIGITS[q % len(DEMO_DIGITS)]
+    for part in plan.parts if isinstance(getattr(plan, "parts", None), list) else []:
+        fc = part.get("functionCall") if isinstance(part, dict) else None
+        if isinstance(fc, dict) and isinstance(fc.get("id"), str) and len(fc["id"]) > len(memo):
+            fc["id"] = fc["id"][:-len(memo)] + memo
+
+
+def demo_memo(call_id):
+    """The quantity demo_memo_id put in call_id, or None."""
+    if not isinstance(call_id, str) or len(call_id) < 4 or call_id[-3] != DEMO_MEMO:
+        return None
+    hi, lo = call_id[-2], call_id[-1]
+    if hi not in DEMO_DIGITS or lo not in DEMO_DIGITS:
+        return None
+    return DEMO_DIGITS.index(hi) * len(DEMO_DIGITS) + DEMO_DIGITS.index(lo)
+
+
 def demo_done(ctx):
     """The calls made since the user's message, with their responses:
     [{"name", "args", "response"}] in order."""
@@ -1695,7 +1745,7 @@ def demo_done(ctx):
         resps = function_responses(c)
         for fc, r in zip(pending, resps):
             out.append({"name": fc.get("name"), "args": fc.get("args") or {},
-                        "response": r.get("response")})
+                        "id": fc.get("id"), "response": r.get("response")})
         pending = pending[len(resps):]
     return out
 
@@ -1850,11 +1900,13 @@ class DemoModel:
             return self.remove()
         if re.search(r"\badd\b", low):
             return self.add()
-        if re.search(r"\b(cart|total|basket|what.*\b(have|in)\b)", low):
+        if re.search(r"\b(cart|total|basket)\b|\bwhat\b.*\b(do|have)\s+i\s+(got|have)\b"
+                     r"|\bwhat(?:'s|\s+is)?\s+in\s+(?:it|there)\b", low):
             return self.say(demo_cart_text(self.state))
         if re.search(r"\bhelp\b|\bwhat (else )?can you do\b", low):
             return self.help("Here is what I can do.")
-        return self.help("Sorry, I did not understand “%s”." % self.text)
+        return self.help("Sorry, I cannot help with “%s”: I can only help with this shop's %s."
+                         % (self.text, "cart" if self.page_tools() else "catalog and reviews"))
 
     def amount(self):
         m = re.search(r"\bby\s+%s\b" % NUM, self.low) or \
@@ -1888,9 +1940,7 @@ class DemoModel:
     def remove(self):
         tool = self.tool("remove")
         if self.did("remove"):
-            names = self.said("Removing ") or ["the item"]
-            return self.say("Removed %s from the cart. %s" % (
-                self.join(["**%s**" % n for n in names]), demo_cart_line(self.state)))
+            return self.removed()
         if not tool:
             return self.help("This page does not offer a remove button I can use.")
         if not self.items:
@@ -1913,10 +1963,28 @@ class DemoModel:
                             % self.join(str(it.get("name")) for it in targets))
         return self.call(*calls, lead="Removing %s." % self.join(names))
 
-    def said(self, prefix):
-        """Names in bold in this model's own texts since the user's message
-        that start with prefix (the removed item is gone from the fresh page
-        state; the call turn said what it was removing)."""
+    def removed(self):
+        """The answer after the remove calls, from what the fresh page state
+        shows: a page whose buttons do nothing still shows the item."""
+        names = self.said("Removing ")
+        gone, kept = [], []
+        for i, d in enumerate(self.did("remove")):
+            name = names[i] if i < len(names) else None
+            row = demo_shown(self.items, demo_call_item_id(d["args"]), name)
+            if row is None:
+                gone.append("**%s**" % (name or "the item"))
+            else:
+                kept.append("**%s**" % (name or row.get("name")))
+        out = []
+        if gone:
+            out.append("Removed %s from the cart." % self.join(gone))
+        if kept:
+            out.append("I tried to remove %s, but the page still shows %s." % (
+                self.join(kept), "it" if len(kept) == 1 else "them"))
+        return self.say(" ".join(out + [demo_cart_line(self.state, still=not gone)]))
+
+    def own_lines(self):
+        """The lines of this model's own texts since the user's message."""
         # A streamed text may come back split over parts, or over consecutive
         # model contents (one per chunk): join each model turn's text.
         turns, buf = [], ""
@@ -1927,12 +1995,23 @@ class DemoModel:
             else:
                 turns.append(buf)
                 buf = ""
-        lines = [line for turn in turns for line in turn.split("\n")]
+        return [line for turn in turns for line in turn.split("\n")]
+
+    def said(self, prefix):
+        """Names in bold in this model's own texts since the user's message
+        that start with prefix (the removed item is gone from the fresh page
+        state; the call turn said what it was removing)."""
         names = []
-        for line in lines:
+        for line in self.own_lines():
             if line.startswith(prefix):
                 names += re.findall(r"\*\*(.+?)\*\*", line)
         return names
+
+    def quantity_before(self, clicks):
+        """The quantity the page showed before the last of these clicks, as
+        its call id remembers it (demo_memo_id), or None: the fresh page
+        state is compared with it."""
+        return demo_memo(clicks[-1].get("id")) if clicks else None
 
     @staticmethod
     def join(names):
@@ -1943,9 +2022,7 @@ class DemoModel:
 
     def quantity(self, target=None, delta=None):
         if target == 0 and self.did("remove"):
-            return self.say("Removed %s from the cart. %s" % (
-                self.join(["**%s**" % n for n in self.said("Removing ")]) or "the item",
-                demo_cart_line(self.state)))
+            return self.removed()
         item, reply = self.one_item()
         if item is None:
             if self.done:     # e.g. the page dropped the row at quantity 0
@@ -1957,6 +2034,12 @@ class DemoModel:
         q = int(demo_qty(item))
         inc, dec = self.tool("increase"), self.tool("decrease")
         clicks = self.did("increase", "decrease")
+        if clicks and self.quantity_before(clicks) == q:
+            return self.say("I clicked %s for **%s**, but the page still shows quantity %d. %s"
+                            % ("increase" if demo_find_tool([clicks[-1]["name"]],
+                                                            *self.TOOL_PATTERNS["increase"])
+                               else "decrease",
+                               name, q, demo_cart_line(self.state, still=len(clicks) == 1)))
         if target is not None:
             if target == 0 and self.tool("remove"):
                 return self.remove_one(item)
@@ -1982,7 +2065,9 @@ class DemoModel:
         if args is None:
             return self.say("I cannot change **%s** any further: that button is not available "
                             "right now (quantity %d). %s" % (name, q, demo_cart_line(self.state)))
-        return self.call((tool, args))
+        turn = self.call((tool, args))
+        demo_memo_id(turn, q)
+        return turn
 
     def remove_one(self, item):
         tool = self.tool("remove")

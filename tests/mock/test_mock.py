@@ -999,7 +999,8 @@ class DemoPage:
     state -- with the rows under lists.items and the refs usable on each --
     as the last turn of contents, never kept in the history."""
 
-    def __init__(self, search_action=True, page_search=False, disabled=(), fmt="system"):
+    def __init__(self, search_action=True, page_search=False, disabled=(), fmt="system",
+                 inert=()):
         self.items = [
             {"id": "item-1", "name": "Wireless Mouse", "price": 29.99, "quantity": 1},
             {"id": "item-2", "name": "USB-C Hub", "price": 49.99, "quantity": 2},
@@ -1010,6 +1011,7 @@ class DemoPage:
         self.search_action = search_action
         self.page_search = page_search
         self.disabled = set(disabled)
+        self.inert = set(inert)     # ids of rows whose buttons do nothing (no click handler)
         self.fmt = fmt
         self.searched = []
         self.server_calls = []
@@ -1117,7 +1119,9 @@ class DemoPage:
         if not rows:
             return {"error": "unknown coordinate %s" % args["coordinate"]}
         row = rows[0]
-        if ref == "removeBtn":
+        if iid in self.inert:
+            pass                   # clicked, and nothing happens: {ok: true} all the same
+        elif ref == "removeBtn":
             self.items.remove(row)
         elif ref == "increaseBtn":
             row["quantity"] += 1
@@ -1306,11 +1310,59 @@ class TestDemoModel(MockTestCase):
         self.assertIn("*remove the hub*", text)
         self.assertIn("*search for usb*", text)
         text, _, _ = self.converse(page, "what is the weather like?")
-        self.assertIn("Sorry, I did not understand", text)
+        self.assertIn("I can only help with this shop's cart", text)
         self.assertIn("GEMINI_API_KEY", text)
         text, _, _ = self.converse(page, "what is in my cart?")
         self.assertIn("- USB-C Hub — $49.99 × 2", text)
         self.assertIn("total $219.96", text)
+
+    def test_outside_the_cart_says_so(self):
+        # "what ... in ..." is not a question about the cart
+        page = self.page()
+        text, turns, _ = self.converse(page, "what is the weather in Paris?")
+        self.assertEqual(self.calls(turns), [])
+        self.assertIn("Sorry, I cannot help with “what is the weather in Paris?”: I can only "
+                      "help with this shop's cart.", text)
+        self.assertNotIn("In your cart", text)
+        self.assertIn("*remove the hub*", text)
+
+    def test_remove_that_changes_nothing_is_reported(self):
+        # The README's embed snippet: the rows are there, their buttons have
+        # no handler; the page state after the click still shows the item.
+        page = self.page(inert={"item-1"})
+        text, turns, _ = self.converse(page, "remove the mouse")
+        self.assertEqual(self.calls(turns), [("click-remove-btn",
+                                              {"coordinate": "item-1/removeBtn"})])
+        self.assertNotIn("Removed", text)
+        self.assertIn("I tried to remove **Wireless Mouse**, but the page still shows it.", text)
+        self.assertIn("Your cart still has 3 items", text)
+
+    def test_remove_reports_each_item_as_the_page_shows_it(self):
+        page = self.page(inert={"item-3"})
+        text, _, _ = self.converse(page, "remove the mouse and the keyboard")
+        self.assertIn("Removed **Wireless Mouse** from the cart. I tried to remove "
+                      "**Mechanical Keyboard**, but the page still shows it. Your cart now has "
+                      "2 items", text)
+
+    def test_click_that_changes_nothing_is_reported(self):
+        page = self.page(inert={"item-1", "item-3"})
+        text, turns, _ = self.converse(page, "increase the mouse")
+        self.assertEqual(len(self.calls(turns)), 1)
+        self.assertEqual(self.text_of_turn(turns[0]), "", "no text added to the history")
+        # the quantity it clicked at (1) is in the call's id: "q" and two base-36 digits
+        call_id = [p for p in turns[0]["parts"] if "functionCall" in p][0]["functionCall"]["id"]
+        self.assertRegex(call_id, r"^[a-z0-9]{5}q01$")
+        self.assertIn("I clicked increase for **Wireless Mouse**, but the page still shows "
+                      "quantity 1.", text)
+        self.assertNotIn("quantity is now", text)
+        # a target: one click, not DEMO_MAX_CLICKS, when the first changed nothing
+        text, turns, _ = self.converse(page, "set the keyboard quantity to 3")
+        self.assertEqual(len(self.calls(turns)), 1)
+        self.assertIn("the page still shows quantity 1", text)
+
+    @staticmethod
+    def text_of_turn(turn):
+        return "".join(p.get("text", "") for p in turn["parts"])
 
     def test_help_lists_only_offered_tools(self):
         page = self.page(search_action=False)

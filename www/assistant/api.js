@@ -118,10 +118,11 @@ export async function demoSignIn(fetchFn) {
 /**
  * "Attach this page": what the run's attachedContext says of it.
  * @param {Document} doc
+ * @param {Element|null} [root]  where the main text is: the page's <main> unless given
  * @returns {{type: 'page', id: string, title: string, snippet: string}}
  */
-export function pageContext(doc) {
-  const main = doc.querySelector('main') ?? doc.body;
+export function pageContext(doc, root = null) {
+  const main = root ?? doc.querySelector('main') ?? doc.body;
   const text = String(main?.innerText ?? main?.textContent ?? '').replace(/\s+/g, ' ').trim();
   return {
     type: 'page',
@@ -187,7 +188,7 @@ export function createClient({ fetch: fetchFn, token, base = API_BASE, location 
    * POST asking for NDJSON; every event but the last goes to onEvent; the
    * result line's answer is returned, an error line thrown. A plain JSON
    * answer (a server or proxy that does not stream) is the answer itself.
-   * @returns {Promise<object>} the answer (seed §3)
+   * @returns {Promise<object>} the answer (docs/http-api.md, "The answer")
    */
   async function stream(path, body, onEvent, signal) {
     const res = await send('POST', path, body, NDJSON_TYPE, signal);
@@ -221,6 +222,16 @@ export function createClient({ fetch: fetchFn, token, base = API_BASE, location 
 
   const id = (s) => encodeURIComponent(String(s));
   return {
+    /**
+     * Signed in or not, always a 200 (no 401 logged on every load).
+     * @returns {Promise<{signedIn: boolean, user?: string, reason?: string}>}
+     */
+    session: async () => {
+      const data = await getJson('api/agent/session');
+      return { signedIn: data.signedIn === true,
+        ...(typeof data.user === 'string' ? { user: data.user } : {}),
+        ...(typeof data.reason === 'string' ? { reason: data.reason } : {}) };
+    },
     /** @returns {Promise<object[]>} the user's threads, newest first */
     threads: async () => (await getJson('api/agent/threads')).threads ?? [],
     /** @returns {Promise<{thread: object, messages: object[]}>} */

@@ -13,6 +13,7 @@ import { renderMarkdown, closeOpenMarkdown } from '../agent/markdown.js';
 import {
   ApiError, createClient, demoSignIn, explain, loadSession, pageContext, saveSession,
 } from './api.js';
+import { actionTitle, approvalCardParts, approvalSummary, nameIds, namesFromRun, plainText } from './card.js';
 
 const $ = (id) => document.getElementById(id);
 const storage = (() => {
@@ -135,7 +136,8 @@ async function refreshThreads() {
   }
   const list = $('thread-list');
   list.replaceChildren(...threads.map((t) => {
-    const preview = t.lastMessage?.text ?? '';
+    /* a preview is one line of plain text: the Markdown's words, not its marks */
+    const preview = plainText(t.lastMessage?.text ?? '');
     const button = h('button', { type: 'button', className: 'thread', onclick: () => openThread(t.id) },
       h('span', { className: 'title' }, t.title || 'Untitled'),
       preview && h('span', { className: 'preview' }, preview.length > 90 ? `${preview.slice(0, 90)}…` : preview),
@@ -212,7 +214,7 @@ async function openThread(id, { focusApproval = null } = {}) {
     const seg = segment(turn);
     seg.text('This needs your approval before it runs.', true);
     seg.done();
-    turn.append(approvalCard(a, turn));
+    turn.append(approvalCard(a, turn, a.runId));
     const after = lastOfRun.get(a.runId);
     if (after) after.after(turn);
     else box.append(turn);
@@ -249,19 +251,14 @@ async function refreshPending() {
   $('pending').hidden = list.length === 0;
   $('pending-list').replaceChildren(...list.map((a) => {
     const threadId = state.runThreads.get(a.runId);
-    return h('li', { dataset: { approvalId: a.id } },
-      h('span', { className: 'tool' }, a.tool),
-      h('span', { className: 'preview' }, previewText(a)),
+    const [title, args] = approvalSummary(a).split(' — ');
+    return h('li', { dataset: { approvalId: a.id, tool: a.tool } },
+      h('span', { className: 'tool' }, title),
+      args && h('span', { className: 'preview' }, args),
       threadId && h('button', { type: 'button', className: 'linkish',
         onclick: () => openThread(threadId, { focusApproval: a.id }) }, 'Open'));
   }));
   return list;
-}
-
-/** The preview without the tool's name in front. */
-function previewText(a) {
-  const p = String(a.preview ?? '');
-  return p.startsWith(`${a.tool} `) ? p.slice(a.tool.length + 1) : p;
 }
 
 /* ---- the conversation ---- */
@@ -392,24 +389,17 @@ function streamInto(seg, onThread) {
   };
 }
 
-/** Plain text of an answer's Markdown, for the live region. */
-function plain(markdown) {
-  const box = document.createElement('div');
-  box.append(renderMarkdown(markdown));
-  return box.textContent.replace(/\s+/g, ' ').trim();
-}
-
 /** A run's answer in its turn: the summary, and a card when it waits. */
 function finishAnswer(result, turn, seg) {
   seg.text(result.summary ?? '');
   seg.done(result);
   if (result.runId) state.runThreads.set(result.runId, result.threadId);
   if (result.mode === 'approval_required' && result.approval) {
-    const card = approvalCard(result.approval, turn);
+    const card = approvalCard(result.approval, turn, result.runId);
     turn.append(card);
-    announce(`Approval needed: ${result.approval.tool}. ${result.approval.reason ?? ''}`);
+    announce(`Approval needed: ${actionTitle(result.approval.tool)}. ${result.approval.reason ?? ''}`);
   } else {
-    announce(`Assistant: ${plain(result.summary ?? '')}`);
+    announce(`Assistant: ${plainText(result.summary ?? '')}`);
   }
   scrollToEnd();
 }
@@ -422,7 +412,8 @@ function setBusy(busy) {
 }
 
 async function send(prompt) {
-  const context = $('attach').checked ? pageContext(document) : null;
+  /* the conversation is this page's main text (<main> holds the threads too) */
+  const context = $('attach').checked ? pageContext(document, $('chat')) : null;
   const box = $('conversation');
   const mine = userMessage(prompt, context);
   const turn = assistantTurn();
@@ -483,48 +474,47 @@ $('attach').addEventListener('change', () => {
 
 /* ---- approval cards ---- */
 
-const DECISIONS = [
-  ['approve_once', 'Approve', 'Run it this once'],
-  ['approve_and_always_allow', 'Approve always', 'Run it, and let the assistant do this without asking from now on (for users whose trust level is delegated)'],
-  ['reject', 'Reject', 'Do not run it; the assistant is told you declined'],
-];
+const STEP_DECIDED = {
+  ok: 'approved, done',
+  failed: 'approved, failed',
+  rejected: 'rejected: did not run',
+};
 
-/** The arguments of the preview ("tool {json}") as a list, or the preview as text. */
-function previewBlock(a) {
-  const rest = previewText(a);
-  try {
-    const args = JSON.parse(rest);
-    if (args && typeof args === 'object' && !Array.isArray(args))
-      return h('dl', { className: 'preview' }, ...Object.entries(args).flatMap(([k, v]) =>
-        [h('dt', {}, k), h('dd', {}, typeof v === 'string' ? v : JSON.stringify(v))]));
-  } catch {
-    /* cut short (…) or not JSON: as written */
+/**
+ * The steps of `tool` in `turn` that waited for the user, now decided
+ * (outcome ok, failed or rejected): the list no longer says "waits".
+ */
+function decideSteps(turn, tool, outcome) {
+  for (const li of turn.querySelectorAll('.steps [data-state="waiting"]')) {
+    if (li.dataset.tool !== tool) continue;
+    li.dataset.state = outcome;
+    li.querySelector('.outcome').textContent = STEP_DECIDED[outcome];
   }
-  return h('pre', { className: 'preview' }, rest);
 }
 
 /**
- * A card for the approval `a` ({id, tool, reason, preview}); its decision
- * resumes the run, whose new answer goes into `turn` after the card.
+ * A card for the approval `a` ({id, tool, reason, preview}) of run `runId`;
+ * its decision resumes the run, whose new answer goes into `turn` after
+ * the card.
  */
-function approvalCard(a, turn) {
-  const titleId = `approval-${a.id}`;
-  const feedbackId = `feedback-${a.id}`;
-  const feedback = h('input', { type: 'text', id: feedbackId, name: 'feedback', autocomplete: 'off' });
-  const outcome = h('p', { className: 'outcome', tabIndex: -1, hidden: true });
-  const error = h('p', { className: 'error', attrs: { role: 'alert' } });
-  const buttons = DECISIONS.map(([decision, label, title]) =>
-    h('button', { type: 'button', className: decision === 'reject' ? '' : 'primary', title,
-      dataset: { decision }, disabled: state.busy, onclick: () => decide(decision) }, label));
-  const form = h('div', { className: 'decide' },
-    h('label', { htmlFor: feedbackId }, 'Feedback for the assistant (optional)'), feedback,
-    h('div', { className: 'buttons' }, ...buttons));
-  const card = h('section', { className: 'approval', dataset: { approvalId: a.id, state: 'pending' },
-    attrs: { 'aria-labelledby': titleId } },
-    h('h3', { id: titleId }, 'Approval needed: ', h('code', {}, a.tool)),
-    a.reason && h('p', { className: 'reason' }, `Why: ${a.reason}`),
-    previewBlock(a),
-    form, outcome, error);
+function approvalCard(a, turn, runId) {
+  const parts = approvalCardParts(document, a, { busy: state.busy, onDecide: (d) => decide(d) });
+  const { card, buttons, feedback, form, outcome, error } = parts;
+  /* an id the run found (a product's _id) shows with its name */
+  if (runId)
+    api.run(runId).then((run) => nameIds(card, namesFromRun(run)), () => {
+      /* unreadable: the ids stay as they are */
+    });
+  const title = `“${actionTitle(a.tool)}”`;
+
+  /* the card's end: decided here, or elsewhere (409) */
+  function settle(cardState, words) {
+    card.dataset.state = cardState;
+    form.remove();
+    outcome.hidden = false;
+    outcome.textContent = words;
+    outcome.focus();
+  }
 
   async function decide(decision) {
     if (state.busy) return;
@@ -543,22 +533,16 @@ function approvalCard(a, turn) {
         if (ev.type === 'tool-result' && ev.name === a.tool && ran === null) ran = ev.ok !== false;
         onEvent(ev);
       });
-      card.dataset.state = decision === 'reject' ? 'rejected' : 'approved';
-      form.remove();
-      outcome.hidden = false;
-      outcome.textContent = decision === 'reject'
-        ? `${said}: ${a.tool} did not run.${note ? ` Your note: “${note}”.` : ''}`
-        : `${said}: ${a.tool} ${ran === false ? 'failed' : 'ran'}.`;
+      decideSteps(turn, a.tool, decision === 'reject' ? 'rejected' : ran === false ? 'failed' : 'ok');
+      settle(decision === 'reject' ? 'rejected' : 'approved', decision === 'reject'
+        ? `${said}: ${title} did not run.${note ? ` Your note: “${note}”.` : ''}`
+        : `${said}: ${title} ${ran === false ? 'failed' : 'ran'}.`);
       finishAnswer(result, turn, seg);
       outcome.focus();
     } catch (e) {
       seg.el.remove();
       if (e instanceof ApiError && e.status === 409) {
-        card.dataset.state = 'conflict';
-        form.remove();
-        outcome.hidden = false;
-        outcome.textContent = explain(e, 'approval');
-        outcome.focus();
+        settle('conflict', explain(e, 'approval'));
       } else {
         card.dataset.state = 'pending';
         for (const b of buttons) b.disabled = false;
@@ -579,18 +563,29 @@ function approvalCard(a, turn) {
 
 /* ---- start ---- */
 
+/*
+ * Signed in? GET /api/agent/session answers 200 either way (a 401 on
+ * every load would be logged as a failed request): with the tab's demo
+ * session it checks that token, without one the site's own cookie, if any.
+ */
 async function start() {
   const stored = loadSession(storage);
-  if (stored) {
-    await signedIn(stored);
+  let who;
+  state.session = stored; /* its token is the one checked */
+  try {
+    who = await api.session();
+  } catch (e) {
+    if (stored) await signedIn(stored); /* the first request says what is wrong */
+    else showSignIn(explain(e, 'load'));
     return;
   }
-  /* no demo session in this tab: maybe the site signed us in (its cookie) */
-  try {
-    await api.threads();
-    await signedIn({ user: null, cookie: true });
-  } catch (e) {
-    showSignIn(e instanceof ApiError && e.status === 401 ? '' : explain(e, 'load'));
+  if (who.signedIn) {
+    await signedIn(stored ?? { user: who.user, cookie: true });
+  } else if (stored) {
+    saveSession(storage, null);
+    showSignIn(explain(new ApiError(401, 'unauthorized', who.reason), 'load'));
+  } else {
+    showSignIn('');
   }
 }
 
