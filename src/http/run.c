@@ -969,6 +969,48 @@ keep_reply(struct run *r, const json_t *a, const char *status)
             r->reply_st = (enum store_action_status)s;
 }
 
+/* The run's actions as the store lists them (`actions`), into r->acts:
+ * see load_waiting(). */
+static int
+load_acts(struct run *r, const json_t *actions, const char *want,
+          struct run_act **found, long *last_turn, struct status_error *err)
+{
+    const json_t *a;
+    size_t i;
+
+    json_array_foreach(actions, i, a) {
+        const char *tool = json_string_value(json_object_get(a, "tool"));
+        const char *st = json_string_value(json_object_get(a, "status"));
+        json_int_t turn = json_integer_value(json_object_get(a, "turn"));
+        if (turn < 0) {
+            keep_reply(r, a, st);
+            continue;
+        }
+        const struct plugin_action *act =
+            plugin_find(r->env->site->actions, tool ? tool : "");
+        struct run_act *x = add_act(
+            r, (size_t)turn,
+            (size_t)json_integer_value(json_object_get(a, "part")), act,
+            json_object_get(a, "args"));
+        if (x == NULL)
+            return oom(err);
+        snprintf(x->id, sizeof(x->id), "%s",
+                 json_string_value(json_object_get(a, "id")));
+        x->output = json_object_get(a, "output");
+        x->error = json_string_value(json_object_get(a, "error"));
+        /* waiting with an output: the question its tool asked */
+        if (x->output != NULL && st != NULL &&
+            strcmp(st, store_action_status_name(STORE_ACT_AWAITING)) == 0) {
+            x->question = x->output;
+            x->output = NULL;
+        }
+        if (want != NULL && found != NULL && strcmp(x->id, want) == 0)
+            *found = x;
+        *last_turn = (long)turn;
+    }
+    return 0;
+}
+
 /*
  * The run r->id as it waits, for going on with it: its prompt, its
  * conversation, its actions (r->acts; an action whose tool asked keeps
@@ -982,10 +1024,9 @@ load_waiting(struct run *r, const char *want, struct run_act **found,
 {
     const struct run_env *env = r->env;
     char *contents = NULL, owner[BOUND_STORE_USER_ID + 1];
-    json_t *actions = NULL, *a, *info = NULL;
+    json_t *actions = NULL, *info = NULL;
     json_error_t jerr;
     bool nomem = false;
-    size_t i;
     int rc = -1;
 
     *last_turn = -1;
@@ -1027,38 +1068,8 @@ load_waiting(struct run *r, const char *want, struct run_act **found,
                    r->id);
         goto out;
     }
-    json_array_foreach(actions, i, a) {
-        const char *tool = json_string_value(json_object_get(a, "tool"));
-        const char *st = json_string_value(json_object_get(a, "status"));
-        if (json_integer_value(json_object_get(a, "turn")) < 0) {
-            keep_reply(r, a, st);
-            continue;
-        }
-        const struct plugin_action *act = plugin_find(env->site->actions,
-                                                      tool ? tool : "");
-        struct run_act *x = add_act(r, (size_t)json_integer_value(
-                                           json_object_get(a, "turn")),
-                                    (size_t)json_integer_value(
-                                        json_object_get(a, "part")),
-                                    act, json_object_get(a, "args"));
-        if (x == NULL) {
-            oom(err);
-            goto out;
-        }
-        snprintf(x->id, sizeof(x->id), "%s",
-                 json_string_value(json_object_get(a, "id")));
-        x->output = json_object_get(a, "output");
-        x->error = json_string_value(json_object_get(a, "error"));
-        /* waiting with an output: the question its tool asked */
-        if (x->output != NULL && st != NULL &&
-            strcmp(st, store_action_status_name(STORE_ACT_AWAITING)) == 0) {
-            x->question = x->output;
-            x->output = NULL;
-        }
-        if (want != NULL && found != NULL && strcmp(x->id, want) == 0)
-            *found = x;
-        *last_turn = json_integer_value(json_object_get(a, "turn"));
-    }
+    if (load_acts(r, actions, want, found, last_turn, err) != 0)
+        goto out;
     rc = 0;
 out:
     free(contents);
