@@ -2,20 +2,17 @@
  * policy.h - may this server action run now, wait for the user's
  * approval, or not run at all? (docs/http-api.md "The run API").
  *
- * Only actions with side effects (`sideEffects: true` in their
- * .jay-action) are judged; the others always run. In order:
- *
- *   0. a deny entry of the site's permission policy
- *      (plugins.config.permission, registry/permission.h) denies any
- *      call, with side effects or not, whatever the user's trust;
- *   1. the site's kill switch (policy.sideEffects: false, or the
- *      environment's AGENT_SIDE_EFFECTS_ENABLED=false) denies them all;
- *   1b. a tool its plugin auto-approves (auto_approved_tools()) runs;
- *   2. an autonomous user's run;
- *   3. a delegated user's run when an allow rule matches - the site's
- *      (policy.allow, or an allow entry of its permission policy) or the
- *      user's own ("always allow") - else wait;
- *   4. a supervised user's always wait.
+ * The run API's input to the one decision engine (registry/decide.h;
+ * docs/internals/decisions.md has its rules in the run API's column):
+ * the site's permission policy (plugins.config.permission) and kill
+ * switch (policy.sideEffects, or the environment's
+ * AGENT_SIDE_EFFECTS_ENABLED=false), the site's allow rules
+ * (policy.allow), and the user's trust level and own rules ("always
+ * allow"). In short: a deny entry denies any call; then the kill switch
+ * denies calls with side effects; calls without side effects and tools
+ * their plugin auto-approves run; an autonomous user's calls run; a
+ * delegated user's run when an allow rule or an allow entry of the
+ * permission policy matches, else wait; a supervised user's wait.
  *
  * A rule is {"action": "shop.addReview", "arg": "email", "pattern":
  * "*@example.com"}: the action by its registered name, and optionally one
@@ -36,6 +33,7 @@
 #include "core/common.h"
 #include "store/store.h"
 
+struct decide_result;
 struct json_t;
 struct permission_policy;
 
@@ -59,19 +57,29 @@ struct policy_user {
     const struct json_t *rules; /* the user's allow rules, or NULL */
 };
 
-/* The verdict, with `*reason` a static sentence for the model, the
- * approval card and the audit trail. `site_rules` and `site_policy` (the
- * site's permission policy; its default is not used here: trust levels
- * are the run API's default) may be NULL. */
+/* The site's side of a decision: `site_rules` (policy.allow) and
+ * `site_policy` (its permission policy; its default is not used here:
+ * trust levels are the run API's default) may be NULL. */
+struct policy_site {
+    bool side_effects_enabled;
+    const struct json_t *site_rules;
+    const struct permission_policy *site_policy;
+};
+
+/* The engine's decision on `call` by `user` on `site`, in `*out` (its
+ * text: what the model reads of a denial; its detail: the audit's and
+ * the approval card's reason). */
+enum policy_verdict policy_judge(const struct policy_site *site,
+                                 const struct policy_user *user,
+                                 const struct policy_call *call,
+                                 struct decide_result *out);
+
+/* The same, with `*reason` the static detail. */
 enum policy_verdict policy_decide(bool side_effects_enabled,
                                   const struct json_t *site_rules,
                                   const struct permission_policy *site_policy,
                                   const struct policy_user *user,
                                   const struct policy_call *call,
                                   const char **reason);
-
-/* Does `rule` allow `call`? (exposed for the tests) */
-bool policy_rule_matches(const struct json_t *rule,
-                         const struct policy_call *call);
 
 #endif /* APP_POLICY_H */

@@ -27,6 +27,7 @@
 #include "http/runinput.h"
 #include "http/site.h"
 #include "registry/action.h"
+#include "registry/decide.h"
 #include "registry/jschema.h"
 #include "registry/plugin.h"
 #include "registry/question.h"
@@ -84,8 +85,7 @@ struct run {
                             * {id (its action's), tool, questions} */
     const struct run_act *asking; /* ... and its action */
     const json_t *normalized;
-    /* The run's own action (seed 001 §2 "run bootstrap state"), the
-     * answer's actionId when no tool call is shown: RUN_REPLY_TOOL, made
+    /* The run's own action, the answer's actionId when no tool call is shown: RUN_REPLY_TOOL, made
      * with the run at turn -1, planned while the run works or waits, then
      * completed with the reply's text (through executing, as the state
      * table has it) or failed.
@@ -215,19 +215,98 @@ preview(struct arena *a, const char *tool, const json_t *args)
 
 /* --- the policy step: who answers each call -------------------------------- */
 
+/* Invalid arguments fail fast: the action never runs, the model hears
+ * exactly what was wrong. 1 when they are valid, else what decide()
+ * returns. */
+static int
+check_args(struct run *r, struct run_act *ra, const struct loop_call *c,
+           struct loop_result *res, struct status_error *err)
+{
+    struct status_error invalid = {0};
+    const char *msg;
+
+    if (ra->act->input_schema == NULL ||
+        jschema_validate(ra->act->input_schema, c->args, &invalid) == 0)
+        return 1;
+    msg = arena_printf(r->env->a, "invalid arguments: %s; the action did "
+                                  "not run",
+                       invalid.text);
+    if (msg == NULL ||
+        r->st->ops->action_status(r->st, ra->id, STORE_ACT_FAILED, NULL, msg,
+                                  err) != 0 ||
+        (ra->act->side_effects && audit(r, ra, "failed", msg, err) != 0))
+        return msg ? -1 : oom(err);
+    res->response = error_response(r->env->a, msg);
+    return res->response ? LOOP_ANSWER_IT : oom(err);
+}
+
+/* The engine denied the call: its row, its audit, the model's words. */
+static int
+refuse_act(struct run *r, struct run_act *ra, const struct decide_result *d,
+           struct loop_result *res, struct status_error *err)
+{
+    if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_REJECTED, NULL,
+                                  d->text, err) != 0 ||
+        audit(r, ra, "policy_denied", d->detail, err) != 0)
+        return -1;
+    res->response = error_response(r->env->a, d->text);
+    return res->response ? LOOP_ANSWER_IT : oom(err);
+}
+
+/* The call waits for the user's approval: a row in the store; the first
+ * of this pass goes in the answer. */
+static int
+await_approval(struct run *r, struct run_act *ra, const char *reason,
+               struct status_error *err)
+{
+    struct arena *a = r->env->a;
+    const char *name = ra->act->name;
+    const char *pv = preview(a, name, ra->args);
+    char id[STORE_ID_LEN];
+
+    if (pv == NULL)
+        return oom(err);
+    if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_AWAITING, NULL,
+                                  NULL, err) != 0 ||
+        r->st->ops->approval_create(r->st, r->env->user, r->id, ra->id, name,
+                                    reason, pv, r->cfg->run.approval_ttl_ms,
+                                    id, err) != 0 ||
+        audit(r, ra, "approval_requested", reason, err) != 0)
+        return -1;
+    if (r->approval == NULL) {
+        r->approval = arena_take_json(
+            a, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "tool", name,
+                         "reason", reason, "preview", pv));
+        if (r->approval == NULL)
+            return oom(err);
+        r->waiting = ra;
+    }
+    return LOOP_HAND_BACK;
+}
+
+/* The engine's verdict on the call of `ra` (registry/decide.h). */
+static enum policy_verdict
+judge(const struct run *r, const struct run_act *ra, struct decide_result *d)
+{
+    struct policy_site site = {
+        r->cfg->run.side_effects, r->cfg->run.allow,
+        r->env->site->has_permission ? &r->env->site->permission : NULL};
+    struct policy_user pu = {r->user.trust, r->user.allow};
+    struct policy_call pc = {ra->act->name, ra->act->side_effects, ra->args,
+                             ra->act->auto_approved};
+
+    return policy_judge(&site, &pu, &pc, d);
+}
+
 static int
 decide(void *ctx, const struct loop_call *c, struct loop_result *res,
        struct status_error *err)
 {
     struct run *r = ctx;
-    struct arena *a = r->env->a;
     const struct plugin_action *act;
-    struct status_error invalid = {0};
+    struct decide_result d;
     struct run_act *ra;
-    const char *reason;
-    struct policy_call pc;
-    struct policy_user pu = {r->user.trust, r->user.allow};
-    enum policy_verdict v;
+    int rc;
 
     act = plugin_find_fn(r->env->site->actions, c->name);
     if (act == NULL)
@@ -239,61 +318,15 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *res,
                                   STORE_ACT_PLANNED, ra->id, err) != 0)
         return -1;
     res->action = act->name;
-    /* invalid arguments fail fast: the action never runs, the model hears
-     * exactly what was wrong */
-    if (act->input_schema != NULL &&
-        jschema_validate(act->input_schema, c->args, &invalid) != 0) {
-        const char *msg = arena_printf(a, "invalid arguments: %s; the action "
-                                          "did not run",
-                                       invalid.text);
-        if (msg == NULL ||
-            r->st->ops->action_status(r->st, ra->id, STORE_ACT_FAILED, NULL,
-                                      msg, err) != 0 ||
-            (act->side_effects && audit(r, ra, "failed", msg, err) != 0))
-            return msg ? -1 : oom(err);
-        res->response = error_response(a, msg);
-        return res->response ? LOOP_ANSWER_IT : oom(err);
-    }
-    pc = (struct policy_call){act->name, act->side_effects, c->args,
-                              act->auto_approved};
-    v = policy_decide(r->cfg->run.side_effects, r->cfg->run.allow,
-                      r->env->site->has_permission ? &r->env->site->permission
-                                                   : NULL,
-                      &pu, &pc, &reason);
-    if (v == POLICY_DENY) {
-        const char *msg = arena_printf(a, "denied by the site's policy: %s; "
-                                          "the action did not run",
-                                       reason);
-        if (msg == NULL ||
-            r->st->ops->action_status(r->st, ra->id, STORE_ACT_REJECTED, NULL,
-                                      msg, err) != 0 ||
-            audit(r, ra, "policy_denied", reason, err) != 0)
-            return msg ? -1 : oom(err);
-        res->response = error_response(a, msg);
-        return res->response ? LOOP_ANSWER_IT : oom(err);
-    }
-    if (v == POLICY_APPROVE) {
-        char id[STORE_ID_LEN];
-        const char *pv = preview(a, act->name, c->args);
-        if (pv == NULL)
-            return oom(err);
-        if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_AWAITING, NULL,
-                                      NULL, err) != 0 ||
-            r->st->ops->approval_create(r->st, r->env->user, r->id, ra->id,
-                                        act->name, reason, pv,
-                                        r->cfg->run.approval_ttl_ms, id,
-                                        err) != 0 ||
-            audit(r, ra, "approval_requested", reason, err) != 0)
-            return -1;
-        if (r->approval == NULL) {
-            r->approval = arena_take_json(
-                a, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "tool",
-                             act->name, "reason", reason, "preview", pv));
-            if (r->approval == NULL)
-                return oom(err);
-            r->waiting = ra;
-        }
-        return LOOP_HAND_BACK;
+    if ((rc = check_args(r, ra, c, res, err)) != 1)
+        return rc;
+    switch (judge(r, ra, &d)) {
+    case POLICY_DENY:
+        return refuse_act(r, ra, &d, res, err);
+    case POLICY_APPROVE:
+        return await_approval(r, ra, d.detail, err);
+    case POLICY_ALLOW:
+        break;
     }
     if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_EXECUTING, NULL,
                                   NULL, err) != 0 ||
@@ -546,7 +579,9 @@ summary_of(const struct run *r)
     return r->text ? r->text : "The model returned an empty answer.";
 }
 
-/* seed §3, plus usage (and what normalisation cut) */
+/* The run's answer (docs/http-api.md "The run API"): its ids, status,
+ * summary and mode, the action shown, what waits, and the usage (and
+ * what normalisation cut). */
 static json_t *
 answer(struct run *r)
 {
@@ -934,6 +969,48 @@ keep_reply(struct run *r, const json_t *a, const char *status)
             r->reply_st = (enum store_action_status)s;
 }
 
+/* The run's actions as the store lists them (`actions`), into r->acts:
+ * see load_waiting(). */
+static int
+load_acts(struct run *r, const json_t *actions, const char *want,
+          struct run_act **found, long *last_turn, struct status_error *err)
+{
+    const json_t *a;
+    size_t i;
+
+    json_array_foreach(actions, i, a) {
+        const char *tool = json_string_value(json_object_get(a, "tool"));
+        const char *st = json_string_value(json_object_get(a, "status"));
+        json_int_t turn = json_integer_value(json_object_get(a, "turn"));
+        if (turn < 0) {
+            keep_reply(r, a, st);
+            continue;
+        }
+        const struct plugin_action *act =
+            plugin_find(r->env->site->actions, tool ? tool : "");
+        struct run_act *x = add_act(
+            r, (size_t)turn,
+            (size_t)json_integer_value(json_object_get(a, "part")), act,
+            json_object_get(a, "args"));
+        if (x == NULL)
+            return oom(err);
+        snprintf(x->id, sizeof(x->id), "%s",
+                 json_string_value(json_object_get(a, "id")));
+        x->output = json_object_get(a, "output");
+        x->error = json_string_value(json_object_get(a, "error"));
+        /* waiting with an output: the question its tool asked */
+        if (x->output != NULL && st != NULL &&
+            strcmp(st, store_action_status_name(STORE_ACT_AWAITING)) == 0) {
+            x->question = x->output;
+            x->output = NULL;
+        }
+        if (want != NULL && found != NULL && strcmp(x->id, want) == 0)
+            *found = x;
+        *last_turn = (long)turn;
+    }
+    return 0;
+}
+
 /*
  * The run r->id as it waits, for going on with it: its prompt, its
  * conversation, its actions (r->acts; an action whose tool asked keeps
@@ -947,10 +1024,9 @@ load_waiting(struct run *r, const char *want, struct run_act **found,
 {
     const struct run_env *env = r->env;
     char *contents = NULL, owner[BOUND_STORE_USER_ID + 1];
-    json_t *actions = NULL, *a, *info = NULL;
+    json_t *actions = NULL, *info = NULL;
     json_error_t jerr;
     bool nomem = false;
-    size_t i;
     int rc = -1;
 
     *last_turn = -1;
@@ -992,38 +1068,8 @@ load_waiting(struct run *r, const char *want, struct run_act **found,
                    r->id);
         goto out;
     }
-    json_array_foreach(actions, i, a) {
-        const char *tool = json_string_value(json_object_get(a, "tool"));
-        const char *st = json_string_value(json_object_get(a, "status"));
-        if (json_integer_value(json_object_get(a, "turn")) < 0) {
-            keep_reply(r, a, st);
-            continue;
-        }
-        const struct plugin_action *act = plugin_find(env->site->actions,
-                                                      tool ? tool : "");
-        struct run_act *x = add_act(r, (size_t)json_integer_value(
-                                           json_object_get(a, "turn")),
-                                    (size_t)json_integer_value(
-                                        json_object_get(a, "part")),
-                                    act, json_object_get(a, "args"));
-        if (x == NULL) {
-            oom(err);
-            goto out;
-        }
-        snprintf(x->id, sizeof(x->id), "%s",
-                 json_string_value(json_object_get(a, "id")));
-        x->output = json_object_get(a, "output");
-        x->error = json_string_value(json_object_get(a, "error"));
-        /* waiting with an output: the question its tool asked */
-        if (x->output != NULL && st != NULL &&
-            strcmp(st, store_action_status_name(STORE_ACT_AWAITING)) == 0) {
-            x->question = x->output;
-            x->output = NULL;
-        }
-        if (want != NULL && found != NULL && strcmp(x->id, want) == 0)
-            *found = x;
-        *last_turn = json_integer_value(json_object_get(a, "turn"));
-    }
+    if (load_acts(r, actions, want, found, last_turn, err) != 0)
+        goto out;
     rc = 0;
 out:
     free(contents);

@@ -1,7 +1,8 @@
 /*
  * calls.c - who answers a call of the model (calls.h): its tool_use
- * blocks, the permission check (perm.h) and the question (over stdin or
- * at the terminal), the run, and its tool_result.
+ * blocks, the permission check (registry/decide.h, with the rules of
+ * perm.h) and the question (over stdin or at the terminal), the run,
+ * and its tool_result.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -244,17 +245,6 @@ deny(struct term_calls *s, const struct loop_call *c, const char *why,
     return refuse(s, why, NULL, r, err);
 }
 
-/* Did a --disallowedTools rule deny this call (not the mode)? */
-static bool
-denied_by_rule(const struct term_calls *s, const char *tool,
-               const json_t *input)
-{
-    for (size_t i = 0; i < s->tools->rules.ndeny; i++)
-        if (term_rule_matches(&s->tools->rules.deny[i], tool, input))
-            return true;
-    return false;
-}
-
 /*
  * Why our own policy denied a call (a rule, or the mode), for the
  * tool_result; and, as SDK 0.3's Claude Code does, the advisory system
@@ -262,28 +252,12 @@ denied_by_rule(const struct term_calls *s, const char *tool,
  * it was not asked). NULL when out of memory.
  */
 static const char *
-denial_text(struct term_calls *s, const char *tool, const json_t *input)
+denial_text(struct term_calls *s, const char *tool,
+            const struct decide_result *d)
 {
-    bool rule = denied_by_rule(s, tool, input);
-    const char *why;
+    bool rule = d->reason == DECIDE_BY_RULE_DENY;
+    const char *why = arena_strdup(s->a, d->text);
 
-    if (rule)
-        why = arena_printf(s->a,
-                           "Permission to use %s denied: --disallowedTools "
-                           "forbids this call.",
-                           tool);
-    else if (s->tools->mode == TERM_MODE_PLAN)
-        why = arena_printf(s->a,
-                           "Permission to use %s denied: plan mode runs "
-                           "nothing with side effects.",
-                           tool);
-    else
-        why = arena_printf(s->a,
-                           "Permission to use %s denied: it has side effects "
-                           "and the permission mode %s does not allow it "
-                           "without asking (allow it with --allowedTools or "
-                           "--permission-mode).",
-                           tool, term_mode_name(s->tools->mode));
     if (why != NULL &&
         term_out_emit(s->out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type",
                           "system", "subtype", "permission_denied",
@@ -309,7 +283,7 @@ ask_tty(struct term_calls *s, const struct term_tool *t,
         const json_t *input, const char **why)
 {
     switch (tty_ask(s->tty, t->name, input)) {
-    case TTY_ALWAYS:
+    case TTY_ALWAYS: /* past the rules' bound, or out of memory: once */
         term_tools_allow(s->tools, t->name);
         return TERM_ALLOW;
     case TTY_YES:
@@ -362,7 +336,9 @@ ts_decide(void *ctx, const struct loop_call *c, struct loop_result *r,
     const struct term_tool *t = ts_find_tool(s, c->name);
     const json_t *input = c->args;
     const char *why = NULL;
-    int v, rc;
+    bool over_stdio = s->args->prompt_stdio && s->args->in_stream;
+    struct decide_result d;
+    int v = TERM_ALLOW, rc;
 
     if (announce(s, c, s->tty == NULL, err) != 0)
         return -1;
@@ -372,14 +348,29 @@ ts_decide(void *ctx, const struct loop_call *c, struct loop_result *r,
                       arena_printf(s->a, "Error: No such tool available: %s",
                                    c->name),
                       NULL, r, err);
-    v = term_perm_decide(s->tools->mode, &s->tools->rules, t->name, input,
-                         t->act->side_effects, t->edit);
-    if (v == TERM_ASK && s->args->prompt_stdio && s->args->in_stream)
-        v = ts_ask_stdio(s, t, &input, &why, err);
-    else if (v == TERM_ASK && s->tty != NULL && tty_can_ask(s->tty))
-        v = ask_tty(s, t, input, &why);
-    else if (v != TERM_ALLOW)
-        why = denial_text(s, t->name, input);
+    /* the engine decides (registry/decide.h); a question goes over stdin
+     * (--permission-prompt-tool stdio) or to the terminal */
+    struct decide_input in = {
+        .caller = DECIDE_TERMINAL,
+        .call = {t->name, input},
+        .side_effects = t->act->side_effects,
+        .edit = t->edit,
+        .mode = term_perm_mode(s->tools->mode),
+        .allow_rules = s->tools->rules.allow,
+        .deny_rules = s->tools->rules.deny,
+        .can_ask = over_stdio || (s->tty != NULL && tty_can_ask(s->tty)),
+    };
+    switch (decide_judge(&in, &d)) {
+    case DECIDE_ASK:
+        v = over_stdio ? ts_ask_stdio(s, t, &input, &why, err)
+                       : ask_tty(s, t, input, &why);
+        break;
+    case DECIDE_RUN:
+        break;
+    default:
+        v = TERM_DENY;
+        why = denial_text(s, t->name, &d);
+    }
     if (v < 0)
         return -1;
     if (v != TERM_ALLOW && why == NULL)

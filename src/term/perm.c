@@ -1,6 +1,6 @@
 /*
- * perm.c - permission modes and tool rules of the terminal client
- * (perm.h).
+ * perm.c - the terminal client's tool rules, read into permission
+ * entries, and its permission updates (perm.h).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -13,43 +13,74 @@
 #include <stdio.h>
 #include <string.h>
 
-/* One rule of text s[n]: `Name` or `Name(pattern)`. */
-static int
-parse_rule(const char *s, size_t n, struct arena *a, struct term_rule *r,
-           struct status_error *err)
+/* The list `*slot` of the rules, made (pinned to `a`) when missing;
+ * NULL when out of memory. */
+static json_t *
+list_of(json_t **slot, struct arena *a)
 {
-    const char *open = memchr(s, '(', n);
-    size_t plen;
+    if (*slot == NULL)
+        *slot = arena_take_json(a, json_array());
+    return *slot;
+}
 
-    memset(r, 0, sizeof(*r));
+/* The entry of rule text s[n] (perm.h), a new reference; NULL with
+ * `err` set. */
+static json_t *
+rule_entry(const char *s, size_t n, struct status_error *err)
+{
+    const char *open = memchr(s, '(', n), *kind = "exact";
+    size_t plen;
+    json_t *e;
+
     if (open == NULL) {
-        r->tool = arena_strndup(a, s, n);
-        return r->tool ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
+        e = json_pack("{s:s%}", "tool", s, n);
+        goto out;
     }
-    if (open == s || s[n - 1] != ')')
-        return status_set(err, ST_BAD_REQUEST,
-                          "cannot read the tool rule '%.*s' (expected Name "
-                          "or Name(pattern))",
-                          (int)(n > 200 ? 200 : n), s);
-    r->tool = arena_strndup(a, s, (size_t)(open - s));
+    if (open == s || s[n - 1] != ')') {
+        status_set(err, ST_BAD_REQUEST,
+                   "cannot read the tool rule '%.*s' (expected Name or "
+                   "Name(pattern))",
+                   (int)(n > 200 ? 200 : n), s);
+        return NULL;
+    }
     plen = n - (size_t)(open - s) - 2;
-    open++;
-    if (plen >= 2 && strncmp(open + plen - 2, ":*", 2) == 0) {
-        r->prefix = true;
+    if (plen >= 2 && strncmp(open + 1 + plen - 2, ":*", 2) == 0) {
+        kind = "prefix";
         plen -= 2;
-    } else if (plen >= 1 && open[plen - 1] == '*') {
-        r->prefix = true;
+    } else if (plen >= 1 && open[plen] == '*') {
+        kind = "prefix";
         plen -= 1;
     }
-    r->pattern = arena_strndup(a, open, plen);
-    if (r->tool == NULL || r->pattern == NULL)
+    e = json_pack("{s:s%, s:s, s:s%, s:s}", "tool", s, (size_t)(open - s),
+                  "arg", "command", "pattern", open + 1, plen, "match", kind);
+out:
+    if (e == NULL)
+        status_set(err, ST_NO_MEMORY, "out of memory");
+    return e;
+}
+
+/* Add rule text s[n] to the list `*slot`. */
+static int
+add_rule(json_t **slot, struct arena *a, const char *s, size_t n,
+         struct status_error *err)
+{
+    json_t *list = list_of(slot, a), *e;
+
+    if (list == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    if (json_array_size(list) == BOUND_TERM_RULES)
+        return status_set(err, ST_BAD_REQUEST, "more than %d tool rules",
+                          BOUND_TERM_RULES);
+    if ((e = rule_entry(s, n, err)) == NULL)
+        return -1;
+    if (json_array_append_new(list, e) != 0)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     return 0;
 }
 
-/* Split one flag's value into rules appended to list[*n]. */
+/* Split one flag's value into rules added to the list `*slot`. */
 static int
-parse_list(const char *v, struct arena *a, struct term_rule *list, size_t *n,
+parse_list(const char *v, struct arena *a, json_t **slot,
            struct status_error *err)
 {
     size_t i = 0, len = strlen(v);
@@ -70,12 +101,8 @@ parse_list(const char *v, struct arena *a, struct term_rule *list, size_t *n,
             else if (depth == 0 && (v[i] == ',' || v[i] == ' '))
                 break;
         }
-        if (*n == BOUND_TERM_RULES)
-            return status_set(err, ST_BAD_REQUEST,
-                              "more than %d tool rules", BOUND_TERM_RULES);
-        if (parse_rule(v + start, i - start, a, &list[*n], err) != 0)
+        if (add_rule(slot, a, v + start, i - start, err) != 0)
             return -1;
-        (*n)++;
     }
     return 0;
 }
@@ -84,65 +111,43 @@ int
 term_rules_parse(const struct term_args *args, struct arena *a,
                  struct term_rules *r, struct status_error *err)
 {
-    r->nallow = r->ndeny = 0;
+    r->allow = r->deny = NULL;
+    if (list_of(&r->allow, a) == NULL || list_of(&r->deny, a) == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
     for (size_t i = 0; i < args->nallowed; i++)
-        if (parse_list(args->allowed[i], a, r->allow, &r->nallow, err) != 0)
+        if (parse_list(args->allowed[i], a, &r->allow, err) != 0)
             return -1;
     for (size_t i = 0; i < args->ndenied; i++)
-        if (parse_list(args->denied[i], a, r->deny, &r->ndeny, err) != 0)
+        if (parse_list(args->denied[i], a, &r->deny, err) != 0)
             return -1;
     return 0;
 }
 
-bool
-term_rule_matches(const struct term_rule *rule, const char *tool,
-                  const json_t *input)
+int
+term_rules_allow_tool(struct term_rules *r, struct arena *a,
+                      const char *tool)
 {
-    const char *cmd;
-    size_t n;
+    struct status_error err = {0};
 
-    if (strcmp(rule->tool, tool) != 0)
-        return false;
-    if (rule->pattern == NULL)
-        return true;
-    cmd = json_string_value(json_object_get(input, "command"));
-    if (cmd == NULL)
-        return false;
-    n = strlen(rule->pattern);
-    return rule->prefix ? strncmp(cmd, rule->pattern, n) == 0
-                        : strcmp(cmd, rule->pattern) == 0;
+    return add_rule(&r->allow, a, tool, strlen(tool), &err);
 }
 
-static bool
-any(const struct term_rule *list, size_t n, const char *tool,
-    const json_t *input)
+enum decide_mode
+term_perm_mode(enum term_mode m)
 {
-    for (size_t i = 0; i < n; i++)
-        if (term_rule_matches(&list[i], tool, input))
-            return true;
-    return false;
-}
-
-enum term_verdict
-term_perm_decide(enum term_mode mode, const struct term_rules *r,
-                 const char *tool, const json_t *input, bool side_effects,
-                 bool edit)
-{
-    if (r != NULL && any(r->deny, r->ndeny, tool, input))
-        return TERM_DENY;
-    if (r != NULL && any(r->allow, r->nallow, tool, input))
-        return TERM_ALLOW;
-    if (mode == TERM_MODE_BYPASS || !side_effects)
-        return TERM_ALLOW;
-    switch (mode) {
-    case TERM_MODE_PLAN:
-    case TERM_MODE_DONT_ASK:
-        return TERM_DENY;
+    switch (m) {
     case TERM_MODE_ACCEPT_EDITS:
-        return edit ? TERM_ALLOW : TERM_ASK;
-    default:
-        return TERM_ASK;
+        return DECIDE_MODE_ACCEPT_EDITS;
+    case TERM_MODE_BYPASS:
+        return DECIDE_MODE_BYPASS;
+    case TERM_MODE_PLAN:
+        return DECIDE_MODE_PLAN;
+    case TERM_MODE_DONT_ASK:
+        return DECIDE_MODE_DONT_ASK;
+    case TERM_MODE_DEFAULT:
+        break;
     }
+    return DECIDE_MODE_DEFAULT;
 }
 
 int
@@ -157,8 +162,7 @@ term_perm_update(const json_t *updates, struct arena *a,
         const char *type = json_string_value(json_object_get(u, "type"));
         const char *behavior =
             json_string_value(json_object_get(u, "behavior"));
-        struct term_rule *list;
-        size_t *n;
+        json_t **list;
 
         if (type != NULL && strcmp(type, "setMode") == 0) {
             const char *m = json_string_value(json_object_get(u, "mode"));
@@ -172,11 +176,9 @@ term_perm_update(const json_t *updates, struct arena *a,
             behavior == NULL)
             continue;
         if (strcmp(behavior, "allow") == 0) {
-            list = r->allow;
-            n = &r->nallow;
+            list = &r->allow;
         } else if (strcmp(behavior, "deny") == 0) {
-            list = r->deny;
-            n = &r->ndeny;
+            list = &r->deny;
         } else {
             continue; /* "ask": asking is what happens anyway */
         }
@@ -194,12 +196,8 @@ term_perm_update(const json_t *updates, struct arena *a,
                        : tool;
             if (text == NULL)
                 return status_set(err, ST_NO_MEMORY, "out of memory");
-            if (*n == BOUND_TERM_RULES)
-                return status_set(err, ST_BAD_REQUEST,
-                                  "more than %d tool rules", BOUND_TERM_RULES);
-            if (parse_rule(text, strlen(text), a, &list[*n], err) != 0)
+            if (add_rule(list, a, text, strlen(text), err) != 0)
                 return -1;
-            (*n)++;
         }
     }
     return 0;

@@ -1,23 +1,17 @@
 /*
- * perm.h - may the terminal client run this tool call? Claude Code's
+ * perm.h - the terminal client's permission settings: Claude Code's
  * permission modes and its --allowedTools / --disallowedTools rules
- * (docs/internals/terminal.md "Permissions").
- *
- * In order, the first that applies decides:
- *   1. a --disallowedTools rule that matches: deny;
- *   2. a --allowedTools rule that matches: allow;
- *   3. the mode: bypassPermissions allows everything; a tool without side
- *      effects (its declaration's sideEffects: false) is allowed in every
- *      mode; plan denies the rest (nothing with side effects runs while
- *      planning); acceptEdits allows the file_edit plugin's tools and asks
- *      for the others; dontAsk denies what is not pre-allowed; default
- *      asks.
- * "Ask" is the caller's: it asks over the prompt channel
- * (--permission-prompt-tool stdio), or, without one, denies.
+ * (docs/internals/terminal.md "Permissions"), read into the decision
+ * engine's forms (registry/decide.h decides; docs/internals/decisions.md
+ * has its rules in order).
  *
  * A rule is a tool name (`Read`), or a name with a pattern for the tool's
  * `command` argument (the shell tool's): `Bash(git:*)` matches a command
- * that starts with "git", `Bash(git status)` only that command.
+ * that starts with "git", `Bash(git status)` only that command. Each
+ * compiles to a permission entry (registry/permission.h): `Read` to
+ * {"tool": "Read"}, `Bash(git:*)` to {"tool": "Bash", "arg": "command",
+ * "pattern": "git", "match": "prefix"} ("exact" without the `:*` or `*`),
+ * compared byte for byte, case and all.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -25,23 +19,20 @@
 #define APP_TERM_PERM_H
 
 #include "core/common.h"
+#include "registry/decide.h"
 #include "term/args.h"
 
 struct arena;
 struct json_t;
 struct status_error;
 
-struct term_rule {
-    const char *tool;    /* the tool's name */
-    const char *pattern; /* for its `command`; NULL: any call */
-    bool prefix;         /* `pattern:*` (or `pattern*`): a prefix */
-};
-
+/* The session's rules as permission entries: JSON arrays pinned to the
+ * arena they were read into (NULL: none yet). */
 struct term_rules {
-    struct term_rule allow[BOUND_TERM_RULES], deny[BOUND_TERM_RULES];
-    size_t nallow, ndeny;
+    struct json_t *allow, *deny;
 };
 
+/* What a question at the terminal or over stdin answered. */
 enum term_verdict {
     TERM_ALLOW,
     TERM_DENY,
@@ -49,15 +40,17 @@ enum term_verdict {
 };
 
 /* Read the flags' values (`Read,Edit Bash(git:*)`: commas or spaces
- * between rules, but not inside parentheses) into `r`, strings in `a`.
- * 0, or -1 with `err` set (ST_BAD_REQUEST: a rule that cannot be read,
+ * between rules, but not inside parentheses) into `r`, its lists
+ * pinned to `a`. 0, or -1 with `err` set (ST_BAD_REQUEST: a rule that cannot be read,
  * too many rules; ST_NO_MEMORY). */
 int term_rules_parse(const struct term_args *args, struct arena *a,
                      struct term_rules *r, struct status_error *err);
 
-/* Does `rule` match a call of `tool` with `input`? */
-bool term_rule_matches(const struct term_rule *rule, const char *tool,
-                       const struct json_t *input);
+/* Allow every call of `tool` for the rest of the session ("always" at
+ * the terminal). 0, or -1 when there are BOUND_TERM_RULES already or
+ * memory ran out (the call was allowed once all the same). */
+int term_rules_allow_tool(struct term_rules *r, struct arena *a,
+                          const char *tool);
 
 /*
  * Apply the host's permission updates: the `updatedPermissions` of a
@@ -83,12 +76,7 @@ int term_perm_update(const struct json_t *updates, struct arena *a,
 struct json_t *term_perm_suggest(const char *tool, const struct json_t *input,
                                  bool edit);
 
-/* The verdict on a call of `tool` with `input`. `side_effects`: its
- * declaration says so; `edit`: it is a file_edit tool. */
-enum term_verdict term_perm_decide(enum term_mode mode,
-                                   const struct term_rules *r,
-                                   const char *tool,
-                                   const struct json_t *input,
-                                   bool side_effects, bool edit);
+/* The engine's spelling of a mode. */
+enum decide_mode term_perm_mode(enum term_mode m);
 
 #endif /* APP_TERM_PERM_H */

@@ -41,6 +41,7 @@ term_tools_init(struct term_tools *t, const struct term_args *args,
                 struct arena *life, struct status_error *err)
 {
     t->mode = args->mode;
+    t->life = life;
     return term_rules_parse(args, life, &t->rules, err);
 }
 
@@ -301,7 +302,5 @@ term_tools_set_mode(struct term_tools *t, enum term_mode mode)
 void
 term_tools_allow(struct term_tools *t, const char *name)
 {
-    if (t->rules.nallow < BOUND_TERM_RULES)
-        t->rules.allow[t->rules.nallow++] = (struct term_rule){name, NULL,
-                                                               false};
+    (void)term_rules_allow_tool(&t->rules, t->life, name);
 }

@@ -41,7 +41,8 @@ struct term_tools {
     struct config_actions actions_env; /* how a tool runs */
     /* the permission state */
     enum term_mode mode;
-    struct term_rules rules; /* strings in the session's arena */
+    struct term_rules rules; /* JSON lists kept in `life` */
+    struct arena *life;      /* the session's: the rules grow in it */
 };
 
 /* The mode and the rules of `args` (strings in `life`). 0, or -1 with
@@ -87,7 +88,7 @@ int term_tools_update(struct term_tools *t, const struct json_t *updates,
 void term_tools_set_mode(struct term_tools *t, enum term_mode mode);
 
 /* "Always" at the terminal: the tool's next calls are allowed (while the
- * rules have room). */
+ * rules have room and memory lasts; else this call alone). */
 void term_tools_allow(struct term_tools *t, const char *name);
 
 #endif /* APP_TERM_TOOLS_H */
