@@ -412,14 +412,15 @@ gcloud_find(const struct cred_opts *o, const char *name)
 }
 
 /*
- * Run `gcloud auth print-access-token`: no shell, stdin and stderr on
- * /dev/null, stdout read up to CRED_GCLOUD_OUTPUT_MAX bytes until
- * `timeout_ms`, the child (in a process group of its own, so its own
- * children go too) killed at the deadline and always reaped. Returns the
- * trimmed token (malloc'd), or NULL with `err` set.
+ * Start `gcloud auth print-access-token` with stdout on out_fd: no shell,
+ * stdin and stderr on /dev/null, in a process group of its own (so its
+ * own children can be killed with it), default signal handling, and the
+ * environment core/credenv.h cleans for it. Returns 0 with *pid set, -1
+ * when the spawn settings cannot be made (out of memory), or the errno
+ * value of the step that failed.
  */
-static char *
-gcloud_run(const char *gcloud, long timeout_ms, struct status_error *err)
+static int
+gcloud_spawn(const char *gcloud, int out_fd, pid_t *pid)
 {
     char *const argv[] = {UNCONST(gcloud), UNCONST("auth"),
                           UNCONST("print-access-token"), NULL};
@@ -427,33 +428,18 @@ gcloud_run(const char *gcloud, long timeout_ms, struct status_error *err)
     posix_spawnattr_t attr;
     char **envp = NULL;
     sigset_t none, dfl;
-    int fds[2] = {-1, -1}, status = 0, rc;
-    char *out = NULL, *tok = NULL;
-    size_t len = 0, a, b;
-    long deadline = monotime_ms() + timeout_ms;
-    bool timed_out = false, too_long = false, reaped = false;
-    bool no_child = false;
-    pid_t pid = -1;
+    int rc;
 
-    out = malloc(CRED_GCLOUD_OUTPUT_MAX + 1);
-    if (out == NULL || pipe2(fds, O_CLOEXEC) != 0) {
-        status_set(err, out == NULL ? ST_NO_MEMORY : ST_INTERNAL,
-                   "gcloud: cannot make a pipe: %s", strerror(errno));
-        goto out;
-    }
     sigemptyset(&none);
     sigemptyset(&dfl);
     sigaddset(&dfl, SIGPIPE);
-    if (posix_spawn_file_actions_init(&fa) != 0) {
-        status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
-    }
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return -1;
     if (posix_spawnattr_init(&attr) != 0) {
         posix_spawn_file_actions_destroy(&fa);
-        status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
+        return -1;
     }
-    rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+    rc = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
     if (rc == 0)
         rc = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
                                               O_RDONLY, 0);
@@ -474,118 +460,193 @@ gcloud_run(const char *gcloud, long timeout_ms, struct status_error *err)
     if (rc == 0 && (envp = credenv_clean(environ, CREDENV_GCLOUD)) == NULL)
         rc = ENOMEM;
     if (rc == 0)
-        rc = posix_spawn(&pid, gcloud, &fa, &attr, argv, envp);
+        rc = posix_spawn(pid, gcloud, &fa, &attr, argv, envp);
     free(envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
-    close(fds[1]);
-    fds[1] = -1;
-    if (rc != 0) {
-        pid = -1;
-        status_set(err, ST_UPSTREAM_AUTH, "gcloud: cannot run %s: %s",
-                   gcloud, strerror(rc));
-        goto out;
-    }
+    return rc;
+}
+
+/* One run of gcloud: its output so far and how it ended. */
+struct gcloud_child {
+    pid_t pid;
+    long deadline; /* monotime_ms() */
+    char *out;     /* CRED_GCLOUD_OUTPUT_MAX + 1 bytes */
+    size_t len;
+    int status;     /* waitpid()'s, when reaped */
+    bool timed_out; /* the deadline passed */
+    bool too_long;  /* it printed CRED_GCLOUD_OUTPUT_MAX bytes */
+    bool reaped;
+    bool no_child; /* it was reaped by someone else (SIGCHLD ignored) */
+};
+
+/* Read the child's stdout from fd until EOF, the deadline or the limit. */
+static void
+gcloud_read(int fd, struct gcloud_child *c)
+{
     for (;;) {
-        struct pollfd p = {fds[0], POLLIN, 0};
-        long left = deadline - monotime_ms();
+        struct pollfd p = {fd, POLLIN, 0};
+        long left = c->deadline - monotime_ms();
         ssize_t r;
+        int rc;
+
         if (left <= 0) {
-            timed_out = true;
-            break;
+            c->timed_out = true;
+            return;
         }
         rc = poll(&p, 1, (int)(left < INT_MAX ? left : INT_MAX));
         if (rc < 0 && errno == EINTR)
             continue;
         if (rc <= 0)
             continue; /* the deadline check above ends it */
-        r = read(fds[0], out + len, CRED_GCLOUD_OUTPUT_MAX - len);
+        r = read(fd, c->out + c->len, CRED_GCLOUD_OUTPUT_MAX - c->len);
         if (r < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (r <= 0)
-            break; /* EOF (or a read error: the exit status decides) */
-        len += (size_t)r;
-        if (len == CRED_GCLOUD_OUTPUT_MAX) {
-            too_long = true;
-            break;
+            return; /* EOF (or a read error: the exit status decides) */
+        c->len += (size_t)r;
+        if (c->len == CRED_GCLOUD_OUTPUT_MAX) {
+            c->too_long = true;
+            return;
         }
     }
-    /* Stdout closed; the exit may lag a little. Wait until the deadline. */
-    while (!timed_out && !too_long) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) {
-            reaped = true;
+}
+
+/* Reap the child: stdout closed, its exit may lag a little, so wait until
+ * the deadline; then kill its process group unless it is gone. */
+static void
+gcloud_reap(struct gcloud_child *c)
+{
+    while (!c->timed_out && !c->too_long) {
+        pid_t w = waitpid(c->pid, &c->status, WNOHANG);
+        if (w == c->pid) {
+            c->reaped = true;
             break;
         }
         if (w < 0 && errno != EINTR) {
             /* ECHILD: SIGCHLD is ignored and the child reaped itself; its
              * pid may be another's by now, so nothing is killed */
-            no_child = true;
+            c->no_child = true;
             break;
         }
-        if (monotime_ms() >= deadline) {
-            timed_out = true;
+        if (monotime_ms() >= c->deadline) {
+            c->timed_out = true;
             break;
         }
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    if (!reaped && !no_child) {
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    if (!c->reaped && !c->no_child) {
+        kill(-c->pid, SIGKILL);
+        kill(c->pid, SIGKILL);
+        while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
             ;
     }
-    if (timed_out) {
+}
+
+/* How the child ended, as an error in err; false when it succeeded. */
+static bool
+gcloud_failed(const struct gcloud_child *c, long timeout_ms,
+              struct status_error *err)
+{
+    if (c->timed_out) {
         status_set(err, ST_UPSTREAM_TIMEOUT,
                    "gcloud: auth print-access-token did not finish in "
                    "%ld ms",
                    timeout_ms);
-        goto out;
+        return true;
     }
-    if (too_long) {
+    if (c->too_long) {
         status_set(err, ST_UPSTREAM_BAD,
                    "gcloud: auth print-access-token printed more than "
                    "%u bytes",
                    CRED_GCLOUD_OUTPUT_MAX);
-        goto out;
+        return true;
     }
-    if (reaped && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-        if (WIFEXITED(status))
-            status_set(err, ST_UPSTREAM_AUTH,
-                       "gcloud: auth print-access-token failed (exit "
-                       "status %d); run `gcloud auth login`",
-                       WEXITSTATUS(status));
-        else
-            status_set(err, ST_UPSTREAM_AUTH,
-                       "gcloud: auth print-access-token was killed by "
-                       "signal %d",
-                       WTERMSIG(status));
-        goto out;
-    }
-    /* The token is stdout trimmed of the white space around it. */
-    for (a = 0; a < len && (out[a] == ' ' || out[a] == '\t' ||
-                            out[a] == '\n' || out[a] == '\r');)
+    if (!c->reaped || (WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0))
+        return false;
+    if (WIFEXITED(c->status))
+        status_set(err, ST_UPSTREAM_AUTH,
+                   "gcloud: auth print-access-token failed (exit "
+                   "status %d); run `gcloud auth login`",
+                   WEXITSTATUS(c->status));
+    else
+        status_set(err, ST_UPSTREAM_AUTH,
+                   "gcloud: auth print-access-token was killed by "
+                   "signal %d",
+                   WTERMSIG(c->status));
+    return true;
+}
+
+static bool
+is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The token gcloud printed: out[0..len) trimmed of the white space around
+ * it (malloc'd), or NULL with err set. */
+static char *
+gcloud_token(const char *out, size_t len, struct status_error *err)
+{
+    size_t a = 0, b = len;
+    char *tok;
+
+    while (a < len && is_blank(out[a]))
         a++;
-    for (b = len; b > a && (out[b - 1] == ' ' || out[b - 1] == '\t' ||
-                            out[b - 1] == '\n' || out[b - 1] == '\r');)
+    while (b > a && is_blank(out[b - 1]))
         b--;
     if (!token_usable(out + a, b - a)) {
         status_set(err, ST_UPSTREAM_BAD,
                    b == a ? "gcloud: auth print-access-token printed no token"
                           : "gcloud: auth print-access-token printed "
                             "something that is not a token");
-        goto out;
+        return NULL;
     }
     tok = strndup(out + a, b - a);
     if (tok == NULL)
         status_set(err, ST_NO_MEMORY, "out of memory");
+    return tok;
+}
+
+/*
+ * Run `gcloud auth print-access-token` (see gcloud_spawn): stdout read up
+ * to CRED_GCLOUD_OUTPUT_MAX bytes until `timeout_ms`, the child killed at
+ * the deadline and always reaped. Returns the trimmed token (malloc'd), or
+ * NULL with `err` set.
+ */
+static char *
+gcloud_run(const char *gcloud, long timeout_ms, struct status_error *err)
+{
+    struct gcloud_child c = {.pid = -1,
+                             .deadline = monotime_ms() + timeout_ms};
+    int fds[2] = {-1, -1}, rc;
+    char *tok = NULL;
+
+    c.out = malloc(CRED_GCLOUD_OUTPUT_MAX + 1);
+    if (c.out == NULL || pipe2(fds, O_CLOEXEC) != 0) {
+        status_set(err, c.out == NULL ? ST_NO_MEMORY : ST_INTERNAL,
+                   "gcloud: cannot make a pipe: %s", strerror(errno));
+        goto out;
+    }
+    rc = gcloud_spawn(gcloud, fds[1], &c.pid);
+    close(fds[1]);
+    if (rc != 0) {
+        if (rc < 0)
+            status_set(err, ST_NO_MEMORY, "out of memory");
+        else
+            status_set(err, ST_UPSTREAM_AUTH, "gcloud: cannot run %s: %s",
+                       gcloud, strerror(rc));
+        goto out;
+    }
+    gcloud_read(fds[0], &c);
+    gcloud_reap(&c);
+    if (!gcloud_failed(&c, timeout_ms, err))
+        tok = gcloud_token(c.out, c.len, err);
 out:
     if (fds[0] >= 0)
         close(fds[0]);
-    if (fds[1] >= 0)
-        close(fds[1]);
-    wipe_free_n(out, len);
+    wipe_free_n(c.out, c.len);
     return tok;
 }
 
@@ -796,115 +857,128 @@ body_write(char *ptr, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
-/*
- * POST the form to `url` and read the token out of the answer into
- * c->token and c->expires_at. `src` names the source in messages.
- */
-static int
-token_request(struct cred *c, const char *src, const char *url,
-              const char *form, struct status_error *err)
+/* Set cu to POST form to url with headers hdrs, the answer into body. */
+static bool
+token_setopts(CURL *cu, const char *url, const char *form, long timeout,
+              struct curl_slist *hdrs, struct cred_body *body)
 {
-    struct cred_body body = {0};
-    struct curl_slist *hdrs = NULL, *n;
-    struct status_error jerr = {0};
-    struct arena a;
-    struct jscan_doc d;
-    CURL *cu = NULL;
+    /* http://127.0.0.1 for tests, https:// otherwise (url_allowed); no
+     * redirects (libcurl's default): a token goes where it was asked. */
+    return curl_easy_setopt(cu, CURLOPT_URL, url) == CURLE_OK &&
+           cabundle_apply(cu) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_PROTOCOLS_STR, "http,https") ==
+               CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_USERAGENT, "gemini-agent") ==
+               CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_TIMEOUT_MS, timeout) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_CONNECTTIMEOUT_MS,
+                            timeout < CRED_CONNECT_MS ? timeout
+                                                      : CRED_CONNECT_MS) ==
+               CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_HTTPHEADER, hdrs) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_POSTFIELDS, form) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_POSTFIELDSIZE_LARGE,
+                            (curl_off_t)strlen(form)) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION, body_write) ==
+               CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_WRITEDATA, body) == CURLE_OK;
+}
+
+/* One POST to the token endpoint: where, what, and what came back. */
+struct token_post {
+    const char *src; /* names the source in messages */
+    const char *url;
+    const char *form;
+    long timeout_ms;
+    struct cred_body body; /* CRED_RESPONSE_MAX + 1 bytes, NUL-ended */
+    long status;           /* the HTTP status */
+};
+
+/* POST tp->form to tp->url; the answer in tp->body and tp->status.
+ * Returns 0, or -1 with err set. */
+static int
+token_post(struct token_post *tp, struct status_error *err)
+{
+    struct curl_slist *hdrs, *n;
+    CURL *cu = curl_easy_init();
     CURLcode res;
-    long status = 0, timeout = c->timeout_ms > 0 ? c->timeout_ms
-                                                 : CRED_TIMEOUT_MS;
-    char code[CRED_OAUTH_CODE_MAX + 1] = "";
-    size_t i, tl = 0;
-    long long expires_in = 3600;
-    const char *tok;
-    bool parsed;
     int rc = -1;
 
-    arena_init(&a);
-    body.buf = malloc(CRED_RESPONSE_MAX + 1);
-    cu = curl_easy_init();
     hdrs = curl_slist_append(NULL, "Content-Type: "
                                    "application/x-www-form-urlencoded");
     n = hdrs != NULL ? curl_slist_append(hdrs, "Accept: application/json")
                      : NULL;
-    if (body.buf == NULL || cu == NULL || n == NULL) {
-        status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
-    }
-    /* http://127.0.0.1 for tests, https:// otherwise (url_allowed); no
-     * redirects (libcurl's default): a token goes where it was asked. */
-    if (curl_easy_setopt(cu, CURLOPT_URL, url) != CURLE_OK ||
-        cabundle_apply(cu) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_PROTOCOLS_STR, "http,https") !=
-            CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_USERAGENT, "gemini-agent") != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_TIMEOUT_MS, timeout) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_CONNECTTIMEOUT_MS,
-                         timeout < CRED_CONNECT_MS ? timeout
-                                                   : CRED_CONNECT_MS) !=
-            CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_POSTFIELDS, form) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_POSTFIELDSIZE_LARGE,
-                         (curl_off_t)strlen(form)) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION, body_write) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_WRITEDATA, &body) != CURLE_OK) {
+    if (cu == NULL || n == NULL ||
+        !token_setopts(cu, tp->url, tp->form, tp->timeout_ms, hdrs,
+                       &tp->body)) {
         status_set(err, ST_NO_MEMORY, "out of memory");
         goto out;
     }
     res = curl_easy_perform(cu);
     if (res != CURLE_OK) {
-        if (body.too_large)
+        if (tp->body.too_large)
             status_set(err, ST_UPSTREAM_BAD,
                        "%s: the token endpoint's answer is larger than "
                        "%u bytes",
-                       src, CRED_RESPONSE_MAX);
+                       tp->src, CRED_RESPONSE_MAX);
         else
             status_set(err,
                        res == CURLE_OPERATION_TIMEDOUT ? ST_UPSTREAM_TIMEOUT
                                                        : ST_UPSTREAM_DOWN,
-                       "%s: the token endpoint cannot be reached (%s)", src,
-                       curl_easy_strerror(res));
+                       "%s: the token endpoint cannot be reached (%s)",
+                       tp->src, curl_easy_strerror(res));
         goto out;
     }
-    curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &status);
-    body.buf[body.len] = '\0';
-    parsed = jscan_parse(body.buf, body.len, 0, CRED_JSON_DEPTH, &a, &d,
-                         &jerr) == 0 &&
-             jscan_type(&d, 0) == JSCAN_OBJECT;
-    if (!parsed) {
-        if (status >= 200 && status < 300) {
-            status_set(err, ST_UPSTREAM_BAD,
-                       "%s: the token endpoint's answer is not a JSON "
-                       "object",
-                       src);
-            goto out;
+    curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &tp->status);
+    tp->body.buf[tp->body.len] = '\0';
+    rc = 0;
+out:
+    curl_easy_cleanup(cu);
+    curl_slist_free_all(hdrs);
+    return rc;
+}
+
+/* The endpoint answered `status`, not 2xx: the error, with the OAuth code
+ * of the answer d (NULL when it is not a JSON object) when it has one. */
+static void
+token_refused(const struct jscan_doc *d, struct arena *a, long status,
+              const char *src, struct status_error *err)
+{
+    char code[CRED_OAUTH_CODE_MAX + 1] = "";
+    size_t i;
+
+    if (d != NULL) {
+        i = jscan_member(d, 0, "error");
+        if (i != JSCAN_NONE && jscan_type(d, i) == JSCAN_STRING) {
+            const char *s = jscan_string(d, i, a, NULL);
+            oauth_code(s, code, sizeof(code));
         }
-        /* an error page: the status says it */
     }
-    if (status < 200 || status >= 300) {
-        if (parsed) {
-            i = jscan_member(&d, 0, "error");
-            if (i != JSCAN_NONE && jscan_type(&d, i) == JSCAN_STRING) {
-                const char *s = jscan_string(&d, i, &a, NULL);
-                oauth_code(s, code, sizeof(code));
-            }
-        }
-        /* 400 invalid_grant, 401 invalid_client: the credential; 429
-         * and 5xx: try later; anything else: not a token endpoint */
-        status_set(err,
-                   status == 400 || status == 401 || status == 403
-                       ? ST_UPSTREAM_AUTH
-                   : status == 408 || status == 429 || status >= 500
-                       ? ST_UPSTREAM_DOWN
-                       : ST_UPSTREAM_BAD,
-                   "%s: the token endpoint answered %ld%s%s%s", src, status,
-                   code[0] ? " (" : "", code, code[0] ? ")" : "");
-        goto out;
-    }
-    i = jscan_member(&d, 0, "access_token");
-    tok = i != JSCAN_NONE ? jscan_string(&d, i, &a, &tl) : NULL;
+    /* 400 invalid_grant, 401 invalid_client: the credential; 429
+     * and 5xx: try later; anything else: not a token endpoint */
+    status_set(err,
+               status == 400 || status == 401 || status == 403
+                   ? ST_UPSTREAM_AUTH
+               : status == 408 || status == 429 || status >= 500
+                   ? ST_UPSTREAM_DOWN
+                   : ST_UPSTREAM_BAD,
+               "%s: the token endpoint answered %ld%s%s%s", src, status,
+               code[0] ? " (" : "", code, code[0] ? ")" : "");
+}
+
+/* The access_token and expires_in of the answer d into c->token and
+ * c->expires_at. Returns 0, or -1 with err set. */
+static int
+token_take(struct cred *c, const struct jscan_doc *d, struct arena *a,
+           const char *src, struct status_error *err)
+{
+    long long expires_in = 3600;
+    size_t i, tl = 0;
+    const char *tok;
+
+    i = jscan_member(d, 0, "access_token");
+    tok = i != JSCAN_NONE ? jscan_string(d, i, a, &tl) : NULL;
     if (tok == NULL || !token_usable(tok, tl)) {
         status_set(err, ST_UPSTREAM_BAD,
                    tok == NULL ? "%s: the token endpoint's answer has no "
@@ -914,11 +988,11 @@ token_request(struct cred *c, const char *src, const char *url,
                    src);
         if (tok != NULL)
             OPENSSL_cleanse(UNCONST(tok), tl);
-        goto out;
+        return -1;
     }
-    i = jscan_member(&d, 0, "expires_in");
-    if (i != JSCAN_NONE && jscan_type(&d, i) == JSCAN_INTEGER)
-        expires_in = jscan_integer(&d, i);
+    i = jscan_member(d, 0, "expires_in");
+    if (i != JSCAN_NONE && jscan_type(d, i) == JSCAN_INTEGER)
+        expires_in = jscan_integer(d, i);
     if (expires_in < 0)
         expires_in = 0;
     if (expires_in > CRED_EXPIRES_MAX_S)
@@ -927,15 +1001,54 @@ token_request(struct cred *c, const char *src, const char *url,
     OPENSSL_cleanse(UNCONST(tok), tl);
     if (c->token == NULL) {
         status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
+        return -1;
     }
     c->expires_at = cred_now(c) + (time_t)expires_in;
-    rc = 0;
+    return 0;
+}
+
+/*
+ * POST the form to `url` and read the token out of the answer into
+ * c->token and c->expires_at. `src` names the source in messages.
+ */
+static int
+token_request(struct cred *c, const char *src, const char *url,
+              const char *form, struct status_error *err)
+{
+    struct token_post tp = {
+        .src = src,
+        .url = url,
+        .form = form,
+        .timeout_ms = c->timeout_ms > 0 ? c->timeout_ms : CRED_TIMEOUT_MS};
+    struct status_error jerr = {0};
+    struct arena a;
+    struct jscan_doc d;
+    bool parsed, ok;
+    int rc = -1;
+
+    arena_init(&a);
+    tp.body.buf = malloc(CRED_RESPONSE_MAX + 1);
+    if (tp.body.buf == NULL) {
+        status_set(err, ST_NO_MEMORY, "out of memory");
+        goto out;
+    }
+    if (token_post(&tp, err) != 0)
+        goto out;
+    parsed = jscan_parse(tp.body.buf, tp.body.len, 0, CRED_JSON_DEPTH, &a,
+                         &d, &jerr) == 0 &&
+             jscan_type(&d, 0) == JSCAN_OBJECT;
+    ok = tp.status >= 200 && tp.status < 300;
+    if (ok && !parsed)
+        status_set(err, ST_UPSTREAM_BAD,
+                   "%s: the token endpoint's answer is not a JSON object",
+                   src);
+    else if (!ok) /* an error page when not parsed: the status says it */
+        token_refused(parsed ? &d : NULL, &a, tp.status, src, err);
+    else
+        rc = token_take(c, &d, &a, src, err);
 out:
-    curl_easy_cleanup(cu);
-    curl_slist_free_all(hdrs);
-    if (body.buf != NULL)
-        wipe_free_n(body.buf, CRED_RESPONSE_MAX + 1);
+    if (tp.body.buf != NULL)
+        wipe_free_n(tp.body.buf, CRED_RESPONSE_MAX + 1);
     arena_release(&a);
     return rc;
 }
