@@ -111,8 +111,8 @@ ts_compact(struct term_session *s, bool manual, struct status_error *err)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     s->gemini.model = s->model;
     long t0 = monotime_ms();
-    int rc = gemini_generate(&s->g, &s->gemini, body, strlen(body), &s->a,
-                             &resp, &gu, err);
+    struct gemini_request rq = {&s->gemini, body, strlen(body), &s->a, &gu};
+    int rc = gemini_generate(&s->g, &rq, &resp, err);
     free(body);
     s->api_ms += ts_minus(monotime_ms(), t0);
     s->extra.calls += gu.calls;
