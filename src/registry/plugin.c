@@ -812,11 +812,12 @@ plugin_run_command(const struct plugin_command *c, const char *data_dir,
 
 int
 plugin_enrich_prompt(const struct plugin_set *set, const char *data_dir,
-                     const char *prompt, size_t len, struct arena *a,
-                     const char **out, size_t *out_len, json_t **metadata,
-                     struct status_error *err)
+                     struct arena *a, const char **prompt_io, size_t *len_io,
+                     json_t **metadata, struct status_error *err)
 {
     json_t *meta = metadata ? json_object() : NULL;
+    const char *prompt = *prompt_io;
+    size_t len = *len_io;
 
     if (metadata != NULL) {
         *metadata = arena_take_json(a, meta);
@@ -843,8 +844,8 @@ plugin_enrich_prompt(const struct plugin_set *set, const char *data_dir,
                 return status_set(err, ST_NO_MEMORY, "out of memory");
         }
     }
-    *out = prompt;
-    *out_len = len;
+    *prompt_io = prompt;
+    *len_io = len;
     return 0;
 }
 
