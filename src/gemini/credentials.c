@@ -238,6 +238,66 @@ jdoc_take(struct jdoc *j, const char *key, bool *oom)
     return copy;
 }
 
+/* A service account's fields from j into c: the first required one that
+ * is missing, or NULL. */
+static const char *
+adc_service_account(struct cred *c, struct jdoc *j, bool *oom)
+{
+    c->source = CRED_SERVICE_ACCOUNT;
+    c->email = jdoc_take(j, "client_email", oom);
+    c->secret = jdoc_take(j, "private_key", oom);
+    c->key_id = jdoc_take(j, "private_key_id", oom);
+    c->token_uri = jdoc_take(j, "token_uri", oom);
+    c->project_id = jdoc_take(j, "project_id", oom);
+    return c->email == NULL       ? "client_email"
+           : c->secret == NULL    ? "private_key"
+           : c->key_id == NULL    ? "private_key_id"
+           : c->token_uri == NULL ? "token_uri"
+                                  : NULL;
+}
+
+/* An authorized user's fields from j into c, the token URL from o: the
+ * first required one that is missing, or NULL. */
+static const char *
+adc_authorized_user(struct cred *c, struct jdoc *j, const struct cred_opts *o,
+                    bool *oom)
+{
+    c->source = CRED_AUTHORIZED_USER;
+    c->client_id = jdoc_take(j, "client_id", oom);
+    c->client_secret = jdoc_take(j, "client_secret", oom);
+    c->secret = jdoc_take(j, "refresh_token", oom);
+    c->quota_project_id = jdoc_take(j, "quota_project_id", oom);
+    c->token_uri = strdup(o->token_url != NULL ? o->token_url
+                                               : CRED_GOOGLE_TOKEN_URL);
+    *oom = *oom || c->token_uri == NULL;
+    return c->client_id == NULL       ? "client_id"
+           : c->client_secret == NULL ? "client_secret"
+           : c->secret == NULL        ? "refresh_token"
+                                      : NULL;
+}
+
+/* The error for an ADC file whose `type` (NULL: none) is not one of
+ * ours; `oom` when reading it ran out of memory. */
+static void
+adc_type_error(const char *type, bool oom, const char *what,
+               struct status_error *err)
+{
+    char code[CRED_OAUTH_CODE_MAX + 1];
+
+    oauth_code(type, code, sizeof(code));
+    if (oom)
+        status_set(err, ST_NO_MEMORY, "out of memory");
+    else if (type == NULL)
+        status_set(err, ST_CONFIG, "%s: type is missing", what);
+    else if (code[0] != '\0')
+        status_set(err, ST_CONFIG,
+                   "%s: type \"%s\" is not supported (only "
+                   "service_account and authorized_user are)",
+                   what, code);
+    else
+        status_set(err, ST_CONFIG, "%s: type is not supported", what);
+}
+
 /* Fill `c` from an ADC file's JSON. `what` names it in messages. */
 static int
 adc_parse(struct cred *c, const char *buf, size_t len, const char *what,
@@ -266,61 +326,23 @@ adc_parse(struct cred *c, const char *buf, size_t len, const char *what,
     }
     type = jdoc_take(&j, "type", &oom);
     if (type != NULL && strcmp(type, "service_account") == 0) {
-        c->source = CRED_SERVICE_ACCOUNT;
-        c->email = jdoc_take(&j, "client_email", &oom);
-        c->secret = jdoc_take(&j, "private_key", &oom);
-        c->key_id = jdoc_take(&j, "private_key_id", &oom);
-        c->token_uri = jdoc_take(&j, "token_uri", &oom);
-        c->project_id = jdoc_take(&j, "project_id", &oom);
-        missing = c->email == NULL       ? "client_email"
-                  : c->secret == NULL    ? "private_key"
-                  : c->key_id == NULL    ? "private_key_id"
-                  : c->token_uri == NULL ? "token_uri"
-                                         : NULL;
+        missing = adc_service_account(c, &j, &oom);
     } else if (type != NULL && strcmp(type, "authorized_user") == 0) {
-        c->source = CRED_AUTHORIZED_USER;
-        c->client_id = jdoc_take(&j, "client_id", &oom);
-        c->client_secret = jdoc_take(&j, "client_secret", &oom);
-        c->secret = jdoc_take(&j, "refresh_token", &oom);
-        c->quota_project_id = jdoc_take(&j, "quota_project_id", &oom);
-        c->token_uri = strdup(o->token_url != NULL ? o->token_url
-                                                   : CRED_GOOGLE_TOKEN_URL);
-        oom = oom || c->token_uri == NULL;
-        missing = c->client_id == NULL       ? "client_id"
-                  : c->client_secret == NULL ? "client_secret"
-                  : c->secret == NULL        ? "refresh_token"
-                                             : NULL;
+        missing = adc_authorized_user(c, &j, o, &oom);
     } else {
-        char code[CRED_OAUTH_CODE_MAX + 1];
-        oauth_code(type, code, sizeof(code));
-        if (oom)
-            status_set(err, ST_NO_MEMORY, "out of memory");
-        else if (type == NULL)
-            status_set(err, ST_CONFIG, "%s: type is missing", what);
-        else if (code[0] != '\0')
-            status_set(err, ST_CONFIG,
-                       "%s: type \"%s\" is not supported (only "
-                       "service_account and authorized_user are)",
-                       what, code);
-        else
-            status_set(err, ST_CONFIG, "%s: type is not supported", what);
+        adc_type_error(type, oom, what, err);
         goto out;
     }
-    if (oom) {
+    if (oom)
         status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
-    }
-    if (missing != NULL) {
+    else if (missing != NULL)
         status_set(err, ST_CONFIG, "%s: %s is missing (or not a string)",
                    what, missing);
-        goto out;
-    }
-    if (!url_allowed(c->token_uri)) {
+    else if (!url_allowed(c->token_uri))
         status_set(err, ST_CONFIG,
                    "%s: token_uri must be an https:// URL", what);
-        goto out;
-    }
-    rc = 0;
+    else
+        rc = 0;
 out:
     free(type);
     arena_release(&j.a);
@@ -1090,6 +1112,82 @@ fetch_authorized_user(struct cred *c, struct status_error *err)
     return rc;
 }
 
+/* 1. the Gemini API's keys: 1 found into out, 0 none set, -1 with err
+ * set when one cannot be used. */
+static int
+resolve_api_key(const struct cred_opts *o, struct cred *out,
+                struct status_error *err)
+{
+    static const struct {
+        const char *env;
+        enum cred_source src;
+    } keys[] = {{"GEMINI_API_KEY", CRED_GEMINI_API_KEY},
+                {"GOOGLE_API_KEY", CRED_GOOGLE_API_KEY}};
+
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+        const char *v = env_get(o, keys[i].env);
+        if (v == NULL)
+            continue;
+        if (!token_usable(v, strlen(v)))
+            return status_set(err, ST_CONFIG,
+                              "%s contains spaces or control characters",
+                              keys[i].env);
+        out->secret = strdup(v);
+        if (out->secret == NULL)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
+        out->source = keys[i].src;
+        return 1;
+    }
+    return 0;
+}
+
+/* 2. Application Default Credentials: the named file, else gcloud's.
+ * 1 loaded into out, 0 none there, -1 with err set. */
+static int
+resolve_adc(const struct cred_opts *o, struct cred *out,
+            struct status_error *err)
+{
+    const char *v = env_get(o, "GOOGLE_APPLICATION_CREDENTIALS");
+    struct stat st;
+    char *well;
+    int rc = 0;
+
+    if (v != NULL)
+        return adc_load(out, v, "GOOGLE_APPLICATION_CREDENTIALS", o, err) != 0
+                   ? -1
+                   : 1;
+    well = adc_well_known(o);
+    if (well != NULL && stat(well, &st) == 0)
+        rc = adc_load(out, well, "the ADC file", o, err) != 0 ? -1 : 1;
+    free(well);
+    return rc;
+}
+
+/* 3. gcloud, named or from $PATH: 0 found into out, -1 with err set. */
+static int
+resolve_gcloud(const struct cred_opts *o, struct cred *out,
+               struct status_error *err)
+{
+    const char *name =
+        o->gcloud != NULL ? o->gcloud : env_get(o, CRED_GCLOUD_ENV);
+
+    out->gcloud = gcloud_find(o, name != NULL ? name : "gcloud");
+    if (out->gcloud != NULL) {
+        out->source = CRED_GCLOUD;
+        return 0;
+    }
+    if (name != NULL)
+        return status_set(err, ST_CONFIG, "%s: %s is not an executable file",
+                          o->gcloud != NULL ? "gcloud" : CRED_GCLOUD_ENV,
+                          name);
+    return status_set(err, ST_NOT_CONFIGURED,
+                      "no Google credential found: %sset "
+                      "GOOGLE_APPLICATION_CREDENTIALS to a key file, run "
+                      "`gcloud auth application-default login`, or install "
+                      "gcloud",
+                      o->oauth_only ? "" : "set GEMINI_API_KEY, or ");
+}
+
 /* --- public ------------------------------------------------------------- */
 
 const char *
@@ -1124,9 +1222,7 @@ cred_resolve(const struct cred_opts *o, struct cred *out,
              struct status_error *err)
 {
     static const struct cred_opts none = {0};
-    const char *v, *name;
-    char *well = NULL;
-    struct stat st;
+    int rc = 0;
 
     if (o == NULL)
         o = &none;
@@ -1135,72 +1231,17 @@ cred_resolve(const struct cred_opts *o, struct cred *out,
     out->gcloud_timeout_ms = o->gcloud_timeout_ms;
     out->now = o->now;
     out->now_ctx = o->now_ctx;
-
-    /* 1. the Gemini API's keys */
-    if (!o->oauth_only) {
-        static const struct {
-            const char *env;
-            enum cred_source src;
-        } keys[] = {{"GEMINI_API_KEY", CRED_GEMINI_API_KEY},
-                    {"GOOGLE_API_KEY", CRED_GOOGLE_API_KEY}};
-        for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-            v = env_get(o, keys[i].env);
-            if (v == NULL)
-                continue;
-            if (!token_usable(v, strlen(v))) {
-                status_set(err, ST_CONFIG,
-                           "%s contains spaces or control characters",
-                           keys[i].env);
-                goto fail;
-            }
-            out->secret = strdup(v);
-            if (out->secret == NULL) {
-                status_set(err, ST_NO_MEMORY, "out of memory");
-                goto fail;
-            }
-            out->source = keys[i].src;
-            return 0;
-        }
+    if (!o->oauth_only)
+        rc = resolve_api_key(o, out, err);
+    if (rc == 0)
+        rc = resolve_adc(o, out, err);
+    if (rc == 0)
+        rc = resolve_gcloud(o, out, err);
+    if (rc < 0) {
+        cred_release(out);
+        return -1;
     }
-
-    /* 2. Application Default Credentials: the named file, else gcloud's */
-    v = env_get(o, "GOOGLE_APPLICATION_CREDENTIALS");
-    if (v != NULL) {
-        if (adc_load(out, v, "GOOGLE_APPLICATION_CREDENTIALS", o, err) != 0)
-            goto fail;
-        return 0;
-    }
-    well = adc_well_known(o);
-    if (well != NULL && stat(well, &st) == 0) {
-        if (adc_load(out, well, "the ADC file", o, err) != 0)
-            goto fail;
-        free(well);
-        return 0;
-    }
-    free(well);
-    well = NULL;
-
-    /* 3. gcloud */
-    name = o->gcloud != NULL ? o->gcloud : env_get(o, CRED_GCLOUD_ENV);
-    out->gcloud = gcloud_find(o, name != NULL ? name : "gcloud");
-    if (out->gcloud != NULL) {
-        out->source = CRED_GCLOUD;
-        return 0;
-    }
-    if (name != NULL) {
-        status_set(err, ST_CONFIG, "%s: %s is not an executable file",
-                   o->gcloud != NULL ? "gcloud" : CRED_GCLOUD_ENV, name);
-        goto fail;
-    }
-    status_set(err, ST_NOT_CONFIGURED,
-               "no Google credential found: %sset "
-               "GOOGLE_APPLICATION_CREDENTIALS to a key file, run `gcloud "
-               "auth application-default login`, or install gcloud",
-               o->oauth_only ? "" : "set GEMINI_API_KEY, or ");
-fail:
-    free(well);
-    cred_release(out);
-    return -1;
+    return 0;
 }
 
 int
