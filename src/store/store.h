@@ -1,16 +1,16 @@
 /*
  * store.h - what the run API keeps: users' settings, threads and their
  * messages, runs and their actions, approvals, the audit trail and
- * memories (seed 001 §5, §9); and what every worker shares of a request's
- * cost: the budget counters (http/budget.h) and the single-use tickets
- * (issue 12).
+ * memories (docs/http-api.md); and what every worker shares of a
+ * request's cost: the budget counters (http/budget.h) and the single-use
+ * tickets of the chat's approvals (agent/seal.h).
  *
  * Callers see this interface only: an ops table behind `struct store`, so a
  * PostgreSQL backend (sites on several hosts) can be added without touching
  * them. No SQL is written outside src/store/. The SQLite backend is
  * store/sqlite.c ("sqlite:PATH").
  *
- * States (seed §5) are checked here, not trusted from callers: a
+ * States (the tables below) are checked here, not trusted from callers: a
  * transition the tables below do not allow is refused (ST_CONFLICT) by the
  * UPDATE itself (`... WHERE status IN (allowed predecessors)`), so two
  * writers racing on one row cannot both win.
