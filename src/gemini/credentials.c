@@ -714,6 +714,52 @@ no_passphrase(char *buf, int size, int rwflag, void *u)
     return 0;
 }
 
+/* The JWT's header and claims for the service account c at iat, as
+ * compact JSON texts (malloc'd). Returns 0, or -1 with err set. */
+static int
+jwt_texts(const struct cred *c, time_t iat, char **h, char **cl,
+          struct status_error *err)
+{
+    json_t *hdr, *claims;
+
+    hdr = json_pack("{s:s, s:s, s:s}", "alg", "RS256", "typ", "JWT", "kid",
+                    c->key_id);
+    claims = json_pack("{s:s, s:s, s:s, s:I, s:I}", "iss", c->email, "scope",
+                       CRED_SCOPE, "aud", c->token_uri, "iat", (json_int_t)iat,
+                       "exp", (json_int_t)iat + CRED_JWT_LIFETIME_S);
+    *h = hdr != NULL ? json_dumps(hdr, JSON_COMPACT) : NULL;
+    *cl = claims != NULL ? json_dumps(claims, JSON_COMPACT) : NULL;
+    json_decref(hdr);
+    json_decref(claims);
+    if (*h == NULL || *cl == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    return 0;
+}
+
+/* The service account's private key, which must be RSA; NULL with err
+ * set. */
+static EVP_PKEY *
+rsa_key(const struct cred *c, struct status_error *err)
+{
+    BIO *bio = BIO_new_mem_buf(c->secret, -1);
+    EVP_PKEY *pkey;
+
+    if (bio == NULL) {
+        status_set(err, ST_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    pkey = PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL);
+    BIO_free(bio);
+    if (pkey == NULL || !EVP_PKEY_is_a(pkey, "RSA")) {
+        EVP_PKEY_free(pkey);
+        status_set(err, ST_CONFIG,
+                   "service_account %s: private_key is not a PEM RSA key",
+                   c->file != NULL ? c->file : "");
+        return NULL;
+    }
+    return pkey;
+}
+
 /*
  * The signed assertion: base64url(header).base64url(claims).base64url(
  * RSASSA-PKCS1-v1_5 SHA-256 signature), malloc'd, NULL with `err` set.
@@ -724,38 +770,16 @@ TESTABLE char *cred_jwt(const struct cred *c, time_t iat,
 TESTABLE char *
 cred_jwt(const struct cred *c, time_t iat, struct status_error *err)
 {
-    json_t *hdr = NULL, *claims = NULL;
     char *h = NULL, *cl = NULL, *jwt = NULL;
     unsigned char *sig = NULL;
     size_t hl, cll, siglen = 0, o, cap = 0;
-    BIO *bio = NULL;
     EVP_PKEY *pkey = NULL;
     EVP_MD_CTX *md = NULL;
     bool ok = false;
 
-    hdr = json_pack("{s:s, s:s, s:s}", "alg", "RS256", "typ", "JWT", "kid",
-                    c->key_id);
-    claims = json_pack("{s:s, s:s, s:s, s:I, s:I}", "iss", c->email, "scope",
-                       CRED_SCOPE, "aud", c->token_uri, "iat", (json_int_t)iat,
-                       "exp", (json_int_t)iat + CRED_JWT_LIFETIME_S);
-    h = hdr != NULL ? json_dumps(hdr, JSON_COMPACT) : NULL;
-    cl = claims != NULL ? json_dumps(claims, JSON_COMPACT) : NULL;
-    if (h == NULL || cl == NULL) {
-        status_set(err, ST_NO_MEMORY, "out of memory");
+    if (jwt_texts(c, iat, &h, &cl, err) != 0 ||
+        (pkey = rsa_key(c, err)) == NULL)
         goto out;
-    }
-    bio = BIO_new_mem_buf(c->secret, -1);
-    if (bio == NULL) {
-        status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
-    }
-    pkey = PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL);
-    if (pkey == NULL || !EVP_PKEY_is_a(pkey, "RSA")) {
-        status_set(err, ST_CONFIG,
-                   "service_account %s: private_key is not a PEM RSA key",
-                   c->file != NULL ? c->file : "");
-        goto out;
-    }
     hl = strlen(h);
     cll = strlen(cl);
     /* header.claims.signature, the signature at most the modulus */
@@ -792,12 +816,9 @@ out:
     }
     EVP_MD_CTX_free(md);
     EVP_PKEY_free(pkey);
-    BIO_free(bio);
     free(sig);
     free(h);
     free(cl);
-    json_decref(hdr);
-    json_decref(claims);
     return jwt;
 }
 
