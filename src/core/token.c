@@ -432,8 +432,7 @@ secret_file_safe(int fd, const char *path, struct status_error *err)
         return status_set(err, ST_CONFIG,
                           "the session secret '%s' belongs to user %u, who "
                           "can read or replace it: run chown %u %s",
-                          path, (unsigned)st.st_uid, (unsigned)geteuid(),
-                          path);
+                          path, (unsigned)st.st_uid, (unsigned)geteuid(), path);
     return 0;
 }
 
@@ -452,8 +451,8 @@ secret_read(int fd, const char *path, unsigned char *buf, size_t max,
             continue;
         if (r < 0)
             return status_set(err, ST_CONFIG,
-                              "cannot read the session secret '%s': %s",
-                              path, strerror(errno));
+                              "cannot read the session secret '%s': %s", path,
+                              strerror(errno));
         if (r == 0)
             return 0;
         if (*got == max) {

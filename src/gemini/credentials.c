@@ -640,8 +640,7 @@ gcloud_token(const char *out, size_t len, struct status_error *err)
 static char *
 gcloud_run(const char *gcloud, long timeout_ms, struct status_error *err)
 {
-    struct gcloud_child c = {.pid = -1,
-                             .deadline = monotime_ms() + timeout_ms};
+    struct gcloud_child c = {.pid = -1, .deadline = monotime_ms() + timeout_ms};
     int fds[2] = {-1, -1}, rc;
     char *tok = NULL;
 
@@ -916,9 +915,9 @@ token_setopts(CURL *cu, const char *url, const char *form, long timeout,
                CURLE_OK &&
            curl_easy_setopt(cu, CURLOPT_TIMEOUT_MS, timeout) == CURLE_OK &&
            curl_easy_setopt(cu, CURLOPT_CONNECTTIMEOUT_MS,
-                            timeout < CRED_CONNECT_MS ? timeout
-                                                      : CRED_CONNECT_MS) ==
-               CURLE_OK &&
+                            timeout < CRED_CONNECT_MS
+                                ? timeout
+                                : CRED_CONNECT_MS) == CURLE_OK &&
            curl_easy_setopt(cu, CURLOPT_HTTPHEADER, hdrs) == CURLE_OK &&
            curl_easy_setopt(cu, CURLOPT_POSTFIELDS, form) == CURLE_OK &&
            curl_easy_setopt(cu, CURLOPT_POSTFIELDSIZE_LARGE,
@@ -969,8 +968,8 @@ token_post(struct token_post *tp, struct status_error *err)
             status_set(err,
                        res == CURLE_OPERATION_TIMEDOUT ? ST_UPSTREAM_TIMEOUT
                                                        : ST_UPSTREAM_DOWN,
-                       "%s: the token endpoint cannot be reached (%s)",
-                       tp->src, curl_easy_strerror(res));
+                       "%s: the token endpoint cannot be reached (%s)", tp->src,
+                       curl_easy_strerror(res));
         goto out;
     }
     curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &tp->status);
@@ -1000,14 +999,13 @@ token_refused(const struct jscan_doc *d, struct arena *a, long status,
     }
     /* 400 invalid_grant, 401 invalid_client: the credential; 429
      * and 5xx: try later; anything else: not a token endpoint */
-    status_set(err,
-               status == 400 || status == 401 || status == 403
-                   ? ST_UPSTREAM_AUTH
-               : status == 408 || status == 429 || status >= 500
-                   ? ST_UPSTREAM_DOWN
-                   : ST_UPSTREAM_BAD,
-               "%s: the token endpoint answered %ld%s%s%s", src, status,
-               code[0] ? " (" : "", code, code[0] ? ")" : "");
+    status_set(
+        err,
+        status == 400 || status == 401 || status == 403   ? ST_UPSTREAM_AUTH
+        : status == 408 || status == 429 || status >= 500 ? ST_UPSTREAM_DOWN
+                                                          : ST_UPSTREAM_BAD,
+        "%s: the token endpoint answered %ld%s%s%s", src, status,
+        code[0] ? " (" : "", code, code[0] ? ")" : "");
 }
 
 /* The access_token and expires_in of the answer d into c->token and
@@ -1058,11 +1056,11 @@ static int
 token_request(struct cred *c, const char *src, const char *url,
               const char *form, struct status_error *err)
 {
-    struct token_post tp = {
-        .src = src,
-        .url = url,
-        .form = form,
-        .timeout_ms = c->timeout_ms > 0 ? c->timeout_ms : CRED_TIMEOUT_MS};
+    struct token_post tp = {.src = src,
+                            .url = url,
+                            .form = form,
+                            .timeout_ms = c->timeout_ms > 0 ? c->timeout_ms
+                                                            : CRED_TIMEOUT_MS};
     struct status_error jerr = {0};
     struct arena a;
     struct jscan_doc d;
@@ -1077,14 +1075,13 @@ token_request(struct cred *c, const char *src, const char *url,
     }
     if (token_post(&tp, err) != 0)
         goto out;
-    parsed = jscan_parse(tp.body.buf, tp.body.len, 0, CRED_JSON_DEPTH, &a,
-                         &d, &jerr) == 0 &&
+    parsed = jscan_parse(tp.body.buf, tp.body.len, 0, CRED_JSON_DEPTH, &a, &d,
+                         &jerr) == 0 &&
              jscan_type(&d, 0) == JSCAN_OBJECT;
     ok = tp.status >= 200 && tp.status < 300;
     if (ok && !parsed)
         status_set(err, ST_UPSTREAM_BAD,
-                   "%s: the token endpoint's answer is not a JSON object",
-                   src);
+                   "%s: the token endpoint's answer is not a JSON object", src);
     else if (!ok) /* an error page when not parsed: the status says it */
         token_refused(parsed ? &d : NULL, &a, tp.status, src, err);
     else
@@ -1189,8 +1186,8 @@ static int
 resolve_gcloud(const struct cred_opts *o, struct cred *out,
                struct status_error *err)
 {
-    const char *name =
-        o->gcloud != NULL ? o->gcloud : env_get(o, CRED_GCLOUD_ENV);
+    const char *name = o->gcloud != NULL ? o->gcloud
+                                         : env_get(o, CRED_GCLOUD_ENV);
 
     out->gcloud = gcloud_find(o, name != NULL ? name : "gcloud");
     if (out->gcloud != NULL) {
@@ -1199,8 +1196,7 @@ resolve_gcloud(const struct cred_opts *o, struct cred *out,
     }
     if (name != NULL)
         return status_set(err, ST_CONFIG, "%s: %s is not an executable file",
-                          o->gcloud != NULL ? "gcloud" : CRED_GCLOUD_ENV,
-                          name);
+                          o->gcloud != NULL ? "gcloud" : CRED_GCLOUD_ENV, name);
     return status_set(err, ST_NOT_CONFIGURED,
                       "no Google credential found: %sset "
                       "GOOGLE_APPLICATION_CREDENTIALS to a key file, run "

@@ -431,8 +431,8 @@ take_response(const struct gemini_http *h, struct arena *a,
 
 /* One call's state across its attempts. */
 struct call_state {
-    struct gemini_http h;            /* the last attempt's answer */
-    struct gemini_error_info info;   /* its error, when have_info */
+    struct gemini_http h;          /* the last attempt's answer */
+    struct gemini_error_info info; /* its error, when have_info */
     bool have_info;
     const char *url;
     const char *key; /* the API key or OAuth token */
@@ -718,10 +718,9 @@ call_setup(struct gemini *g, const struct gemini_request *rq, bool streaming,
         if (cs->url == NULL)
             return -1;
     } else {
-        cs->url = arena_printf(rq->a, "%s/v1beta/models/%s:%s", base_url(gc),
-                               gc->model,
-                               streaming ? "streamGenerateContent?alt=sse"
-                                         : "generateContent");
+        cs->url = arena_printf(
+            rq->a, "%s/v1beta/models/%s:%s", base_url(gc), gc->model,
+            streaming ? "streamGenerateContent?alt=sse" : "generateContent");
         if (cs->url == NULL)
             return status_set(err, ST_NO_MEMORY,
                               "out of memory calling Gemini");
@@ -747,8 +746,8 @@ post_attempt(struct gemini *g, const struct gemini_request *rq,
     h->sent = 1;
     if (s != NULL)
         stream_restart(s, h);
-    if (t->post(t->ctx, cs->url, cs->key, rq->body, rq->len,
-                cs->deadline - now, h) != 0)
+    if (t->post(t->ctx, cs->url, cs->key, rq->body, rq->len, cs->deadline - now,
+                h) != 0)
         return status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
     /* A silent re-send by libcurl is an attempt too: the retry budget
      * and the usage count say how often Gemini was really asked. */
@@ -801,8 +800,8 @@ read_failure(struct call_state *cs, struct status_error *err)
 {
     cs->have_info = false;
     if (cs->h.net == GEMINI_NET_OK) {
-        int parsed =
-            gemini_parse_error(cs->h.body.buf, cs->h.body.len, &cs->info);
+        int parsed = gemini_parse_error(cs->h.body.buf, cs->h.body.len,
+                                        &cs->info);
         if (parsed == -2)
             return status_set(err, ST_NO_MEMORY,
                               "out of memory reading Gemini's error");

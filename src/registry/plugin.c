@@ -329,8 +329,8 @@ entry_keys(struct loader *l, struct entry *en)
  * the chat routes, a compiled-in handler, or its library. Returns 0, or
  * -1 out of memory (reported). */
 static int
-entry_runner(struct loader *l, const struct entry *en,
-             struct plugin_action *a, const char *name, const char *regname)
+entry_runner(struct loader *l, const struct entry *en, struct plugin_action *a,
+             const char *name, const char *regname)
 {
     if (en->chat) {
         /* served by the chat routes: no handler, never for the model */
@@ -344,8 +344,7 @@ entry_runner(struct loader *l, const struct entry *en,
     a->handler = handler_find(regname);
     /* else its library's execute() runs it, by the entry's name (bound
      * once the library is loaded: bind_library()) */
-    if (a->handler == NULL && en->library &&
-        (a->tool = strdup(name)) == NULL) {
+    if (a->handler == NULL && en->library && (a->tool = strdup(name)) == NULL) {
         diag_add(l->d, en->file, en->e->line, "out of memory");
         return -1;
     }
@@ -362,8 +361,8 @@ static void
 load_entry(struct loader *l, const char *plugin, const char *dir,
            const char *file, const struct ydoc_node *e, bool library)
 {
-    struct entry en = {plugin, dir, file, e, library, e, NULL, NULL, NULL,
-                       false};
+    struct entry en = {plugin, dir,  file, e,    library,
+                       e,      NULL, NULL, NULL, false};
     char regname[2 * BOUND_NAME_LEN + 2], fn[2 * BOUND_NAME_LEN + 16];
     struct plugin_action *a;
     size_t before = l->d->count;
@@ -395,8 +394,7 @@ load_entry(struct loader *l, const char *plugin, const char *dir,
     if (en.action_file != NULL) {
         a->source = join_path(dir, en.action_file);
         if (a->source != NULL)
-            (void)load_jay_action(a, a->source, name, file, en.an->line,
-                                  l->d);
+            (void)load_jay_action(a, a->source, name, file, en.an->line, l->d);
         a->listed = true;
         a->exposed = !en.chat;
     }

@@ -151,15 +151,13 @@ check_default(size_t i, enum question_kind kind, const json_t *options,
 static int
 check_members(size_t i, const json_t *q, struct status_error *err)
 {
-    static const char *const known[] = {"id",       "text",    "kind",
-                                        "options",  "required", "default",
-                                        NULL};
+    static const char *const known[] = {
+        "id", "text", "kind", "options", "required", "default", NULL};
     const char *key;
     json_t *v;
 
     if (!json_is_object(q))
-        return status_set(err, ST_BAD_REQUEST, "questions[%zu]: an object",
-                          i);
+        return status_set(err, ST_BAD_REQUEST, "questions[%zu]: an object", i);
     json_object_foreach(UNCONST(q), key, v) {
         size_t n = 0;
         while (known[n] != NULL && strcmp(known[n], key) != 0)

@@ -314,8 +314,7 @@ terminal_only(const struct soplugin_env *env,
 
     if (!(ops->flags & GEMINI_AGENT_TERMINAL_ONLY) || env->terminal)
         return false;
-    if (names(cfg->expose, ops->name) ||
-        names(cfg->enrichment_only, ops->name))
+    if (names(cfg->expose, ops->name) || names(cfg->enrichment_only, ops->name))
         diag_add(d, cfg->file ? cfg->file : "agent.yaml", cfg->expose_line,
                  "plugin '%s' is for the terminal client only (it "
                  "reaches files or a shell): the web routes never "
@@ -330,8 +329,8 @@ terminal_only(const struct soplugin_env *env,
  * initialize(). Returns 0, or 1 when it failed to initialise (reported).
  */
 static int
-so_start(const struct soplugin_env *env, struct so_plugin *p,
-         size_t conf_len, struct diag *d)
+so_start(const struct soplugin_env *env, struct so_plugin *p, size_t conf_len,
+         struct diag *d)
 {
     const struct so_plugin *kept = unchanged(env, p);
     char err[BOUND_SO_MESSAGE] = "";
@@ -663,8 +662,7 @@ soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
                 int got;
                 if (grow(&list, count) != 0)
                     rc = -1;
-                else if ((got = so_open(env, files[j], list, count,
-                                        d)) < 0)
+                else if ((got = so_open(env, files[j], list, count, d)) < 0)
                     rc = -1;
                 else
                     count += (size_t)got;

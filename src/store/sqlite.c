@@ -1529,9 +1529,9 @@ sq_action_create(struct store *base, const struct store_action_new *a,
         goto out;
     }
     rc = run(s, Q_ACTION_NEW, err, "sssssIIsI", id, a->run, a->tool,
-             args_text != NULL ? args_text : "{}", call_text,
-             (int64_t)a->turn, (int64_t)a->part,
-             store_action_status_name(a->status), store_now_ms());
+             args_text != NULL ? args_text : "{}", call_text, (int64_t)a->turn,
+             (int64_t)a->part, store_action_status_name(a->status),
+             store_now_ms());
     if (rc == 0 && sqlite3_changes(s->db) == 0)
         rc = status_set(err, ST_NOT_FOUND, "run not found");
 out:

@@ -252,8 +252,7 @@ struct store_ops {
      * ap->run, a run of ap->user (else ST_NOT_FOUND); it expires
      * ap->ttl_ms from now (<= 0: already expired). An action has at most
      * one (else ST_CONFLICT). */
-    int (*approval_create)(struct store *s,
-                           const struct store_approval_new *ap,
+    int (*approval_create)(struct store *s, const struct store_approval_new *ap,
                            char id[STORE_ID_LEN], struct status_error *err);
     /* [{id, runId, actionId, tool, reason, preview, status, createdAt,
      *   expiresAt}], newest first, at most BOUND_STORE_LIST; status is

@@ -1132,7 +1132,8 @@ START_TEST(curl_reuses_one_connection)
     arena_init(&a);
     ck_assert_int_eq(gemini_init(&g), 0);
     for (int i = 0; i < 2; i++) {
-        ck_assert_msg(generate(&g, &tc.cfg.gemini, &a, &resp, &usage, &err) == 0,
+        ck_assert_msg(generate(&g, &tc.cfg.gemini, &a, &resp, &usage, &err) ==
+                          0,
                       "call %d: %s", i, err.text);
         ck_assert_ptr_nonnull(json_object_get(resp, "candidates"));
         ck_assert_ptr_null(g.headers); /* wiped and freed after the call */

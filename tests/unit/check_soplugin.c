@@ -304,8 +304,8 @@ START_TEST(user_commands_and_enrichment)
     /* a prompt it subscribes to: changed, with its metadata */
     out = "hi @hello";
     len = 9;
-    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir, &ar,
-                                          &out, &len, &meta, &err),
+    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir, &ar, &out,
+                                          &len, &meta, &err),
                      0);
     ck_assert_uint_eq(len, strlen("hi @hello [hello was here]"));
     ck_assert(memcmp(out, "hi @hello [hello was here]", len) == 0);
@@ -315,8 +315,8 @@ START_TEST(user_commands_and_enrichment)
     /* one it leaves alone: the same text, no metadata */
     out = "hi";
     len = 2;
-    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir, &ar,
-                                          &out, &len, &meta, &err),
+    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir, &ar, &out,
+                                          &len, &meta, &err),
                      0);
     ck_assert_uint_eq(len, 2);
     ck_assert_uint_eq(json_object_size(meta), 0);
@@ -586,9 +586,8 @@ START_TEST(enrichment_runs_in_name_order_each_feeding_the_next)
     arena_init(&ar);
     out = "hi";
     out_len = 2;
-    ck_assert_int_eq(plugin_enrich_prompt(set, "/tmp", &ar, &out, &out_len,
-                                          &meta, &err),
-                     0);
+    ck_assert_int_eq(
+        plugin_enrich_prompt(set, "/tmp", &ar, &out, &out_len, &meta, &err), 0);
     ck_assert_str_eq(out, "hi [clock] [zeta]");
     ck_assert_uint_eq(out_len, strlen("hi [clock] [zeta]"));
     ck_assert(json_is_true(json_object_get(json_object_get(meta, "zeta"),
@@ -633,9 +632,8 @@ START_TEST(builtins_terminal_only_and_enrichment_only)
     arena_init(&ar);
     out = "hi";
     out_len = 2;
-    ck_assert_int_eq(plugin_enrich_prompt(set, "/tmp", &ar, &out, &out_len,
-                                          NULL, &err),
-                     0);
+    ck_assert_int_eq(
+        plugin_enrich_prompt(set, "/tmp", &ar, &out, &out_len, NULL, &err), 0);
     ck_assert_str_eq(out, "hi [clock]");
     arena_release(&ar);
     builtin_done(set, cfg, &d);
