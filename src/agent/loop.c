@@ -271,15 +271,16 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
         return -1;
     if (EMIT(l, status, LOOP_THINKING, NULL, err) != 0)
         return -1;
+    struct gemini_request rq = {.gc = in->gemini,
+                                .body = l->request.buf,
+                                .len = l->request.len,
+                                .a = in->a,
+                                .usage = &l->calls};
     for (long retries = 0;; retries++) {
         if (l->sink->ops->delta != NULL)
-            rc = gemini_stream(in->g, in->gemini, l->request.buf,
-                               l->request.len, in->a, &stream_ops, l, &resp,
-                               &l->calls, err);
+            rc = gemini_stream(in->g, &rq, &stream_ops, l, &resp, err);
         else
-            rc = gemini_generate(in->g, in->gemini, l->request.buf,
-                                 l->request.len, in->a, &resp, &l->calls,
-                                 err);
+            rc = gemini_generate(in->g, &rq, &resp, err);
         l->usage.calls = l->calls.calls;
         /* every attempt sent the whole request (at least the first did) */
         l->upstream +=

@@ -1,6 +1,7 @@
 /*
  * seal.h - what the server vouches for in the state a browser holds: the
- * turns of the chat history and the tickets of approvals.
+ * turns of the chat history and the tickets of approvals
+ * (docs/chat-protocol.md).
  *
  * The chat is stateless, so the history comes back from the browser on
  * every request; left alone, a client could write the model's turns

@@ -145,6 +145,78 @@ out:
     return rc;
 }
 
+/* Options that cannot go together: what to tell the user, or NULL. */
+static const char *
+args_conflict(const struct term_args *a)
+{
+    if (a->resume != NULL && a->cont)
+        return "--resume and --continue name different sessions; give one";
+    if ((a->resume != NULL || a->cont) && a->session_id != NULL &&
+        !a->fork) /* as Claude Code: the new id is the fork's */
+        return "--session-id with --resume or --continue needs "
+               "--fork-session";
+    if (a->in_stream && a->out != TERM_FMT_STREAM)
+        return "--input-format stream-json needs --output-format "
+               "stream-json";
+    if (a->in_stream && a->prompt != NULL)
+        return "with --input-format stream-json the prompts come on stdin, "
+               "not as PROMPT";
+    return NULL;
+}
+
+/*
+ * Without a PROMPT, outside the interactive mode, the prompt is stdin's:
+ * *prompt (malloc'd) and args->prompt. Returns 0, or the exit status
+ * when there is none (reported).
+ */
+static int
+prompt_from_stdin(struct term_args *args, bool interactive, char **prompt)
+{
+    if (args->in_stream || args->prompt != NULL || interactive)
+        return 0;
+    if (isatty(STDIN_FILENO)) {
+        fprintf(stderr, "gemini-agent chat: no PROMPT (the interactive "
+                        "mode needs a terminal on stdout too, and no "
+                        "-p)\n");
+        return CMDOPT_EXIT_USAGE;
+    }
+    if ((*prompt = read_stdin()) == NULL) {
+        fprintf(stderr, "gemini-agent chat: no prompt on stdin\n");
+        return CMDOPT_EXIT_USAGE;
+    }
+    args->prompt = *prompt;
+    return 0;
+}
+
+/* The options read, -h and -V answered: -1 to go on, else the exit
+ * status. */
+static int
+chat_options(int argc, char **argv, struct term_args *args)
+{
+    const char *conflict;
+    int rc;
+
+    if ((rc = term_args_parse(argc, argv, args, stderr)) != 0) {
+        fputs("(`gemini-agent chat --help` shows the options)\n", stderr);
+        return rc;
+    }
+    if (args->help) {
+        printf("usage: gemini-agent chat ");
+        cmdopt_put_lines(stdout, term_usage, 25, 4);
+        putchar('\n');
+        return 0;
+    }
+    if (args->version) {
+        printf("%s (gemini-agent)\n", TERM_PROTOCOL_VERSION);
+        return 0;
+    }
+    if ((conflict = args_conflict(args)) != NULL) {
+        fprintf(stderr, "gemini-agent chat: %s\n", conflict);
+        return CMDOPT_EXIT_USAGE;
+    }
+    return -1;
+}
+
 int
 cmd_chat(int argc, char **argv)
 {
@@ -160,58 +232,14 @@ cmd_chat(int argc, char **argv)
      * when asked for with GEMINI_AGENT_LOG */
     if (getenv("GEMINI_AGENT_LOG") == NULL)
         logmsg_set_level(LOG_LVL_WARN);
-    if ((rc = term_args_parse(argc, argv, &args, stderr)) != 0) {
-        fputs("(`gemini-agent chat --help` shows the options)\n", stderr);
+    if ((rc = chat_options(argc, argv, &args)) >= 0)
         return rc;
-    }
-    if (args.help) {
-        printf("usage: gemini-agent chat ");
-        cmdopt_put_lines(stdout, term_usage, 25, 4);
-        putchar('\n');
-        return 0;
-    }
-    if (args.version) {
-        printf("%s (gemini-agent)\n", TERM_PROTOCOL_VERSION);
-        return 0;
-    }
-    if (args.resume != NULL && args.cont) {
-        fprintf(stderr, "gemini-agent chat: --resume and --continue name "
-                        "different sessions; give one\n");
-        return CMDOPT_EXIT_USAGE;
-    }
-    if ((args.resume != NULL || args.cont) && args.session_id != NULL &&
-        !args.fork) { /* as Claude Code: the new id is the fork's */
-        fprintf(stderr, "gemini-agent chat: --session-id with --resume or "
-                        "--continue needs --fork-session\n");
-        return CMDOPT_EXIT_USAGE;
-    }
-    if (args.in_stream && args.out != TERM_FMT_STREAM) {
-        fprintf(stderr, "gemini-agent chat: --input-format stream-json "
-                        "needs --output-format stream-json\n");
-        return CMDOPT_EXIT_USAGE;
-    }
-    if (args.in_stream && args.prompt != NULL) {
-        fprintf(stderr, "gemini-agent chat: with --input-format stream-json "
-                        "the prompts come on stdin, not as PROMPT\n");
-        return CMDOPT_EXIT_USAGE;
-    }
     /* a person reads stdout: text rendered as it comes; and, without -p,
      * types the prompts on stdin and is asked before a call runs */
     human = args.out == TERM_FMT_TEXT && isatty(STDOUT_FILENO);
     interactive = human && !args.print && isatty(STDIN_FILENO);
-    if (!args.in_stream && args.prompt == NULL && !interactive) {
-        if (isatty(STDIN_FILENO)) {
-            fprintf(stderr, "gemini-agent chat: no PROMPT (the interactive "
-                            "mode needs a terminal on stdout too, and no "
-                            "-p)\n");
-            return CMDOPT_EXIT_USAGE;
-        }
-        if ((prompt = read_stdin()) == NULL) {
-            fprintf(stderr, "gemini-agent chat: no prompt on stdin\n");
-            return CMDOPT_EXIT_USAGE;
-        }
-        args.prompt = prompt;
-    }
+    if ((rc = prompt_from_stdin(&args, interactive, &prompt)) != 0)
+        return rc;
     s = term_session_open(&args, stdin, stdout, &rc);
     if (s == NULL) {
         free(prompt);

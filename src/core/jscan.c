@@ -312,6 +312,119 @@ real_canonical(size_t nint, bool int_zero, const unsigned char *f, size_t nf)
 }
 
 /*
+ * A number's digits as read so far: the first 19 significant ones in
+ * mant, the value of the others and of the point in exp10.
+ */
+struct digits {
+    uint64_t mant;
+    int ndig;
+    long exp10;
+    bool cut; /* a non-zero digit did not fit in mant */
+};
+
+/* The integer part's digits from p (one at least, checked); past them. */
+static inline const unsigned char *
+read_int_digits(const unsigned char *p, const unsigned char *end,
+                struct digits *dg)
+{
+    do {
+        unsigned v = *p - '0';
+        if (dg->ndig < 19) {
+            dg->mant = dg->mant * 10 + v;
+            dg->ndig++;
+        } else {
+            dg->exp10++;
+            dg->cut |= v != 0;
+        }
+    } while (++p < end && is_digit(*p));
+    return p;
+}
+
+/* The fraction's digits from p (one at least, checked); past them. */
+static inline const unsigned char *
+read_fraction(const unsigned char *p, const unsigned char *end,
+              struct digits *dg)
+{
+    do {
+        unsigned v = *p - '0';
+        if (dg->mant == 0 && v == 0) {
+            dg->exp10--; /* a leading zero */
+        } else if (dg->ndig < 19) {
+            dg->mant = dg->mant * 10 + v;
+            dg->ndig++;
+            dg->exp10--;
+        } else {
+            dg->cut |= v != 0;
+        }
+    } while (++p < end && is_digit(*p));
+    return p;
+}
+
+/* The exponent after the 'e' at p, added to exp10; past it, or NULL when
+ * no digit follows. */
+static inline const unsigned char *
+read_exponent(const unsigned char *p, const unsigned char *end,
+              struct digits *dg)
+{
+    bool eneg = false;
+    long e = 0;
+
+    if (++p < end && (*p == '+' || *p == '-'))
+        eneg = *p++ == '-';
+    if (p == end || !is_digit(*p))
+        return NULL;
+    do {
+        if (e < 100000) /* far past any double either way */
+            e = e * 10 + (*p - '0');
+    } while (++p < end && is_digit(*p));
+    dg->exp10 += eneg ? -e : e;
+    return p;
+}
+
+/*
+ * The double the number t[0..n) with digits dg reads as: exactly from
+ * mant when it and the power of ten are exact doubles, else as strtod()
+ * reads it. Returns what real_value() does.
+ */
+static inline int
+real_of_digits(struct scan *s, const struct digits *dg, bool neg,
+               const unsigned char *t, size_t n, double *d)
+{
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    long e = dg->exp10;
+
+    if (dg->mant == 0) {
+        *d = neg ? -0.0 : 0.0;
+        return 0;
+    }
+    if (FAST_REALS && !dg->cut && dg->mant <= (uint64_t)1 << 53 && e >= -22 &&
+        e <= 22) {
+        *d = e >= 0 ? (double)dg->mant * p10[e] : (double)dg->mant / p10[-e];
+        if (neg)
+            *d = -*d;
+        return 0;
+    }
+    return real_value(s, t, n, d);
+}
+
+/* The integer t[0..n), nint digits, in *ni; 1 when out of range. */
+static inline int
+integer_number(const unsigned char *t, size_t n, size_t nint,
+               struct numinfo *ni)
+{
+    long long v;
+
+    if (nint > 19 || !int_value(t, n, &v))
+        return 1;
+    ni->type = JSCAN_INTEGER;
+    ni->flags = t[0] == '-' && v == 0 ? 0 : JSCAN_CANON; /* "-0" is 0 */
+    ni->bits = (uint64_t)v;
+    return 0;
+}
+
+/*
  * Read the number at `at` on the fast path. Returns 0 with *ni filled, 1
  * when jansson would not read it as a number (malformed, or out of range:
  * the caller reports it through the lexer), -1 when out of memory.
@@ -319,98 +432,41 @@ real_canonical(size_t nint, bool int_zero, const unsigned char *f, size_t nf)
 static int
 scan_number(struct scan *s, size_t at, struct numinfo *ni)
 {
-    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const unsigned char *b = s->buf, *p = b + at, *end = b + s->len;
     const unsigned char *ip, *fp = NULL;
-    bool neg = false, cut = false, has_exp = false;
-    uint64_t mant = 0;
-    int ndig = 0;
-    long exp10 = 0;
+    struct digits dg = {0, 0, 0, false};
+    bool neg = *p == '-', has_exp = false;
     size_t nint, nf = 0;
     double d;
+    int rc;
 
-    if (*p == '-') {
-        neg = true;
-        p++;
-    }
+    p += neg;
     if (p == end || !is_digit(*p))
         return 1;
     ip = p;
-    if (*p == '0') {
-        if (++p < end && is_digit(*p))
-            return 1; /* no leading zeros */
-    } else {
-        do {
-            unsigned dg = *p - '0';
-            if (ndig < 19) {
-                mant = mant * 10 + dg;
-                ndig++;
-            } else {
-                exp10++;
-                cut |= dg != 0;
-            }
-        } while (++p < end && is_digit(*p));
-    }
+    if (*p != '0')
+        p = read_int_digits(p, end, &dg);
+    else if (++p < end && is_digit(*p))
+        return 1; /* no leading zeros */
     nint = (size_t)(p - ip);
-    if (p == end || (*p != '.' && *p != 'e' && *p != 'E')) {
-        long long v;
-
-        if (nint > 19 || !int_value(b + at, (size_t)(p - b) - at, &v))
-            return 1;
-        ni->end = (size_t)(p - b);
-        ni->type = JSCAN_INTEGER;
-        ni->flags = neg && v == 0 ? 0 : JSCAN_CANON; /* "-0" is 0 */
-        ni->bits = (uint64_t)v;
-        return 0;
-    }
+    ni->end = (size_t)(p - b);
+    if (p == end || (*p != '.' && *p != 'e' && *p != 'E'))
+        return integer_number(b + at, ni->end - at, nint, ni);
     if (*p == '.') {
         if (++p == end || !is_digit(*p))
             return 1;
         fp = p;
-        do {
-            unsigned dg = *p - '0';
-            if (mant == 0 && dg == 0) {
-                exp10--; /* a leading zero */
-            } else if (ndig < 19) {
-                mant = mant * 10 + dg;
-                ndig++;
-                exp10--;
-            } else {
-                cut |= dg != 0;
-            }
-        } while (++p < end && is_digit(*p));
+        p = read_fraction(p, end, &dg);
         nf = (size_t)(p - fp);
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
-        bool eneg = false;
-        long e = 0;
-
         has_exp = true;
-        if (++p < end && (*p == '+' || *p == '-'))
-            eneg = *p++ == '-';
-        if (p == end || !is_digit(*p))
+        if ((p = read_exponent(p, end, &dg)) == NULL)
             return 1;
-        do {
-            if (e < 100000) /* far past any double either way */
-                e = e * 10 + (*p - '0');
-        } while (++p < end && is_digit(*p));
-        exp10 += eneg ? -e : e;
-    }
-    if (mant == 0) {
-        d = neg ? -0.0 : 0.0;
-    } else if (FAST_REALS && !cut && mant <= (uint64_t)1 << 53 &&
-               exp10 >= -22 && exp10 <= 22) {
-        d = exp10 >= 0 ? (double)mant * p10[exp10] : (double)mant / p10[-exp10];
-        if (neg)
-            d = -d;
-    } else {
-        int rc = real_value(s, b + at, (size_t)(p - b) - at, &d);
-        if (rc != 0)
-            return rc;
     }
     ni->end = (size_t)(p - b);
+    if ((rc = real_of_digits(s, &dg, neg, b + at, ni->end - at, &d)) != 0)
+        return rc;
     ni->type = JSCAN_REAL;
     ni->flags = !has_exp && real_canonical(nint, *ip == '0', fp, nf)
                     ? JSCAN_CANON
@@ -1259,16 +1315,205 @@ is_name(const unsigned char *p, const unsigned char *end, const char *name,
 
 #define AT ((size_t)(p - b))
 
+/* A value in the container top (NULL at the top level) that is not
+ * canonical makes top non-canonical too. */
+static inline void
+note_child(struct frame *top, const struct jscan_node *nd)
+{
+    if (top != NULL && !(nd->flags & JSCAN_CANON))
+        top->canon = false;
+}
+
+/* The literal true, false or null at p on the tape; past it, or NULL on
+ * failure. */
+static const unsigned char *
+scan_literal(struct scan *s, const unsigned char *p, struct jscan_node **nd)
+{
+    static const struct {
+        const char *name;
+        size_t len;
+        unsigned type;
+    } lit[] = {{"true", 4, JSCAN_TRUE},
+               {"false", 5, JSCAN_FALSE},
+               {"null", 4, JSCAN_NULL}};
+    const unsigned char *b = s->buf, *end = b + s->len;
+    size_t k = *p == 't' ? 0 : *p == 'f' ? 1 : 2;
+
+    if (!is_name(p, end, lit[k].name, lit[k].len)) {
+        bad_token(s, AT, JSCAN_E_SYNTAX, NULL);
+        return NULL;
+    }
+    if ((*nd = new_node(s)) == NULL)
+        return NULL;
+    set_node(*nd, lit[k].type, JSCAN_CANON, AT, lit[k].len, 0);
+    return p + lit[k].len;
+}
+
+/*
+ * The string, number or literal at p (p < end) on the tape as *nd; past
+ * it, or NULL on failure.
+ */
+static const unsigned char *
+scan_token(struct scan *s, const unsigned char *p, struct jscan_node **nd)
+{
+    const unsigned char *b = s->buf;
+    struct strinfo si;
+    struct numinfo ni;
+    int rc;
+
+    if (*p == '"') {
+        if (scan_string(s, AT, &si) != 0)
+            return NULL;
+        if (si.nul) {
+            fail(s, JSCAN_E_NUL, si.end, AT, true,
+                 "\\u0000 is not allowed without JSON_ALLOW_NUL");
+            return NULL;
+        }
+        if ((*nd = new_node(s)) == NULL)
+            return NULL;
+        set_node(*nd, JSCAN_STRING, si.flags, AT, si.end - AT, si.dlen);
+        return b + si.end;
+    }
+    if (*p == '-' || is_digit(*p)) {
+        if ((rc = scan_number(s, AT, &ni)) != 0) {
+            if (rc > 0)
+                bad_token(s, AT, JSCAN_E_SYNTAX, NULL);
+            return NULL;
+        }
+        if ((*nd = new_node(s)) == NULL)
+            return NULL;
+        set_node(*nd, ni.type, ni.flags, AT, ni.end - AT, ni.bits);
+        return b + ni.end;
+    }
+    if (*p == 't' || *p == 'f' || *p == 'n')
+        return scan_literal(s, p, nd);
+    bad_token(s, AT, JSCAN_E_SYNTAX, NULL);
+    return NULL;
+}
+
+/*
+ * A scalar value at p (p < end) inside top (NULL at the top level); past
+ * it and past a NUL byte that jansson skips after a number or a name
+ * (see skip_nul), or NULL on failure.
+ */
+static const unsigned char *
+scan_scalar(struct scan *s, struct frame *top, const unsigned char *p)
+{
+    const unsigned char *end = s->buf + s->len;
+    struct jscan_node *nd;
+
+    if ((p = scan_token(s, p, &nd)) == NULL)
+        return NULL;
+    note_child(top, nd);
+    if (p < end && *p == '\0' && nd->type != JSCAN_STRING) {
+        if ((p = skip_nul(s, p)) == NULL)
+            return NULL;
+        if (top != NULL)
+            top->canon = false;
+    }
+    return p;
+}
+
+/* Open the object or array at p: its frame, NULL on failure. */
+static struct frame *
+open_container(struct scan *s, const unsigned char *p)
+{
+    const unsigned char *b = s->buf;
+    struct jscan_node *nd;
+    struct frame *top;
+
+    if ((nd = new_node(s)) == NULL || (top = push_frame(s)) == NULL)
+        return NULL;
+    nd->off = (uint32_t)AT;
+    nd->type = *p == '{' ? JSCAN_OBJECT : JSCAN_ARRAY;
+    top->node = (uint32_t)(s->n - 1);
+    top->count = 0;
+    top->object = *p == '{';
+    top->canon = true;
+    top->dups = false;
+    top->keys = NULL;
+    return top;
+}
+
+/*
+ * The member key at p (whitespace skipped) of the object top, the ':' and
+ * the whitespace after it; returns the position of the value, NULL on
+ * failure.
+ */
+static const unsigned char *
+scan_key(struct scan *s, struct frame *top, const unsigned char *p)
+{
+    const unsigned char *b = s->buf, *end = b + s->len;
+    struct jscan_node *nd;
+    struct strinfo si;
+    int rc;
+
+    if (p == end || *p != '"') {
+        bad_token(s, AT, JSCAN_E_SYNTAX, "string or '}' expected");
+        return NULL;
+    }
+    if (scan_string(s, AT, &si) != 0)
+        return NULL;
+    if (si.nul) {
+        fail(s, JSCAN_E_NUL_KEY, si.end, AT, true,
+             "NUL byte in object key not supported");
+        return NULL;
+    }
+    if ((nd = new_node(s)) == NULL)
+        return NULL;
+    set_node(nd, JSCAN_STRING, si.flags, AT, si.end - AT, si.dlen);
+    top->count++;
+    note_child(top, nd);
+    if (!top->dups && (rc = key_repeats(s, top, s->n - 1)) != 0) {
+        if (rc < 0)
+            return NULL;
+        if (!(s->flags & JSCAN_DUPLICATES_OK)) {
+            fail(s, JSCAN_E_DUPLICATE, si.end, AT, true,
+                 "duplicate object key");
+            return NULL;
+        }
+        top->dups = true;
+    }
+    p = b + si.end;
+    SKIP_WS();
+    if (p == end || *p != ':') {
+        bad_token(s, AT, JSCAN_E_SYNTAX, "':' expected");
+        return NULL;
+    }
+    p++;
+    SKIP_WS();
+    return p;
+}
+
+/* Close top, its closing bracket ending just before `at`: the container
+ * it is in, NULL at the top level. */
+static struct frame *
+close_container(struct scan *s, struct frame *top, size_t at)
+{
+    struct jscan_node *nd = &s->tape[top->node];
+    bool canon = top->canon && !top->dups;
+
+    nd->len = (uint32_t)(at - nd->off);
+    nd->x = (uint32_t)s->n;
+    nd->y = top->count;
+    nd->flags = (uint8_t)((canon ? JSCAN_CANON : 0) |
+                          (top->dups ? JSCAN_DUPKEYS : 0));
+    s->depth--;
+    top = s->depth > 0 ? &s->stack[s->depth - 1] : NULL;
+    if (top != NULL && !canon)
+        top->canon = false;
+    return top;
+}
+
+/*
+ * The document, as a state machine over the value grammar: each label is
+ * a point in it, the helpers above read one token each.
+ */
 static int
 scan_doc(struct scan *s)
 {
     const unsigned char *b = s->buf, *p = b, *end = b + s->len;
     struct frame *top = NULL;
-    struct jscan_node *nd;
-    struct strinfo si;
-    struct numinfo ni;
-    bool canon;
-    int rc;
 
     SKIP_WS();
     if (!(s->flags & JSCAN_ANY) && (p == end || (*p != '[' && *p != '{')))
@@ -1279,89 +1524,18 @@ value: /* whitespace skipped */
         return depth_fail(s, AT);
     if (p == end)
         return bad_token(s, AT, JSCAN_E_SYNTAX, NULL);
-    switch (*p) {
-    case '"':
-        if (scan_string(s, AT, &si) != 0)
+    if (*p == '{' || *p == '[') {
+        if ((top = open_container(s, p++)) == NULL)
             return -1;
-        if (si.nul)
-            return fail(s, JSCAN_E_NUL, si.end, AT, true,
-                        "\\u0000 is not allowed without JSON_ALLOW_NUL");
-        if ((nd = new_node(s)) == NULL)
-            return -1;
-        set_node(nd, JSCAN_STRING, si.flags, AT, si.end - AT, si.dlen);
-        p = b + si.end;
-        break;
-    case '{':
-    case '[':
-        if ((nd = new_node(s)) == NULL || (top = push_frame(s)) == NULL)
-            return -1;
-        nd->off = (uint32_t)AT;
-        nd->type = *p == '{' ? JSCAN_OBJECT : JSCAN_ARRAY;
-        top->node = (uint32_t)(s->n - 1);
-        top->count = 0;
-        top->object = *p == '{';
-        top->canon = true;
-        top->dups = false;
-        top->keys = NULL;
-        p++;
         SKIP_WS();
-        if (p < end && *p == (top->object ? '}' : ']')) {
-            p++;
+        if (p < end && *p == (top->object ? '}' : ']'))
             goto close;
-        }
         if (top->object)
             goto key;
         goto element;
-    case '-':
-    case '0':
-    case '1':
-    case '2':
-    case '3':
-    case '4':
-    case '5':
-    case '6':
-    case '7':
-    case '8':
-    case '9':
-        rc = scan_number(s, AT, &ni);
-        if (rc != 0)
-            return rc > 0 ? bad_token(s, AT, JSCAN_E_SYNTAX, NULL) : -1;
-        if ((nd = new_node(s)) == NULL)
-            return -1;
-        set_node(nd, ni.type, ni.flags, AT, ni.end - AT, ni.bits);
-        p = b + ni.end;
-        break;
-    case 't':
-    case 'f':
-    case 'n': {
-        static const struct {
-            const char *name;
-            size_t len;
-            unsigned type;
-        } lit[] = {{"true", 4, JSCAN_TRUE},
-                   {"false", 5, JSCAN_FALSE},
-                   {"null", 4, JSCAN_NULL}};
-        size_t k = *p == 't' ? 0 : *p == 'f' ? 1 : 2;
-
-        if (!is_name(p, end, lit[k].name, lit[k].len))
-            return bad_token(s, AT, JSCAN_E_SYNTAX, NULL);
-        if ((nd = new_node(s)) == NULL)
-            return -1;
-        set_node(nd, lit[k].type, JSCAN_CANON, AT, lit[k].len, 0);
-        p += lit[k].len;
-        break;
     }
-    default:
-        return bad_token(s, AT, JSCAN_E_SYNTAX, NULL);
-    }
-    if (top != NULL && !(nd->flags & JSCAN_CANON))
-        top->canon = false;
-    if (p < end && *p == '\0' && nd->type != JSCAN_STRING) {
-        if ((p = skip_nul(s, p)) == NULL)
-            return -1;
-        if (top != NULL)
-            top->canon = false;
-    }
+    if ((p = scan_scalar(s, top, p)) == NULL)
+        return -1;
 after: /* a value ended at p */
     if (top == NULL)
         goto done;
@@ -1373,10 +1547,8 @@ after: /* a value ended at p */
             goto key;
         goto element;
     }
-    if (p < end && *p == (top->object ? '}' : ']')) {
-        p++;
+    if (p < end && *p == (top->object ? '}' : ']'))
         goto close;
-    }
     return bad_token(s, AT, JSCAN_E_SYNTAX,
                      top->object ? "'}' expected" : "']' expected");
 element: /* whitespace skipped */
@@ -1385,49 +1557,12 @@ element: /* whitespace skipped */
     top->count++;
     goto value;
 key: /* whitespace skipped */
-    if (p == end || *p != '"')
-        return bad_token(s, AT, JSCAN_E_SYNTAX, "string or '}' expected");
-    if (scan_string(s, AT, &si) != 0)
+    if ((p = scan_key(s, top, p)) == NULL)
         return -1;
-    if (si.nul)
-        return fail(s, JSCAN_E_NUL_KEY, si.end, AT, true,
-                    "NUL byte in object key not supported");
-    if ((nd = new_node(s)) == NULL)
-        return -1;
-    set_node(nd, JSCAN_STRING, si.flags, AT, si.end - AT, si.dlen);
-    top->count++;
-    if (!(si.flags & JSCAN_CANON))
-        top->canon = false;
-    if (!top->dups) {
-        rc = key_repeats(s, top, s->n - 1);
-        if (rc < 0)
-            return -1;
-        if (rc > 0) {
-            if (!(s->flags & JSCAN_DUPLICATES_OK))
-                return fail(s, JSCAN_E_DUPLICATE, si.end, AT, true,
-                            "duplicate object key");
-            top->dups = true;
-        }
-    }
-    p = b + si.end;
-    SKIP_WS();
-    if (p == end || *p != ':')
-        return bad_token(s, AT, JSCAN_E_SYNTAX, "':' expected");
-    p++;
-    SKIP_WS();
     goto value;
-close: /* p just past the closing bracket */
-    nd = &s->tape[top->node];
-    canon = top->canon && !top->dups;
-    nd->len = (uint32_t)(AT - nd->off);
-    nd->x = (uint32_t)s->n;
-    nd->y = top->count;
-    nd->flags = (uint8_t)((canon ? JSCAN_CANON : 0) |
-                          (top->dups ? JSCAN_DUPKEYS : 0));
-    s->depth--;
-    top = s->depth > 0 ? &s->stack[s->depth - 1] : NULL;
-    if (top != NULL && !canon)
-        top->canon = false;
+close: /* p at the closing bracket */
+    top = close_container(s, top, AT + 1);
+    p++;
     goto after;
 done:
     SKIP_WS();

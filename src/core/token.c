@@ -405,12 +405,72 @@ token_mac_equal(const char *want, const char *given)
 
 /* --- the secret file -------------------------------------------------------- */
 
+/* Is the open secret file fd one only its owner (this user, or root) can
+ * read and write? Returns 0, or -1 with err set. */
+static int
+secret_file_safe(int fd, const char *path, struct status_error *err)
+{
+    struct stat st;
+
+    if (fstat(fd, &st) != 0)
+        return status_set(err, ST_CONFIG,
+                          "cannot read the session secret '%s': %s", path,
+                          strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return status_set(err, ST_CONFIG,
+                          "the session secret '%s' is not a regular file",
+                          path);
+    /* Anyone else who can read it can sign in as anyone; anyone who can
+     * write it can sign everyone out. */
+    if ((st.st_mode & 077) != 0)
+        return status_set(err, ST_CONFIG,
+                          "the session secret '%s' is open to group or "
+                          "others (mode %03o): run chmod 600 %s",
+                          path, (unsigned)(st.st_mode & 0777), path);
+    /* Another user who owns it can read or replace it at will. */
+    if (st.st_uid != geteuid() && st.st_uid != 0)
+        return status_set(err, ST_CONFIG,
+                          "the session secret '%s' belongs to user %u, who "
+                          "can read or replace it: run chown %u %s",
+                          path, (unsigned)st.st_uid, (unsigned)geteuid(), path);
+    return 0;
+}
+
+/* Read the secret file fd into buf, at most max bytes, their count in
+ * *got. Returns 0, or -1 with err set (a longer file too). */
+static int
+secret_read(int fd, const char *path, unsigned char *buf, size_t max,
+            size_t *got, struct status_error *err)
+{
+    /* One byte past the limit tells a file that is too long. */
+    for (;;) {
+        unsigned char extra;
+        ssize_t r = *got < max ? read(fd, buf + *got, max - *got)
+                               : read(fd, &extra, 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return status_set(err, ST_CONFIG,
+                              "cannot read the session secret '%s': %s", path,
+                              strerror(errno));
+        if (r == 0)
+            return 0;
+        if (*got == max) {
+            explicit_bzero(&extra, 1);
+            return status_set(err, ST_CONFIG,
+                              "the session secret '%s' is longer than %zu "
+                              "bytes; is it the right file?",
+                              path, max);
+        }
+        *got += (size_t)r;
+    }
+}
+
 int
 token_secret_load(const char *path, unsigned char *buf, size_t cap, size_t *n,
                   struct status_error *err)
 {
     size_t max = cap < BOUND_SECRET_MAX ? cap : BOUND_SECRET_MAX, got = 0;
-    struct stat st;
     int fd;
 
     *n = 0;
@@ -427,58 +487,9 @@ token_secret_load(const char *path, unsigned char *buf, size_t cap, size_t *n,
                           "cannot read the session secret '%s': %s", path,
                           strerror(errno));
     }
-    if (fstat(fd, &st) != 0) {
-        status_set(err, ST_CONFIG, "cannot read the session secret '%s': %s",
-                   path, strerror(errno));
+    if (secret_file_safe(fd, path, err) != 0 ||
+        secret_read(fd, path, buf, max, &got, err) != 0)
         goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        status_set(err, ST_CONFIG,
-                   "the session secret '%s' is not a regular file", path);
-        goto fail;
-    }
-    /* Anyone else who can read it can sign in as anyone; anyone who can
-     * write it can sign everyone out. */
-    if ((st.st_mode & 077) != 0) {
-        status_set(err, ST_CONFIG,
-                   "the session secret '%s' is open to group or others "
-                   "(mode %03o): run chmod 600 %s",
-                   path, (unsigned)(st.st_mode & 0777), path);
-        goto fail;
-    }
-    /* Another user who owns it can read or replace it at will. */
-    if (st.st_uid != geteuid() && st.st_uid != 0) {
-        status_set(err, ST_CONFIG,
-                   "the session secret '%s' belongs to user %u, who can "
-                   "read or replace it: run chown %u %s",
-                   path, (unsigned)st.st_uid, (unsigned)geteuid(), path);
-        goto fail;
-    }
-    /* One byte past the limit tells a file that is too long. */
-    for (;;) {
-        unsigned char extra;
-        ssize_t r = got < max ? read(fd, buf + got, max - got)
-                              : read(fd, &extra, 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            status_set(err, ST_CONFIG,
-                       "cannot read the session secret '%s': %s", path,
-                       strerror(errno));
-            goto fail;
-        }
-        if (r == 0)
-            break;
-        if (got == max) {
-            explicit_bzero(&extra, 1);
-            status_set(err, ST_CONFIG,
-                       "the session secret '%s' is longer than %zu bytes; "
-                       "is it the right file?",
-                       path, max);
-            goto fail;
-        }
-        got += (size_t)r;
-    }
     if (got < BOUND_SECRET_MIN) {
         status_set(err, ST_CONFIG,
                    "the session secret '%s' is %zu bytes; it must hold at "

@@ -238,6 +238,66 @@ jdoc_take(struct jdoc *j, const char *key, bool *oom)
     return copy;
 }
 
+/* A service account's fields from j into c: the first required one that
+ * is missing, or NULL. */
+static const char *
+adc_service_account(struct cred *c, struct jdoc *j, bool *oom)
+{
+    c->source = CRED_SERVICE_ACCOUNT;
+    c->email = jdoc_take(j, "client_email", oom);
+    c->secret = jdoc_take(j, "private_key", oom);
+    c->key_id = jdoc_take(j, "private_key_id", oom);
+    c->token_uri = jdoc_take(j, "token_uri", oom);
+    c->project_id = jdoc_take(j, "project_id", oom);
+    return c->email == NULL       ? "client_email"
+           : c->secret == NULL    ? "private_key"
+           : c->key_id == NULL    ? "private_key_id"
+           : c->token_uri == NULL ? "token_uri"
+                                  : NULL;
+}
+
+/* An authorized user's fields from j into c, the token URL from o: the
+ * first required one that is missing, or NULL. */
+static const char *
+adc_authorized_user(struct cred *c, struct jdoc *j, const struct cred_opts *o,
+                    bool *oom)
+{
+    c->source = CRED_AUTHORIZED_USER;
+    c->client_id = jdoc_take(j, "client_id", oom);
+    c->client_secret = jdoc_take(j, "client_secret", oom);
+    c->secret = jdoc_take(j, "refresh_token", oom);
+    c->quota_project_id = jdoc_take(j, "quota_project_id", oom);
+    c->token_uri = strdup(o->token_url != NULL ? o->token_url
+                                               : CRED_GOOGLE_TOKEN_URL);
+    *oom = *oom || c->token_uri == NULL;
+    return c->client_id == NULL       ? "client_id"
+           : c->client_secret == NULL ? "client_secret"
+           : c->secret == NULL        ? "refresh_token"
+                                      : NULL;
+}
+
+/* The error for an ADC file whose `type` (NULL: none) is not one of
+ * ours; `oom` when reading it ran out of memory. */
+static void
+adc_type_error(const char *type, bool oom, const char *what,
+               struct status_error *err)
+{
+    char code[CRED_OAUTH_CODE_MAX + 1];
+
+    oauth_code(type, code, sizeof(code));
+    if (oom)
+        status_set(err, ST_NO_MEMORY, "out of memory");
+    else if (type == NULL)
+        status_set(err, ST_CONFIG, "%s: type is missing", what);
+    else if (code[0] != '\0')
+        status_set(err, ST_CONFIG,
+                   "%s: type \"%s\" is not supported (only "
+                   "service_account and authorized_user are)",
+                   what, code);
+    else
+        status_set(err, ST_CONFIG, "%s: type is not supported", what);
+}
+
 /* Fill `c` from an ADC file's JSON. `what` names it in messages. */
 static int
 adc_parse(struct cred *c, const char *buf, size_t len, const char *what,
@@ -266,61 +326,23 @@ adc_parse(struct cred *c, const char *buf, size_t len, const char *what,
     }
     type = jdoc_take(&j, "type", &oom);
     if (type != NULL && strcmp(type, "service_account") == 0) {
-        c->source = CRED_SERVICE_ACCOUNT;
-        c->email = jdoc_take(&j, "client_email", &oom);
-        c->secret = jdoc_take(&j, "private_key", &oom);
-        c->key_id = jdoc_take(&j, "private_key_id", &oom);
-        c->token_uri = jdoc_take(&j, "token_uri", &oom);
-        c->project_id = jdoc_take(&j, "project_id", &oom);
-        missing = c->email == NULL       ? "client_email"
-                  : c->secret == NULL    ? "private_key"
-                  : c->key_id == NULL    ? "private_key_id"
-                  : c->token_uri == NULL ? "token_uri"
-                                         : NULL;
+        missing = adc_service_account(c, &j, &oom);
     } else if (type != NULL && strcmp(type, "authorized_user") == 0) {
-        c->source = CRED_AUTHORIZED_USER;
-        c->client_id = jdoc_take(&j, "client_id", &oom);
-        c->client_secret = jdoc_take(&j, "client_secret", &oom);
-        c->secret = jdoc_take(&j, "refresh_token", &oom);
-        c->quota_project_id = jdoc_take(&j, "quota_project_id", &oom);
-        c->token_uri = strdup(o->token_url != NULL ? o->token_url
-                                                   : CRED_GOOGLE_TOKEN_URL);
-        oom = oom || c->token_uri == NULL;
-        missing = c->client_id == NULL       ? "client_id"
-                  : c->client_secret == NULL ? "client_secret"
-                  : c->secret == NULL        ? "refresh_token"
-                                             : NULL;
+        missing = adc_authorized_user(c, &j, o, &oom);
     } else {
-        char code[CRED_OAUTH_CODE_MAX + 1];
-        oauth_code(type, code, sizeof(code));
-        if (oom)
-            status_set(err, ST_NO_MEMORY, "out of memory");
-        else if (type == NULL)
-            status_set(err, ST_CONFIG, "%s: type is missing", what);
-        else if (code[0] != '\0')
-            status_set(err, ST_CONFIG,
-                       "%s: type \"%s\" is not supported (only "
-                       "service_account and authorized_user are)",
-                       what, code);
-        else
-            status_set(err, ST_CONFIG, "%s: type is not supported", what);
+        adc_type_error(type, oom, what, err);
         goto out;
     }
-    if (oom) {
+    if (oom)
         status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
-    }
-    if (missing != NULL) {
+    else if (missing != NULL)
         status_set(err, ST_CONFIG, "%s: %s is missing (or not a string)",
                    what, missing);
-        goto out;
-    }
-    if (!url_allowed(c->token_uri)) {
+    else if (!url_allowed(c->token_uri))
         status_set(err, ST_CONFIG,
                    "%s: token_uri must be an https:// URL", what);
-        goto out;
-    }
-    rc = 0;
+    else
+        rc = 0;
 out:
     free(type);
     arena_release(&j.a);
@@ -412,14 +434,15 @@ gcloud_find(const struct cred_opts *o, const char *name)
 }
 
 /*
- * Run `gcloud auth print-access-token`: no shell, stdin and stderr on
- * /dev/null, stdout read up to CRED_GCLOUD_OUTPUT_MAX bytes until
- * `timeout_ms`, the child (in a process group of its own, so its own
- * children go too) killed at the deadline and always reaped. Returns the
- * trimmed token (malloc'd), or NULL with `err` set.
+ * Start `gcloud auth print-access-token` with stdout on out_fd: no shell,
+ * stdin and stderr on /dev/null, in a process group of its own (so its
+ * own children can be killed with it), default signal handling, and the
+ * environment core/credenv.h cleans for it. Returns 0 with *pid set, -1
+ * when the spawn settings cannot be made (out of memory), or the errno
+ * value of the step that failed.
  */
-static char *
-gcloud_run(const char *gcloud, long timeout_ms, struct status_error *err)
+static int
+gcloud_spawn(const char *gcloud, int out_fd, pid_t *pid)
 {
     char *const argv[] = {UNCONST(gcloud), UNCONST("auth"),
                           UNCONST("print-access-token"), NULL};
@@ -427,33 +450,18 @@ gcloud_run(const char *gcloud, long timeout_ms, struct status_error *err)
     posix_spawnattr_t attr;
     char **envp = NULL;
     sigset_t none, dfl;
-    int fds[2] = {-1, -1}, status = 0, rc;
-    char *out = NULL, *tok = NULL;
-    size_t len = 0, a, b;
-    long deadline = monotime_ms() + timeout_ms;
-    bool timed_out = false, too_long = false, reaped = false;
-    bool no_child = false;
-    pid_t pid = -1;
+    int rc;
 
-    out = malloc(CRED_GCLOUD_OUTPUT_MAX + 1);
-    if (out == NULL || pipe2(fds, O_CLOEXEC) != 0) {
-        status_set(err, out == NULL ? ST_NO_MEMORY : ST_INTERNAL,
-                   "gcloud: cannot make a pipe: %s", strerror(errno));
-        goto out;
-    }
     sigemptyset(&none);
     sigemptyset(&dfl);
     sigaddset(&dfl, SIGPIPE);
-    if (posix_spawn_file_actions_init(&fa) != 0) {
-        status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
-    }
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return -1;
     if (posix_spawnattr_init(&attr) != 0) {
         posix_spawn_file_actions_destroy(&fa);
-        status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
+        return -1;
     }
-    rc = posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+    rc = posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
     if (rc == 0)
         rc = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
                                               O_RDONLY, 0);
@@ -474,118 +482,192 @@ gcloud_run(const char *gcloud, long timeout_ms, struct status_error *err)
     if (rc == 0 && (envp = credenv_clean(environ, CREDENV_GCLOUD)) == NULL)
         rc = ENOMEM;
     if (rc == 0)
-        rc = posix_spawn(&pid, gcloud, &fa, &attr, argv, envp);
+        rc = posix_spawn(pid, gcloud, &fa, &attr, argv, envp);
     free(envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
-    close(fds[1]);
-    fds[1] = -1;
-    if (rc != 0) {
-        pid = -1;
-        status_set(err, ST_UPSTREAM_AUTH, "gcloud: cannot run %s: %s",
-                   gcloud, strerror(rc));
-        goto out;
-    }
+    return rc;
+}
+
+/* One run of gcloud: its output so far and how it ended. */
+struct gcloud_child {
+    pid_t pid;
+    long deadline; /* monotime_ms() */
+    char *out;     /* CRED_GCLOUD_OUTPUT_MAX + 1 bytes */
+    size_t len;
+    int status;     /* waitpid()'s, when reaped */
+    bool timed_out; /* the deadline passed */
+    bool too_long;  /* it printed CRED_GCLOUD_OUTPUT_MAX bytes */
+    bool reaped;
+    bool no_child; /* it was reaped by someone else (SIGCHLD ignored) */
+};
+
+/* Read the child's stdout from fd until EOF, the deadline or the limit. */
+static void
+gcloud_read(int fd, struct gcloud_child *c)
+{
     for (;;) {
-        struct pollfd p = {fds[0], POLLIN, 0};
-        long left = deadline - monotime_ms();
+        struct pollfd p = {fd, POLLIN, 0};
+        long left = c->deadline - monotime_ms();
         ssize_t r;
+        int rc;
+
         if (left <= 0) {
-            timed_out = true;
-            break;
+            c->timed_out = true;
+            return;
         }
         rc = poll(&p, 1, (int)(left < INT_MAX ? left : INT_MAX));
         if (rc < 0 && errno == EINTR)
             continue;
         if (rc <= 0)
             continue; /* the deadline check above ends it */
-        r = read(fds[0], out + len, CRED_GCLOUD_OUTPUT_MAX - len);
+        r = read(fd, c->out + c->len, CRED_GCLOUD_OUTPUT_MAX - c->len);
         if (r < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (r <= 0)
-            break; /* EOF (or a read error: the exit status decides) */
-        len += (size_t)r;
-        if (len == CRED_GCLOUD_OUTPUT_MAX) {
-            too_long = true;
-            break;
+            return; /* EOF (or a read error: the exit status decides) */
+        c->len += (size_t)r;
+        if (c->len == CRED_GCLOUD_OUTPUT_MAX) {
+            c->too_long = true;
+            return;
         }
     }
-    /* Stdout closed; the exit may lag a little. Wait until the deadline. */
-    while (!timed_out && !too_long) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) {
-            reaped = true;
+}
+
+/* Reap the child: stdout closed, its exit may lag a little, so wait until
+ * the deadline; then kill its process group unless it is gone. */
+static void
+gcloud_reap(struct gcloud_child *c)
+{
+    while (!c->timed_out && !c->too_long) {
+        pid_t w = waitpid(c->pid, &c->status, WNOHANG);
+        if (w == c->pid) {
+            c->reaped = true;
             break;
         }
         if (w < 0 && errno != EINTR) {
             /* ECHILD: SIGCHLD is ignored and the child reaped itself; its
              * pid may be another's by now, so nothing is killed */
-            no_child = true;
+            c->no_child = true;
             break;
         }
-        if (monotime_ms() >= deadline) {
-            timed_out = true;
+        if (monotime_ms() >= c->deadline) {
+            c->timed_out = true;
             break;
         }
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    if (!reaped && !no_child) {
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    if (!c->reaped && !c->no_child) {
+        kill(-c->pid, SIGKILL);
+        kill(c->pid, SIGKILL);
+        while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
             ;
     }
-    if (timed_out) {
+}
+
+/* How the child ended, as an error in err; false when it succeeded. */
+static bool
+gcloud_failed(const struct gcloud_child *c, long timeout_ms,
+              struct status_error *err)
+{
+    if (c->timed_out) {
         status_set(err, ST_UPSTREAM_TIMEOUT,
                    "gcloud: auth print-access-token did not finish in "
                    "%ld ms",
                    timeout_ms);
-        goto out;
+        return true;
     }
-    if (too_long) {
+    if (c->too_long) {
         status_set(err, ST_UPSTREAM_BAD,
                    "gcloud: auth print-access-token printed more than "
                    "%u bytes",
                    CRED_GCLOUD_OUTPUT_MAX);
-        goto out;
+        return true;
     }
-    if (reaped && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-        if (WIFEXITED(status))
-            status_set(err, ST_UPSTREAM_AUTH,
-                       "gcloud: auth print-access-token failed (exit "
-                       "status %d); run `gcloud auth login`",
-                       WEXITSTATUS(status));
-        else
-            status_set(err, ST_UPSTREAM_AUTH,
-                       "gcloud: auth print-access-token was killed by "
-                       "signal %d",
-                       WTERMSIG(status));
-        goto out;
-    }
-    /* The token is stdout trimmed of the white space around it. */
-    for (a = 0; a < len && (out[a] == ' ' || out[a] == '\t' ||
-                            out[a] == '\n' || out[a] == '\r');)
+    if (!c->reaped || (WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0))
+        return false;
+    if (WIFEXITED(c->status))
+        status_set(err, ST_UPSTREAM_AUTH,
+                   "gcloud: auth print-access-token failed (exit "
+                   "status %d); run `gcloud auth login`",
+                   WEXITSTATUS(c->status));
+    else
+        status_set(err, ST_UPSTREAM_AUTH,
+                   "gcloud: auth print-access-token was killed by "
+                   "signal %d",
+                   WTERMSIG(c->status));
+    return true;
+}
+
+static bool
+is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The token gcloud printed: out[0..len) trimmed of the white space around
+ * it (malloc'd), or NULL with err set. */
+static char *
+gcloud_token(const char *out, size_t len, struct status_error *err)
+{
+    size_t a = 0, b = len;
+    char *tok;
+
+    while (a < len && is_blank(out[a]))
         a++;
-    for (b = len; b > a && (out[b - 1] == ' ' || out[b - 1] == '\t' ||
-                            out[b - 1] == '\n' || out[b - 1] == '\r');)
+    while (b > a && is_blank(out[b - 1]))
         b--;
     if (!token_usable(out + a, b - a)) {
         status_set(err, ST_UPSTREAM_BAD,
                    b == a ? "gcloud: auth print-access-token printed no token"
                           : "gcloud: auth print-access-token printed "
                             "something that is not a token");
-        goto out;
+        return NULL;
     }
     tok = strndup(out + a, b - a);
     if (tok == NULL)
         status_set(err, ST_NO_MEMORY, "out of memory");
+    return tok;
+}
+
+/*
+ * Run `gcloud auth print-access-token` (see gcloud_spawn): stdout read up
+ * to CRED_GCLOUD_OUTPUT_MAX bytes until `timeout_ms`, the child killed at
+ * the deadline and always reaped. Returns the trimmed token (malloc'd), or
+ * NULL with `err` set.
+ */
+static char *
+gcloud_run(const char *gcloud, long timeout_ms, struct status_error *err)
+{
+    struct gcloud_child c = {.pid = -1, .deadline = monotime_ms() + timeout_ms};
+    int fds[2] = {-1, -1}, rc;
+    char *tok = NULL;
+
+    c.out = malloc(CRED_GCLOUD_OUTPUT_MAX + 1);
+    if (c.out == NULL || pipe2(fds, O_CLOEXEC) != 0) {
+        status_set(err, c.out == NULL ? ST_NO_MEMORY : ST_INTERNAL,
+                   "gcloud: cannot make a pipe: %s", strerror(errno));
+        goto out;
+    }
+    rc = gcloud_spawn(gcloud, fds[1], &c.pid);
+    close(fds[1]);
+    if (rc != 0) {
+        if (rc < 0)
+            status_set(err, ST_NO_MEMORY, "out of memory");
+        else
+            status_set(err, ST_UPSTREAM_AUTH, "gcloud: cannot run %s: %s",
+                       gcloud, strerror(rc));
+        goto out;
+    }
+    gcloud_read(fds[0], &c);
+    gcloud_reap(&c);
+    if (!gcloud_failed(&c, timeout_ms, err))
+        tok = gcloud_token(c.out, c.len, err);
 out:
     if (fds[0] >= 0)
         close(fds[0]);
-    if (fds[1] >= 0)
-        close(fds[1]);
-    wipe_free_n(out, len);
+    wipe_free_n(c.out, c.len);
     return tok;
 }
 
@@ -631,6 +713,52 @@ no_passphrase(char *buf, int size, int rwflag, void *u)
     return 0;
 }
 
+/* The JWT's header and claims for the service account c at iat, as
+ * compact JSON texts (malloc'd). Returns 0, or -1 with err set. */
+static int
+jwt_texts(const struct cred *c, time_t iat, char **h, char **cl,
+          struct status_error *err)
+{
+    json_t *hdr, *claims;
+
+    hdr = json_pack("{s:s, s:s, s:s}", "alg", "RS256", "typ", "JWT", "kid",
+                    c->key_id);
+    claims = json_pack("{s:s, s:s, s:s, s:I, s:I}", "iss", c->email, "scope",
+                       CRED_SCOPE, "aud", c->token_uri, "iat", (json_int_t)iat,
+                       "exp", (json_int_t)iat + CRED_JWT_LIFETIME_S);
+    *h = hdr != NULL ? json_dumps(hdr, JSON_COMPACT) : NULL;
+    *cl = claims != NULL ? json_dumps(claims, JSON_COMPACT) : NULL;
+    json_decref(hdr);
+    json_decref(claims);
+    if (*h == NULL || *cl == NULL)
+        return status_set(err, ST_NO_MEMORY, "out of memory");
+    return 0;
+}
+
+/* The service account's private key, which must be RSA; NULL with err
+ * set. */
+static EVP_PKEY *
+rsa_key(const struct cred *c, struct status_error *err)
+{
+    BIO *bio = BIO_new_mem_buf(c->secret, -1);
+    EVP_PKEY *pkey;
+
+    if (bio == NULL) {
+        status_set(err, ST_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    pkey = PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL);
+    BIO_free(bio);
+    if (pkey == NULL || !EVP_PKEY_is_a(pkey, "RSA")) {
+        EVP_PKEY_free(pkey);
+        status_set(err, ST_CONFIG,
+                   "service_account %s: private_key is not a PEM RSA key",
+                   c->file != NULL ? c->file : "");
+        return NULL;
+    }
+    return pkey;
+}
+
 /*
  * The signed assertion: base64url(header).base64url(claims).base64url(
  * RSASSA-PKCS1-v1_5 SHA-256 signature), malloc'd, NULL with `err` set.
@@ -641,38 +769,16 @@ TESTABLE char *cred_jwt(const struct cred *c, time_t iat,
 TESTABLE char *
 cred_jwt(const struct cred *c, time_t iat, struct status_error *err)
 {
-    json_t *hdr = NULL, *claims = NULL;
     char *h = NULL, *cl = NULL, *jwt = NULL;
     unsigned char *sig = NULL;
     size_t hl, cll, siglen = 0, o, cap = 0;
-    BIO *bio = NULL;
     EVP_PKEY *pkey = NULL;
     EVP_MD_CTX *md = NULL;
     bool ok = false;
 
-    hdr = json_pack("{s:s, s:s, s:s}", "alg", "RS256", "typ", "JWT", "kid",
-                    c->key_id);
-    claims = json_pack("{s:s, s:s, s:s, s:I, s:I}", "iss", c->email, "scope",
-                       CRED_SCOPE, "aud", c->token_uri, "iat", (json_int_t)iat,
-                       "exp", (json_int_t)iat + CRED_JWT_LIFETIME_S);
-    h = hdr != NULL ? json_dumps(hdr, JSON_COMPACT) : NULL;
-    cl = claims != NULL ? json_dumps(claims, JSON_COMPACT) : NULL;
-    if (h == NULL || cl == NULL) {
-        status_set(err, ST_NO_MEMORY, "out of memory");
+    if (jwt_texts(c, iat, &h, &cl, err) != 0 ||
+        (pkey = rsa_key(c, err)) == NULL)
         goto out;
-    }
-    bio = BIO_new_mem_buf(c->secret, -1);
-    if (bio == NULL) {
-        status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
-    }
-    pkey = PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL);
-    if (pkey == NULL || !EVP_PKEY_is_a(pkey, "RSA")) {
-        status_set(err, ST_CONFIG,
-                   "service_account %s: private_key is not a PEM RSA key",
-                   c->file != NULL ? c->file : "");
-        goto out;
-    }
     hl = strlen(h);
     cll = strlen(cl);
     /* header.claims.signature, the signature at most the modulus */
@@ -709,12 +815,9 @@ out:
     }
     EVP_MD_CTX_free(md);
     EVP_PKEY_free(pkey);
-    BIO_free(bio);
     free(sig);
     free(h);
     free(cl);
-    json_decref(hdr);
-    json_decref(claims);
     return jwt;
 }
 
@@ -796,115 +899,127 @@ body_write(char *ptr, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
-/*
- * POST the form to `url` and read the token out of the answer into
- * c->token and c->expires_at. `src` names the source in messages.
- */
-static int
-token_request(struct cred *c, const char *src, const char *url,
-              const char *form, struct status_error *err)
+/* Set cu to POST form to url with headers hdrs, the answer into body. */
+static bool
+token_setopts(CURL *cu, const char *url, const char *form, long timeout,
+              struct curl_slist *hdrs, struct cred_body *body)
 {
-    struct cred_body body = {0};
-    struct curl_slist *hdrs = NULL, *n;
-    struct status_error jerr = {0};
-    struct arena a;
-    struct jscan_doc d;
-    CURL *cu = NULL;
+    /* http://127.0.0.1 for tests, https:// otherwise (url_allowed); no
+     * redirects (libcurl's default): a token goes where it was asked. */
+    return curl_easy_setopt(cu, CURLOPT_URL, url) == CURLE_OK &&
+           cabundle_apply(cu) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_PROTOCOLS_STR, "http,https") ==
+               CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_USERAGENT, "gemini-agent") ==
+               CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_TIMEOUT_MS, timeout) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_CONNECTTIMEOUT_MS,
+                            timeout < CRED_CONNECT_MS
+                                ? timeout
+                                : CRED_CONNECT_MS) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_HTTPHEADER, hdrs) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_POSTFIELDS, form) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_POSTFIELDSIZE_LARGE,
+                            (curl_off_t)strlen(form)) == CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION, body_write) ==
+               CURLE_OK &&
+           curl_easy_setopt(cu, CURLOPT_WRITEDATA, body) == CURLE_OK;
+}
+
+/* One POST to the token endpoint: where, what, and what came back. */
+struct token_post {
+    const char *src; /* names the source in messages */
+    const char *url;
+    const char *form;
+    long timeout_ms;
+    struct cred_body body; /* CRED_RESPONSE_MAX + 1 bytes, NUL-ended */
+    long status;           /* the HTTP status */
+};
+
+/* POST tp->form to tp->url; the answer in tp->body and tp->status.
+ * Returns 0, or -1 with err set. */
+static int
+token_post(struct token_post *tp, struct status_error *err)
+{
+    struct curl_slist *hdrs, *n;
+    CURL *cu = curl_easy_init();
     CURLcode res;
-    long status = 0, timeout = c->timeout_ms > 0 ? c->timeout_ms
-                                                 : CRED_TIMEOUT_MS;
-    char code[CRED_OAUTH_CODE_MAX + 1] = "";
-    size_t i, tl = 0;
-    long long expires_in = 3600;
-    const char *tok;
-    bool parsed;
     int rc = -1;
 
-    arena_init(&a);
-    body.buf = malloc(CRED_RESPONSE_MAX + 1);
-    cu = curl_easy_init();
     hdrs = curl_slist_append(NULL, "Content-Type: "
                                    "application/x-www-form-urlencoded");
     n = hdrs != NULL ? curl_slist_append(hdrs, "Accept: application/json")
                      : NULL;
-    if (body.buf == NULL || cu == NULL || n == NULL) {
-        status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
-    }
-    /* http://127.0.0.1 for tests, https:// otherwise (url_allowed); no
-     * redirects (libcurl's default): a token goes where it was asked. */
-    if (curl_easy_setopt(cu, CURLOPT_URL, url) != CURLE_OK ||
-        cabundle_apply(cu) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_PROTOCOLS_STR, "http,https") !=
-            CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_USERAGENT, "gemini-agent") != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_TIMEOUT_MS, timeout) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_CONNECTTIMEOUT_MS,
-                         timeout < CRED_CONNECT_MS ? timeout
-                                                   : CRED_CONNECT_MS) !=
-            CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_HTTPHEADER, hdrs) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_POSTFIELDS, form) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_POSTFIELDSIZE_LARGE,
-                         (curl_off_t)strlen(form)) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION, body_write) != CURLE_OK ||
-        curl_easy_setopt(cu, CURLOPT_WRITEDATA, &body) != CURLE_OK) {
+    if (cu == NULL || n == NULL ||
+        !token_setopts(cu, tp->url, tp->form, tp->timeout_ms, hdrs,
+                       &tp->body)) {
         status_set(err, ST_NO_MEMORY, "out of memory");
         goto out;
     }
     res = curl_easy_perform(cu);
     if (res != CURLE_OK) {
-        if (body.too_large)
+        if (tp->body.too_large)
             status_set(err, ST_UPSTREAM_BAD,
                        "%s: the token endpoint's answer is larger than "
                        "%u bytes",
-                       src, CRED_RESPONSE_MAX);
+                       tp->src, CRED_RESPONSE_MAX);
         else
             status_set(err,
                        res == CURLE_OPERATION_TIMEDOUT ? ST_UPSTREAM_TIMEOUT
                                                        : ST_UPSTREAM_DOWN,
-                       "%s: the token endpoint cannot be reached (%s)", src,
+                       "%s: the token endpoint cannot be reached (%s)", tp->src,
                        curl_easy_strerror(res));
         goto out;
     }
-    curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &status);
-    body.buf[body.len] = '\0';
-    parsed = jscan_parse(body.buf, body.len, 0, CRED_JSON_DEPTH, &a, &d,
-                         &jerr) == 0 &&
-             jscan_type(&d, 0) == JSCAN_OBJECT;
-    if (!parsed) {
-        if (status >= 200 && status < 300) {
-            status_set(err, ST_UPSTREAM_BAD,
-                       "%s: the token endpoint's answer is not a JSON "
-                       "object",
-                       src);
-            goto out;
+    curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &tp->status);
+    tp->body.buf[tp->body.len] = '\0';
+    rc = 0;
+out:
+    curl_easy_cleanup(cu);
+    curl_slist_free_all(hdrs);
+    return rc;
+}
+
+/* The endpoint answered `status`, not 2xx: the error, with the OAuth code
+ * of the answer d (NULL when it is not a JSON object) when it has one. */
+static void
+token_refused(const struct jscan_doc *d, struct arena *a, long status,
+              const char *src, struct status_error *err)
+{
+    char code[CRED_OAUTH_CODE_MAX + 1] = "";
+    size_t i;
+
+    if (d != NULL) {
+        i = jscan_member(d, 0, "error");
+        if (i != JSCAN_NONE && jscan_type(d, i) == JSCAN_STRING) {
+            const char *s = jscan_string(d, i, a, NULL);
+            oauth_code(s, code, sizeof(code));
         }
-        /* an error page: the status says it */
     }
-    if (status < 200 || status >= 300) {
-        if (parsed) {
-            i = jscan_member(&d, 0, "error");
-            if (i != JSCAN_NONE && jscan_type(&d, i) == JSCAN_STRING) {
-                const char *s = jscan_string(&d, i, &a, NULL);
-                oauth_code(s, code, sizeof(code));
-            }
-        }
-        /* 400 invalid_grant, 401 invalid_client: the credential; 429
-         * and 5xx: try later; anything else: not a token endpoint */
-        status_set(err,
-                   status == 400 || status == 401 || status == 403
-                       ? ST_UPSTREAM_AUTH
-                   : status == 408 || status == 429 || status >= 500
-                       ? ST_UPSTREAM_DOWN
-                       : ST_UPSTREAM_BAD,
-                   "%s: the token endpoint answered %ld%s%s%s", src, status,
-                   code[0] ? " (" : "", code, code[0] ? ")" : "");
-        goto out;
-    }
-    i = jscan_member(&d, 0, "access_token");
-    tok = i != JSCAN_NONE ? jscan_string(&d, i, &a, &tl) : NULL;
+    /* 400 invalid_grant, 401 invalid_client: the credential; 429
+     * and 5xx: try later; anything else: not a token endpoint */
+    status_set(
+        err,
+        status == 400 || status == 401 || status == 403   ? ST_UPSTREAM_AUTH
+        : status == 408 || status == 429 || status >= 500 ? ST_UPSTREAM_DOWN
+                                                          : ST_UPSTREAM_BAD,
+        "%s: the token endpoint answered %ld%s%s%s", src, status,
+        code[0] ? " (" : "", code, code[0] ? ")" : "");
+}
+
+/* The access_token and expires_in of the answer d into c->token and
+ * c->expires_at. Returns 0, or -1 with err set. */
+static int
+token_take(struct cred *c, const struct jscan_doc *d, struct arena *a,
+           const char *src, struct status_error *err)
+{
+    long long expires_in = 3600;
+    size_t i, tl = 0;
+    const char *tok;
+
+    i = jscan_member(d, 0, "access_token");
+    tok = i != JSCAN_NONE ? jscan_string(d, i, a, &tl) : NULL;
     if (tok == NULL || !token_usable(tok, tl)) {
         status_set(err, ST_UPSTREAM_BAD,
                    tok == NULL ? "%s: the token endpoint's answer has no "
@@ -914,11 +1029,11 @@ token_request(struct cred *c, const char *src, const char *url,
                    src);
         if (tok != NULL)
             OPENSSL_cleanse(UNCONST(tok), tl);
-        goto out;
+        return -1;
     }
-    i = jscan_member(&d, 0, "expires_in");
-    if (i != JSCAN_NONE && jscan_type(&d, i) == JSCAN_INTEGER)
-        expires_in = jscan_integer(&d, i);
+    i = jscan_member(d, 0, "expires_in");
+    if (i != JSCAN_NONE && jscan_type(d, i) == JSCAN_INTEGER)
+        expires_in = jscan_integer(d, i);
     if (expires_in < 0)
         expires_in = 0;
     if (expires_in > CRED_EXPIRES_MAX_S)
@@ -927,15 +1042,53 @@ token_request(struct cred *c, const char *src, const char *url,
     OPENSSL_cleanse(UNCONST(tok), tl);
     if (c->token == NULL) {
         status_set(err, ST_NO_MEMORY, "out of memory");
-        goto out;
+        return -1;
     }
     c->expires_at = cred_now(c) + (time_t)expires_in;
-    rc = 0;
+    return 0;
+}
+
+/*
+ * POST the form to `url` and read the token out of the answer into
+ * c->token and c->expires_at. `src` names the source in messages.
+ */
+static int
+token_request(struct cred *c, const char *src, const char *url,
+              const char *form, struct status_error *err)
+{
+    struct token_post tp = {.src = src,
+                            .url = url,
+                            .form = form,
+                            .timeout_ms = c->timeout_ms > 0 ? c->timeout_ms
+                                                            : CRED_TIMEOUT_MS};
+    struct status_error jerr = {0};
+    struct arena a;
+    struct jscan_doc d;
+    bool parsed, ok;
+    int rc = -1;
+
+    arena_init(&a);
+    tp.body.buf = malloc(CRED_RESPONSE_MAX + 1);
+    if (tp.body.buf == NULL) {
+        status_set(err, ST_NO_MEMORY, "out of memory");
+        goto out;
+    }
+    if (token_post(&tp, err) != 0)
+        goto out;
+    parsed = jscan_parse(tp.body.buf, tp.body.len, 0, CRED_JSON_DEPTH, &a, &d,
+                         &jerr) == 0 &&
+             jscan_type(&d, 0) == JSCAN_OBJECT;
+    ok = tp.status >= 200 && tp.status < 300;
+    if (ok && !parsed)
+        status_set(err, ST_UPSTREAM_BAD,
+                   "%s: the token endpoint's answer is not a JSON object", src);
+    else if (!ok) /* an error page when not parsed: the status says it */
+        token_refused(parsed ? &d : NULL, &a, tp.status, src, err);
+    else
+        rc = token_take(c, &d, &a, src, err);
 out:
-    curl_easy_cleanup(cu);
-    curl_slist_free_all(hdrs);
-    if (body.buf != NULL)
-        wipe_free_n(body.buf, CRED_RESPONSE_MAX + 1);
+    if (tp.body.buf != NULL)
+        wipe_free_n(tp.body.buf, CRED_RESPONSE_MAX + 1);
     arena_release(&a);
     return rc;
 }
@@ -977,6 +1130,81 @@ fetch_authorized_user(struct cred *c, struct status_error *err)
     return rc;
 }
 
+/* 1. the Gemini API's keys: 1 found into out, 0 none set, -1 with err
+ * set when one cannot be used. */
+static int
+resolve_api_key(const struct cred_opts *o, struct cred *out,
+                struct status_error *err)
+{
+    static const struct {
+        const char *env;
+        enum cred_source src;
+    } keys[] = {{"GEMINI_API_KEY", CRED_GEMINI_API_KEY},
+                {"GOOGLE_API_KEY", CRED_GOOGLE_API_KEY}};
+
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+        const char *v = env_get(o, keys[i].env);
+        if (v == NULL)
+            continue;
+        if (!token_usable(v, strlen(v)))
+            return status_set(err, ST_CONFIG,
+                              "%s contains spaces or control characters",
+                              keys[i].env);
+        out->secret = strdup(v);
+        if (out->secret == NULL)
+            return status_set(err, ST_NO_MEMORY, "out of memory");
+        out->source = keys[i].src;
+        return 1;
+    }
+    return 0;
+}
+
+/* 2. Application Default Credentials: the named file, else gcloud's.
+ * 1 loaded into out, 0 none there, -1 with err set. */
+static int
+resolve_adc(const struct cred_opts *o, struct cred *out,
+            struct status_error *err)
+{
+    const char *v = env_get(o, "GOOGLE_APPLICATION_CREDENTIALS");
+    struct stat st;
+    char *well;
+    int rc = 0;
+
+    if (v != NULL)
+        return adc_load(out, v, "GOOGLE_APPLICATION_CREDENTIALS", o, err) != 0
+                   ? -1
+                   : 1;
+    well = adc_well_known(o);
+    if (well != NULL && stat(well, &st) == 0)
+        rc = adc_load(out, well, "the ADC file", o, err) != 0 ? -1 : 1;
+    free(well);
+    return rc;
+}
+
+/* 3. gcloud, named or from $PATH: 0 found into out, -1 with err set. */
+static int
+resolve_gcloud(const struct cred_opts *o, struct cred *out,
+               struct status_error *err)
+{
+    const char *name = o->gcloud != NULL ? o->gcloud
+                                         : env_get(o, CRED_GCLOUD_ENV);
+
+    out->gcloud = gcloud_find(o, name != NULL ? name : "gcloud");
+    if (out->gcloud != NULL) {
+        out->source = CRED_GCLOUD;
+        return 0;
+    }
+    if (name != NULL)
+        return status_set(err, ST_CONFIG, "%s: %s is not an executable file",
+                          o->gcloud != NULL ? "gcloud" : CRED_GCLOUD_ENV, name);
+    return status_set(err, ST_NOT_CONFIGURED,
+                      "no Google credential found: %sset "
+                      "GOOGLE_APPLICATION_CREDENTIALS to a key file, run "
+                      "`gcloud auth application-default login`, or install "
+                      "gcloud",
+                      o->oauth_only ? "" : "set GEMINI_API_KEY, or ");
+}
+
 /* --- public ------------------------------------------------------------- */
 
 const char *
@@ -1011,9 +1239,7 @@ cred_resolve(const struct cred_opts *o, struct cred *out,
              struct status_error *err)
 {
     static const struct cred_opts none = {0};
-    const char *v, *name;
-    char *well = NULL;
-    struct stat st;
+    int rc = 0;
 
     if (o == NULL)
         o = &none;
@@ -1022,72 +1248,17 @@ cred_resolve(const struct cred_opts *o, struct cred *out,
     out->gcloud_timeout_ms = o->gcloud_timeout_ms;
     out->now = o->now;
     out->now_ctx = o->now_ctx;
-
-    /* 1. the Gemini API's keys */
-    if (!o->oauth_only) {
-        static const struct {
-            const char *env;
-            enum cred_source src;
-        } keys[] = {{"GEMINI_API_KEY", CRED_GEMINI_API_KEY},
-                    {"GOOGLE_API_KEY", CRED_GOOGLE_API_KEY}};
-        for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-            v = env_get(o, keys[i].env);
-            if (v == NULL)
-                continue;
-            if (!token_usable(v, strlen(v))) {
-                status_set(err, ST_CONFIG,
-                           "%s contains spaces or control characters",
-                           keys[i].env);
-                goto fail;
-            }
-            out->secret = strdup(v);
-            if (out->secret == NULL) {
-                status_set(err, ST_NO_MEMORY, "out of memory");
-                goto fail;
-            }
-            out->source = keys[i].src;
-            return 0;
-        }
+    if (!o->oauth_only)
+        rc = resolve_api_key(o, out, err);
+    if (rc == 0)
+        rc = resolve_adc(o, out, err);
+    if (rc == 0)
+        rc = resolve_gcloud(o, out, err);
+    if (rc < 0) {
+        cred_release(out);
+        return -1;
     }
-
-    /* 2. Application Default Credentials: the named file, else gcloud's */
-    v = env_get(o, "GOOGLE_APPLICATION_CREDENTIALS");
-    if (v != NULL) {
-        if (adc_load(out, v, "GOOGLE_APPLICATION_CREDENTIALS", o, err) != 0)
-            goto fail;
-        return 0;
-    }
-    well = adc_well_known(o);
-    if (well != NULL && stat(well, &st) == 0) {
-        if (adc_load(out, well, "the ADC file", o, err) != 0)
-            goto fail;
-        free(well);
-        return 0;
-    }
-    free(well);
-    well = NULL;
-
-    /* 3. gcloud */
-    name = o->gcloud != NULL ? o->gcloud : env_get(o, CRED_GCLOUD_ENV);
-    out->gcloud = gcloud_find(o, name != NULL ? name : "gcloud");
-    if (out->gcloud != NULL) {
-        out->source = CRED_GCLOUD;
-        return 0;
-    }
-    if (name != NULL) {
-        status_set(err, ST_CONFIG, "%s: %s is not an executable file",
-                   o->gcloud != NULL ? "gcloud" : CRED_GCLOUD_ENV, name);
-        goto fail;
-    }
-    status_set(err, ST_NOT_CONFIGURED,
-               "no Google credential found: %sset "
-               "GOOGLE_APPLICATION_CREDENTIALS to a key file, run `gcloud "
-               "auth application-default login`, or install gcloud",
-               o->oauth_only ? "" : "set GEMINI_API_KEY, or ");
-fail:
-    free(well);
-    cred_release(out);
-    return -1;
+    return 0;
 }
 
 int

@@ -429,25 +429,31 @@ take_response(const struct gemini_http *h, struct arena *a,
     return 0;
 }
 
-/*
- * Map the last attempt's failure to a status. `info` is NULL when the body
- * was not a Gemini error (its message, if any, was logged by
- * log_attempt()). `wait_ms` is the wait a further retry would have needed,
- * `hint_ms` Gemini's own, clamped (or -1). The messages are for visitors:
- * our own words, no path, no Gemini text; what the site owner should
- * change goes to the log.
- */
-static int
-map_failure(const struct gemini *g, const struct config_gemini *gc,
-            const struct gemini_http *h,
-            const struct gemini_error_info *info, int attempts, long wait_ms,
-            long hint_ms, struct status_error *err)
-{
-    long s = h->status;
+/* One call's state across its attempts. */
+struct call_state {
+    struct gemini_http h;          /* the last attempt's answer */
+    struct gemini_error_info info; /* its error, when have_info */
+    bool have_info;
+    const char *url;
+    const char *key; /* the API key or OAuth token */
+    long deadline;   /* on the transport's clock */
+    long wait;       /* the wait a further retry would have needed */
+    long hint;       /* Gemini's own, clamped, or -1 */
+    int attempt;
+    bool stream_retried; /* a broken stream was tried again */
+    bool refreshed;      /* the OAuth token was asked for again */
+};
 
+/* The last attempt's failure when it has no HTTP status (h->net is not
+ * GEMINI_NET_OK): -1 with err set; 0 when it has one. */
+static int
+map_net_failure(const struct gemini *g, const struct config_gemini *gc,
+                const struct gemini_http *h, int attempts,
+                struct status_error *err)
+{
     switch (h->net) {
     case GEMINI_NET_OK:
-        break;
+        return 0;
     case GEMINI_NET_CONNECT:
         /* The address is for the site owner's log, not for visitors. */
         log_warn("gemini: no answer from %s after %d attempt%s",
@@ -475,13 +481,30 @@ map_failure(const struct gemini *g, const struct config_gemini *gc,
                           "dropped");
     case GEMINI_NET_SINK: /* a stream's own ends are stream_end()'s */
     case GEMINI_NET_OTHER:
-        log_warn("gemini: TLS or protocol error talking to %s",
-                 base_url(gc));
-        return status_set(err, ST_UPSTREAM_BAD,
-                          "cannot talk to Gemini: TLS or protocol error "
-                          "(details in the error log)");
+        break;
     }
+    log_warn("gemini: TLS or protocol error talking to %s", base_url(gc));
+    return status_set(err, ST_UPSTREAM_BAD,
+                      "cannot talk to Gemini: TLS or protocol error "
+                      "(details in the error log)");
+}
 
+/*
+ * Map the last attempt's failure to a status. cs->info counts only when
+ * cs->have_info (otherwise the body's message, if any, was logged by
+ * log_attempt()). The messages are for visitors: our own words, no path,
+ * no Gemini text; what the site owner should change goes to the log.
+ */
+static int
+map_failure(const struct gemini *g, const struct config_gemini *gc,
+            const struct call_state *cs, struct status_error *err)
+{
+    const struct gemini_error_info *info = cs->have_info ? &cs->info : NULL;
+    int attempts = cs->attempt;
+    long s = cs->h.status;
+
+    if (map_net_failure(g, gc, &cs->h, attempts, err) != 0)
+        return -1;
     if (s == 401 || s == 403 ||
         (s == 400 && info != NULL &&
          strcmp(info->reason, "API_KEY_INVALID") == 0)) {
@@ -502,7 +525,7 @@ map_failure(const struct gemini *g, const struct config_gemini *gc,
                           gc->model);
     }
     if (s == 429) {
-        long after = ceil_s(hint_ms >= 0 ? hint_ms : wait_ms);
+        long after = ceil_s(cs->hint >= 0 ? cs->hint : cs->wait);
         if (after < 1)
             after = 1;
         return status_set_retry(err, ST_UPSTREAM_RATE, after,
@@ -515,7 +538,7 @@ map_failure(const struct gemini *g, const struct config_gemini *gc,
                           "Gemini rejected the request (HTTP %ld)", s);
     if (s >= 500 && s < 600) {
         /* Gemini's own delay, if it named one; else no promise */
-        long after = hint_ms >= 0 ? ceil_s(hint_ms) : 0;
+        long after = cs->hint >= 0 ? ceil_s(cs->hint) : 0;
         return status_set_retry(err, ST_UPSTREAM_DOWN, after,
                                 "Gemini is unavailable (HTTP %ld, %d "
                                 "attempt%s); try again later",
@@ -668,190 +691,249 @@ stream_end(struct stream_call *s, struct gemini_http *h, json_t **response,
 
 /* --- one call, with its retries ------------------------------------------ */
 
+/* The 2xx answer a call is done with (a stream's starts being read). */
+static bool
+http_ok(const struct gemini_http *h)
+{
+    return h->net == GEMINI_NET_OK && h->status >= 200 && h->status < 300;
+}
+
+/* The key (asked of g->secret when there is one), the URL and the
+ * deadline of a call. Returns 0, or -1 with err set. */
 static int
-call(struct gemini *g, const struct config_gemini *gc, const char *body,
-     size_t len, struct arena *a, struct stream_call *s, json_t **response,
-     struct gemini_usage *usage, struct status_error *err)
+call_setup(struct gemini *g, const struct gemini_request *rq, bool streaming,
+           struct call_state *cs, struct status_error *err)
+{
+    const struct config_gemini *gc = rq->gc;
+
+    cs->key = gc->api_key;
+    if (g->secret != NULL &&
+        g->secret(g->secret_ctx, false, &cs->key, err) != 0)
+        return -1;
+    if (check_settings(gc, cs->key, err) != 0)
+        return -1;
+    if (g->vertex_project != NULL) {
+        cs->url = vertex_url(rq->a, gc->base_url, g->vertex_project,
+                             g->vertex_location, gc->model, streaming, err);
+        if (cs->url == NULL)
+            return -1;
+    } else {
+        cs->url = arena_printf(
+            rq->a, "%s/v1beta/models/%s:%s", base_url(gc), gc->model,
+            streaming ? "streamGenerateContent?alt=sse" : "generateContent");
+        if (cs->url == NULL)
+            return status_set(err, ST_NO_MEMORY,
+                              "out of memory calling Gemini");
+    }
+    cs->deadline = call_deadline(&g->t, gc);
+    return 0;
+}
+
+/* Send the request once, `now` on the transport's clock. Returns 0, or
+ * -1 with err set. */
+static int
+post_attempt(struct gemini *g, const struct gemini_request *rq,
+             struct stream_call *s, struct call_state *cs, long now,
+             struct status_error *err)
 {
     const struct gemini_transport *t = &g->t;
-    struct gemini_http h;
-    struct gemini_error_info info;
-    const char *url;
-    const char *key = gc->api_key;
-    long deadline, now, hint = -1, wait = 0;
-    bool have_info = false, stream_retried = false, refreshed = false;
-    int attempt, rc = -1;
+    struct gemini_http *h = &cs->h;
+
+    sbuf_reset(&h->body);
+    h->net = GEMINI_NET_OK;
+    h->status = 0;
+    h->retry_after_ms = -1;
+    h->sent = 1;
+    if (s != NULL)
+        stream_restart(s, h);
+    if (t->post(t->ctx, cs->url, cs->key, rq->body, rq->len, cs->deadline - now,
+                h) != 0)
+        return status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
+    /* A silent re-send by libcurl is an attempt too: the retry budget
+     * and the usage count say how often Gemini was really asked. */
+    if (h->sent > 1)
+        cs->attempt += h->sent - 1;
+    if (rq->usage != NULL)
+        rq->usage->calls += h->sent > 1 ? h->sent : 1;
+    return 0;
+}
+
+/*
+ * The stream broke off. Once, and only before any text went out, it is
+ * tried again: returns 1 after the back-off. After that the visitor has
+ * seen part of an answer, and must not be shown it as if it were whole:
+ * -1 with err set.
+ */
+static int
+stream_broke(struct gemini *g, const struct config_gemini *gc,
+             const struct stream_call *s, struct call_state *cs,
+             struct status_error *err)
+{
+    const struct gemini_transport *t = &g->t;
+    long now = t->now_ms(t->ctx);
+
+    if (cs->h.net == GEMINI_NET_TIMEOUT)
+        return status_set(err, ST_UPSTREAM_TIMEOUT,
+                          "Gemini did not finish its answer within %ld s",
+                          ceil_s(gc->timeout_ms));
+    if (s->emitted > 0 || cs->stream_retried ||
+        cs->deadline - now < GEMINI_BACKOFF_BASE_MS + GEMINI_MIN_ATTEMPT_MS) {
+        /* not retried here: the caller may (with its own way of taking
+         * back the text that went out) */
+        g->broke = s->emitted > 0 && !cs->stream_retried;
+        return status_set(err, ST_UPSTREAM_DOWN,
+                          s->emitted > 0
+                              ? "Gemini's answer broke off before it was "
+                                "complete; try again"
+                              : "Gemini's answer broke off twice before "
+                                "any of it arrived; try again later");
+    }
+    cs->stream_retried = true;
+    t->sleep_ms(t->ctx, GEMINI_BACKOFF_BASE_MS);
+    return 1;
+}
+
+/* The failed attempt's error out of Gemini's answer into cs->info, and
+ * the attempt logged. Returns 0, or -1 with err set. */
+static int
+read_failure(struct call_state *cs, struct status_error *err)
+{
+    cs->have_info = false;
+    if (cs->h.net == GEMINI_NET_OK) {
+        int parsed = gemini_parse_error(cs->h.body.buf, cs->h.body.len,
+                                        &cs->info);
+        if (parsed == -2)
+            return status_set(err, ST_NO_MEMORY,
+                              "out of memory reading Gemini's error");
+        cs->have_info = parsed == 0;
+    }
+    if (!cs->have_info)
+        gemini_parse_error(NULL, 0, &cs->info); /* just empties it */
+    log_attempt(cs->attempt, &cs->h, &cs->info, cs->key);
+    return 0;
+}
+
+/*
+ * An OAuth token may be revoked or expire early: on a 401 a new one is
+ * asked for once, and the call tried again at once with it; that attempt
+ * is not one of the retries. Returns 1 to try again, 0 when this is not
+ * that case, -1 with err set.
+ */
+static int
+refresh_key(struct gemini *g, const struct config_gemini *gc,
+            struct call_state *cs, struct status_error *err)
+{
+    if (cs->h.net != GEMINI_NET_OK || cs->h.status != 401 ||
+        g->secret == NULL || cs->refreshed)
+        return 0;
+    cs->refreshed = true;
+    if (g->secret(g->secret_ctx, true, &cs->key, err) != 0 ||
+        check_settings(gc, cs->key, err) != 0)
+        return -1;
+    cs->attempt--;
+    return 1;
+}
+
+/* After a failed attempt: whether to try again, after the back-off (slept
+ * here); cs->hint and cs->wait are what map_failure() reports. */
+static bool
+retry_after_wait(struct gemini *g, struct call_state *cs)
+{
+    const struct gemini_transport *t = &g->t;
+    long hint = cs->info.retry_delay_ms > cs->h.retry_after_ms
+                    ? cs->info.retry_delay_ms
+                    : cs->h.retry_after_ms;
+
+    /* A delay from upstream is a hint, not an order: a broken or hostile
+     * one must not park the visitor (their Retry-After) or this worker
+     * (the wait below) for longer than the clamp. */
+    if (hint > GEMINI_RETRY_HINT_MAX_MS) {
+        log_warn("gemini: asked to wait %ld s; waiting at most %d s",
+                 ceil_s(hint), GEMINI_RETRY_HINT_MAX_MS / 1000);
+        hint = GEMINI_RETRY_HINT_MAX_MS;
+    }
+    cs->hint = hint;
+    cs->wait = gemini_backoff_ms(cs->attempt, hint, next_rand(&g->seed));
+    if (cs->attempt > GEMINI_MAX_RETRIES || !gemini_retryable(&cs->h))
+        return false;
+    /* A retry that cannot finish before the deadline only delays the
+     * answer: report this attempt's error now. */
+    if (t->now_ms(t->ctx) + cs->wait + GEMINI_MIN_ATTEMPT_MS > cs->deadline)
+        return false;
+    t->sleep_ms(t->ctx, cs->wait);
+    if (g->gone != NULL && g->gone(g->gone_ctx)) {
+        cs->h.net = GEMINI_NET_GONE; /* nobody is left to answer */
+        return false;
+    }
+    return true;
+}
+
+/* The call rq, streamed into s when s is not NULL: attempts until one
+ * answers, one fails for good, or the deadline. */
+static int
+call(struct gemini *g, const struct gemini_request *rq, struct stream_call *s,
+     json_t **response, struct status_error *err)
+{
+    const struct gemini_transport *t = &g->t;
+    struct call_state cs = {.hint = -1};
+    long now;
+    int rc = -1;
 
     *response = NULL;
     g->broke = false;
-    memset(&h, 0, sizeof(h));
-    h.retry_after_ms = -1;
-    sbuf_init(&h.body, BOUND_UPSTREAM_BYTES);
-    if (g->secret != NULL && g->secret(g->secret_ctx, false, &key, err) != 0)
+    cs.h.retry_after_ms = -1;
+    sbuf_init(&cs.h.body, BOUND_UPSTREAM_BYTES);
+    if (call_setup(g, rq, s != NULL, &cs, err) != 0)
         goto out;
-    if (check_settings(gc, key, err) != 0)
-        goto out;
-    if (g->vertex_project != NULL) {
-        url = vertex_url(a, gc->base_url, g->vertex_project,
-                         g->vertex_location, gc->model, s != NULL, err);
-        if (url == NULL)
-            goto out;
-    } else {
-        url = arena_printf(a, "%s/v1beta/models/%s:%s", base_url(gc),
-                           gc->model,
-                           s ? "streamGenerateContent?alt=sse"
-                             : "generateContent");
-    }
-    if (url == NULL) {
-        status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
-        goto out;
-    }
-
-    deadline = call_deadline(t, gc);
-    for (attempt = 1;; attempt++) {
+    for (cs.attempt = 1;; cs.attempt++) {
         now = t->now_ms(t->ctx);
-        if (deadline - now <= 0) {
-            h.net = GEMINI_NET_TIMEOUT; /* only a sleep can overshoot */
+        if (cs.deadline - now <= 0) {
+            cs.h.net = GEMINI_NET_TIMEOUT; /* only a sleep can overshoot */
             break;
         }
-        sbuf_reset(&h.body);
-        h.net = GEMINI_NET_OK;
-        h.status = 0;
-        h.retry_after_ms = -1;
-        h.sent = 1;
-        if (s != NULL)
-            stream_restart(s, &h);
-        if (t->post(t->ctx, url, key, body, len,
-                    deadline - now, &h) != 0) {
-            status_set(err, ST_NO_MEMORY, "out of memory calling Gemini");
+        if ((rc = post_attempt(g, rq, s, &cs, now, err)) != 0)
             goto out;
-        }
-        /* A silent re-send by libcurl is an attempt too: the retry budget
-         * and the usage count say how often Gemini was really asked. */
-        if (h.sent > 1)
-            attempt += h.sent - 1;
-        if (usage != NULL)
-            usage->calls += h.sent > 1 ? h.sent : 1;
-        if (s != NULL &&
-            (s->started || (h.net == GEMINI_NET_OK && h.status >= 200 &&
-                            h.status < 300))) {
-            rc = stream_end(s, &h, response, err);
-            if (rc <= 0)
+        if (s != NULL && (s->started || http_ok(&cs.h))) {
+            rc = stream_end(s, &cs.h, response, err);
+            if (rc <= 0 || (rc = stream_broke(g, rq->gc, s, &cs, err)) < 0)
                 goto out;
-            /* Broke off. Once, and only before any text went out, it is
-             * tried again; after that the visitor has seen part of an
-             * answer, and must not be shown it as if it were whole. */
-            rc = -1;
-            now = t->now_ms(t->ctx);
-            if (h.net == GEMINI_NET_TIMEOUT) {
-                status_set(err, ST_UPSTREAM_TIMEOUT,
-                           "Gemini did not finish its answer within %ld s",
-                           ceil_s(gc->timeout_ms));
-                goto out;
-            }
-            if (s->emitted > 0 || stream_retried ||
-                deadline - now < GEMINI_BACKOFF_BASE_MS + GEMINI_MIN_ATTEMPT_MS) {
-                /* not retried here: the caller may (with its own way
-                 * of taking back the text that went out) */
-                g->broke = s->emitted > 0 && !stream_retried;
-                status_set(err, ST_UPSTREAM_DOWN,
-                           s->emitted > 0
-                               ? "Gemini's answer broke off before it was "
-                                 "complete; try again"
-                               : "Gemini's answer broke off twice before "
-                                 "any of it arrived; try again later");
-                goto out;
-            }
-            stream_retried = true;
-            t->sleep_ms(t->ctx, GEMINI_BACKOFF_BASE_MS);
             continue;
         }
-        if (h.net == GEMINI_NET_OK && h.status >= 200 && h.status < 300) {
-            rc = take_response(&h, a, response, err);
+        if (http_ok(&cs.h)) {
+            rc = take_response(&cs.h, rq->a, response, err);
             g->broke = rc != 0 && err->code == ST_UPSTREAM_BAD;
             goto out;
         }
-
-        have_info = false;
-        if (h.net == GEMINI_NET_OK) {
-            int parsed = gemini_parse_error(h.body.buf, h.body.len, &info);
-            if (parsed == -2) {
-                rc = status_set(err, ST_NO_MEMORY,
-                                "out of memory reading Gemini's error");
-                goto out;
-            }
-            have_info = parsed == 0;
-        }
-        if (!have_info)
-            gemini_parse_error(NULL, 0, &info); /* just empties it */
-        log_attempt(attempt, &h, &info, key);
-
-        /* An OAuth token may be revoked or expire early: a new one is
-         * asked for once, and the call tried again at once with it; that
-         * attempt is not one of the retries. */
-        if (h.net == GEMINI_NET_OK && h.status == 401 && g->secret != NULL &&
-            !refreshed) {
-            refreshed = true;
-            if (g->secret(g->secret_ctx, true, &key, err) != 0 ||
-                check_settings(gc, key, err) != 0)
-                goto out;
-            attempt--;
-            continue;
-        }
-
-        hint = info.retry_delay_ms > h.retry_after_ms ? info.retry_delay_ms
-                                                       : h.retry_after_ms;
-        /* A delay from upstream is a hint, not an order: a broken or
-         * hostile one must not park the visitor (their Retry-After) or
-         * this worker (the wait below) for longer than the clamp. */
-        if (hint > GEMINI_RETRY_HINT_MAX_MS) {
-            log_warn("gemini: asked to wait %ld s; waiting at most %d s",
-                     ceil_s(hint), GEMINI_RETRY_HINT_MAX_MS / 1000);
-            hint = GEMINI_RETRY_HINT_MAX_MS;
-        }
-        wait = gemini_backoff_ms(attempt, hint, next_rand(&g->seed));
-        if (attempt > GEMINI_MAX_RETRIES || !gemini_retryable(&h))
+        if ((rc = read_failure(&cs, err)) != 0 ||
+            (rc = refresh_key(g, rq->gc, &cs, err)) < 0)
+            goto out;
+        if (rc == 0 && !retry_after_wait(g, &cs))
             break;
-        /* A retry that cannot finish before the deadline only delays the
-         * answer: report this attempt's error now. */
-        now = t->now_ms(t->ctx);
-        if (now + wait + GEMINI_MIN_ATTEMPT_MS > deadline)
-            break;
-        t->sleep_ms(t->ctx, wait);
-        if (g->gone != NULL && g->gone(g->gone_ctx)) {
-            h.net = GEMINI_NET_GONE; /* nobody is left to answer */
-            break;
-        }
     }
-    rc = map_failure(g, gc, &h, have_info ? &info : NULL, attempt, wait, hint,
-                     err);
+    rc = map_failure(g, rq->gc, &cs, err);
 out:
-    sbuf_release(&h.body);
+    sbuf_release(&cs.h.body);
     return rc;
 }
 
 int
-gemini_generate(struct gemini *g, const struct config_gemini *gc,
-                const char *body, size_t len, struct arena *a,
-                struct json_t **response,
-                struct gemini_usage *usage, struct status_error *err)
+gemini_generate(struct gemini *g, const struct gemini_request *rq,
+                struct json_t **response, struct status_error *err)
 {
-    return call(g, gc, body, len, a, NULL, response, usage, err);
+    return call(g, rq, NULL, response, err);
 }
 
 int
-gemini_stream(struct gemini *g, const struct config_gemini *gc,
-              const char *body, size_t len, struct arena *a,
+gemini_stream(struct gemini *g, const struct gemini_request *rq,
               const struct gemini_stream_ops *ops, void *ctx,
-              struct json_t **response, struct gemini_usage *usage,
-              struct status_error *err)
+              struct json_t **response, struct status_error *err)
 {
-    struct stream_call s = {.ops = ops, .ctx = ctx, .a = a};
+    struct stream_call s = {.ops = ops, .ctx = ctx, .a = rq->a};
     int rc;
 
     sse_init(&s.sse, BOUND_UPSTREAM_BYTES);
-    chunks_init(&s.chunks, a);
-    rc = call(g, gc, body, len, a, &s, response, usage, err);
+    chunks_init(&s.chunks, rq->a);
+    rc = call(g, rq, &s, response, err);
     sse_release(&s.sse);
     chunks_release(&s.chunks);
     return rc;

@@ -150,14 +150,25 @@ void gemini_init_transport(struct gemini *g, const struct gemini_transport *t);
 
 void gemini_release(struct gemini *g);
 
+/* One call to Gemini: the settings it is made with, the JSON body sent,
+ * the arena the answer is pinned to, and the usage its attempts are
+ * counted into (NULL: not counted). */
+struct gemini_request {
+    const struct config_gemini *gc;
+    const char *body;
+    size_t len;
+    struct arena *a;
+    struct gemini_usage *usage;
+};
+
 /*
- * POST {baseUrl}/v1beta/models/{model}:generateContent with `body`.
+ * POST {baseUrl}/v1beta/models/{model}:generateContent with rq->body.
  * Retries at most twice, only on 408/429/500/502/503/504 and connection
  * failures, with exponential back-off plus jitter, honouring RetryInfo
  * retryDelay and Retry-After (clamped to GEMINI_RETRY_HINT_MAX_MS), never
- * past the deadline of gc->timeout_ms from the call's start, nor past the
- * request's own (watch_deadline_ms()).
- * On success returns 0 with `*response` a new reference pinned to `a`.
+ * past the deadline of rq->gc->timeout_ms from the call's start, nor past
+ * the request's own (watch_deadline_ms()).
+ * On success returns 0 with `*response` a new reference pinned to rq->a.
  * On failure returns -1 with `err` mapped (upstream_auth, _rejected,
  * _rate_limited, _unavailable, _timeout, _bad_response; not_configured
  * without calling Gemini when the key is missing; client_gone when the
@@ -165,12 +176,10 @@ void gemini_release(struct gemini *g);
  * site's visitors: our own words, never a path or Gemini's message (both
  * are logged). For _rate_limited, and for _unavailable when Gemini named
  * a delay, err->retry_after_s says when to come back (the HTTP answer's
- * Retry-After, clamped). `usage->calls` counts every attempt made.
+ * Retry-After, clamped). rq->usage->calls counts every attempt made.
  */
-int gemini_generate(struct gemini *g, const struct config_gemini *gc,
-                    const char *body, size_t len, struct arena *a,
-                    struct json_t **response, struct gemini_usage *usage,
-                    struct status_error *err);
+int gemini_generate(struct gemini *g, const struct gemini_request *rq,
+                    struct json_t **response, struct status_error *err);
 
 /* What a streamed call reports as it goes. */
 struct gemini_stream_ops {
@@ -190,11 +199,9 @@ struct gemini_stream_ops {
  * text went out it fails with upstream_unavailable, never passing a cut
  * answer off as whole.
  */
-int gemini_stream(struct gemini *g, const struct config_gemini *gc,
-                  const char *body, size_t len, struct arena *a,
+int gemini_stream(struct gemini *g, const struct gemini_request *rq,
                   const struct gemini_stream_ops *ops, void *ctx,
-                  struct json_t **response, struct gemini_usage *usage,
-                  struct status_error *err);
+                  struct json_t **response, struct status_error *err);
 
 /* --- pure helpers, exposed for tests ----------------------------------- */
 

@@ -268,9 +268,12 @@ await_approval(struct run *r, struct run_act *ra, const char *reason,
         return oom(err);
     if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_AWAITING, NULL,
                                   NULL, err) != 0 ||
-        r->st->ops->approval_create(r->st, r->env->user, r->id, ra->id, name,
-                                    reason, pv, r->cfg->run.approval_ttl_ms,
-                                    id, err) != 0 ||
+        r->st->ops->approval_create(
+            r->st,
+            &(struct store_approval_new){r->env->user, r->id, ra->id, name,
+                                         reason, pv,
+                                         r->cfg->run.approval_ttl_ms},
+            id, err) != 0 ||
         audit(r, ra, "approval_requested", reason, err) != 0)
         return -1;
     if (r->approval == NULL) {
@@ -313,9 +316,12 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *res,
         return LOOP_RUN_IT; /* the loop tells the model there is no such tool */
     if ((ra = add_act(r, c->turn, c->part, act, c->args)) == NULL)
         return oom(err);
-    if (r->st->ops->action_create(r->st, r->id, act->name, c->args, c->call,
-                                  (long)c->turn, (long)c->part,
-                                  STORE_ACT_PLANNED, ra->id, err) != 0)
+    if (r->st->ops->action_create(
+            r->st,
+            &(struct store_action_new){r->id, act->name, c->args, c->call,
+                                       (long)c->turn, (long)c->part,
+                                       STORE_ACT_PLANNED},
+            ra->id, err) != 0)
         return -1;
     res->action = act->name;
     if ((rc = check_args(r, ra, c, res, err)) != 1)
@@ -844,8 +850,11 @@ run_start(const struct run_env *env, const struct run_input *in,
     if (r.st->ops->run_create(r.st, env->user, r.thread, in->prompt, r.id,
                               err) != 0)
         return -1;
-    if (r.st->ops->action_create(r.st, r.id, RUN_REPLY_TOOL, NULL, NULL, -1,
-                                 -1, STORE_ACT_PLANNED, r.reply, err) != 0)
+    if (r.st->ops->action_create(
+            r.st,
+            &(struct store_action_new){r.id, RUN_REPLY_TOOL, NULL, NULL, -1,
+                                       -1, STORE_ACT_PLANNED},
+            r.reply, err) != 0)
         return fail(&r, err);
     r.reply_st = STORE_ACT_PLANNED;
     if (first_contents(&r, in, err) != 0 ||

@@ -273,10 +273,11 @@ site_enrich_prompt(const struct site *s, struct arena *a, const char *msg,
     bool debug = logmsg_enabled(LOG_LVL_DEBUG);
     json_t *meta = NULL;
 
+    *out = msg;
+    *out_len = len;
     /* the metadata is built only for someone to read it */
-    if (plugin_enrich_prompt(s->actions, s->cfg->actions.data_dir, msg, len,
-                             a, out, out_len, debug ? &meta : NULL,
-                             err) != 0)
+    if (plugin_enrich_prompt(s->actions, s->cfg->actions.data_dir, a, out,
+                             out_len, debug ? &meta : NULL, err) != 0)
         return -1;
     if (debug && json_object_size(meta) > 0) {
         size_t n;

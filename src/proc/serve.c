@@ -590,20 +590,15 @@ stop_all(struct master *m, const sigset_t *set)
     }
 }
 
-int
-serve_run(const struct serve_opts *o)
+/* The site loaded and checked for serving: its log open, its key file
+ * private, its store one this program can read. false when it cannot
+ * start (logged). */
+static bool
+master_site(struct master *m)
 {
-    struct master *m = calloc(1, sizeof(*m));
+    const struct serve_opts *o = m->opts;
     struct diag d = DIAG_INIT;
-    sigset_t set;
-    int rc = 1;
 
-    if (m == NULL)
-        return 1;
-    m->opts = o;
-    m->fd = -1;
-    m->nslots = o->workers;
-    signal(SIGPIPE, SIG_IGN);
     m->site = site_load(o->config_path, &d);
     if (m->site != NULL && site_check_serving(m->site, &d) != 0) {
         site_free(m->site);
@@ -613,19 +608,65 @@ serve_run(const struct serve_opts *o)
     diag_release(&d);
     if (m->site == NULL) {
         log_err("cannot start: the configuration has errors");
-        goto out;
+        return false;
     }
     if (open_log(m->site->cfg) != 0)
-        goto out;
+        return false;
     if (!key_file_allowed(o, m->site)) {
         log_err("cannot start: the API key file is not private");
-        goto out;
+        return false;
     }
     if (!store_ready(m->site)) {
         log_err("cannot start: the store was written by a newer "
                 "gemini-agent");
-        goto out;
+        return false;
     }
+    return true;
+}
+
+/* Keep the workers going, taking the signals in `set` as they come,
+ * until SIGTERM or SIGINT. */
+static void
+master_loop(struct master *m, const sigset_t *set)
+{
+    for (;;) {
+        long wait = next_respawn_in(m);
+        if (wait < 0 || wait > WATCH_TICK_MS)
+            wait = WATCH_TICK_MS;
+        struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
+        int sig = sigtimedwait(set, NULL, &ts);
+
+        if (sig == SIGTERM || sig == SIGINT) {
+            log_info("stopping: finishing requests in flight");
+            stop_all(m, set);
+            return;
+        }
+        if (sig == SIGHUP)
+            reload(m);
+        else if (sig == SIGUSR1)
+            reopen_log(m);
+        else if (sig == SIGCHLD)
+            reap(m);
+        watch_all(m);
+        fill_slots(m);
+    }
+}
+
+int
+serve_run(const struct serve_opts *o)
+{
+    struct master *m = calloc(1, sizeof(*m));
+    sigset_t set;
+    int rc = 1;
+
+    if (m == NULL)
+        return 1;
+    m->opts = o;
+    m->fd = -1;
+    m->nslots = o->workers;
+    signal(SIGPIPE, SIG_IGN);
+    if (!master_site(m))
+        goto out;
     /* Signals are taken synchronously; block them before any fork. */
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -646,27 +687,7 @@ serve_run(const struct serve_opts *o)
              listener_name(o), o->workers,
              o->workers == 1 ? "" : "s", o->threads, o->queue);
     fill_slots(m);
-    for (;;) {
-        long wait = next_respawn_in(m);
-        if (wait < 0 || wait > WATCH_TICK_MS)
-            wait = WATCH_TICK_MS;
-        struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
-        int sig = sigtimedwait(&set, NULL, &ts);
-
-        if (sig == SIGTERM || sig == SIGINT) {
-            log_info("stopping: finishing requests in flight");
-            stop_all(m, &set);
-            break;
-        }
-        if (sig == SIGHUP)
-            reload(m);
-        else if (sig == SIGUSR1)
-            reopen_log(m);
-        else if (sig == SIGCHLD)
-            reap(m);
-        watch_all(m);
-        fill_slots(m);
-    }
+    master_loop(m, &set);
     rc = 0;
 out:
     if (m->fd >= 0) {

@@ -282,46 +282,97 @@ out:
     return d->count == before ? 0 : -1;
 }
 
+/* One entry of plugin.yaml's `actions` list as it is read. */
+struct entry {
+    const char *plugin, *dir, *file; /* its plugin, folder, plugin.yaml */
+    const struct ydoc_node *e;
+    bool library;                         /* the plugin names a library */
+    const struct ydoc_node *nn, *an, *rn; /* name, action, route */
+    const char *action_file;              /* NULL: an HTTP-only entry */
+    bool chat;                            /* route: chat */
+};
+
+/* The keys of an entry written as a map (name, action, route), each
+ * checked; a bad one is reported. */
+static void
+entry_keys(struct loader *l, struct entry *en)
+{
+    const struct ydoc_node *e = en->e;
+    const char *route;
+
+    for (size_t i = 0; i < e->count; i++) {
+        const char *k = e->keys[i]->text;
+        if (strcmp(k, "name") != 0 && strcmp(k, "action") != 0 &&
+            strcmp(k, "route") != 0)
+            diag_add(l->d, en->file, e->keys[i]->line,
+                     "unknown key '%s' in an action entry (expected "
+                     "name, action, route)",
+                     k);
+    }
+    en->nn = ydoc_get(e, "name");
+    en->an = ydoc_get(e, "action");
+    /* reported, and the entry goes on as a bad HTTP-only one so that
+     * it still names its handler */
+    if (en->an == NULL || (en->action_file = ydoc_string(en->an)) == NULL)
+        diag_add(l->d, en->file, en->an ? en->an->line : e->line,
+                 "'action' must be the path of a .jay-action file");
+    en->rn = ydoc_get(e, "route");
+    route = ydoc_string(en->rn);
+    if (en->rn != NULL && (route == NULL || strcmp(route, "chat") != 0))
+        diag_add(l->d, en->file, en->rn->line,
+                 "'route' must be chat (the only route an entry may "
+                 "name)");
+    en->chat = route != NULL && strcmp(route, "chat") == 0;
+}
+
+/* Who runs the action a, `regname` (the entry's `name` in its plugin):
+ * the chat routes, a compiled-in handler, or its library. Returns 0, or
+ * -1 out of memory (reported). */
+static int
+entry_runner(struct loader *l, const struct entry *en, struct plugin_action *a,
+             const char *name, const char *regname)
+{
+    if (en->chat) {
+        /* served by the chat routes: no handler, never for the model */
+        a->route = PLUGIN_ROUTE_CHAT;
+        if (!chat_serves(l, regname))
+            diag_add(l->d, en->file, en->rn->line,
+                     "'%s' says route: chat, but no chat route serves it",
+                     regname);
+        return 0;
+    }
+    a->handler = handler_find(regname);
+    /* else its library's execute() runs it, by the entry's name (bound
+     * once the library is loaded: bind_library()) */
+    if (a->handler == NULL && en->library && (a->tool = strdup(name)) == NULL) {
+        diag_add(l->d, en->file, en->e->line, "out of memory");
+        return -1;
+    }
+    if (a->handler == NULL && !en->library)
+        diag_add(l->d, en->file, en->e->line,
+                 "no handler is compiled in for '%s' (add one under "
+                 "actions/%s/*.c, or name a library: in plugin.yaml)",
+                 regname, en->plugin);
+    return 0;
+}
+
 /* One entry of plugin.yaml's `actions` list. */
 static void
 load_entry(struct loader *l, const char *plugin, const char *dir,
            const char *file, const struct ydoc_node *e, bool library)
 {
-    const struct ydoc_node *nn = e, *an = NULL, *rn = NULL;
-    const char *name, *action_file = NULL, *route;
+    struct entry en = {plugin, dir,  file, e,    library,
+                       e,      NULL, NULL, NULL, false};
     char regname[2 * BOUND_NAME_LEN + 2], fn[2 * BOUND_NAME_LEN + 16];
     struct plugin_action *a;
     size_t before = l->d->count;
-    bool chat = false;
+    const char *name;
 
-    if (e->kind == YDOC_MAP) {
-        for (size_t i = 0; i < e->count; i++) {
-            const char *k = e->keys[i]->text;
-            if (strcmp(k, "name") != 0 && strcmp(k, "action") != 0 &&
-                strcmp(k, "route") != 0)
-                diag_add(l->d, file, e->keys[i]->line,
-                         "unknown key '%s' in an action entry (expected "
-                         "name, action, route)",
-                         k);
-        }
-        nn = ydoc_get(e, "name");
-        an = ydoc_get(e, "action");
-        /* reported, and the entry goes on as a bad HTTP-only one so that
-         * it still names its handler */
-        if (an == NULL || (action_file = ydoc_string(an)) == NULL)
-            diag_add(l->d, file, an ? an->line : e->line,
-                     "'action' must be the path of a .jay-action file");
-        rn = ydoc_get(e, "route");
-        route = ydoc_string(rn);
-        if (rn != NULL && (route == NULL || strcmp(route, "chat") != 0))
-            diag_add(l->d, file, rn->line,
-                     "'route' must be chat (the only route an entry may "
-                     "name)");
-        chat = route != NULL && strcmp(route, "chat") == 0;
-    }
-    name = ydoc_string(nn);
+    if (e->kind == YDOC_MAP)
+        entry_keys(l, &en);
+    name = ydoc_string(en.nn);
     if (!valid_name(name)) {
-        diag_add(l->d, file, nn ? nn->line : e->line,
+        diag_add(l->d, file, en.nn ? en.nn->line : e->line,
                  "an action name must be an identifier of at most %d "
                  "characters (letters, digits, '_' or '-')",
                  BOUND_NAME_LEN);
@@ -336,41 +387,22 @@ load_entry(struct loader *l, const char *plugin, const char *dir,
         return;
     }
     a->line = e->line;
-    if (chat) {
-        /* served by the chat routes: no handler, never for the model */
-        a->route = PLUGIN_ROUTE_CHAT;
-        if (!chat_serves(l, regname))
-            diag_add(l->d, file, rn->line,
-                     "'%s' says route: chat, but no chat route serves it",
-                     regname);
-    } else {
-        a->handler = handler_find(regname);
-        /* else its library's execute() runs it, by the entry's name
-         * (bound once the library is loaded: bind_library()) */
-        if (a->handler == NULL && library &&
-            (a->tool = strdup(name)) == NULL) {
-            diag_add(l->d, file, e->line, "out of memory");
-            action_release(a);
-            return;
-        }
-        if (a->handler == NULL && !library)
-            diag_add(l->d, file, e->line,
-                     "no handler is compiled in for '%s' (add one under "
-                     "actions/%s/*.c, or name a library: in plugin.yaml)",
-                     regname, plugin);
+    if (entry_runner(l, &en, a, name, regname) != 0) {
+        action_release(a);
+        return;
     }
-    if (action_file != NULL) {
-        a->source = join_path(dir, action_file);
+    if (en.action_file != NULL) {
+        a->source = join_path(dir, en.action_file);
         if (a->source != NULL)
-            (void)load_jay_action(a, a->source, name, file, an->line, l->d);
+            (void)load_jay_action(a, a->source, name, file, en.an->line, l->d);
         a->listed = true;
-        a->exposed = !chat;
+        a->exposed = !en.chat;
     }
     a->name = strdup(regname);
     a->fn_name = strdup(fn);
     a->plugin_dir = strdup(dir);
     if (a->name == NULL || a->fn_name == NULL || a->plugin_dir == NULL ||
-        (action_file && a->source == NULL)) {
+        (en.action_file && a->source == NULL)) {
         diag_add(l->d, file, e->line, "out of memory");
         action_release(a);
         return;
@@ -812,11 +844,12 @@ plugin_run_command(const struct plugin_command *c, const char *data_dir,
 
 int
 plugin_enrich_prompt(const struct plugin_set *set, const char *data_dir,
-                     const char *prompt, size_t len, struct arena *a,
-                     const char **out, size_t *out_len, json_t **metadata,
-                     struct status_error *err)
+                     struct arena *a, const char **prompt_io, size_t *len_io,
+                     json_t **metadata, struct status_error *err)
 {
     json_t *meta = metadata ? json_object() : NULL;
+    const char *prompt = *prompt_io;
+    size_t len = *len_io;
 
     if (metadata != NULL) {
         *metadata = arena_take_json(a, meta);
@@ -843,8 +876,8 @@ plugin_enrich_prompt(const struct plugin_set *set, const char *data_dir,
                 return status_set(err, ST_NO_MEMORY, "out of memory");
         }
     }
-    *out = prompt;
-    *out_len = len;
+    *prompt_io = prompt;
+    *len_io = len;
     return 0;
 }
 

@@ -173,15 +173,15 @@ int plugin_run_command(const struct plugin_command *c, const char *data_dir,
 
 /*
  * The enrichment pipeline: every plugin that subscribes (enrich_prompt),
- * in plugin-name order, gets the prompt the one before it returned. The
- * final prompt (in `a`, or `prompt` itself when none changed it) goes to
- * *out / *out_len; *metadata (may be NULL) gets a new object, pinned to
- * `a`, of each subscriber's metadata by plugin name. Returns 0, or -1
- * with `err` set when a plugin fails (the prompt is then not sent).
+ * in plugin-name order, gets the prompt the one before it returned.
+ * *prompt / *len are the prompt in and, on success, the final prompt out
+ * (in `a`, or the same text when none changed it); *metadata (may be
+ * NULL) gets a new object, pinned to `a`, of each subscriber's metadata
+ * by plugin name. Returns 0, or -1 with `err` set when a plugin fails
+ * (the prompt is then not sent).
  */
 int plugin_enrich_prompt(const struct plugin_set *set, const char *data_dir,
-                         const char *prompt, size_t len, struct arena *a,
-                         const char **out, size_t *out_len,
+                         struct arena *a, const char **prompt, size_t *len,
                          struct json_t **metadata, struct status_error *err);
 
 void plugin_set_free(struct plugin_set *set);

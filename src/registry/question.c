@@ -140,54 +140,68 @@ check_default(size_t i, enum question_kind kind, const json_t *options,
     return status_set(err, ST_INTERNAL, "unknown question kind");
 }
 
+/* questions[i] is an object with only the members a question has:
+ * 0, or -1 with err set. */
+static int
+check_members(size_t i, const json_t *q, struct status_error *err)
+{
+    static const char *const known[] = {
+        "id", "text", "kind", "options", "required", "default", NULL};
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(q))
+        return status_set(err, ST_BAD_REQUEST, "questions[%zu]: an object", i);
+    json_object_foreach(UNCONST(q), key, v) {
+        size_t n = 0;
+        while (known[n] != NULL && strcmp(known[n], key) != 0)
+            n++;
+        if (known[n] == NULL)
+            return status_set(err, ST_BAD_REQUEST,
+                              "questions[%zu]: unknown member '%s'", i, key);
+    }
+    return 0;
+}
+
+/* questions[i].id is an id, not one of the `earlier` questions': 0, or
+ * -1 with err set. */
+static int
+check_id(size_t i, const json_t *id, const json_t *earlier,
+         struct status_error *err)
+{
+    json_t *v;
+    size_t k;
+
+    if (!json_is_string(id) || !valid_id(json_string_value(id)))
+        return status_set(err, ST_BAD_REQUEST,
+                          "questions[%zu].id: 1 to %d letters, digits, '_', "
+                          "'.' or '-'",
+                          i, BOUND_QUESTION_ID);
+    json_array_foreach(earlier, k, v) {
+        if (json_equal(json_object_get(v, "id"), id))
+            return status_set(err, ST_BAD_REQUEST,
+                              "questions[%zu].id: '%s' is the id of an "
+                              "earlier question too",
+                              i, json_string_value(id));
+    }
+    return 0;
+}
+
 /* Question `i`, checked, as a new normalised object (NULL: see err). */
 static json_t *
 one_question(size_t i, const json_t *q, const json_t *earlier,
              struct status_error *err)
 {
-    static const char *const known[] = {"id",       "text",    "kind",
-                                        "options",  "required", "default",
-                                        NULL};
     const json_t *id = json_object_get(q, "id");
     const json_t *text = json_object_get(q, "text");
     const json_t *options = json_object_get(q, "options");
     const json_t *required = json_object_get(q, "required");
     const json_t *def = json_object_get(q, "default");
     enum question_kind kind;
-    const char *key;
-    json_t *v, *out;
-    size_t k;
+    json_t *out;
 
-    if (!json_is_object(q)) {
-        status_set(err, ST_BAD_REQUEST, "questions[%zu]: an object", i);
+    if (check_members(i, q, err) != 0 || check_id(i, id, earlier, err) != 0)
         return NULL;
-    }
-    json_object_foreach(UNCONST(q), key, v) {
-        size_t n = 0;
-        while (known[n] != NULL && strcmp(known[n], key) != 0)
-            n++;
-        if (known[n] == NULL) {
-            status_set(err, ST_BAD_REQUEST,
-                       "questions[%zu]: unknown member '%s'", i, key);
-            return NULL;
-        }
-    }
-    if (!json_is_string(id) || !valid_id(json_string_value(id))) {
-        status_set(err, ST_BAD_REQUEST,
-                   "questions[%zu].id: 1 to %d letters, digits, '_', '.' or "
-                   "'-'",
-                   i, BOUND_QUESTION_ID);
-        return NULL;
-    }
-    json_array_foreach(earlier, k, v) {
-        if (json_equal(json_object_get(v, "id"), id)) {
-            status_set(err, ST_BAD_REQUEST,
-                       "questions[%zu].id: '%s' is the id of an earlier "
-                       "question too",
-                       i, json_string_value(id));
-            return NULL;
-        }
-    }
     if (!short_string(text, BOUND_QUESTION_TEXT)) {
         status_set(err, ST_BAD_REQUEST,
                    "questions[%zu].text: a string of 1 to %d bytes", i,

@@ -248,33 +248,20 @@ unchanged(const struct soplugin_env *env, const struct so_plugin *p)
 }
 
 /*
- * Check the plugin `ops` (from the file `path`, or built in) and, when it
- * takes part, initialise it into `p`, which owns `dl` from here on.
- * Returns 1 loaded, 0 left out (reported, or not exposed), -1 out of
- * memory. `seen`/`nseen` are the plugins loaded before (names unique).
+ * Is `ops` (from `path`) a plugin this server can take, named apart from
+ * the nseen loaded before it? Reports why not, and returns false.
  */
-static int
-so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
-         const char *path, void *dl, const struct gemini_agent_plugin *ops,
-         struct so_plugin *p, const struct so_plugin *seen, size_t nseen,
-         struct diag *d)
+static bool
+so_valid(const struct soplugin_env *env, const char *path,
+         const struct gemini_agent_plugin *ops, const struct so_plugin *seen,
+         size_t nseen, struct diag *d)
 {
-    char err[BOUND_SO_MESSAGE] = "";
-    const struct so_plugin *kept;
-    const char *found = NULL; /* a valid plugin: listed as available */
-    size_t conf_len;
-    bool too_long;
-    enum so_role role;
-    int rc;
-
-    memset(p, 0, sizeof(*p));
-    p->dl = dl;
     if (ops == NULL) {
         diag_add(d, path, 0,
                  "plugin left out: its factory declined ABI %d (built for "
                  "another gemini-agent?)",
                  GEMINI_AGENT_PLUGIN_ABI);
-        goto out;
+        return false;
     }
     if (ops->abi != GEMINI_AGENT_PLUGIN_ABI) {
         diag_add(d, path, 0,
@@ -282,93 +269,104 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
                  "gemini-agent has ABI %d; rebuild it against this "
                  "include/gemini-agent/plugin.h",
                  ops->abi, GEMINI_AGENT_PLUGIN_ABI);
-        goto out;
+        return false;
     }
     if (!valid_name(ops->name)) {
         diag_add(d, path, 0,
                  "plugin left out: its name must be an identifier of at most "
                  "%d characters (letters, digits, '_' or '-')",
                  BOUND_NAME_LEN);
-        goto out;
+        return false;
     }
     if (env->library_of != NULL && strcmp(ops->name, env->library_of) != 0) {
         diag_add(d, path, 0,
                  "library left out: it is the plugin '%s', and its "
                  "plugin.yaml is '%s'",
                  ops->name, env->library_of);
-        goto out;
+        return false;
     }
     if (ops->declarations == NULL || ops->execute == NULL) {
         diag_add(d, path, 0,
                  "plugin left out: '%s' has no declarations or no execute "
                  "operation",
                  ops->name);
-        goto out;
+        return false;
     }
     for (size_t i = 0; i < nseen; i++) {
         if (strcmp(seen[i].name, ops->name) == 0) {
             diag_add(d, path, 0,
                      "plugin left out: the name '%s' is taken by %s",
                      ops->name, seen[i].path);
-            goto out;
+            return false;
         }
     }
-    found = ops->name;
-    /* a library takes part as its folder does, which is exposed */
-    role = env->library_of ? SO_EXPOSED : role_of(cfg, ops->name, dl == NULL);
-    if (role == SO_AVAILABLE)
-        goto out; /* available, not exposed: nothing of it is kept */
-    if ((ops->flags & GEMINI_AGENT_TERMINAL_ONLY) && !env->terminal) {
-        /* named on purpose: say why it is not there; `all` just skips it */
-        if (names(cfg->expose, ops->name) ||
-            names(cfg->enrichment_only, ops->name))
-            diag_add(d, cfg->file ? cfg->file : "agent.yaml",
-                     cfg->expose_line,
-                     "plugin '%s' is for the terminal client only (it "
-                     "reaches files or a shell): the web routes never "
-                     "expose it",
-                     ops->name);
-        goto out;
-    }
-    if ((rc = check_config(cfg, path, ops, d)) != 0) {
-        if (rc < 0)
-            goto oom;
-        goto out;
-    }
-    p->ops = ops;
-    p->role = role;
-    p->name = strdup(ops->name);
-    p->path = strdup(path);
-    p->config = config_text(env, cfg, ops->name, dl == NULL, &conf_len);
-    if (p->name == NULL || p->path == NULL || p->config == NULL)
-        goto oom;
-    if ((kept = unchanged(env, p)) != NULL) {
+    return true;
+}
+
+/* A plugin for the terminal client only is left out of the web routes;
+ * named on purpose, the reason is reported (`all` just skips it). Returns
+ * true when `ops` is left out so. */
+static bool
+terminal_only(const struct soplugin_env *env,
+              const struct gemini_agent_plugin *ops, struct diag *d)
+{
+    const struct config_plugins *cfg = env->cfg;
+
+    if (!(ops->flags & GEMINI_AGENT_TERMINAL_ONLY) || env->terminal)
+        return false;
+    if (names(cfg->expose, ops->name) || names(cfg->enrichment_only, ops->name))
+        diag_add(d, cfg->file ? cfg->file : "agent.yaml", cfg->expose_line,
+                 "plugin '%s' is for the terminal client only (it "
+                 "reaches files or a shell): the web routes never "
+                 "expose it",
+                 ops->name);
+    return true;
+}
+
+/*
+ * Start the plugin p (its config text conf_len bytes): the previous
+ * generation's instance when it is unchanged, else a new one from its
+ * initialize(). Returns 0, or 1 when it failed to initialise (reported).
+ */
+static int
+so_start(const struct soplugin_env *env, struct so_plugin *p, size_t conf_len,
+         struct diag *d)
+{
+    const struct so_plugin *kept = unchanged(env, p);
+    char err[BOUND_SO_MESSAGE] = "";
+
+    if (kept != NULL) {
         /* same code, same config: nothing to re-expose */
         p->self = kept->self;
         p->borrowed = true;
-    } else if (ops->initialize != NULL) {
-        const struct gemini_agent_init init = {
-            p->config, conf_len, env->config_dir ? env->config_dir : ".",
-            env->data_dir ? env->data_dir : "."};
-        rc = ops->initialize(&init, &p->self, err, sizeof(err));
-        if (rc != 0) {
-            err[sizeof(err) - 1] = '\0';
-            diag_add(d, path, 0,
-                     "plugin left out: '%s' failed to initialise: %s",
-                     ops->name, err[0] ? err : "no reason given");
-            p->ops = NULL; /* initialize failed: no shutdown */
-            goto out;
-        }
+        return 0;
     }
-    if (env->found != NULL)
-        env->found(env->found_ctx, p->name, path, role);
-    if (role == SO_ENRICHMENT_ONLY)
-        return 1; /* its tools, commands and instructions are not read */
+    if (p->ops->initialize == NULL)
+        return 0;
+    const struct gemini_agent_init init = {
+        p->config, conf_len, env->config_dir ? env->config_dir : ".",
+        env->data_dir ? env->data_dir : "."};
+    if (p->ops->initialize(&init, &p->self, err, sizeof(err)) == 0)
+        return 0;
+    err[sizeof(err) - 1] = '\0';
+    diag_add(d, p->path, 0, "plugin left out: '%s' failed to initialise: %s",
+             p->name, err[0] ? err : "no reason given");
+    p->ops = NULL; /* initialize failed: no shutdown */
+    return 1;
+}
+
+/* The exposed plugin p's system instructions and auto-approved tools. */
+static void
+so_read_texts(struct so_plugin *p, struct diag *d)
+{
+    const struct gemini_agent_plugin *ops = p->ops;
+    bool too_long;
+
     if (ops->system_instructions != NULL) {
         p->instructions = copy_text(ops->system_instructions(p->self),
                                     &too_long);
         if (too_long) {
-            diag_add(d, path, 0,
+            diag_add(d, p->path, 0,
                      "plugin '%s': its system instructions are over %u "
                      "bytes and are left out",
                      p->name, BOUND_SO_TEXT_BYTES);
@@ -377,6 +375,55 @@ so_admit(const struct config_plugins *cfg, const struct soplugin_env *env,
     if (ops->auto_approved_tools != NULL)
         p->auto_approved = copy_text(ops->auto_approved_tools(p->self),
                                      &too_long);
+}
+
+/*
+ * Check the plugin `ops` (from the file `path` and its handle `dl`, or
+ * built in with dl NULL) and, when it takes part, initialise it into
+ * list[count], which owns `dl` from here on; list[0..count) are the
+ * plugins loaded before (names unique). Returns 1 loaded, 0 left out
+ * (reported, or not exposed), -1 out of memory.
+ */
+static int
+so_admit(const struct soplugin_env *env, const char *path, void *dl,
+         const struct gemini_agent_plugin *ops, struct so_plugin *list,
+         size_t count, struct diag *d)
+{
+    struct so_plugin *p = &list[count];
+    const char *found = NULL; /* a valid plugin: listed as available */
+    size_t conf_len;
+    enum so_role role;
+    int rc;
+
+    memset(p, 0, sizeof(*p));
+    p->dl = dl;
+    if (!so_valid(env, path, ops, list, count, d))
+        goto out;
+    found = ops->name;
+    /* a library takes part as its folder does, which is exposed */
+    role = env->library_of ? SO_EXPOSED
+                           : role_of(env->cfg, ops->name, dl == NULL);
+    if (role == SO_AVAILABLE || terminal_only(env, ops, d))
+        goto out; /* available, not exposed: nothing of it is kept */
+    if ((rc = check_config(env->cfg, path, ops, d)) != 0) {
+        if (rc < 0)
+            goto oom;
+        goto out;
+    }
+    p->ops = ops;
+    p->role = role;
+    p->name = strdup(ops->name);
+    p->path = strdup(path);
+    p->config = config_text(env, env->cfg, ops->name, dl == NULL, &conf_len);
+    if (p->name == NULL || p->path == NULL || p->config == NULL)
+        goto oom;
+    if (so_start(env, p, conf_len, d) != 0)
+        goto out;
+    if (env->found != NULL)
+        env->found(env->found_ctx, p->name, path, role);
+    /* enrichment only: its tools, commands and instructions are not read */
+    if (role != SO_ENRICHMENT_ONLY)
+        so_read_texts(p, d);
     return 1;
 oom:
     diag_add(d, path, 0, "out of memory"); /* before initialize() */
@@ -476,11 +523,11 @@ so_file_safe(const char *path, struct diag *d)
     return true;
 }
 
-/* dlopen() the file at `path` and admit what its factory gives. */
+/* dlopen() the file at `path` and admit what its factory gives into
+ * list[count] (see so_admit). */
 static int
-so_open(const struct config_plugins *cfg, const struct soplugin_env *env,
-        const char *path, struct so_plugin *p, const struct so_plugin *seen,
-        size_t nseen, struct diag *d)
+so_open(const struct soplugin_env *env, const char *path,
+        struct so_plugin *list, size_t count, struct diag *d)
 {
     gemini_agent_plugin_factory factory;
     void *dl, *sym;
@@ -508,8 +555,8 @@ so_open(const struct config_plugins *cfg, const struct soplugin_env *env,
     /* POSIX: a data pointer from dlsym() may be converted to a function
      * pointer; memcpy says so without a pedantic warning. */
     memcpy(&factory, &sym, sizeof(factory));
-    return so_admit(cfg, env, path, dl, factory(GEMINI_AGENT_PLUGIN_ABI), p,
-                    seen, nseen, d);
+    return so_admit(env, path, dl, factory(GEMINI_AGENT_PLUGIN_ABI), list,
+                    count, d);
 }
 
 /* Make room for one more plugin in *list: 0, or -1 out of memory. */
@@ -596,9 +643,9 @@ soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
         int got;
         if (grow(&list, count) != 0)
             rc = -1;
-        else if ((got = so_admit(cfg, env, SOPLUGIN_BUILTIN, NULL,
+        else if ((got = so_admit(env, SOPLUGIN_BUILTIN, NULL,
                                  env->builtins[i](GEMINI_AGENT_PLUGIN_ABI),
-                                 &list[count], list, count, d)) < 0)
+                                 list, count, d)) < 0)
             rc = -1;
         else
             count += (size_t)got;
@@ -615,8 +662,7 @@ soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
                 int got;
                 if (grow(&list, count) != 0)
                     rc = -1;
-                else if ((got = so_open(cfg, env, files[j], &list[count],
-                                        list, count, d)) < 0)
+                else if ((got = so_open(env, files[j], list, count, d)) < 0)
                     rc = -1;
                 else
                     count += (size_t)got;
@@ -650,7 +696,7 @@ soplugin_add_library(const struct soplugin_env *env, const char *path,
     if (grow(list, *n) != 0)
         return -1;
     p = &(*list)[*n];
-    if ((got = so_open(quiet.cfg, &quiet, path, p, *list, *n, d)) <= 0)
+    if ((got = so_open(&quiet, path, *list, *n, d)) <= 0)
         return got;
     p->library = true;
     (*n)++;

@@ -1512,26 +1512,26 @@ sq_run_resume(struct store *base, const char *run_id, char **contents,
 }
 
 static int
-sq_action_create(struct store *base, const char *run_id, const char *tool,
-                 const json_t *args, const json_t *call, long turn, long part,
-                 enum store_action_status st, char id[STORE_ID_LEN],
-                 struct status_error *err)
+sq_action_create(struct store *base, const struct store_action_new *a,
+                 char id[STORE_ID_LEN], struct status_error *err)
 {
     struct sqlite_store *s = sq(base);
     char *args_text = NULL, *call_text = NULL;
     int rc;
 
     id[0] = '\0';
-    if ((unsigned)st >= STORE_ACTION_STATES)
-        return status_set(err, ST_BAD_REQUEST, "unknown action state %d", st);
-    if (store_new_id(id, err) != 0 || dump(args, &args_text, err) != 0 ||
-        dump(call, &call_text, err) != 0) {
+    if ((unsigned)a->status >= STORE_ACTION_STATES)
+        return status_set(err, ST_BAD_REQUEST, "unknown action state %d",
+                          a->status);
+    if (store_new_id(id, err) != 0 || dump(a->args, &args_text, err) != 0 ||
+        dump(a->call, &call_text, err) != 0) {
         rc = -1;
         goto out;
     }
-    rc = run(s, Q_ACTION_NEW, err, "sssssIIsI", id, run_id, tool,
-             args_text != NULL ? args_text : "{}", call_text, (int64_t)turn,
-             (int64_t)part, store_action_status_name(st), store_now_ms());
+    rc = run(s, Q_ACTION_NEW, err, "sssssIIsI", id, a->run, a->tool,
+             args_text != NULL ? args_text : "{}", call_text, (int64_t)a->turn,
+             (int64_t)a->part, store_action_status_name(a->status),
+             store_now_ms());
     if (rc == 0 && sqlite3_changes(s->db) == 0)
         rc = status_set(err, ST_NOT_FOUND, "run not found");
 out:
@@ -1591,10 +1591,8 @@ expiry(int64_t now, long ttl_ms)
 }
 
 static int
-sq_approval_create(struct store *base, const char *user, const char *run_id,
-                   const char *action, const char *tool, const char *reason,
-                   const char *preview, long ttl_ms, char id[STORE_ID_LEN],
-                   struct status_error *err)
+sq_approval_create(struct store *base, const struct store_approval_new *ap,
+                   char id[STORE_ID_LEN], struct status_error *err)
 {
     struct sqlite_store *s = sq(base);
     int64_t now = store_now_ms();
@@ -1602,11 +1600,12 @@ sq_approval_create(struct store *base, const char *user, const char *run_id,
     int rc, ret = -1;
 
     id[0] = '\0';
-    if (store_check_user(user, err) != 0 || store_new_id(id, err) != 0)
+    if (store_check_user(ap->user, err) != 0 || store_new_id(id, err) != 0)
         return -1;
-    st = prep(s, Q_APPROVAL_NEW, err, "sssssssII", id, user, run_id, action,
-              tool, reason != NULL ? reason : "",
-              preview != NULL ? preview : "", now, expiry(now, ttl_ms));
+    st = prep(s, Q_APPROVAL_NEW, err, "sssssssII", id, ap->user, ap->run,
+              ap->action, ap->tool, ap->reason != NULL ? ap->reason : "",
+              ap->preview != NULL ? ap->preview : "", now,
+              expiry(now, ap->ttl_ms));
     if (st == NULL)
         goto out;
     /* stepped here, not by run(): a second approval of one action is a
@@ -1618,7 +1617,7 @@ sq_approval_create(struct store *base, const char *user, const char *run_id,
         status_set(err, ST_NOT_FOUND, "action not found");
     else if (rc == SQLITE_CONSTRAINT_UNIQUE)
         status_set(err, ST_CONFLICT, "action %s already has an approval",
-                   action);
+                   ap->action);
     else
         fail(s, rc, queries[Q_APPROVAL_NEW].name, err);
     done(st);

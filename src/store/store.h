@@ -1,16 +1,16 @@
 /*
  * store.h - what the run API keeps: users' settings, threads and their
  * messages, runs and their actions, approvals, the audit trail and
- * memories (docs/http-api.md); and what every worker shares of a request's
- * cost: the budget counters (http/budget.h) and the single-use tickets
- * (agent/seal.h).
+ * memories (docs/http-api.md); and what every worker shares of a
+ * request's cost: the budget counters (http/budget.h) and the single-use
+ * tickets of the chat's approvals (agent/seal.h).
  *
  * Callers see this interface only: an ops table behind `struct store`, so a
  * PostgreSQL backend (sites on several hosts) can be added without touching
  * them. No SQL is written outside src/store/. The SQLite backend is
  * store/sqlite.c ("sqlite:PATH").
  *
- * States (seed §5) are checked here, not trusted from callers: a
+ * States (the tables below) are checked here, not trusted from callers: a
  * transition the tables below do not allow is refused (ST_CONFLICT) by the
  * UPDATE itself (`... WHERE status IN (allowed predecessors)`), so two
  * writers racing on one row cannot both win.
@@ -106,6 +106,26 @@ struct store_audit {
                             * rejected, executed, failed */
     const char *args_hash; /* hex SHA-256 of the arguments' JSON text */
     const char *outcome;   /* a short word or sentence; may be NULL */
+};
+
+/* A new action (store_ops.action_create): call `part` of model turn
+ * `turn` of `run`, its tool and arguments, its first state. */
+struct store_action_new {
+    const char *run;
+    const char *tool;
+    const struct json_t *args; /* may be NULL: {} */
+    const struct json_t *call; /* the model's functionCall; may be NULL */
+    long turn, part;
+    enum store_action_status status;
+};
+
+/* A new approval (store_ops.approval_create): of `action` of `run`, a run
+ * of `user`, by `tool`; what a person reads of it; when it expires. */
+struct store_approval_new {
+    const char *user, *run, *action, *tool;
+    const char *reason;  /* may be NULL: "" */
+    const char *preview; /* may be NULL: "" */
+    long ttl_ms;
 };
 
 /* What an approval decision found (store_approval_decide). */
@@ -214,11 +234,9 @@ struct store_ops {
                       char user[BOUND_STORE_USER_ID + 1],
                       char thread[STORE_ID_LEN], struct status_error *err);
     /* actions */
-    /* an action of `run` (ST_NOT_FOUND when there is no such run), in
-     * state `st`, after the run's other actions in call order */
-    int (*action_create)(struct store *s, const char *run, const char *tool,
-                         const struct json_t *args, const struct json_t *call,
-                         long turn, long part, enum store_action_status st,
+    /* an action of a->run (ST_NOT_FOUND when there is no such run), in
+     * state a->status, after the run's other actions in call order */
+    int (*action_create)(struct store *s, const struct store_action_new *a,
                          char id[STORE_ID_LEN], struct status_error *err);
     /* to `to`, with its output or error (NULL: unchanged) */
     int (*action_status)(struct store *s, const char *action,
@@ -230,14 +248,12 @@ struct store_ops {
     int (*actions_of)(struct store *s, const char *run, struct json_t **out,
                       struct status_error *err);
     /* approvals */
-    /* a pending approval of `action`, which must be an action of `run`, a
-     * run of `user` (else ST_NOT_FOUND); it expires ttl_ms from now (<= 0:
-     * already expired). An action has at most one (else ST_CONFLICT). */
-    int (*approval_create)(struct store *s, const char *user, const char *run,
-                           const char *action, const char *tool,
-                           const char *reason, const char *preview,
-                           long ttl_ms, char id[STORE_ID_LEN],
-                           struct status_error *err);
+    /* a pending approval of ap->action, which must be an action of
+     * ap->run, a run of ap->user (else ST_NOT_FOUND); it expires
+     * ap->ttl_ms from now (<= 0: already expired). An action has at most
+     * one (else ST_CONFLICT). */
+    int (*approval_create)(struct store *s, const struct store_approval_new *ap,
+                           char id[STORE_ID_LEN], struct status_error *err);
     /* [{id, runId, actionId, tool, reason, preview, status, createdAt,
      *   expiresAt}], newest first, at most BOUND_STORE_LIST; status is
      * "pending", "approved", "rejected" or "expired" (pending past its

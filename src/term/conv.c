@@ -285,8 +285,8 @@ summarise(struct term_conv *conv, size_t split, const json_t *tools,
         return status_set(err, ST_NO_MEMORY, "out of memory");
     conv->gemini.model = conv->model;
     long t0 = monotime_ms();
-    int rc = gemini_generate(&conv->g, &conv->gemini, body, strlen(body), a,
-                             &resp, &gu, err);
+    struct gemini_request rq = {&conv->gemini, body, strlen(body), a, &gu};
+    int rc = gemini_generate(&conv->g, &rq, &resp, err);
     free(body);
     conv->api_ms += term_minus(monotime_ms(), t0);
     conv->extra.calls += gu.calls;

@@ -457,6 +457,16 @@ fake_now(void *ctx)
     return ((struct fake *)ctx)->now;
 }
 
+/* gemini_generate() of REQ_BODY with the settings gc. */
+static int
+generate(struct gemini *g, const struct config_gemini *gc, struct arena *a,
+         json_t **resp, struct gemini_usage *usage, struct status_error *err)
+{
+    struct gemini_request rq = {gc, REQ_BODY, strlen(REQ_BODY), a, usage};
+
+    return gemini_generate(g, &rq, resp, err);
+}
+
 #define RETRY_1S                                                         \
     "{\"error\":{\"code\":429,\"status\":\"RESOURCE_EXHAUSTED\","        \
     "\"message\":\"slow down\",\"details\":[{\"@type\":"                 \
@@ -676,8 +686,7 @@ START_TEST(generate_scenario)
     gemini_init_transport(&g, &t);
 
     capture_start(&cap);
-    rc = gemini_generate(&g, &tc.cfg.gemini, REQ_BODY, strlen(REQ_BODY), &a, &resp,
-                         &usage, &err);
+    rc = generate(&g, &tc.cfg.gemini, &a, &resp, &usage, &err);
     log = capture_end(&cap);
 
     ck_assert_msg(rc == (sc->code == ST_OK ? 0 : -1), "%s: rc %d (%s)",
@@ -845,9 +854,7 @@ START_TEST(generate_scrubs_a_key_at_the_cut)
         arena_init(&a);
         gemini_init_transport(&g, &t);
         capture_start(&cap);
-        ck_assert_int_eq(gemini_generate(&g, &tc.cfg.gemini, REQ_BODY,
-                                         strlen(REQ_BODY), &a, &resp, &usage,
-                                         &err),
+        ck_assert_int_eq(generate(&g, &tc.cfg.gemini, &a, &resp, &usage, &err),
                          -1);
         log = capture_end(&cap);
         ck_assert_int_eq(err.code, ST_UPSTREAM_REJECTED);
@@ -900,9 +907,7 @@ START_TEST(generate_refuses_bad_settings)
         arena_init(&a);
         gemini_init_transport(&g, &t);
         capture_start(&cap);
-        ck_assert_int_eq(gemini_generate(&g, &tc.cfg.gemini, REQ_BODY,
-                                         strlen(REQ_BODY), &a, &resp, &usage,
-                                         &err),
+        ck_assert_int_eq(generate(&g, &tc.cfg.gemini, &a, &resp, &usage, &err),
                          -1);
         log = capture_end(&cap);
         ck_assert_int_eq(err.code, ST_NOT_CONFIGURED);
@@ -1127,8 +1132,8 @@ START_TEST(curl_reuses_one_connection)
     arena_init(&a);
     ck_assert_int_eq(gemini_init(&g), 0);
     for (int i = 0; i < 2; i++) {
-        ck_assert_msg(gemini_generate(&g, &tc.cfg.gemini, REQ_BODY, strlen(REQ_BODY),
-                                      &a, &resp, &usage, &err) == 0,
+        ck_assert_msg(generate(&g, &tc.cfg.gemini, &a, &resp, &usage, &err) ==
+                          0,
                       "call %d: %s", i, err.text);
         ck_assert_ptr_nonnull(json_object_get(resp, "candidates"));
         ck_assert_ptr_null(g.headers); /* wiped and freed after the call */

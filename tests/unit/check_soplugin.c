@@ -302,9 +302,10 @@ START_TEST(user_commands_and_enrichment)
     ck_assert(memcmp(out, "Yo (x)", len) == 0);
 
     /* a prompt it subscribes to: changed, with its metadata */
-    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir,
-                                          "hi @hello", 9, &ar, &out, &len,
-                                          &meta, &err),
+    out = "hi @hello";
+    len = 9;
+    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir, &ar, &out,
+                                          &len, &meta, &err),
                      0);
     ck_assert_uint_eq(len, strlen("hi @hello [hello was here]"));
     ck_assert(memcmp(out, "hi @hello [hello was here]", len) == 0);
@@ -312,8 +313,10 @@ START_TEST(user_commands_and_enrichment)
                          json_object_get(meta, "hello"), "mentions")),
                      1);
     /* one it leaves alone: the same text, no metadata */
-    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir, "hi", 2,
-                                          &ar, &out, &len, &meta, &err),
+    out = "hi";
+    len = 2;
+    ck_assert_int_eq(plugin_enrich_prompt(set, cfg->actions.data_dir, &ar, &out,
+                                          &len, &meta, &err),
                      0);
     ck_assert_uint_eq(len, 2);
     ck_assert_uint_eq(json_object_size(meta), 0);
@@ -581,9 +584,10 @@ START_TEST(enrichment_runs_in_name_order_each_feeding_the_next)
                       false, &cfg, &d);
     ck_assert_uint_eq(set->nso, 2);
     arena_init(&ar);
-    ck_assert_int_eq(plugin_enrich_prompt(set, "/tmp", "hi", 2, &ar, &out,
-                                          &out_len, &meta, &err),
-                     0);
+    out = "hi";
+    out_len = 2;
+    ck_assert_int_eq(
+        plugin_enrich_prompt(set, "/tmp", &ar, &out, &out_len, &meta, &err), 0);
     ck_assert_str_eq(out, "hi [clock] [zeta]");
     ck_assert_uint_eq(out_len, strlen("hi [clock] [zeta]"));
     ck_assert(json_is_true(json_object_get(json_object_get(meta, "zeta"),
@@ -626,9 +630,10 @@ START_TEST(builtins_terminal_only_and_enrichment_only)
     ck_assert_ptr_null(plugin_find(set, "clock.now"));
     ck_assert_uint_eq(set->count, 0);
     arena_init(&ar);
-    ck_assert_int_eq(plugin_enrich_prompt(set, "/tmp", "hi", 2, &ar, &out,
-                                          &out_len, NULL, &err),
-                     0);
+    out = "hi";
+    out_len = 2;
+    ck_assert_int_eq(
+        plugin_enrich_prompt(set, "/tmp", &ar, &out, &out_len, NULL, &err), 0);
     ck_assert_str_eq(out, "hi [clock]");
     arena_release(&ar);
     builtin_done(set, cfg, &d);

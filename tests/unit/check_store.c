@@ -560,8 +560,11 @@ START_TEST(action_transitions_match_the_table)
     char t[STORE_ID_LEN], r[STORE_ID_LEN], a[STORE_ID_LEN], got[64];
 
     make_run(s, "alice", t, r);
-    ck_assert_int_eq(s->ops->action_create(s, r, "save_memory", NULL, NULL, 0,
-                                           0, STORE_ACT_PLANNED, a, &err),
+    ck_assert_int_eq(s->ops->action_create(s,
+                                           &(struct store_action_new){
+                                               r, "save_memory", NULL, NULL, 0,
+                                               0, STORE_ACT_PLANNED},
+                                           a, &err),
                      0);
     for (int from = 0; from < STORE_ACTION_STATES; from++)
         for (int to = 0; to < STORE_ACTION_STATES; to++) {
@@ -648,10 +651,13 @@ START_TEST(actions_in_creation_order)
 
     make_run(s, "alice", t, r);
     for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(s->ops->action_create(s, r, i == 1 ? "b" : "a", args,
-                                               call, 1, i, STORE_ACT_PLANNED,
-                                               a[i], &err),
-                         0);
+        ck_assert_int_eq(
+            s->ops->action_create(
+                s,
+                &(struct store_action_new){r, i == 1 ? "b" : "a", args, call, 1,
+                                           i, STORE_ACT_PLANNED},
+                a[i], &err),
+            0);
     ck_assert_int_eq(
         s->ops->action_status(s, a[0], STORE_ACT_EXECUTING, NULL, NULL, &err),
         0);
@@ -687,8 +693,11 @@ START_TEST(actions_in_creation_order)
     ck_assert_ptr_null(json_object_get(json_array_get(list, 0), "call"));
     json_decref(run);
 
-    ck_assert_int_eq(s->ops->action_create(s, "nope", "a", args, NULL, 0, 0,
-                                           STORE_ACT_PLANNED, a[0], &err),
+    ck_assert_int_eq(s->ops->action_create(
+                         s,
+                         &(struct store_action_new){"nope", "a", args, NULL, 0,
+                                                    0, STORE_ACT_PLANNED},
+                         a[0], &err),
                      -1);
     ck_assert_int_eq(err.code, ST_NOT_FOUND);
     ck_assert_str_eq(a[0], "");
@@ -710,13 +719,19 @@ make_approval(struct store *s, long ttl_ms, char run[STORE_ID_LEN],
     char t[STORE_ID_LEN];
 
     make_run(s, "alice", t, run);
-    ck_assert_int_eq(s->ops->action_create(s, run, "gmail_send", NULL, NULL, 0,
-                                           0, STORE_ACT_AWAITING, action, &err),
+    ck_assert_int_eq(s->ops->action_create(s,
+                                           &(struct store_action_new){
+                                               run, "gmail_send", NULL, NULL, 0,
+                                               0, STORE_ACT_AWAITING},
+                                           action, &err),
                      0);
-    ck_assert_int_eq(s->ops->approval_create(
-                         s, "alice", run, action, "gmail_send", "sends mail",
-                         "To: a@example.com", ttl_ms, id, &err),
-                     0);
+    ck_assert_int_eq(
+        s->ops->approval_create(s,
+                                &(struct store_approval_new){
+                                    "alice", run, action, "gmail_send",
+                                    "sends mail", "To: a@example.com", ttl_ms},
+                                id, &err),
+        0);
 }
 
 START_TEST(approvals_are_decided_once)
@@ -773,13 +788,19 @@ START_TEST(approvals_are_decided_once)
     json_decref(list);
 
     /* one approval per action; none for another user's action */
-    ck_assert_int_eq(s->ops->approval_create(s, "alice", r, a, "gmail_send",
-                                             NULL, NULL, 1000, id2, &err),
+    ck_assert_int_eq(s->ops->approval_create(
+                         s,
+                         &(struct store_approval_new){
+                             "alice", r, a, "gmail_send", NULL, NULL, 1000},
+                         id2, &err),
                      -1);
     ck_assert_int_eq(err.code, ST_CONFLICT);
     status_clear(&err);
-    ck_assert_int_eq(s->ops->approval_create(s, "bob", r, a, "gmail_send", NULL,
-                                             NULL, 1000, id2, &err),
+    ck_assert_int_eq(s->ops->approval_create(
+                         s,
+                         &(struct store_approval_new){"bob", r, a, "gmail_send",
+                                                      NULL, NULL, 1000},
+                         id2, &err),
                      -1);
     ck_assert_int_eq(err.code, ST_NOT_FOUND);
     ck_assert_str_eq(id2, "");

@@ -147,8 +147,8 @@ run_stream(struct run *r, const struct attempt *at, size_t n, size_t piece)
         before_run(&r->g);
     arena_init(&r->a);
     sbuf_init(&r->d.all, 1u << 24);
-    r->rc = gemini_stream(&r->g, &r->cfg.gemini, "{}", 2, &r->a, &ops,
-                          &r->d, &r->resp, &r->usage, &r->err);
+    struct gemini_request rq = {&r->cfg.gemini, "{}", 2, &r->a, &r->usage};
+    r->rc = gemini_stream(&r->g, &rq, &ops, &r->d, &r->resp, &r->err);
 }
 
 static void
@@ -478,8 +478,8 @@ START_TEST(reader_gone_stops_the_call)
     arena_init(&r.a);
     sbuf_init(&r.d.all, 1024);
     r.d.stop_after = 2;
-    r.rc = gemini_stream(&r.g, &r.cfg.gemini, "{}", 2, &r.a, &ops, &r.d,
-                         &r.resp, &r.usage, &r.err);
+    struct gemini_request rq = {&r.cfg.gemini, "{}", 2, &r.a, &r.usage};
+    r.rc = gemini_stream(&r.g, &rq, &ops, &r.d, &r.resp, &r.err);
     ck_assert_int_eq(r.rc, -1);
     ck_assert_int_eq(r.err.code, ST_CLIENT_GONE);
     ck_assert_uint_eq(r.f.calls, 1);
