@@ -156,6 +156,23 @@ signature_of(struct sigcache *c, bool *ok)
     return c->text;
 }
 
+/*
+ * A compiled terminal rule's "match": "prefix" or "exact", compared byte
+ * for byte (case matters) as C strings, as the terminal's rules always
+ * were; no bound applies, since no glob runs. An unknown kind falls the
+ * safe way for `list`.
+ */
+static bool
+literal_matches(const char *kind, const char *pattern, const char *value,
+                enum permission_list list)
+{
+    if (strcmp(kind, "prefix") == 0)
+        return strncmp(value, pattern, strlen(pattern)) == 0;
+    if (strcmp(kind, "exact") == 0)
+        return strcmp(value, pattern) == 0;
+    return list == PERMISSION_DENY_LIST;
+}
+
 /* "action" first: the run API's rules spell it so, and only they can
  * hold both (the policy reader refuses that) */
 static const char *
@@ -171,7 +188,7 @@ entry_matches(const json_t *entry, struct sigcache *sc,
               enum permission_list list)
 {
     const struct permission_call *call = sc->call;
-    const char *tool, *sig, *pattern, *value;
+    const char *tool, *sig, *pattern, *value, *match;
     const json_t *arg, *v;
     bool ok;
 
@@ -200,6 +217,9 @@ entry_matches(const json_t *entry, struct sigcache *sc,
     if (!json_is_string(v))
         return false;
     value = json_string_value(v);
+    match = json_string_value(json_object_get(entry, "match"));
+    if (match != NULL)
+        return literal_matches(match, pattern, value, list);
     ok = json_string_length(v) <= BOUND_PERMISSION_SUBJECT &&
          strlen(value) == json_string_length(v);
     return glob_matches(pattern, value, ok, list);
@@ -230,6 +250,17 @@ first_match(const json_t *entries, struct sigcache *sc,
         }
     }
     return false;
+}
+
+bool
+permission_list_match(const json_t *entries,
+                      const struct permission_call *call,
+                      enum permission_list list, size_t *index)
+{
+    struct sigcache sc = {.call = call};
+    size_t unused;
+
+    return first_match(entries, &sc, list, index ? index : &unused);
 }
 
 enum permission_verdict

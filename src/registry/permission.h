@@ -1,7 +1,9 @@
 /*
- * permission.h - the permission policy engine (issue 13 §3, seed 003's
- * permission plugin): may this tool call run, must it not, or must the
- * face ask someone first?
+ * permission.h - the permission policy (plugins.config.permission in
+ * agent.yaml) and its entries: may this tool call run, must it not, or
+ * must the face ask someone first? The one decision on a call, which
+ * also weighs side effects, trust levels and the terminal's modes, is
+ * registry/decide.h's; it matches entries here.
  *
  * A policy is {default: allow|deny|ask, allow: [entries], deny: [entries]}.
  * permission_decide() judges a call in this order, first hit wins:
@@ -22,6 +24,12 @@
  *
  * "action" is accepted for "tool" (the run API's allow rules,
  * policy.allow, are entries of this kind: {action, arg?, pattern?}).
+ *
+ * The terminal's rules (`Bash(git:*)`, term/perm.h) compile to entries
+ * of the argument kind with one more key, "match": "prefix" or "exact":
+ * {"tool": "Bash", "arg": "command", "pattern": "git", "match": "prefix"}
+ * compares the argument byte for byte, case and all, instead of as a
+ * glob. The policy reader refuses "match": it is not a key of agent.yaml.
  *
  * The signature of a call is `tool(k1=v1, k2=v2)`: the tool's name, then
  * its arguments with keys in byte order (strcmp), each `key=value`,
@@ -121,6 +129,15 @@ int permission_policy_from_json(const struct json_t *cfg,
 bool permission_entry_matches(const struct json_t *entry,
                               const struct permission_call *call,
                               enum permission_list list);
+
+/*
+ * Does an entry of `entries` (a JSON array of entries, or NULL: none)
+ * match `call`, matched for `list`? Then `*index` (may be NULL) is the
+ * first that does.
+ */
+bool permission_list_match(const struct json_t *entries,
+                           const struct permission_call *call,
+                           enum permission_list list, size_t *index);
 
 /*
  * The verdict on `call` under `policy`; `auto_approved` is a
