@@ -19,7 +19,7 @@
 #include "agent/seal.h"
 #include "agent/toolbridge.h"
 #include "agent/turn.h"
-#include "registry/permission.h"
+#include "registry/decide.h"
 #include "registry/plugin.h"
 #include "registry/question.h"
 #include "store/store.h"
@@ -47,115 +47,78 @@ chatwait_init(struct chatwait *w, const struct chat_env *env,
 
 /* --- who answers a call ---------------------------------------------- */
 
-/* Is `act` named in the site's policy.actions with `approval: never`? */
-static bool
-approval_never(const struct chatwait *w, const struct plugin_action *act)
-{
-    for (char *const *name = w->env->site->cfg->run.approval_never;
-         name && *name; name++)
-        if (strcmp(*name, act->name) == 0)
-            return true;
-    return false;
-}
-
 /*
- * Run `act` with `args`, ask the visitor, or refuse? The permission
- * engine decides (registry/permission.h) on the site's policy
- * (plugins.config.permission; absent: default ask, no entries). An
- * action without side effects, one its plugin auto-approves and one
- * policy.actions says `approval: never` for are allowed unless a deny
- * entry matches: the engine's auto-approved step, which deny beats. So
- * without a policy it is as it always was: side effects ask, the rest
- * run. The kill switch (policy.sideEffects: false) is the caller's, and
- * wins over all of this.
+ * The engine's judgement (registry/decide.h) on a call of the action
+ * `act` with `args` (NULL: {}), or of the page tool `page` when act is
+ * NULL. The chat gathers what the engine reads: the site's permission
+ * policy and kill switch, the action's side effects, its plugin's
+ * auto-approval, policy.actions' `approval: never`, and whether it can
+ * ask at all (a secret to sign the ticket with).
  */
-static enum permission_verdict
-chat_verdict(const struct chatwait *w, const struct plugin_action *act,
-             const json_t *args, struct permission_decision *why)
+static enum decide_verdict
+judge(const struct chatwait *w, const struct plugin_action *act,
+      const char *page, const json_t *args, struct decide_result *d)
 {
-    static const struct permission_policy none = {PERMISSION_ASK, NULL,
-                                                  NULL};
     const struct site *site = w->env->site;
-    const char *unasked[2] = {NULL, NULL};
-    struct permission_call pc = {act->name, args};
+    struct decide_input in = {
+        .caller = DECIDE_CHAT,
+        .call = {act ? act->name : page, args},
+        .page_tool = act == NULL,
+        .side_effects_off = !site->cfg->run.side_effects,
+        .can_ask = w->env->key.len > 0,
+        .policy = site->has_permission ? &site->permission : NULL,
+    };
 
-    if (!act->side_effects || act->auto_approved || approval_never(w, act))
-        unasked[0] = act->name;
-    return permission_decide(site->has_permission ? &site->permission : &none,
-                             unasked, &pc, why);
+    if (act != NULL) {
+        in.side_effects = act->side_effects;
+        in.auto_approved = act->auto_approved;
+        for (char *const *name = site->cfg->run.approval_never;
+             name && *name && !in.approval_never; name++)
+            in.approval_never = strcmp(*name, act->name) == 0;
+    }
+    return decide_judge(&in, d);
 }
 
-/* The words the model reads for a call the permission policy denies. */
-static json_t *
-denied_response(struct arena *a, const struct permission_decision *why)
-{
-    return arena_take_json(
-        a, json_pack("{s:s}", "error",
-                     arena_printf(a, "not run: the site's permission "
-                                     "policy denies this call (%s)",
-                                  why->reason)));
-}
-
-/* The words the model reads for a side effect the site switched off. */
-#define SWITCHED_OFF                                                           \
-    "not run: actions with side effects are switched off on this site "     \
-    "(policy.sideEffects)"
-
-/* ...and for one that needs the visitor's approval on a site that cannot
- * sign the ticket (history.verify: off and no auth.secretFile). */
-#define NO_TICKETS                                                             \
-    "not run: this action needs the visitor's approval, and this site has "  \
-    "no auth.secretFile to sign it with"
-
-/* The server answers the call of `act` with `response` (in the arena;
- * NULL: out of memory). */
+/* The model reads `text` for the call of `name` (the action's
+ * registered name): an error, in the arena. */
 static int
-answer_with(const struct plugin_action *act, json_t *response,
+answer_with(struct arena *a, const char *name, const char *text,
             struct loop_result *r, struct status_error *err)
 {
-    r->action = act->name;
-    r->response = response;
+    r->action = name;
+    r->response = arena_take_json(a, json_pack("{s:s}", "error", text));
     return r->response ? LOOP_ANSWER_IT : oom(err);
 }
 
-/* Who answers this call? The browser runs the page tools it declared and
- * decides on actions with side effects (they wait for its approval); the
- * server answers everything else (actions, and unknown names with an
- * error, so the model can correct itself). */
+/* Who answers this call, as the engine judges it: the loop runs it, the
+ * browser does (a page tool, or an action that waits for the visitor's
+ * approval), or the model reads why not. A name that is neither a page
+ * tool nor an action goes to the loop, which tells the model there is no
+ * such tool, so it can correct itself. */
 int
 chatwait_decide(void *ctx, const struct loop_call *lc, struct loop_result *r,
                 struct status_error *err)
 {
     const struct chatwait *w = ctx;
     const struct chat_env *env = w->env;
-    const struct plugin_action *act;
-    struct permission_decision why;
+    const struct plugin_action *act = NULL;
+    struct decide_result d;
 
-    if (!plugin_is_fn_name(lc->name))
-        return toolbridge_page_find(&env->page, lc->name) != NULL
-                   ? LOOP_HAND_BACK
-                   : LOOP_RUN_IT;
-    act = plugin_find_fn(env->site->actions, lc->name);
-    if (act != NULL && act->side_effects && !env->site->cfg->run.side_effects)
-        return answer_with(act,
-                           arena_take_json(env->a, json_pack("{s:s}", "error",
-                                                             SWITCHED_OFF)),
-                           r, err);
-    if (act == NULL) /* the loop tells the model there is no such tool */
+    if (!plugin_is_fn_name(lc->name)) {
+        if (toolbridge_page_find(&env->page, lc->name) == NULL)
+            return LOOP_RUN_IT;
+    } else if ((act = plugin_find_fn(env->site->actions, lc->name)) == NULL) {
         return LOOP_RUN_IT;
-    switch (chat_verdict(w, act, lc->args, &why)) {
-    case PERMISSION_ALLOW:
+    }
+    switch (judge(w, act, lc->name, lc->args, &d)) {
+    case DECIDE_RUN:
         return LOOP_RUN_IT;
-    case PERMISSION_DENY:
-        return answer_with(act, denied_response(env->a, &why), r, err);
-    case PERMISSION_ASK:
+    case DECIDE_DENY:
+        return answer_with(env->a, act ? act->name : lc->name, d.text, r, err);
+    case DECIDE_ASK:
+    case DECIDE_ELSEWHERE:
         break;
     }
-    if (env->key.len == 0) /* no secret to sign a ticket with */
-        return answer_with(act,
-                           arena_take_json(env->a, json_pack("{s:s}", "error",
-                                                             NO_TICKETS)),
-                           r, err);
     return LOOP_HAND_BACK;
 }
 
@@ -285,26 +248,25 @@ run_approved(const struct chatwait *w, const struct plugin_action *act,
 /*
  * The visitor decided (k->ap) on the waiting call `pc`, whose handle is
  * `id`: once the ticket holds, the action runs (approve) or the model
- * hears it was declined. *resp is a new reference.
+ * hears why not. The engine judges the call again now: one it would run
+ * waits for no one (the approval is refused at once); one it denies
+ * since the card was shown is refused once the ticket is known to be
+ * genuine - in the words of a policy that changed before the visitor's
+ * own, of a kill switch after them. *resp is a new reference.
  */
 static int
-decide_waiting(const struct walk *k, const struct pending_call *pc,
-               const char *id, json_t **resp, struct status_error *err)
+carry_out(const struct walk *k, const struct pending_call *pc, const char *id,
+          json_t **resp, struct status_error *err)
 {
     const struct chatwait *w = k->w;
-    const struct chat_approval *ap = k->ap;
     const struct chat_env *env = w->env;
     const struct plugin_action *act =
         plugin_find_fn(env->site->actions, pc->name);
     json_t *args = json_object_get(pc->call, "args");
-    struct permission_decision why;
-    enum permission_verdict v = PERMISSION_ASK;
+    struct decide_result d;
+    enum decide_verdict v;
 
-    /* Re-judged now: a policy that denies since the card was shown
-     * refuses (below, once the ticket is known to be genuine); one that
-     * allows means the call waits for no one, as before the engine. */
-    if (act == NULL ||
-        (v = chat_verdict(w, act, args, &why)) == PERMISSION_ALLOW)
+    if (act == NULL || (v = judge(w, act, NULL, args, &d)) == DECIDE_RUN)
         return status_set(err, ST_APPROVAL_INVALID,
                           "the approval names a call that does not wait "
                           "for one");
@@ -313,14 +275,14 @@ decide_waiting(const struct walk *k, const struct pending_call *pc,
         return oom(err);
     struct loop_call lc = {pc->name, args, pc->call, pc->turn, pc->part};
     struct seal_call sc = {act->name, args, id, pc->turn, pc->part};
-    if (claim_ticket(w, k->contents, &sc, ap, err) != 0)
+    if (claim_ticket(w, k->contents, &sc, k->ap, err) != 0)
         return -1;
-    if (v == PERMISSION_DENY) /* the policy changed since it asked */
-        *resp = json_incref(denied_response(env->a, &why));
-    else if (!ap->approve)
+    if (v == DECIDE_DENY && d.reason != DECIDE_BY_KILL_SWITCH)
+        *resp = json_pack("{s:s}", "error", d.text);
+    else if (!k->ap->approve)
         *resp = json_pack("{s:s}", "error", "the user declined this action");
-    else if (!env->site->cfg->run.side_effects)
-        *resp = json_pack("{s:s}", "error", SWITCHED_OFF);
+    else if (v == DECIDE_DENY)
+        *resp = json_pack("{s:s}", "error", d.text);
     else
         return run_approved(w, act, &lc, resp, err);
     return *resp ? 0 : oom(err);
@@ -332,7 +294,7 @@ decide_waiting(const struct walk *k, const struct pending_call *pc,
  * The loop ran the call and its tool asked (loop_result.asks): the call
  * stays unanswered in the history, like one waiting for approval, and
  * the answer says "question". A call is known as one again by what it is:
- * a plugin's tool the verdict lets run unasked, yet unanswered, since the
+ * a plugin's tool the engine lets run unasked, yet unanswered, since the
  * loop answers every other call it runs. Its questions are asked again of
  * the tool (question tools keep no state: clarification's are the
  * model's arguments, normalised) and the visitor's answers are checked
@@ -350,7 +312,7 @@ question_call(const struct chatwait *w, const json_t *call)
     const struct plugin_action *act = plugin_find_fn(
         w->env->site->actions, json_string_value(json_object_get(call, "name")));
     const json_t *args = json_object_get(call, "args");
-    struct permission_decision why;
+    struct decide_result d;
 
     if (act == NULL || act->so == NULL)
         return false;
@@ -358,7 +320,7 @@ question_call(const struct chatwait *w, const json_t *call)
     if (args == NULL &&
         (args = arena_take_json(w->env->a, json_object())) == NULL)
         return false; /* out of memory: it waits as an approval, refused */
-    return chat_verdict(w, act, args, &why) == PERMISSION_ALLOW;
+    return judge(w, act, NULL, args, &d) == DECIDE_RUN;
 }
 
 /* The questions of the waiting call `pc`, asked of its tool again:
@@ -444,7 +406,7 @@ walk_approval(struct walk *k, const struct pending_call *pc, const char *id,
     k->first = false;
     if (!mine)
         return chatwait_add(k->w, id, pc->call, pc->turn, pc->part, err);
-    if (decide_waiting(k, pc, id, resp, err) != 0)
+    if (carry_out(k, pc, id, resp, err) != 0)
         return -1;
     k->decided = true;
     return 0;
@@ -631,7 +593,8 @@ chatwait_card(const struct chatwait *w, const json_t *contents, json_t **card,
     const json_t *args = json_object_get(e, "args");
     long long exp = wall_ms() + env->site->cfg->run.ticket_ttl_ms;
     char ticket[SEAL_TICKET_SIZE];
-    const char *words, *reason;
+    struct decide_result d;
+    const char *words;
 
     *card = NULL;
     if (act == NULL) /* chatwait_decide() found it: never */
@@ -642,16 +605,14 @@ chatwait_card(const struct chatwait *w, const json_t *contents, json_t **card,
         (size_t)json_integer_value(json_object_get(e, "part"))};
     if (seal_ticket(&env->key, contents, &sc, exp, ticket, err) != 0)
         return -1;
+    /* the reason is the engine's sentence for the call (decide.h) */
+    judge(w, act, NULL, args, &d);
     words = preview(env->a, act, args);
-    reason = arena_printf(env->a,
-                          "%s changes something on this site, so it runs "
-                          "only when you approve it",
-                          act->name);
-    if (words == NULL || reason == NULL)
+    if (words == NULL)
         return oom(err);
     *card = json_pack("{s:s, s:s, s:O, s:s, s:s, s:s, s:I}", "id", sc.id,
                       "tool", act->name, "args", UNCONST(args), "reason",
-                      reason, "preview", words, "ticket", ticket, "expiresAt",
+                      d.text, "preview", words, "ticket", ticket, "expiresAt",
                       (json_int_t)exp);
     return *card ? 0 : oom(err);
 }

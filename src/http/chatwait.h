@@ -2,11 +2,13 @@
  * chatwait.h - the calls of a chat that wait for the visitor, and who
  * answers each call the model makes.
  *
- * The browser runs the page tools it declared; an action with side
- * effects waits for the visitor's approval, carried by a ticket the
- * server signs (agent/seal.h) and checks when the decision comes back;
- * a tool that asks the visitor (registry/question.h) waits for the
- * answer. The server answers everything else. The chat keeps no session:
+ * Whether a call runs, waits or is refused is the decision engine's
+ * (registry/decide.h); the chat gathers what the engine reads and
+ * carries its decision: the browser runs the page tools it declared; an
+ * action the engine asks about waits for the visitor's approval, carried
+ * by a ticket the server signs (agent/seal.h) and checks when the
+ * decision comes back; a tool that asks the visitor (registry/question.h)
+ * waits for the answer. The server answers everything else. The chat keeps no session:
  * what waits is known again from the history the browser sends back
  * (agent/pending.h answers the calls of that turn in order).
  *
@@ -41,8 +43,8 @@ struct chatwait {
 int chatwait_init(struct chatwait *w, const struct chat_env *env,
                   struct chatout *out, struct status_error *err);
 
-/* Who answers the call `lc`: the loop's decide() (agent/loop.h), `ctx`
- * a struct chatwait. */
+/* Who answers the call `lc`, as the engine judges it: the loop's
+ * decide() (agent/loop.h), `ctx` a struct chatwait. */
 int chatwait_decide(void *ctx, const struct loop_call *lc,
                     struct loop_result *r, struct status_error *err);
 
@@ -76,8 +78,9 @@ int chatwait_shift(struct chatwait *w, size_t keep, struct status_error *err);
 
 /*
  * The approval card of the first waiting call (*card, a new reference):
- * {id, tool, args, reason, preview, ticket, expiresAt}, with a ticket
- * bound to `contents`, the history the answer gives (seal.h).
+ * {id, tool, args, reason, preview, ticket, expiresAt}: the engine's
+ * reason, and a ticket bound to `contents`, the history the answer
+ * gives (seal.h).
  */
 int chatwait_card(const struct chatwait *w, const struct json_t *contents,
                   struct json_t **card, struct status_error *err);
