@@ -35,29 +35,43 @@ enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
 #define CHAT_ACTION_SUBMIT "geminiAgent.submitToolResults"
 
 /* The members a request body of `kind` may have, NULL-terminated: what
- * the route reads, which its inputSchema describes. */
+ * the route reads, which its inputSchema describes (chatin.c). */
 const char *const *chat_request_members(enum chat_kind kind);
 
 /* Every `type` an answer can have, NULL-terminated: the outputSchema's
- * enum. */
+ * enum (chatout.c). */
 extern const char *const chat_answer_types[];
 
+/* One chat request, as the route hands it over. */
+struct chat_request {
+    const struct site *site;
+    struct gemini *g;
+    struct store **store; /* the thread's store, opened on use */
+    struct arena *a;      /* the request's */
+    enum chat_kind kind;
+    const struct jscan_doc *body; /* the scanned body */
+    struct arena *scanned; /* its bytes and tape, released once read,
+                            * before the first Gemini call */
+    struct ndjson *stream; /* NULL: one JSON answer */
+    /* asked before every Gemini call (the budget's, budget.h), or NULL:
+     * none; what the calls used is left in it, whatever happens */
+    struct loop_gate *gate;
+};
+
 /*
- * Answer one chat request whose scanned body is `body`, its bytes and
- * tape in `scanned` (released once read, before the first Gemini call).
- * Returns 0 with `*answer` (`*answer_len` bytes, in `a`) the JSON text of
- * the answer, or -1 with `err` set (its retry_after_s set for a rate
- * limit). With `stream` the events go out as they happen and the answer
- * is already written as its last line; without, the caller sends it
- * with 200. A stream that failed (stream->started) needs its error line.
- * `gate` (NULL: none) is asked before every Gemini call (the budget's,
- * budget.h); what the calls used is left in it, whatever happens.
+ * Answer the chat request `rq`. Returns 0 with `*answer` (`*answer_len`
+ * bytes, in rq->a) the JSON text of the answer, or -1 with `err` set
+ * (its retry_after_s set for a rate limit). With a stream the events go
+ * out as they happen and the answer is already written as its last line;
+ * without, the caller sends it with 200. A stream that failed
+ * (stream->started) needs its error line.
+ *
+ * The request's parts, each in its file: chatin.c reads the body,
+ * chatconv.c builds the conversation, chatwait.c answers what waits for
+ * the visitor and decides who answers each call, chatsink.c gathers
+ * what the loop reports, chatout.c writes the answer.
  */
-int chat_handle(const struct site *site, struct gemini *g,
-                struct store **store, struct arena *a, enum chat_kind kind,
-                const struct jscan_doc *body, struct arena *scanned,
-                struct ndjson *stream,
-                struct loop_gate *gate, const char **answer,
+int chat_handle(const struct chat_request *rq, const char **answer,
                 size_t *answer_len, struct status_error *err);
 
 #endif /* APP_CHAT_H */

@@ -204,21 +204,28 @@ chat_work(struct exchange *x, enum chat_kind kind, struct loop_gate *gate,
           struct status_error *err)
 {
     struct ndjson stream;
+    struct chat_request rq = {.site = x->site,
+                              .g = x->g,
+                              .store = x->store,
+                              .a = x->arena,
+                              .kind = kind,
+                              .body = &x->body,
+                              .scanned = x->scanned,
+                              .gate = gate};
     const char *answer;
     size_t len;
     int rc;
 
     if (!ndjson_wanted(x->io)) {
         /* a retry hint (rate limit, outage) travels in `err` */
-        if (chat_handle(x->site, x->g, x->store, x->arena, kind, &x->body,
-                        x->scanned, NULL, gate, &answer, &len, err) != 0)
+        if (chat_handle(&rq, &answer, &len, err) != 0)
             return -1;
         x->status = 200;
         return reply_raw(x->io, 200, NULL, answer, len);
     }
     ndjson_init(&stream, x->io, x->site->cfg->limits.stream_heartbeat_ms);
-    rc = chat_handle(x->site, x->g, x->store, x->arena, kind, &x->body,
-                     x->scanned, &stream, gate, &answer, &len, err);
+    rq.stream = &stream;
+    rc = chat_handle(&rq, &answer, &len, err);
     return ndjson_end(&stream, rc, "chat stream", err, &x->status);
 }
 
