@@ -1584,6 +1584,15 @@ fail:
 }
 
 void
+config_print_settings(const struct config *cfg, FILE *out)
+{
+    fprintf(out, "settings of %s:\n", cfg->path);
+    settings_print(out, &agent_table, cfg, "");
+    fprintf(out, "settings of %s:\n", cfg->gemini.path);
+    settings_print(out, &gemini_table, cfg, "");
+}
+
+void
 config_free(struct config *cfg)
 {
     if (cfg == NULL)

@@ -17,6 +17,9 @@
  * and the like): longer paths are cut in messages. */
 #define SETTINGS_PATH_MAX 128
 
+/* The characters of a string value `check --settings` shows. */
+#define SETTINGS_SHOW_MAX 60
+
 static void *
 slot(void *base, const struct settings_key *k)
 {
@@ -329,7 +332,11 @@ show_value(const struct settings_key *k, const void *base, char *buf,
     case SETTING_STRING:
     case SETTING_PATH:
         s = *(char *const *)cslot(base, k);
-        snprintf(buf, size, "%s", s ? s : "(none)");
+        /* a long text (an instruction) by its start */
+        if (s != NULL && strlen(s) > SETTINGS_SHOW_MAX)
+            snprintf(buf, size, "%.*s...", SETTINGS_SHOW_MAX, s);
+        else
+            snprintf(buf, size, "%s", s ? s : "(none)");
         break;
     case SETTING_ENUM:
     case SETTING_SWITCH:

@@ -1158,6 +1158,51 @@ START_TEST(log_section)
 }
 END_TEST
 
+/* check --settings: every key of both files from the tables, with the
+ * value loaded; where the key came from, never the key. */
+START_TEST(settings_are_printed)
+{
+    char *dir, *file, *gem, *text = NULL;
+    size_t len = 0;
+    FILE *out, *g;
+    struct diag d = DIAG_INIT;
+    struct config *c;
+    static const char yaml[] = "actions: []\n"
+                               "limits: {maxBodyBytes: 4096}\n"
+                               "budget: {perIp: {requestsPerMinute: 5}}\n"
+                               "history: {verify: off}\n";
+
+    write_temp_config(yaml, strlen(yaml), &dir, &file);
+    ck_assert_int_ge(asprintf(&gem, "%s/.gemini.yaml", dir), 0);
+    ck_assert_ptr_nonnull(g = fopen(gem, "w"));
+    fprintf(g, "apiKey: %s\ncompaction: {atPercent: 90}\n", CANARY);
+    ck_assert_int_eq(fclose(g), 0);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(out = open_memstream(&text, &len));
+    config_print_settings(c, out);
+    ck_assert_int_eq(fclose(out), 0);
+    ck_assert_ptr_null(strstr(text, CANARY));
+    ck_assert_ptr_nonnull(strstr(text, "  limits.maxBodyBytes: 4096 - "));
+    ck_assert_ptr_nonnull(strstr(text, "  limits.maxUpstreamBytes: 16384 - "));
+    ck_assert_ptr_nonnull(
+        strstr(text, "  budget.perIp.requestsPerMinute: 5 - "));
+    ck_assert_ptr_nonnull(strstr(text, "  budget.site.tokensPerDay: 0 - "));
+    ck_assert_ptr_nonnull(strstr(text, "  history.verify: off - "));
+    ck_assert_ptr_nonnull(strstr(text, "  http.directActions: readOnly - "));
+    ck_assert_ptr_nonnull(strstr(text, "  apiKey: set in the file - "));
+    ck_assert_ptr_nonnull(strstr(text, "  compaction.atPercent: 90 - "));
+    ck_assert_ptr_nonnull(strstr(text, "  model: " CONFIG_DEFAULT_MODEL));
+    ck_assert_ptr_null(strstr(text, "trustRemoteUser"));
+    free(text);
+    config_free(c);
+    diag_release(&d);
+    unlink(gem);
+    free(gem);
+    remove_temp(dir, file);
+}
+END_TEST
+
 Suite *
 config_suite(void)
 {
@@ -1205,6 +1250,7 @@ config_suite(void)
     tcase_add_test(tc, budget_and_status);
     tcase_add_test(tc, cors_origins);
     tcase_add_test(tc, log_section);
+    tcase_add_test(tc, settings_are_printed);
     tcase_add_test(tc, cgi_config_beside_the_program);
     suite_add_tcase(s, tc);
     return s;
