@@ -24,6 +24,7 @@
 #include "http/chat.h"
 #include "core/arena.h"
 #include "core/bounds.h"
+#include "http/bounds.h"
 #include "core/config.h"
 #include "agent/convkey.h"
 #include "agent/history.h"

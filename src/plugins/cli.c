@@ -32,6 +32,8 @@
 #include "plugins/cli.h"
 #include "plugins/answer.h"
 #include "core/bounds.h"
+#include "plugins/bounds.h"
+#include "registry/bounds.h"
 #include "core/credenv.h"
 #include "core/memlimit.h"
 #include "core/monotime.h"

@@ -39,7 +39,9 @@
 #include "plugins/fileedit.h"
 #include "plugins/answer.h"
 #include "core/bounds.h"
+#include "plugins/bounds.h"
 #include "core/monotime.h"
+#include "core/status.h"
 #include "core/utf8.h"
 
 #include <dirent.h>

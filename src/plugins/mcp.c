@@ -31,6 +31,8 @@
 #include "plugins/mcp.h"
 
 #include "core/bounds.h"
+#include "plugins/bounds.h"
+#include "registry/bounds.h"
 #include "core/credenv.h"
 #include "core/jsonin.h"
 #include "core/logmsg.h"

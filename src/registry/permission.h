@@ -51,6 +51,7 @@
 #define APP_PERMISSION_H
 
 #include "core/common.h"
+#include "registry/bounds.h"
 
 struct json_t;
 struct status_error;

@@ -12,6 +12,7 @@
 #include "core/status.h"
 #include "term/streamjson.h"
 #include "term/tty.h"
+#include "term/bounds.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -26,6 +26,7 @@
 
 #include "core/common.h"
 #include "term/args.h"
+#include "term/bounds.h"
 
 struct arena;
 struct json_t;

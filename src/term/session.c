@@ -31,6 +31,7 @@
 #include "term/keep.h"
 #include "term/streamjson.h"
 #include "term/tty.h"
+#include "term/bounds.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -22,6 +22,7 @@
 #include "agent/loop.h"
 #include "core/arena.h"
 #include "core/bounds.h"
+#include "term/bounds.h"
 #include "core/config.h"
 #include "gemini/gemini.h"
 #include "registry/action.h"
