@@ -22,8 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cmd_check_usage[] =
-    "[--config FILE] [--web-user NAME] [--settings]";
+const char cmd_check_usage[] = "[--config FILE] [--web-user NAME]";
 
 /* The web server's user, as far as the files go: who a CGI program runs
  * as when the host has no suEXEC (with it, the program runs as its
