@@ -916,18 +916,6 @@ START_TEST(budget_and_status)
         "outbound: {allow: ['127.0.0.2/32', 'fd00::/8']}\n";
     static const char only_site[] = "actions: []\n"
                                     "budget: {site: {requestsPerMinute: 5}}\n";
-    static const char bad[] =
-        "actions: []\n"                                     /* 1 */
-        "budget:\n"                                         /* 2 */
-        "  perIp: {requestsPerMinute: 0, tokensPerDay: x}\n" /* 3 */
-        "  perUser: {tokensPerDay: 1000000000001}\n"        /* 4 */
-        "  site: {requestsPerHour: 5}\n"                    /* 5 */
-        "  trustForwardedFor: [127.0.0.1, proxy.local]\n"   /* 6 */
-        "  perDomain: {}\n"                                 /* 7 */
-        "http:\n"                                           /* 8 */
-        "  status: {allow: ['10.0.0.0/33']}\n"              /* 9 */
-        "  statuses: on\n"                                  /* 10 */
-        "outbound: {allow: [metadata.internal]}\n";        /* 11 */
     struct netaddr a;
 
     write_temp_config("actions: []\n", 12, &dir, &file);
@@ -976,10 +964,30 @@ START_TEST(budget_and_status)
     ck_assert_int_eq(c->budget.site.requests_per_minute, 5);
     config_free(c);
     remove_temp(dir, file);
+    diag_release(&d); /* the loads had no key: not this case's */
+}
+END_TEST
+
+/* budget:, http: and outbound: problems, each at its line */
+START_TEST(budget_and_status_problems)
+{
+    char *dir, *file;
+    struct diag d = DIAG_INIT;
+    struct config *c;
+    static const char bad[] =
+        "actions: []\n"                                     /* 1 */
+        "budget:\n"                                         /* 2 */
+        "  perIp: {requestsPerMinute: 0, tokensPerDay: x}\n" /* 3 */
+        "  perUser: {tokensPerDay: 1000000000001}\n"        /* 4 */
+        "  site: {requestsPerHour: 5}\n"                    /* 5 */
+        "  trustForwardedFor: [127.0.0.1, proxy.local]\n"   /* 6 */
+        "  perDomain: {}\n"                                 /* 7 */
+        "http:\n"                                           /* 8 */
+        "  status: {allow: ['10.0.0.0/33']}\n"              /* 9 */
+        "  statuses: on\n"                                  /* 10 */
+        "outbound: {allow: [metadata.internal]}\n";        /* 11 */
 
     write_temp_config(bad, strlen(bad), &dir, &file);
-    diag_release(&d); /* the loads above had no key: not this case's */
-    d = (struct diag)DIAG_INIT;
     {
         const struct want w[] = {
             {file, 3, "'budget.perIp.requestsPerMinute' must be an integer "
@@ -1248,6 +1256,7 @@ config_suite(void)
     tcase_add_test(tc, compaction_settings);
     tcase_add_test(tc, run_api_policy_and_store);
     tcase_add_test(tc, budget_and_status);
+    tcase_add_test(tc, budget_and_status_problems);
     tcase_add_test(tc, cors_origins);
     tcase_add_test(tc, log_section);
     tcase_add_test(tc, settings_are_printed);
