@@ -17,6 +17,7 @@
 #include "core/common.h"
 #include "agent/history.h"
 #include "core/bounds.h"
+#include "agent/bounds.h"
 #include "core/status.h"
 
 #include <jansson.h>

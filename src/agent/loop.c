@@ -17,7 +17,7 @@
 #include "agent/loop.h"
 #include "registry/action.h"
 #include "core/arena.h"
-#include "core/bounds.h"
+#include "agent/bounds.h"
 #include "core/config.h"
 #include "gemini/gemini.h"
 #include "core/jsonout.h"

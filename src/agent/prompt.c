@@ -6,6 +6,7 @@
 #include "core/common.h"
 #include "agent/prompt.h"
 #include "core/bounds.h"
+#include "agent/bounds.h"
 #include "core/arena.h"
 #include "core/jscan.h"
 #include "core/jsonin.h"

@@ -47,6 +47,7 @@
 
 #include "core/common.h"
 #include "core/bounds.h"
+#include "agent/bounds.h"
 #include "core/token.h"
 
 struct json_t;

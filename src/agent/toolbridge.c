@@ -7,6 +7,7 @@
 #include "agent/toolbridge.h"
 #include "core/arena.h"
 #include "core/bounds.h"
+#include "agent/bounds.h"
 #include "core/jscan.h"
 #include "core/jsonin.h"
 #include "core/jsonout.h"

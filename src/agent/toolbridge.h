@@ -31,6 +31,7 @@
 #define APP_TOOLBRIDGE_H
 
 #include "core/common.h"
+#include "agent/bounds.h"
 
 struct arena;
 struct jscan_doc;

@@ -18,6 +18,7 @@
 #include "agent/history.h"
 #include "core/arena.h"
 #include "core/bounds.h"
+#include "agent/bounds.h"
 #include "core/status.h"
 #include "core/utf8.h"
 

@@ -25,6 +25,7 @@
 #define APP_TURN_H
 
 #include "core/common.h"
+#include "agent/bounds.h"
 
 struct arena;
 struct json_t;

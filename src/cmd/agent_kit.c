@@ -8,7 +8,7 @@
 #include "core/common.h"
 #include "cmd/cmdopt.h"
 #include "cmd/commands.h"
-#include "core/bounds.h"
+#include "cmd/bounds.h"
 #include "core/config.h"
 #include "registry/plugin.h"
 #include "http/site.h"

@@ -21,6 +21,7 @@
 #include "term/args.h"
 #include "term/session.h"
 #include "term/tty.h"
+#include "term/bounds.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -348,7 +348,7 @@ print_summary(const char *config_path, const struct site *site)
 }
 
 static int
-check(const char *config_path, const struct web_user *u)
+check(const char *config_path, const struct web_user *u, bool settings)
 {
     struct diag d = DIAG_INIT;
     struct site *site = site_load(config_path, &d);
@@ -361,6 +361,8 @@ check(const char *config_path, const struct web_user *u)
     rc = d.count == 0 && site != NULL ? 0 : 1;
     if (site != NULL)
         print_summary(config_path, site);
+    if (site != NULL && settings)
+        config_print_settings(site->cfg, stdout);
     printf("%s\n", rc == 0 ? "ok" : "problems found");
     diag_release(&d);
     site_free(site);
@@ -371,9 +373,11 @@ int
 cmd_check(int argc, char **argv)
 {
     const char *config = config_default_path(), *web = NULL;
+    bool settings = false;
     const struct cmdopt_opt opts[] = {
         CMDOPT_STR("--config", &config),
         CMDOPT_STR("--web-user", &web),
+        CMDOPT_FLAG("--settings", &settings),
         CMDOPT_END,
     };
     struct cmdopt_cmd c = {.name = "check", .usage = cmd_check_usage,
@@ -387,6 +391,6 @@ cmd_check(int argc, char **argv)
         return cmdopt_fail(&c, "there is no user '%s' (--web-user)", web);
     /* no --web-user: www-data where it exists, for notes only */
     if (web == NULL && web_user_find("www-data", false, &u) != 0)
-        return check(config, NULL);
-    return check(config, &u);
+        return check(config, NULL, settings);
+    return check(config, &u, settings);
 }

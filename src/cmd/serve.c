@@ -6,7 +6,8 @@
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
-#include "core/bounds.h"
+#include "cmd/bounds.h"
+#include "proc/bounds.h"
 #include "cmd/cmdopt.h"
 #include "cmd/commands.h"
 #include "core/config.h"

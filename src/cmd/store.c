@@ -12,7 +12,6 @@
 #include "core/common.h"
 #include "cmd/cmdopt.h"
 #include "cmd/commands.h"
-#include "core/bounds.h"
 #include "core/config.h"
 #include "core/diag.h"
 #include "core/status.h"

@@ -24,6 +24,8 @@
 #include "core/common.h"
 #include "core/logmsg.h"
 
+#include <stdio.h>
+
 struct diag;
 struct netaddr;
 
@@ -300,6 +302,14 @@ const char *config_default_path(void);
  * when it builds the path; returns buf, the environment's or static text.
  */
 const char *config_cgi_path(char *buf, size_t size);
+
+/*
+ * Print every setting of agent.yaml and of the Gemini settings file with
+ * the value `cfg` holds, one "  key.path: value - what it is" line each,
+ * from the tables the files are read with (`check --settings`). The API
+ * key is never printed, only where it came from.
+ */
+void config_print_settings(const struct config *cfg, FILE *out);
 
 void config_free(struct config *cfg);
 

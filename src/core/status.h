@@ -20,7 +20,14 @@
 #define APP_STATUS_H
 
 #include "core/common.h"
-#include "core/bounds.h" /* STATUS_TEXT_MAX, STATUS_PATH_MAX */
+
+/* Longest error message we keep; longer ones are cut at a UTF-8 boundary. */
+#define STATUS_TEXT_MAX 384
+/* Longest JSON pointer kept as an error's `path` (with its NUL). Schema
+ * violations are as deep as BOUND_SCHEMA_DEPTH (core/bounds.h); 255 bytes
+ * name every honest path, and jschema marks a longer one as cut with
+ * "...". */
+#define STATUS_PATH_MAX 256
 
 struct json_t;
 

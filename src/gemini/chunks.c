@@ -7,6 +7,7 @@
 #include "gemini/chunks.h"
 #include "core/arena.h"
 #include "core/bounds.h"
+#include "gemini/bounds.h"
 #include "core/memlimit.h"
 #include "core/sbuf.h"
 #include "core/status.h"

@@ -23,6 +23,7 @@
 #include "gemini/cabundle.h"
 #include "core/arena.h"
 #include "core/bounds.h"
+#include "gemini/bounds.h"
 #include "core/credenv.h"
 #include "core/jscan.h"
 #include "core/monotime.h"

@@ -38,6 +38,7 @@
 #define APP_CREDENTIALS_H
 
 #include "core/common.h"
+#include "gemini/bounds.h"
 
 #include <time.h>
 

@@ -33,6 +33,7 @@
 #include "core/utf8.h"
 #include "core/arena.h"
 #include "core/bounds.h"
+#include "gemini/bounds.h"
 #include "core/config.h"
 #include "core/logmsg.h"
 #include "core/sbuf.h"

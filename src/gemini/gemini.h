@@ -23,6 +23,7 @@
 
 #include "core/common.h"
 #include "core/sbuf.h"
+#include "gemini/bounds.h"
 
 struct arena;
 struct config_gemini;

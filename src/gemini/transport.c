@@ -17,7 +17,7 @@
 #include "gemini/transport.h"
 #include "gemini/cabundle.h"
 #include "gemini/gemini.h"
-#include "core/bounds.h"
+#include "gemini/bounds.h"
 #include "core/logmsg.h"
 #include "core/monotime.h"
 #include "core/sbuf.h"

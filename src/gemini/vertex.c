@@ -6,7 +6,7 @@
 #include "core/common.h"
 #include "gemini/vertex.h"
 #include "core/arena.h"
-#include "core/bounds.h"
+#include "gemini/bounds.h"
 #include "core/status.h"
 
 #include <string.h>

@@ -12,6 +12,7 @@
 #include "core/common.h"
 #include "http/auth.h"
 #include "core/bounds.h"
+#include "http/bounds.h"
 #include "core/config.h"
 #include "core/status.h"
 #include "core/token.h"

@@ -10,6 +10,7 @@
 #include "core/logmsg.h"
 #include "core/status.h"
 #include "http/httpio.h"
+#include "http/bounds.h"
 
 #include <limits.h>
 #include <stdio.h>

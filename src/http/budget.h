@@ -41,6 +41,7 @@
 
 #include "core/common.h"
 #include "core/bounds.h"
+#include "store/bounds.h"
 #include "core/netaddr.h"
 #include "agent/loop.h"
 #include "store/store.h"

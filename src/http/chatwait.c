@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
+#include "http/bounds.h"
 #include "http/chatwait.h"
 #include "core/arena.h"
 #include "core/bounds.h"

@@ -10,6 +10,7 @@
 #include "http/runapi.h"
 #include "core/arena.h"
 #include "core/bounds.h"
+#include "store/bounds.h"
 #include "core/config.h"
 #include "core/jscan.h"
 #include "core/jsonout.h"

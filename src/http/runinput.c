@@ -6,7 +6,7 @@
 #include "core/common.h"
 #include "http/runinput.h"
 #include "core/arena.h"
-#include "core/bounds.h"
+#include "http/bounds.h"
 #include "core/jsonout.h"
 #include "core/memlimit.h"
 #include "core/status.h"

@@ -19,6 +19,7 @@
 #define APP_RUNINPUT_H
 
 #include "core/common.h"
+#include "http/bounds.h"
 
 struct arena;
 struct json_t;

@@ -19,6 +19,7 @@
 #include "core/common.h"
 #include "plugins/clarification.h"
 #include "core/bounds.h"
+#include "registry/bounds.h"
 #include "core/jsonin.h"
 #include "core/jsonout.h"
 #include "core/status.h"

@@ -29,9 +29,12 @@
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
+#include "core/status.h"
 #include "plugins/cli.h"
 #include "plugins/answer.h"
 #include "core/bounds.h"
+#include "plugins/bounds.h"
+#include "registry/bounds.h"
 #include "core/credenv.h"
 #include "core/memlimit.h"
 #include "core/monotime.h"

@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
+#include "core/status.h"
 #include "plugins/fileedit_int.h"
 #include "plugins/answer.h"
 #include "core/bounds.h"

@@ -8,6 +8,8 @@
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
+#include "core/status.h"
+#include "plugins/bounds.h"
 #include "plugins/fileedit_int.h"
 #include "plugins/answer.h"
 #include "core/bounds.h"

@@ -25,7 +25,7 @@
 #include "plugins/outbound.h"
 #include "gemini/cabundle.h"
 
-#include "core/bounds.h"
+#include "plugins/bounds.h"
 #include "core/jsonin.h"
 #include "core/sbuf.h"
 

@@ -23,6 +23,7 @@
 #include "core/common.h"
 
 #include "core/bounds.h"
+#include "plugins/bounds.h"
 
 #include <sys/types.h>
 

@@ -27,7 +27,7 @@
 #include "core/common.h"
 #include "plugins/mcp_int.h"
 
-#include "core/bounds.h"
+#include "plugins/bounds.h"
 #include "core/jsonin.h"
 #include "core/logmsg.h"
 #include "core/monotime.h"

@@ -34,6 +34,8 @@
 #include "plugins/outbound.h"
 #include "plugins/webget.h"
 #include "core/bounds.h"
+#include "plugins/bounds.h"
+#include "registry/bounds.h"
 #include "core/jsonin.h"
 #include "core/jsonout.h"
 #include "core/monotime.h"

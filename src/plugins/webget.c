@@ -10,7 +10,7 @@
 #include "core/common.h"
 #include "plugins/webget.h"
 #include "plugins/outbound.h"
-#include "core/bounds.h"
+#include "plugins/bounds.h"
 #include "core/sbuf.h"
 #include "gemini/cabundle.h"
 

@@ -19,6 +19,7 @@
 #define APP_WEBGET_H
 
 #include "core/common.h"
+#include "plugins/bounds.h"
 
 #include <stddef.h>
 

@@ -30,6 +30,7 @@
 #include "plugins/outbound.h"
 #include "plugins/webget.h"
 #include "core/bounds.h"
+#include "plugins/bounds.h"
 #include "core/jsonin.h"
 #include "core/jsonout.h"
 #include "core/memlimit.h"

@@ -28,6 +28,7 @@
 #include "core/common.h"
 #include "proc/serve.h"
 #include "core/bounds.h"
+#include "proc/bounds.h"
 #include "http/site.h"
 #include "core/status.h"
 #include "store/store.h"

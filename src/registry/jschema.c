@@ -16,6 +16,7 @@
 #include "registry/jschema.h"
 #include "core/utf8.h"
 #include "core/bounds.h"
+#include "registry/bounds.h"
 #include "core/status.h"
 
 #include <jansson.h>

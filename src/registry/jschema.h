@@ -29,6 +29,7 @@
 #define APP_JSCHEMA_H
 
 #include "core/common.h"
+#include "registry/bounds.h"
 
 struct json_t;
 struct status_error;

@@ -7,6 +7,7 @@
 #include "registry/permission.h"
 
 #include "core/bounds.h"
+#include "registry/bounds.h"
 #include "core/status.h"
 
 #include <fnmatch.h>

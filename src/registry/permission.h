@@ -59,6 +59,7 @@
 #define APP_PERMISSION_H
 
 #include "core/common.h"
+#include "registry/bounds.h"
 
 struct json_t;
 struct status_error;

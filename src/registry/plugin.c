@@ -14,6 +14,7 @@
 #include "core/arena.h"
 #include "core/config.h"
 #include "core/bounds.h"
+#include "registry/bounds.h"
 #include "core/diag.h"
 #include "core/jsonin.h"
 #include "core/status.h"

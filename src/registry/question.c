@@ -5,7 +5,7 @@
  */
 #include "core/common.h"
 #include "registry/question.h"
-#include "core/bounds.h"
+#include "registry/bounds.h"
 #include "core/status.h"
 
 #include <jansson.h>

@@ -22,6 +22,7 @@
 #define APP_QUESTION_H
 
 #include "core/common.h"
+#include "registry/bounds.h"
 
 struct json_t;
 struct status_error;

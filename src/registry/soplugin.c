@@ -14,6 +14,7 @@
 #include "registry/question.h"
 #include "core/arena.h"
 #include "core/bounds.h"
+#include "registry/bounds.h"
 #include "core/config.h"
 #include "core/diag.h"
 #include "core/jsonin.h"

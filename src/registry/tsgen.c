@@ -15,6 +15,7 @@
 #include "core/common.h"
 #include "registry/tsgen.h"
 #include "core/bounds.h"
+#include "registry/bounds.h"
 #include "core/sbuf.h"
 
 #include <jansson.h>

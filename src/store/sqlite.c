@@ -24,6 +24,7 @@
 #include "store/store_int.h"
 #include "store/store.h"
 #include "core/bounds.h"
+#include "store/bounds.h"
 #include "core/jsonin.h"
 #include "core/jsonout.h"
 #include "core/logmsg.h"

@@ -9,6 +9,7 @@
 #include "store/store.h"
 #include "store/store_int.h"
 #include "core/status.h"
+#include "store/bounds.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -49,6 +49,7 @@
 
 #include "core/common.h"
 #include "core/bounds.h" /* BOUND_STORE_USER_ID */
+#include "store/bounds.h"
 
 struct json_t;
 struct status_error;

@@ -14,6 +14,7 @@
 
 #include "core/common.h"
 #include "store/store.h"
+#include "store/bounds.h"
 
 #include <stdint.h>
 

@@ -9,6 +9,7 @@
  */
 #include "core/common.h"
 #include "term/args.h"
+#include "term/bounds.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -16,6 +16,7 @@
 
 #include "core/common.h"
 #include "core/bounds.h"
+#include "term/bounds.h"
 
 #include <stdio.h>
 

@@ -23,6 +23,7 @@
 #include "term/streamjson.h"
 #include "term/tools.h"
 #include "term/tty.h"
+#include "term/bounds.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -6,6 +6,7 @@
 #include "core/common.h"
 #include "term/compact.h"
 #include "core/bounds.h"
+#include "term/bounds.h"
 #include "core/config.h"
 
 #include <jansson.h>

@@ -16,6 +16,7 @@
 #include "term/perm.h"
 #include "term/tools.h"
 #include "term/tty.h"
+#include "term/bounds.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -12,6 +12,7 @@
  */
 #include "core/common.h"
 #include "term/input.h"
+#include "term/bounds.h"
 
 #include <errno.h>
 #include <poll.h>

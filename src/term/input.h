@@ -14,6 +14,7 @@
 
 #include "core/common.h"
 #include "core/bounds.h"
+#include "term/bounds.h"
 
 #include <stddef.h>
 

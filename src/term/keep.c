@@ -5,7 +5,7 @@
  */
 #include "core/common.h"
 #include "term/keep.h"
-#include "core/bounds.h"
+#include "term/bounds.h"
 #include "core/status.h"
 #include "store/store.h"
 

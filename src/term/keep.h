@@ -19,6 +19,7 @@
 #define APP_TERM_KEEP_H
 
 #include "core/common.h"
+#include "term/bounds.h"
 
 struct store;
 struct status_error;

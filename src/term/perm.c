@@ -8,6 +8,7 @@
 #include "term/perm.h"
 #include "core/arena.h"
 #include "core/status.h"
+#include "term/bounds.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -21,6 +21,7 @@
 #include "core/common.h"
 #include "registry/decide.h"
 #include "term/args.h"
+#include "term/bounds.h"
 
 struct arena;
 struct json_t;

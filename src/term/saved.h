@@ -10,6 +10,7 @@
 #define APP_TERM_SAVED_H
 
 #include "core/common.h"
+#include "term/bounds.h"
 #include "core/bounds.h"
 
 #include <limits.h>

@@ -11,7 +11,7 @@
  */
 #include "core/common.h"
 #include "term/tty.h"
-#include "core/bounds.h"
+#include "term/bounds.h"
 #include "core/utf8.h"
 
 #include <errno.h>

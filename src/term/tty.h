@@ -16,6 +16,7 @@
 #define APP_TERM_TTY_H
 
 #include "core/common.h"
+#include "term/bounds.h"
 
 #include <stdio.h>
 

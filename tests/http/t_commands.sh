@@ -411,8 +411,8 @@ rc=$?
 check "no command (and not CGI): the command list on stderr, exit 2" \
     bash -c '[ "$1" -eq 2 ] && [ ! -s "$2" ] && grep -q "^usage: gemini-agent COMMAND" "$3"' _ "$rc" "$T/ga.out" "$T/ga.err"
 
-# --- serve without --workers starts DEFAULT_WORKERS (src/core/bounds.h) -----
-DEF=$(awk '$1 == "#define" && $2 == "DEFAULT_WORKERS" {print $3}' "$REPO/src/core/bounds.h")
+# --- serve without --workers starts DEFAULT_WORKERS (src/proc/bounds.h) -----
+DEF=$(awk '$1 == "#define" && $2 == "DEFAULT_WORKERS" {print $3}' "$REPO/src/proc/bounds.h")
 GA_PIDFILE=$T/default.pid
 # Not through ga(): $! must be the master itself, for stop_responder.
 env -u GEMINI_API_KEY -u GOOGLE_API_KEY "$GA_BIN" serve --config "$CFG" \

@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "store/store.h"
 #include "unit_memio.h"
+#include "http/bounds.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -916,18 +916,6 @@ START_TEST(budget_and_status)
         "outbound: {allow: ['127.0.0.2/32', 'fd00::/8']}\n";
     static const char only_site[] = "actions: []\n"
                                     "budget: {site: {requestsPerMinute: 5}}\n";
-    static const char bad[] =
-        "actions: []\n"                                     /* 1 */
-        "budget:\n"                                         /* 2 */
-        "  perIp: {requestsPerMinute: 0, tokensPerDay: x}\n" /* 3 */
-        "  perUser: {tokensPerDay: 1000000000001}\n"        /* 4 */
-        "  site: {requestsPerHour: 5}\n"                    /* 5 */
-        "  trustForwardedFor: [127.0.0.1, proxy.local]\n"   /* 6 */
-        "  perDomain: {}\n"                                 /* 7 */
-        "http:\n"                                           /* 8 */
-        "  status: {allow: ['10.0.0.0/33']}\n"              /* 9 */
-        "  statuses: on\n"                                  /* 10 */
-        "outbound: {allow: [metadata.internal]}\n";        /* 11 */
     struct netaddr a;
 
     write_temp_config("actions: []\n", 12, &dir, &file);
@@ -976,10 +964,30 @@ START_TEST(budget_and_status)
     ck_assert_int_eq(c->budget.site.requests_per_minute, 5);
     config_free(c);
     remove_temp(dir, file);
+    diag_release(&d); /* the loads had no key: not this case's */
+}
+END_TEST
+
+/* budget:, http: and outbound: problems, each at its line */
+START_TEST(budget_and_status_problems)
+{
+    char *dir, *file;
+    struct diag d = DIAG_INIT;
+    struct config *c;
+    static const char bad[] =
+        "actions: []\n"                                     /* 1 */
+        "budget:\n"                                         /* 2 */
+        "  perIp: {requestsPerMinute: 0, tokensPerDay: x}\n" /* 3 */
+        "  perUser: {tokensPerDay: 1000000000001}\n"        /* 4 */
+        "  site: {requestsPerHour: 5}\n"                    /* 5 */
+        "  trustForwardedFor: [127.0.0.1, proxy.local]\n"   /* 6 */
+        "  perDomain: {}\n"                                 /* 7 */
+        "http:\n"                                           /* 8 */
+        "  status: {allow: ['10.0.0.0/33']}\n"              /* 9 */
+        "  statuses: on\n"                                  /* 10 */
+        "outbound: {allow: [metadata.internal]}\n";        /* 11 */
 
     write_temp_config(bad, strlen(bad), &dir, &file);
-    diag_release(&d); /* the loads above had no key: not this case's */
-    d = (struct diag)DIAG_INIT;
     {
         const struct want w[] = {
             {file, 3, "'budget.perIp.requestsPerMinute' must be an integer "
@@ -1158,6 +1166,51 @@ START_TEST(log_section)
 }
 END_TEST
 
+/* check --settings: every key of both files from the tables, with the
+ * value loaded; where the key came from, never the key. */
+START_TEST(settings_are_printed)
+{
+    char *dir, *file, *gem, *text = NULL;
+    size_t len = 0;
+    FILE *out, *g;
+    struct diag d = DIAG_INIT;
+    struct config *c;
+    static const char yaml[] = "actions: []\n"
+                               "limits: {maxBodyBytes: 4096}\n"
+                               "budget: {perIp: {requestsPerMinute: 5}}\n"
+                               "history: {verify: off}\n";
+
+    write_temp_config(yaml, strlen(yaml), &dir, &file);
+    ck_assert_int_ge(asprintf(&gem, "%s/.gemini.yaml", dir), 0);
+    ck_assert_ptr_nonnull(g = fopen(gem, "w"));
+    fprintf(g, "apiKey: %s\ncompaction: {atPercent: 90}\n", CANARY);
+    ck_assert_int_eq(fclose(g), 0);
+    c = config_load(file, &d);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(out = open_memstream(&text, &len));
+    config_print_settings(c, out);
+    ck_assert_int_eq(fclose(out), 0);
+    ck_assert_ptr_null(strstr(text, CANARY));
+    ck_assert_ptr_nonnull(strstr(text, "  limits.maxBodyBytes: 4096 - "));
+    ck_assert_ptr_nonnull(strstr(text, "  limits.maxUpstreamBytes: 16384 - "));
+    ck_assert_ptr_nonnull(
+        strstr(text, "  budget.perIp.requestsPerMinute: 5 - "));
+    ck_assert_ptr_nonnull(strstr(text, "  budget.site.tokensPerDay: 0 - "));
+    ck_assert_ptr_nonnull(strstr(text, "  history.verify: off - "));
+    ck_assert_ptr_nonnull(strstr(text, "  http.directActions: readOnly - "));
+    ck_assert_ptr_nonnull(strstr(text, "  apiKey: set in the file - "));
+    ck_assert_ptr_nonnull(strstr(text, "  compaction.atPercent: 90 - "));
+    ck_assert_ptr_nonnull(strstr(text, "  model: " CONFIG_DEFAULT_MODEL));
+    ck_assert_ptr_null(strstr(text, "trustRemoteUser"));
+    free(text);
+    config_free(c);
+    diag_release(&d);
+    unlink(gem);
+    free(gem);
+    remove_temp(dir, file);
+}
+END_TEST
+
 Suite *
 config_suite(void)
 {
@@ -1203,8 +1256,10 @@ config_suite(void)
     tcase_add_test(tc, compaction_settings);
     tcase_add_test(tc, run_api_policy_and_store);
     tcase_add_test(tc, budget_and_status);
+    tcase_add_test(tc, budget_and_status_problems);
     tcase_add_test(tc, cors_origins);
     tcase_add_test(tc, log_section);
+    tcase_add_test(tc, settings_are_printed);
     tcase_add_test(tc, cgi_config_beside_the_program);
     suite_add_tcase(s, tc);
     return s;

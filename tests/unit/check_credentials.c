@@ -22,6 +22,7 @@
 #include "gemini/credentials.h"
 #include "gemini/gemini.h"
 #include "gemini/vertex.h"
+#include "gemini/bounds.h"
 
 #include <check.h>
 #include <errno.h>

@@ -12,7 +12,7 @@
 #include "core/common.h"
 #include "gemini/gemini.h"
 #include "core/arena.h"
-#include "core/bounds.h"
+#include "gemini/bounds.h"
 #include "core/config.h"
 #include "core/logmsg.h"
 #include "core/sbuf.h"

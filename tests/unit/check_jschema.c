@@ -10,6 +10,7 @@
 #include "core/common.h"
 #include "registry/jschema.h"
 #include "core/bounds.h"
+#include "registry/bounds.h"
 #include "core/status.h"
 
 #include <check.h>

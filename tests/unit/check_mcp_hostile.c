@@ -16,6 +16,7 @@
 #include "plugins/mcp.h"
 
 #include "core/bounds.h"
+#include "plugins/bounds.h"
 #include "core/monotime.h"
 #include "core/arena.h"
 #include "unit_plugin.h"

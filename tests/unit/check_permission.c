@@ -9,6 +9,7 @@
 #include "registry/permission.h"
 
 #include "core/bounds.h"
+#include "registry/bounds.h"
 #include "core/status.h"
 
 #include <check.h>

@@ -14,7 +14,7 @@
 #include "plugins/cli.h"
 #include "unit_plugin.h"
 #include "core/arena.h"
-#include "core/bounds.h"
+#include "plugins/bounds.h"
 #include "core/monotime.h"
 
 #include <check.h>

@@ -14,7 +14,7 @@
 #include "registry/plugin.h"
 #include "registry/soplugin.h"
 #include "core/arena.h"
-#include "core/bounds.h"
+#include "plugins/bounds.h"
 #include "core/config.h"
 #include "core/diag.h"
 #include "core/memlimit.h"

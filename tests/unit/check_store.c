@@ -11,6 +11,7 @@
 #include "store/store.h"
 #include "store/store_int.h"
 #include "core/status.h"
+#include "store/bounds.h"
 
 #include <check.h>
 #include <limits.h>

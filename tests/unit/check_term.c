@@ -19,6 +19,7 @@
 #include "term/input.h"
 #include "term/perm.h"
 #include "term/streamjson.h"
+#include "term/bounds.h"
 
 #include <check.h>
 #include <limits.h>

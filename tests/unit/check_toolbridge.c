@@ -16,6 +16,7 @@
 #include "core/status.h"
 #include "http/site.h"
 #include "agent/toolbridge.h"
+#include "agent/bounds.h"
 
 #include <check.h>
 #include <jansson.h>

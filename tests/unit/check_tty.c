@@ -7,7 +7,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
-#include "core/bounds.h"
+#include "term/bounds.h"
 #include "term/tty.h"
 
 #include <check.h>
