@@ -11,7 +11,8 @@
  *
  * @module client
  */
-import { readNdjson, isNdjson, NDJSON_TYPE } from './ndjson.js';
+import { isNdjson, NDJSON_TYPE } from './ndjson.js';
+import { readResultStream } from './stream.js';
 import { UNREACHABLE, diagnoseNetworkError } from './origin.js';
 import { ChatError, explainError, streamError, INTERRUPTED, unreadable, parseBody, abortError } from './errors.js';
 import { readCommands } from './commands.js';
@@ -113,27 +114,23 @@ async function post(cfg, route, body, signal, onEvent) {
  * @returns {Promise<object>}
  */
 async function readAnswerStream(cfg, route, res, signal, onEvent) {
-  let last = null;
+  const show = (event) => {
+    try {
+      onEvent?.(event);
+    } catch (e) {
+      cfg.log?.error?.('gemini-chat: a streamed event could not be shown', e);
+    }
+  };
+  let end;
   try {
-    await readNdjson(
-      res.body,
-      (event) => {
-        if (event.type === 'result' || event.type === 'error') {
-          last = event;
-          return true;
-        }
-        try {
-          onEvent?.(event);
-        } catch (e) {
-          cfg.log?.error?.('gemini-chat: a streamed event could not be shown', e);
-        }
-        return false;
-      },
-      signal,
-    );
-  } catch (e) {
-    if (signal.aborted || e?.name === 'AbortError') throw abortError();
-    cfg.log?.warn?.(`gemini-chat: ${route}: the stream broke: ${e?.message || e}`);
+    end = await readResultStream(res.body, show, signal);
+  } catch {
+    throw abortError();
+  }
+  const { last, broken } = end;
+  if (broken) {
+    if (signal.aborted) throw abortError();
+    cfg.log?.warn?.(`gemini-chat: ${route}: the stream broke: ${broken?.message || broken}`);
   }
   if (last?.type === 'result') {
     const data = last.result;

@@ -14,7 +14,8 @@
  *
  * @module assistant/api
  */
-import { readNdjson, isNdjson, NDJSON_TYPE } from '../agent/ndjson.js';
+import { isNdjson, NDJSON_TYPE } from '../agent/ndjson.js';
+import { readResultStream } from '../agent/stream.js';
 import { diagnoseNetworkError, routeUrl } from '../agent/origin.js';
 
 /** Where the demo serves its session (scripts/render-nginx-conf.sh SESSION),
@@ -198,19 +199,8 @@ export function createClient({ fetch: fetchFn, token, base = API_BASE, location 
       if (!data || typeof data !== 'object') throw new ApiError(res.status, 'bad_answer', 'The server sent an unreadable answer.');
       return data;
     }
-    let last = null;
-    try {
-      await readNdjson(res.body, (ev) => {
-        if (ev.type === 'result' || ev.type === 'error') {
-          last = ev;
-          return true;
-        }
-        onEvent?.(ev);
-        return false;
-      }, signal);
-    } catch (e) {
-      if (e?.name === 'AbortError') throw e;
-    }
+    /* a stream that breaks before its last line is "interrupted" below */
+    const { last } = await readResultStream(res.body, onEvent, signal);
     if (last?.type === 'result' && last.result && typeof last.result === 'object') return last.result;
     if (last?.type === 'error') {
       const e = last.error;
