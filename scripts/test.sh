@@ -181,7 +181,7 @@ http_asan() {
         t_terminal_only.sh t_websearch.sh t_references.sh t_todo.sh \
         t_outbound.sh t_chat_schema.sh t_remote_user.sh t_remote_user_apache.sh \
         t_fastcgi_abuse.sh t_cgi_attacks.sh t_data_files.sh t_mcp_hostile.sh t_modelbounds.sh t_modelbounds_run.sh \
-        t_memcreep.sh t_cors.sh t_accesslog.sh t_version.sh t_session.sh 2>&1 | tee "$log"
+        t_memcreep.sh t_cors.sh t_accesslog.sh t_version.sh t_session.sh t_check_settings.sh 2>&1 | tee "$log"
     count_plain "HTTP tests (asan)"
 }
 
