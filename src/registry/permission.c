@@ -264,53 +264,6 @@ permission_list_match(const json_t *entries,
     return first_match(entries, &sc, list, index ? index : &unused);
 }
 
-enum permission_verdict
-permission_decide(const struct permission_policy *policy,
-                  const char *const *auto_approved,
-                  const struct permission_call *call,
-                  struct permission_decision *why)
-{
-    struct sigcache sc = {.call = call};
-    struct permission_decision d = {policy->fallback, PERMISSION_BY_DEFAULT,
-                                    0, NULL};
-
-    if (first_match(policy->deny, &sc, PERMISSION_DENY_LIST, &d.index)) {
-        d.verdict = PERMISSION_DENY;
-        d.source = PERMISSION_BY_DENY;
-        d.reason = "a deny entry of the permission policy covers this call";
-        goto out;
-    }
-    for (const char *const *t = auto_approved; t && *t; t++) {
-        if (strcmp(*t, call->tool) == 0) {
-            d.verdict = PERMISSION_ALLOW;
-            d.source = PERMISSION_BY_AUTO;
-            d.reason = "its plugin declares this tool safe to run unasked";
-            goto out;
-        }
-    }
-    if (first_match(policy->allow, &sc, PERMISSION_ALLOW_LIST, &d.index)) {
-        d.verdict = PERMISSION_ALLOW;
-        d.source = PERMISSION_BY_ALLOW;
-        d.reason = "an allow entry of the permission policy covers this call";
-        goto out;
-    }
-    switch (d.verdict) {
-    case PERMISSION_ALLOW:
-        d.reason = "no entry covers this call; the policy allows by default";
-        break;
-    case PERMISSION_DENY:
-        d.reason = "no entry covers this call; the policy denies by default";
-        break;
-    case PERMISSION_ASK:
-        d.reason = "no entry covers this call; the policy asks by default";
-        break;
-    }
-out:
-    if (why != NULL)
-        *why = d;
-    return d.verdict;
-}
-
 /* --- reading a policy -------------------------------------------------- */
 
 static int

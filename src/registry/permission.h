@@ -6,12 +6,9 @@
  * registry/decide.h's; it matches entries here.
  *
  * A policy is {default: allow|deny|ask, allow: [entries], deny: [entries]}.
- * permission_decide() judges a call in this order, first hit wins:
- *
- *   1. a deny entry that matches        -> DENY  (deny always beats allow)
- *   2. a tool the plugin auto-approves  -> ALLOW (unless denied above)
- *   3. an allow entry that matches      -> ALLOW
- *   4. the policy's default             -> its verdict (ask when unset)
+ * The engine weighs it (docs/internals/decisions.md): a deny entry that
+ * matches denies, even a tool its plugin auto-approves; an allow entry
+ * that matches allows; else the policy's default (ask when unset).
  *
  * An entry is one of:
  *
@@ -77,14 +74,6 @@ enum permission_list {
     PERMISSION_DENY_LIST,
 };
 
-/* What decided a verdict. */
-enum permission_source {
-    PERMISSION_BY_DENY,    /* deny[index] */
-    PERMISSION_BY_AUTO,    /* the plugin auto-approves the tool */
-    PERMISSION_BY_ALLOW,   /* allow[index] */
-    PERMISSION_BY_DEFAULT, /* no entry matched */
-};
-
 /*
  * A policy. `allow` and `deny` are JSON arrays of entries (or NULL: none),
  * borrowed from the JSON they were read from: valid while it lives.
@@ -98,13 +87,6 @@ struct permission_policy {
 struct permission_call {
     const char *tool;          /* registered name, "plugin.name" */
     const struct json_t *args; /* an object, or NULL for none */
-};
-
-struct permission_decision {
-    enum permission_verdict verdict;
-    enum permission_source source;
-    size_t index;       /* the entry's index in its list, with BY_DENY/ALLOW */
-    const char *reason; /* static sentence for the model, a card, the audit */
 };
 
 /*
@@ -139,17 +121,6 @@ bool permission_entry_matches(const struct json_t *entry,
 bool permission_list_match(const struct json_t *entries,
                            const struct permission_call *call,
                            enum permission_list list, size_t *index);
-
-/*
- * The verdict on `call` under `policy`; `auto_approved` is a
- * NULL-terminated list of tool names the plugins auto-approve (or NULL).
- * `why` (may be NULL) receives what decided it.
- */
-enum permission_verdict
-permission_decide(const struct permission_policy *policy,
-                  const char *const *auto_approved,
-                  const struct permission_call *call,
-                  struct permission_decision *why);
 
 /*
  * Write the signature of `call` (see above) into `buf` of `n` bytes.

@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "core/common.h"
+#include "registry/decide.h"
 #include "registry/permission.h"
 
 #include "core/bounds.h"
@@ -27,31 +28,80 @@ load(const char *text)
     return j;
 }
 
-/* The verdict of `policy_text` on tool(args_text), with what decided it. */
+/* What decided a verdict, as these tests read the engine's answer. */
+enum source { BY_DENY, BY_AUTO, BY_ALLOW, BY_DEFAULT, BY_OTHER };
+
+struct why {
+    enum source source;
+    size_t index;
+};
+
+static enum permission_verdict
+verdict_of(const struct decide_result *d)
+{
+    switch (d->verdict) {
+    case DECIDE_DENY:
+        return PERMISSION_DENY;
+    case DECIDE_ASK:
+        return PERMISSION_ASK;
+    case DECIDE_RUN:
+    case DECIDE_ELSEWHERE:
+        break;
+    }
+    return PERMISSION_ALLOW;
+}
+
+static enum source
+source_of(enum decide_reason r)
+{
+    switch (r) {
+    case DECIDE_BY_POLICY_DENY:
+        return BY_DENY;
+    case DECIDE_BY_AUTO_APPROVED:
+        return BY_AUTO;
+    case DECIDE_BY_POLICY_ALLOW:
+        return BY_ALLOW;
+    case DECIDE_BY_DEFAULT:
+        return BY_DEFAULT;
+    default:
+        return BY_OTHER;
+    }
+}
+
+/* The verdict of `policy_text` on tool(args_text), with what decided it:
+ * the engine (registry/decide.h) judging a chat call with side effects,
+ * which the site's permission policy alone decides. */
 static enum permission_verdict
 judge(const char *policy_text, const char *const *auto_approved,
-      const char *tool, const char *args_text,
-      struct permission_decision *why)
+      const char *tool, const char *args_text, struct why *why)
 {
     json_t *cfg = load(policy_text);
     json_t *args = load(args_text);
     struct permission_policy p;
     struct status_error err = {0};
-    struct permission_call call = {tool, args};
-    enum permission_verdict v;
+    struct decide_result d;
+    struct decide_input in = {.caller = DECIDE_CHAT,
+                              .call = {tool, args},
+                              .side_effects = true,
+                              .can_ask = true,
+                              .policy = &p};
 
     ck_assert_msg(permission_policy_from_json(cfg, &p, &err) == 0, "%s: %s",
                   policy_text, err.text);
-    v = permission_decide(&p, auto_approved, &call, why);
-    ck_assert_ptr_nonnull(why->reason);
+    for (const char *const *t = auto_approved; t && *t; t++)
+        in.auto_approved = in.auto_approved || strcmp(*t, tool) == 0;
+    decide_judge(&in, &d);
+    ck_assert_ptr_nonnull(d.detail);
+    if (why != NULL)
+        *why = (struct why){source_of(d.reason), d.index};
     json_decref(args);
     json_decref(cfg);
-    return v;
+    return verdict_of(&d);
 }
 
 START_TEST(deny_beats_allow)
 {
-    struct permission_decision why;
+    struct why why;
     static const char *const autos[] = {"mail.send", NULL};
 
     /* the same tool in both lists, by each kind of entry */
@@ -59,7 +109,7 @@ START_TEST(deny_beats_allow)
                            "\"deny\":[\"mail.send\"]}",
                            NULL, "mail.send", "{}", &why),
                      PERMISSION_DENY);
-    ck_assert_int_eq(why.source, PERMISSION_BY_DENY);
+    ck_assert_int_eq(why.source, BY_DENY);
     ck_assert_int_eq(why.index, 0);
     ck_assert_int_eq(
         judge("{\"allow\":[{\"signature\":\"mail.*\"}],"
@@ -79,13 +129,13 @@ START_TEST(deny_beats_allow)
               "\"pattern\":\"*@evil.org\"}]}",
               NULL, "mail.send", "{\"to\":\"bob@good.org\"}", &why),
         PERMISSION_ALLOW);
-    ck_assert_int_eq(why.source, PERMISSION_BY_ALLOW);
+    ck_assert_int_eq(why.source, BY_ALLOW);
 }
 END_TEST
 
 START_TEST(match_kinds)
 {
-    struct permission_decision why;
+    struct why why;
     static const struct {
         const char *entry, *tool, *args;
         bool want;
@@ -176,14 +226,18 @@ END_TEST
 
 START_TEST(defaults)
 {
-    struct permission_decision why;
+    struct why why;
     struct permission_policy p;
     struct status_error err = {0};
-    struct permission_call call = {"a.b", NULL};
+    struct decide_result d;
+    struct decide_input in = {.caller = DECIDE_CHAT,
+                              .call = {"a.b", NULL},
+                              .side_effects = true,
+                              .can_ask = true};
 
     ck_assert_int_eq(judge("{\"default\":\"allow\"}", NULL, "a.b", "{}", &why),
                      PERMISSION_ALLOW);
-    ck_assert_int_eq(why.source, PERMISSION_BY_DEFAULT);
+    ck_assert_int_eq(why.source, BY_DEFAULT);
     ck_assert_int_eq(judge("{\"default\":\"deny\",\"allow\":[\"x.y\"]}", NULL,
                            "a.b", "{}", &why),
                      PERMISSION_DENY);
@@ -192,8 +246,8 @@ START_TEST(defaults)
     /* unset: ask; and no config at all is the same empty policy */
     ck_assert_int_eq(judge("{}", NULL, "a.b", "{}", &why), PERMISSION_ASK);
     ck_assert_int_eq(permission_policy_from_json(NULL, &p, &err), 0);
-    ck_assert_int_eq(permission_decide(&p, NULL, &call, NULL),
-                     PERMISSION_ASK);
+    in.policy = &p;
+    ck_assert_int_eq(decide_judge(&in, &d), DECIDE_ASK);
     ck_assert_str_eq(permission_verdict_name(PERMISSION_ALLOW), "allow");
     ck_assert_str_eq(permission_verdict_name(PERMISSION_DENY), "deny");
     ck_assert_str_eq(permission_verdict_name(PERMISSION_ASK), "ask");
@@ -202,13 +256,13 @@ END_TEST
 
 START_TEST(auto_approved)
 {
-    struct permission_decision why;
+    struct why why;
     static const char *const autos[] = {"web.search", "todo.list", NULL};
 
     ck_assert_int_eq(judge("{\"default\":\"deny\"}", autos, "web.search",
                            "{\"q\":\"x\"}", &why),
                      PERMISSION_ALLOW);
-    ck_assert_int_eq(why.source, PERMISSION_BY_AUTO);
+    ck_assert_int_eq(why.source, BY_AUTO);
     /* exact names only */
     ck_assert_int_eq(judge("{\"default\":\"deny\"}", autos, "web.searchAll",
                            "{}", &why),
