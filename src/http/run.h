@@ -1,5 +1,5 @@
 /*
- * run.h - one run of the run API (seed 001 §6): the agent loop with a
+ * run.h - one run of the run API (docs/http-api.md): the agent loop with a
  * policy step, every state kept in the store, and approvals that resume
  * the loop where it stopped.
  *

@@ -120,4 +120,16 @@ else
         "exit $rc: $(printf '%s' "$out" | tr '\n' ';')"
 fi
 
+# 7. no source, test or page cites what a reader of the repository cannot
+#    open: an issue number, a seed section, a path outside the repository
+cites=$(cd "$REPO" && git grep --untracked -nE '[Ii]ssue [0-9]+|[Ss]eed [0-9]{3}|\.\./shared/(research|seeds|DESIGN|STYLE|gemini)|/work/shared|\bseeds/' -- \
+    src include actions www scripts Makefile conf nginx docs README.md .ci tests \
+    ':!tests/unit/data' ':!tests/docs/t_links.sh' 2>/dev/null)
+if [ -z "$cites" ]; then
+    ok "no comment or page cites an issue, a seed or a path outside the repository"
+else
+    not_ok "no comment or page cites an issue, a seed or a path outside the repository" \
+        "$(printf '%s' "$cites" | head -5 | tr '\n' ';')"
+fi
+
 finish

@@ -21,7 +21,7 @@
  *
  * WebMCP has no such cache and registers a tool again when its shape changes:
  * its copy of the catalog (webmcpTools) gives a repeated element's tool the
- * enum of its usable coordinates, as seed 002 asks.
+ * enum of its usable coordinates.
  *
  * Every execute(args) validates its arguments against the page as it is NOW,
  * never throws, and answers `{ok: true, pageState}` or `{ok: false, error}`.
@@ -172,7 +172,7 @@ export function toolDefinitions(tools) {
  * The catalog as WebMCP registers it (webmcp.js). The chat's declarations keep
  * `coordinate` a plain string for Gemini's cache; WebMCP has no cache to keep,
  * so here a repeated element's tool takes the enum of the coordinates usable
- * now (seed 002: "<id>/<ref>", disabled items left out). A repeated tool with
+ * now ("<id>/<ref>", disabled items left out). A repeated tool with
  * no usable item is left out: an empty enum admits no call. Past
  * ENUM_COORDINATES_MAX items the enum is left off and the page state names them.
  *
