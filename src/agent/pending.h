@@ -8,8 +8,8 @@
  * right after the model turn (in call order, as the loop writes it);
  * each later step answers more, and the partial turn gives way to the
  * whole one. The chat protocol (http/chatwait.c) answers the calls of
- * the history the browser sends this way; a caller that keeps its
- * conversation (the run API) can do the same at a turn it knows.
+ * the history the browser sends this way; the run API (http/run.c),
+ * which keeps its conversation, does the same at the turn it knows.
  *
  * The helper knows nothing of who answers: it reuses the answers already
  * given and asks the caller's `pending_answer_fn` for the rest.

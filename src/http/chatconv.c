@@ -18,8 +18,6 @@
 #include <jansson.h>
 #include <string.h>
 
-#define oom chatin_oom
-
 /* The history the browser sent, then the new turn: the browser's
  * results, or the visitor's message (which first closes any calls left
  * waiting). */
@@ -34,7 +32,7 @@ with_new_turn(struct chatconv *conv, const struct chat_env *env,
     conv->contents = arena_take_json(env->a, json_array());
     if (conv->contents == NULL ||
         (in->history && json_array_extend(conv->contents, in->history) != 0))
-        return oom(err);
+        return status_oom(err);
     if (chatwait_answer(w, conv->contents, in, err) != 0)
         return -1;
     conv->kept_turns = json_array_size(conv->contents);
@@ -48,7 +46,7 @@ with_new_turn(struct chatconv *conv, const struct chat_env *env,
     if (json_array_append_new(conv->contents,
                               json_pack("{s:s, s:[{s:s%}]}", "role", "user",
                                         "parts", "text", msg, len)) != 0)
-        return oom(err);
+        return status_oom(err);
     return 0;
 }
 
@@ -63,10 +61,10 @@ trim(struct chatconv *conv, const struct chat_env *env, struct chatwait *w,
     if (keep == 0)
         return 0;
     if ((trimmed = arena_take_json(env->a, json_array())) == NULL)
-        return oom(err);
+        return status_oom(err);
     for (size_t i = keep; i < json_array_size(conv->contents); i++)
         if (json_array_append(trimmed, json_array_get(conv->contents, i)) != 0)
-            return oom(err);
+            return status_oom(err);
     conv->contents = trimmed;
     conv->kept_turns = conv->kept_turns > keep ? conv->kept_turns - keep : 0;
     if (chatwait_shift(w, keep, err) != 0)
@@ -94,7 +92,7 @@ turn_texts(struct chatconv *conv, struct arena *a, const struct jscan_doc *body,
     n = json_array_size(conv->contents);
     conv->texts = arena_calloc(a, n ? n : 1, sizeof(*conv->texts));
     if (conv->texts == NULL)
-        return oom(err);
+        return status_oom(err);
     node = jscan_child(body, hist);
     for (j = 0; j < conv->trim_start && node != JSCAN_NONE; j++)
         node = jscan_next(body, hist, node);
@@ -112,7 +110,7 @@ turn_texts(struct chatconv *conv, struct arena *a, const struct jscan_doc *body,
     for (j = 0; j < conv->ntexts; j++)
         if ((conv->texts[j].p = arena_strndup(a, conv->texts[j].p,
                                               conv->texts[j].n)) == NULL)
-            return oom(err);
+            return status_oom(err);
     return 0;
 }
 

@@ -34,12 +34,6 @@ static const char *const results_members[] = {
     "results", "approval", "answer", "history", "signatures",
     "toolDefinitions", "pageState", "conversation", NULL};
 
-int
-chatin_oom(struct status_error *err)
-{
-    return status_set(err, ST_NO_MEMORY, "out of memory");
-}
-
 const char *const *
 chat_request_members(enum chat_kind kind)
 {

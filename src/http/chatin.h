@@ -75,10 +75,6 @@ struct chatin {
     size_t page_state, tool_defs;
 };
 
-/* `return chatin_oom(err);`: a failed allocation, for every part of the
- * chat (the one copy they share). */
-int chatin_oom(struct status_error *err);
-
 /*
  * Read the body `doc` of a request of `kind` into `in`: decode its shape,
  * bound and check what the browser sent (the page's tools into

@@ -34,7 +34,7 @@ chatout_init(struct chatout *o, struct arena *a, struct status_error *err)
     memset(o, 0, sizeof(*o));
     o->server_calls = arena_take_json(a, json_array());
     o->page_calls = arena_take_json(a, json_array());
-    return o->server_calls && o->page_calls ? 0 : chatin_oom(err);
+    return o->server_calls && o->page_calls ? 0 : status_oom(err);
 }
 
 const char *
@@ -52,7 +52,7 @@ chatout_server_call(struct chatout *o, const char *name, const json_t *args,
                               json_pack("{s:s, s:O, s:b, s:I}", "name", name,
                                         "args", UNCONST(args), "ok", ok, "ms",
                                         (json_int_t)ms)) != 0)
-        return chatin_oom(err);
+        return status_oom(err);
     return 0;
 }
 
@@ -72,7 +72,7 @@ chatout_page_call(struct chatout *o, const char *id,
         call = NULL;
     }
     if (json_array_append_new(o->page_calls, call) != 0)
-        return chatin_oom(err);
+        return status_oom(err);
     return 0;
 }
 
@@ -103,7 +103,7 @@ chatout_begin(struct chatout *o, const struct chat_env *env,
                                  conv->sigs_reuse, &serr);
         if (sigs == NULL || json_object_set_new(ans, "signatures", sigs) != 0) {
             json_decref(ans);
-            return chatin_oom(err);
+            return status_oom(err);
         }
     }
     if (ans != NULL &&
@@ -113,10 +113,10 @@ chatout_begin(struct chatout *o, const struct chat_env *env,
          (conv->truncated &&
           json_object_set_new(ans, "historyTruncated", json_true()) != 0))) {
         json_decref(ans);
-        return chatin_oom(err);
+        return status_oom(err);
     }
     o->answer = arena_take_json(env->a, ans);
-    return o->answer ? 0 : chatin_oom(err);
+    return o->answer ? 0 : status_oom(err);
 }
 
 int
@@ -125,9 +125,10 @@ chatout_add(struct chatout *o, const char *key, json_t *value,
 {
     if (o->answer == NULL) {
         json_decref(value);
-        return chatin_oom(err);
+        return status_oom(err);
     }
-    return json_object_set_new(o->answer, key, value) == 0 ? 0 : chatin_oom(err);
+    return json_object_set_new(o->answer, key, value) == 0 ? 0
+                                                           : status_oom(err);
 }
 
 int

@@ -20,8 +20,6 @@
 
 #include <jansson.h>
 
-#define oom chatin_oom
-
 /* --- what the loop reports, gathered for the answer -------------------- */
 
 static int
@@ -39,7 +37,7 @@ sink_tool_call(void *ctx, const struct loop_call *lc, bool handed_back,
      * own name (it may be declared under another, see toolbridge.h). */
     id = chatout_call_id(s->env->a, lc->call, lc->turn, lc->part);
     if (id == NULL)
-        return oom(err);
+        return status_oom(err);
     if (plugin_is_fn_name(lc->name)) /* an action waiting for approval */
         return chatwait_add(s->wait, id, lc->call, lc->turn, lc->part, err);
     tool = toolbridge_page_find(&s->env->page, lc->name);
@@ -61,7 +59,7 @@ sink_tool_result(void *ctx, const struct loop_call *lc,
             chatout_call_id(s->env->a, lc->call, lc->turn, lc->part);
         if (id == NULL ||
             chatwait_ask(s->wait, id, r->action, r->response, err))
-            return oom(err);
+            return status_oom(err);
     }
     return chatout_server_call(s->out, r->action, lc->args, r->ok, r->ms,
                                err);
@@ -132,7 +130,7 @@ blocked_answer(struct chatsink *s, const struct turn *t,
                         "rephrasing your request.",
                         t->reason[0] ? t->reason : "blocked");
     if (text == NULL)
-        return oom(err);
+        return status_oom(err);
     return chatout_begin(s->out, s->env, s->conv, CHATOUT_BLOCKED, text, err);
 }
 

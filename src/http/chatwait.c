@@ -33,8 +33,6 @@
 #include <string.h>
 #include <time.h>
 
-#define oom chatin_oom
-
 int
 chatwait_init(struct chatwait *w, const struct chat_env *env,
               struct chatout *out, struct status_error *err)
@@ -43,7 +41,7 @@ chatwait_init(struct chatwait *w, const struct chat_env *env,
     w->env = env;
     w->out = out;
     w->approvals = arena_take_json(env->a, json_array());
-    return w->approvals ? 0 : oom(err);
+    return w->approvals ? 0 : status_oom(err);
 }
 
 /* --- who answers a call ---------------------------------------------- */
@@ -88,7 +86,7 @@ answer_with(struct arena *a, const char *name, const char *text,
 {
     r->action = name;
     r->response = arena_take_json(a, json_pack("{s:s}", "error", text));
-    return r->response ? LOOP_ANSWER_IT : oom(err);
+    return r->response ? LOOP_ANSWER_IT : status_oom(err);
 }
 
 /* Who answers this call, as the engine judges it: the loop runs it, the
@@ -136,7 +134,7 @@ chatwait_add(struct chatwait *w, const char *id, const json_t *call,
                           args ? json_incref(args) : json_object(), "turn",
                           (json_int_t)turn, "part", (json_int_t)part);
 
-    return json_array_append_new(w->approvals, e) == 0 ? 0 : oom(err);
+    return json_array_append_new(w->approvals, e) == 0 ? 0 : status_oom(err);
 }
 
 int
@@ -148,7 +146,7 @@ chatwait_ask(struct chatwait *w, const char *id, const char *tool,
     w->question = arena_take_json(
         w->env->a, json_pack("{s:s, s:s, s:O}", "id", id, "tool", tool,
                              "questions", json_object_get(q, "questions")));
-    return w->question ? 0 : oom(err);
+    return w->question ? 0 : status_oom(err);
 }
 
 int
@@ -160,7 +158,7 @@ chatwait_shift(struct chatwait *w, size_t keep, struct status_error *err)
     json_array_foreach(w->approvals, i, e) {
         json_t *turn = json_object_get(e, "turn");
         if (json_integer_set(turn, json_integer_value(turn) - (json_int_t)keep))
-            return oom(err);
+            return status_oom(err);
     }
     return 0;
 }
@@ -243,7 +241,7 @@ run_approved(const struct chatwait *w, const struct plugin_action *act,
         ndjson_tool_result(env->stream, act->name, r.ok, r.ms, err) != 0)
         return -1;
     *resp = json_incref(UNCONST(r.response));
-    return *resp ? 0 : oom(err);
+    return *resp ? 0 : status_oom(err);
 }
 
 /*
@@ -273,7 +271,7 @@ carry_out(const struct walk *k, const struct pending_call *pc, const char *id,
                           "for one");
     if (args == NULL &&
         (args = arena_take_json(env->a, json_object())) == NULL)
-        return oom(err);
+        return status_oom(err);
     struct loop_call lc = {pc->name, args, pc->call, pc->turn, pc->part};
     struct seal_call sc = {act->name, args, id, pc->turn, pc->part};
     if (claim_ticket(w, k->contents, &sc, k->ap, err) != 0)
@@ -286,7 +284,7 @@ carry_out(const struct walk *k, const struct pending_call *pc, const char *id,
         *resp = json_pack("{s:s}", "error", d.text);
     else
         return run_approved(w, act, &lc, resp, err);
-    return *resp ? 0 : oom(err);
+    return *resp ? 0 : status_oom(err);
 }
 
 /* --- questions: a tool that asks the visitor (registry/question.h) ---- */
@@ -339,7 +337,7 @@ ask_again(const struct chatwait *w, const struct pending_call *pc,
 
     if (args == NULL &&
         (args = arena_take_json(env->a, json_object())) == NULL)
-        return oom(err);
+        return status_oom(err);
     struct loop_call lc = {pc->name, args, pc->call, pc->turn, pc->part};
     if (loop_run_action(&env->site->cfg->actions, act, &env->who, &lc, env->a,
                         &r, err) != 0)
@@ -367,7 +365,7 @@ answer_question(const struct chatwait *w, const struct pending_call *pc,
     if ((answers = question_answers(q, qa->answers, err)) == NULL)
         return -1;
     *resp = json_pack("{s:o}", "result", answers);
-    return *resp ? 0 : oom(err);
+    return *resp ? 0 : status_oom(err);
 }
 
 /* --- the pending turn, answered --------------------------------------- */
@@ -430,7 +428,7 @@ browser_response(const json_t *r, const struct turn_bounds *b, json_t **resp,
         parsed = jsonin_decode(json_string_value(v), json_string_length(v),
                                BOUND_JSON_DEPTH, &not_json);
         if (not_json.code == ST_NO_MEMORY)
-            return oom(err);
+            return status_oom(err);
     }
     *resp = json_pack("{s:o}",
                       json_is_true(json_object_get(r, "isError")) ? "error"
@@ -443,7 +441,7 @@ browser_response(const json_t *r, const struct turn_bounds *b, json_t **resp,
                           "the page answered, but its result nests deeper "
                           "than a conversation can keep; it is not shown");
     }
-    return *resp ? 0 : oom(err);
+    return *resp ? 0 : status_oom(err);
 }
 
 /* A page call: the browser's result for it must be in `results`. */
@@ -478,14 +476,14 @@ walk_call(void *ctx, const struct pending_call *pc, json_t **resp,
     int rc;
 
     if (id == NULL)
-        return oom(err);
+        return status_oom(err);
     asks = plugin_is_fn_name(pc->name) && question_call(k->w, pc->call);
     if (k->results == NULL && k->ap == NULL && k->qa == NULL) {
         *resp = json_pack("{s:s}", "error",
                           asks ? NOT_ANSWERED
                                : "not run: the visitor sent a new "
                                  "message instead");
-        return *resp ? 0 : oom(err);
+        return *resp ? 0 : status_oom(err);
     }
     if (asks)
         rc = walk_question(k, pc, id, resp, err);
@@ -610,10 +608,10 @@ chatwait_card(const struct chatwait *w, const json_t *contents, json_t **card,
     judge(w, act, NULL, args, &d);
     words = preview(env->a, act, args);
     if (words == NULL)
-        return oom(err);
+        return status_oom(err);
     *card = json_pack("{s:s, s:s, s:O, s:s, s:s, s:s, s:I}", "id", sc.id,
                       "tool", act->name, "args", UNCONST(args), "reason",
                       d.text, "preview", words, "ticket", ticket, "expiresAt",
                       (json_int_t)exp);
-    return *card ? 0 : oom(err);
+    return *card ? 0 : status_oom(err);
 }

@@ -12,6 +12,7 @@
 #include "core/common.h"
 #include "http/run.h"
 #include "agent/loop.h"
+#include "agent/pending.h"
 #include "agent/turn.h"
 #include "core/arena.h"
 #include "http/bounds.h"
@@ -96,12 +97,6 @@ struct run {
 };
 
 #define RUN_REPLY_TOOL "reply"
-
-static int
-oom(struct status_error *err)
-{
-    return status_set(err, ST_NO_MEMORY, "out of memory");
-}
 
 /* --- small pieces ---------------------------------------------------------- */
 
@@ -236,9 +231,9 @@ check_args(struct run *r, struct run_act *ra, const struct loop_call *c,
         r->st->ops->action_status(r->st, ra->id, STORE_ACT_FAILED, NULL, msg,
                                   err) != 0 ||
         (ra->act->side_effects && audit(r, ra, "failed", msg, err) != 0))
-        return msg ? -1 : oom(err);
+        return msg ? -1 : status_oom(err);
     res->response = error_response(r->env->a, msg);
-    return res->response ? LOOP_ANSWER_IT : oom(err);
+    return res->response ? LOOP_ANSWER_IT : status_oom(err);
 }
 
 /* The engine denied the call: its row, its audit, the model's words. */
@@ -251,7 +246,7 @@ refuse_act(struct run *r, struct run_act *ra, const struct decide_result *d,
         audit(r, ra, "policy_denied", d->detail, err) != 0)
         return -1;
     res->response = error_response(r->env->a, d->text);
-    return res->response ? LOOP_ANSWER_IT : oom(err);
+    return res->response ? LOOP_ANSWER_IT : status_oom(err);
 }
 
 /* The call waits for the user's approval: a row in the store; the first
@@ -266,7 +261,7 @@ await_approval(struct run *r, struct run_act *ra, const char *reason,
     char id[STORE_ID_LEN];
 
     if (pv == NULL)
-        return oom(err);
+        return status_oom(err);
     if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_AWAITING, NULL,
                                   NULL, err) != 0 ||
         r->st->ops->approval_create(
@@ -282,7 +277,7 @@ await_approval(struct run *r, struct run_act *ra, const char *reason,
             a, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "tool", name,
                          "reason", reason, "preview", pv));
         if (r->approval == NULL)
-            return oom(err);
+            return status_oom(err);
         r->waiting = ra;
     }
     return LOOP_HAND_BACK;
@@ -316,7 +311,7 @@ decide(void *ctx, const struct loop_call *c, struct loop_result *res,
     if (act == NULL)
         return LOOP_RUN_IT; /* the loop tells the model there is no such tool */
     if ((ra = add_act(r, c->turn, c->part, act, c->args)) == NULL)
-        return oom(err);
+        return status_oom(err);
     if (r->st->ops->action_create(
             r->st,
             &(struct store_action_new){r->id, act->name, c->args, c->call,
@@ -390,7 +385,7 @@ note_question(struct run *r, const struct run_act *ra,
         json_pack("{s:s, s:s, s:O}", "id", ra->id, "tool", ra->act->name,
                   "questions", json_object_get(ra->question, "questions")));
     r->asking = ra;
-    return r->question ? 0 : oom(err);
+    return r->question ? 0 : status_oom(err);
 }
 
 /* The tool of `ra` asked `question` (pinned): the action waits for the
@@ -644,7 +639,7 @@ finish_reply(struct run *r, struct status_error *err)
     if (r->end == LOOP_BLOCKED)
         return reply_to(r, STORE_ACT_FAILED, NULL, text, err);
     if ((out = json_pack("{s:s}", "text", text)) == NULL)
-        return oom(err);
+        return status_oom(err);
     rc = reply_to(r, STORE_ACT_EXECUTING, NULL, NULL, err);
     if (rc == 0)
         rc = reply_to(r, STORE_ACT_COMPLETED, out, NULL, err);
@@ -667,7 +662,7 @@ finish(struct run *r, json_t **out, struct status_error *err)
         if (jsonout_write(r->contents, &sb) != 0 ||
             (contents = sbuf_detach(&sb, &len)) == NULL) {
             sbuf_release(&sb);
-            return oom(err);
+            return status_oom(err);
         }
         rc = set_status(r, STORE_RUN_AWAITING, err);
     } else {
@@ -681,12 +676,12 @@ finish(struct run *r, json_t **out, struct status_error *err)
         rc = r->st->ops->message_add(r->st, r->thread, r->id, "assistant",
                                      summary_of(r), err);
     if (rc == 0 && (*out = answer(r)) == NULL)
-        rc = oom(err);
+        rc = status_oom(err);
     text = rc == 0 ? jsonout_dumps(*out, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
                                    NULL)
                    : NULL;
     if (rc == 0 && text == NULL)
-        rc = oom(err);
+        rc = status_oom(err);
     if (rc == 0)
         rc = r->st->ops->run_save(r->st, r->id, text, contents,
                                   json_object_get(*out, "usage"), err);
@@ -752,7 +747,7 @@ resume(struct run *r, const json_t *context, json_t **out,
     if (r->env->stream != NULL)
         r->env->stream->thread = r->thread;
     if ((li.system = instruction(r, context)) == NULL)
-        return oom(err);
+        return status_oom(err);
     if (set_status(r, STORE_RUN_PLANNING, err) != 0 ||
         loop_run(&li, &sink, err) != 0)
         return -1;
@@ -770,7 +765,7 @@ first_contents(struct run *r, const struct run_input *in,
 
     r->contents = arena_take_json(r->env->a, json_array());
     if (r->contents == NULL)
-        return oom(err);
+        return status_oom(err);
     if (json_array_size(conv) == 0 && in->thread != NULL) {
         if (r->st->ops->thread_get(r->st, r->env->user, r->thread, &thread,
                                    &messages, err) != 0)
@@ -792,7 +787,7 @@ first_contents(struct run *r, const struct run_input *in,
                 json_pack("{s:s, s:[{s:s}]}", "role",
                           strcmp(role, "assistant") == 0 ? "model" : "user",
                           "parts", "text", text)) != 0)
-            return oom(err);
+            return status_oom(err);
     }
     /* the plugins' enrichment: what they make of the prompt is what
      * Gemini reads and the run's contents keep; the thread keeps the
@@ -806,7 +801,7 @@ first_contents(struct run *r, const struct run_input *in,
                                  json_pack("{s:s, s:[{s:s%}]}", "role", "user",
                                            "parts", "text", prompt, len)) == 0
                ? 0
-               : oom(err);
+               : status_oom(err);
 }
 
 static void
@@ -843,7 +838,7 @@ run_start(const struct run_env *env, const struct run_input *in,
         size_t n = utf8_cut(in->prompt, 80);
         title = arena_printf(env->a, "%.*s", (int)n, in->prompt);
         if (title == NULL)
-            return oom(err);
+            return status_oom(err);
         if (r.st->ops->thread_create(r.st, env->user, title, r.thread, err))
             return -1;
     }
@@ -869,52 +864,22 @@ run_start(const struct run_env *env, const struct run_input *in,
 /* --- an approval decided, and the run resumed ------------------------------ */
 
 /*
- * The whole answer to the model turn contents[turn]: each call in order,
- * answered as the loop answered it (the partial answer turn it left after
- * the model turn, when there is one) or, for a call that waited, as its
- * action ended (completed: its output; failed or rejected: its error).
+ * A call of the waiting model turn that the loop left unanswered, as its
+ * action ended (completed: its output; failed or rejected: its error);
+ * "not run" when no action answers it.
  */
-static json_t *
-answers_turn(struct run *r, size_t turn)
+static int
+answer_waited(void *ctx, const struct pending_call *pc, json_t **resp,
+              struct status_error *err)
 {
-    const json_t *model = json_array_get(r->contents, turn);
-    const json_t *partial = json_object_get(
-        json_array_get(r->contents, turn + 1), "parts");
-    json_t *parts = json_array(), *part, *resp;
-    size_t k, next = 0;
+    const struct run_act *ra = find_act(ctx, pc->turn, pc->part);
 
-    if (parts == NULL)
-        return NULL;
-    json_array_foreach(json_object_get(model, "parts"), k, part) {
-        const json_t *call = json_object_get(part, "functionCall");
-        json_t *given = json_array_get(partial, next);
-        const struct run_act *ra;
-
-        if (call == NULL)
-            continue;
-        if (given != NULL && loop_answers_call(given, call)) {
-            next++;
-            if (json_array_append(parts, given) != 0)
-                goto fail;
-            continue;
-        }
-        ra = find_act(r, turn, k);
-        resp = ra == NULL ? json_pack("{s:s}", "error", "not run")
-               : ra->output != NULL
-                   ? json_pack("{s:O}", "result", ra->output)
-                   : json_pack("{s:s}", "error",
-                               ra->error ? ra->error : "failed");
-        if (resp == NULL ||
-            json_array_append_new(parts, loop_answer_part(call, resp)) != 0) {
-            json_decref(resp);
-            goto fail;
-        }
-        json_decref(resp);
-    }
-    return json_pack("{s:s, s:o}", "role", "user", "parts", parts);
-fail:
-    json_decref(parts);
-    return NULL;
+    *resp = ra == NULL ? json_pack("{s:s}", "error", "not run")
+            : ra->output != NULL
+                ? json_pack("{s:O}", "result", ra->output)
+                : json_pack("{s:s}", "error",
+                            ra->error ? ra->error : "failed");
+    return *resp ? 0 : status_oom(err);
 }
 
 /* Run or reject the decided action, as the loop would have. */
@@ -930,7 +895,7 @@ carry_out(struct run *r, struct run_act *ra, bool approve,
         msg = arena_printf(r->env->a, "the user declined this action%s%s",
                            feedback ? ": " : "", feedback ? feedback : "");
         ra->error = msg;
-        return msg == NULL ? oom(err)
+        return msg == NULL ? status_oom(err)
                            : r->st->ops->action_status(r->st, ra->id,
                                                        STORE_ACT_REJECTED,
                                                        NULL, msg, err);
@@ -951,13 +916,13 @@ carry_out(struct run *r, struct run_act *ra, bool approve,
                               "its approval, which cannot be answered");
     } else if (rc != 0) {
         if (failed.code == ST_NO_MEMORY)
-            return oom(err);
+            return status_oom(err);
         resp = error_response(r->env->a, failed.text);
     } else {
         resp = arena_take_json(r->env->a, json_pack("{s:O}", "result", out));
     }
     if (resp == NULL)
-        return oom(err);
+        return status_oom(err);
     if (r->env->stream != NULL &&
         ndjson_tool_result(r->env->stream, ra->act->name, out != NULL, 0,
                            err) != 0)
@@ -1003,7 +968,7 @@ load_acts(struct run *r, const json_t *actions, const char *want,
             (size_t)json_integer_value(json_object_get(a, "part")), act,
             json_object_get(a, "args"));
         if (x == NULL)
-            return oom(err);
+            return status_oom(err);
         snprintf(x->id, sizeof(x->id), "%s",
                  json_string_value(json_object_get(a, "id")));
         x->output = json_object_get(a, "output");
@@ -1069,7 +1034,7 @@ load_waiting(struct run *r, const char *want, struct run_act **found,
                                         jsonin_parse(contents, strlen(contents),
                                                      0, &jerr, &nomem));
     if (nomem) {
-        oom(err);
+        status_oom(err);
         goto out;
     }
     if (r->contents == NULL || r->prompt == NULL) {
@@ -1097,8 +1062,9 @@ go_on(struct run *r, long last_turn, json_t **out, struct status_error *err)
 {
     const struct run_env *env = r->env;
     long pending = 0;
+    struct pending_turn p;
     json_t *turn, *a;
-    size_t i;
+    size_t i, nparts;
 
     if (r->st->ops->approvals_pending(r->st, r->id, &pending, err) != 0)
         return fail(r, err);
@@ -1134,27 +1100,21 @@ go_on(struct run *r, long last_turn, json_t **out, struct status_error *err)
             break;
         }
         if ((*out = answer(r)) == NULL)
-            return oom(err);
+            return status_oom(err);
         /* what GET of the run shows is what waits now */
         text = jsonout_dumps(*out, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, NULL);
         int rc = text ? r->st->ops->run_save(r->st, r->id, text, NULL, NULL,
                                              err)
-                      : oom(err);
+                      : status_oom(err);
         free(text);
         return rc;
     }
-    turn = arena_take_json(env->a, answers_turn(r, (size_t)last_turn));
-    if (turn == NULL) {
-        oom(err);
-        return fail(r, err);
-    }
-    if ((long)json_array_size(r->contents) > last_turn + 1)
-        json_array_remove(r->contents, json_array_size(r->contents) - 1);
-    if (json_array_append(r->contents, turn) != 0) {
-        oom(err);
-        return fail(r, err);
-    }
-    if (resume(r, NULL, out, err) != 0)
+    /* every call is answered now: the whole answer turn takes the place
+     * of the partial one the loop left, and the loop goes on */
+    pending_at(r->contents, (size_t)last_turn, &p);
+    if (pending_answer(&p, answer_waited, r, &turn, &nparts, err) != 0 ||
+        pending_place(r->contents, &p, turn, err) != 0 ||
+        resume(r, NULL, out, err) != 0)
         return fail(r, err);
     return 0;
 }
@@ -1201,7 +1161,7 @@ run_decide(const struct run_env *env, const char *id, const char *decision,
     if (strcmp(decision, "approve_and_always_allow") == 0) {
         json_t *rule = json_pack("{s:s}", "action", ra->act->name);
         int rc = rule ? r.st->ops->user_add_rule(r.st, env->user, rule, err)
-                      : oom(err);
+                      : status_oom(err);
         json_decref(rule);
         if (rc != 0)
             return fail(&r, err);
@@ -1241,7 +1201,7 @@ run_answer(const struct run_env *env, const char *run_id,
     if ((given = arena_take_json(env->a, question_answers(ra->question,
                                                           answers, err))) ==
         NULL)
-        return err->code == ST_OK ? oom(err) : -1;
+        return err->code == ST_OK ? status_oom(err) : -1;
     /* once: of concurrent answers exactly one moves it on (409 else) */
     if (r.st->ops->action_status(r.st, ra->id, STORE_ACT_EXECUTING, NULL,
                                  NULL, err) != 0)
