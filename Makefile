@@ -338,7 +338,10 @@ deps:
 demo:
 	scripts/demo.sh
 
-FORMAT_FILES = src/*.c src/*/*.c src/*/*.h include/*/*.h actions/*/*.c tests/unit/*.c
+# The product's C. Not tests/unit: its suites are mostly hand-laid tables
+# and JSON built from macros, whose layout is the point and which
+# clang-format 14 cuts into pieces.
+FORMAT_FILES = src/*.c src/*/*.c src/*/*.h include/*/*.h actions/*/*.c
 
 format:
 	clang-format -i $(FORMAT_FILES)

@@ -30,12 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SHOP_DEFAULT_LIMIT 10
-#define SHOP_REVIEWS_FILE  "shop-reviews.jsonl"
+#define SHOP_DEFAULT_LIMIT     10
+#define SHOP_REVIEWS_FILE      "shop-reviews.jsonl"
 /* The reviews file stops growing here (a demo's reviews, many times over). */
 #define SHOP_REVIEWS_MAX_BYTES (8L * 1024 * 1024)
 /* products.json is read whole per call; a catalog past this is a mistake. */
-#define SHOP_CATALOG_MAX   (4u * 1024 * 1024)
+#define SHOP_CATALOG_MAX       (4u * 1024 * 1024)
 
 /* The catalog array (new reference), or NULL with err set. */
 static json_t *
@@ -77,7 +77,8 @@ search_products(const struct handler_ctx *ctx, const json_t *input,
 {
     const char *query = json_string_value(json_object_get(input, "query"));
     json_t *limit_v = json_object_get(input, "limit");
-    json_int_t limit = limit_v ? json_integer_value(limit_v) : SHOP_DEFAULT_LIMIT;
+    json_int_t limit = limit_v ? json_integer_value(limit_v)
+                               : SHOP_DEFAULT_LIMIT;
     json_t *cat, *found = NULL, *p;
     json_int_t total = 0;
     size_t i;
@@ -183,8 +184,8 @@ append_review(const struct handler_ctx *ctx, const char *line, size_t len)
 }
 
 static int
-add_review(const struct handler_ctx *ctx, const json_t *input,
-           json_t **output, struct status_error *err)
+add_review(const struct handler_ctx *ctx, const json_t *input, json_t **output,
+           struct status_error *err)
 {
     const char *id = json_string_value(json_object_get(input, "productId"));
     json_t *cat = load_catalog(ctx, err), *review = NULL;
@@ -210,9 +211,9 @@ add_review(const struct handler_ctx *ctx, const json_t *input,
     size_t len;
     /* the answer too is made before the write: once the review is saved,
      * nothing here can fail and say it was not */
-    line = review ? jsonout_dumps(review, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
-                                  &len)
-                  : NULL;
+    line = review
+               ? jsonout_dumps(review, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, &len)
+               : NULL;
     *output = line ? json_pack("{s:b, s:O}", "ok", 1, "review", review) : NULL;
     if (*output == NULL) {
         status_set(err, ST_NO_MEMORY, "out of memory");
@@ -256,8 +257,8 @@ list_categories(const struct handler_ctx *ctx, const json_t *input,
             goto oom;
     }
     json_object_foreach(counts, name, v) {
-        if (json_array_append_new(list, json_pack("{s:s, s:O}", "name", name,
-                                                  "count", v)) != 0)
+        if (json_array_append_new(
+                list, json_pack("{s:s, s:O}", "name", name, "count", v)) != 0)
             goto oom;
     }
     *output = json_pack("{s:o}", "categories", list);

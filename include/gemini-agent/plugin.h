@@ -191,12 +191,12 @@ enum gemini_agent_rc {
 
 /* The host's side of one call. */
 struct gemini_agent_ctx {
-    unsigned abi;          /* GEMINI_AGENT_PLUGIN_ABI of the host */
-    const char *data_dir;  /* writable folder for state (dataDir) */
+    unsigned abi;         /* GEMINI_AGENT_PLUGIN_ABI of the host */
+    const char *data_dir; /* writable folder for state (dataDir) */
     /* Memory for an answer, freed by the host when the request ends;
      * NULL when out of memory. */
     void *(*alloc)(const struct gemini_agent_ctx *ctx, size_t size);
-    void *host;            /* the host's, opaque */
+    void *host; /* the host's, opaque */
     /* Who and where (ABI 2), passed to execute() only; either may be
      * NULL. `user` is the authenticated user of the run API (NULL on the
      * public widget); `conversation` a stable key of the conversation:
@@ -227,12 +227,12 @@ struct gemini_agent_ctx {
  * user is known - the run API, the terminal client - and never to the
  * public widget. execute() must still refuse a call without a user (a
  * direct POST /_jay/actions, a model that names an undeclared tool). */
-#define GEMINI_AGENT_NEEDS_USER 0x2u
+#define GEMINI_AGENT_NEEDS_USER    0x2u
 
 /* What initialize() is given; the strings are the host's, valid during
  * the call only (copy what you keep). */
 struct gemini_agent_init {
-    const char *config;     /* plugins.config.<name>, JSON text, or "{}" */
+    const char *config; /* plugins.config.<name>, JSON text, or "{}" */
     size_t config_len;
     const char *config_dir; /* agent.yaml's folder: resolve relative paths
                              * of the config against it */

@@ -58,8 +58,7 @@ new_id(char id[ID_HEX + 1], struct status_error *err)
 
 int
 convkey_resolve(const struct seal_key *k, const char *given, struct arena *a,
-                const char **token, const char **key,
-                struct status_error *err)
+                const char **token, const char **key, struct status_error *err)
 {
     char id[ID_HEX + 1], mac[TOKEN_MAC_SIZE];
     bool signed_ = k != NULL && k->len > 0;
@@ -72,8 +71,8 @@ convkey_resolve(const struct seal_key *k, const char *given, struct arena *a,
                          : arena_printf(a, PREFIX "%s", id);
     } else {
         size_t len = strlen(given), plen = sizeof(PREFIX) - 1;
-        bool ok = len >= plen + ID_HEX &&
-                  memcmp(given, PREFIX, plen) == 0 && is_hex_id(given + plen);
+        bool ok = len >= plen + ID_HEX && memcmp(given, PREFIX, plen) == 0 &&
+                  is_hex_id(given + plen);
         if (ok) {
             memcpy(id, given + plen, ID_HEX);
             id[ID_HEX] = '\0';

@@ -44,7 +44,10 @@ static const struct {
     size_t len;
     enum part_kind kind;
 } data_fields[] = {
-#define FIELD(k, kind) { k, sizeof(k) - 1, kind }
+#define FIELD(k, kind)                                                         \
+    {                                                                          \
+        k, sizeof(k) - 1, kind                                                 \
+    }
     FIELD("text", PART_TEXT),
     FIELD("functionCall", PART_FUNCTION_CALL),
     FIELD("functionResponse", PART_FUNCTION_RESPONSE),
@@ -80,9 +83,8 @@ struct where {
     bool upstream;
 };
 
-static int
-fail(struct status_error *err, const struct where *w, const char *fmt, ...)
-    ATTR_FMT(3, 4);
+static int fail(struct status_error *err, const struct where *w,
+                const char *fmt, ...) ATTR_FMT(3, 4);
 
 static int
 fail(struct status_error *err, const struct where *w, const char *fmt, ...)
@@ -94,8 +96,8 @@ fail(struct status_error *err, const struct where *w, const char *fmt, ...)
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
     if (w->upstream)
-        return status_set(err, ST_UPSTREAM_BAD, "gemini part %zu: %s",
-                          w->part, what);
+        return status_set(err, ST_UPSTREAM_BAD, "gemini part %zu: %s", w->part,
+                          what);
     if (w->in_part)
         return status_set(err, ST_INVALID_HISTORY,
                           "history[%zu].parts[%zu]: %s", w->turn, w->part,
@@ -103,7 +105,6 @@ fail(struct status_error *err, const struct where *w, const char *fmt, ...)
     return status_set(err, ST_INVALID_HISTORY, "history[%zu]: %s", w->turn,
                       what);
 }
-
 
 static bool
 nonempty_string(const json_t *v)
@@ -150,8 +151,7 @@ check_response(const json_t *fr, bool model, const struct where *w,
     if (!json_is_object(fr))
         return fail(err, w, "functionResponse must be an object");
     if (!nonempty_string(json_object_get(fr, "name")))
-        return fail(err, w,
-                    "functionResponse.name must be a non-empty string");
+        return fail(err, w, "functionResponse.name must be a non-empty string");
     if (!json_is_object(json_object_get(fr, "response")))
         return fail(err, w, "functionResponse.response must be an object");
     return check_id(fr, "functionResponse", w, err);
@@ -292,7 +292,7 @@ static int
 match_answers(const struct open_calls *oc, const json_t *resp, size_t turn,
               bool partial, struct status_error *err)
 {
-    struct where w = { .turn = turn };
+    struct where w = {.turn = turn};
     size_t i = 0, r, nresp = json_array_size(resp);
     const json_t *part;
 
@@ -303,8 +303,8 @@ match_answers(const struct open_calls *oc, const json_t *resp, size_t turn,
                     oc->turn, oc->ncalls, nresp);
     w.in_part = true;
     for (r = 0; r < nresp; r++) {
-        const json_t *fr =
-            json_object_get(json_array_get(resp, r), "functionResponse");
+        const json_t *fr = json_object_get(json_array_get(resp, r),
+                                           "functionResponse");
         const json_t *fc = NULL;
 
         w.part = r;
@@ -333,8 +333,8 @@ match_answers(const struct open_calls *oc, const json_t *resp, size_t turn,
                         "functionResponse.id must be \"%.*s\", the id of the "
                         "call in history[%zu].parts[%zu]",
                         BOUND_NAME_SHOWN,
-                        json_string_value(json_object_get(fc, "id")),
-                        oc->turn, i);
+                        json_string_value(json_object_get(fc, "id")), oc->turn,
+                        i);
         i++;
     }
     return 0;
@@ -359,16 +359,15 @@ check_answers(const struct open_calls *oc, const json_t *resp, size_t turn,
 /* What the parts of one turn hold, for the pairing rules. */
 struct turn_parts {
     size_t ncalls, nresp;
-    size_t other;    /* index of the first part that is not a response */
+    size_t other; /* index of the first part that is not a response */
     bool has_other;
 };
 
 static int
-check_turn(const json_t *turn, size_t index, bool *model,
-           struct turn_parts *tp, const json_t **parts_out,
-           struct status_error *err)
+check_turn(const json_t *turn, size_t index, bool *model, struct turn_parts *tp,
+           const json_t **parts_out, struct status_error *err)
 {
-    struct where w = { .turn = index };
+    struct where w = {.turn = index};
     const json_t *role = NULL, *parts = NULL, *v, *part;
     const char *key;
     size_t len, j;
@@ -437,15 +436,16 @@ history_check_user_parts(const json_t *history, unsigned allowed,
 
     json_array_foreach(history, i, turn) {
         struct where w = {.turn = i, .in_part = true};
-        if (strcmp(json_string_value(json_object_get(turn, "role")),
-                   "user") != 0)
+        if (strcmp(json_string_value(json_object_get(turn, "role")), "user") !=
+            0)
             continue; /* model turns are Gemini's */
         json_array_foreach(json_object_get(turn, "parts"), j, part) {
             w.part = j;
             if (json_is_true(json_object_get(part, "thought")) &&
                 !(allowed & HISTORY_PARTS_THOUGHT))
-                return fail(err, &w, "a thought part is not accepted from "
-                                     "the browser (history.allowParts)");
+                return fail(err, &w,
+                            "a thought part is not accepted from "
+                            "the browser (history.allowParts)");
             for (k = 0; k < ARRAY_SIZE(kinds); k++)
                 if (json_object_get(part, kinds[k].key) != NULL &&
                     !(allowed & kinds[k].bit))
@@ -468,16 +468,15 @@ history_check_user_parts(const json_t *history, unsigned allowed,
 int
 history_check(const json_t *history, unsigned flags, struct status_error *err)
 {
-    struct open_calls oc = { 0 };
+    struct open_calls oc = {0};
     size_t i, n;
     const json_t *turn;
 
     if (!json_is_array(history))
-        return status_set(err, ST_INVALID_HISTORY,
-                          "history must be an array");
+        return status_set(err, ST_INVALID_HISTORY, "history must be an array");
     n = json_array_size(history);
     json_array_foreach(history, i, turn) {
-        struct where w = { .turn = i };
+        struct where w = {.turn = i};
         struct turn_parts tp;
         const json_t *parts = NULL;
         bool model = false;
@@ -491,7 +490,7 @@ history_check(const json_t *history, unsigned flags, struct status_error *err)
                         oc.turn, oc.ncalls);
         if (model) {
             if (tp.ncalls > 0)
-                oc = (struct open_calls){ parts, i, tp.ncalls };
+                oc = (struct open_calls){parts, i, tp.ncalls};
             continue;
         }
         if (tp.nresp == 0)
@@ -514,7 +513,7 @@ history_check(const json_t *history, unsigned flags, struct status_error *err)
         oc.parts = NULL;
     }
     if (oc.parts != NULL && !(flags & HISTORY_ALLOW_PENDING)) {
-        struct where w = { .turn = oc.turn };
+        struct where w = {.turn = oc.turn};
         return fail(err, &w,
                     "the model turn made %zu function calls that no turn "
                     "answers",

@@ -74,12 +74,11 @@ loop_usage_tokens(const struct loop_usage *u)
 json_t *
 loop_usage_json(const struct loop_usage *u)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:i}", "promptTokens",
-                     (json_int_t)u->prompt, "candidatesTokens",
-                     (json_int_t)u->candidates, "thoughtsTokens",
-                     (json_int_t)u->thoughts, "cachedTokens",
-                     (json_int_t)u->cached, "totalTokens",
-                     (json_int_t)u->total, "geminiCalls", u->calls);
+    return json_pack(
+        "{s:I, s:I, s:I, s:I, s:I, s:i}", "promptTokens", (json_int_t)u->prompt,
+        "candidatesTokens", (json_int_t)u->candidates, "thoughtsTokens",
+        (json_int_t)u->thoughts, "cachedTokens", (json_int_t)u->cached,
+        "totalTokens", (json_int_t)u->total, "geminiCalls", u->calls);
 }
 
 /* The `response` of a call that failed; the model reads `error`. */
@@ -93,9 +92,8 @@ error_response(struct arena *a, const char *msg)
 int
 loop_run_action(const struct config_actions *env,
                 const struct plugin_action *act, const struct action_who *who,
-                const struct loop_call *c,
-                struct arena *a, struct loop_result *r,
-                struct status_error *err)
+                const struct loop_call *c, struct arena *a,
+                struct loop_result *r, struct status_error *err)
 {
     struct status_error failed = {0};
     json_t *out = NULL;
@@ -283,9 +281,9 @@ ask(struct loop *l, struct turn *t, struct status_error *err)
             rc = gemini_generate(in->g, &rq, &resp, err);
         l->usage.calls = l->calls.calls;
         /* every attempt sent the whole request (at least the first did) */
-        l->upstream +=
-            l->request.len *
-            (size_t)(l->calls.calls > calls ? l->calls.calls - calls : 1);
+        l->upstream += l->request.len * (size_t)(l->calls.calls > calls
+                                                     ? l->calls.calls - calls
+                                                     : 1);
         calls = l->calls.calls;
         if (rc == 0 || !in->g->broke || retries >= in->broke_retries)
             break;
@@ -408,13 +406,12 @@ run_calls(struct loop *l, const struct turn *t, size_t index, size_t *handed,
             continue;
         }
         if (who == LOOP_RUN_IT) {
-            const struct plugin_action *act =
-                plugin_find_fn(in->actions, c.name);
+            const struct plugin_action *act = plugin_find_fn(in->actions,
+                                                             c.name);
             if (EMIT(l, status, LOOP_TOOL, act ? act->name : c.name, err) !=
                     0 ||
                 loop_run_action(in->action_env, act, in->who, &c, in->a, &r,
-                                err) !=
-                    0)
+                                err) != 0)
                 return -1;
         } else if (r.response == NULL) {
             return status_set(err, ST_INTERNAL,
@@ -559,8 +556,8 @@ run(struct loop *l, struct status_error *err)
             return fail(l, err);
         if (t.ncalls == 0)
             return finish(
-                l, t.end == TURN_TRUNCATED ? LOOP_TRUNCATED : LOOP_ANSWERED,
-                &t, err);
+                l, t.end == TURN_TRUNCATED ? LOOP_TRUNCATED : LOOP_ANSWERED, &t,
+                err);
         if (run_calls(l, &t, index, &handed, err) != 0)
             return fail(l, err);
         if (handed > 0) {

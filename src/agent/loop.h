@@ -67,11 +67,11 @@ struct loop_result {
 /* Who answers a call: decide() returns one of these, or -1 with `err`
  * set to end the loop. */
 enum loop_who {
-    LOOP_RUN_IT,     /* the loop runs the server action of that name (or
+    LOOP_RUN_IT,    /* the loop runs the server action of that name (or
                       * tells the model there is none) */
-    LOOP_HAND_BACK,  /* the caller's client runs it: the loop ends after
+    LOOP_HAND_BACK, /* the caller's client runs it: the loop ends after
                       * this turn's other calls (LOOP_HANDED_BACK) */
-    LOOP_ANSWER_IT,  /* the caller answered it already: decide() filled
+    LOOP_ANSWER_IT, /* the caller answered it already: decide() filled
                       * `r` (its response pinned to the loop's arena) */
 };
 
@@ -80,7 +80,7 @@ enum loop_who {
 struct loop_usage {
     long prompt, candidates, thoughts, cached, total;
     long tool_use; /* toolUsePromptTokenCount (not in loop_usage_json) */
-    int calls; /* HTTP attempts that reached Gemini, retries included */
+    int calls;     /* HTTP attempts that reached Gemini, retries included */
 };
 
 /*
@@ -91,8 +91,8 @@ struct loop_usage {
  * set to end the loop there (no call is made).
  */
 struct loop_gate {
-    int (*step)(void *ctx, size_t request_bytes, const struct loop_usage *so_far,
-                struct status_error *err);
+    int (*step)(void *ctx, size_t request_bytes,
+                const struct loop_usage *so_far, struct status_error *err);
     void *ctx;
     /* The loop keeps this equal to its usage after every Gemini answer,
      * also when it then fails: what the caller settles with. */
@@ -185,8 +185,8 @@ struct loop_input {
      * must then be [{"functionDeclarations": [...]}]. */
     const struct loop_text *decls;
     size_t ndecls;
-    long max_steps;          /* Gemini answers at most */
-    long max_calls;          /* calls of one model turn that are run or
+    long max_steps; /* Gemini answers at most */
+    long max_calls; /* calls of one model turn that are run or
                               * handed back; the rest are answered with an
                               * error (0: no limit) */
     /* generationConfig.maxOutputTokens of every call (0: not sent) */

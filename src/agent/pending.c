@@ -16,8 +16,8 @@
 static bool
 has_role(const json_t *contents, size_t i, const char *role)
 {
-    const char *r = json_string_value(
-        json_object_get(json_array_get(contents, i), "role"));
+    const char *r =
+        json_string_value(json_object_get(json_array_get(contents, i), "role"));
 
     return r != NULL && strcmp(r, role) == 0;
 }
@@ -42,8 +42,8 @@ pending_at(const json_t *contents, size_t model, struct pending_turn *p)
     p->parts = json_object_get(json_array_get(contents, model), "parts");
     p->after = model + 1 < json_array_size(contents);
     if (p->after)
-        p->partial =
-            json_object_get(json_array_get(contents, model + 1), "parts");
+        p->partial = json_object_get(json_array_get(contents, model + 1),
+                                     "parts");
 }
 
 bool

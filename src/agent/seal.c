@@ -27,8 +27,8 @@ is_model(const json_t *turn)
 static bool
 server_answer(const json_t *part)
 {
-    const char *name = json_string_value(json_object_get(
-        json_object_get(part, "functionResponse"), "name"));
+    const char *name = json_string_value(
+        json_object_get(json_object_get(part, "functionResponse"), "name"));
     return name != NULL && plugin_is_fn_name(name);
 }
 
@@ -55,9 +55,8 @@ seal_needed(const json_t *turn)
  * them, nor be moved to another conversation.
  */
 static int
-turn_mac(struct token_macer *m, const json_t *turns, size_t gap,
-         size_t index, const char *prev, char out[TOKEN_MAC_SIZE],
-         struct status_error *err)
+turn_mac(struct token_macer *m, const json_t *turns, size_t gap, size_t index,
+         const char *prev, char out[TOKEN_MAC_SIZE], struct status_error *err)
 {
     const json_t *turn = json_array_get(turns, index);
     const json_t *parts = json_object_get(turn, "parts");
@@ -111,22 +110,20 @@ seal_verify(const struct seal_key *k, const json_t *history,
     json_array_foreach(history, i, turn) {
         if (!seal_needed(turn))
             continue;
-        if ((m == NULL && (m = token_macer_new(k->secret, k->len, err)) ==
-                              NULL) ||
+        if ((m == NULL &&
+             (m = token_macer_new(k->secret, k->len, err)) == NULL) ||
             turn_mac(m, history, gap, i, prev, mac, err) != 0) {
             rc = -1;
             break;
         }
-        if (!token_mac_equal(mac, json_string_value(
-                                      json_array_get(signatures, i)))) {
+        if (!token_mac_equal(
+                mac, json_string_value(json_array_get(signatures, i)))) {
             rc = status_set(
                 err, ST_HISTORY_TAMPERED,
                 "history[%zu]: this %s, or the conversation before it, is "
                 "not as the server wrote it (changed, moved, or written "
                 "elsewhere), so the conversation cannot go on",
-                i,
-                is_model(turn) ? "model turn"
-                               : "answer of a server action");
+                i, is_model(turn) ? "model turn" : "answer of a server action");
             break;
         }
         memcpy(prev, mac, sizeof(prev));
@@ -203,8 +200,8 @@ ticket_mac(const struct seal_key *k, const json_t *history,
     if (token_mac(k->secret, k->len, sb.buf, sb.len, conv, err) != 0)
         goto out;
     call = json_pack("{s:s, s:O, s:s, s:I, s:I}", "action", c->action, "args",
-                     UNCONST(c->args), "id", c->id, "turn",
-                     (json_int_t)c->turn, "part", (json_int_t)c->part);
+                     UNCONST(c->args), "id", c->id, "turn", (json_int_t)c->turn,
+                     "part", (json_int_t)c->part);
     sbuf_release(&sb);
     if (call == NULL ||
         sbuf_addf(&sb, "ga-ticket/1\n%lld\n%s\n", expires_ms, conv) != 0 ||
@@ -253,14 +250,14 @@ seal_ticket_check(const struct seal_key *k, const json_t *history,
     long long exp = 0;
 
     id[0] = '\0';
-    if (ticket == NULL || strnlen(ticket, SEAL_TICKET_SIZE) >= SEAL_TICKET_SIZE ||
+    if (ticket == NULL ||
+        strnlen(ticket, SEAL_TICKET_SIZE) >= SEAL_TICKET_SIZE ||
         strncmp(ticket, "t1.", 3) != 0)
         return invalid(err, "does not match this conversation");
     /* the expiry: digits, no sign, no leading zero, then the MAC */
     p = ticket + 3;
     dot = strchr(p, '.');
-    if (dot == NULL || dot == p || (*p == '0' && dot - p > 1) ||
-        dot - p > 18)
+    if (dot == NULL || dot == p || (*p == '0' && dot - p > 1) || dot - p > 18)
         return invalid(err, "does not match this conversation");
     for (; p < dot; p++) {
         if (*p < '0' || *p > '9')

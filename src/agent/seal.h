@@ -86,10 +86,10 @@ struct json_t *seal_sign(const struct seal_key *k, const struct json_t *turns,
 
 /* One waiting call of an action with side effects. */
 struct seal_call {
-    const char *action;          /* registered name, "shop.addReview" */
-    const struct json_t *args;   /* its arguments, exactly */
-    const char *id;              /* the call id the browser knows */
-    size_t turn, part;           /* history[turn].parts[part] */
+    const char *action;        /* registered name, "shop.addReview" */
+    const struct json_t *args; /* its arguments, exactly */
+    const char *id;            /* the call id the browser knows */
+    size_t turn, part;         /* history[turn].parts[part] */
 };
 
 /* The ticket for `c` in `history` (turns 0..c->turn count), good until

@@ -44,8 +44,9 @@ page_name_ok(const char *s)
 int
 toolbridge_fn_name(const char *page_name, char *out, size_t size)
 {
-    const char *prefix =
-        toolbridge_valid_name(page_name) ? "" : TOOLBRIDGE_PAGE_PREFIX;
+    const char *prefix = toolbridge_valid_name(page_name)
+                             ? ""
+                             : TOOLBRIDGE_PAGE_PREFIX;
     size_t p = strlen(prefix), n;
 
     if (page_name == NULL)
@@ -64,8 +65,8 @@ toolbridge_valid_name(const char *s)
 {
     size_t n;
 
-    if (s == NULL || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-                       *s == '_'))
+    if (s == NULL ||
+        !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
         return false;
     for (n = 1; s[n] != '\0'; n++) {
         char c = s[n];
@@ -109,16 +110,16 @@ declared_alike(const char *a, const char *b)
 
 json_t *
 toolbridge_action_declarations(const struct plugin_set *actions,
-                              bool needs_user)
+                               bool needs_user)
 {
     json_t *decls = json_array();
 
     for (size_t i = 0; decls != NULL && i < actions->count; i++) {
         const struct plugin_action *act = &actions->actions[i];
         if (act->exposed && act->needs_user == needs_user &&
-            json_array_append_new(decls, toolbridge_declaration(
-                                             act->fn_name, act->description,
-                                             act->input_schema)) != 0) {
+            json_array_append_new(
+                decls, toolbridge_declaration(act->fn_name, act->description,
+                                              act->input_schema)) != 0) {
             json_decref(decls);
             return NULL;
         }
@@ -159,8 +160,8 @@ string_at(const struct jscan_doc *d, size_t i, struct arena *a)
 /* The first member of object `obj` not among `known` (decoded, in the
  * arena), or NULL; `*oom` when it could not be decoded. */
 static const char *
-unknown_member(const struct jscan_doc *d, size_t obj,
-               const char *const *known, struct arena *a, bool *oom)
+unknown_member(const struct jscan_doc *d, size_t obj, const char *const *known,
+               struct arena *a, bool *oom)
 {
     for (size_t k = jscan_child(d, obj); k != JSCAN_NONE;
          k = jscan_next(d, obj, k + 1)) {
@@ -262,8 +263,8 @@ toolbridge_scan(const struct jscan_doc *d, size_t node, long max_tools,
                           "toolDefinitions must be an array");
     n = jscan_count(d, node);
     if (n > (size_t)max_tools)
-        return status_set(err, ST_TOO_LARGE,
-                          "%zu page tools; the limit is %ld", n, max_tools);
+        return status_set(err, ST_TOO_LARGE, "%zu page tools; the limit is %ld",
+                          n, max_tools);
     out->tools = arena_calloc(a, n ? n : 1, sizeof(*out->tools));
     if (out->tools == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
@@ -311,8 +312,7 @@ toolbridge_page_decls(const struct toolbridge_page *pt, struct arena *a,
     sbuf_init(&sb, SIZE_MAX / 2);
     for (size_t i = 0; rc == 0 && i < pt->count; i++) {
         const struct toolbridge_tool *t = &pt->tools[i];
-        const char *desc = page_description(
-            a, string_at(d, t->description, a));
+        const char *desc = page_description(a, string_at(d, t->description, a));
 
         if (desc == NULL) {
             rc = -1;
@@ -435,8 +435,8 @@ toolbridge_tools(const json_t *action_decls, const json_t *tool_defs,
         json_decref(decls);
         return 0;
     }
-    *tools = arena_take_json(a, json_pack("[{s:o}]", "functionDeclarations",
-                                          decls));
+    *tools =
+        arena_take_json(a, json_pack("[{s:o}]", "functionDeclarations", decls));
     return *tools ? 0 : status_set(err, ST_NO_MEMORY, "out of memory");
 }
 

@@ -42,7 +42,7 @@ struct status_error;
 /* The prefix of page tools whose own names Gemini would refuse. */
 #define TOOLBRIDGE_PAGE_PREFIX "p_"
 /* Room for a function name (64) and its NUL. */
-#define TOOLBRIDGE_NAME_MAX 65
+#define TOOLBRIDGE_NAME_MAX    65
 
 /* Gemini's function-name rule, ^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$. */
 bool toolbridge_valid_name(const char *name);

@@ -40,16 +40,16 @@ struct finish_map {
  * adding members to it.
  */
 static const struct finish_map finish_table[] = {
-    { "STOP", TURN_DONE },
-    { "MAX_TOKENS", TURN_TRUNCATED },
-    { "SAFETY", TURN_BLOCKED },
-    { "RECITATION", TURN_BLOCKED },
-    { "PROHIBITED_CONTENT", TURN_BLOCKED },
-    { "BLOCKLIST", TURN_BLOCKED },
-    { "SPII", TURN_BLOCKED },
-    { "LANGUAGE", TURN_BLOCKED },
-    { "MALFORMED_FUNCTION_CALL", TURN_MALFORMED },
-    { "UNEXPECTED_TOOL_CALL", TURN_MALFORMED },
+    {"STOP", TURN_DONE},
+    {"MAX_TOKENS", TURN_TRUNCATED},
+    {"SAFETY", TURN_BLOCKED},
+    {"RECITATION", TURN_BLOCKED},
+    {"PROHIBITED_CONTENT", TURN_BLOCKED},
+    {"BLOCKLIST", TURN_BLOCKED},
+    {"SPII", TURN_BLOCKED},
+    {"LANGUAGE", TURN_BLOCKED},
+    {"MALFORMED_FUNCTION_CALL", TURN_MALFORMED},
+    {"UNEXPECTED_TOOL_CALL", TURN_MALFORMED},
 };
 
 static enum turn_end
@@ -321,36 +321,38 @@ refuse_call(const json_t *part, const struct measure *m, size_t room,
     if (n > 2 * BOUND_NAME_LEN + 1)
         n = utf8_cut(name, 2 * BOUND_NAME_LEN + 1);
     if (m->deep)
-        *why = arena_printf(a, "not run: the arguments nest deeper than %d "
-                               "levels, more than a conversation can keep; "
-                               "call it again with flatter arguments",
+        *why = arena_printf(a,
+                            "not run: the arguments nest deeper than %d "
+                            "levels, more than a conversation can keep; "
+                            "call it again with flatter arguments",
                             b->depth - 2);
     else if (m->wide_int)
         *why = "not run: the arguments hold an integer beyond 2^53, which "
                "a conversation cannot keep exactly; send it as a string";
     else
-        *why = arena_printf(a, "not run: the arguments take about %zu bytes, "
-                               "more than the %zu this conversation has "
-                               "room for; call it again with less",
+        *why = arena_printf(a,
+                            "not run: the arguments take about %zu bytes, "
+                            "more than the %zu this conversation has "
+                            "room for; call it again with less",
                             m->bytes, room);
     *use = part_with(part, "functionCall",
                      json_pack("{s:s%, s:O*, s:{}}", "name", name ? name : "",
-                               n, "id", json_is_string(id) ? id : NULL,
-                               "args"),
+                               n, "id", json_is_string(id) ? id : NULL, "args"),
                      json_object_get(part, "thoughtSignature") != NULL
                          ? SIGNATURE_SENTINEL
                          : NULL,
                      a);
-    return *use != NULL && *why != NULL ? 0 : status_set(err, ST_NO_MEMORY,
-                                                         "out of memory");
+    return *use != NULL && *why != NULL
+               ? 0
+               : status_set(err, ST_NO_MEMORY, "out of memory");
 }
 
 /* Part `part`'s text cut to fit `room` bytes of JSON, with "…" at the
  * cut and without its signature (`*use` NULL when not even a character
  * fits). */
 static int
-cut_text(const json_t *part, size_t room, struct arena *a,
-         const json_t **use, struct status_error *err)
+cut_text(const json_t *part, size_t room, struct arena *a, const json_t **use,
+         struct status_error *err)
 {
     const json_t *text = json_object_get(part, "text");
     const char *s = json_string_value(text);
@@ -611,8 +613,8 @@ parse(const json_t *response, const struct turn_bounds *b, struct arena *a,
 }
 
 int
-turn_parse(const json_t *response, const struct turn_bounds *b,
-           struct arena *a, struct turn *t, struct status_error *err)
+turn_parse(const json_t *response, const struct turn_bounds *b, struct arena *a,
+           struct turn *t, struct status_error *err)
 {
     memset(t, 0, sizeof(*t));
     t->text = "";

@@ -43,13 +43,13 @@ enum turn_end {
 };
 
 struct turn_call {
-    const char *name;      /* functionCall.name (borrowed) */
+    const char *name; /* functionCall.name (borrowed) */
     /* Why the call may not run (its arguments did not fit the bounds and
      * were replaced by {}), for the model to read; NULL: it may. */
     const char *refused;
-    struct json_t *args;   /* functionCall.args (borrowed); {} if absent */
-    const char *id;        /* functionCall.id, NULL when Gemini sent none */
-    size_t part;           /* index of the part in turn.parts */
+    struct json_t *args; /* functionCall.args (borrowed); {} if absent */
+    const char *id;      /* functionCall.id, NULL when Gemini sent none */
+    size_t part;         /* index of the part in turn.parts */
 };
 
 struct turn {
@@ -59,7 +59,7 @@ struct turn {
     struct json_t *content;
     struct turn_call *calls; /* in part order; arena */
     size_t ncalls;
-    const char *text;   /* visible text (thought parts excluded), joined;
+    const char *text; /* visible text (thought parts excluded), joined;
                          * "" when none; arena */
     enum turn_end end;
     const char *reason; /* the raw finishReason / blockReason, or "" */

@@ -27,16 +27,14 @@ const char cmd_actions_usage[] =
 static json_t *
 action_json(const struct plugin_action *a)
 {
-    return json_pack("{s:s, s:s*, s:s?, s:b, s:b, s:s*, s:b, s:s?, s:O*, "
-                     "s:O*}",
-                     "name", a->name, "functionName",
-                     a->exposed ? a->fn_name : NULL, "description",
-                     a->description, "listed", a->listed, "exposed",
-                     a->exposed, "route",
-                     a->route == PLUGIN_ROUTE_CHAT ? "chat" : NULL,
-                     "sideEffects", a->side_effects, "source", a->source,
-                     "inputSchema", a->input_schema, "outputSchema",
-                     a->output_schema);
+    return json_pack(
+        "{s:s, s:s*, s:s?, s:b, s:b, s:s*, s:b, s:s?, s:O*, "
+        "s:O*}",
+        "name", a->name, "functionName", a->exposed ? a->fn_name : NULL,
+        "description", a->description, "listed", a->listed, "exposed",
+        a->exposed, "route", a->route == PLUGIN_ROUTE_CHAT ? "chat" : NULL,
+        "sideEffects", a->side_effects, "source", a->source, "inputSchema",
+        a->input_schema, "outputSchema", a->output_schema);
 }
 
 static int
@@ -63,8 +61,9 @@ actions_show(const struct plugin_set *ps, const char *name)
     json_t *v;
 
     if (a == NULL) {
-        fprintf(stderr, "error: no action named '%s'; see `gemini-agent "
-                        "actions list`\n",
+        fprintf(stderr,
+                "error: no action named '%s'; see `gemini-agent "
+                "actions list`\n",
                 name);
         return 1;
     }
@@ -139,8 +138,7 @@ static const struct actions_sub actions_subs[] = {
 /* Load the site and run the subcommand; `arg` is NAME (show) or DIR
  * (types; NULL: next to each .jay-action). */
 static int
-actions(const char *config_path, const struct actions_sub *sub,
-        const char *arg)
+actions(const char *config_path, const struct actions_sub *sub, const char *arg)
 {
     struct site *site = cmd_load_site(config_path, true);
     int rc;
@@ -185,8 +183,10 @@ cmd_actions(int argc, char **argv)
         CMDOPT_STR("--config", &config),
         CMDOPT_END,
     };
-    struct cmdopt_cmd c = {.name = "actions", .usage = cmd_actions_usage,
-                           .opts = all_opts, .words = words,
+    struct cmdopt_cmd c = {.name = "actions",
+                           .usage = cmd_actions_usage,
+                           .opts = all_opts,
+                           .words = words,
                            .max_words = (int)ARRAY_SIZE(words)};
     char **rest;
     int at = find_sub(argc, argv), n = 1, rc;
@@ -201,9 +201,11 @@ cmd_actions(int argc, char **argv)
             return rc;
         return cmdopt_fail(&c, "use list, show NAME or types [--out DIR]");
     }
-    c = (struct cmdopt_cmd){.name = sub->name, .usage = sub->usage,
+    c = (struct cmdopt_cmd){.name = sub->name,
+                            .usage = sub->usage,
                             .opts = sub->takes_out ? all_opts : config_only,
-                            .words = words, .max_words = sub->words};
+                            .words = words,
+                            .max_words = sub->words};
     /* The subcommand's own command line: argv without its word. */
     rest = calloc((size_t)argc, sizeof(*rest));
     if (rest == NULL)

@@ -55,9 +55,8 @@ agent_kit(const char *config_path, const char *out_dir)
         if (!a->listed)
             continue;
         v = json_pack("{s:s, s:s*, s:s*, s:s, s:b, s:s, s:O, s:O*}", "name",
-                      a->name, "functionName",
-                      a->exposed ? a->fn_name : NULL, "route",
-                      a->route == PLUGIN_ROUTE_CHAT ? "chat" : NULL,
+                      a->name, "functionName", a->exposed ? a->fn_name : NULL,
+                      "route", a->route == PLUGIN_ROUTE_CHAT ? "chat" : NULL,
                       "description", a->description, "sideEffects",
                       a->side_effects, "source", a->source, "inputSchema",
                       a->input_schema, "outputSchema", a->output_schema);
@@ -104,8 +103,8 @@ cmd_agent_kit(int argc, char **argv)
         CMDOPT_STR("--config", &config),
         CMDOPT_END,
     };
-    struct cmdopt_cmd c = {.name = "agent-kit",
-                           .usage = cmd_agent_kit_usage, .opts = opts};
+    struct cmdopt_cmd c = {
+        .name = "agent-kit", .usage = cmd_agent_kit_usage, .opts = opts};
     int rc;
 
     if (cmdopt_parse(&c, argc, argv, &rc) != 0)

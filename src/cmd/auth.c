@@ -58,8 +58,8 @@ load_secret(const char *path, unsigned char *secret, size_t cap, size_t *n)
                 "      secretFile: .session-secret\n"
                 "to it, and run `gemini-agent setup` to create the file\n",
                 path);
-    } else if (token_secret_load(cfg->auth.secret_file, secret, cap, n,
-                                 &err) != 0) {
+    } else if (token_secret_load(cfg->auth.secret_file, secret, cap, n, &err) !=
+               0) {
         fprintf(stderr, "error: %s\n", err.text);
     } else {
         rc = 0;
@@ -129,8 +129,8 @@ sign_history(const char *config_path)
         fprintf(stderr, "error: out of memory\n");
         goto out;
     }
-    if (json_dumpf(json_is_array(body) ? sigs : body, stdout,
-                   JSON_COMPACT) != 0 ||
+    if (json_dumpf(json_is_array(body) ? sigs : body, stdout, JSON_COMPACT) !=
+            0 ||
         putchar('\n') == EOF || fflush(stdout) != 0)
         goto out;
     rc = 0;
@@ -152,8 +152,10 @@ cmd_auth(int argc, char **argv)
         CMDOPT_STR("--config", &config),
         CMDOPT_END,
     };
-    struct cmdopt_cmd c = {.name = "auth", .usage = cmd_auth_usage,
-                           .opts = opts, .words = words,
+    struct cmdopt_cmd c = {.name = "auth",
+                           .usage = cmd_auth_usage,
+                           .opts = opts,
+                           .words = words,
                            .max_words = (int)ARRAY_SIZE(words)};
 
     if (cmdopt_parse(&c, argc, argv, &rc) != 0)
@@ -166,8 +168,9 @@ cmd_auth(int argc, char **argv)
     if (user == NULL)
         return cmdopt_fail(&c, "issue needs --user NAME");
     if (!token_user_valid(user, strnlen(user, BOUND_USER_NAME + 1)))
-        return cmdopt_fail(&c, "a user name is 1 to %d bytes of UTF-8 "
-                               "without control characters",
+        return cmdopt_fail(&c,
+                           "a user name is 1 to %d bytes of UTF-8 "
+                           "without control characters",
                            BOUND_USER_NAME);
     return issue(config, user, ttl);
 }

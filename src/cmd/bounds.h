@@ -14,8 +14,8 @@
  * what lets one box hold hundreds: the default pair of workers holds 256
  * chats at once. Each idle thread costs its stack's touched pages and a
  * 16 KB arena block. */
-#define BOUND_THREADS             1024
-#define DEFAULT_THREADS           128
+#define BOUND_THREADS   1024
+#define DEFAULT_THREADS 128
 
 /* --- generated files --------------------------------------------------- */
 

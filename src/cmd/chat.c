@@ -122,8 +122,9 @@ repl(struct term_session *s, struct tty *t, const char *first)
         if (*p == '\0')
             continue;
         if ((size_t)n > BOUND_TERM_INPUT_LINE) {
-            fprintf(stderr, "gemini-agent chat: a prompt is longer than %u "
-                            "bytes; skipped\n",
+            fprintf(stderr,
+                    "gemini-agent chat: a prompt is longer than %u "
+                    "bytes; skipped\n",
                     BOUND_TERM_INPUT_LINE);
             continue;
         }

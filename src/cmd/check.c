@@ -211,9 +211,11 @@ print_plugins(const struct plugin_set *set)
             const struct plugin_info *p = &set->plugins[i];
             if (p->exposed != (exposed == 1))
                 continue;
-            printf("%s%s", n++ ? ", " : (exposed ? "plugins exposed: "
-                                                 : "plugins available, not "
-                                                   "exposed: "),
+            printf("%s%s",
+                   n++ ? ", "
+                       : (exposed ? "plugins exposed: "
+                                  : "plugins available, not "
+                                    "exposed: "),
                    p->name);
         }
         if (n > 0)
@@ -253,9 +255,8 @@ check_problems(const struct site *site, const struct web_user *u,
                struct diag *d)
 {
     const struct config *cfg = site->cfg;
-    const struct config_ceiling *c[] = {&cfg->budget.per_ip,
-                                        &cfg->budget.per_user,
-                                        &cfg->budget.site};
+    const struct config_ceiling *c[] = {
+        &cfg->budget.per_ip, &cfg->budget.per_user, &cfg->budget.site};
     static const char *const names[] = {"perIp", "perUser", "site"};
     unsigned mode, uid;
 
@@ -380,8 +381,8 @@ cmd_check(int argc, char **argv)
         CMDOPT_FLAG("--settings", &settings),
         CMDOPT_END,
     };
-    struct cmdopt_cmd c = {.name = "check", .usage = cmd_check_usage,
-                           .opts = opts};
+    struct cmdopt_cmd c = {
+        .name = "check", .usage = cmd_check_usage, .opts = opts};
     struct web_user u;
     int rc;
 

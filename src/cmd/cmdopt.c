@@ -78,8 +78,8 @@ set_value(const struct cmdopt_cmd *c, const struct cmdopt_opt *o,
     n = strtol(value, &end, 10);
     if (end == value || *end != '\0' || errno != 0 || n < o->min ||
         n > o->max) {
-        cmdopt_fail(c, "%s must be %d..%d, not '%s'", o->name, o->min,
-                    o->max, value);
+        cmdopt_fail(c, "%s must be %d..%d, not '%s'", o->name, o->min, o->max,
+                    value);
         return -1;
     }
     *o->num = (int)n;

@@ -44,11 +44,22 @@ struct cmdopt_opt {
     bool *flag; /* --name: set to true */
 };
 
-#define CMDOPT_STR(n, p)  {.name = (n), .str = (p)}
-#define CMDOPT_FLAG(n, p) {.name = (n), .flag = (p)}
-#define CMDOPT_END        {.name = NULL}
-#define CMDOPT_INT(n, p, lo, hi) \
-    {.name = (n), .num = (p), .min = (lo), .max = (hi)}
+#define CMDOPT_STR(n, p)                                                       \
+    {                                                                          \
+        .name = (n), .str = (p)                                                \
+    }
+#define CMDOPT_FLAG(n, p)                                                      \
+    {                                                                          \
+        .name = (n), .flag = (p)                                               \
+    }
+#define CMDOPT_END                                                             \
+    {                                                                          \
+        .name = NULL                                                           \
+    }
+#define CMDOPT_INT(n, p, lo, hi)                                               \
+    {                                                                          \
+        .name = (n), .num = (p), .min = (lo), .max = (hi)                      \
+    }
 
 /* One command's command line. */
 struct cmdopt_cmd {

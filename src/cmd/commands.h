@@ -85,8 +85,7 @@ struct site;
 struct site *cmd_load_site(const char *path, bool quiet_ok);
 
 /* Write `len` bytes to `path` through a temporary file and rename; 0/-1. */
-int cmd_write_file(const char *path, const char *data, size_t len,
-                   mode_t mode);
+int cmd_write_file(const char *path, const char *data, size_t len, mode_t mode);
 
 /* mkdir -p DIR: every folder it creates gets `mode` (less the umask;
  * existing ones are left as they are); says why on stderr when it cannot. 0/-1. */

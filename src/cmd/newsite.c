@@ -35,7 +35,7 @@
 /* The largest file copied into a site (the widget's biggest is ~100 KB). */
 #define NEWSITE_FILE_MAX (4u << 20)
 /* Where the socket goes, under DIR (the snippets and the hint agree). */
-#define NEWSITE_SOCKET "run/gemini-agent.sock"
+#define NEWSITE_SOCKET   "run/gemini-agent.sock"
 
 const char *
 newsite_share_dir(void)
@@ -199,8 +199,7 @@ read_file(const char *path, struct sbuf *out)
     int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
 
     if (fd < 0) {
-        fprintf(stderr, "error: cannot read '%s': %s\n", path,
-                strerror(errno));
+        fprintf(stderr, "error: cannot read '%s': %s\n", path, strerror(errno));
         return -1;
     }
     while ((n = read(fd, buf, sizeof(buf))) != 0) {
@@ -323,8 +322,9 @@ render_snippets(const struct newsite_paths *p, const char *share)
         sbuf_init(&out, 2 * NEWSITE_FILE_MAX);
         rc = read_file(src, &text);
         if (rc == 0 &&
-            (sbuf_addf(&out, "# %s, rendered by `gemini-agent setup` for the "
-                             "site in %s\n",
+            (sbuf_addf(&out,
+                       "# %s, rendered by `gemini-agent setup` for the "
+                       "site in %s\n",
                        newsite_snippets[i], p->dir) != 0 ||
              newsite_render(text.buf, p, &out) != 0)) {
             fprintf(stderr, "error: cannot render '%s': out of memory\n", src);
@@ -399,8 +399,7 @@ make_folders(const char *dir, const char *share)
 
     for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
         if (join(path, dir, dirs[i].name) != 0 ||
-            report(NULL, put_dir(path, dirs[i].mode), path, dirs[i].what) !=
-                0)
+            report(NULL, put_dir(path, dirs[i].mode), path, dirs[i].what) != 0)
             return -1;
     if (join(path, dir, "actions/_example") != 0 ||
         join(src, share, "conf/example-plugin") != 0)
@@ -458,8 +457,8 @@ newsite_create(const char *dir, const char *share)
         if (dir[0] != '/' && getcwd(cwd, sizeof(cwd)) == NULL)
             cwd[0] = '\0';
         if ((size_t)snprintf(abs, sizeof(abs), "%s%s%s",
-                             dir[0] == '/' ? "" : cwd,
-                             dir[0] == '/' ? "" : "/", dir) >= sizeof(abs) ||
+                             dir[0] == '/' ? "" : cwd, dir[0] == '/' ? "" : "/",
+                             dir) >= sizeof(abs) ||
             (why = newsite_path_problem(abs)) != NULL) {
             fprintf(stderr, "error: the site cannot be in '%s': %s\n", dir,
                     why ? why : "the path is too long");
@@ -483,8 +482,9 @@ newsite_create(const char *dir, const char *share)
     printf("%s %s/ (the site)\n", made ? "made" : "kept", abs);
     if (make_config(abs) != 0 || make_folders(abs, share) != 0 ||
         make_www(abs, share) != 0 || render_snippets(&p, share) != 0) {
-        fprintf(stderr, "error: the site in %s is not complete; fix the "
-                        "above and run setup again (it keeps what exists)\n",
+        fprintf(stderr,
+                "error: the site in %s is not complete; fix the "
+                "above and run setup again (it keeps what exists)\n",
                 abs);
         return 1;
     }

@@ -37,8 +37,8 @@ cmd_serve(int argc, char **argv)
         CMDOPT_STR("--pid-file", &o.pid_file),
         CMDOPT_END,
     };
-    struct cmdopt_cmd c = {.name = "serve", .usage = cmd_serve_usage,
-                           .opts = opts};
+    struct cmdopt_cmd c = {
+        .name = "serve", .usage = cmd_serve_usage, .opts = opts};
     int rc;
 
     if (cmdopt_parse(&c, argc, argv, &rc) != 0)

@@ -157,8 +157,7 @@ write_settings(const char *config_dir)
         return 1;
     }
     /* O_EXCL: an existing file holds someone's key; never overwrite it. */
-    fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-              0600);
+    fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
         if (errno == EEXIST)
             fprintf(stderr,
@@ -174,8 +173,7 @@ write_settings(const char *config_dir)
     if (fchmod(fd, 0600) != 0 ||
         write_all(fd, cmd_setup_template, strlen(cmd_setup_template)) != 0 ||
         close(fd) != 0) {
-        fprintf(stderr, "error: cannot write '%s': %s\n", dst,
-                strerror(errno));
+        fprintf(stderr, "error: cannot write '%s': %s\n", dst, strerror(errno));
         close(fd);
         unlink(dst);
         return 1;
@@ -219,8 +217,11 @@ cmd_setup(int argc, char **argv)
         CMDOPT_END,
     };
     const char *site_dir = ".";
-    struct cmdopt_cmd c = {.name = "setup", .usage = cmd_setup_usage,
-                           .opts = opts, .words = &site_dir, .max_words = 1};
+    struct cmdopt_cmd c = {.name = "setup",
+                           .usage = cmd_setup_usage,
+                           .opts = opts,
+                           .words = &site_dir,
+                           .max_words = 1};
     int rc;
 
     if (cmdopt_parse(&c, argc, argv, &rc) != 0)

@@ -49,8 +49,10 @@ cmd_store(int argc, char **argv)
     const char *config = config_default_path(), *words[1];
     const struct cmdopt_opt opts[] = {CMDOPT_STR("--config", &config),
                                       CMDOPT_END};
-    struct cmdopt_cmd c = {.name = "store", .usage = cmd_store_usage,
-                           .opts = opts, .words = words,
+    struct cmdopt_cmd c = {.name = "store",
+                           .usage = cmd_store_usage,
+                           .opts = opts,
+                           .words = words,
                            .max_words = (int)ARRAY_SIZE(words)};
     struct status_error err = {0};
     struct config *cfg = NULL;
@@ -81,8 +83,10 @@ cmd_users(int argc, char **argv)
     const char *config = config_default_path(), *words[3];
     const struct cmdopt_opt opts[] = {CMDOPT_STR("--config", &config),
                                       CMDOPT_END};
-    struct cmdopt_cmd c = {.name = "users", .usage = cmd_users_usage,
-                           .opts = opts, .words = words,
+    struct cmdopt_cmd c = {.name = "users",
+                           .usage = cmd_users_usage,
+                           .opts = opts,
+                           .words = words,
                            .max_words = (int)ARRAY_SIZE(words)};
     struct status_error err = {0};
     struct config *cfg = NULL;
@@ -94,8 +98,9 @@ cmd_users(int argc, char **argv)
     if (c.nwords != 3 || strcmp(words[0], "set-trust") != 0)
         return cmdopt_fail(&c, "use set-trust NAME LEVEL");
     if ((trust = store_trust_parse(words[2])) < 0)
-        return cmdopt_fail(&c, "LEVEL is supervised, delegated or "
-                               "autonomous, not '%s'",
+        return cmdopt_fail(&c,
+                           "LEVEL is supervised, delegated or "
+                           "autonomous, not '%s'",
                            words[2]);
     if ((st = open_store(config, &cfg)) == NULL) {
         config_free(cfg);

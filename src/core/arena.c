@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_ALIGN      _Alignof(max_align_t)
+#define ARENA_ALIGN _Alignof(max_align_t)
 
 struct arena_block {
     struct arena_block *next;

@@ -42,7 +42,8 @@ char *arena_strndup(struct arena *a, const char *s, size_t n) ATTR_WUR;
 char *arena_strdup(struct arena *a, const char *s) ATTR_WUR;
 
 /* printf into the arena; NULL on failure. */
-char *arena_printf(struct arena *a, const char *fmt, ...) ATTR_FMT(2, 3) ATTR_WUR;
+char *arena_printf(struct arena *a, const char *fmt, ...)
+    ATTR_FMT(2, 3) ATTR_WUR;
 
 /*
  * Run fn(data) at the next arena_reset()/arena_release(), after every

@@ -45,16 +45,16 @@
 
 /* --- chat protocol (used by the chat routes) --------------------------- */
 
-#define BOUND_HISTORY_TURNS       2000
-#define DEFAULT_HISTORY_TURNS     200
-#define BOUND_TOOLS               512
-#define DEFAULT_TOOLS             128
-#define BOUND_PAGE_STATE_BYTES    (4u * 1024 * 1024)
-#define DEFAULT_PAGE_STATE_BYTES  (256u * 1024)
+#define BOUND_HISTORY_TURNS      2000
+#define DEFAULT_HISTORY_TURNS    200
+#define BOUND_TOOLS              512
+#define DEFAULT_TOOLS            128
+#define BOUND_PAGE_STATE_BYTES   (4u * 1024 * 1024)
+#define DEFAULT_PAGE_STATE_BYTES (256u * 1024)
 /* Gemini calls per request: config and AGENT_MAX_LOOP_STEPS are clamped
  * to 1..15 (docs/configuration.md). */
-#define BOUND_LOOP_STEPS          15
-#define DEFAULT_LOOP_STEPS        8
+#define BOUND_LOOP_STEPS         15
+#define DEFAULT_LOOP_STEPS       8
 
 /* generationConfig.maxOutputTokens of every Gemini call (answer and
  * thinking of one step; limits.maxOutputTokens). Gemini's models stop at
@@ -72,7 +72,7 @@
 
 /* A conversation key's token (agent/convkey.h), at most: the longest it
  * writes. */
-#define BOUND_CONVKEY_TOKEN       64
+#define BOUND_CONVKEY_TOKEN 64
 
 /* --- memory ------------------------------------------------------------ */
 
@@ -80,22 +80,22 @@
  * sbuf growth and jansson's allocations, counted as they are made. A
  * large honest request (an 8 MiB body, 15 Gemini steps) stays far below;
  * past it the request gets a 500, before the machine runs short. */
-#define BOUND_REQUEST_MEMORY      (512u * 1024 * 1024)
+#define BOUND_REQUEST_MEMORY (512u * 1024 * 1024)
 /* Most requests fit in one arena block of this size, which
  * arena_reset() keeps between requests. */
-#define BOUND_ARENA_BLOCK         (16u * 1024)
+#define BOUND_ARENA_BLOCK    (16u * 1024)
 /* Later blocks are half as large as the arena so far, up to this: a
  * large request takes a handful of blocks. */
-#define BOUND_ARENA_GROWTH        (1024u * 1024)
+#define BOUND_ARENA_GROWTH   (1024u * 1024)
 
 /* --- time -------------------------------------------------------------- */
 
 /* Total deadline of one Gemini call, retries included. It must end before
  * nginx's fastcgi_read_timeout (nginx/gemini-agent.conf sets 300 s). */
-#define BOUND_GEMINI_TIMEOUT_MS   280000
-#define DEFAULT_GEMINI_TIMEOUT_MS 60000
-#define BOUND_ACTION_TIMEOUT_MS   120000
-#define DEFAULT_ACTION_TIMEOUT_MS 10000
+#define BOUND_GEMINI_TIMEOUT_MS    280000
+#define DEFAULT_GEMINI_TIMEOUT_MS  60000
+#define BOUND_ACTION_TIMEOUT_MS    120000
+#define DEFAULT_ACTION_TIMEOUT_MS  10000
 /* A whole request, every Gemini call and action included
  * (requestTimeoutMs). Gemini calls are cut to what is left of it, so a
  * request only outlives it when something hangs - and then the master's
@@ -108,8 +108,8 @@
 /* Calls of one model turn that run (limits.maxCallsPerTurn): a turn that
  * asks for 200 side effects must not get 200; the rest are answered with
  * an error the model reads. */
-#define BOUND_CALLS_PER_TURN      128
-#define DEFAULT_CALLS_PER_TURN    16
+#define BOUND_CALLS_PER_TURN   128
+#define DEFAULT_CALLS_PER_TURN 16
 
 /* A stream with no event for this long gets a status line: proxies cut a
  * silent response after their read timeout (Apache's FcgidIOTimeout is
@@ -124,19 +124,19 @@
 /* --- the run API (docs/http-api.md) ------------------------------------ */
 
 /* How long an approval waits for the user (policy.approvalTtlMs). */
-#define BOUND_APPROVAL_TTL_MS     (30L * 24 * 3600 * 1000)
-#define DEFAULT_APPROVAL_TTL_MS   (24L * 3600 * 1000)
+#define BOUND_APPROVAL_TTL_MS   (30L * 24 * 3600 * 1000)
+#define DEFAULT_APPROVAL_TTL_MS (24L * 3600 * 1000)
 /* How long the chat's approval ticket stays good: the
  * visitor is looking at the card; a day-old one is not a decision. */
-#define DEFAULT_TICKET_TTL_MS     (10L * 60 * 1000)
+#define DEFAULT_TICKET_TTL_MS   (10L * 60 * 1000)
 /* Types of attachedContext a site may accept, and their length. */
-#define BOUND_CONTEXT_TYPES       32
-#define BOUND_CONTEXT_TYPE_LEN    64
+#define BOUND_CONTEXT_TYPES     32
+#define BOUND_CONTEXT_TYPE_LEN  64
 
 /* --- the Gemini client ------------------------------------------------- */
 
 /* Largest Gemini response body we keep; more is cut off (bad response). */
-#define BOUND_UPSTREAM_BYTES   (16u * 1024 * 1024)
+#define BOUND_UPSTREAM_BYTES (16u * 1024 * 1024)
 
 /* --- workers ----------------------------------------------------------- */
 
@@ -154,11 +154,11 @@
 /* --- YAML files (agent.yaml, plugin.yaml, .jay-action) -------------------- */
 
 /* libyaml 0.2.5 has no nesting limit of its own: we stop at this depth. */
-#define BOUND_YAML_DEPTH  32
+#define BOUND_YAML_DEPTH 32
 /* Nodes per YAML document: a .jay-action has tens; this refuses billions. */
-#define BOUND_YAML_NODES  20000
+#define BOUND_YAML_NODES 20000
 /* Bytes per YAML file. */
-#define BOUND_YAML_BYTES  (1024u * 1024)
+#define BOUND_YAML_BYTES (1024u * 1024)
 
 /* --- server actions ---------------------------------------------------- */
 
@@ -175,13 +175,13 @@
 
 /* The text of one tools/call result handed to the model, cut there:
  * under BOUND_ACTION_OUTPUT_BYTES even when every byte is escaped. */
-#define MCP_RESULT_BYTES        (128u * 1024)
+#define MCP_RESULT_BYTES     (128u * 1024)
 /* Each exchange with a server (start and handshake, or one call) ends by
  * then; plugins.config.mcp.timeoutMs may lower or raise it up to the
  * bound. The default stays under DEFAULT_ACTION_TIMEOUT_MS, so a slow
  * server is a tool error before the action watchdog ends the worker. */
-#define MCP_TIMEOUT_MS          8000
-#define BOUND_MCP_TIMEOUT_MS    BOUND_ACTION_TIMEOUT_MS
+#define MCP_TIMEOUT_MS       8000
+#define BOUND_MCP_TIMEOUT_MS BOUND_ACTION_TIMEOUT_MS
 /* --- built-in plugins file_edit and cli (plugins/fileedit.c, cli.c) ---- */
 
 /* file_edit's maxFileBytes: the largest file it reads whole or changes
@@ -228,16 +228,16 @@
 
 /* Steps in one plan: a plan the model keeps for a task, not a backlog;
  * plugins.config.todo.maxSteps may lower it (default = the bound). */
-#define BOUND_TODO_STEPS          100
-#define DEFAULT_TODO_STEPS        30
+#define BOUND_TODO_STEPS   100
+#define DEFAULT_TODO_STEPS 30
 /* Bytes of one step's title: a line of a checklist. */
-#define BOUND_TODO_TITLE          300
+#define BOUND_TODO_TITLE   300
 /* Plans kept on disk (one file per conversation): a public widget must
  * not be able to fill the disk, so the oldest (by mtime) go past this;
  * plugins.config.todo.maxPlans may lower it. A plan file is at most about
  * BOUND_TODO_STEPS * (BOUND_TODO_TITLE * 6 + 64) bytes (escaped titles). */
-#define BOUND_TODO_PLANS          1000000
-#define DEFAULT_TODO_PLANS        10000
+#define BOUND_TODO_PLANS   1000000
+#define DEFAULT_TODO_PLANS 10000
 
 /* Compaction (.gemini.yaml `compaction:`, term/compact.h): it starts when
  * a prompt reached this share of the model's window ... */
@@ -256,11 +256,11 @@
  * backtracks, so both sides of every match are bounded: glibc 2.36 answers
  * `*a*a*a*a*a*a*a*b` against a subject of the longest kind in microseconds,
  * and these caps keep it so on any libc. */
-#define BOUND_PERMISSION_PATTERN   512
+#define BOUND_PERMISSION_PATTERN 512
 /* The text a glob is matched against: a call signature `tool(k=v, ...)` or
  * one argument's value. A longer one is never allowed by a glob and always
  * caught by a deny glob (fail closed). */
-#define BOUND_PERMISSION_SUBJECT   8192
+#define BOUND_PERMISSION_SUBJECT 8192
 
 /* --- generated files --------------------------------------------------- */
 
@@ -288,29 +288,29 @@
 /* A user name, in bytes (without its NUL): e-mail addresses and directory
  * names fit. The name is stored with every thread and run and written in
  * the audit, so it is bounded like any other client text. */
-#define BOUND_USER_NAME       128
+#define BOUND_USER_NAME     128
 /* The session secret's least length: 32 bytes, SHA-256's output. RFC 2104
  * advises a key no shorter than the hash's output; a shorter one makes
  * forging tokens easier than breaking the hash. */
-#define BOUND_SECRET_MIN      32
+#define BOUND_SECRET_MIN    32
 /* The most of a secret file we read. HMAC hashes a key longer than 64
  * bytes down to 32 anyway; this only keeps a wrong file (a log, an image)
  * from being read into memory whole. */
-#define BOUND_SECRET_MAX      1024
+#define BOUND_SECRET_MAX    1024
 /* The longest token (without its NUL): "v1." + base64url of a
  * BOUND_USER_NAME-byte name (171) + "." + the expiry (19 digits at most) +
  * "." + the signature (43) is 239; anything longer is malformed, read no
  * further. */
-#define BOUND_TOKEN_LEN       255
+#define BOUND_TOKEN_LEN     255
 /* `auth issue --ttl`: a week by default, at most 90 days - a token cannot
  * be revoked before it expires (short of changing the secret, which ends
  * every session at once). */
-#define DEFAULT_TOKEN_TTL_S   (7L * 24 * 3600)
-#define BOUND_TOKEN_TTL_S     (90L * 24 * 3600)
+#define DEFAULT_TOKEN_TTL_S (7L * 24 * 3600)
+#define BOUND_TOKEN_TTL_S   (90L * 24 * 3600)
 /* The session cookie's name (sessionCookie). */
-#define BOUND_COOKIE_NAME     64
+#define BOUND_COOKIE_NAME   64
 /* The variable of auth.remoteUser: a CGI variable name, short by habit. */
-#define BOUND_ENV_NAME        64
+#define BOUND_ENV_NAME      64
 
 /* --- paths ------------------------------------------------------------- */
 
@@ -334,7 +334,8 @@
 #if BOUND_JSON_DEPTH > BOUND_JSCAN_DEPTH
 #error "request bodies may not nest deeper than jscan reads"
 #endif
-#if BOUND_BODY_BYTES > BOUND_JSCAN_BYTES || BOUND_UPSTREAM_BYTES > BOUND_JSCAN_BYTES
+#if BOUND_BODY_BYTES > BOUND_JSCAN_BYTES ||                                    \
+    BOUND_UPSTREAM_BYTES > BOUND_JSCAN_BYTES
 #error "jscan cannot hold offsets into a body this large"
 #endif
 #if 3 + (BOUND_USER_NAME * 4 + 2) / 3 + 1 + 19 + 1 + 43 > BOUND_TOKEN_LEN
@@ -350,9 +351,11 @@
 #error "MCP_TIMEOUT_MS must stay under the default action watchdog"
 #endif
 #if MCP_RESULT_BYTES * 6 + 4096 > BOUND_ACTION_OUTPUT_BYTES
+/* clang-format off */
 #error "an MCP result, escaped (\\u00XX: 6 bytes a byte), may outgrow the action output bound"
+/* clang-format on */
 #endif
-#if 2 * 6 * BOUND_FILEEDIT_READ_BYTES + 16 * FILEEDIT_READ_LINES + 4096 > \
+#if 2 * 6 * BOUND_FILEEDIT_READ_BYTES + 16 * FILEEDIT_READ_LINES + 4096 >      \
     BOUND_ACTION_OUTPUT_BYTES
 #error "a Read answer may not exceed the action output bound"
 #endif
@@ -360,13 +363,15 @@
 #error "a Glob, Grep or LS answer may not exceed the action output bound"
 #endif
 #if 4 * 6 * CLI_BASH_OUTPUT_CHARS + 4096 > BOUND_ACTION_OUTPUT_BYTES
+/* clang-format off */
 #error "a Bash answer (text and stdout, stderr) may not exceed the action output bound"
+/* clang-format on */
 #endif
 #if 2 * 6 * BOUND_CLI_OUTPUT_BYTES + 4096 > BOUND_ACTION_OUTPUT_BYTES
 #error "a cli answer may not exceed the action output bound"
 #endif
-#if DEFAULT_FILEEDIT_FILE_BYTES > BOUND_FILEEDIT_FILE_BYTES || \
-    DEFAULT_CLI_TIMEOUT_MS > BOUND_CLI_TIMEOUT_MS || \
+#if DEFAULT_FILEEDIT_FILE_BYTES > BOUND_FILEEDIT_FILE_BYTES ||                 \
+    DEFAULT_CLI_TIMEOUT_MS > BOUND_CLI_TIMEOUT_MS ||                           \
     DEFAULT_CLI_OUTPUT_BYTES > BOUND_CLI_OUTPUT_BYTES
 #error "a file_edit or cli default exceeds its bound"
 #endif
@@ -374,7 +379,8 @@
 #error "a schema may not nest deeper than the JSON that carries it"
 #endif
 
-#if DEFAULT_TODO_STEPS > BOUND_TODO_STEPS || DEFAULT_TODO_PLANS > BOUND_TODO_PLANS
+#if DEFAULT_TODO_STEPS > BOUND_TODO_STEPS ||                                   \
+    DEFAULT_TODO_PLANS > BOUND_TODO_PLANS
 #error "a todo default exceeds its bound"
 #endif
 

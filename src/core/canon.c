@@ -67,7 +67,8 @@ write_value(const json_t *v, struct sbuf *out, int depth)
 
         if (n == 0)
             return sbuf_put(out, "{}", 2);
-        if (n > CANON_SMALL && (keys = memlimit_malloc(n * sizeof(*keys))) == NULL)
+        if (n > CANON_SMALL &&
+            (keys = memlimit_malloc(n * sizeof(*keys))) == NULL)
             return -1;
         json_object_foreach(UNCONST(v), key, m) {
             keys[i++] = key;

@@ -32,24 +32,38 @@ static void config_free_strings(char **list);
 
 /* A row of a table: one macro per type keeps each row on a line or two. */
 #define KEY_LONG(n, st, f, lo, hi, d, how, h)                                  \
-    {.name = n, .type = SETTING_LONG, .offset = offsetof(st, f), .say = how, \
-     .min = lo, .max = hi, .def = d, .help = h}
+    {                                                                          \
+        .name = n, .type = SETTING_LONG, .offset = offsetof(st, f),            \
+        .say = how, .min = lo, .max = hi, .def = d, .help = h                  \
+    }
 #define KEY_BOOL(n, st, f, d, how, h)                                          \
-    {.name = n, .type = SETTING_BOOL, .offset = offsetof(st, f), .say = how, \
-     .def = d, .help = h}
+    {                                                                          \
+        .name = n, .type = SETTING_BOOL, .offset = offsetof(st, f),            \
+        .say = how, .def = d, .help = h                                        \
+    }
 #define KEY_STRING(n, st, f, d, h)                                             \
-    {.name = n, .type = SETTING_STRING, .offset = offsetof(st, f),           \
-     .def_text = d, .help = h}
+    {                                                                          \
+        .name = n, .type = SETTING_STRING, .offset = offsetof(st, f),          \
+        .def_text = d, .help = h                                               \
+    }
 #define KEY_PATH(n, st, f, h)                                                  \
-    {.name = n, .type = SETTING_PATH, .offset = offsetof(st, f), .help = h}
+    {                                                                          \
+        .name = n, .type = SETTING_PATH, .offset = offsetof(st, f), .help = h  \
+    }
 #define KEY_ENUM(t, n, st, f, names_, d, how, h)                               \
-    {.name = n, .type = t, .offset = offsetof(st, f), .say = how,            \
-     .names = names_, .nnames = ARRAY_SIZE(names_), .def = d, .help = h}
+    {                                                                          \
+        .name = n, .type = t, .offset = offsetof(st, f), .say = how,           \
+        .names = names_, .nnames = ARRAY_SIZE(names_), .def = d, .help = h     \
+    }
 #define KEY_SECTION(n, st, f, table)                                           \
-    {.name = n, .type = SETTING_SECTION, .offset = offsetof(st, f),          \
-     .section = &table}
+    {                                                                          \
+        .name = n, .type = SETTING_SECTION, .offset = offsetof(st, f),         \
+        .section = &table                                                      \
+    }
 #define KEY_CUSTOM(n, fn, sh, h)                                               \
-    {.name = n, .type = SETTING_CUSTOM, .read = fn, .show = sh, .help = h}
+    {                                                                          \
+        .name = n, .type = SETTING_CUSTOM, .read = fn, .show = sh, .help = h   \
+    }
 #define TABLE_KEYS(rows) .keys = rows, .nkeys = ARRAY_SIZE(rows)
 
 /* `check --settings`: a list of strings as "a, b" (or "(none)"). */
@@ -108,9 +122,8 @@ static const struct settings_key limit_keys[] = {
     LIMIT("maxRequestsPerWorker", limits.max_requests_per_worker, 0,
           BOUND_REQUESTS_PER_WORKER, 0,
           "requests before a worker is recycled (0: never)"),
-    LIMIT("maxCallsPerTurn", limits.max_calls_per_turn, 1,
-          BOUND_CALLS_PER_TURN, DEFAULT_CALLS_PER_TURN,
-          "calls of one model turn that run"),
+    LIMIT("maxCallsPerTurn", limits.max_calls_per_turn, 1, BOUND_CALLS_PER_TURN,
+          DEFAULT_CALLS_PER_TURN, "calls of one model turn that run"),
     LIMIT("streamHeartbeatMs", limits.stream_heartbeat_ms,
           MIN_STREAM_HEARTBEAT_MS, BOUND_STREAM_HEARTBEAT_MS,
           DEFAULT_STREAM_HEARTBEAT_MS,
@@ -224,8 +237,7 @@ static void
 show_enrichment_only(const void *base, char *buf, size_t size)
 {
     const struct config_plugins *p = base;
-    show_list(p->enrichment_only, count_strings(p->enrichment_only), buf,
-              size);
+    show_list(p->enrichment_only, count_strings(p->enrichment_only), buf, size);
 }
 
 static void
@@ -339,8 +351,10 @@ static const struct settings_key plugin_keys[] = {
 };
 
 static const struct settings_table plugins_table = {
-    .shape = "a mapping (dirs, expose, config)", .say_type = true,
-    TABLE_KEYS(plugin_keys), .done = plugins_done};
+    .shape = "a mapping (dirs, expose, config)",
+    .say_type = true,
+    TABLE_KEYS(plugin_keys),
+    .done = plugins_done};
 
 /* --- the run API: store and policy ---------------------------------------- */
 
@@ -413,8 +427,7 @@ static void
 show_context_types(const void *base, char *buf, size_t size)
 {
     const struct config_run *run = base;
-    show_list(run->context_types, count_strings(run->context_types), buf,
-              size);
+    show_list(run->context_types, count_strings(run->context_types), buf, size);
 }
 
 /* policy.allow: [{action, arg?, pattern?}] */
@@ -521,7 +534,7 @@ show_policy_actions(const void *base, char *buf, size_t size)
 }
 
 #define TTL(n, f, d, h)                                                        \
-    KEY_LONG(n, struct config_run, f, 1000, BOUND_APPROVAL_TTL_MS, d,         \
+    KEY_LONG(n, struct config_run, f, 1000, BOUND_APPROVAL_TTL_MS, d,          \
              SAY_PLAIN, h)
 
 static const struct settings_key policy_keys[] = {
@@ -567,19 +580,27 @@ cookie_name_valid(const char *s)
  * internal redirect) are refused by prefix.
  */
 static const char *const request_vars[] = {
-    "AUTH_TYPE", "CONTENT_LENGTH", "CONTENT_TYPE", "CONTEXT_DOCUMENT_ROOT",
-    "CONTEXT_PREFIX", "DOCUMENT_ROOT", "DOCUMENT_URI", "GATEWAY_INTERFACE",
-    "HTTPS", "PATH_INFO", "PATH_TRANSLATED", "QUERY_STRING", "REMOTE_ADDR",
-    "REMOTE_HOST", "REMOTE_IDENT", "REMOTE_PORT", "REQUEST_METHOD",
-    "REQUEST_SCHEME", "REQUEST_URI", "SCRIPT_FILENAME", "SCRIPT_NAME",
-    "SCRIPT_URI", "SCRIPT_URL", "SERVER_ADDR", "SERVER_NAME", "SERVER_PORT",
+    "AUTH_TYPE",       "CONTENT_LENGTH",
+    "CONTENT_TYPE",    "CONTEXT_DOCUMENT_ROOT",
+    "CONTEXT_PREFIX",  "DOCUMENT_ROOT",
+    "DOCUMENT_URI",    "GATEWAY_INTERFACE",
+    "HTTPS",           "PATH_INFO",
+    "PATH_TRANSLATED", "QUERY_STRING",
+    "REMOTE_ADDR",     "REMOTE_HOST",
+    "REMOTE_IDENT",    "REMOTE_PORT",
+    "REQUEST_METHOD",  "REQUEST_SCHEME",
+    "REQUEST_URI",     "SCRIPT_FILENAME",
+    "SCRIPT_NAME",     "SCRIPT_URI",
+    "SCRIPT_URL",      "SERVER_ADDR",
+    "SERVER_NAME",     "SERVER_PORT",
     "SERVER_PROTOCOL", "SERVER_SOFTWARE",
 };
 
 static const char remote_user_forms[] =
     "write auth: {remoteUser: {variable: GA_REMOTE_USER, server: nginx}} "
     "with the fastcgi_param GA_REMOTE_USER line of nginx/gemini-agent.conf, "
-    "or {variable: REMOTE_USER, server: apache} (docs/http-api.md, \"Identity\")";
+    "or {variable: REMOTE_USER, server: apache} (docs/http-api.md, "
+    "\"Identity\")";
 
 /* A CGI variable name as web servers spell them: [A-Z_][A-Z0-9_]*. */
 static bool
@@ -630,16 +651,16 @@ static void
 read_ru_variable(void *base, const struct ydoc_node *v, const char *path,
                  const struct settings_ctx *cx)
 {
-    ((struct remote_user_keys *)base)->variable =
-        settings_want_string(v, path, cx);
+    ((struct remote_user_keys *)base)->variable = settings_want_string(v, path,
+                                                                       cx);
 }
 
 static void
 read_ru_server(void *base, const struct ydoc_node *v, const char *path,
                const struct settings_ctx *cx)
 {
-    ((struct remote_user_keys *)base)->server =
-        settings_want_string(v, path, cx);
+    ((struct remote_user_keys *)base)->server = settings_want_string(v, path,
+                                                                     cx);
 }
 
 static const struct settings_key remote_user_keys[] = {
@@ -648,7 +669,8 @@ static const struct settings_key remote_user_keys[] = {
 };
 
 static const struct settings_table remote_user_table = {
-    .shape = "a mapping {variable, server}", .say_type = true,
+    .shape = "a mapping {variable, server}",
+    .say_type = true,
     TABLE_KEYS(remote_user_keys)};
 
 /* auth.remoteUser: {variable: NAME, server: nginx | apache}. */
@@ -676,13 +698,14 @@ read_remote_user(void *base, const struct ydoc_node *map, const char *path,
                  "'auth.remoteUser' needs the variable the web server sets "
                  "from its own sign-in and the server, nginx or apache%s%s"
                  "%s: %s",
-                 other ? " (not '" : "", other ? server : "",
-                 other ? "')" : "", remote_user_forms);
+                 other ? " (not '" : "", other ? server : "", other ? "')" : "",
+                 remote_user_forms);
         return;
     }
     if ((why = remote_user_refusal(var, ws)) != NULL) {
-        diag_add(cx->d, cx->file, line, "'auth.remoteUser': %s behind %s %s; %s",
-                 var, server, why, remote_user_forms);
+        diag_add(cx->d, cx->file, line,
+                 "'auth.remoteUser': %s behind %s %s; %s", var, server, why,
+                 remote_user_forms);
         return;
     }
     settings_set_string(&a->remote_user_var, var);
@@ -755,8 +778,10 @@ show_session_cookie(const void *base, char *buf, size_t size)
 static const struct settings_key auth_keys[] = {
     KEY_CUSTOM("remoteUser", read_remote_user, show_remote_user,
                "the variable the web server sets from its own sign-in"),
-    {.name = "trustRemoteUser", .type = SETTING_CUSTOM,
-     .read = read_trust_remote_user, .hidden = true},
+    {.name = "trustRemoteUser",
+     .type = SETTING_CUSTOM,
+     .read = read_trust_remote_user,
+     .hidden = true},
     KEY_PATH("secretFile", struct config_auth, secret_file,
              "the secret that signs session tokens"),
     KEY_CUSTOM("sessionCookie", read_session_cookie, show_session_cookie,
@@ -772,10 +797,8 @@ static const struct settings_table auth_table = {
  * core cannot include: the values are repeated there and checked by the
  * chat's unit test) */
 static const struct settings_name part_names[] = {
-    {"inlineData", 1u << 0},
-    {"fileData", 1u << 1},
-    {"executableCode", 1u << 2},
-    {"codeExecutionResult", 1u << 2},
+    {"inlineData", 1u << 0},     {"fileData", 1u << 1},
+    {"executableCode", 1u << 2}, {"codeExecutionResult", 1u << 2},
     {"thought", 1u << 3},
 };
 
@@ -838,7 +861,8 @@ static const struct settings_key history_keys[] = {
 };
 
 static const struct settings_table history_table = {
-    .shape = "{verify, allowParts}", .say_type = true,
+    .shape = "{verify, allowParts}",
+    .say_type = true,
     TABLE_KEYS(history_keys)};
 /*
  * A list of addresses or networks (budget.trustForwardedFor,
@@ -928,15 +952,15 @@ cors_origin_problem(const char *o)
     return NULL;
 }
 
-
 /* http.cors: {allowOrigins: [origins]} into cfg->cors (off when empty) */
 static void
 read_cors(void *base, const struct ydoc_node *v, const char *path,
           const struct settings_ctx *cx)
 {
     struct config *cfg = base;
-    const struct ydoc_node *list =
-        v->kind == YDOC_MAP ? ydoc_get(v, "allowOrigins") : NULL;
+    const struct ydoc_node *list = v->kind == YDOC_MAP
+                                       ? ydoc_get(v, "allowOrigins")
+                                       : NULL;
     char **out;
 
     (void)path;
@@ -962,9 +986,8 @@ read_cors(void *base, const struct ydoc_node *v, const char *path,
         const char *why = s ? cors_origin_problem(s) : "not a string";
         if (why != NULL) {
             diag_add(cx->d, cx->file, e->line,
-                     "'http.cors.allowOrigins' entry %s%s%s: %s",
-                     s ? "'" : "", s ? s : ydoc_type_name(e), s ? "'" : "",
-                     why);
+                     "'http.cors.allowOrigins' entry %s%s%s: %s", s ? "'" : "",
+                     s ? s : ydoc_type_name(e), s ? "'" : "", why);
             continue;
         }
         if ((out[cfg->cors.norigins] = strdup(s)) == NULL)
@@ -987,8 +1010,8 @@ read_status(void *base, const struct ydoc_node *v, const char *path,
             const struct settings_ctx *cx)
 {
     struct config *cfg = base;
-    const struct ydoc_node *allow =
-        v->kind == YDOC_MAP ? ydoc_get(v, "allow") : NULL;
+    const struct ydoc_node *allow = v->kind == YDOC_MAP ? ydoc_get(v, "allow")
+                                                        : NULL;
 
     (void)path;
     if (allow == NULL || v->count != 1) {
@@ -1037,8 +1060,8 @@ read_outbound(void *base, const struct ydoc_node *v, const char *path,
               const struct settings_ctx *cx)
 {
     struct config *cfg = base;
-    const struct ydoc_node *allow =
-        v->kind == YDOC_MAP ? ydoc_get(v, "allow") : NULL;
+    const struct ydoc_node *allow = v->kind == YDOC_MAP ? ydoc_get(v, "allow")
+                                                        : NULL;
 
     (void)path;
     if (allow == NULL || v->count != 1) {
@@ -1066,8 +1089,7 @@ static const struct settings_name log_format_names[] = {
 
 static const struct settings_key log_keys[] = {
     KEY_ENUM(SETTING_ENUM, "format", struct config_log, format,
-             log_format_names, LOG_FMT_TEXT, SAY_PLAIN,
-             "how log lines look"),
+             log_format_names, LOG_FMT_TEXT, SAY_PLAIN, "how log lines look"),
     KEY_PATH("file", struct config_log, file,
              "where log lines go (none: stderr, the web server's log)"),
 };
@@ -1082,13 +1104,15 @@ static const struct settings_table log_table = {
 
 static const struct settings_key ceiling_keys[] = {
     CEILING("requestsPerMinute", requests_per_minute,
-            BOUND_BUDGET_REQUESTS_PER_MINUTE, "requests a minute (0: no limit)"),
+            BOUND_BUDGET_REQUESTS_PER_MINUTE,
+            "requests a minute (0: no limit)"),
     CEILING("tokensPerDay", tokens_per_day, BOUND_BUDGET_TOKENS_PER_DAY,
             "Gemini tokens a day (0: no limit)"),
 };
 
 static const struct settings_table ceiling_table = {
-    .shape = "{requestsPerMinute, tokensPerDay}", .say_type = true,
+    .shape = "{requestsPerMinute, tokensPerDay}",
+    .say_type = true,
     TABLE_KEYS(ceiling_keys)};
 
 static void
@@ -1126,9 +1150,10 @@ static const struct settings_key budget_keys[] = {
                "the proxies whose X-Forwarded-For names the client"),
 };
 
-static const struct settings_table budget_table = {
-    .shape = "a mapping", .say_type = true, TABLE_KEYS(budget_keys),
-    .done = budget_done};
+static const struct settings_table budget_table = {.shape = "a mapping",
+                                                   .say_type = true,
+                                                   TABLE_KEYS(budget_keys),
+                                                   .done = budget_done};
 
 /* --- agent.yaml ------------------------------------------------------------ */
 
@@ -1156,8 +1181,8 @@ static const struct settings_key agent_keys[] = {
              "serve even when the key file is open to group or others"),
 };
 
-static const struct settings_table agent_table = {
-    .shape = "a mapping of keys", TABLE_KEYS(agent_keys)};
+static const struct settings_table agent_table = {.shape = "a mapping of keys",
+                                                  TABLE_KEYS(agent_keys)};
 
 /* Returns 0, or -1 when agent.yaml is unusable (problems reported). */
 static int
@@ -1346,8 +1371,8 @@ choose_api_key(struct config_gemini *g, struct key_read *kr, bool file_exists,
         diag_add(d, file, kr->key_line,
                  "no Gemini API key: %s; run `gemini-agent setup` and put "
                  "your key in apiKey, or set GEMINI_API_KEY",
-                 !file_exists ? "the file does not exist"
-                 : kr->file_key == NULL ? "apiKey is missing"
+                 !file_exists              ? "the file does not exist"
+                 : kr->file_key == NULL    ? "apiKey is missing"
                  : kr->file_key[0] == '\0' ? "apiKey is empty"
                                            : "apiKey is still the placeholder");
     }
@@ -1470,13 +1495,13 @@ apply_env_limits(struct config *cfg, struct diag *d)
     errno = 0;
     v = strtol(env, &end, 10);
     if (errno != 0 || *end != '\0' || end == env) {
-        diag_add(d, "AGENT_MAX_LOOP_STEPS", 0,
-                 "must be an integer; using %ld", cfg->limits.max_loop_steps);
+        diag_add(d, "AGENT_MAX_LOOP_STEPS", 0, "must be an integer; using %ld",
+                 cfg->limits.max_loop_steps);
         return;
     }
-    cfg->limits.max_loop_steps = v < 1 ? 1 : v > BOUND_LOOP_STEPS
-                                                  ? BOUND_LOOP_STEPS
-                                                  : v;
+    cfg->limits.max_loop_steps = v < 1                  ? 1
+                                 : v > BOUND_LOOP_STEPS ? BOUND_LOOP_STEPS
+                                                        : v;
 }
 
 /* The run API's defaults, after agent.yaml: the store in dataDir, the
@@ -1484,15 +1509,15 @@ apply_env_limits(struct config *cfg, struct diag *d)
 static int
 run_defaults(struct config *cfg)
 {
-    static const char *const types[] = {"email", "calendar_event",
-                                        "document", "page"};
+    static const char *const types[] = {"email", "calendar_event", "document",
+                                        "page"};
     const char *env = getenv("AGENT_SIDE_EFFECTS_ENABLED");
 
     if (env != NULL && (strcmp(env, "false") == 0 || strcmp(env, "0") == 0))
         cfg->run.side_effects = false;
     if (cfg->run.store == NULL &&
-        asprintf(&cfg->run.store, "sqlite:%s/agent.db",
-                 cfg->actions.data_dir) < 0) {
+        asprintf(&cfg->run.store, "sqlite:%s/agent.db", cfg->actions.data_dir) <
+            0) {
         cfg->run.store = NULL;
         return -1;
     }
@@ -1519,8 +1544,8 @@ config_finish(struct config *cfg, struct diag *d)
     apply_env_limits(cfg, d);
     /* read after the body bound it is a multiple of */
     if (cfg->limits.max_upstream_bytes == 0)
-        cfg->limits.max_upstream_bytes =
-            DEFAULT_UPSTREAM_PER_BODY * cfg->limits.max_body_bytes;
+        cfg->limits.max_upstream_bytes = DEFAULT_UPSTREAM_PER_BODY *
+                                         cfg->limits.max_body_bytes;
     if (cfg->gemini.path == NULL)
         cfg->gemini.path = settings_resolve(cfg->dir, ".gemini.yaml");
     if (cfg->actions.data_dir == NULL)
@@ -1644,4 +1669,3 @@ config_free_strings(char **list)
         free(list[i]);
     free(list);
 }
-

@@ -34,10 +34,10 @@ struct config_limits {
     long max_history_turns;
     long max_tools;
     long max_page_state_bytes;
-    long max_loop_steps;   /* env AGENT_MAX_LOOP_STEPS wins, clamped 1..15 */
+    long max_loop_steps; /* env AGENT_MAX_LOOP_STEPS wins, clamped 1..15 */
     long max_requests_per_worker; /* 0 = never recycle */
-    long request_timeout_ms; /* the whole request (requestTimeoutMs) */
-    long max_calls_per_turn; /* calls of one model turn that run */
+    long request_timeout_ms;      /* the whole request (requestTimeoutMs) */
+    long max_calls_per_turn;      /* calls of one model turn that run */
     /* a stream with no event for this long gets a status line, so a
      * proxy's read timeout never cuts it (streamHeartbeatMs) */
     long stream_heartbeat_ms;
@@ -62,18 +62,20 @@ enum config_key_source {
  * reached at_percent of the model's window, its oldest turns are
  * summarised, keeping the last keep_turns user turns whole. */
 struct config_compaction {
-    bool enabled;        /* enabled (default true) */
-    long window;         /* contextWindow: tokens; 0 = the model's own */
-    long at_percent;     /* atPercent (DEFAULT_COMPACT_AT_PERCENT) */
-    long keep_turns;     /* keepTurns (DEFAULT_COMPACT_KEEP_TURNS) */
+    bool enabled;    /* enabled (default true) */
+    long window;     /* contextWindow: tokens; 0 = the model's own */
+    long at_percent; /* atPercent (DEFAULT_COMPACT_AT_PERCENT) */
+    long keep_turns; /* keepTurns (DEFAULT_COMPACT_KEEP_TURNS) */
 };
 
-#define CONFIG_COMPACTION_INIT                                               \
-    {true, 0, DEFAULT_COMPACT_AT_PERCENT, DEFAULT_COMPACT_KEEP_TURNS}
+#define CONFIG_COMPACTION_INIT                                                 \
+    {                                                                          \
+        true, 0, DEFAULT_COMPACT_AT_PERCENT, DEFAULT_COMPACT_KEEP_TURNS        \
+    }
 
 struct config_gemini {
-    char *path;          /* the .gemini.yaml file */
-    char *api_key;       /* NULL when missing, empty or a placeholder */
+    char *path;    /* the .gemini.yaml file */
+    char *api_key; /* NULL when missing, empty or a placeholder */
     enum config_key_source key_source;
     char *model;
     char *system_prompt; /* "" when unset */
@@ -84,9 +86,9 @@ struct config_gemini {
 
 /* What running server actions needs. */
 struct config_actions {
-    char **dirs;    /* the folders that hold plugin folders */
-    size_t ndirs;   /* may be 0: `actions: []` names none */
-    char *data_dir; /* writable state of the actions (dataDir) */
+    char **dirs;     /* the folders that hold plugin folders */
+    size_t ndirs;    /* may be 0: `actions: []` names none */
+    char *data_dir;  /* writable state of the actions (dataDir) */
     long timeout_ms; /* one action's watchdog (actionTimeoutMs) */
 };
 
@@ -99,19 +101,19 @@ struct config_actions {
 /* Shared-object plugins (plugins: in agent.yaml; include/gemini-agent/
  * plugin.h). Absent: none are loaded. */
 struct config_plugins {
-    char **dirs;        /* plugins.dirs: folders scanned for *.so */
+    char **dirs; /* plugins.dirs: folders scanned for *.so */
     size_t ndirs;
     /* dirs is the default, CONFIG_SYSTEM_PLUGIN_DIR: a folder that need
      * not exist (no package installed a plugin yet) */
     bool dirs_default;
-    bool expose_all;    /* plugins.expose: all (the default) */
-    char **expose;      /* ... or these names, NULL-terminated */
+    bool expose_all; /* plugins.expose: all (the default) */
+    char **expose;   /* ... or these names, NULL-terminated */
     /* plugins.enrichmentOnly: names loaded only to enrich prompts (no
      * tools, commands or instructions), NULL-terminated, or NULL */
     char **enrichment_only;
     struct json_t *config; /* plugins.config: {NAME: {...}}, owned, or NULL */
-    const char *file;   /* agent.yaml (the config's path, borrowed) and */
-    int expose_line;    /* where plugins.expose is, for the registry's reports */
+    const char *file;      /* agent.yaml (the config's path, borrowed) and */
+    int expose_line; /* where plugins.expose is, for the registry's reports */
     /* where each plugins.config.<name> is: {name: line}, owned, or NULL */
     struct json_t *config_lines;
     /* where plugins.config.permission is (0: absent): the site reads it
@@ -122,15 +124,15 @@ struct config_plugins {
 
 /* The run API (policy: and store: in agent.yaml). */
 struct config_run {
-    char *store;           /* "sqlite:PATH"; default sqlite:<dataDir>/agent.db */
-    bool side_effects;     /* policy.sideEffects; env
+    char *store;          /* "sqlite:PATH"; default sqlite:<dataDir>/agent.db */
+    bool side_effects;    /* policy.sideEffects; env
                             * AGENT_SIDE_EFFECTS_ENABLED=false wins */
-    long approval_ttl_ms;  /* policy.approvalTtlMs */
-    long ticket_ttl_ms;    /* policy.ticketTtlMs: the chat's approval
+    long approval_ttl_ms; /* policy.approvalTtlMs */
+    long ticket_ttl_ms;   /* policy.ticketTtlMs: the chat's approval
                             * tickets (agent/seal.h) */
-    struct json_t *allow;  /* policy.allow: the site's allow rules, owned */
-    char *persona;         /* policy.persona: the run API's instruction */
-    char **context_types;  /* policy.contextTypes, NULL-terminated */
+    struct json_t *allow; /* policy.allow: the site's allow rules, owned */
+    char *persona;        /* policy.persona: the run API's instruction */
+    char **context_types; /* policy.contextTypes, NULL-terminated */
     /* policy.actions: {<name>: {approval: never}}: actions with side
      * effects the chat runs without asking the visitor (the owner takes
      * the risk, e.g. for an idempotent one); NULL-terminated, or NULL */
@@ -231,8 +233,8 @@ struct config_history {
 };
 
 struct config {
-    char *path;        /* agent.yaml as given */
-    char *dir;         /* its folder: the base of relative paths */
+    char *path; /* agent.yaml as given */
+    char *dir;  /* its folder: the base of relative paths */
     struct config_limits limits;
     struct config_gemini gemini;
     struct config_actions actions;
@@ -258,7 +260,7 @@ struct config {
 #define CONFIG_DEFAULT_BASE_URL "https://generativelanguage.googleapis.com"
 /* The run API's instruction when policy.persona says none. */
 #define CONFIG_DEFAULT_PERSONA                                                 \
-    "You are a personal assistant. You act for the signed-in user with the " \
+    "You are a personal assistant. You act for the signed-in user with the "   \
     "tools you are given, and answer in plain, short sentences."
 
 /*

@@ -43,8 +43,8 @@ oom:
 
 /* Format the message and push it onto one of the two lists. */
 static void ATTR_FMT(6, 0)
-vpush(struct diag_item **items, size_t *count, size_t *alloc,
-      const char *file, int line, const char *fmt, va_list ap)
+    vpush(struct diag_item **items, size_t *count, size_t *alloc,
+          const char *file, int line, const char *fmt, va_list ap)
 {
     char msg[512];
 

@@ -35,7 +35,10 @@ struct diag {
     size_t notes_alloc;
 };
 
-#define DIAG_INIT {NULL, 0, 0, NULL, 0, 0}
+#define DIAG_INIT                                                              \
+    {                                                                          \
+        NULL, 0, 0, NULL, 0, 0                                                 \
+    }
 
 /* Record a problem. Out of memory is reported on stderr and otherwise
  * ignored: a lost diagnostic must not turn into a crash. */
@@ -43,8 +46,8 @@ void diag_add(struct diag *d, const char *file, int line, const char *fmt, ...)
     ATTR_FMT(4, 5);
 
 /* Record a note (see above); out of memory as for diag_add. */
-void diag_note(struct diag *d, const char *file, int line, const char *fmt,
-               ...) ATTR_FMT(4, 5);
+void diag_note(struct diag *d, const char *file, int line, const char *fmt, ...)
+    ATTR_FMT(4, 5);
 
 /* Print each problem on its own line: `file:line: message` (or `file:
  * message` when line is 0), optionally prefixed, e.g. "error: ". */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* The 12 bytes that make an IPv6 address an IPv4-mapped one. */
-static const unsigned char v4_prefix[12] = {0, 0, 0, 0, 0, 0,
+static const unsigned char v4_prefix[12] = {0, 0, 0, 0, 0,    0,
                                             0, 0, 0, 0, 0xff, 0xff};
 
 bool
@@ -27,7 +27,9 @@ netaddr_mask(struct netaddr *a, unsigned bits)
     if (bits > a->bits)
         bits = a->bits;
     for (unsigned i = 0; i < 16; i++) {
-        unsigned keep = bits >= 8 * (i + 1) ? 8 : bits > 8 * i ? bits - 8 * i : 0;
+        unsigned keep = bits >= 8 * (i + 1) ? 8
+                        : bits > 8 * i      ? bits - 8 * i
+                                            : 0;
         a->b[i] &= (unsigned char)(0xff00u >> keep);
     }
     a->bits = bits;
@@ -151,9 +153,9 @@ static const struct {
     {"64:ff9b:1::/48", "reserved"}, /* NAT64 for local use */
     {"100::/64", "reserved"},       /* discard */
     {"2001:db8::/32", "documentation"},
-    {"2001::/23", "reserved"},      /* protocol assignments, Teredo */
+    {"2001::/23", "reserved"}, /* protocol assignments, Teredo */
     {"fc00::/7", "private"},
-    {"fec0::/10", "private"},       /* site-local, deprecated */
+    {"fec0::/10", "private"}, /* site-local, deprecated */
     {"fe80::/10", "link-local"},
     {"ff00::/8", "multicast"},
 };

@@ -113,12 +113,10 @@ read_bool(const struct settings_key *k, void *base, const struct ydoc_node *v,
     if (ydoc_bool(v, slot(base, k)))
         return;
     if (k->say == SAY_TYPE)
-        diag_add(cx->d, cx->file, v->line,
-                 "'%s' must be true or false, not %s", path,
-                 ydoc_type_name(v));
+        diag_add(cx->d, cx->file, v->line, "'%s' must be true or false, not %s",
+                 path, ydoc_type_name(v));
     else
-        diag_add(cx->d, cx->file, v->line, "'%s' must be true or false",
-                 path);
+        diag_add(cx->d, cx->file, v->line, "'%s' must be true or false", path);
 }
 
 static void
@@ -180,16 +178,14 @@ read_enum(const struct settings_key *k, void *base, const struct ydoc_node *v,
     name_list(k, names, sizeof(names));
     if (k->say == SAY_TYPE)
         diag_add(cx->d, cx->file, v->line, "'%s' is %s, not %s%s%s", path,
-                 names, s ? "'" : "", s ? s : ydoc_type_name(v),
-                 s ? "'" : "");
+                 names, s ? "'" : "", s ? s : ydoc_type_name(v), s ? "'" : "");
     else
         diag_add(cx->d, cx->file, v->line, "'%s' must be %s", path, names);
 }
 
 static void
-read_string(const struct settings_key *k, void *base,
-            const struct ydoc_node *v, const char *path,
-            const struct settings_ctx *cx)
+read_string(const struct settings_key *k, void *base, const struct ydoc_node *v,
+            const char *path, const struct settings_ctx *cx)
 {
     const char *s = settings_want_string(v, path, cx);
     char **sl = slot(base, k);
@@ -323,8 +319,8 @@ show_value(const struct settings_key *k, const void *base, char *buf,
     snprintf(buf, size, "-");
     switch (k->type) {
     case SETTING_BOOL:
-        snprintf(buf, size, "%s", *(const bool *)cslot(base, k) ? "true"
-                                                                : "false");
+        snprintf(buf, size, "%s",
+                 *(const bool *)cslot(base, k) ? "true" : "false");
         break;
     case SETTING_LONG:
         snprintf(buf, size, "%ld", *(const long *)cslot(base, k));

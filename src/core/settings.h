@@ -94,16 +94,16 @@ struct settings_key {
     enum settings_type type;
     size_t offset; /* into the section's struct */
     enum settings_say say;
-    long min, max;      /* SETTING_LONG */
-    long def;           /* LONG, BOOL, ENUM, SWITCH: the default */
+    long min, max;        /* SETTING_LONG */
+    long def;             /* LONG, BOOL, ENUM, SWITCH: the default */
     const char *def_text; /* STRING: the default (NULL: none) */
     const struct settings_name *names; /* ENUM, SWITCH */
     size_t nnames;
     const struct settings_table *section; /* SETTING_SECTION */
     settings_read_fn *read;               /* SETTING_CUSTOM */
     settings_show_fn *show;               /* CUSTOM: its value, or NULL */
-    const char *help;   /* what `check --settings` says of it */
-    bool hidden;        /* an old key: read, but not offered in messages */
+    const char *help; /* what `check --settings` says of it */
+    bool hidden;      /* an old key: read, but not offered in messages */
 };
 
 /*
@@ -123,8 +123,8 @@ int settings_defaults(const struct settings_table *t, void *base);
  * Print every key of `t` read into `base`, one line each:
  * "  PATH: VALUE - HELP". `path` is the section's own ("" for a file).
  */
-void settings_print(FILE *out, const struct settings_table *t,
-                    const void *base, const char *path);
+void settings_print(FILE *out, const struct settings_table *t, const void *base,
+                    const char *path);
 
 /* A string setting's slot: replace *slot with a copy of s (kept as it
  * was when out of memory). */

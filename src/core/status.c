@@ -69,9 +69,8 @@ trim_utf8_tail(char *s)
  * yet. Returns true when it did, so the caller may add its detail: the
  * detail of a later error must never land on the first one.
  */
-static bool ATTR_FMT(3, 0)
-status_vset(struct status_error *e, enum status code, const char *fmt,
-            va_list ap)
+static bool ATTR_FMT(3, 0) status_vset(struct status_error *e, enum status code,
+                                       const char *fmt, va_list ap)
 {
     int n;
 
@@ -175,23 +174,40 @@ const char *
 status_reason(int http)
 {
     switch (http) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 413: return "Payload Too Large";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Content";
-    case 429: return "Too Many Requests";
-    case 499: return "Client Closed Request"; /* nginx's; never read */
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default: return "Unknown";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 409:
+        return "Conflict";
+    case 413:
+        return "Payload Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 422:
+        return "Unprocessable Content";
+    case 429:
+        return "Too Many Requests";
+    case 499:
+        return "Client Closed Request"; /* nginx's; never read */
+    case 500:
+        return "Internal Server Error";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    default:
+        return "Unknown";
     }
 }
 

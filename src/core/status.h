@@ -34,52 +34,51 @@ struct json_t;
 /* Append only: values may be logged or tested by number. */
 enum status {
     ST_OK = 0,
-    ST_INTERNAL,          /* 500 internal_error: our bug or the OS failed */
-    ST_NO_MEMORY,         /* 500 internal_error */
-    ST_INVALID_JSON,      /* 400 invalid_json: syntax, UTF-8, duplicates, depth */
-    ST_BAD_REQUEST,       /* 400 bad_request: JSON of the wrong shape */
-    ST_BAD_LENGTH,        /* 400 bad_content_length: garbage CONTENT_LENGTH */
-    ST_SHORT_BODY,        /* 400 incomplete_body: fewer bytes than announced */
-    ST_NOT_FOUND,         /* 404 not_found: no such route */
-    ST_UNKNOWN_ACTION,    /* 404 unknown_action */
-    ST_METHOD,            /* 405 method_not_allowed */
-    ST_TOO_LARGE,         /* 413 payload_too_large */
-    ST_MEDIA_TYPE,        /* 415 unsupported_media_type */
-    ST_SCHEMA,            /* 422 schema_violation */
-    ST_ACTION_FAILED,     /* 500 action_failed: a handler reported failure */
-    ST_CONFIG,            /* 500 config_error: the config cannot be loaded */
-    ST_NOT_CONFIGURED,    /* 503 not_configured: e.g. no API key */
-    ST_INVALID_HISTORY,   /* 400 invalid_history */
-    ST_TOOL_CONFLICT,     /* 400 tool_name_conflict */
-    ST_UPSTREAM_AUTH,     /* 502 upstream_auth */
-    ST_UPSTREAM_REJECTED, /* 502 upstream_rejected */
-    ST_UPSTREAM_RATE,     /* 503 upstream_rate_limited */
-    ST_UPSTREAM_DOWN,     /* 503 upstream_unavailable */
-    ST_UPSTREAM_TIMEOUT,  /* 504 upstream_timeout */
-    ST_UPSTREAM_BAD,      /* 502 upstream_bad_response */
+    ST_INTERNAL,        /* 500 internal_error: our bug or the OS failed */
+    ST_NO_MEMORY,       /* 500 internal_error */
+    ST_INVALID_JSON,    /* 400 invalid_json: syntax, UTF-8, duplicates, depth */
+    ST_BAD_REQUEST,     /* 400 bad_request: JSON of the wrong shape */
+    ST_BAD_LENGTH,      /* 400 bad_content_length: garbage CONTENT_LENGTH */
+    ST_SHORT_BODY,      /* 400 incomplete_body: fewer bytes than announced */
+    ST_NOT_FOUND,       /* 404 not_found: no such route */
+    ST_UNKNOWN_ACTION,  /* 404 unknown_action */
+    ST_METHOD,          /* 405 method_not_allowed */
+    ST_TOO_LARGE,       /* 413 payload_too_large */
+    ST_MEDIA_TYPE,      /* 415 unsupported_media_type */
+    ST_SCHEMA,          /* 422 schema_violation */
+    ST_ACTION_FAILED,   /* 500 action_failed: a handler reported failure */
+    ST_CONFIG,          /* 500 config_error: the config cannot be loaded */
+    ST_NOT_CONFIGURED,  /* 503 not_configured: e.g. no API key */
+    ST_INVALID_HISTORY, /* 400 invalid_history */
+    ST_TOOL_CONFLICT,   /* 400 tool_name_conflict */
+    ST_UPSTREAM_AUTH,   /* 502 upstream_auth */
+    ST_UPSTREAM_REJECTED,    /* 502 upstream_rejected */
+    ST_UPSTREAM_RATE,        /* 503 upstream_rate_limited */
+    ST_UPSTREAM_DOWN,        /* 503 upstream_unavailable */
+    ST_UPSTREAM_TIMEOUT,     /* 504 upstream_timeout */
+    ST_UPSTREAM_BAD,         /* 502 upstream_bad_response */
     ST_PAGE_STATE_TOO_LARGE, /* 413 page_state_too_large */
-    ST_OVERLOADED,        /* 503 overloaded: every thread busy, queue full */
-    ST_CLIENT_GONE,       /* 499 client_gone: the visitor hung up */
-    ST_UNAUTHORIZED,      /* 401 unauthorized: no identity, or a bad one */
-    ST_CONFLICT,          /* 409 conflict: e.g. an approval already decided */
-    ST_STORE,             /* 500 store_error: the database failed */
-    ST_SCHEMA_NEWER,      /* 500 store_schema_newer: a newer program's store */
-    ST_FORBIDDEN,         /* 403 forbidden: not for this caller, by policy */
-    ST_BUDGET_EXHAUSTED,  /* 429 budget_exhausted: a client's, a user's or
+    ST_OVERLOADED,           /* 503 overloaded: every thread busy, queue full */
+    ST_CLIENT_GONE,          /* 499 client_gone: the visitor hung up */
+    ST_UNAUTHORIZED,         /* 401 unauthorized: no identity, or a bad one */
+    ST_CONFLICT,           /* 409 conflict: e.g. an approval already decided */
+    ST_STORE,              /* 500 store_error: the database failed */
+    ST_SCHEMA_NEWER,       /* 500 store_schema_newer: a newer program's store */
+    ST_FORBIDDEN,          /* 403 forbidden: not for this caller, by policy */
+    ST_BUDGET_EXHAUSTED,   /* 429 budget_exhausted: a client's, a user's or
                            * the site's budget is spent (Retry-After) */
     ST_BUDGET_UNAVAILABLE, /* 503 budget_unavailable: the counters cannot
                             * be read, so nothing is spent (fail closed) */
     ST_UPSTREAM_TOO_LARGE, /* 413 upstream_too_large: the request would send
                             * more than maxUpstreamBytes to Gemini */
-    ST_HISTORY_TAMPERED,  /* 400 history_tampered: a turn the server did
+    ST_HISTORY_TAMPERED,   /* 400 history_tampered: a turn the server did
                            * not sign where its signature must be */
-    ST_APPROVAL_INVALID,  /* 403 approval_invalid: a ticket that does not
+    ST_APPROVAL_INVALID,   /* 403 approval_invalid: a ticket that does not
                            * verify, has expired or was used */
     ST_ORIGIN_NOT_ALLOWED, /* 403 origin_not_allowed: a CORS preflight from
                             * an origin not in http.cors.allowOrigins */
     ST__COUNT
 };
-
 
 /*
  * The caller owns the detail. First error wins: once `code` is set, later

@@ -32,10 +32,10 @@
 #include <openssl/params.h>
 
 /* SHA-256's output, and its base64url length without padding. */
-#define MAC_BYTES 32
-#define MAC_B64   43
+#define MAC_BYTES         32
+#define MAC_B64           43
 /* The longest base64url name: BOUND_USER_NAME bytes. */
-#define USER_B64_MAX ((BOUND_USER_NAME * 4 + 2) / 3)
+#define USER_B64_MAX      ((BOUND_USER_NAME * 4 + 2) / 3)
 /* long long holds 19 digits (not all of them); the parser checks the
  * value. */
 #define EXPIRY_DIGITS_MAX 19
@@ -59,8 +59,8 @@ b64_encode(const unsigned char *in, size_t n, char *out)
     size_t i = 0;
 
     for (; i + 3 <= n; i += 3) {
-        uint32_t v =
-            (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 |
+                     in[i + 2];
         *out++ = b64url[v >> 18];
         *out++ = b64url[v >> 12 & 63];
         *out++ = b64url[v >> 6 & 63];
@@ -190,8 +190,8 @@ sign(const unsigned char *secret, size_t n, const char *msg, size_t len,
 {
     unsigned int maclen = 0;
 
-    if (HMAC(EVP_sha256(), secret, (int)n, (const unsigned char *)msg, len,
-             mac, &maclen) == NULL ||
+    if (HMAC(EVP_sha256(), secret, (int)n, (const unsigned char *)msg, len, mac,
+             &maclen) == NULL ||
         maclen != MAC_BYTES)
         return status_set(err, ST_INTERNAL, "cannot compute HMAC-SHA256");
     return 0;
@@ -338,8 +338,7 @@ struct token_macer {
 };
 
 struct token_macer *
-token_macer_new(const unsigned char *secret, size_t n,
-                struct status_error *err)
+token_macer_new(const unsigned char *secret, size_t n, struct status_error *err)
 {
     /* one per signed request: charged to it (memlimit.h) */
     struct token_macer *m = memlimit_malloc(sizeof(*m));

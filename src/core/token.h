@@ -105,7 +105,8 @@ struct token_macer;
 struct token_macer *token_macer_new(const unsigned char *secret, size_t n,
                                     struct status_error *err);
 int token_macer_mac(struct token_macer *m, const void *msg, size_t len,
-                    char out[TOKEN_MAC_SIZE], struct status_error *err) ATTR_WUR;
+                    char out[TOKEN_MAC_SIZE],
+                    struct status_error *err) ATTR_WUR;
 void token_macer_free(struct token_macer *m);
 
 /* Is `given` (any string, maybe not a MAC at all) the MAC `want`? Takes

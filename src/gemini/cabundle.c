@@ -11,8 +11,8 @@
 
 /* Where distributions keep their CA bundle, most common first. */
 static const char *const known[] = {
-    "/etc/ssl/certs/ca-certificates.crt",                /* Debian, Ubuntu, Arch */
-    "/etc/pki/tls/certs/ca-bundle.crt",                  /* RHEL, Fedora, CentOS */
+    "/etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Arch */
+    "/etc/pki/tls/certs/ca-bundle.crt",   /* RHEL, Fedora, CentOS */
     "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", /* RHEL 7+ */
     "/etc/ssl/ca-bundle.pem",                            /* openSUSE */
     "/etc/ssl/cert.pem",                                 /* Alpine, macOS */

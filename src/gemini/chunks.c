@@ -51,9 +51,9 @@ close_open(struct chunks *c)
     if (part == NULL)
         return 0;
     c->open = NULL;
-    return json_object_set_new(part, "text",
-                               json_stringn(c->text.buf ? c->text.buf : "",
-                                            c->text.len)) == 0
+    return json_object_set_new(
+               part, "text",
+               json_stringn(c->text.buf ? c->text.buf : "", c->text.len)) == 0
                ? 0
                : -1;
 }
@@ -158,8 +158,7 @@ static json_t *
 step_get(json_t *parent, const struct path_step *st)
 {
     if (st->is_index)
-        return json_is_array(parent) ? json_array_get(parent, st->index)
-                                     : NULL;
+        return json_is_array(parent) ? json_array_get(parent, st->index) : NULL;
     return json_is_object(parent) ? json_object_get(parent, st->key) : NULL;
 }
 
@@ -276,7 +275,8 @@ call_close(struct chunks *c)
 static bool
 call_in_parts(const struct chunks *c, const json_t *fc)
 {
-    return c->call != NULL || json_is_true(json_object_get(fc, "willContinue")) ||
+    return c->call != NULL ||
+           json_is_true(json_object_get(fc, "willContinue")) ||
            json_object_get(fc, "partialArgs") != NULL;
 }
 
@@ -335,8 +335,7 @@ call_part(struct chunks *c, json_t *part, json_t *fc)
         }
         json_object_foreach(fc, key, v) {
             if (strcmp(key, "partialArgs") != 0 &&
-                strcmp(key, "willContinue") != 0 &&
-                strcmp(key, "args") != 0 &&
+                strcmp(key, "willContinue") != 0 && strcmp(key, "args") != 0 &&
                 json_object_get(cfc, key) == NULL &&
                 json_object_set(cfc, key, v) != 0)
                 return -1;

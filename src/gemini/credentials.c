@@ -52,9 +52,9 @@
 
 extern char **environ;
 
-#define CRED_SCOPE       "https://www.googleapis.com/auth/cloud-platform"
-#define CRED_JWT_GRANT   "urn:ietf:params:oauth:grant-type:jwt-bearer"
-#define CRED_ADC_NAME    "application_default_credentials.json"
+#define CRED_SCOPE        "https://www.googleapis.com/auth/cloud-platform"
+#define CRED_JWT_GRANT    "urn:ietf:params:oauth:grant-type:jwt-bearer"
+#define CRED_ADC_NAME     "application_default_credentials.json"
 #define CRED_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 /* --- small helpers ------------------------------------------------------ */
@@ -120,8 +120,7 @@ oauth_code(const char *s, char *dst, size_t size)
     for (size_t i = 0; i < n; i++) {
         char ch = s[i];
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-              (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
-              ch == '-'))
+              (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-'))
             return;
     }
     memcpy(dst, s, n + 1);
@@ -135,8 +134,7 @@ oauth_code(const char *s, char *dst, size_t size)
 static bool
 url_allowed(const char *url)
 {
-    static const char *const loopback[] = {"127.0.0.1", "localhost",
-                                           "[::1]"};
+    static const char *const loopback[] = {"127.0.0.1", "localhost", "[::1]"};
     const char *h, *e;
 
     if (strncmp(url, "https://", 8) == 0)
@@ -337,11 +335,11 @@ adc_parse(struct cred *c, const char *buf, size_t len, const char *what,
     if (oom)
         status_set(err, ST_NO_MEMORY, "out of memory");
     else if (missing != NULL)
-        status_set(err, ST_CONFIG, "%s: %s is missing (or not a string)",
-                   what, missing);
+        status_set(err, ST_CONFIG, "%s: %s is missing (or not a string)", what,
+                   missing);
     else if (!url_allowed(c->token_uri))
-        status_set(err, ST_CONFIG,
-                   "%s: token_uri must be an https:// URL", what);
+        status_set(err, ST_CONFIG, "%s: token_uri must be an https:// URL",
+                   what);
     else
         rc = 0;
 out:
@@ -467,12 +465,12 @@ gcloud_spawn(const char *gcloud, int out_fd, pid_t *pid)
         rc = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
                                               O_RDONLY, 0);
     if (rc == 0)
-        rc = posix_spawn_file_actions_addopen(&fa, STDERR_FILENO,
-                                              "/dev/null", O_WRONLY, 0);
+        rc = posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null",
+                                              O_WRONLY, 0);
     if (rc == 0)
-        rc = posix_spawnattr_setflags(
-            &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                       POSIX_SPAWN_SETSIGDEF);
+        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+                                                 POSIX_SPAWN_SETSIGMASK |
+                                                 POSIX_SPAWN_SETSIGDEF);
     if (rc == 0)
         rc = posix_spawnattr_setpgroup(&attr, 0);
     if (rc == 0)
@@ -703,7 +701,7 @@ b64url(char *dst, const unsigned char *p, size_t n)
     return o;
 }
 
-#define B64LEN(n) (((n) * 4 + 2) / 3)
+#define B64LEN(n) (((n)*4 + 2) / 3)
 
 /* Never ask for a passphrase: a key file's key is not encrypted, and a
  * prompt on the terminal would hang the client. */
@@ -797,8 +795,7 @@ cred_jwt(const struct cred *c, time_t iat, struct status_error *err)
     o += b64url(jwt + o, (const unsigned char *)cl, cll);
     siglen = (size_t)EVP_PKEY_get_size(pkey);
     if (EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, pkey) != 1 ||
-        EVP_DigestSign(md, sig, &siglen, (const unsigned char *)jwt, o) !=
-            1) {
+        EVP_DigestSign(md, sig, &siglen, (const unsigned char *)jwt, o) != 1) {
         status_set(err, ST_CONFIG,
                    "service_account %s: private_key cannot sign",
                    c->file != NULL ? c->file : "");
@@ -1117,9 +1114,9 @@ fetch_service_account(struct cred *c, struct status_error *err)
 static int
 fetch_authorized_user(struct cred *c, struct status_error *err)
 {
-    const char *kv[] = {"grant_type",    "refresh_token",  "client_id",
-                        c->client_id,    "client_secret",  c->client_secret,
-                        "refresh_token", c->secret,        NULL};
+    const char *kv[] = {"grant_type",    "refresh_token", "client_id",
+                        c->client_id,    "client_secret", c->client_secret,
+                        "refresh_token", c->secret,       NULL};
     size_t flen = 0;
     char *form = form_build(kv, &flen);
     int rc;

@@ -47,11 +47,11 @@ struct status_error;
 /* Which source cred_resolve() chose; cred_source_name() names it. */
 enum cred_source {
     CRED_NONE,
-    CRED_GEMINI_API_KEY,   /* "GEMINI_API_KEY" */
-    CRED_GOOGLE_API_KEY,   /* "GOOGLE_API_KEY" */
-    CRED_SERVICE_ACCOUNT,  /* "service_account" */
-    CRED_AUTHORIZED_USER,  /* "authorized_user" */
-    CRED_GCLOUD,           /* "gcloud" */
+    CRED_GEMINI_API_KEY,  /* "GEMINI_API_KEY" */
+    CRED_GOOGLE_API_KEY,  /* "GOOGLE_API_KEY" */
+    CRED_SERVICE_ACCOUNT, /* "service_account" */
+    CRED_AUTHORIZED_USER, /* "authorized_user" */
+    CRED_GCLOUD,          /* "gcloud" */
 };
 
 /* The default token endpoint, which authorized_user files always use. */
@@ -98,14 +98,14 @@ struct cred {
     char *quota_project_id;
 
     /* --- private -------------------------------------------------------- */
-    char *secret;      /* the API key, the PEM key or the refresh token */
-    char *client_id;   /* authorized_user */
+    char *secret;    /* the API key, the PEM key or the refresh token */
+    char *client_id; /* authorized_user */
     char *client_secret;
-    char *email;       /* service_account: client_email, key id, token_uri */
+    char *email; /* service_account: client_email, key id, token_uri */
     char *key_id;
     char *token_uri;
-    char *gcloud;      /* the gcloud to run */
-    char *token;       /* the cached access token, or NULL */
+    char *gcloud; /* the gcloud to run */
+    char *token;  /* the cached access token, or NULL */
     time_t expires_at;
     long timeout_ms, gcloud_timeout_ms;
     time_t (*now)(void *ctx);

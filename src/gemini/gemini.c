@@ -45,16 +45,15 @@
 #include <string.h>
 #include <unistd.h>
 
-
 /* A scrubbed key reads like this in log lines. */
 #define GEMINI_REDACTED "[redacted]"
 
 /* What a visitor reads when the site's Gemini settings cannot work. */
-#define GEMINI_NOT_SET_UP                                                    \
-    "The assistant is not set up yet: the site owner needs to add a Gemini " \
+#define GEMINI_NOT_SET_UP                                                      \
+    "The assistant is not set up yet: the site owner needs to add a Gemini "   \
     "API key."
-#define GEMINI_SET_UP_WRONG                                                  \
-    "The assistant is not set up correctly: the site owner needs to check "  \
+#define GEMINI_SET_UP_WRONG                                                    \
+    "The assistant is not set up correctly: the site owner needs to check "    \
     "its Gemini settings."
 
 /* --- small string helpers ---------------------------------------------- */
@@ -292,8 +291,7 @@ settings_path(const struct config_gemini *gc)
 static const char *
 base_url(const struct config_gemini *gc)
 {
-    return gc->base_url != NULL ? gc->base_url
-                                        : CONFIG_DEFAULT_BASE_URL;
+    return gc->base_url != NULL ? gc->base_url : CONFIG_DEFAULT_BASE_URL;
 }
 
 /*
@@ -404,8 +402,8 @@ ceil_s(long ms)
 
 /* Parse a 2xx body and pin it to the arena. */
 static int
-take_response(const struct gemini_http *h, struct arena *a,
-              json_t **response, struct status_error *err)
+take_response(const struct gemini_http *h, struct arena *a, json_t **response,
+              struct status_error *err)
 {
     json_error_t jerr;
     json_t *root;
@@ -457,8 +455,8 @@ map_net_failure(const struct gemini *g, const struct config_gemini *gc,
         return 0;
     case GEMINI_NET_CONNECT:
         /* The address is for the site owner's log, not for visitors. */
-        log_warn("gemini: no answer from %s after %d attempt%s",
-                 base_url(gc), attempts, attempts == 1 ? "" : "s");
+        log_warn("gemini: no answer from %s after %d attempt%s", base_url(gc),
+                 attempts, attempts == 1 ? "" : "s");
         return status_set(err, ST_UPSTREAM_DOWN,
                           "Gemini is unavailable: the connection failed "
                           "(%d attempt%s); try again later",
@@ -631,8 +629,8 @@ stream_data(void *ctx, const char *p, size_t n)
     if (sse_feed(&s->sse, p, n, stream_event, s) == 0)
         return 0;
     if (s->err.code == ST_OK && !s->broke)
-        status_set(&s->err, sse_too_large(&s->sse) ? ST_UPSTREAM_BAD
-                                                   : ST_NO_MEMORY,
+        status_set(&s->err,
+                   sse_too_large(&s->sse) ? ST_UPSTREAM_BAD : ST_NO_MEMORY,
                    sse_too_large(&s->sse)
                        ? "Gemini sent a stream event larger than %u MiB"
                        : "out of memory reading Gemini's answer",
@@ -679,10 +677,10 @@ stream_end(struct stream_call *s, struct gemini_http *h, json_t **response,
                               "dropped");
         log_warn("gemini: the stream broke off (%s%s%s)",
                  s->have_info ? "an error: " : "",
-                 s->have_info                ? s->info.status
-                 : s->broke                  ? "an unreadable event"
-                 : h->net != GEMINI_NET_OK   ? "transfer ended"
-                                             : "no finishReason",
+                 s->have_info              ? s->info.status
+                 : s->broke                ? "an unreadable event"
+                 : h->net != GEMINI_NET_OK ? "transfer ended"
+                                           : "no finishReason",
                  s->emitted ? ", after text went out" : "");
         return 1;
     }

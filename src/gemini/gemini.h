@@ -88,7 +88,7 @@ struct gemini {
     /* GEMINI_AUTH_KEY after every init; the terminal client sets BEARER
      * for an OAuth token. Either way the secret is only in a header. */
     enum gemini_auth auth;
-    void *curl; /* CURL *, owned; NULL with a test transport */
+    void *curl;    /* CURL *, owned; NULL with a test transport */
     void *headers; /* struct curl_slist * of the call in flight, owned;
                     * NULL between calls (it holds the key, so it is wiped
                     * and freed after every transfer) */
@@ -208,11 +208,11 @@ int gemini_stream(struct gemini *g, const struct gemini_request *rq,
 
 /* A Gemini error body, `{...}` or `[{...}]`. */
 struct gemini_error_info {
-    long code;              /* error.code, 0 if absent */
-    char status[48];        /* error.status, e.g. "RESOURCE_EXHAUSTED" */
-    char reason[48];        /* ErrorInfo reason, e.g. "API_KEY_INVALID" */
-    char message[256];      /* error.message, cut at a UTF-8 boundary */
-    long retry_delay_ms;    /* RetryInfo retryDelay, or -1 */
+    long code;           /* error.code, 0 if absent */
+    char status[48];     /* error.status, e.g. "RESOURCE_EXHAUSTED" */
+    char reason[48];     /* ErrorInfo reason, e.g. "API_KEY_INVALID" */
+    char message[256];   /* error.message, cut at a UTF-8 boundary */
+    long retry_delay_ms; /* RetryInfo retryDelay, or -1 */
 };
 
 /* Parse an error body. Returns 0, -1 when it is not one (HTML, ...), or

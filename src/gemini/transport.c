@@ -178,7 +178,8 @@ curl_xferinfo_cb(void *clientp, curl_off_t dltotal, curl_off_t dlnow,
     }
     /* libcurl calls this about once a second while it waits, and often
      * while bytes flow: ask about the visitor at a fixed pace. */
-    if (x->g->gone != NULL && now - x->gone_checked_ms >= GEMINI_GONE_CHECK_MS) {
+    if (x->g->gone != NULL &&
+        now - x->gone_checked_ms >= GEMINI_GONE_CHECK_MS) {
         x->gone_checked_ms = now;
         if (x->g->gone(x->g->gone_ctx)) {
             x->gone = true;
@@ -279,8 +280,7 @@ map_curl(CURLcode res, const struct gemini_xfer *x, long elapsed_ms,
 /* Counts the request heads libcurl sends (CURLINFO_HEADER_OUT), without
  * looking at them: they hold the key. */
 static int
-curl_debug_cb(CURL *c, curl_infotype type, char *data, size_t size,
-              void *userp)
+curl_debug_cb(CURL *c, curl_infotype type, char *data, size_t size, void *userp)
 {
     struct gemini_http *out = userp;
 
@@ -343,8 +343,8 @@ curl_post(void *ctx, const char *url, const char *api_key, const char *body,
     if (curl_easy_setopt(c, CURLOPT_URL, url) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, g->headers) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
-                         (curl_off_t)len) != CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len) !=
+            CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms) !=
             CURLE_OK ||
@@ -353,8 +353,8 @@ curl_post(void *ctx, const char *url, const char *api_key, const char *body,
         curl_easy_setopt(c, CURLOPT_HEADERDATA, &x) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_DEBUGDATA, out) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE,
-                         upload_buffer(len)) != CURLE_OK)
+        curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, upload_buffer(len)) !=
+            CURLE_OK)
         goto out; /* only a failed strdup of the URL can get here */
 
     out->sent = 0;
@@ -367,8 +367,8 @@ curl_post(void *ctx, const char *url, const char *api_key, const char *body,
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
     else if (!x.gone && !x.sink_stop)
         /* libcurl's words name the host and the cause, never the key. */
-        log_info("gemini: libcurl: %s", errbuf[0] ? errbuf
-                                                   : curl_easy_strerror(res));
+        log_info("gemini: libcurl: %s",
+                 errbuf[0] ? errbuf : curl_easy_strerror(res));
     rc = 0;
 out:
     /* Nothing may point at this frame or at the wiped list afterwards. */
@@ -434,8 +434,8 @@ transport_share_new(void)
             CURLSHE_OK ||
         curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) !=
             CURLSHE_OK ||
-        curl_share_setopt(s->sh, CURLSHOPT_SHARE,
-                          CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK)
+        curl_share_setopt(s->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) !=
+            CURLSHE_OK)
         goto fail;
     return s;
 fail:
@@ -480,16 +480,14 @@ transport_init(struct gemini *g, struct gemini_share *share)
         cabundle_apply(c) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_USERAGENT, "gemini-agent") != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") !=
-            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
         /* a handle per request thread, each keeping its upload buffer
          * (64 KB by default): at a thousand chats that is 64 MB */
         curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE,
                          (long)GEMINI_UPLOAD_BUFFER) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_POST, 1L) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_write_cb) !=
-            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_write_cb) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, curl_header_cb) !=
             CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, curl_xferinfo_cb) !=
@@ -497,8 +495,7 @@ transport_init(struct gemini *g, struct gemini_share *share)
         curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L) != CURLE_OK ||
         /* VERBOSE only feeds curl_debug_cb, which counts request heads;
          * with a debug function set nothing is printed. */
-        curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug_cb) !=
-            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, curl_debug_cb) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_VERBOSE, 1L) != CURLE_OK ||
         (share != NULL &&
          curl_easy_setopt(c, CURLOPT_SHARE, share->sh) != CURLE_OK)) {

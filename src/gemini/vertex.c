@@ -20,8 +20,7 @@ segment_ok(const char *s)
         return false;
     for (; *s != '\0'; s++)
         if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' ||
-              *s == '-'))
+              (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
             return false;
     return true;
 }
@@ -46,10 +45,10 @@ vertex_url(struct arena *a, const char *base_url, const char *project,
 {
     const char *method = stream ? "streamGenerateContent?alt=sse"
                                 : "generateContent";
-    const char *bad = !segment_ok(project)    ? "project"
+    const char *bad = !segment_ok(project)     ? "project"
                       : !location_ok(location) ? "location"
-                      : !segment_ok(model)    ? "model"
-                                              : NULL;
+                      : !segment_ok(model)     ? "model"
+                                               : NULL;
     const char *url;
     size_t n;
 
@@ -72,8 +71,7 @@ vertex_url(struct arena *a, const char *base_url, const char *project,
         url = arena_printf(a, "https://aiplatform.%s.rep.googleapis.com",
                            location);
     } else {
-        url = arena_printf(a, "https://%s-aiplatform.googleapis.com",
-                           location);
+        url = arena_printf(a, "https://%s-aiplatform.googleapis.com", location);
     }
     if (url != NULL)
         url = arena_printf(a,

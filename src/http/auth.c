@@ -191,8 +191,8 @@ from_remote_user(const char *ru, char *user, size_t cap,
 }
 
 int
-auth_identify(const struct config *cfg, const unsigned char *secret,
-              size_t n, struct httpio *io, char *user, size_t cap,
+auth_identify(const struct config *cfg, const unsigned char *secret, size_t n,
+              struct httpio *io, char *user, size_t cap,
               struct status_error *err)
 {
     char token[TOKEN_SIZE];
@@ -210,9 +210,8 @@ auth_identify(const struct config *cfg, const unsigned char *secret,
         return from_remote_user(ru, user, cap, err);
 
     found = bearer_token(io, token);
-    if (found == 0 &&
-        find_cookie(param(io, "HTTP_COOKIE"), cfg->auth.session_cookie, &v,
-                    &vlen)) {
+    if (found == 0 && find_cookie(param(io, "HTTP_COOKIE"),
+                                  cfg->auth.session_cookie, &v, &vlen)) {
         cookie = true;
         found = copy_token(v, vlen, token) ? 1 : -1;
     }
@@ -242,8 +241,7 @@ token_chars(const char *t)
 {
     for (; *t != '\0'; t++)
         if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') ||
-              (*t >= '0' && *t <= '9') || *t == '-' || *t == '_' ||
-              *t == '.'))
+              (*t >= '0' && *t <= '9') || *t == '-' || *t == '_' || *t == '.'))
             return false;
     return true;
 }

@@ -83,8 +83,7 @@ budget_client(const struct config *cfg, struct httpio *io, struct netaddr *out)
 /* --- the counters ------------------------------------------------------------- */
 
 static void
-add_counter(struct budget *b, const char *scope,
-            const struct config_ceiling *c)
+add_counter(struct budget *b, const char *scope, const struct config_ceiling *c)
 {
     b->counters[b->n++] = (struct store_budget){scope, c->requests_per_minute,
                                                 c->tokens_per_day};
@@ -179,9 +178,8 @@ charge(struct budget *b, long long requests, long long tokens,
     if (*b->slot == NULL &&
         (*b->slot = store_open_migrated(b->cfg->run.store, &e)) == NULL)
         goto unavailable;
-    if ((*b->slot)->ops->budget_reserve(*b->slot, b->counters, b->n,
-                                        requests, tokens, now, &why,
-                                        &e) == 0) {
+    if ((*b->slot)->ops->budget_reserve(*b->slot, b->counters, b->n, requests,
+                                        tokens, now, &why, &e) == 0) {
         b->held = true;
         b->reserved_at_ms = now;
         b->reserved += tokens;

@@ -55,7 +55,7 @@ struct budget {
     struct store **slot; /* the thread's store connection, opened on use */
     struct httpio *io;   /* settling adds the usage to its counters */
     struct store_budget counters[3];
-    size_t n;            /* 0: no budget is configured */
+    size_t n; /* 0: no budget is configured */
     char ip_scope[sizeof("ip:") + NETADDR_TEXT_MAX];
     char user_scope[sizeof("user:") + BOUND_STORE_USER_ID];
     long long reserved;     /* tokens reserved so far */

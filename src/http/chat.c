@@ -33,12 +33,12 @@
 
 /* Everything one chat request works with, by part. */
 struct chat {
-    struct chat_env env;   /* chatin.h: set once, read by all */
-    struct chatin in;      /* the body, decoded */
-    struct chatout out;    /* the answer's members */
-    struct chatwait wait;  /* the calls that wait for the visitor */
-    struct chatconv conv;  /* the conversation */
-    struct chatsink sink;  /* the loop's sink */
+    struct chat_env env;  /* chatin.h: set once, read by all */
+    struct chatin in;     /* the body, decoded */
+    struct chatout out;   /* the answer's members */
+    struct chatwait wait; /* the calls that wait for the visitor */
+    struct chatconv conv; /* the conversation */
+    struct chatsink sink; /* the loop's sink */
 };
 
 /* The loop's input for the request: the conversation, the site's
@@ -96,10 +96,9 @@ prompt_of(struct chat *c, const struct chat_request *rq,
      * cache could serve (see prompt.h). It is never part of the history
      * the browser gets back. */
     if (c->in.page_state != JSCAN_NONE &&
-        prompt_page_turn_text(rq->body, c->in.page_state,
-                              site->cfg->limits.max_page_state_bytes, rq->a,
-                              &li->last_turn_text, &li->last_turn_text_len,
-                              err) != 0)
+        prompt_page_turn_text(
+            rq->body, c->in.page_state, site->cfg->limits.max_page_state_bytes,
+            rq->a, &li->last_turn_text, &li->last_turn_text_len, err) != 0)
         return -1;
     return 0;
 }
@@ -110,16 +109,14 @@ chat_init(struct chat *c, const struct chat_request *rq)
 {
     const struct site *site = rq->site;
 
-    c->env = (struct chat_env){.a = rq->a,
-                               .site = site,
-                               .store = rq->store,
-                               .stream = rq->stream,
-                               .key = {site->auth_secret,
-                                       site->auth_secret_len}};
-    c->sink = (struct chatsink){.env = &c->env,
-                                .conv = &c->conv,
-                                .wait = &c->wait,
-                                .out = &c->out};
+    c->env =
+        (struct chat_env){.a = rq->a,
+                          .site = site,
+                          .store = rq->store,
+                          .stream = rq->stream,
+                          .key = {site->auth_secret, site->auth_secret_len}};
+    c->sink = (struct chatsink){
+        .env = &c->env, .conv = &c->conv, .wait = &c->wait, .out = &c->out};
 }
 
 int

@@ -31,7 +31,7 @@ enum chat_kind { CHAT_SEND_MESSAGE, CHAT_SUBMIT_RESULTS };
 /* The registered names of the two (actions/geminiAgent/plugin.yaml):
  * their .jay-action files describe the protocol, and a request's body is
  * validated against the inputSchema of its kind when the site loaded it. */
-#define CHAT_ACTION_SEND "geminiAgent.sendMessage"
+#define CHAT_ACTION_SEND   "geminiAgent.sendMessage"
 #define CHAT_ACTION_SUBMIT "geminiAgent.submitToolResults"
 
 /* The members a request body of `kind` may have, NULL-terminated: what
@@ -50,9 +50,9 @@ struct chat_request {
     struct arena *a;      /* the request's */
     enum chat_kind kind;
     const struct jscan_doc *body; /* the scanned body */
-    struct arena *scanned; /* its bytes and tape, released once read,
+    struct arena *scanned;        /* its bytes and tape, released once read,
                             * before the first Gemini call */
-    struct ndjson *stream; /* NULL: one JSON answer */
+    struct ndjson *stream;        /* NULL: one JSON answer */
     /* asked before every Gemini call (the budget's, budget.h), or NULL:
      * none; what the calls used is left in it, whatever happens */
     struct loop_gate *gate;

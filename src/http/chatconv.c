@@ -40,8 +40,8 @@ with_new_turn(struct chatconv *conv, const struct chat_env *env,
         return 0;
     /* the plugins' enrichment: what they make of the message is what
      * Gemini reads and the history keeps */
-    if (site_enrich_prompt(env->site, env->a, in->message,
-                           strlen(in->message), &msg, &len, err) != 0)
+    if (site_enrich_prompt(env->site, env->a, in->message, strlen(in->message),
+                           &msg, &len, err) != 0)
         return -1;
     if (json_array_append_new(conv->contents,
                               json_pack("{s:s, s:[{s:s%}]}", "role", "user",

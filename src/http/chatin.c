@@ -28,10 +28,10 @@ _Static_assert(HISTORY_PARTS_INLINE == 1 << 0 && HISTORY_PARTS_FILE == 1 << 1 &&
                "history.allowParts bits differ between config.c and history.h");
 
 static const char *const send_members[] = {
-    "message", "history", "signatures", "toolDefinitions", "pageState",
-    "conversation", NULL};
+    "message",   "history",      "signatures", "toolDefinitions",
+    "pageState", "conversation", NULL};
 static const char *const results_members[] = {
-    "results", "approval", "answer", "history", "signatures",
+    "results",         "approval",  "answer",       "history", "signatures",
     "toolDefinitions", "pageState", "conversation", NULL};
 
 const char *const *
@@ -95,8 +95,8 @@ decode_results(const json_t *results, struct status_error *err)
         json_t *id, *res;
         int is_error = 0;
         json_error_t jerr;
-        int rc = json_unpack_ex(r, &jerr, 0, "{s:o, s?o, s?b}", "callId",
-                                &id, "result", &res, "isError", &is_error);
+        int rc = json_unpack_ex(r, &jerr, 0, "{s:o, s?o, s?b}", "callId", &id,
+                                "result", &res, "isError", &is_error);
 
         if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
             return status_set(err, ST_NO_MEMORY, "out of memory");
@@ -112,17 +112,16 @@ decode_results(const json_t *results, struct status_error *err)
 /* The members of the body's tree, by kind; `approval` and `answer`
  * (submitToolResults) are left for their own decoders. */
 static int
-unpack_body(json_t *body, struct chatin *in, json_t **approval,
-            json_t **answer, struct status_error *err)
+unpack_body(json_t *body, struct chatin *in, json_t **approval, json_t **answer,
+            struct status_error *err)
 {
     json_error_t jerr;
     int rc;
 
     if (in->kind == CHAT_SEND_MESSAGE)
         rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?o, s?o, s?s}", "message",
-                            &in->message, "history", &in->history,
-                            "signatures", &in->signatures, "conversation",
-                            &in->conversation);
+                            &in->message, "history", &in->history, "signatures",
+                            &in->signatures, "conversation", &in->conversation);
     else
         rc = json_unpack_ex(body, &jerr, 0, "{s?o, s?o, s?o, s:o, s?o, s?s}",
                             "results", &in->results, "approval", approval,
@@ -211,8 +210,8 @@ decode(enum chat_kind kind, const struct jscan_doc *doc, struct arena *a,
  * every other member, and an empty history in its place.
  */
 static int
-validate_body(const struct site *site, enum chat_kind kind,
-              const json_t *body, struct status_error *err)
+validate_body(const struct site *site, enum chat_kind kind, const json_t *body,
+              struct status_error *err)
 {
     const struct plugin_action *act = plugin_find(
         site->actions,
@@ -263,13 +262,13 @@ chatin_read(struct chat_env *env, enum chat_kind kind,
     if (decode(kind, doc, env->a, in, err) != 0)
         return -1;
     /* bound and check what the browser sent */
-    if (toolbridge_scan(doc, in->tool_defs, lim->max_tools, env->a,
-                        &env->page, err) != 0)
+    if (toolbridge_scan(doc, in->tool_defs, lim->max_tools, env->a, &env->page,
+                        err) != 0)
         return -1;
     if (in->history != NULL &&
         (history_check(in->history, HISTORY_ALLOW_PENDING, err) != 0 ||
-         history_check_user_parts(in->history,
-                                  site->cfg->history.allow_parts, err) != 0))
+         history_check_user_parts(in->history, site->cfg->history.allow_parts,
+                                  err) != 0))
         return -1;
     /* ...and against the protocol's own description */
     if (validate_body(site, kind, in->body, err) != 0)

@@ -20,12 +20,9 @@
 #include <string.h>
 
 const char *const chat_answer_types[] = {
-    [CHATOUT_RESPONSE] = "response",
-    [CHATOUT_TOOL_CALLS] = "tool-calls",
-    [CHATOUT_BLOCKED] = "blocked",
-    [CHATOUT_APPROVAL] = "approval-required",
-    [CHATOUT_QUESTION] = "question",
-    NULL,
+    [CHATOUT_RESPONSE] = "response", [CHATOUT_TOOL_CALLS] = "tool-calls",
+    [CHATOUT_BLOCKED] = "blocked",   [CHATOUT_APPROVAL] = "approval-required",
+    [CHATOUT_QUESTION] = "question", NULL,
 };
 
 int
@@ -90,9 +87,8 @@ chatout_begin(struct chatout *o, const struct chat_env *env,
               const char *message, struct status_error *err)
 {
     json_t *ans = json_pack("{s:s, s:O, s:o, s:O}", "type",
-                            chat_answer_types[type], "history",
-                            conv->contents, "usage",
-                            loop_usage_json(&o->usage), "serverCalls",
+                            chat_answer_types[type], "history", conv->contents,
+                            "usage", loop_usage_json(&o->usage), "serverCalls",
                             o->server_calls);
 
     o->answer = NULL;
@@ -163,6 +159,5 @@ chatout_write(const struct chatout *o, const struct chat_env *env,
         }
     }
     sbuf_release(&sb);
-    return status_set(err, ST_NO_MEMORY,
-                      "out of memory writing the answer");
+    return status_set(err, ST_NO_MEMORY, "out of memory writing the answer");
 }

@@ -33,7 +33,7 @@ struct chatout {
     struct json_t *server_calls; /* [{name, args, ok, ms}] */
     struct json_t *page_calls;   /* [{id, name, args, category}] */
     struct loop_usage usage;
-    const char *model;    /* modelVersion of the last answer, or NULL */
+    const char *model;     /* modelVersion of the last answer, or NULL */
     struct json_t *answer; /* built when the loop is done */
 };
 
@@ -79,7 +79,7 @@ int chatout_add(struct chatout *o, const char *key, struct json_t *value,
  * history's turns from the browser copied (loop_write_turns). *text is
  * in the arena. */
 int chatout_write(const struct chatout *o, const struct chat_env *env,
-                  const struct chatconv *conv, const char **text,
-                  size_t *len, struct status_error *err);
+                  const struct chatconv *conv, const char **text, size_t *len,
+                  struct status_error *err);
 
 #endif /* APP_CHATOUT_H */

@@ -55,14 +55,13 @@ sink_tool_result(void *ctx, const struct loop_call *lc,
     if (r->action == NULL) /* no such function: the model was told */
         return 0;
     if (r->asks) { /* the visitor answers it (chatwait.c's questions) */
-        const char *id =
-            chatout_call_id(s->env->a, lc->call, lc->turn, lc->part);
+        const char *id = chatout_call_id(s->env->a, lc->call, lc->turn,
+                                         lc->part);
         if (id == NULL ||
             chatwait_ask(s->wait, id, r->action, r->response, err))
             return status_oom(err);
     }
-    return chatout_server_call(s->out, r->action, lc->args, r->ok, r->ms,
-                               err);
+    return chatout_server_call(s->out, r->action, lc->args, r->ok, r->ms, err);
 }
 
 static int
@@ -90,8 +89,8 @@ approval_answer(struct chatsink *s, const char *text, struct status_error *err)
 
     if (chatwait_card(s->wait, s->conv->contents, &card, err) != 0)
         return -1;
-    if (chatout_begin(s->out, s->env, s->conv, CHATOUT_APPROVAL, text,
-                      err) != 0) {
+    if (chatout_begin(s->out, s->env, s->conv, CHATOUT_APPROVAL, text, err) !=
+        0) {
         json_decref(card);
         return -1;
     }
@@ -211,8 +210,7 @@ stream_status(void *ctx, enum loop_status st, const char *tool,
 }
 
 static int
-stream_delta(void *ctx, const char *text, size_t len,
-             struct status_error *err)
+stream_delta(void *ctx, const char *text, size_t len, struct status_error *err)
 {
     struct chatsink *s = ctx;
 

@@ -204,9 +204,8 @@ claim_ticket(const struct chatwait *w, const json_t *contents,
     if (seal_ticket_check(&env->key, contents, sc, ap->ticket, now, tid, &exp,
                           err) != 0)
         return -1;
-    if (*env->store == NULL &&
-        (*env->store = store_open_migrated(env->site->cfg->run.store, err)) ==
-            NULL)
+    if (*env->store == NULL && (*env->store = store_open_migrated(
+                                    env->site->cfg->run.store, err)) == NULL)
         return -1;
     if (store_ticket_claim(*env->store, tid, exp, now, err) != 0) {
         if (err->code != ST_CONFLICT)
@@ -259,8 +258,8 @@ carry_out(const struct walk *k, const struct pending_call *pc, const char *id,
 {
     const struct chatwait *w = k->w;
     const struct chat_env *env = w->env;
-    const struct plugin_action *act =
-        plugin_find_fn(env->site->actions, pc->name);
+    const struct plugin_action *act = plugin_find_fn(env->site->actions,
+                                                     pc->name);
     json_t *args = json_object_get(pc->call, "args");
     struct decide_result d;
     enum decide_verdict v;
@@ -269,8 +268,7 @@ carry_out(const struct walk *k, const struct pending_call *pc, const char *id,
         return status_set(err, ST_APPROVAL_INVALID,
                           "the approval names a call that does not wait "
                           "for one");
-    if (args == NULL &&
-        (args = arena_take_json(env->a, json_object())) == NULL)
+    if (args == NULL && (args = arena_take_json(env->a, json_object())) == NULL)
         return status_oom(err);
     struct loop_call lc = {pc->name, args, pc->call, pc->turn, pc->part};
     struct seal_call sc = {act->name, args, id, pc->turn, pc->part};
@@ -301,15 +299,15 @@ carry_out(const struct walk *k, const struct pending_call *pc, const char *id,
  */
 
 /* The words the model reads for a question the visitor left. */
-#define NOT_ANSWERED                                                           \
-    "not answered: the user sent a new message instead"
+#define NOT_ANSWERED "not answered: the user sent a new message instead"
 
 /* Is the unanswered call `call` one whose tool asked the visitor? */
 static bool
 question_call(const struct chatwait *w, const json_t *call)
 {
-    const struct plugin_action *act = plugin_find_fn(
-        w->env->site->actions, json_string_value(json_object_get(call, "name")));
+    const struct plugin_action *act =
+        plugin_find_fn(w->env->site->actions,
+                       json_string_value(json_object_get(call, "name")));
     const json_t *args = json_object_get(call, "args");
     struct decide_result d;
 
@@ -330,13 +328,12 @@ ask_again(const struct chatwait *w, const struct pending_call *pc,
           const json_t **questions, struct status_error *err)
 {
     const struct chat_env *env = w->env;
-    const struct plugin_action *act =
-        plugin_find_fn(env->site->actions, pc->name);
+    const struct plugin_action *act = plugin_find_fn(env->site->actions,
+                                                     pc->name);
     json_t *args = json_object_get(pc->call, "args");
     struct loop_result r = {0};
 
-    if (args == NULL &&
-        (args = arena_take_json(env->a, json_object())) == NULL)
+    if (args == NULL && (args = arena_take_json(env->a, json_object())) == NULL)
         return status_oom(err);
     struct loop_call lc = {pc->name, args, pc->call, pc->turn, pc->part};
     if (loop_run_action(&env->site->cfg->actions, act, &env->who, &lc, env->a,
@@ -381,10 +378,10 @@ walk_question(struct walk *k, const struct pending_call *pc, const char *id,
     if (k->qa == NULL || k->answered || strcmp(k->qa->id, id) != 0) {
         if (k->w->question == NULL &&
             (ask_again(k->w, pc, &q, err) != 0 ||
-             chatwait_ask(k->w, id,
-                          plugin_find_fn(k->w->env->site->actions, pc->name)
-                              ->name,
-                          q, err) != 0))
+             chatwait_ask(
+                 k->w, id,
+                 plugin_find_fn(k->w->env->site->actions, pc->name)->name, q,
+                 err) != 0))
             return -1;
         return 0;
     }
@@ -435,7 +432,8 @@ browser_response(const json_t *r, const struct turn_bounds *b, json_t **resp,
                                                                   : "result",
                       parsed ? parsed : json_incref(v ? v : json_null()));
     /* part, functionResponse, response */
-    if (*resp != NULL && b->depth > 2 && !turn_depth_fits(*resp, b->depth - 2)) {
+    if (*resp != NULL && b->depth > 2 &&
+        !turn_depth_fits(*resp, b->depth - 2)) {
         json_decref(*resp);
         *resp = json_pack("{s:s}", "error",
                           "the page answered, but its result nests deeper "

@@ -50,9 +50,8 @@ int chatwait_decide(void *ctx, const struct loop_call *lc,
 
 /* Remember the call contents[turn].parts[part], `call` with the handle
  * `id`, as waiting for the visitor's approval. */
-int chatwait_add(struct chatwait *w, const char *id,
-                 const struct json_t *call, size_t turn, size_t part,
-                 struct status_error *err);
+int chatwait_add(struct chatwait *w, const char *id, const struct json_t *call,
+                 size_t turn, size_t part, struct status_error *err);
 
 /* Remember the question `q` ({questions}) the tool `tool` asked in the
  * call `id`, unless one waits already (one card at a time). */

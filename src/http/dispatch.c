@@ -39,11 +39,11 @@ struct exchange {
     const struct dispatch_host *host; /* may be NULL */
     struct httpio *io;
     struct arena *arena;
-    const char *arg;     /* the path after a prefix route, e.g. "shop.x" */
+    const char *arg;       /* the path after a prefix route, e.g. "shop.x" */
     struct jscan_doc body; /* the scanned request body (routes that take one) */
     struct arena *scanned; /* its bytes and tape, which a route may drop */
-    const char *allow;   /* for a 405: the method the path takes */
-    int status;          /* HTTP status of the answer */
+    const char *allow;     /* for a 405: the method the path takes */
+    int status;            /* HTTP status of the answer */
 };
 
 typedef int (*route_fn)(struct exchange *x, struct status_error *err);
@@ -81,8 +81,8 @@ route_status(struct exchange *x, struct status_error *err)
 {
     const struct config_gemini *g = &x->site->cfg->gemini;
     json_t *v = json_pack("{s:b, s:s}", "ready",
-                          g->api_key != NULL && g->api_key[0] != '\0',
-                          "model", g->model);
+                          g->api_key != NULL && g->api_key[0] != '\0', "model",
+                          g->model);
 
     if (v == NULL || arena_take_json(x->arena, v) == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
@@ -107,14 +107,12 @@ route_run_action(struct exchange *x, struct status_error *err)
     if (in == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     /* side effects: not for anyone who can reach the URL */
-    if (act->side_effects &&
-        runapi_direct_allowed(x->site, x->store, x->io, act->name, in,
-                              err) != 0)
+    if (act->side_effects && runapi_direct_allowed(x->site, x->store, x->io,
+                                                   act->name, in, err) != 0)
         return -1;
     /* a schema violation's path and rule travel in `err`; nobody in
      * particular runs it, in no conversation (who: NULL) */
-    rc = action_run(&x->site->cfg->actions, act, NULL, in, x->arena, &out,
-                    err);
+    rc = action_run(&x->site->cfg->actions, act, NULL, in, x->arena, &out, err);
     if (rc == ACTION_ASKS_USER) /* there is no one to ask on this route */
         return status_set(err, ST_BAD_REQUEST,
                           "'%s' asks the user a question: only the model "
@@ -142,8 +140,8 @@ route_list_commands(struct exchange *x, struct status_error *err)
 static int
 route_run_command(struct exchange *x, struct status_error *err)
 {
-    const struct plugin_command *c =
-        plugin_find_command(x->site->actions, x->arg);
+    const struct plugin_command *c = plugin_find_command(x->site->actions,
+                                                         x->arg);
     const json_t *args;
     const char *text;
     size_t len;
@@ -167,13 +165,12 @@ route_run_command(struct exchange *x, struct status_error *err)
         return -1;
     if (plugin_run_command(c, x->site->cfg->actions.data_dir,
                            args ? json_string_value(args) : "",
-                           args ? json_string_length(args) : 0, x->arena,
-                           &text, &len, err) != 0)
+                           args ? json_string_length(args) : 0, x->arena, &text,
+                           &len, err) != 0)
         return -1;
-    out = arena_take_json(x->arena,
-                          json_pack("{s:s, s:s%, s:b}", "command", c->name,
-                                    "output", text, len, "shareWithModel",
-                                    c->share_with_model));
+    out = arena_take_json(
+        x->arena, json_pack("{s:s, s:s%, s:b}", "command", c->name, "output",
+                            text, len, "shareWithModel", c->share_with_model));
     if (out == NULL)
         return status_set(err, ST_ACTION_FAILED,
                           "the command '%s' did not answer UTF-8 text",
@@ -244,12 +241,11 @@ route_chat(struct exchange *x, enum chat_kind kind, struct status_error *err)
     int rc;
 
     budget_init(&b, s->cfg, x->store, x->io, NULL);
-    if (budget_reserve(&b,
-                       x->body.len + s->declarations_text_len +
-                           (s->instruction_json
-                                ? strlen(s->instruction_json)
-                                : 0),
-                       err) != 0)
+    if (budget_reserve(
+            &b,
+            x->body.len + s->declarations_text_len +
+                (s->instruction_json ? strlen(s->instruction_json) : 0),
+            err) != 0)
         return -1;
     rc = chat_work(x, kind, budget_gate(&b), err);
     budget_settle(&b);
@@ -282,8 +278,7 @@ const char *const dispatch_chat_actions[] = {CHAT_SEND, CHAT_SUBMIT, NULL};
 static const struct route routes[] = {
     {"/_jay/actions", "GET", false, route_list_actions, NULL},
     {"/_jay/actions/" CHAT_SEND, "POST", true, route_send_message, NULL},
-    {"/_jay/actions/" CHAT_SUBMIT, "POST", true, route_submit_results,
-     NULL},
+    {"/_jay/actions/" CHAT_SUBMIT, "POST", true, route_submit_results, NULL},
     {"/_jay/actions/geminiAgent.status", "GET", false, route_status, NULL},
     {"/_jay/actions/", "POST", true, route_run_action, NULL},
     {"/_jay/status", "GET", false, route_opstatus, NULL},
@@ -305,7 +300,7 @@ static const struct route routes[] = {
 static int
 run_api(struct exchange *x, const struct route *r, struct status_error *err)
 {
-    struct runapi_req q = {x->site, x->g,    x->store, x->io,
+    struct runapi_req q = {x->site,  x->g,   x->store, x->io,
                            x->arena, x->arg, &x->body, 0};
     int rc = r->api(&q, err);
 
@@ -352,7 +347,8 @@ route_find(const char *method, const char *path, const char **arg,
                   path[n] != '\0' && strchr(path + n, '/') == NULL;
         else
             hit = strcmp(path, r->path) == 0 ||
-                  (strncmp(path, r->path, n) == 0 && strcmp(path + n, "/") == 0);
+                  (strncmp(path, r->path, n) == 0 &&
+                   strcmp(path + n, "/") == 0);
         if (!hit)
             continue;
         exact_path = exact_path || !prefix;
@@ -371,7 +367,7 @@ route_find(const char *method, const char *path, const char **arg,
 /* An id the web server gave is kept when it is 1 to DISPATCH_ID_MAX of
  * these (nginx's $request_id is hex, Apache's UNIQUE_ID adds '@' and
  * '-'); it is echoed in a header and the log, so nothing else is. */
-#define DISPATCH_ID_MAX   64
+#define DISPATCH_ID_MAX 64
 #define DISPATCH_ID_CHARS                                                      \
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._@-"
 
@@ -412,8 +408,8 @@ request_id(struct httpio *io, char *id)
  * '%' as %XX, cut at `size`.
  */
 static void
-route_label(const struct route *r, const char *arg, const char *path,
-            char *out, size_t size)
+route_label(const struct route *r, const char *arg, const char *path, char *out,
+            size_t size)
 {
     const char *tail = path;
     size_t n = 0;
@@ -440,9 +436,8 @@ route_label(const struct route *r, const char *arg, const char *path,
 
 /* The request's access line (logmsg.h): what it asked, how it ended. */
 static void
-access_line(const struct httpio *io, const char *method,
-            const struct route *r, const char *arg, const char *path,
-            int status, long start_ms)
+access_line(const struct httpio *io, const char *method, const struct route *r,
+            const char *arg, const char *path, int status, long start_ms)
 {
     char route[256], meth[17];
     size_t n = strspn(method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
@@ -465,8 +460,8 @@ access_line(const struct httpio *io, const char *method,
 }
 
 int
-dispatch_request(const struct site *site, struct gemini *g,
-                 struct httpio *io, struct arena *a)
+dispatch_request(const struct site *site, struct gemini *g, struct httpio *io,
+                 struct arena *a)
 {
     struct store *store = NULL;
     int status = dispatch_request_ex(site, g, &store, NULL, io, a);
@@ -521,8 +516,7 @@ dispatch_request_ex(const struct site *site, struct gemini *g,
     if (r == NULL) {
         if (allow != NULL) {
             x.allow = allow;
-            rc = status_set(&err, ST_METHOD, "use %s for %s", allow,
-                            head.path);
+            rc = status_set(&err, ST_METHOD, "use %s for %s", allow, head.path);
         } else {
             rc = status_set(&err, ST_NOT_FOUND, "no route for %s", head.path);
         }

@@ -263,8 +263,7 @@ ndjson_end(struct ndjson *s, int rc, const char *what,
         *status = 200;
         if (rc != 0) {
             if (status_http(err->code) >= 500)
-                log_err("%s: %s: %s", what, status_code(err->code),
-                        err->text);
+                log_err("%s: %s: %s", what, status_code(err->code), err->text);
             ndjson_error(s, err);
             rc = 0;
         }

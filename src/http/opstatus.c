@@ -75,15 +75,14 @@ opstatus_reply(const struct site *site, struct store **slot, struct httpio *io,
                           "the status is not shown to this address "
                           "(http.status.allow)");
     v = json_pack(
-        "{s:{s:o, s:o, s:o, s:o}, s:{s:I, s:I, s:I, s:I, s:I}, s:o}",
-        "budget", "perIp", ceiling(&b->per_ip), "perUser",
-        ceiling(&b->per_user), "site", ceiling(&b->site), "used",
-        b->on ? used(site, slot) : json_null(), "limits", "maxOutputTokens",
-        (json_int_t)cfg->limits.max_output_tokens, "maxLoopSteps",
-        (json_int_t)cfg->limits.max_loop_steps, "maxCallsPerTurn",
-        (json_int_t)cfg->limits.max_calls_per_turn, "maxUpstreamBytes",
-        (json_int_t)cfg->limits.max_upstream_bytes, "maxBodyBytes",
-        (json_int_t)cfg->limits.max_body_bytes, "workers",
+        "{s:{s:o, s:o, s:o, s:o}, s:{s:I, s:I, s:I, s:I, s:I}, s:o}", "budget",
+        "perIp", ceiling(&b->per_ip), "perUser", ceiling(&b->per_user), "site",
+        ceiling(&b->site), "used", b->on ? used(site, slot) : json_null(),
+        "limits", "maxOutputTokens", (json_int_t)cfg->limits.max_output_tokens,
+        "maxLoopSteps", (json_int_t)cfg->limits.max_loop_steps,
+        "maxCallsPerTurn", (json_int_t)cfg->limits.max_calls_per_turn,
+        "maxUpstreamBytes", (json_int_t)cfg->limits.max_upstream_bytes,
+        "maxBodyBytes", (json_int_t)cfg->limits.max_body_bytes, "workers",
         w != NULL && w->known
             ? json_pack("{s:i, s:i}", "busy", w->busy, "total", w->total)
             : json_null());

@@ -44,9 +44,9 @@ enum policy_verdict {
 };
 
 struct policy_call {
-    const char *action;         /* registered name, "plugin.name" */
-    bool side_effects;          /* from its .jay-action */
-    const struct json_t *args;  /* the call's arguments */
+    const char *action;        /* registered name, "plugin.name" */
+    bool side_effects;         /* from its .jay-action */
+    const struct json_t *args; /* the call's arguments */
     /* its plugin's auto_approved_tools() names it: it needs no approval
      * (a deny entry and the kill switch still stop it) */
     bool auto_approved;

@@ -78,14 +78,14 @@ struct run {
     struct loop_usage usage;
     const char *model;
     enum loop_end end;
-    const char *text;      /* the final turn's text */
+    const char *text;           /* the final turn's text */
     const struct run_act *last; /* the last action that ran */
     json_t *last_output;
-    json_t *approval;      /* the first approval this pass asked for */
+    json_t *approval;              /* the first approval this pass asked for */
     const struct run_act *waiting; /* ... and its action */
-    json_t *question;      /* the first question waiting for the user:
+    json_t *question;              /* the first question waiting for the user:
                             * {id (its action's), tool, questions} */
-    const struct run_act *asking; /* ... and its action */
+    const struct run_act *asking;  /* ... and its action */
     const json_t *normalized;
     /* The run's own action, the answer's actionId when no tool call is shown: RUN_REPLY_TOOL, made
      * with the run at turn -1, planned while the run works or waits, then
@@ -148,9 +148,9 @@ audit(struct run *r, const struct run_act *a, const char *event,
       const char *outcome, struct status_error *err)
 {
     char hash[65];
-    struct store_audit row = {r->env->user, r->id, a->id,
-                              a->act ? a->act->name : "?", event, hash,
-                              outcome};
+    struct store_audit row = {
+        r->env->user, r->id, a->id,  a->act ? a->act->name : "?",
+        event,        hash,  outcome};
 
     args_hash(a->args, hash);
     return r->st->ops->audit_add(r->st, &row, err);
@@ -171,8 +171,8 @@ add_act(struct run *r, size_t turn, size_t part,
         r->acts = n;
         r->cap = cap;
     }
-    r->acts[r->nacts] =
-        (struct run_act){turn, part, "", act, args, false, NULL, NULL, NULL};
+    r->acts[r->nacts] = (struct run_act){turn,  part, "",   act, args,
+                                         false, NULL, NULL, NULL};
     return &r->acts[r->nacts++];
 }
 
@@ -224,8 +224,9 @@ check_args(struct run *r, struct run_act *ra, const struct loop_call *c,
     if (ra->act->input_schema == NULL ||
         jschema_validate(ra->act->input_schema, c->args, &invalid) == 0)
         return 1;
-    msg = arena_printf(r->env->a, "invalid arguments: %s; the action did "
-                                  "not run",
+    msg = arena_printf(r->env->a,
+                       "invalid arguments: %s; the action did "
+                       "not run",
                        invalid.text);
     if (msg == NULL ||
         r->st->ops->action_status(r->st, ra->id, STORE_ACT_FAILED, NULL, msg,
@@ -262,8 +263,8 @@ await_approval(struct run *r, struct run_act *ra, const char *reason,
 
     if (pv == NULL)
         return status_oom(err);
-    if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_AWAITING, NULL,
-                                  NULL, err) != 0 ||
+    if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_AWAITING, NULL, NULL,
+                                  err) != 0 ||
         r->st->ops->approval_create(
             r->st,
             &(struct store_approval_new){r->env->user, r->id, ra->id, name,
@@ -273,9 +274,9 @@ await_approval(struct run *r, struct run_act *ra, const char *reason,
         audit(r, ra, "approval_requested", reason, err) != 0)
         return -1;
     if (r->approval == NULL) {
-        r->approval = arena_take_json(
-            a, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "tool", name,
-                         "reason", reason, "preview", pv));
+        r->approval = arena_take_json(a, json_pack("{s:s, s:s, s:s, s:s}", "id",
+                                                   id, "tool", name, "reason",
+                                                   reason, "preview", pv));
         if (r->approval == NULL)
             return status_oom(err);
         r->waiting = ra;
@@ -347,11 +348,9 @@ record_result(struct run *r, struct run_act *ra, bool ok,
     const json_t *out = json_object_get(response, "result");
     const char *msg = json_string_value(json_object_get(response, "error"));
 
-    if (r->st->ops->action_status(r->st, ra->id,
-                                  ok ? STORE_ACT_COMPLETED : STORE_ACT_FAILED,
-                                  ok ? out : NULL,
-                                  ok ? NULL : (msg ? msg : "failed"),
-                                  err) != 0)
+    if (r->st->ops->action_status(
+            r->st, ra->id, ok ? STORE_ACT_COMPLETED : STORE_ACT_FAILED,
+            ok ? out : NULL, ok ? NULL : (msg ? msg : "failed"), err) != 0)
         return -1;
     if (ra->act->side_effects &&
         audit(r, ra, ok ? "executed" : "failed", ok ? "ok" : msg, err) != 0)
@@ -375,8 +374,7 @@ record_result(struct run *r, struct run_act *ra, bool ok,
 
 /* Remember the first question waiting (struct run). */
 static int
-note_question(struct run *r, const struct run_act *ra,
-              struct status_error *err)
+note_question(struct run *r, const struct run_act *ra, struct status_error *err)
 {
     if (r->question != NULL)
         return 0;
@@ -407,10 +405,10 @@ static int
 sink_status(void *ctx, enum loop_status st, const char *tool,
             struct status_error *err)
 {
-    static const char *const names[] = {[LOOP_THINKING] = "planning",
-                                        [LOOP_TOOL] = "executing",
-                                        [LOOP_WAITING] =
-                                            "awaiting_confirmation"};
+    static const char *const names[] = {
+        [LOOP_THINKING] = "planning",
+        [LOOP_TOOL] = "executing",
+        [LOOP_WAITING] = "awaiting_confirmation"};
     struct run *r = ctx;
     /* waiting on a question alone: the user's answer, not an approval */
     const char *name = st == LOOP_WAITING && r->approval == NULL &&
@@ -420,8 +418,7 @@ sink_status(void *ctx, enum loop_status st, const char *tool,
 
     if (st == LOOP_THINKING && set_status(r, STORE_RUN_PLANNING, err) != 0)
         return -1;
-    return r->env->stream ? ndjson_status(r->env->stream, name, tool, err)
-                          : 0;
+    return r->env->stream ? ndjson_status(r->env->stream, name, tool, err) : 0;
 }
 
 static int
@@ -436,14 +433,14 @@ sink_tool_call(void *ctx, const struct loop_call *c, bool back,
                struct status_error *err)
 {
     struct run *r = ctx;
-    const struct plugin_action *act =
-        plugin_find_fn(r->env->site->actions, c->name);
+    const struct plugin_action *act = plugin_find_fn(r->env->site->actions,
+                                                     c->name);
 
     (void)back;
-    return r->env->stream ? ndjson_tool_call(r->env->stream,
-                                             act ? act->name : c->name,
-                                             c->args, false, NULL, err)
-                          : 0;
+    return r->env->stream
+               ? ndjson_tool_call(r->env->stream, act ? act->name : c->name,
+                                  c->args, false, NULL, err)
+               : 0;
 }
 
 static int
@@ -666,9 +663,9 @@ finish(struct run *r, json_t **out, struct status_error *err)
         }
         rc = set_status(r, STORE_RUN_AWAITING, err);
     } else {
-        rc = set_status(r, r->end == LOOP_BLOCKED ? STORE_RUN_FAILED
-                                                  : STORE_RUN_COMPLETED,
-                        err);
+        rc = set_status(
+            r, r->end == LOOP_BLOCKED ? STORE_RUN_FAILED : STORE_RUN_COMPLETED,
+            err);
         if (rc == 0)
             rc = finish_reply(r, err);
     }
@@ -677,9 +674,9 @@ finish(struct run *r, json_t **out, struct status_error *err)
                                      summary_of(r), err);
     if (rc == 0 && (*out = answer(r)) == NULL)
         rc = status_oom(err);
-    text = rc == 0 ? jsonout_dumps(*out, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
-                                   NULL)
-                   : NULL;
+    text = rc == 0
+               ? jsonout_dumps(*out, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, NULL)
+               : NULL;
     if (rc == 0 && text == NULL)
         rc = status_oom(err);
     if (rc == 0)
@@ -703,8 +700,7 @@ fail(struct run *r, struct status_error *err)
         r->st->ops->run_status(r->st, r->id, STORE_RUN_FAILED, &again) != 0)
         log_warn("run %s: cannot mark it failed: %s", r->id, again.text);
     else if (reply_to(r, STORE_ACT_FAILED, NULL, err->text, &again) != 0)
-        log_warn("run %s: cannot mark its reply failed: %s", r->id,
-                 again.text);
+        log_warn("run %s: cannot mark its reply failed: %s", r->id, again.text);
     return -1;
 }
 
@@ -815,8 +811,8 @@ run_init(struct run *r, const struct run_env *env)
 }
 
 int
-run_start(const struct run_env *env, const struct run_input *in,
-          json_t **out, struct status_error *err)
+run_start(const struct run_env *env, const struct run_input *in, json_t **out,
+          struct status_error *err)
 {
     struct run r;
     const char *title;
@@ -848,14 +844,14 @@ run_start(const struct run_env *env, const struct run_input *in,
         return -1;
     if (r.st->ops->action_create(
             r.st,
-            &(struct store_action_new){r.id, RUN_REPLY_TOOL, NULL, NULL, -1,
-                                       -1, STORE_ACT_PLANNED},
+            &(struct store_action_new){r.id, RUN_REPLY_TOOL, NULL, NULL, -1, -1,
+                                       STORE_ACT_PLANNED},
             r.reply, err) != 0)
         return fail(&r, err);
     r.reply_st = STORE_ACT_PLANNED;
     if (first_contents(&r, in, err) != 0 ||
-        r.st->ops->message_add(r.st, r.thread, r.id, "user", in->prompt,
-                               err) != 0 ||
+        r.st->ops->message_add(r.st, r.thread, r.id, "user", in->prompt, err) !=
+            0 ||
         resume(&r, in->context, out, err) != 0)
         return fail(&r, err);
     return 0;
@@ -877,15 +873,14 @@ answer_waited(void *ctx, const struct pending_call *pc, json_t **resp,
     *resp = ra == NULL ? json_pack("{s:s}", "error", "not run")
             : ra->output != NULL
                 ? json_pack("{s:O}", "result", ra->output)
-                : json_pack("{s:s}", "error",
-                            ra->error ? ra->error : "failed");
+                : json_pack("{s:s}", "error", ra->error ? ra->error : "failed");
     return *resp ? 0 : status_oom(err);
 }
 
 /* Run or reject the decided action, as the loop would have. */
 static int
-carry_out(struct run *r, struct run_act *ra, bool approve,
-          const char *feedback, struct status_error *err)
+carry_out(struct run *r, struct run_act *ra, bool approve, const char *feedback,
+          struct status_error *err)
 {
     struct status_error failed = {0};
     json_t *out = NULL, *resp;
@@ -897,8 +892,8 @@ carry_out(struct run *r, struct run_act *ra, bool approve,
         ra->error = msg;
         return msg == NULL ? status_oom(err)
                            : r->st->ops->action_status(r->st, ra->id,
-                                                       STORE_ACT_REJECTED,
-                                                       NULL, msg, err);
+                                                       STORE_ACT_REJECTED, NULL,
+                                                       msg, err);
     }
     if (r->st->ops->action_status(r->st, ra->id, STORE_ACT_EXECUTING, NULL,
                                   NULL, err) != 0 ||
@@ -939,8 +934,8 @@ keep_reply(struct run *r, const json_t *a, const char *status)
     r->reply_st = STORE_ACT_PLANNED;
     for (int s = STORE_ACT_PLANNED; s <= STORE_ACT_REJECTED; s++)
         if (status != NULL &&
-            strcmp(status, store_action_status_name(
-                               (enum store_action_status)s)) == 0)
+            strcmp(status,
+                   store_action_status_name((enum store_action_status)s)) == 0)
             r->reply_st = (enum store_action_status)s;
 }
 
@@ -961,12 +956,12 @@ load_acts(struct run *r, const json_t *actions, const char *want,
             keep_reply(r, a, st);
             continue;
         }
-        const struct plugin_action *act =
-            plugin_find(r->env->site->actions, tool ? tool : "");
-        struct run_act *x = add_act(
-            r, (size_t)turn,
-            (size_t)json_integer_value(json_object_get(a, "part")), act,
-            json_object_get(a, "args"));
+        const struct plugin_action *act = plugin_find(r->env->site->actions,
+                                                      tool ? tool : "");
+        struct run_act *x =
+            add_act(r, (size_t)turn,
+                    (size_t)json_integer_value(json_object_get(a, "part")), act,
+                    json_object_get(a, "args"));
         if (x == NULL)
             return status_oom(err);
         snprintf(x->id, sizeof(x->id), "%s",
@@ -1038,8 +1033,9 @@ load_waiting(struct run *r, const char *want, struct run_act **found,
         goto out;
     }
     if (r->contents == NULL || r->prompt == NULL) {
-        status_set(err, ST_STORE, "run %s cannot be resumed: its "
-                                  "conversation is missing",
+        status_set(err, ST_STORE,
+                   "run %s cannot be resumed: its "
+                   "conversation is missing",
                    r->id);
         goto out;
     }
@@ -1083,14 +1079,13 @@ go_on(struct run *r, long last_turn, json_t **out, struct status_error *err)
         r->end = LOOP_HANDED_BACK;
         if (set_status(r, STORE_RUN_AWAITING, err) != 0)
             return fail(r, err);
-        if (pending > 0 &&
-            r->st->ops->approvals_list(r->st, env->user, "pending", &list,
-                                       err) != 0)
+        if (pending > 0 && r->st->ops->approvals_list(
+                               r->st, env->user, "pending", &list, err) != 0)
             return fail(r, err);
         arena_take_json(env->a, list);
         json_array_foreach(list, i, a) {
-            if (strcmp(json_string_value(json_object_get(a, "runId")),
-                       r->id) != 0)
+            if (strcmp(json_string_value(json_object_get(a, "runId")), r->id) !=
+                0)
                 continue;
             r->approval = a;
             for (size_t k = 0; k < r->nacts; k++)
@@ -1103,9 +1098,9 @@ go_on(struct run *r, long last_turn, json_t **out, struct status_error *err)
             return status_oom(err);
         /* what GET of the run shows is what waits now */
         text = jsonout_dumps(*out, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, NULL);
-        int rc = text ? r->st->ops->run_save(r->st, r->id, text, NULL, NULL,
-                                             err)
-                      : status_oom(err);
+        int rc = text
+                     ? r->st->ops->run_save(r->st, r->id, text, NULL, NULL, err)
+                     : status_oom(err);
         free(text);
         return rc;
     }
@@ -1138,8 +1133,8 @@ run_decide(const struct run_env *env, const char *id, const char *decision,
                           "approve_and_always_allow or reject");
     /* once: of concurrent decisions exactly one gets here */
     if (r.st->ops->approval_decide(r.st, env->user, id,
-                                   approve ? "approved" : "rejected",
-                                   feedback, &d, err) != 0)
+                                   approve ? "approved" : "rejected", feedback,
+                                   &d, err) != 0)
         return -1;
     memcpy(r.id, d.run, sizeof(r.id));
     r.status = STORE_RUN_AWAITING;
@@ -1172,8 +1167,8 @@ run_decide(const struct run_env *env, const char *id, const char *decision,
 }
 
 int
-run_answer(const struct run_env *env, const char *run_id,
-           const json_t *answers, json_t **out, struct status_error *err)
+run_answer(const struct run_env *env, const char *run_id, const json_t *answers,
+           json_t **out, struct status_error *err)
 {
     struct run r;
     struct run_act *ra = NULL;
@@ -1198,21 +1193,20 @@ run_answer(const struct run_env *env, const char *run_id,
                           "or it never asked)",
                           r.id);
     /* checked against the question the tool asked, kept by the server */
-    if ((given = arena_take_json(env->a, question_answers(ra->question,
-                                                          answers, err))) ==
-        NULL)
+    if ((given = arena_take_json(
+             env->a, question_answers(ra->question, answers, err))) == NULL)
         return err->code == ST_OK ? status_oom(err) : -1;
     /* once: of concurrent answers exactly one moves it on (409 else) */
-    if (r.st->ops->action_status(r.st, ra->id, STORE_ACT_EXECUTING, NULL,
-                                 NULL, err) != 0)
+    if (r.st->ops->action_status(r.st, ra->id, STORE_ACT_EXECUTING, NULL, NULL,
+                                 err) != 0)
         return -1;
     if (env->stream != NULL) {
         env->stream->thread = r.thread;
         if (ndjson_status(env->stream, "executing", ra->act->name, err) != 0)
             return fail(&r, err);
     }
-    if (r.st->ops->action_status(r.st, ra->id, STORE_ACT_COMPLETED, given,
-                                 NULL, err) != 0)
+    if (r.st->ops->action_status(r.st, ra->id, STORE_ACT_COMPLETED, given, NULL,
+                                 err) != 0)
         return fail(&r, err);
     ra->question = NULL;
     ra->output = given;

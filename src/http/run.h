@@ -47,8 +47,8 @@ struct run_env {
     struct gemini *g;
     struct store *store;
     struct arena *a;
-    const char *user;      /* who asked (auth.h) */
-    struct ndjson *stream; /* the events as they happen, or NULL */
+    const char *user;       /* who asked (auth.h) */
+    struct ndjson *stream;  /* the events as they happen, or NULL */
     struct loop_gate *gate; /* the budget's (budget.h), or NULL */
 };
 
@@ -59,9 +59,9 @@ int run_start(const struct run_env *env, const struct run_input *in,
 
 /* Decide the approval `id` ("approve_once", "approve_and_always_allow" or
  * "reject", with the user's `feedback` or NULL) and resume its run. */
-int run_decide(const struct run_env *env, const char *id,
-               const char *decision, const char *feedback,
-               struct json_t **answer, struct status_error *err);
+int run_decide(const struct run_env *env, const char *id, const char *decision,
+               const char *feedback, struct json_t **answer,
+               struct status_error *err);
 
 /* Answer the question run `run` waits for (its first, when several do:
  * a tool's GEMINI_AGENT_ASK_USER) with `answers` {question id: value},

@@ -56,8 +56,8 @@ begin(struct runapi_req *q, char *user, size_t cap, struct store **st,
 
 int
 runapi_direct_allowed(const struct site *site, struct store **slot,
-                      struct httpio *io, const char *name,
-                      const json_t *args, struct status_error *err)
+                      struct httpio *io, const char *name, const json_t *args,
+                      struct status_error *err)
 {
     const struct config *cfg = site->cfg;
     char user[BOUND_USER_NAME + 1];
@@ -248,8 +248,8 @@ runapi_decide(struct runapi_req *q, struct status_error *err)
 
     if (begin_with_body(q, user, sizeof(user), &env, &body, err) != 0)
         return -1;
-    rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?s}", "decision",
-                        &d.decision, "feedback", &d.feedback);
+    rc = json_unpack_ex(body, &jerr, 0, "{s:s, s?s}", "decision", &d.decision,
+                        "feedback", &d.feedback);
     /* jansson needs memory to unpack: a failure there is not the body's */
     if (rc != 0 && json_error_code(&jerr) == json_error_out_of_memory)
         return status_set(err, ST_NO_MEMORY, "out of memory");
@@ -314,8 +314,7 @@ runapi_session(struct runapi_req *q, struct status_error *err)
         *err = why;
         return -1;
     }
-    return answer(q,
-                  json_pack("{s:b,s:s}", "signedIn", 0, "reason", why.text),
+    return answer(q, json_pack("{s:b,s:s}", "signedIn", 0, "reason", why.text),
                   err);
 }
 
@@ -360,8 +359,7 @@ runapi_thread_todo(struct runapi_req *q, struct status_error *err)
     in = arena_take_json(q->a, json_object());
     if (in == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");
-    if (action_run(&q->site->cfg->actions, act, &who, in, q->a, &out, err) !=
-        0)
+    if (action_run(&q->site->cfg->actions, act, &who, in, q->a, &out, err) != 0)
         return -1;
     return answer(q, json_incref(out), err);
 }
@@ -376,10 +374,9 @@ runapi_thread(struct runapi_req *q, struct status_error *err)
     if (begin(q, user, sizeof(user), &st, err) != 0 ||
         st->ops->thread_get(st, user, q->arg, &thread, &messages, err) != 0)
         return -1;
-    return answer(q,
-                  json_pack("{s:o, s:o}", "thread", thread, "messages",
-                            messages),
-                  err);
+    return answer(
+        q, json_pack("{s:o, s:o}", "thread", thread, "messages", messages),
+        err);
 }
 
 int

@@ -59,8 +59,7 @@ clean(const char *s, size_t len, size_t max, bool text, struct cuts *c,
  * `need`), or -1 (not a string, or out of memory). */
 static int
 member_string(const json_t *obj, const char *key, size_t max, bool text,
-              struct cuts *c, bool *cut, json_t **out,
-              struct status_error *err)
+              struct cuts *c, bool *cut, json_t **out, struct status_error *err)
 {
     const json_t *v = json_object_get(obj, key);
 
@@ -108,8 +107,7 @@ read_conversation(const json_t *list, struct arena *a, struct run_input *in,
     const json_t *turn;
 
     if (list != NULL && !json_is_array(list))
-        return status_set(err, ST_BAD_REQUEST,
-                          "conversation must be an array");
+        return status_set(err, ST_BAD_REQUEST, "conversation must be an array");
     in->conversation = arena_take_json(a, json_array());
     if (in->conversation == NULL)
         return status_oom(err);
@@ -133,9 +131,9 @@ read_conversation(const json_t *list, struct arena *a, struct run_input *in,
                           err) != 0)
             return -1;
         c->conv_cut += cut;
-        if (json_array_append_new(in->conversation,
-                                  json_pack("{s:s, s:o}", "role", role,
-                                            "text", text)) != 0)
+        if (json_array_append_new(
+                in->conversation,
+                json_pack("{s:s, s:o}", "role", role, "text", text)) != 0)
             return status_oom(err);
     }
     return 0;
@@ -238,8 +236,8 @@ report(json_t *r, const char *key, long dropped, long cut)
         return 0;
     o = json_object();
     if (o == NULL ||
-        (dropped && json_object_set_new(o, "dropped",
-                                        json_integer(dropped)) != 0) ||
+        (dropped &&
+         json_object_set_new(o, "dropped", json_integer(dropped)) != 0) ||
         (cut && json_object_set_new(o, "cut", json_integer(cut)) != 0)) {
         json_decref(o);
         return -1;
@@ -305,8 +303,8 @@ runinput_read(const json_t *body, const char *const *types, struct arena *a,
     if (in->prompt[strspn(in->prompt, " \t\n")] == '\0')
         return status_set(err, ST_BAD_REQUEST, "prompt must not be empty");
     if (cut)
-        return status_set(err, ST_TOO_LARGE,
-                          "prompt is longer than %d bytes", RUN_PROMPT_MAX);
+        return status_set(err, ST_TOO_LARGE, "prompt is longer than %d bytes",
+                          RUN_PROMPT_MAX);
     v = json_object_get(body, "threadId");
     if (v != NULL && !json_is_null(v)) {
         const char *t = json_string_value(v);
@@ -317,8 +315,8 @@ runinput_read(const json_t *body, const char *const *types, struct arena *a,
     }
     if (read_conversation(json_object_get(body, "conversation"), a, in, &c,
                           err) != 0 ||
-        read_context(json_object_get(body, "attachedContext"), types, a, in,
-                     &c, err) != 0)
+        read_context(json_object_get(body, "attachedContext"), types, a, in, &c,
+                     err) != 0)
         return -1;
     return write_report(&c, a, in) == 0 ? 0 : status_oom(err);
 }

@@ -70,9 +70,9 @@ commands_listing(const struct plugin_set *set, size_t *len)
         const struct plugin_command *c = &set->commands[i];
         if (json_array_append_new(
                 list, json_pack("{s:s, s:s, s:b, s:b}", "name", c->name,
-                                "description", c->description,
-                                "shareWithModel", c->share_with_model,
-                                "sideEffects", c->side_effects)) != 0) {
+                                "description", c->description, "shareWithModel",
+                                c->share_with_model, "sideEffects",
+                                c->side_effects)) != 0) {
             json_decref(list);
             return NULL;
         }
@@ -152,8 +152,7 @@ site_adopt(struct site *next, struct site *prev)
 }
 
 struct site *
-site_reload(const char *config_path, const struct site *prev,
-            struct diag *d)
+site_reload(const char *config_path, const struct site *prev, struct diag *d)
 {
     struct site *s = calloc(1, sizeof(*s));
 
@@ -200,29 +199,29 @@ site_reload(const char *config_path, const struct site *prev,
         .prev = prev ? prev->actions->so : NULL,
         .nprev = prev ? prev->actions->nso : 0,
     };
-    s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs,
-                             &env, dispatch_chat_actions, d);
+    s->actions = plugin_load(s->cfg->actions.dirs, s->cfg->actions.ndirs, &env,
+                             dispatch_chat_actions, d);
     if (s->actions == NULL)
         goto oom;
     s->declarations = toolbridge_action_declarations(s->actions, false);
     json_t *user_decls = toolbridge_action_declarations(s->actions, true);
     s->user_declarations_text =
-        user_decls ? declarations_text(user_decls,
-                                       &s->user_declarations_text_len)
-                   : NULL;
+        user_decls
+            ? declarations_text(user_decls, &s->user_declarations_text_len)
+            : NULL;
     json_decref(user_decls);
-    s->declarations_text =
-        s->declarations ? declarations_text(s->declarations,
-                                            &s->declarations_text_len)
-                        : NULL;
+    s->declarations_text = s->declarations
+                               ? declarations_text(s->declarations,
+                                                   &s->declarations_text_len)
+                               : NULL;
     s->prompt_head = prompt_head(s->cfg->gemini.system_prompt, s->actions);
     s->instruction_json = s->prompt_head ? instruction_json(s->prompt_head)
                                          : NULL;
     s->listing = site_listing(s->actions, &s->listing_len);
     s->commands = commands_listing(s->actions, &s->commands_len);
     if (s->declarations_text == NULL || s->user_declarations_text == NULL ||
-        s->instruction_json == NULL ||
-        s->listing == NULL || s->commands == NULL)
+        s->instruction_json == NULL || s->listing == NULL ||
+        s->commands == NULL)
         goto oom;
     return s;
 oom:
@@ -281,8 +280,7 @@ site_enrich_prompt(const struct site *s, struct arena *a, const char *msg,
         return -1;
     if (debug && json_object_size(meta) > 0) {
         size_t n;
-        char *text = jsonout_dumps(meta, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
-                                   &n);
+        char *text = jsonout_dumps(meta, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, &n);
         log_debug("prompt enrichment: %s%s", text ? text : "(out of memory)",
                   *out != msg ? " (the prompt changed)" : "");
         free(text);

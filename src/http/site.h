@@ -42,11 +42,11 @@ struct site {
      * never; "" when none */
     char *user_declarations_text;
     size_t user_declarations_text_len;
-    char *prompt_head;           /* the site's part of the instruction */
-    char *instruction_json;      /* ... as the systemInstruction value */
-    char *listing;               /* GET /_jay/actions */
+    char *prompt_head;      /* the site's part of the instruction */
+    char *instruction_json; /* ... as the systemInstruction value */
+    char *listing;          /* GET /_jay/actions */
     size_t listing_len;
-    char *commands;              /* GET /_jay/commands */
+    char *commands; /* GET /_jay/commands */
     size_t commands_len;
     /* plugins.config.permission read by the permission engine, borrowing
      * from cfg; has_permission false when it is absent (each face then
@@ -96,9 +96,9 @@ void site_free(struct site *s);
  * it. The plugins' metadata is logged at debug level only. 0, or -1 with
  * `err` set when a plugin failed (the prompt is then not sent).
  */
-int site_enrich_prompt(const struct site *s, struct arena *a,
-                       const char *msg, size_t len, const char **out,
-                       size_t *out_len, struct status_error *err) ATTR_WUR;
+int site_enrich_prompt(const struct site *s, struct arena *a, const char *msg,
+                       size_t len, const char **out, size_t *out_len,
+                       struct status_error *err) ATTR_WUR;
 
 /* The body of GET /_jay/actions: {"actions": [{name, description,
  * inputSchema, outputSchema?, sideEffects}]} for the listed actions of

@@ -19,15 +19,9 @@
 #include "plugins/websearch.h"
 
 const gemini_agent_plugin_factory builtin_plugins[] = {
-    builtin_clarification,
-    builtin_cli,
-    builtin_file_edit,
-    builtin_mcp,
-    builtin_memory,
-    builtin_references,
-    builtin_todo,
-    builtin_web_search,
-    NULL,
+    builtin_clarification, builtin_cli,        builtin_file_edit,
+    builtin_mcp,           builtin_memory,     builtin_references,
+    builtin_todo,          builtin_web_search, NULL,
 };
 
 const char *const builtin_fetchers[] = {"mcp", "references", "web_search",

@@ -30,10 +30,11 @@
 #include <string.h>
 
 #define STR_(x) #x
-#define STR(x) STR_(x)
+#define STR(x)  STR_(x)
 
 /* The schema says the shape; the rules the schema cannot say (options
  * for the choices, defaults among them, unique ids) are question.c's. */
+/* clang-format off */
 static const char decls_text[] =
     "[{\"name\":\"ask\","
     "\"description\":\"Ask the user 1 to " STR(BOUND_QUESTIONS)
@@ -59,6 +60,7 @@ static const char decls_text[] =
     "\"required\":[\"id\",\"text\",\"kind\"]}}},"
     "\"required\":[\"questions\"]},"
     "\"sideEffects\":false}]";
+/* clang-format on */
 
 static const char *
 decls(void *self)

@@ -66,10 +66,10 @@ struct cli {
 
 /* What one stream of the command said. */
 struct cli_stream {
-    int fd;     /* the read end, -1 once closed */
-    char *buf;  /* max_output bytes */
+    int fd;    /* the read end, -1 once closed */
+    char *buf; /* max_output bytes */
     size_t len;
-    bool cut;   /* more came than was kept */
+    bool cut;             /* more came than was kept */
     size_t dropped_lines; /* newlines in what was not kept */
 };
 
@@ -180,7 +180,7 @@ cli_drain(struct cli_stream *s, size_t max)
         return;
     }
     {
-        size_t take = s->len >= max             ? 0
+        size_t take = s->len >= max              ? 0
                       : (size_t)r < max - s->len ? (size_t)r
                                                  : max - s->len;
         memcpy(s->buf + s->len, chunk, take);
@@ -208,8 +208,8 @@ cli_exited(pid_t pid)
 
 /* Start the command; 0 with *pid and the read ends, or an errno value. */
 static int
-cli_spawn(const struct cli *c, const char *command, pid_t *pid,
-          int *out_fd, int *err_fd)
+cli_spawn(const struct cli *c, const char *command, pid_t *pid, int *out_fd,
+          int *err_fd)
 {
     char *const argv[] = {(char *)UNCONST("sh"), (char *)UNCONST("-c"),
                           (char *)UNCONST(command), NULL};
@@ -241,9 +241,9 @@ cli_spawn(const struct cli *c, const char *command, pid_t *pid,
         (rc = posix_spawn_file_actions_adddup2(&fa, pe[1], 2)) != 0 ||
         (rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3)) != 0 ||
         (rc = posix_spawn_file_actions_addchdir_np(&fa, c->root)) != 0 ||
-        (rc = posix_spawnattr_setflags(
-             &at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                      POSIX_SPAWN_SETSIGDEF)) != 0 ||
+        (rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
+                                                POSIX_SPAWN_SETSIGMASK |
+                                                POSIX_SPAWN_SETSIGDEF)) != 0 ||
         (rc = posix_spawnattr_setpgroup(&at, 0)) != 0 ||
         (rc = posix_spawnattr_setsigmask(&at, &none)) != 0 ||
         (rc = posix_spawnattr_setsigdefault(&at, &all)) != 0)
@@ -365,9 +365,9 @@ cli_run(const struct cli *c, const struct gemini_agent_ctx *ctx,
 
 /* One Bash call. */
 struct cli_call {
-    json_t *args;        /* the decoded arguments, which command borrows */
+    json_t *args; /* the decoded arguments, which command borrows */
     const char *command;
-    json_int_t timeout;  /* ms */
+    json_int_t timeout; /* ms */
     struct cli_outcome r;
 };
 
@@ -530,7 +530,6 @@ out:
     cli_call_release(&call);
     return rc;
 }
-
 
 /* --- configuration --------------------------------------------------------- */
 
@@ -695,15 +694,16 @@ static int
 cli_check_config(json_int_t timeout, json_int_t max, const json_t *extra,
                  const json_t *env, char *err, size_t errsize)
 {
-    if (timeout < 1 || timeout > BOUND_CLI_TIMEOUT_MS ||
-        max < 1 || max > BOUND_CLI_OUTPUT_BYTES) {
+    if (timeout < 1 || timeout > BOUND_CLI_TIMEOUT_MS || max < 1 ||
+        max > BOUND_CLI_OUTPUT_BYTES) {
         snprintf(err, errsize,
                  "timeoutMs must be 1 to %d and maxOutputBytes 1 to %u",
                  BOUND_CLI_TIMEOUT_MS, BOUND_CLI_OUTPUT_BYTES);
         return -1;
     }
-    if ((extra != NULL && (!json_is_array(extra) ||
-                           json_array_size(extra) > BOUND_CLI_CONFIG_ENTRIES)) ||
+    if ((extra != NULL &&
+         (!json_is_array(extra) ||
+          json_array_size(extra) > BOUND_CLI_CONFIG_ENTRIES)) ||
         (env != NULL && (!json_is_object(env) ||
                          json_object_size(env) > BOUND_CLI_CONFIG_ENTRIES))) {
         snprintf(err, errsize,
@@ -718,8 +718,8 @@ cli_check_config(json_int_t timeout, json_int_t max, const json_t *extra,
 /* c->root: `root` against `base` (the cwd when not given), canonical.
  * 0, or -1 with err set. */
 static int
-cli_set_root(struct cli *c, const char *root, const char *base,
-             const char *cwd, char *err, size_t errsize)
+cli_set_root(struct cli *c, const char *root, const char *base, const char *cwd,
+             char *err, size_t errsize)
 {
     char buf[PATH_MAX];
     struct stat st;
@@ -745,8 +745,7 @@ cli_initialize(const struct gemini_agent_init *init, void **self, char *err,
 {
     const char *root = NULL;
     const char *base = init->config_dir ? init->config_dir : ".";
-    json_int_t timeout = DEFAULT_CLI_TIMEOUT_MS,
-               max = DEFAULT_CLI_OUTPUT_BYTES;
+    json_int_t timeout = DEFAULT_CLI_TIMEOUT_MS, max = DEFAULT_CLI_OUTPUT_BYTES;
     json_t *c = NULL, *env = NULL, *extra = NULL;
     char cwd[PATH_MAX];
     char *b = NULL;
@@ -841,7 +840,7 @@ cli_schema(void)
            "\"env\":{\"type\":\"object\",\"additionalProperties\":"
            "{\"type\":\"string\"}}},\"additionalProperties\":false}";
 }
-#if BOUND_CLI_TIMEOUT_MS != 600000 || BOUND_CLI_OUTPUT_BYTES != 65536 || \
+#if BOUND_CLI_TIMEOUT_MS != 600000 || BOUND_CLI_OUTPUT_BYTES != 65536 ||       \
     BOUND_CLI_CONFIG_ENTRIES != 64
 #error "cli_schema() and cli_decls() must state the cli bounds"
 #endif

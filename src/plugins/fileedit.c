@@ -222,8 +222,7 @@ fe_add_dirs(struct fileedit *fe, const json_t *dirs, const char *base,
                  BOUND_FILEEDIT_ADD_DIRS);
         return -1;
     }
-    if ((fe->dirs = calloc(json_array_size(dirs) + 1, sizeof(char *))) ==
-        NULL)
+    if ((fe->dirs = calloc(json_array_size(dirs) + 1, sizeof(char *))) == NULL)
         goto oom;
     json_array_foreach(dirs, i, v) {
         const char *d = json_string_value(v);
@@ -304,8 +303,9 @@ fe_set_backups(struct fileedit *fe, const char *backups, const char *base,
         goto oom;
     if (strcmp(fe->backups, fe->root) == 0 ||
         fe_inside(fe->backups, fe->root)) {
-        snprintf(err, errsize, "backupDir may not be root or a folder above "
-                               "it");
+        snprintf(err, errsize,
+                 "backupDir may not be root or a folder above "
+                 "it");
         return -1;
     }
     return 0;
@@ -329,10 +329,10 @@ fe_initialize(const struct gemini_agent_init *init, void **self, char *err,
 
     c = json_loadb(init->config, init->config_len, JSON_REJECT_DUPLICATES,
                    &jerr);
-    if (c == NULL || json_unpack_ex(c, &jerr, JSON_STRICT,
-                                    "{s?s, s?o, s?s, s?I}", "root", &root,
-                                    "addDirs", &dirs, "backupDir", &backups,
-                                    "maxFileBytes", &max) != 0) {
+    if (c == NULL ||
+        json_unpack_ex(c, &jerr, JSON_STRICT, "{s?s, s?o, s?s, s?I}", "root",
+                       &root, "addDirs", &dirs, "backupDir", &backups,
+                       "maxFileBytes", &max) != 0) {
         snprintf(err, errsize, "bad config: %s", jerr.text);
         goto fail;
     }
@@ -409,14 +409,10 @@ fe_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
                    const struct gemini_agent_ctx *, json_t *,
                    struct gemini_agent_out *);
     } tools[] = {
-        {"Read", false, fe_tool_read},
-        {"Write", true, fe_tool_write},
-        {"Edit", true, fe_tool_edit},
-        {"MultiEdit", true, fe_tool_multiedit},
-        {"Glob", false, fe_tool_glob},
-        {"Grep", false, fe_tool_grep},
-        {"LS", false, fe_tool_ls},
-        {"Undo", true, fe_tool_undo},
+        {"Read", false, fe_tool_read}, {"Write", true, fe_tool_write},
+        {"Edit", true, fe_tool_edit},  {"MultiEdit", true, fe_tool_multiedit},
+        {"Glob", false, fe_tool_glob}, {"Grep", false, fe_tool_grep},
+        {"LS", false, fe_tool_ls},     {"Undo", true, fe_tool_undo},
     };
     struct fe_txn t;
     json_t *a;
@@ -434,8 +430,8 @@ fe_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
         if (tools[i].change && fe_begin(self, &t) != 0) {
             json_decref(a);
             return answer_fail(ctx, out, GEMINI_AGENT_FAILED,
-                           "cannot open the backup folder: %s",
-                           strerror(errno));
+                               "cannot open the backup folder: %s",
+                               strerror(errno));
         }
         rc = tools[i].run(self, tools[i].change ? &t : NULL, ctx, a, out);
         if (tools[i].change)
@@ -444,7 +440,7 @@ fe_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
         return rc;
     }
     return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "unknown tool '%.64s'",
-                   tool);
+                       tool);
 }
 
 static const struct gemini_agent_plugin fe_plugin = {

@@ -46,8 +46,8 @@ fe_read_none(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
     return fe_answer(ctx, out, text,
                      json_pack("{s:s, s:{s:s, s:s, s:i, s:I, s:I}}", "type",
                                "text", "file", "filePath", abs, "content", "",
-                               "numLines", 0, "startLine", start,
-                               "totalLines", (json_int_t)total));
+                               "numLines", 0, "startLine", start, "totalLines",
+                               (json_int_t)total));
 }
 
 /* The lines of data[len] from byte i: at most `limit`, each cut to
@@ -99,9 +99,8 @@ fe_tool_read(struct fileedit *fe, struct fe_txn *t,
     json_t *res;
 
     (void)t; /* reads take no lock */
-    if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?I, s?I}",
-                       "file_path", &path, &plen, "offset", &offset, "limit",
-                       &limit) != 0)
+    if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?I, s?I}", "file_path",
+                       &path, &plen, "offset", &offset, "limit", &limit) != 0)
         return fe_bad_args(ctx, out, &jerr);
     if (offset < 0 || limit < 1)
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
@@ -145,8 +144,8 @@ fe_tool_read(struct fileedit *fe, struct fe_txn *t,
  * is to hold. */
 struct fe_change {
     char abs[PATH_MAX];
-    bool existed;     /* false: the change creates it */
-    char *old;        /* its content before (heap; NULL when !existed) */
+    bool existed; /* false: the change creates it */
+    char *old;    /* its content before (heap; NULL when !existed) */
     size_t old_len;
     unsigned mode;    /* kept by the new content */
     const char *data; /* the new content (borrowed) */
@@ -208,8 +207,7 @@ fe_apply(struct fileedit *fe, struct fe_txn *t,
 {
     int e;
 
-    if (fe_note(fe, t, c->abs, c->existed, c->old, c->old_len, c->mode) !=
-        0) {
+    if (fe_note(fe, t, c->abs, c->existed, c->old, c->old_len, c->mode) != 0) {
         e = errno;
         *rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                           "cannot back up %s: %s", c->abs, fe_errno_text(e));
@@ -308,8 +306,9 @@ fe_buf_take(struct fe_buf *b, char *neu, size_t len)
 static int
 fe_edit_big(const struct fe_buf *b, char *msg, size_t size)
 {
-    snprintf(msg, size, "The result would be larger than maxFileBytes "
-                        "(%zu bytes).",
+    snprintf(msg, size,
+             "The result would be larger than maxFileBytes "
+             "(%zu bytes).",
              b->max);
     return -1;
 }
@@ -341,20 +340,21 @@ fe_edit_create(struct fe_buf *b, const struct fe_edit *ed, char *msg,
  * at least 1, or 0 with Claude Code's message in msg (none, or several
  * when not all are to be replaced). */
 static size_t
-fe_edit_count(const struct fe_buf *b, const struct fe_edit *ed,
-              size_t *first, char *msg, size_t size)
+fe_edit_count(const struct fe_buf *b, const struct fe_edit *ed, size_t *first,
+              char *msg, size_t size)
 {
     const char *p, *end = b->s + b->len;
     size_t count = 0;
 
-    for (p = b->s; (p = memmem(p, (size_t)(end - p), ed->from, ed->flen)) !=
-                   NULL;
+    for (p = b->s;
+         (p = memmem(p, (size_t)(end - p), ed->from, ed->flen)) != NULL;
          p += ed->flen) {
         if (count++ == 0)
             *first = (size_t)(p - b->s);
     }
     if (count == 0) {
-        snprintf(msg, size, "String to replace not found in file.\nString: %.*s",
+        snprintf(msg, size,
+                 "String to replace not found in file.\nString: %.*s",
                  (int)ed->flen, ed->from);
         return 0;
     }
@@ -421,8 +421,9 @@ fe_edit_buf(struct fe_buf *b, const struct fe_edit *ed, size_t *first,
 
     *first = 0;
     if (ed->flen == ed->tlen && memcmp(ed->from, ed->to, ed->flen) == 0) {
-        snprintf(msg, size, "No changes to make: old_string and new_string "
-                            "are exactly the same.");
+        snprintf(msg, size,
+                 "No changes to make: old_string and new_string "
+                 "are exactly the same.");
         return -1;
     }
     if (ed->flen == 0)
@@ -450,8 +451,7 @@ fe_newlines(const char *s, size_t len)
 /* Edit's answer text after the edit `ed` of c->old into c->data, its
  * first replacement at `first` (a new string, or NULL). */
 static char *
-fe_edit_text(const struct fe_change *c, const struct fe_edit *ed,
-             size_t first)
+fe_edit_text(const struct fe_change *c, const struct fe_edit *ed, size_t first)
 {
     char *text;
     size_t line;
@@ -467,12 +467,10 @@ fe_edit_text(const struct fe_change *c, const struct fe_edit *ed,
     /* Claude Code's snippet: from FILEEDIT_SNIPPET_LINES lines above the
      * replacement to as many below its new text */
     line = c->old != NULL ? fe_newlines(c->old, first) : 0;
-    return fe_snippet(c->abs, c->data, c->len,
-                      line > FILEEDIT_SNIPPET_LINES
-                          ? line - FILEEDIT_SNIPPET_LINES
-                          : 0,
-                      line + fe_newlines(ed->to, ed->tlen) + 1 +
-                          FILEEDIT_SNIPPET_LINES);
+    return fe_snippet(
+        c->abs, c->data, c->len,
+        line > FILEEDIT_SNIPPET_LINES ? line - FILEEDIT_SNIPPET_LINES : 0,
+        line + fe_newlines(ed->to, ed->tlen) + 1 + FILEEDIT_SNIPPET_LINES);
 }
 
 int
@@ -492,8 +490,8 @@ fe_tool_edit(struct fileedit *fe, struct fe_txn *t,
 
     if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s:s%, s:s%, s?b}",
                        "file_path", &path, &plen, "old_string", &ed.from,
-                       &ed.flen, "new_string", &ed.to, &ed.tlen,
-                       "replace_all", &all) != 0)
+                       &ed.flen, "new_string", &ed.to, &ed.tlen, "replace_all",
+                       &all) != 0)
         return fe_bad_args(ctx, out, &jerr);
     ed.all = all != 0;
     if (fe_resolve(fe, path, plen, true, c.abs, msg, sizeof(msg)) != 0)
@@ -514,9 +512,8 @@ fe_tool_edit(struct fileedit *fe, struct fe_txn *t,
     text = fe_edit_text(&c, &ed, first);
     rc = fe_answer(ctx, out, text,
                    json_pack("{s:s, s:s%, s:s%, s:b, s:b}", "filePath", c.abs,
-                             "oldString", ed.from, ed.flen, "newString",
-                             ed.to, ed.tlen, "userModified", 0, "replaceAll",
-                             all));
+                             "oldString", ed.from, ed.flen, "newString", ed.to,
+                             ed.tlen, "userModified", 0, "replaceAll", all));
 out:
     free(c.old);
     free(b.s);
@@ -537,8 +534,8 @@ fe_put50(FILE *f, const char *s, size_t len)
 /* Are MultiEdit's `edits` 1 to BOUND_FILEEDIT_EDITS edits of the right
  * shape? 0, or -1 after answering (*rc). */
 static int
-fe_multi_check(const struct gemini_agent_ctx *ctx,
-               struct gemini_agent_out *out, json_t *edits, int *rc)
+fe_multi_check(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
+               json_t *edits, int *rc)
 {
     size_t n = json_array_size(edits), i;
     const char *f1, *f2;
@@ -554,8 +551,8 @@ fe_multi_check(const struct gemini_agent_ctx *ctx,
     }
     json_array_foreach(edits, i, e) {
         if (json_unpack_ex(e, &jerr, JSON_STRICT, "{s:s, s:s, s?b}",
-                           "old_string", &f1, "new_string", &f2,
-                           "replace_all", &all) != 0) {
+                           "old_string", &f1, "new_string", &f2, "replace_all",
+                           &all) != 0) {
             *rc = fe_bad_args(ctx, out, &jerr);
             return -1;
         }
@@ -625,8 +622,8 @@ fe_tool_multiedit(struct fileedit *fe, struct fe_txn *t,
     json_t *edits;
     int rc;
 
-    if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s:o}", "file_path",
-                       &path, &plen, "edits", &edits) != 0)
+    if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s:o}", "file_path", &path,
+                       &plen, "edits", &edits) != 0)
         return fe_bad_args(ctx, out, &jerr);
     if (fe_multi_check(ctx, out, edits, &rc) != 0)
         return rc;

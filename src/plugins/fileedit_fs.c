@@ -137,15 +137,16 @@ fe_allowed(const struct fileedit *fe, const char *abs)
 }
 
 int
-fe_resolve(const struct fileedit *fe, const char *path, size_t len,
-           bool write, char *abs, char *msg, size_t size)
+fe_resolve(const struct fileedit *fe, const char *path, size_t len, bool write,
+           char *abs, char *msg, size_t size)
 {
     const char *why = NULL;
     char *full;
 
     if (len == 0 || strlen(path) != len) {
-        snprintf(msg, size, "The path must be a non-empty string without "
-                            "NUL.");
+        snprintf(msg, size,
+                 "The path must be a non-empty string without "
+                 "NUL.");
         return -1;
     }
     if ((full = fe_join(fe->root, path)) == NULL) {
@@ -198,8 +199,7 @@ fe_mkdirs(const char *abs, bool self)
 }
 
 int
-fe_read(const char *abs, size_t max, char **data, size_t *len,
-        unsigned *mode)
+fe_read(const char *abs, size_t max, char **data, size_t *len, unsigned *mode)
 {
     struct stat st;
     char *buf = NULL;

@@ -30,8 +30,8 @@ struct fe_grep {
     bool single; /* one file asked for: no name before its lines */
     bool num;    /* -n */
     size_t before, after;
-    size_t limit;  /* head_limit, 0: none */
-    size_t lines;  /* output lines so far */
+    size_t limit; /* head_limit, 0: none */
+    size_t lines; /* output lines so far */
     size_t matches, files;
     bool limited, cut;
     struct fe_text txt;
@@ -239,9 +239,8 @@ fe_grep_options(const struct gemini_agent_ctx *ctx,
 /* The glob filter, the regular expression and the output text of g.
  * 0, or -1 after answering (*rc), with nothing of g left to free. */
 static int
-fe_grep_setup(const struct gemini_agent_ctx *ctx,
-              struct gemini_agent_out *out, struct fe_grep *g,
-              struct fe_grep_ask *ask, int *rc)
+fe_grep_setup(const struct gemini_agent_ctx *ctx, struct gemini_agent_out *out,
+              struct fe_grep *g, struct fe_grep_ask *ask, int *rc)
 {
     char err[256];
     int e;
@@ -250,8 +249,8 @@ fe_grep_setup(const struct gemini_agent_ctx *ctx,
         snprintf(ask->globbuf, sizeof(ask->globbuf), "%s", ask->glob);
         g->slash = strchr(ask->globbuf, '/') != NULL;
         g->seg = ask->seg;
-        if ((g->n = fe_split(ask->globbuf, ask->seg,
-                             ARRAY_SIZE(ask->seg))) == 0) {
+        if ((g->n = fe_split(ask->globbuf, ask->seg, ARRAY_SIZE(ask->seg))) ==
+            0) {
             *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                               "glob must have 1 to %d parts",
                               BOUND_FILEEDIT_WALK_DEPTH + 1);
@@ -259,8 +258,8 @@ fe_grep_setup(const struct gemini_agent_ctx *ctx,
         }
     }
     if ((e = regcomp(&g->re, ask->pattern,
-                     REG_EXTENDED | REG_NOSUB | (ask->icase ? REG_ICASE : 0))) !=
-        0) {
+                     REG_EXTENDED | REG_NOSUB |
+                         (ask->icase ? REG_ICASE : 0))) != 0) {
         regerror(e, &g->re, err, sizeof(err));
         *rc = answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
                           "Invalid regular expression: %s", err);
@@ -374,8 +373,9 @@ fe_grep_note_limits(const struct fe_grep *g, bool walk_cut, json_t *res,
         json_object_set_new(res, "truncated", json_true());
     if (*text == NULL || !g->limited)
         return;
-    if (asprintf(&all, "%s\n\n[Showing results with pagination = limit: "
-                       "%zu]",
+    if (asprintf(&all,
+                 "%s\n\n[Showing results with pagination = limit: "
+                 "%zu]",
                  *text, g->limit) < 0)
         all = NULL;
     free(*text);

@@ -26,11 +26,11 @@
 #include <sys/stat.h>
 
 struct fileedit {
-    char *root;       /* canonical, no trailing '/' (but "/" itself) */
-    char **dirs;      /* addDirs, canonical: reachable beside root */
+    char *root;  /* canonical, no trailing '/' (but "/" itself) */
+    char **dirs; /* addDirs, canonical: reachable beside root */
     size_t ndirs;
-    char *backups;    /* canonical where it exists; created on first use */
-    size_t max_bytes; /* maxFileBytes */
+    char *backups;        /* canonical where it exists; created on first use */
+    size_t max_bytes;     /* maxFileBytes */
     pthread_mutex_t lock; /* changes, one at a time (threads) */
 };
 

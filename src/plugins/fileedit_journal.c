@@ -36,9 +36,8 @@ fe_entries_free(struct fe_entry *e, size_t n)
 static int
 fe_path(char *buf, const struct fileedit *fe, const char *name)
 {
-    return snprintf(buf, PATH_MAX, "%s/%s", fe->backups, name) >= PATH_MAX
-               ? -1
-               : 0;
+    return snprintf(buf, PATH_MAX, "%s/%s", fe->backups, name) >= PATH_MAX ? -1
+                                                                           : 0;
 }
 
 static void
@@ -234,8 +233,8 @@ fe_undo_find(const struct fileedit *fe, const struct fe_txn *t,
     for (i = t->n; i > 0; i--) {
         /* the journal's path goes through the sandbox again: what lies
          * on the way may have changed since */
-        if (fe_resolve(fe, t->e[i - 1].rel, strlen(t->e[i - 1].rel), true,
-                       eabs, msg, size) != 0) {
+        if (fe_resolve(fe, t->e[i - 1].rel, strlen(t->e[i - 1].rel), true, eabs,
+                       msg, size) != 0) {
             if (path == NULL)
                 return 0;
             continue;
@@ -253,8 +252,8 @@ fe_undo_find(const struct fileedit *fe, const struct fe_txn *t,
 /* Put eabs back as it was before the change `e`: its old content from
  * `backup`, or no file. 0, or -1 with *err an errno value. */
 static int
-fe_undo_restore(const struct fe_entry *e, const char *eabs,
-                const char *backup, int *err)
+fe_undo_restore(const struct fe_entry *e, const char *eabs, const char *backup,
+                int *err)
 {
     char *data = NULL;
     size_t len = 0;
@@ -284,8 +283,7 @@ fe_tool_undo(struct fileedit *fe, struct fe_txn *t,
              const struct gemini_agent_ctx *ctx, json_t *a,
              struct gemini_agent_out *out)
 {
-    char abs[PATH_MAX], eabs[PATH_MAX], backup[PATH_MAX],
-        msg[STATUS_TEXT_MAX];
+    char abs[PATH_MAX], eabs[PATH_MAX], backup[PATH_MAX], msg[STATUS_TEXT_MAX];
     const char *path = NULL;
     size_t plen = 0, i;
     json_error_t jerr;

@@ -151,8 +151,7 @@ fe_lines(const char *s, size_t len, size_t from, size_t to, size_t *b,
 }
 
 char *
-fe_snippet(const char *path, const char *s, size_t len, size_t from,
-           size_t to)
+fe_snippet(const char *path, const char *s, size_t len, size_t from, size_t to)
 {
     struct fe_text t;
     size_t b, e;
@@ -188,6 +187,6 @@ fe_read_fail(const struct fileedit *fe, const struct gemini_agent_ctx *ctx,
                            "File content exceeds maximum allowed size (%zuKB, "
                            "maxFileBytes): %.200s",
                            fe->max_bytes / 1024, path);
-    return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT, "Cannot read %.200s: %s",
-                       path, fe_errno_text(e));
+    return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,
+                       "Cannot read %.200s: %s", path, fe_errno_text(e));
 }

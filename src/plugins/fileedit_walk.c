@@ -22,8 +22,7 @@
 #include <sys/stat.h>
 
 static int
-fe_walk_dir(struct fe_walk *w, char *path, size_t plen, size_t base,
-            int depth)
+fe_walk_dir(struct fe_walk *w, char *path, size_t plen, size_t base, int depth)
 {
     struct dirent **names = NULL;
     int n = scandir(path, &names, NULL, alphasort), rc = FE_GO;
@@ -35,8 +34,7 @@ fe_walk_dir(struct fe_walk *w, char *path, size_t plen, size_t base,
         size_t len = strlen(name);
         struct stat st;
         int r;
-        if (rc == FE_STOP || strcmp(name, ".") == 0 ||
-            strcmp(name, "..") == 0)
+        if (rc == FE_STOP || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
             continue;
         if (w->seen++ >= BOUND_FILEEDIT_WALK_ENTRIES) {
             w->cut = true;
@@ -376,8 +374,7 @@ fe_ls_entry(struct fe_walk *w, const char *abs, const char *rel,
             return FE_SKIP;
     }
     fflush(l->txt.f);
-    if (l->entries++ >= FILEEDIT_LS_ENTRIES ||
-        l->txt.len > FILEEDIT_LS_CHARS) {
+    if (l->entries++ >= FILEEDIT_LS_ENTRIES || l->txt.len > FILEEDIT_LS_CHARS) {
         l->cut = true;
         return FE_STOP;
     }
@@ -402,8 +399,8 @@ fe_tool_ls(struct fileedit *fe, struct fe_txn *t,
     int rc;
 
     (void)t;
-    if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?o}", "path",
-                       &wh.path, &wh.plen, "ignore", &ignore) != 0)
+    if (json_unpack_ex(a, &jerr, JSON_STRICT, "{s:s%, s?o}", "path", &wh.path,
+                       &wh.plen, "ignore", &ignore) != 0)
         return fe_bad_args(ctx, out, &jerr);
     if (ignore != NULL && !json_is_array(ignore))
         return answer_fail(ctx, out, GEMINI_AGENT_BAD_INPUT,

@@ -82,7 +82,8 @@ mcp_err_note_skipped(struct mcp_err *e, unsigned not_json, unsigned others)
         return;
     snprintf(e->text + n, sizeof(e->text) - n,
              " (of what it sent, %u messages were not JSON and %u not the "
-             "answer)", not_json, others);
+             "answer)",
+             not_json, others);
 }
 
 char *
@@ -144,8 +145,8 @@ mcp_is_answer(const json_t *msg, long id, char *reply, size_t size)
             return false;
         idtext[n] = '\0';
         if (strcmp(method, "ping") == 0)
-            snprintf(reply, size, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}",
-                     idtext);
+            snprintf(reply, size,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", idtext);
         else
             snprintf(reply, size,
                      "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":"
@@ -187,8 +188,8 @@ conn_send(struct mcp_conn *c, const char *method, json_t *params, long id,
     int rc = -1;
 
     *answer = NULL;
-    if (msg == NULL || (id >= 0 && json_object_set_new(
-                                       msg, "id", json_integer(id)) != 0) ||
+    if (msg == NULL ||
+        (id >= 0 && json_object_set_new(msg, "id", json_integer(id)) != 0) ||
         (params != NULL && json_object_set(msg, "params", params) != 0) ||
         (text = dump_text(msg, &len)) == NULL) {
         mcp_err_set(e, MCP_PROTO, "out of memory");
@@ -232,8 +233,10 @@ mcp_conn_request(struct mcp_conn *c, const char *method, json_t *params,
     if (!json_is_object(*result)) {
         json_decref(*result);
         *result = NULL;
-        mcp_err_set(e, MCP_PROTO, "server '%s' answered %s without a result "
-                    "object", c->cfg->name, method);
+        mcp_err_set(e, MCP_PROTO,
+                    "server '%s' answered %s without a result "
+                    "object",
+                    c->cfg->name, method);
         goto out;
     }
     rc = 0;
@@ -306,7 +309,7 @@ mcp_conn_close(struct mcp_conn *c)
 
 struct mcp_server {
     struct mcp_server_cfg cfg;
-    bool failed; /* not reached, or its tools not listed, at load */
+    bool failed;          /* not reached, or its tools not listed, at load */
     pthread_mutex_t lock; /* guards conn */
     struct mcp_conn conn;
 };
@@ -323,8 +326,8 @@ struct mcp {
     size_t nservers;
     struct mcp_tool *tools;
     size_t ntools;
-    char *declarations; /* the JSON array declarations() returns */
-    size_t decl_bytes;  /* ... its length so far, while it is built */
+    char *declarations;       /* the JSON array declarations() returns */
+    size_t decl_bytes;        /* ... its length so far, while it is built */
     struct outbound outbound; /* where servers over HTTP may be */
 };
 
@@ -391,7 +394,8 @@ load_servers(struct mcp *m, const char *path, const char *config_dir,
         if (!mcp_cfg_name_ok(name)) {
             snprintf(err, errsize,
                      "'%s': server name '%s' must be letters, digits, '_' or "
-                     "'-', at most %d", path, name, BOUND_NAME_LEN / 2);
+                     "'-', at most %d",
+                     path, name, BOUND_NAME_LEN / 2);
             goto out;
         }
         pthread_mutex_init(&s->lock, NULL);
@@ -511,8 +515,8 @@ tool_declaration(const struct mcp_server_cfg *cfg, const json_t *t,
 
     if (desc == NULL || desc[0] == '\0')
         desc = json_string_value(json_object_get(t, "title"));
-    if ((params = tool_parameters(json_object_get(t, "inputSchema"),
-                                  &loose)) == NULL)
+    if ((params = tool_parameters(json_object_get(t, "inputSchema"), &loose)) ==
+        NULL)
         return NULL;
     if (asprintf(&text, "%.*s%s",
                  desc && desc[0]
@@ -536,9 +540,8 @@ tool_declaration(const struct mcp_server_cfg *cfg, const json_t *t,
         free(text);
         text = t2;
     }
-    d = json_pack("{s:s, s:s, s:o, s:b}", "name", declared, "description",
-                  text, "parameters", params, "sideEffects",
-                  !json_is_true(ro));
+    d = json_pack("{s:s, s:s, s:o, s:b}", "name", declared, "description", text,
+                  "parameters", params, "sideEffects", !json_is_true(ro));
     free(text);
     return d;
 }
@@ -549,8 +552,8 @@ static int
 keep_tool(struct mcp *m, struct listing *l, const char *name,
           const char *declared, json_t *d, json_t *decls)
 {
-    struct mcp_tool *grown = realloc(m->tools, (m->ntools + 1) *
-                                                   sizeof(*m->tools));
+    struct mcp_tool *grown = realloc(m->tools,
+                                     (m->ntools + 1) * sizeof(*m->tools));
 
     if (grown == NULL) {
         json_decref(d);
@@ -590,8 +593,8 @@ add_tools(struct mcp *m, struct listing *l, const json_t *list, json_t *decls)
 
         if (l->ntools >= MCP_MAX_SERVER_TOOLS || m->ntools >= BOUND_ACTIONS) {
             log_warn("mcp: server '%s': %zu tools left out: more than %d of "
-                     "one server or %d in all", cfg->name,
-                     json_array_size(list) - i, MCP_MAX_SERVER_TOOLS,
+                     "one server or %d in all",
+                     cfg->name, json_array_size(list) - i, MCP_MAX_SERVER_TOOLS,
                      BOUND_ACTIONS);
             l->full = true;
             return 0;
@@ -622,8 +625,10 @@ add_tools(struct mcp *m, struct listing *l, const json_t *list, json_t *decls)
         /* the host takes at most BOUND_SO_TEXT_BYTES of declarations */
         n = json_dumpb(d, NULL, 0, APP_JSON_FLAGS) + 1;
         if (m->decl_bytes + n + 2 > BOUND_SO_TEXT_BYTES) {
-            snprintf(why, sizeof(why), "the tools' declarations would pass "
-                     "%u bytes", BOUND_SO_TEXT_BYTES);
+            snprintf(why, sizeof(why),
+                     "the tools' declarations would pass "
+                     "%u bytes",
+                     BOUND_SO_TEXT_BYTES);
             left_out(m, l, jname, why);
             json_decref(d);
             continue;
@@ -656,8 +661,8 @@ next_page(const struct mcp_server_cfg *cfg, const char *cursor,
     if (why == NULL && monotime_ms() - start > cfg->timeout_ms)
         why = "the listing took longer than timeoutMs";
     if (why != NULL)
-        log_warn("mcp: server '%s': tools past page %d left out: %s",
-                 cfg->name, npages, why);
+        log_warn("mcp: server '%s': tools past page %d left out: %s", cfg->name,
+                 npages, why);
     return why == NULL;
 }
 
@@ -668,8 +673,7 @@ next_page(const struct mcp_server_cfg *cfg, const char *cursor,
  * the listing with the tools read so far.
  */
 static int
-list_server(struct mcp *m, size_t si, json_t *decls, char *err,
-            size_t errsize)
+list_server(struct mcp *m, size_t si, json_t *decls, char *err, size_t errsize)
 {
     struct mcp_server *s = &m->servers[si];
     struct listing l = {.server = si};
@@ -684,8 +688,8 @@ list_server(struct mcp *m, size_t si, json_t *decls, char *err,
     for (;;) {
         const char *cursor;
 
-        if (mcp_conn_request(&s->conn, "tools/list", params, &result,
-                             &e) != 0) {
+        if (mcp_conn_request(&s->conn, "tools/list", params, &result, &e) !=
+            0) {
             if (page == 0)
                 goto out;
             log_warn("mcp: server '%s': tools past page %d left out: %s",
@@ -708,8 +712,8 @@ list_server(struct mcp *m, size_t si, json_t *decls, char *err,
             goto oom;
     }
     if (l.left_out > MCP_LOG_LEFT_OUT)
-        log_warn("mcp: server '%s': %u more of its tools left out",
-                 s->cfg.name, l.left_out - MCP_LOG_LEFT_OUT);
+        log_warn("mcp: server '%s': %u more of its tools left out", s->cfg.name,
+                 l.left_out - MCP_LOG_LEFT_OUT);
     rc = 0;
 out:
     if (rc == 1)
@@ -754,8 +758,10 @@ list_servers(struct mcp *m, json_t *decls, char *err, size_t errsize)
     if (m->nservers == 1)
         snprintf(err, errsize, "%s", first);
     else
-        snprintf(err, errsize, "none of the %zu servers could be listed; "
-                 "the first: %s", m->nservers, first);
+        snprintf(err, errsize,
+                 "none of the %zu servers could be listed; "
+                 "the first: %s",
+                 m->nservers, first);
     return -1;
 }
 
@@ -767,8 +773,7 @@ mcp_initialize(const struct gemini_agent_init *init, void **self, char *err,
 {
     json_error_t jerr;
     bool oom = false;
-    json_t *conf = jsonin_parse(init->config, init->config_len, 0, &jerr,
-                                &oom);
+    json_t *conf = jsonin_parse(init->config, init->config_len, 0, &jerr, &oom);
     const char *file = json_string_value(json_object_get(conf, "configFile"));
     json_t *tmo = json_object_get(conf, "timeoutMs");
     json_t *decls = json_array();
@@ -783,7 +788,7 @@ mcp_initialize(const struct gemini_agent_init *init, void **self, char *err,
     }
     if (json_is_integer(tmo)) {
         json_int_t v = json_integer_value(tmo);
-        timeout_ms = v < 100 ? 100
+        timeout_ms = v < 100                    ? 100
                      : v > BOUND_MCP_TIMEOUT_MS ? BOUND_MCP_TIMEOUT_MS
                                                 : (int)v;
     }
@@ -912,7 +917,8 @@ content_text(const json_t *content)
         return NULL;
     }
     if (len > MCP_RESULT_BYTES) {
-        size_t n = utf8_cut(buf, len < MCP_RESULT_BYTES ? len : MCP_RESULT_BYTES);
+        size_t n = utf8_cut(buf,
+                            len < MCP_RESULT_BYTES ? len : MCP_RESULT_BYTES);
         s = json_sprintf("%.*s\n[cut at %u bytes]", (int)n, buf,
                          MCP_RESULT_BYTES);
     } else {
@@ -937,8 +943,8 @@ call_answer(const char *name, const json_t *result)
         if (!deeper_than(sc, MCP_RESULT_DEPTH))
             return json_incref(UNCONST(sc));
         log_warn("mcp: server '%s': a structuredContent nested deeper than "
-                 "%d levels: its text content is the answer", name,
-                 MCP_RESULT_DEPTH);
+                 "%d levels: its text content is the answer",
+                 name, MCP_RESULT_DEPTH);
     }
     text = content_text(json_object_get(result, "content"));
     if (text == NULL)

@@ -75,8 +75,7 @@ resolve_program(const char *command, const char *dir, const char *search)
         size_t n = strcspn(p, ":");
         char *full = NULL;
 
-        if (n > 0 &&
-            asprintf(&full, "%.*s/%s", (int)n, p, command) >= 0) {
+        if (n > 0 && asprintf(&full, "%.*s/%s", (int)n, p, command) >= 0) {
             if (is_program(full))
                 return full;
             free(full);
@@ -121,8 +120,8 @@ build_env(const json_t *env, char *err, size_t errsize, const char *name)
     base = NULL;
     json_object_foreach(UNCONST(env), key, v) {
         if (!json_is_string(v) || key[0] == '\0' || strchr(key, '=')) {
-            snprintf(err, errsize,
-                     "server '%s': env must map names to strings", name);
+            snprintf(err, errsize, "server '%s': env must map names to strings",
+                     name);
             goto fail;
         }
         if (asprintf(&out[k++], "%s=%s", key, json_string_value(v)) < 0) {
@@ -155,7 +154,8 @@ server_timeout(struct mcp_server_cfg *s, const json_t *v, char *err,
     if (!json_is_integer(tmo) || t < 100 || t > BOUND_MCP_TIMEOUT_MS) {
         snprintf(err, errsize,
                  "server '%s': timeout must be milliseconds from 100 to "
-                 "%d", s->name, BOUND_MCP_TIMEOUT_MS);
+                 "%d",
+                 s->name, BOUND_MCP_TIMEOUT_MS);
         return -1;
     }
     s->timeout_ms = (int)t;
@@ -173,8 +173,7 @@ server_http(struct mcp_server_cfg *s, const char *url, const json_t *headers,
     struct curl_slist *t;
 
     if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
-        snprintf(err, errsize, "server '%s': url must be http(s)://",
-                 s->name);
+        snprintf(err, errsize, "server '%s': url must be http(s)://", s->name);
         return -1;
     }
     if ((s->url = strdup(url)) == NULL)
@@ -183,7 +182,8 @@ server_http(struct mcp_server_cfg *s, const char *url, const json_t *headers,
                             json_object_size(headers) > MCP_MAX_HEADERS)) {
         snprintf(err, errsize,
                  "server '%s': headers must be an object of at most %d "
-                 "strings", s->name, MCP_MAX_HEADERS);
+                 "strings",
+                 s->name, MCP_MAX_HEADERS);
         return -1;
     }
     json_object_foreach(UNCONST(headers), k, hv) {
@@ -213,14 +213,13 @@ oom:
 
 /* s->argv: `command` then the entry's args. 0, or -1 with err set. */
 static int
-server_argv(struct mcp_server_cfg *s, const char *command,
-            const json_t *args, char *err, size_t errsize)
+server_argv(struct mcp_server_cfg *s, const char *command, const json_t *args,
+            char *err, size_t errsize)
 {
     size_t i;
     json_t *a;
 
-    if ((s->argv = calloc(json_array_size(args) + 2, sizeof(char *))) ==
-            NULL ||
+    if ((s->argv = calloc(json_array_size(args) + 2, sizeof(char *))) == NULL ||
         (s->argv[0] = strdup(command)) == NULL)
         goto oom;
     json_array_foreach(args, i, a) {
@@ -248,14 +247,14 @@ server_stdio(struct mcp_server_cfg *s, const char *command, const json_t *v,
     const json_t *env = json_object_get(v, "env");
     const char *search = NULL;
 
-    if ((args != NULL && (!json_is_array(args) ||
-                          json_array_size(args) > MCP_MAX_ARGS)) ||
-        (env != NULL && (!json_is_object(env) ||
-                         json_object_size(env) > MCP_MAX_ENV))) {
+    if ((args != NULL &&
+         (!json_is_array(args) || json_array_size(args) > MCP_MAX_ARGS)) ||
+        (env != NULL &&
+         (!json_is_object(env) || json_object_size(env) > MCP_MAX_ENV))) {
         snprintf(err, errsize,
                  "server '%s': args must be an array of at most %d strings, "
-                 "env an object of at most %d", s->name, MCP_MAX_ARGS,
-                 MCP_MAX_ENV);
+                 "env an object of at most %d",
+                 s->name, MCP_MAX_ARGS, MCP_MAX_ENV);
         return -1;
     }
     if (server_argv(s, command, args, err, errsize) != 0)
@@ -266,10 +265,9 @@ server_stdio(struct mcp_server_cfg *s, const char *command, const json_t *v,
         if (strncmp(s->envp[i], "PATH=", 5) == 0)
             search = s->envp[i] + 5;
     if ((s->program = resolve_program(command, config_dir, search)) == NULL) {
-        snprintf(err, errsize, "server '%s': cannot run '%s': %s", s->name,
-                 command,
-                 strchr(command, '/') ? "no such program"
-                                      : "not found in PATH");
+        snprintf(
+            err, errsize, "server '%s': cannot run '%s': %s", s->name, command,
+            strchr(command, '/') ? "no such program" : "not found in PATH");
         return -1;
     }
     if ((s->cwd = strdup(config_dir ? config_dir : ".")) == NULL) {
@@ -281,8 +279,8 @@ server_stdio(struct mcp_server_cfg *s, const char *command, const json_t *v,
 
 int
 mcp_cfg_from_json(struct mcp_server_cfg *s, const char *name, const json_t *v,
-                 const char *config_dir, int timeout_ms, char *err,
-                 size_t errsize)
+                  const char *config_dir, int timeout_ms, char *err,
+                  size_t errsize)
 {
     const char *command = json_string_value(json_object_get(v, "command"));
     const char *url = json_string_value(json_object_get(v, "url"));
@@ -309,8 +307,7 @@ mcp_cfg_from_json(struct mcp_server_cfg *s, const char *name, const json_t *v,
         return -1;
     }
     if (url != NULL)
-        return server_http(s, url, json_object_get(v, "headers"), err,
-                           errsize);
+        return server_http(s, url, json_object_get(v, "headers"), err, errsize);
     return server_stdio(s, command, v, config_dir, err, errsize);
 }
 

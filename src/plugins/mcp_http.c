@@ -116,8 +116,8 @@ scan_sse(struct http_rx *rx)
         q = rx->scan > rx->pos + 2 ? rx->body.buf + rx->scan - 2 : start;
         rx->scan = rx->body.len;
         for (; q + 1 < end; q++) {
-            if (q[0] == '\n' && (q[1] == '\n' ||
-                                 (q[1] == '\r' && q + 2 < end && q[2] == '\n'))) {
+            if (q[0] == '\n' && (q[1] == '\n' || (q[1] == '\r' && q + 2 < end &&
+                                                  q[2] == '\n'))) {
                 ev = start;
                 evlen = (size_t)(q - start);
                 rx->pos += evlen + (q[1] == '\n' ? 2 : 3);
@@ -189,7 +189,8 @@ request_headers(const struct mcp_conn *c, bool post)
         else
             h = t;
     if (post) {
-        if ((t = curl_slist_append(h, "Content-Type: application/json")) == NULL)
+        if ((t = curl_slist_append(h, "Content-Type: application/json")) ==
+            NULL)
             goto oom;
         h = t;
         if ((t = curl_slist_append(
@@ -238,8 +239,8 @@ common_options(CURL *curl, const struct mcp_server_cfg *cfg, char *errbuf,
 /* Did the POST fail before an HTTP answer (rc, errbuf: curl's word)?
  * Then -1 with `e` set. */
 static int
-transfer_failed(const struct mcp_conn *c, const struct http_rx *rx,
-                CURLcode rc, const char *errbuf, struct outbound_guard *guard,
+transfer_failed(const struct mcp_conn *c, const struct http_rx *rx, CURLcode rc,
+                const char *errbuf, struct outbound_guard *guard,
                 struct mcp_err *e)
 {
     char why[160];
@@ -283,8 +284,8 @@ status_failed(const struct mcp_conn *c, long status, struct mcp_err *e)
         return -1;
     }
     if (status < 200 || status > 299) {
-        mcp_err_set(e, MCP_PROTO, "server '%s' answered HTTP %ld",
-                    c->cfg->name, status);
+        mcp_err_set(e, MCP_PROTO, "server '%s' answered HTTP %ld", c->cfg->name,
+                    status);
         return -1;
     }
     return 0;
@@ -320,8 +321,8 @@ mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
 
     *answer = NULL;
     sbuf_init(&rx.body, MCP_MESSAGE_BYTES);
-    if (h == NULL || common_options(c->curl, c->cfg, errbuf,
-                                    c->cfg->timeout_ms, &guard) != 0) {
+    if (h == NULL || common_options(c->curl, c->cfg, errbuf, c->cfg->timeout_ms,
+                                    &guard) != 0) {
         mcp_err_set(e, MCP_PROTO, "out of memory");
         goto out;
     }

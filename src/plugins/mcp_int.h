@@ -127,7 +127,7 @@ struct mcp_conn {
     long ewindow;
     unsigned elogged, edropped;
     /* http */
-    void *curl; /* CURL * */
+    void *curl;    /* CURL * */
     char *session; /* Mcp-Session-Id */
 };
 
@@ -168,8 +168,8 @@ int mcp_http_start(struct mcp_conn *c, struct mcp_err *e);
  */
 int mcp_stdio_exchange(struct mcp_conn *c, const char *text, size_t len,
                        long id, struct json_t **answer, struct mcp_err *e);
-int mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len,
-                      long id, struct json_t **answer, struct mcp_err *e);
+int mcp_http_exchange(struct mcp_conn *c, const char *text, size_t len, long id,
+                      struct json_t **answer, struct mcp_err *e);
 
 void mcp_stdio_stop(struct mcp_conn *c);
 void mcp_http_stop(struct mcp_conn *c);
@@ -179,7 +179,6 @@ void mcp_http_stop(struct mcp_conn *c);
  * the server, write the JSON-RPC reply we owe into reply[size] (a line
  * without newline; "" when none is owed). Shared by both transports.
  */
-bool mcp_is_answer(const struct json_t *msg, long id, char *reply,
-                   size_t size);
+bool mcp_is_answer(const struct json_t *msg, long id, char *reply, size_t size);
 
 #endif /* APP_MCP_INT_H */

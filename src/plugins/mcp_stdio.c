@@ -85,14 +85,14 @@ mcp_stdio_start(struct mcp_conn *c, struct mcp_err *e)
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
         pipe2(ep, O_CLOEXEC) != 0 || pipe2(er, O_CLOEXEC) != 0 ||
         fcntl(er[0], F_SETFL, O_NONBLOCK) != 0) {
-        mcp_err_set(e, MCP_START, "cannot start server '%s': %s",
-                    c->cfg->name, strerror(errno));
+        mcp_err_set(e, MCP_START, "cannot start server '%s': %s", c->cfg->name,
+                    strerror(errno));
         goto fail;
     }
     pid = fork();
     if (pid < 0) {
-        mcp_err_set(e, MCP_START, "cannot start server '%s': %s",
-                    c->cfg->name, strerror(errno));
+        mcp_err_set(e, MCP_START, "cannot start server '%s': %s", c->cfg->name,
+                    strerror(errno));
         goto fail;
     }
     if (pid == 0)
@@ -186,7 +186,8 @@ stderr_line(struct mcp_conn *c)
     if (now - c->ewindow >= 60000) {
         if (c->edropped > 0)
             log_warn("mcp: server '%s': %u more lines of its stderr were "
-                     "dropped", c->cfg->name, c->edropped);
+                     "dropped",
+                     c->cfg->name, c->edropped);
         c->ewindow = now;
         c->elogged = c->edropped = 0;
     }

@@ -63,8 +63,8 @@ config_schema(void)
 }
 
 static int
-memory_initialize(const struct gemini_agent_init *init, void **self,
-                  char *err, size_t errsize)
+memory_initialize(const struct gemini_agent_init *init, void **self, char *err,
+                  size_t errsize)
 {
     struct status_error bad = {0};
     json_t *conf = jsonin_decode(init->config, init->config_len,
@@ -110,9 +110,8 @@ auto_approved(void *self)
 }
 
 static int
-memory_execute(void *self, const struct gemini_agent_ctx *ctx,
-               const char *tool, const char *args, size_t args_len,
-               struct gemini_agent_out *out)
+memory_execute(void *self, const struct gemini_agent_ctx *ctx, const char *tool,
+               const char *args, size_t args_len, struct gemini_agent_out *out)
 {
     const struct memory *m = self;
     struct status_error err = {0};
@@ -137,9 +136,9 @@ memory_execute(void *self, const struct gemini_agent_ctx *ctx,
             st, ctx->user, json_string_value(json_object_get(in, "text")),
             json_string_value(json_object_get(in, "tags")), &id, &err);
         if (rc == 0)
-            rc = answer_json(ctx, out,
-                             json_pack("{s:b, s:I}", "saved", 1, "id",
-                                       (json_int_t)id));
+            rc = answer_json(
+                ctx, out,
+                json_pack("{s:b, s:I}", "saved", 1, "id", (json_int_t)id));
         else
             rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                              "memory is unavailable right now");
@@ -149,8 +148,7 @@ memory_execute(void *self, const struct gemini_agent_ctx *ctx,
             st, ctx->user, json_string_value(json_object_get(in, "query")),
             limit > 0 ? (long)limit : 5, &found, &err);
         if (rc == 0)
-            rc = answer_json(ctx, out,
-                             json_pack("{s:o}", "memories", found));
+            rc = answer_json(ctx, out, json_pack("{s:o}", "memories", found));
         else
             rc = answer_fail(ctx, out, GEMINI_AGENT_FAILED,
                              "memory is unavailable right now");

@@ -67,14 +67,12 @@ address_of(const struct curl_sockaddr *sa, struct netaddr *out)
 
     memset(out, 0, sizeof(*out));
     out->bits = 128;
-    if (sa->family == AF_INET &&
-        sa->addrlen >= sizeof(struct sockaddr_in)) {
+    if (sa->family == AF_INET && sa->addrlen >= sizeof(struct sockaddr_in)) {
         out->b[10] = out->b[11] = 0xff; /* the mapped form, as netaddr's */
         memcpy(out->b + 12, raw + offsetof(struct sockaddr_in, sin_addr), 4);
         return true;
     }
-    if (sa->family == AF_INET6 &&
-        sa->addrlen >= sizeof(struct sockaddr_in6)) {
+    if (sa->family == AF_INET6 && sa->addrlen >= sizeof(struct sockaddr_in6)) {
         memcpy(out->b, raw + offsetof(struct sockaddr_in6, sin6_addr), 16);
         return true;
     }

@@ -52,8 +52,7 @@ int outbound_from_config(const struct json_t *config, struct outbound *p,
 
 /* May `a` be connected to? NULL when it may; else the kind of range it
  * lies in (netaddr_reserved's names). */
-const char *outbound_refuses(const struct outbound *p,
-                             const struct netaddr *a);
+const char *outbound_refuses(const struct outbound *p, const struct netaddr *a);
 
 /* One transfer's check: the policy, and what it refused. */
 struct outbound_guard {

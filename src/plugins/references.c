@@ -55,13 +55,13 @@
 
 struct ref_source {
     char *name;
-    char *description; /* or NULL */
-    char *url;         /* a URL source, or NULL: a file source */
+    char *description;    /* or NULL */
+    char *url;            /* a URL source, or NULL: a file source */
     pthread_mutex_t lock; /* a URL source's: content, len, cut, fetched */
     char *content;        /* NULL until a URL source is first fetched */
     size_t len;
-    bool cut;             /* longer than maxBytes */
-    long fetched_ms;      /* monotime_ms() of the fetch */
+    bool cut;        /* longer than maxBytes */
+    long fetched_ms; /* monotime_ms() of the fetch */
 };
 
 struct references {
@@ -78,6 +78,7 @@ struct references {
 static const char *
 refs_schema(void)
 {
+    /* clang-format off */
     return "{\"type\":\"object\","
            "\"properties\":{"
            "\"sources\":{\"type\":\"object\","
@@ -100,6 +101,7 @@ refs_schema(void)
            "\"maximum\":" XSTR(BOUND_WEB_TIMEOUT_MS_MAX) "}},"
            "\"required\":[\"sources\"],"
            "\"additionalProperties\":false}";
+    /* clang-format on */
 }
 
 static const char *
@@ -198,15 +200,15 @@ as_text(char *text, size_t *len, size_t max)
 
 /* Read the file source at `path` (at most max_bytes of it). */
 static int
-read_file(struct ref_source *s, const char *path, size_t max_bytes,
-          char *err, size_t errsize)
+read_file(struct ref_source *s, const char *path, size_t max_bytes, char *err,
+          size_t errsize)
 {
     FILE *f = fopen(path, "rb");
     size_t n;
 
     if (f == NULL) {
-        snprintf(err, errsize, "source '%s': cannot read %s: %s", s->name,
-                 path, strerror(errno));
+        snprintf(err, errsize, "source '%s': cannot read %s: %s", s->name, path,
+                 strerror(errno));
         return -1;
     }
     /* one byte more than kept tells a cut from a file of exactly max */
@@ -218,8 +220,8 @@ read_file(struct ref_source *s, const char *path, size_t max_bytes,
     }
     n = fread(s->content, 1, max_bytes + 1, f);
     if (ferror(f)) {
-        snprintf(err, errsize, "source '%s': cannot read %s: %s", s->name,
-                 path, strerror(errno));
+        snprintf(err, errsize, "source '%s': cannot read %s: %s", s->name, path,
+                 strerror(errno));
         fclose(f);
         return -1;
     }
@@ -243,8 +245,7 @@ load_source(struct references *r, const struct gemini_agent_init *init,
     struct ref_source *s = &r->src[r->n];
     const char *file = json_string_value(json_object_get(spec, "file"));
     const char *url = json_string_value(json_object_get(spec, "url"));
-    const char *desc =
-        json_string_value(json_object_get(spec, "description"));
+    const char *desc = json_string_value(json_object_get(spec, "description"));
 
     if (!name_ok(name)) {
         snprintf(err, errsize,
@@ -257,8 +258,8 @@ load_source(struct references *r, const struct gemini_agent_init *init,
         snprintf(err, errsize, "source '%s': give either file or url", name);
         return -1;
     }
-    if (url != NULL && (!webget_is_http_url(url) ||
-                        strpbrk(url, " \t\r\n") != NULL)) {
+    if (url != NULL &&
+        (!webget_is_http_url(url) || strpbrk(url, " \t\r\n") != NULL)) {
         snprintf(err, errsize, "source '%s': url must be http:// or https://",
                  name);
         return -1;
@@ -313,26 +314,25 @@ build_texts(struct references *r)
     for (size_t i = 0; i < r->n; i++)
         if (json_array_append_new(names, json_string(r->src[i].name)) != 0)
             break;
-    decl = json_pack(
-        "[{s:s,s:s,s:{s:s,s:{s:{s:s,s:o}},s:[s],s:b},s:b}]", "name", "get",
-        "description",
-        "Read one of the site's reference documents by name; returns "
-        "{name, content}.",
-        "parameters", "type", "object", "properties", "name", "type",
-        "string", "enum", names, "required", "name", "additionalProperties",
-        0, "sideEffects", 0);
+    decl =
+        json_pack("[{s:s,s:s,s:{s:s,s:{s:{s:s,s:o}},s:[s],s:b},s:b}]", "name",
+                  "get", "description",
+                  "Read one of the site's reference documents by name; returns "
+                  "{name, content}.",
+                  "parameters", "type", "object", "properties", "name", "type",
+                  "string", "enum", names, "required", "name",
+                  "additionalProperties", 0, "sideEffects", 0);
     if (decl == NULL)
         return -1;
-    r->declarations =
-        jsonout_dumps(decl, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, NULL);
+    r->declarations = jsonout_dumps(decl, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
+                                    NULL);
     json_decref(decl);
     if (r->declarations == NULL)
         return -1;
     sbuf_init(&sb, BOUND_SO_TEXT_BYTES);
     if (sbuf_adds(&sb, "REFERENCES: documents you can read with "
                        "action_references_get when a question needs them "
-                       "(the user may also attach one by writing @name):") !=
-        0)
+                       "(the user may also attach one by writing @name):") != 0)
         goto fail;
     for (size_t i = 0; i < r->n; i++) {
         const struct ref_source *s = &r->src[i];
@@ -353,8 +353,7 @@ fail:
 /* maxBytes, cacheSeconds and timeoutMs of the config into r, when given.
  * 0, or -1 with err set. */
 static int
-refs_limits(struct references *r, const json_t *cfg, char *err,
-            size_t errsize)
+refs_limits(struct references *r, const json_t *cfg, char *err, size_t errsize)
 {
     const json_t *v;
 
@@ -520,8 +519,8 @@ get_use(void *arg, const char *text, size_t len, bool cut)
     struct get_answer *a = arg;
     json_t *o = json_pack("{s:s,s:s%}", "name", a->name, "content", text, len);
 
-    if (o != NULL && cut && json_object_set_new(o, "truncated",
-                                                json_true()) != 0) {
+    if (o != NULL && cut &&
+        json_object_set_new(o, "truncated", json_true()) != 0) {
         json_decref(o);
         o = NULL;
     }
@@ -601,8 +600,8 @@ note_failure(struct enrich *e, const char *why)
 {
     size_t start = e->prompt->len;
 
-    if (sbuf_addf(e->prompt, "\n\n[reference %s not read: %s]", e->name,
-                  why) != 0 ||
+    if (sbuf_addf(e->prompt, "\n\n[reference %s not read: %s]", e->name, why) !=
+            0 ||
         e->prompt->len > e->limit)
         sbuf_truncate(e->prompt, start);
 }
@@ -611,8 +610,7 @@ note_failure(struct enrich *e, const char *why)
  * *i past it; NULL at the end. '@' counts at the start or after a
  * character that cannot be in a name or an address ("bob@faq" is mail). */
 static struct ref_source *
-next_mention(const struct references *r, const char *p, size_t len,
-             size_t *i)
+next_mention(const struct references *r, const char *p, size_t len, size_t *i)
 {
     while (*i < len) {
         size_t at = *i, end;
@@ -631,9 +629,8 @@ next_mention(const struct references *r, const char *p, size_t len,
 }
 
 static int
-refs_enrich(void *self, const struct gemini_agent_ctx *ctx,
-            const char *prompt, size_t prompt_len,
-            struct gemini_agent_out *new_prompt,
+refs_enrich(void *self, const struct gemini_agent_ctx *ctx, const char *prompt,
+            size_t prompt_len, struct gemini_agent_out *new_prompt,
             struct gemini_agent_out *metadata)
 {
     const struct references *r = self;

@@ -48,11 +48,10 @@
 #define STR(x)  STR_(x)
 
 /* "<hex>.json": SHA-256 in hex */
-#define HEX_LEN 64
+#define HEX_LEN        64
 /* A plan file, at most: every title escaped at its worst (\uXXXX per
  * byte) plus the members around it. */
-#define PLAN_FILE_MAX \
-    (BOUND_TODO_STEPS * (BOUND_TODO_TITLE * 6 + 64) + 64)
+#define PLAN_FILE_MAX  (BOUND_TODO_STEPS * (BOUND_TODO_TITLE * 6 + 64) + 64)
 /* Plans removed per call when over the cap (after maxPlans was lowered,
  * the rest go on later calls): a call's time stays bounded. */
 #define EVICT_PER_CALL 16
@@ -74,10 +73,13 @@ struct todo_paths {
 /* --- the plugin's texts ------------------------------------------------ */
 
 #define STEP_ID "{\"type\":\"integer\",\"minimum\":1}"
+/* clang-format off */
 #define TITLE                                                        \
     "{\"type\":\"string\",\"minLength\":1,\"maxLength\":" STR(        \
         BOUND_TODO_TITLE) "}"
+/* clang-format on */
 
+/* clang-format off */
 static const char decls_text[] =
     "["
     "{\"name\":\"plan\",\"description\":\"Replace the plan of this task "
@@ -105,6 +107,7 @@ static const char decls_text[] =
     "\"parameters\":{\"type\":\"object\",\"properties\":{},"
     "\"additionalProperties\":false},\"sideEffects\":false}"
     "]";
+/* clang-format on */
 
 static const char instructions_text[] =
     "For a request that takes several steps, keep a plan with the todo "
@@ -113,6 +116,7 @@ static const char instructions_text[] =
     "is (action_todo_complete). The user sees the plan as a checklist. "
     "Skip the plan for a simple question.";
 
+/* clang-format off */
 static const char schema_text[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"maxSteps\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":" STR(
@@ -120,6 +124,7 @@ static const char schema_text[] =
     "\"maxPlans\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":" STR(
         BOUND_TODO_PLANS) "}},"
     "\"additionalProperties\":false}";
+/* clang-format on */
 
 static const char *
 todo_declarations(void *self)
@@ -273,8 +278,7 @@ bad:
 /* Write `plan` over `p->plan`: tmp, fsync, rename, fsync of the folder
  * (so the rename survives a crash too). 0, or -1. */
 static int
-plan_write(const struct todo *t, const struct todo_paths *p,
-           const json_t *plan)
+plan_write(const struct todo *t, const struct todo_paths *p, const json_t *plan)
 {
     size_t len = 0, off = 0;
     char *text = jsonout_dumps(plan, JSON_COMPACT, JSONOUT_UNBOUNDED, &len);
@@ -477,8 +481,7 @@ apply_add(const struct todo *t, const json_t *args, json_t *plan,
                        "there is no step with that id to add after");
         at += after != 0;
     }
-    if (json_array_insert_new(steps, (size_t)at, new_step(next, title)) !=
-            0 ||
+    if (json_array_insert_new(steps, (size_t)at, new_step(next, title)) != 0 ||
         json_object_set_new(plan, "next", json_integer(next + 1)) != 0)
         return bad(c, GEMINI_AGENT_FAILED, "out of memory");
     return 0;

@@ -106,8 +106,7 @@ describe(CURLcode rc, const struct webget_req *req, const struct sink *s,
 static int
 header_list(const struct webget_req *req, struct curl_slist **hdrs)
 {
-    for (size_t i = 0; req->headers != NULL && req->headers[i] != NULL;
-         i++) {
+    for (size_t i = 0; req->headers != NULL && req->headers[i] != NULL; i++) {
         struct curl_slist *h = curl_slist_append(*hdrs, req->headers[i]);
         if (h == NULL)
             return -1;
@@ -128,16 +127,14 @@ set_options(CURL *c, const struct webget_req *req, struct curl_slist *hdrs,
         curl_easy_setopt(c, CURLOPT_URL, req->url) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
         cabundle_apply(c) != CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") !=
-            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") !=
             CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req->follow ? 1L : 0L) !=
             CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)BOUND_WEBGET_REDIRECTS) !=
             CURLE_OK ||
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req->timeout_ms) !=
-            CURLE_OK ||
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, req->timeout_ms) != CURLE_OK ||
         curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, req->timeout_ms) !=
             CURLE_OK ||
         (!req->keep_start &&

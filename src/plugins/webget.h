@@ -30,8 +30,8 @@ struct webget_req {
     /* "Name: value" lines, NULL-terminated, or NULL */
     const char *const *headers;
     long timeout_ms;
-    size_t max_bytes;  /* a longer body is an error */
-    bool follow;       /* follow up to BOUND_WEBGET_REDIRECTS redirects */
+    size_t max_bytes; /* a longer body is an error */
+    bool follow;      /* follow up to BOUND_WEBGET_REDIRECTS redirects */
     /* a longer body: keep its first max_bytes and succeed (truncated
      * set) instead of failing */
     bool keep_start;
@@ -40,8 +40,8 @@ struct webget_req {
 };
 
 struct webget_res {
-    long status;  /* the HTTP status, 0 when none arrived */
-    char *body;   /* malloc'd, NUL-terminated (webget_free) */
+    long status; /* the HTTP status, 0 when none arrived */
+    char *body;  /* malloc'd, NUL-terminated (webget_free) */
     size_t len;
     bool truncated; /* keep_start cut the body */
 };

@@ -63,6 +63,7 @@ ws_schema(void)
 {
     /* safesearch takes SearXNG's own numbers, so what the site owner
      * writes is what the endpoint receives */
+    /* clang-format off */
     return "{\"type\":\"object\","
            "\"properties\":{"
            "\"endpoint\":{\"type\":\"string\",\"maxLength\":" XSTR(
@@ -82,12 +83,14 @@ ws_schema(void)
            "\"maxLength\":" XSTR(BOUND_WEBSEARCH_HEADER_LINE) "}}},"
            "\"required\":[\"endpoint\"],"
            "\"additionalProperties\":false}";
+    /* clang-format on */
 }
 
 static const char *
 ws_declarations(void *self)
 {
     (void)self;
+    /* clang-format off */
     return "[{\"name\":\"search\","
            "\"description\":\"Search the web. Returns up to maxResults "
            "results, each {title, url, snippet}.\","
@@ -100,6 +103,7 @@ ws_declarations(void *self)
            "\"maximum\":" XSTR(BOUND_WEBSEARCH_RESULTS) "}},"
            "\"required\":[\"query\"],\"additionalProperties\":false},"
            "\"sideEffects\":false}]";
+    /* clang-format on */
 }
 
 static const char *
@@ -151,8 +155,7 @@ header_name_ok(const char *s)
 }
 
 static int
-load_headers(struct websearch *w, const json_t *hdrs, char *err,
-             size_t errsize)
+load_headers(struct websearch *w, const json_t *hdrs, char *err, size_t errsize)
 {
     const char *name;
     const json_t *v;
@@ -216,8 +219,8 @@ int_member(const json_t *cfg, const char *key, long lo, long hi, long def,
     }
     if (!json_is_integer(v) || json_integer_value(v) < lo ||
         json_integer_value(v) > hi) {
-        snprintf(err, errsize, "%s must be an integer from %ld to %ld", key,
-                 lo, hi);
+        snprintf(err, errsize, "%s must be an integer from %ld to %ld", key, lo,
+                 hi);
         return -1;
     }
     *out = (long)json_integer_value(v);
@@ -234,9 +237,9 @@ ws_region(struct websearch *w, const json_t *cfg, char *err, size_t errsize)
         return 0;
     if (region == NULL || *region == '\0' ||
         strlen(region) > BOUND_WEBSEARCH_REGION ||
-        strspn(region, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                       "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
-            strlen(region)) {
+        strspn(region,
+               "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+               "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(region)) {
         snprintf(err, errsize,
                  "region must be a language code such as en or de-CH");
         return -1;
@@ -433,12 +436,11 @@ websearch_results(const char *body, size_t len, int max, char *msg,
         if (url == NULL || strlen(url) > BOUND_WEBSEARCH_URL ||
             !webget_is_http_url(url) || strpbrk(url, " \t\r\n") != NULL)
             continue;
-        item = json_pack("{s:o*,s:s,s:o*}", "title",
-                         websearch_clean(title ? title : "",
-                                         BOUND_WEBSEARCH_TITLE),
-                         "url", url, "snippet",
-                         websearch_clean(content ? content : "",
-                                         BOUND_WEBSEARCH_SNIPPET));
+        item = json_pack(
+            "{s:o*,s:s,s:o*}", "title",
+            websearch_clean(title ? title : "", BOUND_WEBSEARCH_TITLE), "url",
+            url, "snippet",
+            websearch_clean(content ? content : "", BOUND_WEBSEARCH_SNIPPET));
         if (item == NULL || json_array_append_new(list, item) != 0)
             goto oom;
     }
@@ -467,11 +469,10 @@ ws_search(const struct websearch *w, const char *query, int max, char *msg,
         snprintf(msg, size, "web search failed: out of memory");
         return NULL;
     }
-    if (webget_fetch(&(struct webget_req){url,
-                                          (const char *const *)w->headers,
+    if (webget_fetch(&(struct webget_req){url, (const char *const *)w->headers,
                                           w->timeout_ms,
-                                          BOUND_WEBSEARCH_RESPONSE_BYTES,
-                                          false, false, &w->outbound},
+                                          BOUND_WEBSEARCH_RESPONSE_BYTES, false,
+                                          false, &w->outbound},
                      &res, why, sizeof(why)) != 0) {
         snprintf(msg, size, "web search failed: %s", why);
         free(url);

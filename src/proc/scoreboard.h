@@ -26,11 +26,11 @@
 #include <sys/types.h>
 
 struct scoreboard_block {
-    _Atomic pid_t pid;    /* the worker; 0 when the block is free */
-    _Atomic int busy;     /* threads serving a request (not waiting) */
-    _Atomic int capacity; /* threads that may serve at once */
-    _Atomic int retiring; /* the worker takes no more requests */
-    _Atomic int killed;   /* the watchdog killed it (logged once) */
+    _Atomic pid_t pid;         /* the worker; 0 when the block is free */
+    _Atomic int busy;          /* threads serving a request (not waiting) */
+    _Atomic int capacity;      /* threads that may serve at once */
+    _Atomic int retiring;      /* the worker takes no more requests */
+    _Atomic int killed;        /* the watchdog killed it (logged once) */
     struct watch_slot slots[]; /* one per thread: nslots */
 };
 
@@ -38,7 +38,7 @@ struct scoreboard {
     char *base;    /* the shared mapping */
     size_t stride; /* bytes per block */
     int nblocks;
-    int nslots;    /* threads per worker */
+    int nslots; /* threads per worker */
 };
 
 /* Map a board of `nblocks` blocks of `nslots` thread slots (shared,

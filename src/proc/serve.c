@@ -55,7 +55,7 @@
 #include <unistd.h>
 
 struct slot {
-    pid_t pid;       /* 0 when empty */
+    pid_t pid; /* 0 when empty */
     struct scoreboard_block *block;
     long started_ms; /* monotonic */
     long respawn_at; /* monotonic ms when an empty slot may be refilled */
@@ -67,7 +67,7 @@ struct master {
     int fd;
     struct slot slots[BOUND_WORKERS];
     int nslots;
-    int crashes;           /* consecutive young deaths */
+    int crashes;                       /* consecutive young deaths */
     pid_t retiring[BOUND_WORKERS * 4]; /* old generations still finishing */
     int nretiring;
     struct scoreboard board; /* a block per live worker, shared */
@@ -275,8 +275,7 @@ write_pid_file(const struct master *m)
 static pid_t
 spawn(struct master *m, int i)
 {
-    struct scoreboard_block *b = scoreboard_claim(&m->board,
-                                                  m->opts->threads);
+    struct scoreboard_block *b = scoreboard_claim(&m->board, m->opts->threads);
     pid_t pid = b != NULL ? fork() : -1;
 
     if (pid < 0) {
@@ -550,7 +549,8 @@ watch_all(struct master *m)
      * generation would; its slot is filled now, not when it is gone. */
     for (int i = 0; i < m->nslots; i++) {
         struct slot *s = &m->slots[i];
-        if (s->pid <= 0 || s->block == NULL || !atomic_load(&s->block->retiring) ||
+        if (s->pid <= 0 || s->block == NULL ||
+            !atomic_load(&s->block->retiring) ||
             m->nretiring >= (int)ARRAY_SIZE(m->retiring))
             continue;
         m->retiring[m->nretiring++] = s->pid;
@@ -685,8 +685,8 @@ serve_run(const struct serve_opts *o)
         goto out;
     }
     log_info("serving on %s with %d worker%s of %d threads (and %d queued)",
-             listener_name(o), o->workers,
-             o->workers == 1 ? "" : "s", o->threads, o->queue);
+             listener_name(o), o->workers, o->workers == 1 ? "" : "s",
+             o->threads, o->queue);
     fill_slots(m);
     master_loop(m, &set);
     rc = 0;

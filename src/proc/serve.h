@@ -16,7 +16,7 @@ struct serve_opts {
      * listens on (FastCGI's FCGI_LISTENSOCK_FILENO; mod_fcgid starts the
      * program so). */
     bool listen_stdin;
-    const char *pid_file;    /* or NULL */
+    const char *pid_file; /* or NULL */
     int workers;
     int threads; /* request threads per worker */
     int queue;   /* requests that may wait for a thread, per worker */

@@ -154,11 +154,11 @@ struct pool {
     struct scoreboard_block *me;
     struct gemini_share *share; /* the threads' Gemini connections */
     pthread_t main;
-    pthread_mutex_t lead_mu;  /* the lead and the idle followers: */
-    bool led;                 /* a thread leads */
-    struct follower *idle;    /* followers, the last to go idle first */
-    pthread_mutex_t mu;        /* the counts below */
-    pthread_cond_t freed;      /* a serving thread finished */
+    pthread_mutex_t lead_mu; /* the lead and the idle followers: */
+    bool led;                /* a thread leads */
+    struct follower *idle;   /* followers, the last to go idle first */
+    pthread_mutex_t mu;      /* the counts below */
+    pthread_cond_t freed;    /* a serving thread finished */
     int working, waiting, capacity, queue;
     long refused;        /* 503s not yet logged */
     long refused_log_ms; /* when they were last logged */
@@ -539,8 +539,8 @@ serve_thread(void *arg)
         if (req.role != FCGI_RESPONDER) {
             refuse_role(&io);
         } else if (admit(p)) {
-            int status =
-                dispatch_request_ex(site, &gemini, &store, &host, &io, &arena);
+            int status = dispatch_request_ex(site, &gemini, &store, &host, &io,
+                                             &arena);
             release(p);
             log_debug("request: %d, %zu KB allocated", status,
                       memlimit_used() / 1024);
@@ -595,8 +595,8 @@ start_threads(struct pool *p, struct thread *ts, int n)
         }
         if (pthread_create(&ts[started].tid, &attr, serve_thread,
                            &ts[started]) != 0) {
-            log_err("cannot start request thread %d of %d: %s", started + 1,
-                    n, strerror(errno));
+            log_err("cannot start request thread %d of %d: %s", started + 1, n,
+                    strerror(errno));
             pthread_cond_destroy(&ts[started].f.wake);
             pthread_mutex_destroy(&ts[started].head_mu);
             break;
@@ -620,8 +620,11 @@ arena_max_set_by_env(void)
 int
 worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
 {
-    struct pool p = {.site = site, .listen_fd = listen_fd, .board = o->board,
-                     .me = o->block, .capacity = o->threads,
+    struct pool p = {.site = site,
+                     .listen_fd = listen_fd,
+                     .board = o->board,
+                     .me = o->block,
+                     .capacity = o->threads,
                      .queue = o->queue};
     int nthreads = o->threads + o->queue + 1, started;
     struct thread *ts = calloc((size_t)nthreads, sizeof(*ts));
@@ -677,7 +680,8 @@ worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
         else if (sig == SIGUSR1 && !atomic_load(&p.stop) &&
                  logmsg_reopen() != 0)
             log_err("cannot reopen the log file: %s; writing on to the old "
-                    "one", strerror(errno));
+                    "one",
+                    strerror(errno));
         cut_heads(ts, started);
     }
     for (int i = 0; i < started; i++) {
@@ -696,7 +700,6 @@ worker_run(const struct site *site, int listen_fd, const struct worker_opts *o)
 }
 
 /* --- CGI transport --------------------------------------------------------- */
-
 
 static const char *
 cgi_param(void *ctx, const char *name)
@@ -742,8 +745,7 @@ cgi_write(void *ctx, const char *buf, size_t n)
 }
 
 /* cgi_write() is write(2): nothing to flush */
-static const struct httpio_ops cgi_ops = {cgi_param, cgi_read, cgi_write,
-                                          NULL};
+static const struct httpio_ops cgi_ops = {cgi_param, cgi_read, cgi_write, NULL};
 
 int
 worker_cgi(const struct site *site)
@@ -767,8 +769,9 @@ worker_cgi(const struct site *site)
         /* Only an allocation inside libcurl fails here: the visitor still
          * gets an answer, and the web server a Status line. */
         log_err("cannot initialise the Gemini client");
-        status_set(&err, ST_INTERNAL, "the server could not start this "
-                                      "request; try again");
+        status_set(&err, ST_INTERNAL,
+                   "the server could not start this "
+                   "request; try again");
         reply_error(&io, &err, NULL);
         return 1;
     }

@@ -39,8 +39,8 @@ count_bytes(const char *buf, size_t size, void *data)
 
 int
 action_run(const struct config_actions *env, const struct plugin_action *act,
-           const struct action_who *who, const json_t *input, struct arena *a, json_t **output,
-           struct status_error *err)
+           const struct action_who *who, const json_t *input, struct arena *a,
+           json_t **output, struct status_error *err)
 {
     struct handler_ctx ctx = {act->plugin_dir, env->data_dir, a};
     struct size_probe probe = {0};

@@ -55,8 +55,8 @@ struct action_who {
 #define ACTION_ASKS_USER 1
 
 int action_run(const struct config_actions *env,
-               const struct plugin_action *act,
-               const struct action_who *who, const struct json_t *input, struct arena *a,
+               const struct plugin_action *act, const struct action_who *who,
+               const struct json_t *input, struct arena *a,
                struct json_t **output, struct status_error *err);
 
 #endif /* APP_ACTION_H */

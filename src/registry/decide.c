@@ -183,8 +183,7 @@ run_api_rules(const struct decide_input *in, struct decide_result *out)
             by_entry(out, DECIDE_BY_DELEGATED_RULE, DECIDE_LIST_USER_RULES);
         else if (p != NULL &&
                  match(p->allow, in, PERMISSION_ALLOW_LIST, &out->index))
-            by_entry(out, DECIDE_BY_DELEGATED_RULE,
-                     DECIDE_LIST_POLICY_ALLOW);
+            by_entry(out, DECIDE_BY_DELEGATED_RULE, DECIDE_LIST_POLICY_ALLOW);
         else
             by(out, DECIDE_BY_DELEGATED_ASK);
         return;
@@ -382,8 +381,9 @@ chat_text(const struct decide_input *in, struct decide_result *out)
     else if (out->reason == DECIDE_BY_HOOK_DENY)
         PRINT(out, "not run: a hook denies this call (%s)", out->detail);
     else
-        PRINT(out, "not run: the site's permission policy denies this call "
-                   "(%s)",
+        PRINT(out,
+              "not run: the site's permission policy denies this call "
+              "(%s)",
               out->detail);
 }
 
@@ -423,8 +423,9 @@ word(const struct decide_input *in, struct decide_result *out)
         return;
     case DECIDE_RUN_API:
         if (out->verdict == DECIDE_DENY)
-            PRINT(out, "denied by the site's policy: %s; the action did not "
-                       "run",
+            PRINT(out,
+                  "denied by the site's policy: %s; the action did not "
+                  "run",
                   out->detail);
         else
             PRINT(out, "%s", out->detail);

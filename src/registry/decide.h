@@ -92,17 +92,17 @@ enum decide_hook {
 enum decide_reason {
     DECIDE_BY_HOOK_DENY,
     DECIDE_BY_PAGE_TOOL,
-    DECIDE_BY_POLICY_DENY,   /* list DECIDE_LIST_POLICY_DENY */
-    DECIDE_BY_RULE_DENY,     /* list DECIDE_LIST_TERM_DENY */
+    DECIDE_BY_POLICY_DENY, /* list DECIDE_LIST_POLICY_DENY */
+    DECIDE_BY_RULE_DENY,   /* list DECIDE_LIST_TERM_DENY */
     DECIDE_BY_KILL_SWITCH,
     DECIDE_BY_HOOK_ASK,
     DECIDE_BY_HOOK_ALLOW,
     DECIDE_BY_NO_SIDE_EFFECTS,
     DECIDE_BY_AUTO_APPROVED,
     DECIDE_BY_APPROVAL_NEVER,
-    DECIDE_BY_RULE_ALLOW,    /* list DECIDE_LIST_TERM_ALLOW */
+    DECIDE_BY_RULE_ALLOW, /* list DECIDE_LIST_TERM_ALLOW */
     DECIDE_BY_MODE_BYPASS,
-    DECIDE_BY_POLICY_ALLOW,  /* list DECIDE_LIST_POLICY_ALLOW */
+    DECIDE_BY_POLICY_ALLOW, /* list DECIDE_LIST_POLICY_ALLOW */
     DECIDE_BY_AUTONOMOUS,
     DECIDE_BY_DELEGATED_RULE, /* list: site rules, user rules or policy */
     DECIDE_BY_DELEGATED_ASK,
@@ -110,9 +110,9 @@ enum decide_reason {
     DECIDE_BY_MODE_PLAN,
     DECIDE_BY_MODE_DONT_ASK,
     DECIDE_BY_MODE_ACCEPT_EDITS,
-    DECIDE_BY_MODE_ASK,      /* default mode, or acceptEdits on a non-edit */
-    DECIDE_BY_DEFAULT,       /* the permission policy's default */
-    DECIDE_BY_CANNOT_ASK,    /* it would ask, and no one can be asked */
+    DECIDE_BY_MODE_ASK,   /* default mode, or acceptEdits on a non-edit */
+    DECIDE_BY_DEFAULT,    /* the permission policy's default */
+    DECIDE_BY_CANNOT_ASK, /* it would ask, and no one can be asked */
 };
 
 /* The list whose entry decided, with decide_result.index. */

@@ -124,7 +124,7 @@ values_equal(const json_t *a, const json_t *b, unsigned depth)
  * boundary, since messages end up in JSON strings, which must stay valid.
  */
 static void ATTR_FMT(3, 0)
-vfmt_cut(char *dst, size_t size, const char *fmt, va_list ap)
+    vfmt_cut(char *dst, size_t size, const char *fmt, va_list ap)
 {
     int n = vsnprintf(dst, size, fmt, ap);
 
@@ -136,8 +136,7 @@ vfmt_cut(char *dst, size_t size, const char *fmt, va_list ap)
     }
 }
 
-static void ATTR_FMT(3, 4)
-fmt_cut(char *dst, size_t size, const char *fmt, ...)
+static void ATTR_FMT(3, 4) fmt_cut(char *dst, size_t size, const char *fmt, ...)
 {
     va_list ap;
 
@@ -163,7 +162,6 @@ dump_value(const json_t *v, char *buf, size_t size)
 }
 
 /* --- JSON pointers ------------------------------------------------------- */
-
 
 /*
  * A JSON pointer built as we descend. Pushes and pops nest, so a pop only
@@ -196,7 +194,8 @@ static void
 jptr_pop(struct jptr *p, size_t mark)
 {
     p->len = mark;
-    p->buf[mark < BOUND_JSON_POINTER - 1 ? mark : BOUND_JSON_POINTER - 1] = '\0';
+    p->buf[mark < BOUND_JSON_POINTER - 1 ? mark : BOUND_JSON_POINTER - 1] =
+        '\0';
 }
 
 /* Append "/key" with RFC 6901 escaping; returns the mark for jptr_pop(). */
@@ -302,8 +301,7 @@ type_matches(int t, const json_t *v)
 
 /* --- jschema_check() ----------------------------------------------------- */
 
-static void ATTR_FMT(2, 3)
-problem(struct check *c, const char *fmt, ...)
+static void ATTR_FMT(2, 3) problem(struct check *c, const char *fmt, ...)
 {
     char pointer[BOUND_JSON_POINTER + 4], msg[256];
     va_list ap;
@@ -461,7 +459,8 @@ pattern_cost(const char **pp, int depth)
             if (*p == ']')
                 p++;
             while (*p != '\0' && *p != ']') {
-                if (p[0] == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+                if (p[0] == '[' &&
+                    (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
                     const char *end = strstr(p + 2, ":]");
                     p = end ? end + 2 : p + 1;
                 } else {
@@ -527,8 +526,9 @@ check_pattern(struct check *c, const struct keyword *kw UNUSED,
         problem(c, "'pattern' contains a NUL byte");
     } else if (pattern_cost(&(const char *){s}, 0) > BOUND_PATTERN_COST) {
         /* refused before regcomp sees it: compiling is what costs */
-        problem(c, "'pattern' repeats too much: its counted repetitions "
-                   "would compile to more than %d parts",
+        problem(c,
+                "'pattern' repeats too much: its counted repetitions "
+                "would compile to more than %d parts",
                 BOUND_PATTERN_COST);
     } else if ((rc = regcomp(&re, s, REG_EXTENDED | REG_NOSUB)) != 0) {
         regerror(rc, &re, err, sizeof(err));
@@ -628,7 +628,7 @@ _Static_assert(SCHEMA_MESSAGE_MAX <= STATUS_TEXT_MAX,
 
 /* Record the violation (when asked to) and return -1. */
 static int ATTR_FMT(3, 4)
-violation(struct validation *v, const char *rule, const char *fmt, ...)
+    violation(struct validation *v, const char *rule, const char *fmt, ...)
 {
     char what[256], path[STATUS_PATH_MAX], message[SCHEMA_MESSAGE_MAX];
     va_list ap;
@@ -751,11 +751,11 @@ v_min_length(struct validation *v, const json_t *value,
 
     if (!json_is_string(instance) ||
         (json_int_t)utf8_count(json_string_value(instance),
-                                json_string_length(instance)) >= min)
+                               json_string_length(instance)) >= min)
         return 0;
-    return violation(v, "minLength",
-                     "must be at least %" JSON_INTEGER_FORMAT
-                     " characters long", min);
+    return violation(
+        v, "minLength",
+        "must be at least %" JSON_INTEGER_FORMAT " characters long", min);
 }
 
 static int
@@ -767,11 +767,11 @@ v_max_length(struct validation *v, const json_t *value,
 
     if (!json_is_string(instance) ||
         (json_int_t)utf8_count(json_string_value(instance),
-                                json_string_length(instance)) <= max)
+                               json_string_length(instance)) <= max)
         return 0;
     return violation(v, "maxLength",
-                     "must be at most %" JSON_INTEGER_FORMAT
-                     " characters long", max);
+                     "must be at most %" JSON_INTEGER_FORMAT " characters long",
+                     max);
 }
 
 static int
@@ -920,8 +920,8 @@ v_additional(struct validation *v, const json_t *value, const json_t *schema,
 }
 
 static int
-v_any_of(struct validation *v, const json_t *value,
-         const json_t *schema UNUSED, const json_t *instance, unsigned depth)
+v_any_of(struct validation *v, const json_t *value, const json_t *schema UNUSED,
+         const json_t *instance, unsigned depth)
 {
     struct status_error *err = v->err;
     const json_t *branch;

@@ -55,7 +55,7 @@ int jschema_check(const struct json_t *schema, jschema_report_fn report,
  * message such as "/items/2/price: must be >= 0 (minimum)", shorter than
  * SCHEMA_MESSAGE_MAX bytes.
  */
-int jschema_validate(const struct json_t *schema,
-                     const struct json_t *instance, struct status_error *err);
+int jschema_validate(const struct json_t *schema, const struct json_t *instance,
+                     struct status_error *err);
 
 #endif /* APP_JSCHEMA_H */

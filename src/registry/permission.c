@@ -132,8 +132,7 @@ permission_signature(const struct permission_call *call, char *buf, size_t n)
         put_value(&b, json_object_get(call->args, keys[i]));
     }
     put(&b, ")", 1);
-    return b.ok && b.len <= (size_t)BOUND_PERMISSION_SUBJECT ? (int)b.len
-                                                               : -1;
+    return b.ok && b.len <= (size_t)BOUND_PERMISSION_SUBJECT ? (int)b.len : -1;
 }
 
 /* --- entries ----------------------------------------------------------- */
@@ -254,8 +253,7 @@ first_match(const json_t *entries, struct sigcache *sc,
 }
 
 bool
-permission_list_match(const json_t *entries,
-                      const struct permission_call *call,
+permission_list_match(const json_t *entries, const struct permission_call *call,
                       enum permission_list list, size_t *index)
 {
     struct sigcache sc = {.call = call};
@@ -269,8 +267,7 @@ permission_list_match(const json_t *entries,
 static int
 bad(struct status_error *err, const char *list, size_t i, const char *what)
 {
-    return status_set(err, ST_CONFIG, "permission: %s[%zu]: %s", list, i,
-                      what);
+    return status_set(err, ST_CONFIG, "permission: %s[%zu]: %s", list, i, what);
 }
 
 static int
@@ -318,12 +315,12 @@ check_entry(const json_t *e, const char *list, size_t i,
             k++;
         if (k == ARRAY_SIZE(known))
             return status_set(err, ST_CONFIG,
-                              "permission: %s[%zu]: unknown key '%s'", list,
-                              i, key);
+                              "permission: %s[%zu]: unknown key '%s'", list, i,
+                              key);
         if (!json_is_string(v))
             return status_set(err, ST_CONFIG,
-                              "permission: %s[%zu]: '%s' must be text", list,
-                              i, key);
+                              "permission: %s[%zu]: '%s' must be text", list, i,
+                              key);
         /* a name cut at a NUL would compare as its prefix */
         if (strlen(json_string_value(v)) != json_string_length(v))
             return status_set(err, ST_CONFIG,
@@ -337,8 +334,8 @@ check_entry(const json_t *e, const char *list, size_t i,
     if (json_object_get(e, "signature")) {
         if (json_object_size(e) != 1)
             return bad(err, list, i, "'signature' stands alone");
-        return check_glob(json_object_get(e, "signature"), "signature", list,
-                          i, err);
+        return check_glob(json_object_get(e, "signature"), "signature", list, i,
+                          err);
     }
     if (tool == NULL)
         return bad(err, list, i, "needs a 'tool' or a 'signature'");

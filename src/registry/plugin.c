@@ -38,8 +38,8 @@ valid_name(const char *s)
 {
     size_t n = 0;
 
-    if (s == NULL || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-                       *s == '_'))
+    if (s == NULL ||
+        !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
         return false;
     for (; s[n] != '\0'; n++) {
         char c = s[n];
@@ -95,7 +95,7 @@ struct loader {
     struct loader_lib {
         char *plugin; /* plugin.yaml's name, which the library must have */
         char *path;
-    } *libs;
+    } * libs;
     size_t nlibs;
     struct plugin_action *actions;
     bool *bad;
@@ -173,8 +173,8 @@ load_schema(const struct ydoc_node *root, const char *key, const char *file,
             bool must_be_object, struct diag *d)
 {
     const struct ydoc_node *n = ydoc_get(root, key);
-    struct schema_report r = {d, file, root, key[0] == 'i' ? "/inputSchema"
-                                                           : "/outputSchema"};
+    struct schema_report r = {d, file, root,
+                              key[0] == 'i' ? "/inputSchema" : "/outputSchema"};
     json_t *schema;
 
     if (n == NULL)
@@ -420,7 +420,7 @@ load_entry(struct loader *l, const char *plugin, const char *dir,
  * is accepted and noted, not reported as a problem.
  */
 static const char *const jay_stack_keys[] = {
-    "global", "module",  "contracts", "services",
+    "global",   "module", "contracts", "services",
     "contexts", "routes", "setup",     "references",
 };
 
@@ -517,16 +517,15 @@ static void
 report_unknown_exposed(const struct plugin_set *set,
                        const struct config_plugins *cfg, struct diag *d)
 {
-    for (size_t i = 0; cfg != NULL && !cfg->expose_all &&
-                       cfg->expose != NULL && cfg->expose[i] != NULL;
+    for (size_t i = 0; cfg != NULL && !cfg->expose_all && cfg->expose != NULL &&
+                       cfg->expose[i] != NULL;
          i++) {
         size_t k = 0;
         while (k < set->nplugins &&
                strcmp(set->plugins[k].name, cfg->expose[i]) != 0)
             k++;
         if (k == set->nplugins && strcmp(cfg->expose[i], "permission") != 0)
-            diag_add(d, cfg->file ? cfg->file : "agent.yaml",
-                     cfg->expose_line,
+            diag_add(d, cfg->file ? cfg->file : "agent.yaml", cfg->expose_line,
                      "plugins.expose names '%s', and no plugin of that name "
                      "was found (not built in, not in the actions folders or "
                      "plugins.dirs, or left out above)",
@@ -654,8 +653,8 @@ report_so_schema(void *ctx, const char *pointer, const char *msg)
 {
     struct so_report *r = ctx;
 
-    diag_add(r->d, r->file, 0, "tool '%s': parameters%s: %s", r->tool,
-             pointer, msg);
+    diag_add(r->d, r->file, 0, "tool '%s': parameters%s: %s", r->tool, pointer,
+             msg);
 }
 
 /* Does the JSON array text `list` (auto_approved_tools()) name `tool`? */
@@ -769,8 +768,7 @@ load_so_commands(struct plugin_set *set, const struct so_plugin *p,
     }
     json_array_foreach(list, i, c) {
         const char *name = json_string_value(json_object_get(c, "name"));
-        const char *desc =
-            json_string_value(json_object_get(c, "description"));
+        const char *desc = json_string_value(json_object_get(c, "description"));
         json_t *share = json_object_get(c, "shareWithModel");
         json_t *effects = json_object_get(c, "sideEffects");
         struct plugin_command *cmds, *cmd;
@@ -835,8 +833,8 @@ plugin_run_command(const struct plugin_command *c, const char *data_dir,
 {
     struct gemini_agent_out o;
 
-    if (soplugin_run_command(c->so, c->name, data_dir, arg, len, a, &o,
-                             err) != 0)
+    if (soplugin_run_command(c->so, c->name, data_dir, arg, len, a, &o, err) !=
+        0)
         return -1;
     *out = o.text ? o.text : "";
     *out_len = o.text ? o.len : 0;
@@ -871,8 +869,7 @@ plugin_enrich_prompt(const struct plugin_set *set, const char *data_dir,
         }
         if (meta != NULL && md.text != NULL && md.len > 0) {
             struct status_error jerr = {0};
-            json_t *m = jsonin_decode(md.text, md.len, BOUND_JSON_DEPTH,
-                                      &jerr);
+            json_t *m = jsonin_decode(md.text, md.len, BOUND_JSON_DEPTH, &jerr);
             if (m != NULL && json_object_set_new(meta, p->name, m) != 0)
                 return status_set(err, ST_NO_MEMORY, "out of memory");
         }
@@ -959,7 +956,8 @@ scan_dir(struct loader *l, const char *root)
         if (i < BOUND_PLUGINS)
             load_plugin(l, names[i]);
         else if (i == BOUND_PLUGINS)
-            diag_add(l->d, root, 0, "more than %d plugins: the rest are ignored",
+            diag_add(l->d, root, 0,
+                     "more than %d plugins: the rest are ignored",
                      BOUND_PLUGINS);
         free(names[i]);
     }
@@ -1084,12 +1082,13 @@ load_libraries(struct loader *l, const struct soplugin_env *env,
 }
 
 struct plugin_set *
-plugin_load(char *const *dirs, size_t ndirs,
-            const struct soplugin_env *so_env,
+plugin_load(char *const *dirs, size_t ndirs, const struct soplugin_env *so_env,
             const char *const *chat_routed, struct diag *d)
 {
-    struct loader l = {d, chat_routed, so_env ? so_env->cfg : NULL, NULL,
-                       NULL, 0, NULL, NULL, 0, 0};
+    struct loader l = {d,    chat_routed, so_env ? so_env->cfg : NULL,
+                       NULL, NULL,        0,
+                       NULL, NULL,        0,
+                       0};
     struct plugin_set *set = calloc(1, sizeof(*set));
     size_t kept = 0;
 
@@ -1122,7 +1121,7 @@ plugin_load(char *const *dirs, size_t ndirs,
      * one drop_duplicates() leaves out */
     for (size_t i = 0; i < set->nso; i++) {
         if (set->so[i].role != SO_EXPOSED)
-            continue; /* enrichment only: no tools, no commands */
+            continue;            /* enrichment only: no tools, no commands */
         if (!set->so[i].library) /* a library's tools are its entries */
             load_so_tools(&l, &set->so[i]);
         load_so_commands(set, &set->so[i], d);
@@ -1131,8 +1130,7 @@ plugin_load(char *const *dirs, size_t ndirs,
         qsort(set->commands, set->ncommands, sizeof(*set->commands),
               cmp_command);
     if (set->nplugins > 0)
-        qsort(set->plugins, set->nplugins, sizeof(*set->plugins),
-              cmp_info);
+        qsort(set->plugins, set->nplugins, sizeof(*set->plugins), cmp_info);
     report_unknown_exposed(set, so_env ? so_env->cfg : NULL, d);
     drop_duplicates(&l);
     report_orphan_handlers(&l);

@@ -88,7 +88,7 @@ struct plugin_action {
 /* A user command of a shared-object plugin (plugin.h's user_commands()):
  * run by the user, without the model. */
 struct plugin_command {
-    char *name;        /* unique over all plugins */
+    char *name; /* unique over all plugins */
     char *description;
     /* its output goes into the history the model sees next */
     bool share_with_model;
@@ -102,7 +102,7 @@ struct plugin_command {
  * list_exposed of the seed: `gemini-agent check` prints them). */
 struct plugin_info {
     char *name;
-    char *source;  /* its folder (plugin.yaml), .so file, or "built-in" */
+    char *source;     /* its folder (plugin.yaml), .so file, or "built-in" */
     bool declarative; /* a plugin.yaml folder */
     bool exposed;     /* takes part (for a .so or built-in: loaded, its
                        * tools or only its enrichment); else available */
@@ -133,8 +133,7 @@ struct plugin_set {
  */
 struct plugin_set *plugin_load(char *const *dirs, size_t ndirs,
                                const struct soplugin_env *so_env,
-                               const char *const *chat_routed,
-                               struct diag *d);
+                               const char *const *chat_routed, struct diag *d);
 
 /* The action with registered name `name`, or NULL. */
 const struct plugin_action *plugin_find(const struct plugin_set *set,

@@ -50,8 +50,7 @@ valid_id(const char *s)
     for (size_t i = 0; i < n; i++) {
         char ch = s[i];
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-              (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
-              ch == '-'))
+              (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-'))
             return false;
     }
     return true;
@@ -103,8 +102,7 @@ check_default(size_t i, enum question_kind kind, const json_t *options,
 
     switch (kind) {
     case Q_TEXT:
-        if (!json_is_string(def) ||
-            json_string_length(def) > BOUND_ANSWER_TEXT)
+        if (!json_is_string(def) || json_string_length(def) > BOUND_ANSWER_TEXT)
             return status_set(err, ST_BAD_REQUEST,
                               "questions[%zu].default: a string of at most "
                               "%d bytes",
@@ -113,14 +111,12 @@ check_default(size_t i, enum question_kind kind, const json_t *options,
     case Q_SINGLE:
         if (!json_is_string(def) || !among(options, def))
             return status_set(err, ST_BAD_REQUEST,
-                              "questions[%zu].default: one of the options",
-                              i);
+                              "questions[%zu].default: one of the options", i);
         return 0;
     case Q_MULTIPLE:
         if (!json_is_array(def))
             return status_set(err, ST_BAD_REQUEST,
-                              "questions[%zu].default: an array of options",
-                              i);
+                              "questions[%zu].default: an array of options", i);
         json_array_foreach(def, k, v) {
             if (!json_is_string(v) || !among(options, v))
                 return status_set(err, ST_BAD_REQUEST,

@@ -43,8 +43,8 @@ valid_name(const char *s)
 {
     size_t n = 0;
 
-    if (s == NULL || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-                       *s == '_'))
+    if (s == NULL ||
+        !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
         return false;
     for (; s[n] != '\0' && n <= BOUND_NAME_LEN; n++) {
         char c = s[n];
@@ -162,8 +162,8 @@ with_outbound(const struct soplugin_env *env, const json_t *c, size_t *len)
         if (json_array_append_new(allow, json_string(a)) != 0)
             goto out;
     }
-    if (json_object_set_new(o, "outbound", json_pack("{s:O}", "allow",
-                                                      allow)) != 0)
+    if (json_object_set_new(o, "outbound",
+                            json_pack("{s:O}", "allow", allow)) != 0)
         goto out;
     text = jsonout_dumps(o, APP_JSON_FLAGS, JSONOUT_UNBOUNDED, len);
 out:
@@ -186,8 +186,8 @@ config_text(const struct soplugin_env *env, const struct config_plugins *cfg,
         *len = 2;
         return strdup("{}");
     }
-    return jsonout_dumps(c, APP_JSON_FLAGS | JSON_ENCODE_ANY,
-                         JSONOUT_UNBOUNDED, len);
+    return jsonout_dumps(c, APP_JSON_FLAGS | JSON_ENCODE_ANY, JSONOUT_UNBOUNDED,
+                         len);
 }
 
 /* Validate plugins.config.<name> against the plugin's config_schema():
@@ -296,8 +296,8 @@ so_valid(const struct soplugin_env *env, const char *path,
     for (size_t i = 0; i < nseen; i++) {
         if (strcmp(seen[i].name, ops->name) == 0) {
             diag_add(d, path, 0,
-                     "plugin left out: the name '%s' is taken by %s",
-                     ops->name, seen[i].path);
+                     "plugin left out: the name '%s' is taken by %s", ops->name,
+                     seen[i].path);
             return false;
         }
     }
@@ -455,10 +455,8 @@ open_to_others(const struct stat *st)
         return true;
     if ((st->st_mode & 020) == 0)
         return false;
-    if (getpwuid_r(st->st_uid, &pw, pb, sizeof(pb), &pwp) != 0 ||
-        pwp == NULL ||
-        getgrgid_r(st->st_gid, &gr, gb, sizeof(gb), &grp) != 0 ||
-        grp == NULL)
+    if (getpwuid_r(st->st_uid, &pw, pb, sizeof(pb), &pwp) != 0 || pwp == NULL ||
+        getgrgid_r(st->st_gid, &gr, gb, sizeof(gb), &grp) != 0 || grp == NULL)
         return true;
     return strcmp(pwp->pw_name, grp->gr_name) != 0 ||
            (grp->gr_mem[0] != NULL &&
@@ -627,8 +625,8 @@ list_so(const char *dir, bool optional, size_t *n, struct diag *d)
 }
 
 int
-soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
-              size_t *n, struct diag *d)
+soplugin_load(const struct soplugin_env *env, struct so_plugin **out, size_t *n,
+              struct diag *d)
 {
     const struct config_plugins *cfg = env->cfg;
     struct so_plugin *list = NULL;
@@ -638,9 +636,8 @@ soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
     *out = NULL;
     *n = 0;
     /* built-ins first: a file can never take a built-in's name */
-    for (size_t i = 0; rc == 0 && env->builtins != NULL &&
-                       env->builtins[i] != NULL;
-         i++) {
+    for (size_t i = 0;
+         rc == 0 && env->builtins != NULL && env->builtins[i] != NULL; i++) {
         int got;
         if (grow(&list, count) != 0)
             rc = -1;
@@ -785,10 +782,10 @@ call_failed(struct status_error *err, enum status code,
             const char *tool)
 {
     if (o->text != NULL && o->len > 0)
-        return status_set(err, code, "%.*s",
-                          (int)(o->len < BOUND_SO_MESSAGE ? o->len
-                                                          : BOUND_SO_MESSAGE),
-                          o->text);
+        return status_set(
+            err, code, "%.*s",
+            (int)(o->len < BOUND_SO_MESSAGE ? o->len : BOUND_SO_MESSAGE),
+            o->text);
     return status_set(err, code, "the action '%s.%s' failed", plugin, tool);
 }
 
@@ -848,8 +845,7 @@ soplugin_execute(const struct so_plugin *p, const char *tool,
         return call_failed(err, ST_ACTION_FAILED, &o, p->name, tool);
     if (o.text == NULL)
         return status_set(err, ST_ACTION_FAILED,
-                          "the action '%s.%s' returned nothing", p->name,
-                          tool);
+                          "the action '%s.%s' returned nothing", p->name, tool);
     if (o.len > BOUND_ACTION_OUTPUT_BYTES)
         return status_set(err, ST_ACTION_FAILED,
                           "the action '%s.%s' returned too much data", p->name,

@@ -81,24 +81,23 @@ struct soplugin_env {
 
 /* How a plugin named `name` that is not built in takes part, by
  * plugins.expose and plugins.enrichmentOnly (plugin.yaml folders too). */
-enum so_role soplugin_role(const struct config_plugins *cfg,
-                           const char *name);
+enum so_role soplugin_role(const struct config_plugins *cfg, const char *name);
 
 struct so_plugin {
-    char *name;                             /* ops->name, copied */
-    char *path;                 /* the .so file, or SOPLUGIN_BUILTIN */
-    void *dl;                   /* dlopen() handle; NULL for a built-in */
+    char *name; /* ops->name, copied */
+    char *path; /* the .so file, or SOPLUGIN_BUILTIN */
+    void *dl;   /* dlopen() handle; NULL for a built-in */
     enum so_role role;
-    char *config;               /* the JSON text initialize() was given */
+    char *config; /* the JSON text initialize() was given */
     /* the instance is the previous generation's (env->prev), taken over
      * only by soplugin_adopt(): until then, never shut down from here */
     bool borrowed;
     /* a plugin.yaml's `library:`: its execute() runs that folder's
      * entries; its own declarations() are not read */
     bool library;
-    const struct gemini_agent_plugin *ops;  /* the plugin's, static */
-    void *self;                             /* what initialize() set */
-    char *instructions; /* system_instructions(), copied; NULL for none */
+    const struct gemini_agent_plugin *ops; /* the plugin's, static */
+    void *self;                            /* what initialize() set */
+    char *instructions;  /* system_instructions(), copied; NULL for none */
     char *auto_approved; /* auto_approved_tools(), copied; NULL for none */
 };
 
@@ -112,8 +111,7 @@ int soplugin_load(const struct soplugin_env *env, struct so_plugin **out,
 
 /* The plugin's declarations as a JSON array (a new reference), or NULL
  * after reporting to `d` why they are unusable. */
-struct json_t *soplugin_declarations(const struct so_plugin *p,
-                                     struct diag *d);
+struct json_t *soplugin_declarations(const struct so_plugin *p, struct diag *d);
 
 /*
  * Call `tool` of `p` with `input` (already validated), for `who` (its
@@ -129,9 +127,8 @@ struct json_t *soplugin_declarations(const struct so_plugin *p,
 #define SOPLUGIN_ASKS_USER 1
 int soplugin_execute(const struct so_plugin *p, const char *tool,
                      const char *data_dir, const struct action_who *who,
-                     const struct json_t *input,
-                     struct arena *a, struct json_t **output,
-                     struct status_error *err);
+                     const struct json_t *input, struct arena *a,
+                     struct json_t **output, struct status_error *err);
 
 /* Call run_command / enrich_prompt of `p` (the host side of the ABI):
  * 0 with the answer in `o` (memory of `a`), or -1 with `err` set. */
@@ -152,8 +149,8 @@ int soplugin_enrich(const struct so_plugin *p, const char *data_dir,
  * -1 out of memory.
  */
 int soplugin_add_library(const struct soplugin_env *env, const char *path,
-                         const char *plugin, struct so_plugin **list,
-                         size_t *n, struct diag *d);
+                         const char *plugin, struct so_plugin **list, size_t *n,
+                         struct diag *d);
 
 /* The new generation `list` takes over the instances it borrowed from
  * `prev` (a reload that goes ahead): they are no longer prev's to shut

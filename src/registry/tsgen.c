@@ -31,7 +31,6 @@
 /* Spaces per nesting level of the generated code. */
 #define TS_INDENT 4
 
-
 /* JSON Schema `type` names as bits, so that a type array can drop repeats
  * (integer and number both become `number`). */
 enum ts_kind {
@@ -255,7 +254,8 @@ put_jsdoc(struct sbuf *out, int indent, const char *a, const char *b)
     if (sbuf_add_spaces(out, indent) || sbuf_adds(out, "/**\n"))
         return -1;
     for (size_t i = 0; i < n; i++)
-        if ((i > 0 && (sbuf_add_spaces(out, indent) || sbuf_adds(out, " *\n"))) ||
+        if ((i > 0 &&
+             (sbuf_add_spaces(out, indent) || sbuf_adds(out, " *\n"))) ||
             sbuf_add_spaces(out, indent) || sbuf_adds(out, " * ") ||
             put_comment_text(out, indent, text[i], len[i]) ||
             sbuf_adds(out, "\n"))
@@ -412,7 +412,8 @@ put_members(struct sbuf *out, const json_t *s, int indent, int depth)
      * `unknown`, which is always true.
      */
     if (json_is_object(json_object_get(s, "additionalProperties")) &&
-        (sbuf_add_spaces(out, in) || sbuf_adds(out, "[key: string]: unknown;\n")))
+        (sbuf_add_spaces(out, in) ||
+         sbuf_adds(out, "[key: string]: unknown;\n")))
         return -1;
     return 0;
 }
@@ -597,8 +598,8 @@ tsgen_type_name(const char *action_name, char *out, size_t size)
         }
         if (n == 0 && is_digit(c))
             out[n++] = '_';
-        out[n++] =
-            (char)(word_start && c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+        out[n++] = (char)(word_start && c >= 'a' && c <= 'z' ? c - 'a' + 'A'
+                                                             : c);
         word_start = false;
     }
     out[n] = '\0';

@@ -810,8 +810,7 @@ private_file(struct sqlite_store *s, bool existed, struct status_error *err)
 {
     if (existed || chmod(s->path, 0600) == 0)
         return 0;
-    log_err("store '%s': cannot make it private: %s", s->path,
-            strerror(errno));
+    log_err("store '%s': cannot make it private: %s", s->path, strerror(errno));
     return status_set(err, ST_STORE,
                       "the store cannot be opened; see the error log");
 }
@@ -962,10 +961,9 @@ connect_db(struct sqlite_store *s, struct status_error *err)
         return status_set(err, ST_STORE,
                           "the store cannot be opened; see the error log");
     }
-    rc = sqlite3_open_v2(s->path, &s->db,
-                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                             SQLITE_OPEN_NOMUTEX,
-                         NULL);
+    rc = sqlite3_open_v2(
+        s->path, &s->db,
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK)
         return fail(s, rc, "open", err);
     if (private_file(s, existed, err) != 0)
@@ -1761,8 +1759,8 @@ sq_audit_of(struct store *base, const char *run_id, json_t **out,
 {
     struct sqlite_store *s = sq(base);
 
-    *out = rows(s, Q_AUDIT_OF, prep(s, Q_AUDIT_OF, err, "s", run_id),
-                audit_row, err);
+    *out = rows(s, Q_AUDIT_OF, prep(s, Q_AUDIT_OF, err, "s", run_id), audit_row,
+                err);
     return *out != NULL ? 0 : -1;
 }
 
@@ -1852,7 +1850,6 @@ sq_memory_search(struct store *base, const char *user, const char *query,
     return *out != NULL ? 0 : -1;
 }
 
-
 /* --- budgets -------------------------------------------------------------- */
 
 #define MINUTE_MS (60 * (int64_t)1000)
@@ -1918,8 +1915,8 @@ reserve_in_tx(struct sqlite_store *s, const struct store_budget *c, size_t n,
     int64_t minute = now_ms / MINUTE_MS, day = now_ms / DAY_MS;
     bool refused = false;
 
-    if (run(s, Q_BUDGET_PRUNE, err, "II", day,
-            (int64_t)STORE_BUDGET_PRUNE) != 0)
+    if (run(s, Q_BUDGET_PRUNE, err, "II", day, (int64_t)STORE_BUDGET_PRUNE) !=
+        0)
         return -1;
     for (size_t i = 0; i < n; i++) {
         long long req, tok;

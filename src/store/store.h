@@ -66,7 +66,7 @@ enum store_trust {
 enum store_run_status {
     STORE_RUN_QUEUED,
     STORE_RUN_PLANNING,
-    STORE_RUN_AWAITING,  /* awaiting_confirmation */
+    STORE_RUN_AWAITING, /* awaiting_confirmation */
     STORE_RUN_EXECUTING,
     STORE_RUN_COMPLETED,
     STORE_RUN_FAILED,
@@ -74,7 +74,7 @@ enum store_run_status {
 
 enum store_action_status {
     STORE_ACT_PLANNED,
-    STORE_ACT_AWAITING,  /* awaiting_confirmation */
+    STORE_ACT_AWAITING, /* awaiting_confirmation */
     STORE_ACT_EXECUTING,
     STORE_ACT_COMPLETED,
     STORE_ACT_FAILED,
@@ -161,11 +161,11 @@ struct store_budget_use {
  * string malloc'd and `usage` a new reference (store_chat_release frees
  * them); saved: all borrowed. */
 struct store_chat {
-    char *id;       /* the session id (its caller bounds it) */
-    char *cwd;      /* the folder it works in */
+    char *id;  /* the session id (its caller bounds it) */
+    char *cwd; /* the folder it works in */
     char *model;
-    char *contents; /* JSON text of the Gemini contents */
-    struct json_t *usage; /* the session's totals; may be NULL */
+    char *contents;             /* JSON text of the Gemini contents */
+    struct json_t *usage;       /* the session's totals; may be NULL */
     long long created, updated; /* ms since the epoch (loaded only) */
 };
 
@@ -182,8 +182,8 @@ struct store_ops {
     /* users */
     int (*user_get)(struct store *s, const char *user, struct store_user *out,
                     struct status_error *err);
-    int (*user_set_trust)(struct store *s, const char *user,
-                          enum store_trust t, struct status_error *err);
+    int (*user_set_trust)(struct store *s, const char *user, enum store_trust t,
+                          struct status_error *err);
     /* append `rule` to the user's allow list (ST_TOO_LARGE past
      * BOUND_STORE_ALLOW_RULES) */
     int (*user_add_rule)(struct store *s, const char *user,
@@ -259,9 +259,8 @@ struct store_ops {
      *   expiresAt}], newest first, at most BOUND_STORE_LIST; status is
      * "pending", "approved", "rejected" or "expired" (pending past its
      * time); `status` NULL: all, else only those in that status */
-    int (*approvals_list)(struct store *s, const char *user,
-                          const char *status, struct json_t **out,
-                          struct status_error *err);
+    int (*approvals_list)(struct store *s, const char *user, const char *status,
+                          struct json_t **out, struct status_error *err);
     /* Decide a pending approval, atomically: one UPDATE ... WHERE status =
      * 'pending' AND user = ? AND expires > now. 0: this call decided it
      * (`out` names the action and run); ST_NOT_FOUND: no such approval of
@@ -269,8 +268,7 @@ struct store_ops {
      * "approved" or "rejected". */
     int (*approval_decide)(struct store *s, const char *user, const char *id,
                            const char *decision, const char *feedback,
-                           struct store_decided *out,
-                           struct status_error *err);
+                           struct store_decided *out, struct status_error *err);
     /* pending approvals of a run that are still waiting */
     int (*approvals_pending)(struct store *s, const char *run, long *count,
                              struct status_error *err);
@@ -329,8 +327,8 @@ struct store_ops {
     int (*chat_load)(struct store *s, const char *id, struct store_chat *out,
                      struct status_error *err);
     /* the session of `cwd` saved last (ST_NOT_FOUND when there is none) */
-    int (*chat_latest)(struct store *s, const char *cwd,
-                       struct store_chat *out, struct status_error *err);
+    int (*chat_latest)(struct store *s, const char *cwd, struct store_chat *out,
+                       struct status_error *err);
 };
 
 struct store {

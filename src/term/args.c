@@ -30,17 +30,38 @@ const char term_usage[] =
     "[--vertex] [--project P] [--location L] [-v|--version]";
 
 enum flag_id {
-    F_PRINT, F_OUT, F_IN, F_VERBOSE, F_PARTIAL, F_MODEL, F_CWD, F_SESSION,
-    F_RESUME, F_CONTINUE, F_MAX_TURNS, F_MODE, F_ALLOWED, F_DENIED,
-    F_SYSTEM, F_APPEND, F_PROMPT_TOOL, F_VERSION, F_HELP, F_BYPASS,
-    F_FORK, F_NO_PERSIST, F_ADD_DIR,
-    F_VERTEX, F_PROJECT, F_LOCATION,
+    F_PRINT,
+    F_OUT,
+    F_IN,
+    F_VERBOSE,
+    F_PARTIAL,
+    F_MODEL,
+    F_CWD,
+    F_SESSION,
+    F_RESUME,
+    F_CONTINUE,
+    F_MAX_TURNS,
+    F_MODE,
+    F_ALLOWED,
+    F_DENIED,
+    F_SYSTEM,
+    F_APPEND,
+    F_PROMPT_TOOL,
+    F_VERSION,
+    F_HELP,
+    F_BYPASS,
+    F_FORK,
+    F_NO_PERSIST,
+    F_ADD_DIR,
+    F_VERTEX,
+    F_PROJECT,
+    F_LOCATION,
 };
 
 struct flag {
-    const char *name;  /* long name with its dashes */
-    char short_name;   /* 0: none */
-    bool value;        /* takes a value */
+    const char *name; /* long name with its dashes */
+    char short_name;  /* 0: none */
+    bool value;       /* takes a value */
     enum flag_id id;
 };
 
@@ -79,12 +100,26 @@ static const struct flag flags[] = {
  * docs/internals/terminal.md). The others we do not know are taken as
  * flags without a value. */
 static const char *const ignored_with_value[] = {
-    "--agent", "--agents", "--betas", "--json-schema",
-    "--permission-prompts", "--tools", "--mcp-config", "--setting-sources",
-    "--settings", "--fallback-model", "--plugin-dir",
-    "--resume-session-at", "--thinking", "--max-thinking-tokens",
-    "--effort", "--debug-file", "--max-budget-usd", "--output-style",
-    "--ide", "--replay-user-messages-from",
+    "--agent",
+    "--agents",
+    "--betas",
+    "--json-schema",
+    "--permission-prompts",
+    "--tools",
+    "--mcp-config",
+    "--setting-sources",
+    "--settings",
+    "--fallback-model",
+    "--plugin-dir",
+    "--resume-session-at",
+    "--thinking",
+    "--max-thinking-tokens",
+    "--effort",
+    "--debug-file",
+    "--max-budget-usd",
+    "--output-style",
+    "--ide",
+    "--replay-user-messages-from",
 };
 
 static const char *const modes[] = {
@@ -217,8 +252,8 @@ apply_format(const struct flag *f, const char *v, struct term_args *a,
         else if (strcmp(v, "stream-json") == 0)
             a->in_stream = true;
         else
-            return bad(err, "%s must be text or stream-json, not '%s'",
-                       f->name, v);
+            return bad(err, "%s must be text or stream-json, not '%s'", f->name,
+                       v);
         return 0;
     }
     if (strcmp(v, "text") == 0)
@@ -235,8 +270,7 @@ apply_format(const struct flag *f, const char *v, struct term_args *a,
 
 /* --allowedTools, --disallowedTools and --add-dir: a value more. */
 static int
-apply_list(const struct flag *f, const char *v, struct term_args *a,
-           FILE *err)
+apply_list(const struct flag *f, const char *v, struct term_args *a, FILE *err)
 {
     if (f->id == F_ADD_DIR) {
         if (v[0] == '\0') /* the SDK passes --add-dir= for none */
@@ -278,8 +312,8 @@ apply(const struct flag *f, const char *v, struct term_args *a, FILE *err)
         errno = 0;
         a->max_turns = strtol(v, &end, 10);
         if (errno != 0 || end == v || *end != '\0' || a->max_turns < 1)
-            return bad(err, "%s must be a whole number >= 1, not '%s'",
-                       f->name, v);
+            return bad(err, "%s must be a whole number >= 1, not '%s'", f->name,
+                       v);
         if (a->max_turns > BOUND_TERM_TURNS)
             a->max_turns = BOUND_TERM_TURNS;
         return 0;
@@ -292,8 +326,7 @@ apply(const struct flag *f, const char *v, struct term_args *a, FILE *err)
         return 0;
     case F_PROMPT_TOOL:
         if (strcmp(v, "stdio") != 0)
-            return bad(err, "%s: only 'stdio' is served, not '%s'", f->name,
-                       v);
+            return bad(err, "%s: only 'stdio' is served, not '%s'", f->name, v);
         a->prompt_stdio = true;
         return 0;
     default: /* the switches and texts above */

@@ -41,23 +41,23 @@ enum term_mode {
 };
 
 struct term_args {
-    const char *prompt;  /* -p's value or the positional PROMPT; NULL */
-    bool print;          /* -p/--print: one prompt, then exit */
+    const char *prompt; /* -p's value or the positional PROMPT; NULL */
+    bool print;         /* -p/--print: one prompt, then exit */
     enum term_format out;
-    bool in_stream;      /* --input-format stream-json */
+    bool in_stream; /* --input-format stream-json */
     bool verbose;
-    bool partial;        /* --include-partial-messages */
-    const char *model;   /* NULL: the default model */
-    const char *cwd;     /* NULL: the working folder */
+    bool partial;      /* --include-partial-messages */
+    const char *model; /* NULL: the default model */
+    const char *cwd;   /* NULL: the working folder */
     const char *session_id;
-    const char *resume;  /* --resume ID: carry on that saved session */
-    bool cont;           /* --continue: the folder's last session */
-    bool fork;           /* --fork-session: resumed under a new id */
-    bool no_persist;     /* --no-session-persistence: nothing saved */
+    const char *resume; /* --resume ID: carry on that saved session */
+    bool cont;          /* --continue: the folder's last session */
+    bool fork;          /* --fork-session: resumed under a new id */
+    bool no_persist;    /* --no-session-persistence: nothing saved */
     /* --add-dir: folders the file tools may reach beside the cwd */
     const char *add_dirs[BOUND_TERM_ADD_DIRS];
     size_t nadd_dirs;
-    long max_turns;      /* 0: BOUND_TERM_TURNS */
+    long max_turns; /* 0: BOUND_TERM_TURNS */
     enum term_mode mode;
     /* --allowedTools / --disallowedTools, each value as given (a list
      * separated by commas or spaces), in order */
@@ -65,16 +65,16 @@ struct term_args {
     size_t nallowed;
     const char *denied[BOUND_TERM_RULE_FLAGS];
     size_t ndenied;
-    const char *system_prompt;  /* --system-prompt (""/NULL: ours) */
-    const char *append_system;  /* --append-system-prompt */
-    bool prompt_stdio;   /* --permission-prompt-tool stdio */
+    const char *system_prompt; /* --system-prompt (""/NULL: ours) */
+    const char *append_system; /* --append-system-prompt */
+    bool prompt_stdio;         /* --permission-prompt-tool stdio */
     /* Vertex AI (docs/credentials.md, "In gemini-agent chat"): --vertex,
      * and where: --project, --location (NULL: the environment's) */
     bool vertex;
     const char *project;
     const char *location;
-    bool version;        /* -v/--version */
-    bool help;           /* -h/--help */
+    bool version; /* -v/--version */
+    bool help;    /* -h/--help */
 };
 
 /*

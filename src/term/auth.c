@@ -40,8 +40,8 @@ have_env_key(void)
 
 /* Where Vertex AI is asked, checked now rather than at the first call. */
 static int
-vertex_where(struct term_auth *t, const struct term_args *args,
-             bool asked, struct status_error *err)
+vertex_where(struct term_auth *t, const struct term_args *args, bool asked,
+             struct status_error *err)
 {
     const char *project = args->project;
     const char *location = args->location;
@@ -61,8 +61,9 @@ vertex_where(struct term_auth *t, const struct term_args *args,
             err, ST_NOT_CONFIGURED,
             "%s credentials (%s) are used with Vertex AI, which needs a "
             "project: pass --project or set GOOGLE_CLOUD_PROJECT%s",
-            asked ? "--vertex: the Google" : "no Gemini API key is set; the "
-                                             "Google",
+            asked ? "--vertex: the Google"
+                  : "no Gemini API key is set; the "
+                    "Google",
             t->source,
             asked ? "" : " (or set GEMINI_API_KEY for the Gemini API)");
     arena_init(&a);

@@ -96,8 +96,7 @@ ts_interrupted(struct term_calls *s)
 /* Ask the host over stdin (can_use_tool) about the call being answered. */
 static int
 ts_ask_stdio(struct term_calls *s, const struct term_tool *t,
-             const json_t **input, const char **why,
-             struct status_error *err)
+             const json_t **input, const char **why, struct status_error *err)
 {
     return term_control_ask(s->ctl, t, s->tool_id, input, why, err);
 }
@@ -115,8 +114,8 @@ assistant(const struct term_calls *s, json_t *block)
 static size_t
 call_order(const struct term_calls *s, const struct loop_call *c)
 {
-    const json_t *parts = json_object_get(
-        json_array_get(s->conv->contents, c->turn), "parts");
+    const json_t *parts =
+        json_object_get(json_array_get(s->conv->contents, c->turn), "parts");
     size_t n = 0;
 
     for (size_t i = 0; i < c->part && i < json_array_size(parts); i++)
@@ -135,8 +134,8 @@ static int
 announce(struct term_calls *s, const struct loop_call *c, bool all,
          struct status_error *err)
 {
-    const json_t *parts = json_object_get(
-        json_array_get(s->conv->contents, c->turn), "parts");
+    const json_t *parts =
+        json_object_get(json_array_get(s->conv->contents, c->turn), "parts");
     size_t order = call_order(s, c), k = 0, i;
     const json_t *p;
 
@@ -163,14 +162,14 @@ announce(struct term_calls *s, const struct loop_call *c, bool all,
             s->tool_seq = s->a_first + (int)k;
         if (term_out_emit_err(
                 s->out,
-                assistant(s, json_pack("{s:s, s:s, s:s, s:o}", "type",
-                                       "tool_use", "id", id, "name",
-                                       json_string_value(
-                                           json_object_get(fc, "name")),
-                                       "input",
-                                       json_is_object(args)
-                                           ? json_incref(UNCONST(args))
-                                           : json_object())),
+                assistant(
+                    s,
+                    json_pack("{s:s, s:s, s:s, s:o}", "type", "tool_use", "id",
+                              id, "name",
+                              json_string_value(json_object_get(fc, "name")),
+                              "input",
+                              json_is_object(args) ? json_incref(UNCONST(args))
+                                                   : json_object())),
                 err) != 0)
             return -1;
     }
@@ -238,10 +237,10 @@ static int
 deny(struct term_calls *s, const struct loop_call *c, const char *why,
      struct loop_result *r, struct status_error *err)
 {
-    if (json_array_append_new(
-            s->denials,
-            json_pack("{s:s, s:s, s:O}", "tool_name", c->name, "tool_use_id",
-                      s->tool_id, "tool_input", UNCONST(c->args))) != 0)
+    if (json_array_append_new(s->denials,
+                              json_pack("{s:s, s:s, s:O}", "tool_name", c->name,
+                                        "tool_use_id", s->tool_id, "tool_input",
+                                        UNCONST(c->args))) != 0)
         return status_set(err, ST_NO_MEMORY, "out of memory");
     return refuse(s, why, NULL, r, err);
 }
@@ -260,28 +259,29 @@ denial_text(struct term_calls *s, const char *tool,
     const char *why = arena_strdup(s->a, d->text);
 
     if (why != NULL &&
-        term_out_emit(s->out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type",
-                          "system", "subtype", "permission_denied",
-                          "tool_name", tool, "tool_use_id", s->tool_id,
-                          "message", why, "decision_reason_type",
-                          rule ? "rule" : "mode", "decision_reason",
-                          rule ? "--disallowedTools"
-                               : term_mode_name(s->tools->mode))) != 0)
+        term_out_emit(s->out,
+                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type",
+                                "system", "subtype", "permission_denied",
+                                "tool_name", tool, "tool_use_id", s->tool_id,
+                                "message", why, "decision_reason_type",
+                                rule ? "rule" : "mode", "decision_reason",
+                                rule ? "--disallowedTools"
+                                     : term_mode_name(s->tools->mode))) != 0)
         return NULL;
     return why;
 }
 
 /* What the model reads when the user answers no at the terminal. */
-#define TTY_DENIED                                                          \
-    "The user denied this call of %s at the terminal: it did not run. Do " \
-    "not try it again another way; say what you wanted to do and wait "    \
+#define TTY_DENIED                                                             \
+    "The user denied this call of %s at the terminal: it did not run. Do "     \
+    "not try it again another way; say what you wanted to do and wait "        \
     "for the user."
 
 /* Ask the person at the terminal; "always" adds the tool to the session's
  * allow rules, so its next calls are not asked again. */
 static int
-ask_tty(struct term_calls *s, const struct term_tool *t,
-        const json_t *input, const char **why)
+ask_tty(struct term_calls *s, const struct term_tool *t, const json_t *input,
+        const char **why)
 {
     switch (tty_ask(s->tty, t->name, input)) {
     case TTY_ALWAYS: /* past the rules' bound, or out of memory: once */
@@ -294,7 +294,7 @@ ask_tty(struct term_calls *s, const struct term_tool *t,
     }
     /* Ctrl-C at the question: no, and the prompt ends */
     *why = ts_interrupted(s) ? "interrupted by the user"
-                          : arena_printf(s->a, TTY_DENIED, t->name);
+                             : arena_printf(s->a, TTY_DENIED, t->name);
     return TERM_DENY;
 }
 
@@ -306,12 +306,11 @@ ask_tty(struct term_calls *s, const struct term_tool *t,
 static int
 stop_turn(struct term_calls *s, struct status_error *err)
 {
-    if (term_out_emit_err(s->out,
-                          term_sj_tool_result(s->tool_id, s->st_content,
-                                              s->st_error,
-                                              s->st_error ? NULL
-                                                          : s->st_structured),
-                          err) != 0)
+    if (term_out_emit_err(
+            s->out,
+            term_sj_tool_result(s->tool_id, s->st_content, s->st_error,
+                                s->st_error ? NULL : s->st_structured),
+            err) != 0)
         return -1;
     s->stashed = false;
     /* the turn's later calls were announced (all the blocks of a message
@@ -319,11 +318,10 @@ stop_turn(struct term_calls *s, struct status_error *err)
     for (size_t k = s->a_cur + 2; k <= s->a_done; k++) {
         char id[32];
         snprintf(id, sizeof(id), "toolu_%d", s->a_first + (int)k);
-        if (term_out_emit_err(s->out,
-                              term_sj_tool_result(id,
-                                                  "interrupted by the user",
-                                                  true, NULL),
-                              err) != 0)
+        if (term_out_emit_err(
+                s->out,
+                term_sj_tool_result(id, "interrupted by the user", true, NULL),
+                err) != 0)
             return -1;
     }
     return status_set(err, ST_CLIENT_GONE, "interrupted by the user");
@@ -331,7 +329,7 @@ stop_turn(struct term_calls *s, struct status_error *err)
 
 int
 ts_decide(void *ctx, const struct loop_call *c, struct loop_result *r,
-       struct status_error *err)
+          struct status_error *err)
 {
     struct term_calls *s = ctx;
     const struct term_tool *t = ts_find_tool(s, c->name);
@@ -345,10 +343,9 @@ ts_decide(void *ctx, const struct loop_call *c, struct loop_result *r,
         return -1;
     s->st_part = c->part;
     if (t == NULL)
-        return refuse(s,
-                      arena_printf(s->a, "Error: No such tool available: %s",
-                                   c->name),
-                      NULL, r, err);
+        return refuse(
+            s, arena_printf(s->a, "Error: No such tool available: %s", c->name),
+            NULL, r, err);
     /* the engine decides (registry/decide.h); a question goes over stdin
      * (--permission-prompt-tool stdio) or to the terminal */
     struct decide_input in = {
@@ -397,8 +394,8 @@ ts_decide(void *ctx, const struct loop_call *c, struct loop_result *r,
 
 /* Run tool `t` on `input` (permitted): its answer in `r` and stashed. */
 static int
-run_tool(struct term_calls *s, const struct term_tool *t,
-         const json_t *input, struct loop_result *r, struct status_error *err)
+run_tool(struct term_calls *s, const struct term_tool *t, const json_t *input,
+         struct loop_result *r, struct status_error *err)
 {
     struct status_error failed = {0};
     json_t *out = NULL;
@@ -414,8 +411,7 @@ run_tool(struct term_calls *s, const struct term_tool *t,
     if (rc == 0) {
         const json_t *text = json_object_get(out, "text");
         r->ok = true;
-        r->response = arena_take_json(s->a,
-                                      json_pack("{s:O}", "result", out));
+        r->response = arena_take_json(s->a, json_pack("{s:O}", "result", out));
         s->stashed = true;
         s->st_error = false;
         s->st_structured = out;
@@ -426,8 +422,9 @@ run_tool(struct term_calls *s, const struct term_tool *t,
         return LOOP_ANSWER_IT;
     }
     if (rc == ACTION_ASKS_USER) /* no one to ask in the terminal yet */
-        return refuse(s, "Error: this tool asks the user a question, which "
-                         "the terminal client cannot relay",
+        return refuse(s,
+                      "Error: this tool asks the user a question, which "
+                      "the terminal client cannot relay",
                       NULL, r, err);
     if (failed.code == ST_SCHEMA) {
         /* details on stderr and to the model; the transcript says which */

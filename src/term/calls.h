@@ -81,7 +81,6 @@ int ts_decide(void *ctx, const struct loop_call *c, struct loop_result *r,
 int term_calls_on_call(struct term_calls *k, const struct loop_call *c,
                        struct status_error *err);
 int term_calls_on_result(struct term_calls *k, const struct loop_call *c,
-                         const struct loop_result *r,
-                         struct status_error *err);
+                         const struct loop_result *r, struct status_error *err);
 
 #endif /* APP_TERM_CALLS_H */

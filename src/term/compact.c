@@ -12,12 +12,12 @@
 #include <jansson.h>
 #include <string.h>
 
-#define SUMMARY_INSTRUCTION                                                  \
-    "Summarise the conversation so far so that it can be continued from "   \
-    "the summary alone. Keep: the user's requests and intent; decisions "   \
-    "made; files read, created or changed (with their paths) and what "     \
-    "changed; commands run and what they showed; errors met and how they "  \
-    "were solved; and the work still pending. Be precise and brief, and "   \
+#define SUMMARY_INSTRUCTION                                                    \
+    "Summarise the conversation so far so that it can be continued from "      \
+    "the summary alone. Keep: the user's requests and intent; decisions "      \
+    "made; files read, created or changed (with their paths) and what "        \
+    "changed; commands run and what they showed; errors met and how they "     \
+    "were solved; and the work still pending. Be precise and brief, and "      \
     "call no tools."
 
 bool
@@ -83,10 +83,9 @@ term_compact_request(const json_t *contents, size_t split, const char *system,
             return NULL;
         }
     if (head == NULL ||
-        json_array_append_new(head,
-                              json_pack("{s:s, s:[{s:s}]}", "role", "user",
-                                        "parts", "text",
-                                        SUMMARY_INSTRUCTION)) != 0) {
+        json_array_append_new(head, json_pack("{s:s, s:[{s:s}]}", "role",
+                                              "user", "parts", "text",
+                                              SUMMARY_INSTRUCTION)) != 0) {
         json_decref(head);
         return NULL;
     }

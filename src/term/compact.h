@@ -23,11 +23,10 @@ struct json_t;
 struct config_compaction;
 
 /* What the compacted conversation starts with, before the summary. */
-#define TERM_COMPACT_PREFIX                                                  \
-    "This session continues an earlier conversation that was compacted to " \
+#define TERM_COMPACT_PREFIX                                                    \
+    "This session continues an earlier conversation that was compacted to "    \
     "save context. Summary of the earlier part:\n\n"
-#define TERM_COMPACT_ACK                                                     \
-    "Understood. I will continue from that summary."
+#define TERM_COMPACT_ACK "Understood. I will continue from that summary."
 
 /* Is compaction due after a call whose prompt and answer took
  * `context_tokens`, by `c` (its window, else DEFAULT_CONTEXT_WINDOW:
@@ -47,8 +46,8 @@ size_t term_compact_split(const struct json_t *contents, long keep);
  * history names them) and function calling off, so the answer is text.
  * A new reference, NULL when out of memory.
  */
-struct json_t *term_compact_request(const struct json_t *contents,
-                                    size_t split, const char *system,
+struct json_t *term_compact_request(const struct json_t *contents, size_t split,
+                                    const char *system,
                                     const struct json_t *tools);
 
 /* A new conversation: the summary and its acknowledgement, then

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COMPACT_DESCRIPTION                                                  \
+#define COMPACT_DESCRIPTION                                                    \
     "Summarise the conversation so far, to free its context"
 
 void
@@ -112,8 +112,7 @@ on_interrupt(struct term_control *c, const struct request *r)
      * waiting for permission) the prompt ends with an error result. */
     if (r->in_turn)
         c->interrupted = true;
-    return control_reply(c, r->id, json_pack("{s:[]}", "still_queued"),
-                         NULL);
+    return control_reply(c, r->id, json_pack("{s:[]}", "still_queued"), NULL);
 }
 
 static int
@@ -145,10 +144,10 @@ on_set_model(struct term_control *c, const struct request *r)
 static int
 on_mcp_status(struct term_control *c, const struct request *r)
 {
-    return control_reply(c, r->id,
-                         json_pack("{s:o}", "mcpServers",
-                                   term_tools_mcp_servers(c->tools)),
-                         NULL);
+    return control_reply(
+        c, r->id,
+        json_pack("{s:o}", "mcpServers", term_tools_mcp_servers(c->tools)),
+        NULL);
 }
 
 static const struct {
@@ -249,9 +248,8 @@ send_ask(struct term_control *c, const char *id, const struct term_tool *t,
         c->out,
         json_pack("{s:s, s:s, s:{s:s, s:s, s:O, s:s, s:o}}", "type",
                   "control_request", "request_id", id, "request", "subtype",
-                  "can_use_tool", "tool_name", t->name, "input",
-                  UNCONST(input), "tool_use_id", tool_use_id,
-                  "permission_suggestions",
+                  "can_use_tool", "tool_name", t->name, "input", UNCONST(input),
+                  "tool_use_id", tool_use_id, "permission_suggestions",
                   term_perm_suggest(t->name, input, t->edit)));
 }
 
@@ -267,15 +265,13 @@ allowed(struct term_control *c, const json_t *res, const json_t **input,
 
     if (json_is_object(upd))
         *input = arena_take_json(c->a, json_incref(upd));
-    if (term_tools_update(c->tools,
-                          json_object_get(res, "updatedPermissions"),
+    if (term_tools_update(c->tools, json_object_get(res, "updatedPermissions"),
                           c->life, &uerr) != 0)
         fprintf(stderr,
                 "gemini-agent chat: updatedPermissions: %s; the rest "
                 "ignored\n",
                 uerr.text);
-    return *input ? TERM_ALLOW
-                  : status_set(err, ST_NO_MEMORY, "out of memory");
+    return *input ? TERM_ALLOW : status_set(err, ST_NO_MEMORY, "out of memory");
 }
 
 /* The control_response `resp` to our request: the verdict. */
@@ -310,8 +306,8 @@ response_to(const json_t *m, const char *id)
     const json_t *resp = json_object_get(m, "response");
     const char *rid = json_string_value(json_object_get(resp, "request_id"));
 
-    if (type == NULL || strcmp(type, "control_response") != 0 ||
-        rid == NULL || strcmp(rid, id) != 0)
+    if (type == NULL || strcmp(type, "control_response") != 0 || rid == NULL ||
+        strcmp(rid, id) != 0)
         return NULL;
     return resp;
 }
@@ -363,8 +359,8 @@ term_control_ask(struct term_control *c, const struct term_tool *t,
 static const char *
 user_text(struct term_control *c, const json_t *msg)
 {
-    const json_t *content =
-        json_object_get(json_object_get(msg, "message"), "content");
+    const json_t *content = json_object_get(json_object_get(msg, "message"),
+                                            "content");
     const json_t *b;
     struct sbuf sb;
     const char *out = NULL;
@@ -379,8 +375,7 @@ user_text(struct term_control *c, const json_t *msg)
         const char *type = json_string_value(json_object_get(b, "type"));
         if (t == NULL || type == NULL || strcmp(type, "text") != 0)
             continue;
-        if ((sb.len > 0 && sbuf_putc(&sb, '\n') != 0) ||
-            sbuf_adds(&sb, t) != 0)
+        if ((sb.len > 0 && sbuf_putc(&sb, '\n') != 0) || sbuf_adds(&sb, t) != 0)
             break;
     }
     if (sb.len > 0)

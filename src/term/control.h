@@ -34,8 +34,8 @@ struct term_control {
     bool in_stream;          /* --input-format stream-json */
     const char *line;        /* the last one read (input's) */
     struct json_t *msg;      /* the user message being answered, or NULL */
-    bool initialized; /* the initialize control request was answered */
-    long req_seq;     /* can_use_tool requests sent */
+    bool initialized;        /* the initialize control request was answered */
+    long req_seq;            /* can_use_tool requests sent */
     volatile sig_atomic_t *sigflag; /* term_session_watch(); or NULL */
     bool interrupted;               /* the prompt in flight is to stop */
     /* borrowed */

@@ -42,8 +42,9 @@ term_conv_restore(struct term_conv *conv, const struct store_chat *c,
 
     if (!json_is_array(contents)) {
         json_decref(contents);
-        *why = arena_printf(a, "the saved session %s is damaged "
-                               "(its history is not a JSON array)",
+        *why = arena_printf(a,
+                            "the saved session %s is damaged "
+                            "(its history is not a JSON array)",
                             c->id);
         return -1;
     }
@@ -78,7 +79,7 @@ term_conv_configure(struct term_conv *conv, const struct term_args *args,
                            : (struct config_compaction)CONFIG_COMPACTION_INIT;
     /* Vertex AI without GEMINI_BASE_URL: the location's own host */
     conv->gemini.base_url = strdup(base != NULL && base[0] != '\0' ? base
-                                   : auth->vertex ? ""
+                                   : auth->vertex                  ? ""
                                                   : CONFIG_DEFAULT_BASE_URL);
     conv->gemini.path = strdup("(terminal)");
     conv->gemini.system_prompt = strdup("");
@@ -165,8 +166,7 @@ term_conv_reset_prompt(struct term_conv *conv)
     memset(&conv->last, 0, sizeof(conv->last));
     conv->num_turns = 0;
     /* an error before any answer still needs an id of its own */
-    snprintf(conv->msg_id, sizeof(conv->msg_id), "msg_%d",
-             conv->msg_seq + 1);
+    snprintf(conv->msg_id, sizeof(conv->msg_id), "msg_%d", conv->msg_seq + 1);
     conv->last_text = NULL;
     conv->api_ms = 0;
     conv->api_open = false;
@@ -193,8 +193,8 @@ term_conv_answered(struct term_conv *conv, const struct loop_usage *total)
     conv->api_ms += term_minus(monotime_ms(), conv->api_start);
     conv->api_open = false;
     conv->last.prompt = term_minus(total->prompt, conv->total.prompt);
-    conv->last.candidates =
-        term_minus(total->candidates, conv->total.candidates);
+    conv->last.candidates = term_minus(total->candidates,
+                                       conv->total.candidates);
     conv->last.thoughts = term_minus(total->thoughts, conv->total.thoughts);
     conv->last.cached = term_minus(total->cached, conv->total.cached);
     conv->total = *total;
@@ -306,8 +306,8 @@ int
 term_conv_compact(struct term_conv *conv, bool manual, const json_t *tools,
                   struct arena *a, long *pre, struct status_error *err)
 {
-    size_t split = term_compact_split(
-        conv->contents, manual ? 0 : conv->compaction.keep_turns);
+    size_t split = term_compact_split(conv->contents,
+                                      manual ? 0 : conv->compaction.keep_turns);
     json_t *next;
     struct turn t;
 
@@ -317,8 +317,7 @@ term_conv_compact(struct term_conv *conv, bool manual, const json_t *tools,
     if (summarise(conv, split, tools, a, &t, err) != 0)
         return -1;
     if (t.text[0] == '\0' || t.end != TURN_DONE)
-        return status_set(err, ST_UPSTREAM_BAD,
-                          "Gemini wrote no summary (%s)",
+        return status_set(err, ST_UPSTREAM_BAD, "Gemini wrote no summary (%s)",
                           t.reason[0] ? t.reason : "empty answer");
     if ((next = term_compact_apply(conv->contents, split, t.text)) == NULL)
         return status_set(err, ST_NO_MEMORY, "out of memory");

@@ -62,8 +62,7 @@ int term_conv_restore(struct term_conv *conv, const struct store_chat *c,
  * agent.yaml's `cfg` (NULL: none), the credential's `auth`. 0 or -1 (out
  * of memory). */
 int term_conv_configure(struct term_conv *conv, const struct term_args *args,
-                        const struct config *cfg,
-                        const struct term_auth *auth);
+                        const struct config *cfg, const struct term_auth *auth);
 
 /* Start the HTTP client; an interrupt (`gone`) drops the call in flight;
  * the credential is attached. -1 with *why (`err` holds the detail). */
@@ -90,8 +89,7 @@ void term_conv_said(struct term_conv *conv, const char *text);
 void term_conv_thinking(struct term_conv *conv);
 /* Gemini answered, the loop's usage so far `total`: the last answer's
  * share, the context, the next message id. */
-void term_conv_answered(struct term_conv *conv,
-                        const struct loop_usage *total);
+void term_conv_answered(struct term_conv *conv, const struct loop_usage *total);
 /* The call in flight (that failed or was dropped) took time too. */
 void term_conv_settle(struct term_conv *conv);
 
@@ -116,7 +114,7 @@ bool term_conv_compact_due(const struct term_conv *conv);
  * `a`. 1 compacted (*pre: the context before), 0 nothing to compact, -1
  * with `err` (the history is then unchanged). */
 int term_conv_compact(struct term_conv *conv, bool manual,
-                      const struct json_t *tools, struct arena *a,
-                      long *pre, struct status_error *err);
+                      const struct json_t *tools, struct arena *a, long *pre,
+                      struct status_error *err);
 
 #endif /* APP_TERM_CONV_H */

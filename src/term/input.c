@@ -102,10 +102,9 @@ term_input_line(struct term_input *in, int timeout_ms, const char **line)
         return -1;
     forget_taken(in);
     for (;;) {
-        char *nl = in->len > in->scanned
-                       ? memchr(in->buf + in->scanned, '\n',
-                                in->len - in->scanned)
-                       : NULL;
+        char *nl = in->len > in->scanned ? memchr(in->buf + in->scanned, '\n',
+                                                  in->len - in->scanned)
+                                         : NULL;
         if (nl != NULL && (size_t)(nl - in->buf) <= BOUND_TERM_INPUT_LINE)
             return hand_out(in, (size_t)(nl - in->buf), 1, line);
         in->scanned = in->len;

@@ -20,7 +20,7 @@
 
 struct term_input {
     int fd;
-    char *buf;      /* what was read and not yet handed out */
+    char *buf; /* what was read and not yet handed out */
     size_t len, cap;
     size_t taken;   /* buf[0..taken): the line handed out last */
     size_t scanned; /* buf[taken..scanned) has no newline */
@@ -45,8 +45,7 @@ void term_input_release(struct term_input *in);
  * reading failed, or after a line longer than BOUND_TERM_INPUT_LINE
  * (said on stderr).
  */
-long term_input_line(struct term_input *in, int timeout_ms,
-                     const char **line);
+long term_input_line(struct term_input *in, int timeout_ms, const char **line);
 
 /* Queue a copy of `line` for after the turn: 0, or -1 when the queue is
  * full or out of memory (the line is dropped, said on stderr). */

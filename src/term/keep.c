@@ -71,8 +71,9 @@ sessions_spec(char *spec, size_t size, struct status_error *err)
         n = snprintf(spec, size, "sqlite:%s", env);
         return n >= 0 && (size_t)n < size
                    ? 0
-                   : status_set(err, ST_CONFIG, "GEMINI_AGENT_SESSIONS is "
-                                                "too long");
+                   : status_set(err, ST_CONFIG,
+                                "GEMINI_AGENT_SESSIONS is "
+                                "too long");
     }
     if (state != NULL && state[0] == '/')
         n = snprintf(dir, sizeof(dir), "%s/gemini-agent", state);

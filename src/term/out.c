@@ -80,9 +80,8 @@ term_out_reset(struct term_out *o)
 static int
 partial_event(struct term_out *o, json_t *event)
 {
-    return term_out_emit(o, json_pack("{s:s, s:o, s:n}", "type",
-                                      "stream_event", "event", event,
-                                      "parent_tool_use_id"));
+    return term_out_emit(o, json_pack("{s:s, s:o, s:n}", "type", "stream_event",
+                                      "event", event, "parent_tool_use_id"));
 }
 
 /* A streamed message's start and its text block's. 0 or -1. */
@@ -94,9 +93,8 @@ open_block(struct term_out *o, const struct term_out_msg *m)
                          "s:o}}",
                          "type", "message_start", "message", "id", m->id,
                          "type", "message", "role", "assistant", "model",
-                         m->model, "content", "stop_reason",
-                         "stop_sequence", "usage",
-                         term_sj_usage(m->usage))) != 0 ||
+                         m->model, "content", "stop_reason", "stop_sequence",
+                         "usage", term_sj_usage(m->usage))) != 0 ||
         partial_event(o, json_pack("{s:s, s:i, s:{s:s, s:s}}", "type",
                                    "content_block_start", "index", 0,
                                    "content_block", "type", "text", "text",
@@ -112,9 +110,9 @@ term_out_delta(struct term_out *o, const struct term_out_msg *m,
 {
     if ((!o->block_open && open_block(o, m) != 0) ||
         partial_event(o, json_pack("{s:s, s:i, s:{s:s, s:s%}}", "type",
-                                   "content_block_delta", "index", 0,
-                                   "delta", "type", "text_delta", "text",
-                                   text, len)) != 0)
+                                   "content_block_delta", "index", 0, "delta",
+                                   "type", "text_delta", "text", text, len)) !=
+            0)
         return status_set(err, ST_INTERNAL, "cannot write the output");
     return 0;
 }
@@ -126,8 +124,8 @@ term_out_close_block(struct term_out *o)
         return 0;
     o->block_open = false;
     o->msg_open = true;
-    return partial_event(o, json_pack("{s:s, s:i}", "type",
-                                      "content_block_stop", "index", 0));
+    return partial_event(
+        o, json_pack("{s:s, s:i}", "type", "content_block_stop", "index", 0));
 }
 
 /*
@@ -154,8 +152,7 @@ term_out_end_message(struct term_out *o, const char *stop_reason,
 }
 
 int
-term_out_result(struct term_out *o, json_t *m, bool is_error,
-                const char *text)
+term_out_result(struct term_out *o, json_t *m, bool is_error, const char *text)
 {
     switch (o->fmt) {
     case TERM_FMT_STREAM:

@@ -125,8 +125,7 @@ term_rules_parse(const struct term_args *args, struct arena *a,
 }
 
 int
-term_rules_allow_tool(struct term_rules *r, struct arena *a,
-                      const char *tool)
+term_rules_allow_tool(struct term_rules *r, struct arena *a, const char *tool)
 {
     struct status_error err = {0};
 
@@ -152,9 +151,8 @@ term_perm_mode(enum term_mode m)
 }
 
 int
-term_perm_update(const json_t *updates, struct arena *a,
-                 struct term_rules *r, enum term_mode *mode,
-                 struct status_error *err)
+term_perm_update(const json_t *updates, struct arena *a, struct term_rules *r,
+                 enum term_mode *mode, struct status_error *err)
 {
     const json_t *u, *rule;
     size_t i, k;
@@ -173,8 +171,7 @@ term_perm_update(const json_t *updates, struct arena *a,
                                   m ? m : "(none)");
             continue;
         }
-        if (type == NULL || strcmp(type, "addRules") != 0 ||
-            behavior == NULL)
+        if (type == NULL || strcmp(type, "addRules") != 0 || behavior == NULL)
             continue;
         if (strcmp(behavior, "allow") == 0) {
             list = &r->allow;
@@ -224,9 +221,9 @@ term_perm_suggest(const char *tool, const json_t *input, bool edit)
         char content[104];
         snprintf(content, sizeof(content), "%.*s:*", (int)w, cmd);
         return json_pack("[{s:s, s:[{s:s, s:s}], s:s, s:s}]", "type",
-                         "addRules", "rules", "toolName", tool,
-                         "ruleContent", content, "behavior", "allow",
-                         "destination", "session");
+                         "addRules", "rules", "toolName", tool, "ruleContent",
+                         content, "behavior", "allow", "destination",
+                         "session");
     }
     return json_pack("[{s:s, s:[{s:s}], s:s, s:s}]", "type", "addRules",
                      "rules", "toolName", tool, "behavior", "allow",

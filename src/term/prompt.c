@@ -86,8 +86,7 @@ on_text(void *ctx, const char *text, struct status_error *err)
     return term_out_emit_err(
         &s->out,
         term_sj_assistant(s->conv.msg_id, s->conv.model,
-                          json_pack("{s:s, s:s}", "type", "text", "text",
-                                    text),
+                          json_pack("{s:s, s:s}", "type", "text", "text", text),
                           term_conv_last_usage(&s->conv)),
         err);
 }
@@ -127,13 +126,13 @@ on_retry(void *ctx, int attempt, int max, const struct status_error *why,
 
     if (term_out_end_message(&s->out, NULL, &s->conv.last) != 0)
         return status_set(err, ST_INTERNAL, "cannot write the output");
-    return term_out_emit_err(
-        &s->out,
-        json_pack("{s:s, s:s, s:i, s:i, s:i, s:n, s:s}", "type", "system",
-                  "subtype", "api_retry", "attempt", attempt, "max_retries",
-                  max, "retry_delay_ms", 0, "error_status", "error",
-                  kind ? kind : "server_error"),
-        err);
+    return term_out_emit_err(&s->out,
+                             json_pack("{s:s, s:s, s:i, s:i, s:i, s:n, s:s}",
+                                       "type", "system", "subtype", "api_retry",
+                                       "attempt", attempt, "max_retries", max,
+                                       "retry_delay_ms", 0, "error_status",
+                                       "error", kind ? kind : "server_error"),
+                             err);
 }
 
 static int
@@ -188,14 +187,13 @@ init_message(struct term_session *s)
     return json_pack(
         "{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:[s], s:s, s:s, s:s, "
         "s:[], s:[], s:[]}",
-        "type", "system", "subtype", "init", "cwd", s->saved.cwd,
-        "session_id", s->saved.session_id, "tools",
-        term_tools_names(&s->tools), "mcp_servers",
-        term_tools_mcp_servers(&s->tools), "model", s->conv.model,
-        "permissionMode", term_mode_name(s->tools.mode), "slash_commands",
-        "compact", "apiKeySource", s->key_source, "claude_code_version",
-        TERM_PROTOCOL_VERSION, "output_style", "default", "agents",
-        "skills", "plugins");
+        "type", "system", "subtype", "init", "cwd", s->saved.cwd, "session_id",
+        s->saved.session_id, "tools", term_tools_names(&s->tools),
+        "mcp_servers", term_tools_mcp_servers(&s->tools), "model",
+        s->conv.model, "permissionMode", term_mode_name(s->tools.mode),
+        "slash_commands", "compact", "apiKeySource", s->key_source,
+        "claude_code_version", TERM_PROTOCOL_VERSION, "output_style", "default",
+        "agents", "skills", "plugins");
 }
 
 /*
@@ -238,8 +236,7 @@ failure(struct term_session *s, const struct status_error *err)
         return msg;
     }
     am = term_sj_assistant(s->conv.msg_id, s->conv.model,
-                           json_pack("{s:s, s:s}", "type", "text", "text",
-                                     msg),
+                           json_pack("{s:s, s:s}", "type", "text", "text", msg),
                            term_conv_last_usage(&s->conv));
     if (am != NULL &&
         json_object_set_new(am, "error", json_string(kind)) != 0) {
@@ -320,17 +317,16 @@ static int
 compact(struct term_session *s, bool manual, struct status_error *err)
 {
     long pre;
-    int rc = term_conv_compact(&s->conv, manual, s->tools.decls, &s->a,
-                               &pre, err);
+    int rc = term_conv_compact(&s->conv, manual, s->tools.decls, &s->a, &pre,
+                               err);
 
     if (rc <= 0)
         return rc;
-    if (term_out_emit(&s->out,
-                      json_pack("{s:s, s:s, s:{s:s, s:I}}", "type", "system",
-                                "subtype", "compact_boundary",
-                                "compact_metadata", "trigger",
-                                manual ? "manual" : "auto", "pre_tokens",
-                                (json_int_t)pre)) != 0)
+    if (term_out_emit(&s->out, json_pack("{s:s, s:s, s:{s:s, s:I}}", "type",
+                                         "system", "subtype",
+                                         "compact_boundary", "compact_metadata",
+                                         "trigger", manual ? "manual" : "auto",
+                                         "pre_tokens", (json_int_t)pre)) != 0)
         return status_set(err, ST_INTERNAL, "cannot write the output");
     return 1;
 }
@@ -392,9 +388,8 @@ loop_outcome(struct term_session *s, enum loop_end end, long max_steps,
         break;
     case LOOP_MAX_STEPS:
         *o = (struct outcome){"error_max_turns", true, NULL, NULL};
-        o->error = arena_printf(&s->a,
-                                "Reached the maximum number of turns (%ld)",
-                                max_steps);
+        o->error = arena_printf(
+            &s->a, "Reached the maximum number of turns (%ld)", max_steps);
         break;
     case LOOP_BLOCKED:
         *o = (struct outcome){during, true,
@@ -422,8 +417,7 @@ run_loop(struct term_session *s, struct run *run, long *max_steps,
 
     if (s->args->partial || s->out.tty) /* a person reads it as it comes */
         ops.delta = on_delta;
-    *max_steps = s->args->max_turns > 0 ? s->args->max_turns
-                                        : BOUND_TERM_TURNS;
+    *max_steps = s->args->max_turns > 0 ? s->args->max_turns : BOUND_TERM_TURNS;
     struct loop_input in = {
         .g = &s->conv.g,
         .gemini = &s->conv.gemini,
@@ -486,8 +480,8 @@ prompt(struct term_session *s, const char *text)
     if (rc != 0) {
         while (json_array_size(contents) > start)
             json_array_remove(contents, json_array_size(contents) - 1);
-        o = (struct outcome){"error_during_execution", true,
-                             failure(s, &err), NULL};
+        o = (struct outcome){"error_during_execution", true, failure(s, &err),
+                             NULL};
     } else if (s->ctl.interrupted) {
         o = (struct outcome){"error_during_execution", true,
                              "interrupted by the user", NULL};

@@ -37,8 +37,8 @@ term_saved_save(struct term_saved *sv, struct term_conv *conv)
 
     if (sv->keep == NULL || json_array_size(conv->contents) == 0)
         return;
-    contents = jsonout_dumps(conv->contents, APP_JSON_FLAGS,
-                             JSONOUT_UNBOUNDED, NULL);
+    contents = jsonout_dumps(conv->contents, APP_JSON_FLAGS, JSONOUT_UNBOUNDED,
+                             NULL);
     usage = term_conv_session_usage(conv, &all, &cost);
     const struct store_chat c = {
         .id = sv->session_id,
@@ -71,8 +71,9 @@ adopt(struct term_saved *sv, const struct term_args *args,
     /* the session's folder, unless --cwd names another */
     if (args->cwd == NULL && strcmp(c->cwd, sv->cwd) != 0 &&
         (chdir(c->cwd) != 0 || getcwd(sv->cwd, sizeof(sv->cwd)) == NULL)) {
-        *why = arena_printf(a, "cannot work in the session's folder "
-                               "'%s': %s",
+        *why = arena_printf(a,
+                            "cannot work in the session's folder "
+                            "'%s': %s",
                             c->cwd, strerror(errno));
         return -1;
     }
@@ -93,14 +94,13 @@ resume(struct term_saved *sv, const struct term_args *args,
                  : sv->keep->ops->chat_latest(sv->keep, sv->cwd, &c, &err);
 
     if (rc != 0 && err.code == ST_NOT_FOUND)
-        *why = args->resume != NULL
-                   ? arena_printf(a, "No conversation found with "
-                                     "session ID: %s",
-                                  args->resume)
-                   : "No conversation found to continue";
+        *why = args->resume != NULL ? arena_printf(a,
+                                                   "No conversation found with "
+                                                   "session ID: %s",
+                                                   args->resume)
+                                    : "No conversation found to continue";
     else if (rc != 0)
-        *why = arena_printf(a, "cannot read the saved sessions: %s",
-                            err.text);
+        *why = arena_printf(a, "cannot read the saved sessions: %s", err.text);
     else
         rc = adopt(sv, args, conv, &c, a, why);
     store_chat_release(&c);
@@ -123,8 +123,7 @@ id_unused(struct term_saved *sv, const char *id, struct arena *a,
         return -1;
     }
     if (err.code != ST_NOT_FOUND) {
-        *why = arena_printf(a, "cannot read the saved sessions: %s",
-                            err.text);
+        *why = arena_printf(a, "cannot read the saved sessions: %s", err.text);
         return -1;
     }
     return 0;
@@ -147,8 +146,10 @@ open_store(struct term_saved *sv, const struct term_args *args,
                                 err.text);
             return -1;
         }
-        fprintf(stderr, "gemini-agent chat: this session will not be "
-                        "saved: %s\n", err.text);
+        fprintf(stderr,
+                "gemini-agent chat: this session will not be "
+                "saved: %s\n",
+                err.text);
         return 0;
     }
     if (want && resume(sv, args, conv, a, why) != 0)

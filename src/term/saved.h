@@ -36,8 +36,7 @@ struct term_saved {
  * session cannot start.
  */
 int term_saved_open(struct term_saved *sv, const struct term_args *args,
-                    struct term_conv *conv, struct arena *a,
-                    const char **why);
+                    struct term_conv *conv, struct arena *a, const char **why);
 
 /* Save `conv` (before the prompt's result); a failure is said on stderr
  * only: the answer stands, only --resume would miss it. */

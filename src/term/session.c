@@ -57,10 +57,9 @@ wire(struct term_session *s, FILE *in, FILE *out)
     const struct term_args *args = s->args;
 
     term_out_init(&s->out, out, args->out, s->saved.session_id);
-    term_control_init(&s->ctl,
-                      &(struct term_control_env){
-                          fileno(in), args->in_stream, &s->out, &s->conv,
-                          &s->tools, &s->a, &s->life});
+    term_control_init(&s->ctl, &(struct term_control_env){
+                                   fileno(in), args->in_stream, &s->out,
+                                   &s->conv, &s->tools, &s->a, &s->life});
     term_calls_init(&s->calls,
                     &(struct term_calls_env){args, &s->a, &s->out, &s->conv,
                                              &s->tools, &s->ctl});
@@ -114,13 +113,12 @@ open_agent(struct term_session *s, const char **why, int *exit_code)
     s->key_source = s->auth.source;
     *why = "out of memory";
     if (term_conv_configure(&s->conv, args, s->cfg, &s->auth) != 0 ||
-        term_tools_load(&s->tools, args, s->cfg, s->saved.cwd, &s->life) !=
-            0 ||
-        (s->conv.system = term_tools_system(&s->tools, args,
-                                            s->saved.cwd)) == NULL)
+        term_tools_load(&s->tools, args, s->cfg, s->saved.cwd, &s->life) != 0 ||
+        (s->conv.system = term_tools_system(&s->tools, args, s->saved.cwd)) ==
+            NULL)
         return -1;
-    if (term_conv_connect(&s->conv, &s->auth, term_control_gone, &s->ctl,
-                          why, &err) != 0) {
+    if (term_conv_connect(&s->conv, &s->auth, term_control_gone, &s->ctl, why,
+                          &err) != 0) {
         if (*why == NULL)
             *why = auth_failure(s, &err);
         return -1;

@@ -29,8 +29,8 @@ struct tty;
  * stream-json and json, else a line on stderr); `*exit_code` is then what
  * the process should exit with.
  */
-struct term_session *term_session_open(const struct term_args *args,
-                                       FILE *in, FILE *out, int *exit_code);
+struct term_session *term_session_open(const struct term_args *args, FILE *in,
+                                       FILE *out, int *exit_code);
 
 /* One user message of text `text`: init, the loop's messages, the
  * result (what args->out writes of them). Returns 0 when the result was

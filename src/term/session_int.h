@@ -35,8 +35,8 @@ struct config;
 
 struct term_session {
     const struct term_args *args;
-    struct arena a;    /* one prompt's (reset after each) */
-    struct arena life; /* the session's: its rules, its data folder */
+    struct arena a;         /* one prompt's (reset after each) */
+    struct arena life;      /* the session's: its rules, its data folder */
     struct config *cfg;     /* agent.yaml, when there is one; or NULL */
     struct term_auth auth;  /* the credential (term/auth.h) */
     const char *key_source; /* apiKeySource */

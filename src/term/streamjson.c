@@ -25,8 +25,8 @@ term_uuid(char out[37])
     snprintf(out, 37,
              "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
              "%02x%02x%02x%02x%02x%02x",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
-             b[10], b[11], b[12], b[13], b[14], b[15]);
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
+             b[11], b[12], b[13], b[14], b[15]);
     return 0;
 }
 
@@ -73,9 +73,9 @@ term_sj_usage(const struct loop_usage *u)
     loop_usage_add(&output, u->thoughts);
     return json_pack("{s:I, s:I, s:I, s:I}", "input_tokens",
                      (json_int_t)(input > 0 ? input : 0), "output_tokens",
-                     (json_int_t)output,
-                     "cache_creation_input_tokens", (json_int_t)0,
-                     "cache_read_input_tokens", (json_int_t)u->cached);
+                     (json_int_t)output, "cache_creation_input_tokens",
+                     (json_int_t)0, "cache_read_input_tokens",
+                     (json_int_t)u->cached);
 }
 
 /*
@@ -122,20 +122,20 @@ term_sj_assistant(const char *msg_id, const char *model, json_t *block,
     return json_pack("{s:s, s:{s:s, s:s, s:s, s:s, s:[o], s:n, s:n, s:o}, "
                      "s:n}",
                      "type", "assistant", "message", "id", msg_id, "type",
-                     "message", "role", "assistant", "model", model,
-                     "content", block, "stop_reason", "stop_sequence",
-                     "usage", usage, "parent_tool_use_id");
+                     "message", "role", "assistant", "model", model, "content",
+                     block, "stop_reason", "stop_sequence", "usage", usage,
+                     "parent_tool_use_id");
 }
 
 json_t *
-term_sj_tool_result(const char *tool_use_id, const char *content,
-                    bool is_error, const json_t *structured)
+term_sj_tool_result(const char *tool_use_id, const char *content, bool is_error,
+                    const json_t *structured)
 {
-    json_t *m = json_pack(
-        "{s:s, s:{s:s, s:[{s:s, s:s, s:s, s:b}]}, s:n}", "type", "user",
-        "message", "role", "user", "content", "type", "tool_result",
-        "tool_use_id", tool_use_id, "content", content, "is_error", is_error,
-        "parent_tool_use_id");
+    json_t *m = json_pack("{s:s, s:{s:s, s:[{s:s, s:s, s:s, s:b}]}, s:n}",
+                          "type", "user", "message", "role", "user", "content",
+                          "type", "tool_result", "tool_use_id", tool_use_id,
+                          "content", content, "is_error", is_error,
+                          "parent_tool_use_id");
 
     if (m != NULL && structured != NULL &&
         json_object_set(m, "tool_use_result", UNCONST(structured)) != 0) {

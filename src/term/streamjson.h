@@ -52,8 +52,8 @@ struct json_t *term_sj_assistant(const char *msg_id, const char *model,
  * "tool_result","tool_use_id","content","is_error"}]},
  * "parent_tool_use_id":null, "tool_use_result": structured}; structured
  * borrowed, may be NULL. */
-struct json_t *term_sj_tool_result(const char *tool_use_id,
-                                   const char *content, bool is_error,
+struct json_t *term_sj_tool_result(const char *tool_use_id, const char *content,
+                                   bool is_error,
                                    const struct json_t *structured);
 
 #endif /* APP_TERM_STREAMJSON_H */

@@ -29,11 +29,11 @@ static char *terminal_plugins[] = {plugin_cli, plugin_file_edit, NULL};
 /* The one whose tools acceptEdits allows. */
 #define EDIT_PLUGIN "file_edit"
 
-#define BASE_INSTRUCTION                                                     \
-    "You are gemini-agent, a coding agent working in the user's terminal, " \
-    "in the folder %s. Use the tools you are given to read and change "      \
-    "files and to run commands there; a call may be refused by the user's " \
-    "permission settings, then say what you would have done. Answer "        \
+#define BASE_INSTRUCTION                                                       \
+    "You are gemini-agent, a coding agent working in the user's terminal, "    \
+    "in the folder %s. Use the tools you are given to read and change "        \
+    "files and to run commands there; a call may be refused by the user's "    \
+    "permission settings, then say what you would have done. Answer "          \
     "briefly."
 
 int
@@ -52,9 +52,8 @@ root_own_plugins(json_t *conf, const struct term_args *args, const char *cwd)
 {
     for (size_t i = 0; terminal_plugins[i] != NULL; i++) {
         json_t *c = json_object_get(conf, terminal_plugins[i]);
-        if (!json_is_object(c) &&
-            json_object_set_new(conf, terminal_plugins[i],
-                                c = json_object()) != 0)
+        if (!json_is_object(c) && json_object_set_new(conf, terminal_plugins[i],
+                                                      c = json_object()) != 0)
             return -1;
         if (json_object_set_new(c, "root", json_string(cwd)) != 0)
             return -1;
@@ -151,9 +150,9 @@ declare_tools(struct term_tools *t)
         t->tools[t->ntools] = (struct term_tool){
             name, act,
             act->so != NULL && strcmp(act->so->name, EDIT_PLUGIN) == 0};
-        if (json_array_append_new(decls, toolbridge_declaration(
-                                             name, act->description,
-                                             act->input_schema)) != 0) {
+        if (json_array_append_new(
+                decls, toolbridge_declaration(name, act->description,
+                                              act->input_schema)) != 0) {
             json_decref(decls);
             return -1;
         }
@@ -179,11 +178,10 @@ term_tools_load(struct term_tools *t, const struct term_args *args,
 
     /* the shell tool may run up to its own bound; the watchdog must not
      * end the process first */
-    t->actions_env.timeout_ms =
-        BOUND_CLI_TIMEOUT_MS + DEFAULT_ACTION_TIMEOUT_MS;
-    t->actions_env.data_dir =
-        cfg ? arena_strdup(life, cfg->actions.data_dir)
-            : arena_printf(life, "%s/.gemini-agent", cwd);
+    t->actions_env.timeout_ms = BOUND_CLI_TIMEOUT_MS +
+                                DEFAULT_ACTION_TIMEOUT_MS;
+    t->actions_env.data_dir = cfg ? arena_strdup(life, cfg->actions.data_dir)
+                                  : arena_printf(life, "%s/.gemini-agent", cwd);
     if (t->actions_env.data_dir == NULL ||
         plugins_config(t, args, cfg, cwd) != 0)
         return -1;
@@ -247,8 +245,7 @@ term_tools_mcp_servers(const struct term_tools *t)
         const struct so_plugin *p = &t->set->so[i];
         if (p->ops != mcp || p->role != SO_EXPOSED)
             continue;
-        for (size_t k = 0; (name = mcp_server_name(p->self, k)) != NULL;
-             k++) {
+        for (size_t k = 0; (name = mcp_server_name(p->self, k)) != NULL; k++) {
             if (json_array_append_new(
                     list, json_pack("{s:s, s:s}", "name", name, "status",
                                     mcp_server_status(p->self, k))) != 0) {

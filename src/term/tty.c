@@ -210,8 +210,8 @@ tool_result(struct tty *t, const json_t *block, const json_t *structured)
 {
     const char *content = json_string_value(json_object_get(block, "content"));
     bool is_error = json_is_true(json_object_get(block, "is_error"));
-    const json_t *lines =
-        json_object_get(json_object_get(structured, "file"), "numLines");
+    const json_t *lines = json_object_get(json_object_get(structured, "file"),
+                                          "numLines");
     char buf[BOUND_TTY_SUMMARY + 64];
 
     if (content == NULL)
@@ -233,8 +233,8 @@ tool_result(struct tty *t, const json_t *block, const json_t *structured)
             more++;
         if (first == 0 && more == 0)
             put_raw(t, is_error ? "Error" : "(no output)");
-        put_texts(t, one_line(content, first, BOUND_TTY_SUMMARY, buf,
-                              sizeof(buf)));
+        put_texts(
+            t, one_line(content, first, BOUND_TTY_SUMMARY, buf, sizeof(buf)));
         if (more > 0) {
             snprintf(buf, sizeof(buf), " \xe2\x80\xa6 +%zu line%s", more,
                      more == 1 ? "" : "s");
@@ -308,8 +308,8 @@ user(struct tty *t, const json_t *msg)
 static void
 result(struct tty *t, const json_t *msg)
 {
-    const char *e = json_string_value(
-        json_array_get(json_object_get(msg, "errors"), 0));
+    const char *e =
+        json_string_value(json_array_get(json_object_get(msg, "errors"), 0));
 
     t->streamed = false;
     end_line(t);
