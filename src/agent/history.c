@@ -16,7 +16,6 @@
  */
 #include "core/common.h"
 #include "agent/history.h"
-#include "core/bounds.h"
 #include "agent/bounds.h"
 #include "core/status.h"
 

@@ -46,7 +46,6 @@
 #define APP_SEAL_H
 
 #include "core/common.h"
-#include "core/bounds.h"
 #include "agent/bounds.h"
 #include "core/token.h"
 

@@ -40,7 +40,6 @@
 #define APP_BUDGET_H
 
 #include "core/common.h"
-#include "core/bounds.h"
 #include "store/bounds.h"
 #include "core/netaddr.h"
 #include "agent/loop.h"

@@ -15,7 +15,6 @@
 #define APP_TERM_ARGS_H
 
 #include "core/common.h"
-#include "core/bounds.h"
 #include "term/bounds.h"
 
 #include <stdio.h>

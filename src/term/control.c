@@ -6,7 +6,6 @@
 #include "core/common.h"
 #include "term/control.h"
 #include "core/arena.h"
-#include "core/bounds.h"
 #include "core/config.h"
 #include "core/sbuf.h"
 #include "core/status.h"

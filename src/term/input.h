@@ -13,7 +13,6 @@
 #define APP_TERM_INPUT_H
 
 #include "core/common.h"
-#include "core/bounds.h"
 #include "term/bounds.h"
 
 #include <stddef.h>

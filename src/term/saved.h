@@ -11,7 +11,6 @@
 
 #include "core/common.h"
 #include "term/bounds.h"
-#include "core/bounds.h"
 
 #include <limits.h>
 

@@ -7,7 +7,6 @@
  */
 #include "core/common.h"
 #include "term/session_int.h"
-#include "core/bounds.h"
 #include "core/config.h"
 #include "core/diag.h"
 #include "core/status.h"
